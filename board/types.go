@@ -15,7 +15,13 @@ var (
 	ErrSameMember  = errors.New("board: cannot merge a member into itself")
 	ErrCorrupt     = errors.New("board: corrupt snapshot")
 	ErrTooLarge    = errors.New("board: board is full")
+	ErrBadMember   = errors.New("board: member handle out of range")
 )
+
+// MaxMember is the largest member handle a board accepts. The member index
+// is a slice indexed by handle (4 bytes per handle up to the largest seen),
+// so handles must be dense, as the identity index assigns them.
+const MaxMember = 1<<28 - 1
 
 // Order says which scores rank first.
 type Order uint8

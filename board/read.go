@@ -1,0 +1,90 @@
+package board
+
+// Get returns member's entry with its rank, or false. O(log N).
+func (b *Board) Get(member uint32) (Row, bool) {
+	x := b.nodeOf(member)
+	if x == 0 {
+		return Row{}, false
+	}
+	return Row{Rank: b.rankOf(x), Entry: b.entryAt(x)}, true
+}
+
+// Rank returns member's 1-based rank, or false. O(log N).
+func (b *Board) Rank(member uint32) (int, bool) {
+	x := b.nodeOf(member)
+	if x == 0 {
+		return 0, false
+	}
+	return b.rankOf(x), true
+}
+
+// At returns the row at 1-based rank r, or false past either end. O(log N).
+func (b *Board) At(r int) (Row, bool) {
+	if r < 1 || r > b.length {
+		return Row{}, false
+	}
+	return Row{Rank: r, Entry: b.entryAt(b.nodeAt(r))}, true
+}
+
+// Range appends to dst up to limit rows from rank offset+1 on and returns
+// the extended slice. O(log N + limit); it allocates only where dst lacks
+// the capacity.
+func (b *Board) Range(offset, limit int, dst []Row) []Row {
+	if offset < 0 || limit <= 0 || offset >= b.length {
+		return dst
+	}
+	return b.appendRows(dst, b.nodeAt(offset+1), offset+1, limit)
+}
+
+// appendRows appends up to n rows starting with node x at rank r.
+func (b *Board) appendRows(dst []Row, x uint32, r, n int) []Row {
+	for ; x != 0 && n > 0; n-- {
+		dst = append(dst, Row{Rank: r, Entry: b.entryAt(x)})
+		x, r = b.next0(x), r+1
+	}
+	return dst
+}
+
+// Around appends to dst the rows from radius ranks above member to radius
+// ranks below it, member's own included, clipped at both ends, or reports
+// false where member has no entry. O(log N + radius).
+func (b *Board) Around(member uint32, radius int, dst []Row) ([]Row, bool) {
+	x := b.nodeOf(member)
+	if x == 0 {
+		return dst, false
+	}
+	radius = max(radius, 0)
+	r := b.rankOf(x)
+	first := max(1, r-radius)
+	// Walking back a few links costs less than a second descent.
+	for i := first; i < r; i++ {
+		x = b.back(x)
+	}
+	return b.appendRows(dst, x, first, r+radius-first+1), true
+}
+
+// Ascend calls fn with each row from rank from on, in rank order, until fn
+// returns false. O(log N) to start, O(1) per row. fn must not mutate b.
+func (b *Board) Ascend(from int, fn func(Row) bool) {
+	from = max(from, 1)
+	if from > b.length {
+		return
+	}
+	for x, r := b.nodeAt(from), from; x != 0; x, r = b.next0(x), r+1 {
+		if !fn(Row{Rank: r, Entry: b.entryAt(x)}) {
+			return
+		}
+	}
+}
+
+// CountBetter returns how many entries have a strictly better (score,
+// subscore) pair than the one given: a new entry with that pair would rank
+// CountBetter+1 under earliest-first ties. Infinities count as the
+// extremes; NaN gives an unspecified count. O(log N).
+func (b *Board) CountBetter(score, subscore float64) int {
+	k := key{
+		score: floatKey(score, b.cfg.Order),
+		sub:   floatKey(subscore, b.cfg.SubscoreOrder),
+	}
+	return b.countBefore(&k, true)
+}
