@@ -71,6 +71,19 @@ func (b *Board) addSpan(x uint32, i int, d int) {
 	}
 }
 
+// Records are carved from chunks, one chunk in use per height class (1, 2,
+// 3, and 4 or more), so that tall nodes sit together: a search visits few
+// nodes on the upper levels, over and over, and packing them densely keeps
+// those levels in cache. At a million members the records of height ≥ 3
+// fit in about 3.5 MB instead of one cache line each across 45 MB.
+const (
+	chunkWords    = 512 // one 4 KiB page
+	heightClasses = 4
+)
+
+// chunk is the unused part of the chunk a height class allocates from.
+type chunk struct{ pos, end uint32 }
+
 // alloc returns a record of height h, reusing a freed one of that height
 // where there is one. Its key and link words are for the caller to fill.
 func (b *Board) alloc(h int) (uint32, error) {
@@ -78,12 +91,19 @@ func (b *Board) alloc(h int) (uint32, error) {
 		b.free[h] = b.next0(x)
 		return x, nil
 	}
-	x := len(b.words)
-	if uint64(x)+uint64(recordSize(h)) > 1<<32-1 {
-		return 0, ErrTooLarge
+	c := &b.chunks[min(h, heightClasses)-1]
+	size := recordSize(h)
+	if c.end-c.pos < size {
+		start := uint64(len(b.words))
+		if start+chunkWords > 1<<32-1 {
+			return 0, ErrTooLarge
+		}
+		b.words = append(b.words, make([]uint64, chunkWords)...)
+		c.pos, c.end = uint32(start), uint32(start+chunkWords)
 	}
-	b.words = append(b.words, make([]uint64, recordSize(h))...)
-	return uint32(x), nil
+	x := c.pos
+	c.pos += size
+	return x, nil
 }
 
 // release puts x on the free list of its height. The caller has unlinked it.

@@ -11,7 +11,8 @@ type Board struct {
 	cfg    Config
 	words  []uint64 // the arena: header at 0, then node records (arena.go)
 	loc    []uint32 // member handle → node offset; 0 means absent
-	free   [maxLevel + 1]uint32
+	free   [maxLevel + 1]uint32 // freed records by height, linked through next0
+	chunks [heightClasses]chunk
 	level  int // levels in use, 1..maxLevel; the header's links above are unused
 	length int
 	rng    uint64
@@ -43,8 +44,9 @@ func (b *Board) Grow(n int) {
 	if n <= 0 {
 		return
 	}
-	// A node averages 4 + 4/3 words (p = 1/4); round up.
-	b.words = grow(b.words, n*16/3+64)
+	// A node averages 4 + 4/3 words (p = 1/4): reserve 5.4 for the
+	// randomness of heights and the chunks' slack.
+	b.words = grow(b.words, n*27/5+heightClasses*chunkWords)
 	b.loc = grow(b.loc, n)
 }
 
