@@ -1,0 +1,68 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rankwire/rankwire/"
+
+// allowed maps a package to the prefixes of the non-standard packages it may
+// import directly, per DESIGN.md's package table. Test files are not counted.
+var allowed = map[string][]string{
+	"board":         nil,
+	"identity":      nil,
+	"auth":          {"github.com/golang-jwt/jwt/v5"},
+	"subscriptions": {module + "board"},
+	"hub":           {module + "board", module + "identity", "github.com/nats-io/"},
+}
+
+// required lists the packages that must exist for the test to mean anything.
+var required = map[string]bool{"board": true, "identity": true}
+
+// TestImports fails when a package imports anything outside the standard
+// library that its row of the table does not allow.
+func TestImports(t *testing.T) {
+	for pkg, prefixes := range allowed {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", module+pkg).Output()
+		if err != nil && required[pkg] {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		if err != nil {
+			t.Logf("%s: not present yet (%v)", pkg, err)
+			continue
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			if !standard(imp) && !matches(imp, prefixes) {
+				t.Errorf("%s imports %s, which DESIGN.md does not allow", pkg, imp)
+			}
+		}
+	}
+}
+
+// standard reports whether an import path is in the standard library: its
+// first element has no dot.
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func matches(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDetects guards the guard: a non-standard import is caught.
+func TestDetects(t *testing.T) {
+	if standard("github.com/nats-io/nats.go") || !standard("encoding/json") {
+		t.Fatal("standard() misclassifies")
+	}
+	if matches("github.com/go-chi/chi/v5", allowed["hub"]) || !matches("github.com/nats-io/nats.go", allowed["hub"]) {
+		t.Fatal("matches() misclassifies")
+	}
+}
