@@ -1,0 +1,285 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Algorithms a key may be pinned to, as written in the key file and the JWT header.
+const (
+	HS256 = "HS256"
+	RS256 = "RS256"
+	ES256 = "ES256"
+	EdDSA = "EdDSA"
+)
+
+// MinSecretLen is the shortest HS256 secret accepted, in bytes: the size of
+// the SHA-256 output, as RFC 7518 §3.2 requires.
+const MinSecretLen = 32
+
+// nameRE is the board-name rule; tenant names follow it because they become
+// NATS subject parts.
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Limits are a tenant's quotas from the key file. The api layer enforces them.
+type Limits struct {
+	// SubmissionsPerSecond caps accepted submissions (each item of a batch
+	// counts). Zero means the gateway default.
+	SubmissionsPerSecond float64 `json:"submissions_per_second"`
+	// Connections caps concurrent WebSocket connections. Zero means the
+	// gateway default.
+	Connections int `json:"connections"`
+}
+
+// Key is one verification key of a tenant. The zero Key verifies nothing.
+type Key struct {
+	ID     string // the kid that selects it; unique across the key file
+	Alg    string // HS256, RS256, ES256 or EdDSA: the only algorithm it accepts
+	Tenant string // the tenant that owns it
+	verify any    // []byte, *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
+}
+
+// String describes k without its key material, so a logged Key leaks nothing.
+func (k Key) String() string {
+	return fmt.Sprintf("%s key %q of tenant %q", k.Alg, k.ID, k.Tenant)
+}
+
+// Keyring holds every tenant's keys and limits. It is immutable after
+// ParseKeys, LoadKeys or GenerateDemo and safe for concurrent use.
+type Keyring struct {
+	keys   map[string]Key    // by kid
+	limits map[string]Limits // by tenant; every tenant has an entry
+}
+
+// KeyFileError says what is wrong with a key file and where. It wraps
+// ErrKeyFile and Err. Its message never includes a secret.
+type KeyFileError struct {
+	Path   string // the file; empty from ParseKeys
+	Tenant string // empty where no tenant is concerned
+	Kid    string // empty where no key is concerned or the kid is missing
+	Field  string // the JSON field, such as "secret"; empty for the whole file
+	Err    error  // what is wrong
+}
+
+// Error reads like
+// `auth: key file keys.json: tenant "casino-a" key "a1": secret: decodes to 12 bytes, need at least 32`.
+func (e *KeyFileError) Error() string {
+	var b strings.Builder
+	b.WriteString("auth: key file")
+	if e.Path != "" {
+		b.WriteString(" " + e.Path)
+	}
+	if e.Tenant != "" {
+		fmt.Fprintf(&b, ": tenant %q", e.Tenant)
+	}
+	if e.Kid != "" {
+		fmt.Fprintf(&b, " key %q", e.Kid)
+	}
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
+	}
+	return b.String() + ": " + e.Err.Error()
+}
+
+// Unwrap returns ErrKeyFile and the cause.
+func (e *KeyFileError) Unwrap() []error { return []error{ErrKeyFile, e.Err} }
+
+// The key file's JSON shape; see PROTOCOL.md, "Running the gateway".
+type (
+	keyFile struct {
+		Tenants map[string]tenantEntry `json:"tenants"`
+	}
+	tenantEntry struct {
+		Keys   []keyEntry `json:"keys"`
+		Limits Limits     `json:"limits"`
+	}
+	keyEntry struct {
+		Kid       string `json:"kid"`
+		Alg       string `json:"alg"`
+		Secret    string `json:"secret"`
+		PublicKey string `json:"public_key"`
+	}
+)
+
+// LoadKeys reads and parses the key file at path, as ParseKeys does; errors
+// name the path.
+func LoadKeys(path string) (*Keyring, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: read key file: %w", err)
+	}
+	k, err := ParseKeys(data)
+	if kerr, ok := errors.AsType[*KeyFileError](err); ok {
+		kerr.Path = path
+	}
+	return k, err
+}
+
+// ParseKeys parses a key file. Unknown fields, duplicate kids (across all
+// tenants), key material shared by two tenants, bad tenant names, short
+// secrets and public keys of the wrong type for their alg are errors; each is
+// a *KeyFileError. Tenants are checked in name order, so the error reported
+// is the same on every run. As with encoding/json everywhere, an object key
+// written twice keeps its last value. Cost: one PEM or base64 decode per key.
+func ParseKeys(data []byte) (*Keyring, error) {
+	var f keyFile
+	if err := decodeStrict(data, &f); err != nil {
+		return nil, &KeyFileError{Err: err}
+	}
+	if len(f.Tenants) == 0 {
+		return nil, &KeyFileError{Field: "tenants", Err: errors.New("no tenants")}
+	}
+	b := builder{
+		k:      &Keyring{keys: map[string]Key{}, limits: map[string]Limits{}},
+		owners: map[string]Key{},
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Tenants)) {
+		if err := b.addTenant(name, f.Tenants[name]); err != nil {
+			return nil, err
+		}
+	}
+	return b.k, nil
+}
+
+// builder fills a Keyring and remembers which key first used each key
+// material, so that no two tenants share one.
+type builder struct {
+	k      *Keyring
+	owners map[string]Key // by materialID
+}
+
+// decodeStrict decodes one JSON value, refusing unknown fields (a misspelt
+// "public_key" must not pass silently) and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		return errors.New("data after the JSON object")
+	}
+	return nil
+}
+
+func (b *builder) addTenant(name string, t tenantEntry) error {
+	if !nameRE.MatchString(name) {
+		return &KeyFileError{Tenant: name, Err: fmt.Errorf("name must match %s", nameRE)}
+	}
+	if err := checkLimits(t.Limits); err != nil {
+		return &KeyFileError{Tenant: name, Field: "limits", Err: err}
+	}
+	if len(t.Keys) == 0 {
+		return &KeyFileError{Tenant: name, Field: "keys", Err: errors.New("no keys")}
+	}
+	for _, e := range t.Keys {
+		if err := b.addKey(name, e); err != nil {
+			return err
+		}
+	}
+	b.k.limits[name] = t.Limits
+	return nil
+}
+
+// addKey adds one key. A kid must be unique across the file, since it alone
+// selects the key and so the tenant. Two tenants must not share key material:
+// either could then sign tokens the other's kid verifies.
+func (b *builder) addKey(tenant string, e keyEntry) error {
+	key, err := parseKey(tenant, e)
+	if err != nil {
+		return err
+	}
+	fail := func(field, format string, other Key) error {
+		return &KeyFileError{Tenant: tenant, Kid: key.ID, Field: field,
+			Err: fmt.Errorf(format, other.ID, other.Tenant)}
+	}
+	if other, dup := b.k.keys[key.ID]; dup {
+		return fail("kid", "duplicate: also key %q of tenant %q", other)
+	}
+	id := materialID(key.verify)
+	if other, dup := b.owners[id]; dup && other.Tenant != tenant {
+		return fail(materialField(key.Alg), "same key as key %q of tenant %q", other)
+	}
+	b.owners[id] = key
+	b.k.keys[key.ID] = key
+	return nil
+}
+
+func checkLimits(l Limits) error {
+	if l.SubmissionsPerSecond < 0 {
+		return errors.New("submissions_per_second: negative")
+	}
+	if l.Connections < 0 {
+		return errors.New("connections: negative")
+	}
+	return nil
+}
+
+// parseKey checks one key entry and decodes its key material.
+func parseKey(tenant string, e keyEntry) (Key, error) {
+	if e.Kid == "" {
+		return Key{}, &KeyFileError{Tenant: tenant, Field: "kid", Err: errors.New("missing")}
+	}
+	verify, field, err := keyMaterial(e)
+	if err != nil {
+		return Key{}, &KeyFileError{Tenant: tenant, Kid: e.Kid, Field: field, Err: err}
+	}
+	return Key{ID: e.Kid, Alg: e.Alg, Tenant: tenant, verify: verify}, nil
+}
+
+// keyMaterial decodes e's secret or public key as its alg requires; on error
+// it also names the field at fault.
+func keyMaterial(e keyEntry) (verify any, field string, err error) {
+	switch e.Alg {
+	case HS256:
+		if e.PublicKey != "" {
+			return nil, "public_key", errors.New("HS256 takes a secret, not a public_key")
+		}
+		secret, err := decodeSecret(e.Secret)
+		return secret, "secret", err
+	case RS256, ES256, EdDSA:
+		if e.Secret != "" {
+			return nil, "secret", fmt.Errorf("%s takes a public_key, not a secret", e.Alg)
+		}
+		pub, err := decodePublicKey(e.Alg, e.PublicKey)
+		return pub, "public_key", err
+	}
+	return nil, "alg", fmt.Errorf("%q is not one of HS256, RS256, ES256, EdDSA", e.Alg)
+}
+
+// Tenants returns the tenant names, sorted. O(T log T).
+func (k *Keyring) Tenants() []string {
+	return slices.Sorted(maps.Keys(k.limits))
+}
+
+// Limits returns a tenant's limits, or false for a tenant not in the keyring.
+// O(1).
+func (k *Keyring) Limits(tenant string) (Limits, bool) {
+	l, ok := k.limits[tenant]
+	return l, ok
+}
+
+// Key returns the key with that kid, or false. O(1).
+func (k *Keyring) Key(kid string) (Key, bool) {
+	key, ok := k.keys[kid]
+	return key, ok
+}
+
+// SigningKey returns what Mint needs to sign with the HS256 key kid, or false
+// where there is no such key or it is a public key (the keyring holds no
+// private keys). The secret is a copy. O(1).
+func (k *Keyring) SigningKey(kid string) (SigningKey, bool) {
+	key, ok := k.keys[kid]
+	if !ok || key.Alg != HS256 {
+		return SigningKey{}, false
+	}
+	return SigningKey{ID: kid, Alg: HS256, Key: bytes.Clone(key.verify.([]byte))}, true
+}
