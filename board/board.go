@@ -145,14 +145,32 @@ func (b *Board) replace(x uint32, old, next Entry) (Change, error) {
 		b.writeKey(x, &k)
 		return c, nil
 	}
-	var p path
-	b.searchNode(x, &p)
-	c.OldRank = p.rank[0] + 1
-	b.unlinkNode(x, &p)
+	var from, to path
+	xk := b.nodeKey(x)
+	b.search2(&xk, &k, &from, &to)
+	c.OldRank = from.rank[0] + 1
+	b.unlinkNode(x, &from)
 	b.writeKey(x, &k)
-	b.search(&k, &p)
-	c.NewRank = b.linkNode(x, b.height(x), &p)
+	to.without(x, &from, c.OldRank, b.level)
+	c.NewRank = b.linkNode(x, b.height(x), &to)
 	return c, nil
+}
+
+// without adjusts p, a path found while node x (at rank r, with path xp)
+// was linked, to the list after x was unlinked: where x was a predecessor,
+// x's own predecessor takes its place; predecessors after x move up a rank.
+// Levels at or above level were emptied by the unlink and start at the header.
+func (p *path) without(x uint32, xp *path, r, level int) {
+	for i := range maxLevel {
+		switch {
+		case i >= level:
+			p.prev[i], p.rank[i] = 0, 0
+		case p.prev[i] == x:
+			p.prev[i], p.rank[i] = xp.prev[i], xp.rank[i]
+		case p.rank[i] > r:
+			p.rank[i]--
+		}
+	}
 }
 
 // searchNode fills p with the predecessors of node x.

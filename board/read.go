@@ -54,13 +54,54 @@ func (b *Board) Around(member uint32, radius int, dst []Row) ([]Row, bool) {
 		return dst, false
 	}
 	radius = max(radius, 0)
-	r := b.rankOf(x)
-	first := max(1, r-radius)
-	// Walking back a few links costs less than a second descent.
-	for i := first; i < r; i++ {
-		x = b.back(x)
+	r, y, up := b.rankAround(x, radius)
+	return b.appendRows(dst, y, r-up, up+radius+1), true
+}
+
+// rankAround returns x's rank and the node up ranks above it, up ≤ n. Three
+// independent chains of loads run in lockstep so that their cache misses
+// overlap: the rank search from the header, the walk back from x, and a walk
+// forward from x that only warms the cache for the rows the caller reads next.
+func (b *Board) rankAround(x uint32, n int) (rank int, y uint32, up int) {
+	k := b.nodeKey(x)
+	y, z, down := x, x, 0
+	cur, r := uint32(0), 0
+	for i := b.level - 1; i >= 0; i-- {
+		for {
+			y, up = b.stepBack(y, up, n)
+			z, down = b.stepForward(z, down, n)
+			next, span := b.link(cur, i)
+			if next == 0 || !b.before(next, &k) {
+				break
+			}
+			cur, r = next, r+span
+		}
 	}
-	return b.appendRows(dst, x, first, r+radius-first+1), true
+	for prev := -1; up != prev; {
+		prev = up
+		y, up = b.stepBack(y, up, n)
+	}
+	return r + 1, y, up
+}
+
+// stepBack moves y one rank up unless it has moved n already or is first.
+func (b *Board) stepBack(y uint32, up, n int) (uint32, int) {
+	if up < n {
+		if p := b.back(y); p != 0 {
+			return p, up + 1
+		}
+	}
+	return y, up
+}
+
+// stepForward moves z one rank down unless it has moved n already or is last.
+func (b *Board) stepForward(z uint32, down, n int) (uint32, int) {
+	if down < n {
+		if next := b.next0(z); next != 0 {
+			return next, down + 1
+		}
+	}
+	return z, down
 }
 
 // Ascend calls fn with each row from rank from on, in rank order, until fn
