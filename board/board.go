@@ -9,8 +9,8 @@ import (
 // Not safe for concurrent use: see the package doc.
 type Board struct {
 	cfg    Config
-	words  []uint64 // the arena: header at 0, then node records (arena.go)
-	loc    []uint32 // member handle → node offset; 0 means absent
+	words  []uint64             // the arena: header at 0, then node records (arena.go)
+	loc    []uint32             // member handle → node offset; 0 means absent
 	free   [maxLevel + 1]uint32 // freed records by height, linked through next0
 	chunks [heightClasses]chunk
 	level  int // levels in use, 1..maxLevel; the header's links above are unused
