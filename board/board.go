@@ -38,16 +38,16 @@ func (b *Board) Config() Config { return b.cfg }
 // Len returns the number of entries. O(1).
 func (b *Board) Len() int { return b.length }
 
-// Grow reserves room for n more members with handles below the current
-// largest plus n, so that building a board of known size allocates once.
+// Grow reserves room for n more entries, with handles up to Len()+n, so
+// that building a board of known size allocates once.
 func (b *Board) Grow(n int) {
 	if n <= 0 {
 		return
 	}
+	b.loc = grow(b.loc, b.length+n+1-len(b.loc))
 	// A node averages 4 + 4/3 words (p = 1/4): reserve 5.4 for the
 	// randomness of heights and the chunks' slack.
 	b.words = grow(b.words, n*27/5+heightClasses*chunkWords)
-	b.loc = grow(b.loc, n)
 }
 
 func grow[T any](s []T, n int) []T {
@@ -128,7 +128,7 @@ func (b *Board) insert(e Entry) (Change, error) {
 }
 
 // replace moves node x from entry old to entry next. An unchanged sort key
-// touches nothing; a key that still fits between x's neighbours is written
+// touches nothing; a key that still sits between x's neighbours is written
 // in place; otherwise x is unlinked and relinked at the same height.
 func (b *Board) replace(x uint32, old, next Entry) (Change, error) {
 	c := Change{Member: old.Member, Old: old, New: next}
@@ -139,16 +139,16 @@ func (b *Board) replace(x uint32, old, next Entry) (Change, error) {
 		c.NewRank = c.OldRank
 		return c, nil
 	}
-	if b.fits(x, &k) {
-		c.OldRank = b.rankOf(x)
-		c.NewRank = c.OldRank
-		b.writeKey(x, &k)
-		return c, nil
-	}
 	var from, to path
 	xk := b.nodeKey(x)
 	b.search2(&xk, &k, &from, &to)
 	c.OldRank = from.rank[0] + 1
+	if to.prev[0] == x || to.prev[0] == from.prev[0] {
+		// The new key sits where x sits: no link changes.
+		b.writeKey(x, &k)
+		c.NewRank = c.OldRank
+		return c, nil
+	}
 	b.unlinkNode(x, &from)
 	b.writeKey(x, &k)
 	to.without(x, &from, c.OldRank, b.level)
@@ -177,15 +177,6 @@ func (p *path) without(x uint32, xp *path, r, level int) {
 func (b *Board) searchNode(x uint32, p *path) {
 	k := b.nodeKey(x)
 	b.search(&k, p)
-}
-
-// fits reports whether key k would sit exactly where node x sits.
-func (b *Board) fits(x uint32, k *key) bool {
-	if prev := b.back(x); prev != 0 && !b.before(prev, k) {
-		return false
-	}
-	next := b.next0(x)
-	return next == 0 || b.cmp(next, k) > 0
 }
 
 // Remove deletes member's entry and reports its old rank, or false where it
