@@ -1,0 +1,212 @@
+package hub
+
+import (
+	"fmt"
+
+	"github.com/rankwire/rankwire/board"
+	"github.com/rankwire/rankwire/identity"
+)
+
+// apply applies the event at stream sequence seq to s and returns what the
+// publishing call reports. Deterministic: it reads only s, seq and ev (never
+// the clock), and an error leaves s as the event found it, except that s.seq
+// advances: a rejected event is still consumed.
+func (s *state) apply(seq uint64, ev *event) ([]Result, error) {
+	s.seq = seq
+	switch ev.Kind {
+	case evSettings:
+		return nil, s.applySettings(ev)
+	case evSubmit:
+		return s.applySubmit(seq, ev)
+	case evLink:
+		return nil, s.applyLink(seq, ev)
+	case evRemove:
+		return nil, s.applyRemove(ev)
+	case evReset:
+		return nil, s.applyReset(ev)
+	case evDelete:
+		return nil, s.applyDelete(ev)
+	}
+	return nil, fmt.Errorf("%w: unknown event kind %q", ErrBadRequest, ev.Kind)
+}
+
+func (s *state) board(name string) (*boardState, error) {
+	if bs := s.boards[name]; bs != nil {
+		return bs, nil
+	}
+	return nil, fmt.Errorf("%w: board %q", ErrNotFound, name)
+}
+
+func (s *state) applySettings(ev *event) error {
+	if ev.Settings == nil {
+		return fmt.Errorf("%w: settings missing", ErrBadRequest)
+	}
+	set, err := ev.Settings.normalize()
+	if err != nil {
+		return err
+	}
+	bs := s.boards[ev.Board]
+	if bs == nil {
+		s.boards[ev.Board] = s.newBoardState(set)
+		return nil
+	}
+	return bs.update(set)
+}
+
+// update changes a board's settings. The ordering may change only while
+// every window is empty; the empty windows are rebuilt with it and keep
+// their seq.
+func (bs *boardState) update(set Settings) error {
+	if !sameOrdering(bs.settings, set) {
+		if bs.hasEntries() {
+			return fmt.Errorf("%w: order, subscore_order, policy or tiebreak of a board with entries", ErrConflict)
+		}
+		cfg, _ := set.boardConfig()
+		cfg.CompareMembers = bs.cfg.CompareMembers
+		bs.cfg = cfg
+		for _, w := range bs.windows {
+			w.b = bs.newBoard()
+		}
+	}
+	bs.settings = set
+	bs.dropUnkept()
+	for k := range kindNames {
+		bs.prune(kind(k))
+	}
+	return nil
+}
+
+func (s *state) applySubmit(seq uint64, ev *event) ([]Result, error) {
+	bs, err := s.board(ev.Board)
+	if err != nil {
+		return nil, err
+	}
+	ws, primary := bs.windowsAt(ev.At)
+	res := make([]Result, len(ev.Items))
+	for i, it := range ev.Items {
+		if orig, ok := bs.seen[it.ID]; ok && it.ID != "" {
+			orig.Duplicate = true
+			res[i] = orig
+			continue
+		}
+		res[i] = s.submitItem(ws, primary, seq, it)
+		if it.ID != "" {
+			bs.seen[it.ID] = res[i]
+		}
+	}
+	return res, nil
+}
+
+// windowsAt opens the windows an event at time ms writes to, in settings
+// order, and names the primary one (nil entries: too old to keep).
+func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
+	pk := bs.settings.primaryKind()
+	for i, name := range bs.settings.Windows {
+		k, _ := parseKind(name)
+		if k == pk {
+			primary = i
+		}
+		ws = append(ws, bs.open(keyAt(k, ms)))
+	}
+	return ws, primary
+}
+
+// submitItem applies one item to every window. An item the index or board
+// rejects (checked at ingest, so only a sum overflow in practice) is not
+// applied; its result shows the entry as it stands.
+func (s *state) submitItem(ws []*window, primary int, seq uint64, it Item) Result {
+	h, err := s.ix.Intern(it.Member)
+	if err != nil {
+		return Result{Member: it.Member}
+	}
+	var res Result
+	for i, w := range ws {
+		if w == nil {
+			continue
+		}
+		c, err := w.b.Submit(board.Submission{Member: h, Score: it.Score, Subscore: it.Subscore, Seq: seq})
+		if err == nil && (c.Applied || c.Moved()) {
+			w.seq++
+		}
+		if i == primary {
+			res = w.result(h, c.Applied && err == nil)
+		}
+	}
+	res.Member, _ = s.ix.Name(h)
+	return res
+}
+
+// result reports member h's standing in w.
+func (w *window) result(h uint32, applied bool) Result {
+	row, _ := w.b.Get(h)
+	return Result{Score: row.Score, Subscore: row.Subscore, Rank: row.Rank, Applied: applied, Seq: w.seq}
+}
+
+// applyLink links aliases and folds every merge into every board-window of
+// the tenant, at this event's sequence.
+func (s *state) applyLink(seq uint64, ev *event) error {
+	lr, err := s.ix.Link(ev.Member, ev.Aliases)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	for _, m := range lr.Merges {
+		for _, bs := range s.boards {
+			bs.merge(m, seq)
+		}
+	}
+	return nil
+}
+
+// merge folds m.From into m.Into on every window. A sum that would overflow
+// leaves that window unchanged (board.Merge guarantees it).
+func (bs *boardState) merge(m identity.Merge, seq uint64) {
+	for _, w := range bs.windows {
+		gone, kept, err := w.b.Merge(m.Into, m.From, seq)
+		if err == nil && (gone.Moved() || kept.Moved() || kept.Applied) {
+			w.seq++
+		}
+	}
+}
+
+func (s *state) applyRemove(ev *event) error {
+	bs, err := s.board(ev.Board)
+	if err != nil {
+		return err
+	}
+	h, ok := s.ix.Resolve(ev.Member)
+	removed := false
+	for _, w := range bs.windows {
+		if !ok {
+			break
+		}
+		if _, gone := w.b.Remove(h); gone {
+			w.seq++
+			removed = true
+		}
+	}
+	if !removed {
+		return fmt.Errorf("%w: member %q on board %q", ErrNotFound, ev.Member, ev.Board)
+	}
+	return nil
+}
+
+// applyReset empties the all window; day, week and month windows stay.
+func (s *state) applyReset(ev *event) error {
+	bs, err := s.board(ev.Board)
+	if err != nil {
+		return err
+	}
+	if w := bs.windows[windowKey{kindAll, 0}]; w != nil && w.b.Len() > 0 {
+		w.b = bs.newBoard()
+		w.seq++
+	}
+	return nil
+}
+
+func (s *state) applyDelete(ev *event) error {
+	if _, err := s.board(ev.Board); err != nil {
+		return err
+	}
+	delete(s.boards, ev.Board)
+	return nil
+}

@@ -1,0 +1,51 @@
+package hub
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config configures a Hub. The zero Config starts an embedded NATS server
+// under ./data and logs nowhere.
+type Config struct {
+	// DataDir holds the embedded JetStream store (DataDir/nats) and the
+	// snapshots (DataDir/snapshots). Zero means "./data".
+	DataDir string
+
+	// NATSURL is an external NATS server or cluster with JetStream. Empty
+	// means: start an embedded nats-server on 127.0.0.1.
+	NATSURL string
+
+	// NATSPort is the embedded server's client port. Zero means a random
+	// free port; the Hub itself connects in-process.
+	NATSPort int
+
+	// Logger receives operational logs. Nil means discard.
+	Logger *slog.Logger
+
+	// Now stamps the acceptance time of events at ingest; apply never
+	// calls it. Nil means time.Now. Tests inject a clock here.
+	Now func() time.Time
+
+	// SnapshotEvery is how many applied events of a tenant trigger a
+	// snapshot. Zero means 10,000; negative disables periodic snapshots
+	// (Close still writes them).
+	SnapshotEvery int
+}
+
+func (c Config) withDefaults() Config {
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = 10_000
+	}
+	return c
+}

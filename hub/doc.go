@@ -1,0 +1,36 @@
+// Package hub owns rankwire's durable log and the replicas built from it: the
+// NATS connection (an embedded nats-server with JetStream, or an external
+// one), one JetStream stream per tenant, the submit path (publish, wait for
+// the ack, wait for the local replica), the per-tenant replica loops that
+// apply events to identity indexes and board-windows, windows and their
+// retention, idempotency ids, and snapshots.
+//
+// It may import board, identity and the nats-io modules only (plus the
+// standard library); it knows nothing of HTTP, JWT or WebSockets. Inner
+// callers (api) validate tenant and board names; hub checks them again only
+// because they become parts of NATS subjects.
+//
+// # Layout
+//
+// Tenant t has the stream RW_t with the one subject rw.t.ev. Every event of
+// the tenant (board settings, submissions, identity links, removals, resets,
+// deletions) goes there, because an identity merge is tenant-wide and every
+// board must see it at the same point of the stream. The stream is the
+// source of truth: file storage, no age limit, DenyDelete and DenyPurge.
+//
+// # Determinism
+//
+// A replica is a deterministic function of the stream: the acceptance time
+// is stamped into each event at ingest (Config.Now) and apply never reads the
+// wall clock; a submission's reached-at sequence is its event's stream
+// sequence; no result depends on map iteration order. Two hubs that replay
+// the same stream hold byte-identical boards.
+//
+// # Concurrency
+//
+// Each tenant has one replica goroutine, the only writer of the tenant's
+// state; readers take the replica's read lock (RWMutex) for the duration of
+// one read. Lock order: Hub.openMu, then Hub.mu, then replica.mu, then
+// replica.waitMu. No lock is held across a NATS round trip except openMu,
+// which only serialises the opening of new tenants.
+package hub

@@ -1,0 +1,165 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Hub is the gateway's durable core: it publishes events to the tenants'
+// streams and keeps a replica of every tenant. Create it with Start and stop
+// it with Close. Safe for concurrent use.
+type Hub struct {
+	cfg   Config
+	log   *slog.Logger
+	srv   *server.Server // nil with Config.NATSURL
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	snaps *snapshotter
+
+	id   string        // prefixes waiter keys: unique per Hub
+	next atomic.Uint64 // numbers waiter keys
+
+	ctx    context.Context // ends at Close: stops the replica goroutines
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	openMu  sync.Mutex   // serialises opening tenants; taken before mu
+	mu      sync.RWMutex // guards the fields below
+	tenants map[string]*replica
+	closed  bool
+}
+
+// Start connects to NATS (starting the embedded server unless
+// cfg.NATSURL is set), opens every tenant stream it finds, loads each
+// tenant's snapshot and replays the tail, and returns once every replica
+// has caught up with its stream. ctx bounds the start-up only; Close stops
+// the Hub. With cfg.NATSURL, a server without JetStream fails with
+// ErrNoJetStream.
+func Start(ctx context.Context, cfg Config) (*Hub, error) {
+	cfg = cfg.withDefaults()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("hub: data dir: %w", err)
+	}
+	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica)}
+	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, log: h.log}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	if err := h.connect(ctx); err != nil {
+		h.Close()
+		return nil, err
+	}
+	if err := h.openAll(ctx); err != nil {
+		h.Close()
+		return nil, err
+	}
+	h.log.Info("hub: ready", "tenants", len(h.tenants), "nats", h.natsURL())
+	return h, nil
+}
+
+func (h *Hub) connect(ctx context.Context) error {
+	url := h.cfg.NATSURL
+	if url == "" {
+		s, err := startEmbedded(h.cfg.DataDir, h.cfg.NATSPort)
+		if err != nil {
+			return err
+		}
+		h.srv = s
+	}
+	nc, err := connect(url, h.srv)
+	if err != nil {
+		return err
+	}
+	h.nc = nc
+	if h.js, err = jetstream.New(nc); err != nil {
+		return fmt.Errorf("hub: jetstream: %w", err)
+	}
+	return checkJetStream(ctx, h.js, h.natsURL())
+}
+
+// ClientURL returns the embedded server's client URL, for other processes
+// or hubs to connect to, or "" with an external server.
+func (h *Hub) ClientURL() string {
+	if h.srv == nil {
+		return ""
+	}
+	return h.srv.ClientURL()
+}
+
+func (h *Hub) natsURL() string {
+	if h.srv != nil {
+		return h.srv.ClientURL() + " (embedded)"
+	}
+	return h.cfg.NATSURL
+}
+
+// openAll opens every tenant stream (RW_*) of the NATS account.
+func (h *Hub) openAll(ctx context.Context) error {
+	names := h.js.StreamNames(ctx)
+	var tenants []string
+	for name := range names.Name() {
+		if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
+			tenants = append(tenants, t)
+		}
+	}
+	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return fmt.Errorf("%w: list streams: %v", ErrUnavailable, err)
+	}
+	for _, t := range tenants {
+		if _, err := h.replica(ctx, t, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close stops the Hub in order: no new tenants, replica goroutines stopped
+// and waited for (each writes its snapshot), the NATS connection drained,
+// the embedded server shut down. Calls in flight fail with ErrClosed.
+// Safe to call more than once.
+func (h *Hub) Close() error {
+	h.openMu.Lock()
+	h.mu.Lock()
+	already := h.closed
+	h.closed = true
+	h.mu.Unlock()
+	h.openMu.Unlock()
+	if already {
+		return nil
+	}
+	h.cancel()
+	h.wg.Wait()
+	if h.nc != nil {
+		if err := h.nc.Drain(); err != nil {
+			h.nc.Close()
+		}
+	}
+	if h.srv != nil {
+		h.srv.Shutdown()
+		h.srv.WaitForShutdown()
+	}
+	h.log.Info("hub: closed")
+	return nil
+}
+
+// waiterKey returns a key no other call of any Hub uses.
+func (h *Hub) waiterKey() string {
+	return h.id + "-" + strconv.FormatUint(h.next.Add(1), 36)
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

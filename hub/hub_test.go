@@ -1,0 +1,83 @@
+package hub
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+func TestStartClose(t *testing.T) {
+	h := startHub(t, Config{})
+	if h.ClientURL() == "" {
+		t.Fatal("embedded server has no client URL")
+	}
+	mustPut(t, h, "t1", "b", Settings{})
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+	_, err := h.PutBoard(testCtx(t), "t1", "c", Settings{})
+	if err == nil {
+		t.Fatal("PutBoard after Close succeeded")
+	}
+}
+
+func TestExternalWithoutJetStream(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Shutdown()
+	if !s.ReadyForConnections(startTimeout) {
+		t.Fatal("server not ready")
+	}
+	_, err = Start(testCtx(t), Config{DataDir: t.TempDir(), NATSURL: s.ClientURL()})
+	wantErr(t, err, ErrNoJetStream)
+}
+
+func TestExternalWithJetStream(t *testing.T) {
+	a := startHub(t, Config{})
+	mustPut(t, a, "t1", "b", Settings{})
+	mustSubmit(t, a, "t1", "b", Item{Member: "p1", Score: 5})
+	b := startHub(t, Config{NATSURL: a.ClientURL()})
+	if got := top(t, b, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"p1:5"}) {
+		t.Fatalf("second hub reads %v", got)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	cases := []struct {
+		name  string
+		items []Item
+	}{
+		{"empty", nil},
+		{"too many", make([]Item, MaxBatch+1)},
+		{"no member", []Item{{Member: "ok", Score: 1}, {Score: 1}}},
+		{"nan", []Item{{Member: "a", Score: nan()}}},
+		{"long id", []Item{{Member: "a", ID: string(make([]byte, MaxIDLen+1))}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := h.Submit(testCtx(t), "t1", "b", c.items)
+			wantErr(t, err, ErrBadRequest)
+		})
+	}
+	_, err := h.Submit(testCtx(t), "t1", "b", cases[2].items)
+	if err == nil || !contains(err.Error(), "scores[1].member") {
+		t.Fatalf("error does not name the index: %v", err)
+	}
+	_, err = h.PutBoard(testCtx(t), "t1", "b", Settings{Windows: []string{"year"}})
+	wantErr(t, err, ErrBadRequest)
+	_, err = h.PutBoard(testCtx(t), "T.1", "b", Settings{})
+	wantErr(t, err, ErrBadRequest)
+	_, err = h.Submit(testCtx(t), "t1", "nope", []Item{{Member: "a"}})
+	wantErr(t, err, ErrNotFound)
+	_, err = h.Submit(testCtx(t), "t2", "b", []Item{{Member: "a"}})
+	wantErr(t, err, ErrNotFound)
+}

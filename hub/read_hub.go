@@ -1,0 +1,122 @@
+package hub
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Top returns up to limit rows from rank offset+1 on. See Read for errors.
+func (h *Hub) Top(l Loc, offset, limit int) (Page, error) {
+	return h.page(l, func(v View) ([]Row, error) { return v.Top(offset, limit), nil })
+}
+
+// Member returns member's row (an id or alias) as a one-row Page, or
+// ErrNotFound.
+func (h *Hub) Member(l Loc, member string) (Page, error) {
+	return h.page(l, func(v View) ([]Row, error) {
+		r, ok := v.Member(member)
+		if !ok {
+			return nil, fmt.Errorf("%w: member %q", ErrNotFound, member)
+		}
+		return []Row{r}, nil
+	})
+}
+
+// Around returns up to radius rows above and below member, its own
+// included, or ErrNotFound.
+func (h *Hub) Around(l Loc, member string, radius int) (Page, error) {
+	return h.page(l, func(v View) ([]Row, error) {
+		rows, ok := v.Around(member, radius)
+		if !ok {
+			return nil, fmt.Errorf("%w: member %q", ErrNotFound, member)
+		}
+		return rows, nil
+	})
+}
+
+// AtRank returns the row at rank as a one-row Page, or ErrNotFound past
+// the end.
+func (h *Hub) AtRank(l Loc, rank int) (Page, error) {
+	return h.page(l, func(v View) ([]Row, error) {
+		r, ok := v.AtRank(rank)
+		if !ok {
+			return nil, fmt.Errorf("%w: rank %d", ErrNotFound, rank)
+		}
+		return []Row{r}, nil
+	})
+}
+
+// Members returns the rows of those members that have one, in rank order.
+func (h *Hub) Members(l Loc, members []string) (Page, error) {
+	return h.page(l, func(v View) ([]Row, error) { return v.Members(members), nil })
+}
+
+func (h *Hub) page(l Loc, rows func(View) ([]Row, error)) (Page, error) {
+	var p Page
+	err := h.Read(l, func(v View) (err error) {
+		p.Seq, p.Total = v.Seq(), v.Total()
+		p.Rows, err = rows(v)
+		return err
+	})
+	return p, err
+}
+
+// Board returns one board's settings and the size of its current primary
+// window, or ErrNotFound.
+func (h *Hub) Board(tenant, board string) (BoardInfo, error) {
+	r := h.lookup(tenant)
+	if r == nil {
+		return BoardInfo{}, fmt.Errorf("%w: board %q", ErrNotFound, board)
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	bs, err := r.st.board(board)
+	if err != nil {
+		return BoardInfo{}, err
+	}
+	return h.infoLocked(board, bs), nil
+}
+
+// Boards lists the tenant's boards by name. O(boards).
+func (h *Hub) Boards(tenant string) []BoardInfo {
+	r := h.lookup(tenant)
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]BoardInfo, 0, len(r.st.boards))
+	for name, bs := range r.st.boards {
+		out = append(out, h.infoLocked(name, bs))
+	}
+	slices.SortFunc(out, func(a, b BoardInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func (h *Hub) infoLocked(name string, bs *boardState) BoardInfo {
+	info := BoardInfo{Name: name, Settings: bs.settings}
+	info.Settings.Windows = slices.Clone(bs.settings.Windows)
+	key := keyAt(bs.settings.primaryKind(), h.cfg.Now().UnixMilli())
+	if w := bs.windows[key]; w != nil {
+		info.Members = w.b.Len()
+	}
+	return info
+}
+
+// Identity returns the member an id or alias resolves to, with its aliases,
+// or ErrNotFound.
+func (h *Hub) Identity(tenant, id string) (Identity, error) {
+	r := h.lookup(tenant)
+	if r == nil {
+		return Identity{}, fmt.Errorf("%w: identity %q", ErrNotFound, id)
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	hd, ok := r.st.ix.Resolve(id)
+	if !ok {
+		return Identity{}, fmt.Errorf("%w: identity %q", ErrNotFound, id)
+	}
+	name, _ := r.st.ix.Name(hd)
+	return Identity{Member: name, Aliases: r.st.ix.Aliases(hd)}, nil
+}

@@ -1,0 +1,71 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// startTimeout bounds how long the embedded server may take to accept
+// connections.
+const startTimeout = 10 * time.Second
+
+// startEmbedded starts a nats-server with JetStream on dataDir/nats,
+// listening on 127.0.0.1 only. The caller shuts it down.
+func startEmbedded(dataDir string, port int) (*server.Server, error) {
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		ServerName: "rankwire",
+		Host:       "127.0.0.1",
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   filepath.Join(dataDir, "nats"),
+		NoSigs:     true,
+		NoLog:      true,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("hub: embedded nats-server: %w", err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(startTimeout) {
+		s.Shutdown()
+		return nil, fmt.Errorf("hub: embedded nats-server not ready after %v", startTimeout)
+	}
+	return s, nil
+}
+
+// connect dials the embedded server in-process, or url.
+func connect(url string, s *server.Server) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1)}
+	if s != nil {
+		opts = append(opts, nats.InProcessServer(s))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: connect %s: %v", ErrUnavailable, url, err)
+	}
+	return nc, nil
+}
+
+// checkJetStream fails with ErrNoJetStream where the server lacks it.
+func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) error {
+	_, err := js.AccountInfo(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled),
+		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount),
+		errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("%w (%s): %v", ErrNoJetStream, url, err)
+	}
+	return fmt.Errorf("%w: JetStream account info from %s: %v", ErrUnavailable, url, err)
+}

@@ -1,0 +1,102 @@
+package hub
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rankwire/rankwire/board"
+)
+
+// DefaultRetention is how many past windows of each kind a board keeps when
+// its settings say 0.
+const DefaultRetention = 8
+
+// MaxRetention bounds Settings.Retention, and with it the windows a board
+// keeps: at most 3 × (MaxRetention + 1) + 1.
+const MaxRetention = 1000
+
+// Settings are a board's settings, as PUT /v1/boards/{board} carries them.
+// Empty fields take the protocol's defaults (see normalize).
+type Settings struct {
+	Order         string   `json:"order"`          // "desc" (default) or "asc"
+	SubscoreOrder string   `json:"subscore_order"` // "desc" (default) or "asc"
+	Policy        string   `json:"policy"`         // best (default), latest, sum, first
+	Tiebreak      string   `json:"tiebreak"`       // "earliest" (default) or "latest"
+	Windows       []string `json:"windows"`        // kinds kept; default ["all"]
+	Retention     int      `json:"retention"`      // past windows kept per kind; 0 means 8
+}
+
+// normalize validates s and fills in the defaults, so that equal settings
+// compare equal. The error wraps ErrBadRequest and names the field.
+func (s Settings) normalize() (Settings, error) {
+	cfg, err := s.boardConfig()
+	if err != nil {
+		return s, err
+	}
+	s.Order, s.SubscoreOrder = cfg.Order.String(), cfg.SubscoreOrder.String()
+	s.Policy, s.Tiebreak = cfg.Policy.String(), cfg.Tiebreak.String()
+	if s.Windows, err = normalizeWindows(s.Windows); err != nil {
+		return s, err
+	}
+	if s.Retention < 0 || s.Retention > MaxRetention {
+		return s, fmt.Errorf("%w: retention %d is not in 0..%d", ErrBadRequest, s.Retention, MaxRetention)
+	}
+	if s.Retention == 0 {
+		s.Retention = DefaultRetention
+	}
+	return s, nil
+}
+
+func normalizeWindows(ws []string) ([]string, error) {
+	if len(ws) == 0 {
+		return []string{"all"}, nil
+	}
+	out := make([]string, 0, len(ws))
+	for i, w := range ws {
+		if _, ok := parseKind(w); !ok || w == "" {
+			return nil, fmt.Errorf("%w: windows[%d] %q is not one of all, day, week, month", ErrBadRequest, i, w)
+		}
+		if slices.Contains(out, w) {
+			return nil, fmt.Errorf("%w: windows[%d] %q repeats", ErrBadRequest, i, w)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// boardConfig parses the ordering fields into a board.Config without
+// CompareMembers. The error wraps ErrBadRequest.
+func (s Settings) boardConfig() (board.Config, error) {
+	var cfg board.Config
+	var err error
+	if cfg.Order, err = board.ParseOrder(s.Order); err != nil {
+		return cfg, fmt.Errorf("%w: order: %v", ErrBadRequest, err)
+	}
+	if cfg.SubscoreOrder, err = board.ParseOrder(s.SubscoreOrder); err != nil {
+		return cfg, fmt.Errorf("%w: subscore_order: %v", ErrBadRequest, err)
+	}
+	if cfg.Policy, err = board.ParsePolicy(s.Policy); err != nil {
+		return cfg, fmt.Errorf("%w: policy: %v", ErrBadRequest, err)
+	}
+	if cfg.Tiebreak, err = board.ParseTiebreak(s.Tiebreak); err != nil {
+		return cfg, fmt.Errorf("%w: tiebreak: %v", ErrBadRequest, err)
+	}
+	return cfg, nil
+}
+
+// sameOrdering reports whether two normalized settings rank entries alike,
+// so that a board with entries may switch from one to the other.
+func sameOrdering(a, b Settings) bool {
+	return a.Order == b.Order && a.SubscoreOrder == b.SubscoreOrder &&
+		a.Policy == b.Policy && a.Tiebreak == b.Tiebreak
+}
+
+// primaryKind is the window kind whose rank a submission reports: all when
+// kept, else the first kept kind.
+func (s Settings) primaryKind() kind {
+	if slices.Contains(s.Windows, "all") {
+		return kindAll
+	}
+	k, _ := parseKind(s.Windows[0])
+	return k
+}

@@ -1,0 +1,222 @@
+package hub
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"slices"
+
+	"github.com/rankwire/rankwire/board"
+	"github.com/rankwire/rankwire/identity"
+)
+
+// snapWriter appends the snapshot encoding (see snapshot.go).
+type snapWriter struct{ buf []byte }
+
+func (w *snapWriter) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+func (w *snapWriter) int(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
+func (w *snapWriter) float(f float64) {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(f))
+}
+func (w *snapWriter) str(s string)   { w.uint(uint64(len(s))); w.buf = append(w.buf, s...) }
+func (w *snapWriter) bytes(b []byte) { w.uint(uint64(len(b))); w.buf = append(w.buf, b...) }
+
+func (w *snapWriter) board(name string, bs *boardState) error {
+	w.str(name)
+	set, err := json.Marshal(bs.settings)
+	if err != nil {
+		return err
+	}
+	w.bytes(set)
+	ids := make([]string, 0, len(bs.seen))
+	for id := range bs.seen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	w.uint(uint64(len(ids)))
+	for _, id := range ids {
+		w.result(id, bs.seen[id])
+	}
+	keys := bs.sortedWindows()
+	w.uint(uint64(len(keys)))
+	for _, k := range keys {
+		if err := w.window(k, bs.windows[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *snapWriter) result(id string, r Result) {
+	w.str(id)
+	w.str(r.Member)
+	w.float(r.Score)
+	w.float(r.Subscore)
+	w.uint(uint64(r.Rank))
+	w.uint(b2u(r.Applied))
+	w.uint(r.Seq)
+}
+
+func (w *snapWriter) window(k windowKey, win *window) error {
+	data, err := win.b.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	w.uint(uint64(k.kind))
+	w.int(k.start)
+	w.uint(win.seq)
+	w.bytes(data)
+	return nil
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// snapReader decodes the snapshot encoding; the first error sticks and
+// every later read returns zero values, so decoders check err once.
+type snapReader struct {
+	buf []byte
+	err error
+}
+
+func (r *snapReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s at %d bytes from the end", ErrCorrupt, what, len(r.buf))
+	}
+}
+
+func (r *snapReader) uint() uint64 {
+	v, n := binary.Uvarint(r.buf)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return 0
+	}
+	r.buf = r.buf[n:]
+	return v
+}
+
+func (r *snapReader) int() int64 {
+	v, n := binary.Varint(r.buf)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.buf = r.buf[n:]
+	return v
+}
+
+func (r *snapReader) bytes() []byte {
+	n := r.uint()
+	if n > uint64(len(r.buf)) {
+		r.fail("truncated")
+		return nil
+	}
+	b := r.buf[:n:n]
+	r.buf = r.buf[n:]
+	return b
+}
+
+func (r *snapReader) str() string { return string(r.bytes()) }
+
+func (r *snapReader) float() float64 {
+	if len(r.buf) < 8 {
+		r.fail("truncated float")
+		return 0
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(r.buf))
+	r.buf = r.buf[8:]
+	return f
+}
+
+// count reads a count, bounded by the bytes left (every element takes at
+// least one), so corrupt input cannot make us allocate without bound.
+func (r *snapReader) count() int {
+	n := r.uint()
+	if n > uint64(len(r.buf)) {
+		r.fail("count past the end")
+		return 0
+	}
+	return int(n)
+}
+
+// decodeState rebuilds a state from a snapshot. Any damage gives an error
+// wrapping ErrCorrupt, never a panic. O(len(data)).
+func decodeState(data []byte) (*state, error) {
+	if len(data) < len(snapMagic)+4 || string(data[:len(snapMagic)]) != snapMagic {
+		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	r := &snapReader{buf: body[len(snapMagic):]}
+	s := &state{boards: make(map[string]*boardState)}
+	s.seq = r.uint()
+	ix, err := identity.Decode(r.bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	s.ix = ix
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		r.board(s)
+	}
+	if r.err == nil && len(r.buf) != 0 {
+		r.fail("trailing bytes")
+	}
+	return s, r.err
+}
+
+func (r *snapReader) board(s *state) {
+	name := r.str()
+	var set Settings
+	if err := json.Unmarshal(r.bytes(), &set); err != nil && r.err == nil {
+		r.fail("settings: " + err.Error())
+		return
+	}
+	set, err := set.normalize()
+	if err != nil || r.err != nil {
+		r.fail("settings")
+		return
+	}
+	bs := s.newBoardState(set)
+	s.boards[name] = bs
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		id := r.str()
+		bs.seen[id] = r.result()
+	}
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		r.window(bs)
+	}
+}
+
+func (r *snapReader) result() Result {
+	res := Result{Member: r.str(), Score: r.float(), Subscore: r.float()}
+	res.Rank = int(r.uint())
+	res.Applied = r.uint() == 1
+	res.Seq = r.uint()
+	return res
+}
+
+func (r *snapReader) window(bs *boardState) {
+	k := windowKey{kind: kind(r.uint()), start: r.int()}
+	seq, data := r.uint(), r.bytes()
+	if r.err != nil || int(k.kind) >= len(kindNames) {
+		r.fail("window key")
+		return
+	}
+	b, err := board.Decode(data, bs.cfg)
+	if err != nil {
+		r.fail("board: " + err.Error())
+		return
+	}
+	bs.windows[k] = &window{b: b, seq: seq}
+	if !bs.has[k.kind] || k.start > bs.newest[k.kind] {
+		bs.newest[k.kind], bs.has[k.kind] = k.start, true
+	}
+}

@@ -1,0 +1,148 @@
+package hub
+
+import (
+	"slices"
+
+	"github.com/rankwire/rankwire/board"
+	"github.com/rankwire/rankwire/identity"
+)
+
+// state is one tenant's replicated state: a deterministic function of the
+// events applied so far. Not safe for concurrent use: the replica goroutine
+// writes it under replica.mu; readers hold the read lock.
+type state struct {
+	ix     *identity.Index // never replaced: boards' CompareMembers bind it
+	boards map[string]*boardState
+	seq    uint64 // stream sequence of the last applied event
+}
+
+// boardState is one board: its settings, windows and seen idempotency ids.
+//
+// seen keeps every idempotency id ever applied on the board with its
+// original result, forever (until the board is deleted). Cost per id: the
+// id's bytes plus about 90 bytes (a 16-byte string header and a 56-byte
+// Result per map slot, with the Swiss table's control bytes and 7/8 load);
+// the Result's member string shares the identity index's copy.
+type boardState struct {
+	settings Settings
+	cfg      board.Config
+	windows  map[windowKey]*window
+	newest   [len(kindNames)]int64 // newest window start per kind, where has
+	has      [len(kindNames)]bool
+	seen     map[string]Result
+}
+
+// window is one board-window and its version: seq grows by one for every
+// applied change, never resets (a reset bumps it too).
+type window struct {
+	b   *board.Board
+	seq uint64
+}
+
+func newState() *state {
+	return &state{ix: identity.New(), boards: make(map[string]*boardState)}
+}
+
+// newBoardState returns an empty board with normalized settings s.
+func (s *state) newBoardState(set Settings) *boardState {
+	cfg, _ := set.boardConfig() // normalized settings always parse
+	cfg.CompareMembers = s.ix.Compare
+	return &boardState{
+		settings: set,
+		cfg:      cfg,
+		windows:  make(map[windowKey]*window),
+		seen:     make(map[string]Result),
+	}
+}
+
+// newBoard returns an empty board.Board with the board's config.
+func (bs *boardState) newBoard() *board.Board {
+	b, err := board.New(bs.cfg)
+	if err != nil {
+		panic("hub: board config from normalized settings: " + err.Error()) // programmer error
+	}
+	return b
+}
+
+// keeps reports whether the board keeps windows of kind k.
+func (bs *boardState) keeps(k kind) bool {
+	return slices.Contains(bs.settings.Windows, k.String())
+}
+
+// hasEntries reports whether any window holds an entry. O(windows).
+func (bs *boardState) hasEntries() bool {
+	for _, w := range bs.windows {
+		if w.b.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// open returns the window k, creating it, or nil where k is older than the
+// retention keeps (an event stamped far behind the newest one). Creating a
+// newer window drops the windows that fall out of retention.
+func (bs *boardState) open(k windowKey) *window {
+	if w := bs.windows[k]; w != nil {
+		return w
+	}
+	if k.kind != kindAll && bs.has[k.kind] && k.start < bs.cutoff(k.kind) {
+		return nil
+	}
+	w := &window{b: bs.newBoard()}
+	bs.windows[k] = w
+	if !bs.has[k.kind] || k.start > bs.newest[k.kind] {
+		bs.newest[k.kind], bs.has[k.kind] = k.start, true
+		bs.prune(k.kind)
+	}
+	return w
+}
+
+// cutoff is the oldest window start of kind k that retention keeps.
+func (bs *boardState) cutoff(k kind) int64 {
+	return windowKey{k, bs.newest[k]}.back(bs.settings.Retention).start
+}
+
+// prune drops the windows of kind k older than the retention keeps.
+// O(windows); the order of deletion does not matter.
+func (bs *boardState) prune(k kind) {
+	if k == kindAll || !bs.has[k] {
+		return
+	}
+	c := bs.cutoff(k)
+	for key := range bs.windows {
+		if key.kind == k && key.start < c {
+			delete(bs.windows, key)
+		}
+	}
+}
+
+// dropUnkept drops the windows of kinds the settings no longer keep.
+func (bs *boardState) dropUnkept() {
+	for key := range bs.windows {
+		if !bs.keeps(key.kind) {
+			delete(bs.windows, key)
+			bs.has[key.kind] = false
+		}
+	}
+}
+
+// sortedWindows returns the window keys in snapshot order.
+func (bs *boardState) sortedWindows() []windowKey {
+	keys := make([]windowKey, 0, len(bs.windows))
+	for k := range bs.windows {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, windowKey.compare)
+	return keys
+}
+
+// sortedBoards returns the board names in snapshot order.
+func sortedBoards(s *state) []string {
+	names := make([]string, 0, len(s.boards))
+	for name := range s.boards {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}

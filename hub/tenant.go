@@ -1,0 +1,145 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const streamPrefix = "RW_"
+
+func streamName(tenant string) string  { return streamPrefix + tenant }
+func subjectName(tenant string) string { return "rw." + tenant + ".ev" }
+
+// validName reports whether s matches ^[a-z0-9][a-z0-9_-]{0,63}$, the
+// protocol's rule for tenant and board names: safe inside NATS subjects and
+// stream names.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] == '-' || s[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkNames(tenant, board string) error {
+	if !validName(tenant) {
+		return fmt.Errorf("%w: tenant %q", ErrBadRequest, tenant)
+	}
+	if board != "" && !validName(board) {
+		return fmt.Errorf("%w: board %q", ErrBadRequest, board)
+	}
+	return nil
+}
+
+// lookup returns the open replica of tenant, or nil. O(1), read lock only.
+func (h *Hub) lookup(tenant string) *replica {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.tenants[tenant]
+}
+
+// replica returns tenant's replica, opening it (and with create, creating
+// its stream) on first use. Opening loads the snapshot and waits until the
+// replica has caught up with the stream.
+func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica, error) {
+	if r := h.lookup(tenant); r != nil {
+		return r, nil
+	}
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	h.mu.RLock()
+	r, closed := h.tenants[tenant], h.closed
+	h.mu.RUnlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if r != nil {
+		return r, nil
+	}
+	return h.open(ctx, tenant, create)
+}
+
+// open starts tenant's replica and waits until it has caught up with the
+// stream. Called with openMu held. A snapshot that does not decode, or is
+// ahead of the stream (the stream was recreated), is ignored.
+func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {
+	stream, err := h.stream(ctx, tenant, create)
+	if err != nil {
+		return nil, err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream info %s: %v", ErrUnavailable, streamName(tenant), err)
+	}
+	st, err := h.snaps.load(tenant)
+	if err == nil && st.seq > info.State.LastSeq {
+		err = fmt.Errorf("%w: snapshot at %d, stream ends at %d", ErrCorrupt, st.seq, info.State.LastSeq)
+	}
+	if err != nil {
+		h.log.Warn("hub: snapshot ignored, replaying the whole stream", "tenant", tenant, "err", err)
+		st = newState()
+	}
+	r := newReplica(tenant, st, h.log, h.snaps)
+	if err := h.startReplica(ctx, r); err != nil {
+		return nil, err
+	}
+	err = r.waitApplied(ctx, info.State.LastSeq)
+	h.mu.Lock()
+	h.tenants[tenant] = r // even on err: it keeps catching up, and Close stops it
+	h.mu.Unlock()
+	return r, err
+}
+
+// stream returns tenant's stream, creating it where create allows.
+func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
+	s, err := h.js.Stream(ctx, streamName(tenant))
+	if errors.Is(err, jetstream.ErrStreamNotFound) && !create {
+		return nil, fmt.Errorf("%w: tenant %q", ErrNotFound, tenant)
+	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = h.js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:       streamName(tenant),
+			Subjects:   []string{subjectName(tenant)},
+			Storage:    jetstream.FileStorage,
+			Retention:  jetstream.LimitsPolicy,
+			DenyDelete: true,
+			DenyPurge:  true,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %v", ErrUnavailable, streamName(tenant), err)
+	}
+	return s, nil
+}
+
+// startReplica starts r's goroutine on an ordered consumer from the event
+// after r's snapshot. The goroutine stops when the Hub closes.
+func (h *Hub) startReplica(ctx context.Context, r *replica) error {
+	cfg := jetstream.OrderedConsumerConfig{}
+	if seq := r.applied.Load(); seq > 0 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = seq + 1
+	}
+	cons, err := h.js.OrderedConsumer(ctx, r.stream, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: consumer on %s: %v", ErrUnavailable, r.stream, err)
+	}
+	msgs, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("%w: consume %s: %v", ErrUnavailable, r.stream, err)
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		r.run(h.ctx, msgs)
+	}()
+	return nil
+}

@@ -1,0 +1,68 @@
+package hub
+
+import "time"
+
+// MaxBatch is the most items one Submit takes.
+const MaxBatch = 1000
+
+// MaxIDLen is the longest idempotency id in bytes.
+const MaxIDLen = 128
+
+// Item is one submission of a batch.
+type Item struct {
+	Member   string  `json:"m"`           // member id or alias
+	Score    float64 `json:"s"`           // finite
+	Subscore float64 `json:"u,omitempty"` // finite
+	ID       string  `json:"i,omitempty"` // optional idempotency id, up to MaxIDLen bytes
+}
+
+// Result is what one Item did, as the primary window (all, or the board's
+// first window kind) shows it right after the item was applied.
+type Result struct {
+	Member    string  // the member's canonical id (an alias resolves to it)
+	Score     float64 // the member's entry after the item
+	Subscore  float64
+	Rank      int    // 1-based; 0 where the item could not be applied
+	Applied   bool   // the policy took the item
+	Duplicate bool   // the ID was seen before: this is the original result
+	Seq       uint64 // the primary window's seq after the item
+}
+
+// Loc addresses one board-window of a tenant. Window "" means all; At
+// picks a past day, week or month window (any time inside it); zero At
+// means the current window by Config.Now.
+type Loc struct {
+	Tenant string
+	Board  string
+	Window string
+	At     time.Time
+}
+
+// Row is one ranked entry with its external member id.
+type Row struct {
+	Rank     int
+	Member   string
+	Score    float64
+	Subscore float64
+}
+
+// Page is the answer to a read: the board-window's seq and total, and rows.
+type Page struct {
+	Seq   uint64
+	Total int
+	Rows  []Row
+}
+
+// BoardInfo describes one board: its settings and the size of its current
+// primary window.
+type BoardInfo struct {
+	Name     string
+	Settings Settings
+	Members  int
+}
+
+// Identity is a member id with the aliases that resolve to it.
+type Identity struct {
+	Member  string
+	Aliases []string
+}

@@ -1,0 +1,200 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/identity"
+)
+
+// MaxAliases is the most aliases one Link takes.
+const MaxAliases = 100
+
+// Submit validates items as a whole (the error names the first bad index),
+// publishes them as one event, waits for JetStream's ack (durable) and then
+// for the local replica to apply it, and returns one Result per item, as
+// the board's primary window shows it right after that item. An item whose
+// ID the board has seen answers with the original result, Duplicate set.
+// Cost: one publish round trip plus the replica's lag; O(items × windows ×
+// log N) in the replica. Safe for concurrent use.
+func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([]Result, error) {
+	if err := validateItems(items); err != nil {
+		return nil, err
+	}
+	r, err := h.boardReplica(ctx, tenant, board)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.commit(ctx, r, &event{Kind: evSubmit, Board: board, Items: items})
+	if err != nil {
+		return nil, err
+	}
+	return out.results, out.err
+}
+
+func validateItems(items []Item) error {
+	if len(items) == 0 || len(items) > MaxBatch {
+		return fmt.Errorf("%w: scores: %d items, want 1..%d", ErrBadRequest, len(items), MaxBatch)
+	}
+	for i, it := range items {
+		if err := validateItem(it); err != nil {
+			return fmt.Errorf("%w: scores[%d].%v", ErrBadRequest, i, err)
+		}
+	}
+	return nil
+}
+
+func validateItem(it Item) error {
+	if err := identity.Validate(it.Member); err != nil {
+		return fmt.Errorf("member: %v", err)
+	}
+	if math.IsNaN(it.Score) || math.IsInf(it.Score, 0) {
+		return fmt.Errorf("score: not a finite number")
+	}
+	if math.IsNaN(it.Subscore) || math.IsInf(it.Subscore, 0) {
+		return fmt.Errorf("subscore: not a finite number")
+	}
+	if len(it.ID) > MaxIDLen {
+		return fmt.Errorf("id: longer than %d bytes", MaxIDLen)
+	}
+	return nil
+}
+
+// PutBoard creates board or updates its settings, and returns it as
+// applied. Changing the ordering (order, subscore_order, policy, tiebreak)
+// of a board with entries fails with ErrConflict. The first board of a
+// tenant creates the tenant's stream.
+func (h *Hub) PutBoard(ctx context.Context, tenant, board string, s Settings) (BoardInfo, error) {
+	if err := checkNames(tenant, board); err != nil {
+		return BoardInfo{}, err
+	}
+	set, err := s.normalize()
+	if err != nil {
+		return BoardInfo{}, err
+	}
+	r, err := h.replica(ctx, tenant, true)
+	if err != nil {
+		return BoardInfo{}, err
+	}
+	if err := h.commitErr(ctx, r, &event{Kind: evSettings, Board: board, Settings: &set}); err != nil {
+		return BoardInfo{}, err
+	}
+	return h.Board(tenant, board)
+}
+
+// DeleteBoard deletes board with all its windows and seen ids.
+func (h *Hub) DeleteBoard(ctx context.Context, tenant, board string) error {
+	return h.boardEvent(ctx, tenant, &event{Kind: evDelete, Board: board})
+}
+
+// Reset empties board's all window (a new season); day, week and month
+// windows stay readable.
+func (h *Hub) Reset(ctx context.Context, tenant, board string) error {
+	return h.boardEvent(ctx, tenant, &event{Kind: evReset, Board: board})
+}
+
+// RemoveMember removes member (an id or alias) from every window of board.
+// ErrNotFound where the member has no entry there.
+func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) error {
+	if err := identity.Validate(member); err != nil {
+		return fmt.Errorf("%w: member: %v", ErrBadRequest, err)
+	}
+	return h.boardEvent(ctx, tenant, &event{Kind: evRemove, Board: board, Member: member})
+}
+
+// Link links aliases to member; an alias of another member merges that
+// member into member on every board of the tenant. Returns member's
+// identity after the link.
+func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string) (Identity, error) {
+	if err := validateLink(tenant, member, aliases); err != nil {
+		return Identity{}, err
+	}
+	r, err := h.replica(ctx, tenant, true)
+	if err != nil {
+		return Identity{}, err
+	}
+	if err := h.commitErr(ctx, r, &event{Kind: evLink, Member: member, Aliases: aliases}); err != nil {
+		return Identity{}, err
+	}
+	return h.Identity(tenant, member)
+}
+
+func validateLink(tenant, member string, aliases []string) error {
+	if err := checkNames(tenant, ""); err != nil {
+		return err
+	}
+	if err := identity.Validate(member); err != nil {
+		return fmt.Errorf("%w: member: %v", ErrBadRequest, err)
+	}
+	if len(aliases) == 0 || len(aliases) > MaxAliases {
+		return fmt.Errorf("%w: aliases: %d, want 1..%d", ErrBadRequest, len(aliases), MaxAliases)
+	}
+	for i, a := range aliases {
+		if err := identity.Validate(a); err != nil {
+			return fmt.Errorf("%w: aliases[%d]: %v", ErrBadRequest, i, err)
+		}
+	}
+	return nil
+}
+
+// boardEvent publishes an event about an existing board.
+func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *event) error {
+	r, err := h.boardReplica(ctx, tenant, ev.Board)
+	if err != nil {
+		return err
+	}
+	return h.commitErr(ctx, r, ev)
+}
+
+// boardReplica returns the replica of a tenant whose board exists (a
+// pre-check: apply decides again in stream order).
+func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica, error) {
+	if err := checkNames(tenant, board); err != nil {
+		return nil, err
+	}
+	r, err := h.replica(ctx, tenant, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: board %q", ErrNotFound, board)
+	}
+	r.mu.RLock()
+	_, ok := r.st.boards[board]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: board %q", ErrNotFound, board)
+	}
+	return r, nil
+}
+
+func (h *Hub) commitErr(ctx context.Context, r *replica, ev *event) error {
+	out, err := h.commit(ctx, r, ev)
+	if err != nil {
+		return err
+	}
+	return out.err
+}
+
+// commit stamps ev with the acceptance time, publishes it, waits for the
+// ack and then for r to apply it, and returns what apply gave.
+func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error) {
+	ev.At = h.cfg.Now().UnixMilli()
+	ev.Waiter = h.waiterKey()
+	data, err := encodeEvent(ev)
+	if err != nil {
+		return outcome{}, fmt.Errorf("hub: encode event: %w", err)
+	}
+	ch := r.expect(ev.Waiter)
+	defer r.forget(ev.Waiter)
+	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
+		return outcome{}, fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
+	}
+	select {
+	case out := <-ch:
+		return out, nil
+	case <-ctx.Done():
+		return outcome{}, ctx.Err()
+	case <-r.done:
+		return outcome{}, ErrClosed
+	}
+}
