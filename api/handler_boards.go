@@ -1,0 +1,123 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// boardJSON is a board as the protocol shows it.
+type boardJSON struct {
+	Name          string   `json:"name"`
+	Order         string   `json:"order"`
+	SubscoreOrder string   `json:"subscore_order"`
+	Policy        string   `json:"policy"`
+	Tiebreak      string   `json:"tiebreak"`
+	Windows       []string `json:"windows"`
+	Retention     int      `json:"retention"`
+	Members       int      `json:"members"`
+}
+
+func toBoardJSON(b hub.BoardInfo) boardJSON {
+	s := b.Settings
+	return boardJSON{b.Name, s.Order, s.SubscoreOrder, s.Policy, s.Tiebreak, s.Windows, s.Retention, b.Members}
+}
+
+// settingsJSON is the body of PUT /v1/boards/{board}.
+type settingsJSON struct {
+	Order         string   `json:"order"`
+	SubscoreOrder string   `json:"subscore_order"`
+	Policy        string   `json:"policy"`
+	Tiebreak      string   `json:"tiebreak"`
+	Windows       []string `json:"windows"`
+	Retention     int      `json:"retention"`
+}
+
+func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	var body settingsJSON
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &body); err != nil {
+			return err
+		}
+	}
+	info, err := s.hub.PutBoard(r.Context(), scopeOf(r).Tenant, name, hub.Settings(body))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toBoardJSON(info))
+	return nil
+}
+
+func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleRead)
+	if err != nil {
+		return err
+	}
+	info, err := s.hub.Board(scopeOf(r).Tenant, name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toBoardJSON(info))
+	return nil
+}
+
+// listBoards lists the tenant's boards that the token may read.
+func (s *Server) listBoards(w http.ResponseWriter, r *http.Request) error {
+	sc := scopeOf(r)
+	if !sc.Can(auth.RoleRead) {
+		return forbidden("role read: not granted")
+	}
+	out := []boardJSON{}
+	for _, b := range s.hub.Boards(sc.Tenant) {
+		if sc.CanBoard(b.Name) {
+			out = append(out, toBoardJSON(b))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"boards": out})
+	return nil
+}
+
+func (s *Server) deleteBoard(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	if err := s.hub.DeleteBoard(r.Context(), scopeOf(r).Tenant, name); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": name})
+	return nil
+}
+
+func (s *Server) resetBoard(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	if err := s.hub.Reset(r.Context(), scopeOf(r).Tenant, name); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"reset": name})
+	return nil
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	m, err := memberParam(r, "member")
+	if err != nil {
+		return err
+	}
+	if err := s.hub.RemoveMember(r.Context(), scopeOf(r).Tenant, name, m); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"removed": m})
+	return nil
+}

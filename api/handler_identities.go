@@ -1,0 +1,50 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+type identityJSON struct {
+	Member  string   `json:"member"`
+	Aliases []string `json:"aliases"`
+}
+
+// link links aliases to a member, merging members an alias already named.
+func (s *Server) link(w http.ResponseWriter, r *http.Request) error {
+	sc := scopeOf(r)
+	if !sc.Can(auth.RoleSubmit) {
+		return forbidden("role submit or admin: not granted")
+	}
+	var body identityJSON
+	if err := decodeBody(r, &body); err != nil {
+		return err
+	}
+	if len(body.Aliases) > hub.MaxAliases {
+		return badRequest("aliases: %d, at most %d", len(body.Aliases), hub.MaxAliases)
+	}
+	id, err := s.hub.Link(r.Context(), sc.Tenant, body.Member, body.Aliases)
+	return s.reply(w, toIdentityJSON(id), err)
+}
+
+func (s *Server) identity(w http.ResponseWriter, r *http.Request) error {
+	sc := scopeOf(r)
+	if !sc.Can(auth.RoleSubmit) {
+		return forbidden("role submit or admin: not granted")
+	}
+	id, err := memberParam(r, "id")
+	if err != nil {
+		return err
+	}
+	ident, err := s.hub.Identity(sc.Tenant, id)
+	return s.reply(w, toIdentityJSON(ident), err)
+}
+
+func toIdentityJSON(id hub.Identity) identityJSON {
+	if id.Aliases == nil {
+		id.Aliases = []string{}
+	}
+	return identityJSON(id)
+}

@@ -1,0 +1,139 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/rankwire/rankwire/hub"
+)
+
+type rowJSON struct {
+	Rank     int     `json:"rank"`
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+}
+
+type pageJSON struct {
+	Seq   uint64    `json:"seq"`
+	Total int       `json:"total"`
+	Rows  []rowJSON `json:"rows"`
+}
+
+// memberJSON is a single row with its board-window's seq and total; the
+// member read adds top_percent.
+type memberJSON struct {
+	Seq        uint64   `json:"seq"`
+	Total      int      `json:"total"`
+	Rank       int      `json:"rank"`
+	Member     string   `json:"member"`
+	Score      float64  `json:"score"`
+	Subscore   float64  `json:"subscore"`
+	TopPercent *float64 `json:"top_percent,omitempty"`
+}
+
+func toPageJSON(p hub.Page) pageJSON {
+	rows := make([]rowJSON, len(p.Rows))
+	for i, r := range p.Rows {
+		rows[i] = rowJSON(r)
+	}
+	return pageJSON{p.Seq, p.Total, rows}
+}
+
+func toMemberJSON(p hub.Page, percent bool) memberJSON {
+	r := p.Rows[0]
+	m := memberJSON{Seq: p.Seq, Total: p.Total, Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore}
+	if percent && p.Total > 0 {
+		pct := 100 * float64(r.Rank) / float64(p.Total)
+		m.TopPercent = &pct
+	}
+	return m
+}
+
+func (s *Server) top(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r, "limit", 10, 1, MaxLimit)
+	if err != nil {
+		return err
+	}
+	offset, err := intParam(r, "offset", 0, 0, maxOffset)
+	if err != nil {
+		return err
+	}
+	p, err := s.hub.Top(l, offset, limit)
+	return s.reply(w, toPageJSON(p), err)
+}
+
+func (s *Server) member(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	m, err := memberParam(r, "member")
+	if err != nil {
+		return err
+	}
+	p, err := s.hub.Member(l, m)
+	if err != nil {
+		return err
+	}
+	return s.reply(w, toMemberJSON(p, true), nil)
+}
+
+func (s *Server) around(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	m, err := memberParam(r, "member")
+	if err != nil {
+		return err
+	}
+	radius, err := intParam(r, "radius", 5, 0, MaxRadius)
+	if err != nil {
+		return err
+	}
+	p, err := s.hub.Around(l, m, radius)
+	return s.reply(w, toPageJSON(p), err)
+}
+
+func (s *Server) atRank(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	rank, err := parseBounded("rank", chi.URLParam(r, "rank"), 1, maxRankArg)
+	if err != nil {
+		return err
+	}
+	p, err := s.hub.AtRank(l, rank)
+	if err != nil {
+		return err
+	}
+	return s.reply(w, toMemberJSON(p, false), nil)
+}
+
+func (s *Server) members(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	ids, err := idsParam(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.hub.Members(l, ids)
+	return s.reply(w, toPageJSON(p), err)
+}
+
+// reply writes v, or returns err for handle to write.
+func (s *Server) reply(w http.ResponseWriter, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// scoreJSON is one submission. Member and Score are pointers so that a
+// missing field is told apart from an empty or zero one.
+type scoreJSON struct {
+	Member   *string  `json:"member"`
+	Score    *float64 `json:"score"`
+	Subscore float64  `json:"subscore"`
+	ID       string   `json:"id"`
+}
+
+// submitJSON is one submission, or a batch under "scores".
+type submitJSON struct {
+	scoreJSON
+	Scores []scoreJSON `json:"scores"`
+}
+
+type resultJSON struct {
+	Member    string  `json:"member"`
+	Score     float64 `json:"score"`
+	Subscore  float64 `json:"subscore"`
+	Rank      int     `json:"rank"`
+	Applied   bool    `json:"applied"`
+	Duplicate bool    `json:"duplicate"`
+	Seq       uint64  `json:"seq"`
+}
+
+// submit takes one submission or a batch, validated whole, and answers once
+// the batch is durable and applied.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleSubmit)
+	if err != nil {
+		return err
+	}
+	var body submitJSON
+	if err := decodeBody(r, &body); err != nil {
+		return err
+	}
+	items, err := body.items()
+	if err != nil {
+		return err
+	}
+	tenant := scopeOf(r).Tenant
+	if err := s.limits.allow(tenant, len(items)); err != nil {
+		return err
+	}
+	results, err := s.hub.Submit(r.Context(), tenant, name, items)
+	if err != nil {
+		return err
+	}
+	s.metrics.countResults(results)
+	writeJSON(w, http.StatusOK, map[string]any{"results": toResultsJSON(results)})
+	return nil
+}
+
+// items checks the body's shape and returns its submissions.
+func (b *submitJSON) items() ([]hub.Item, error) {
+	single := b.Member != nil || b.Score != nil || b.ID != "" || b.Subscore != 0
+	switch {
+	case b.Scores != nil && single:
+		return nil, badRequest("body: send either one submission or \"scores\", not both")
+	case b.Scores == nil:
+		it, err := b.scoreJSON.item("")
+		return []hub.Item{it}, err
+	case len(b.Scores) == 0 || len(b.Scores) > hub.MaxBatch:
+		return nil, badRequest("scores: %d items, want 1..%d", len(b.Scores), hub.MaxBatch)
+	}
+	items := make([]hub.Item, len(b.Scores))
+	for i, sc := range b.Scores {
+		var err error
+		if items[i], err = sc.item(fmt.Sprintf("scores[%d].", i)); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+func (sc scoreJSON) item(prefix string) (hub.Item, error) {
+	switch {
+	case sc.Member == nil:
+		return hub.Item{}, badRequest("%smember: required", prefix)
+	case sc.Score == nil:
+		return hub.Item{}, badRequest("%sscore: required, a finite number", prefix)
+	case len(sc.ID) > hub.MaxIDLen:
+		return hub.Item{}, badRequest("%sid: %d bytes, at most %d", prefix, len(sc.ID), hub.MaxIDLen)
+	}
+	return hub.Item{Member: *sc.Member, Score: *sc.Score, Subscore: sc.Subscore, ID: sc.ID}, nil
+}
+
+func toResultsJSON(rs []hub.Result) []resultJSON {
+	out := make([]resultJSON, len(rs))
+	for i, r := range rs {
+		out[i] = resultJSON{r.Member, r.Score, r.Subscore, r.Rank, r.Applied, r.Duplicate, r.Seq}
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// env is a gateway under test: a real hub on an embedded NATS server in a
+// temp dir, the api Server over a real loopback listener, two tenants.
+type env struct {
+	t    *testing.T
+	srv  *httptest.Server
+	keys *auth.Keyring
+	hub  *hub.Hub
+}
+
+func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
+
+func newEnv(t *testing.T, cfg Config) *env {
+	t.Helper()
+	keyFile := fmt.Sprintf(`{"tenants":{
+		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
+		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{"submissions_per_second":5}}}}`,
+		secret('a'), secret('b'))
+	keys, err := auth.ParseKeys([]byte(keyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	cfg.Hub, cfg.Verifier, cfg.Keys = h, auth.NewVerifier(keys, auth.Options{}), keys
+	srv := httptest.NewServer(New(cfg))
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv, keys: keys, hub: h}
+}
+
+// token mints a token of tenant ("a" or "b") with roles and board patterns.
+func (e *env) token(tenant string, roles auth.Role, boards ...string) string {
+	e.t.Helper()
+	key, _ := e.keys.SigningKey(tenant + "1")
+	c := auth.Claims{Tenant: "casino-" + tenant, Subject: "p1", Roles: roles, Expiry: time.Now().Add(time.Hour)}
+	if boards != nil {
+		c.Boards = boards
+	}
+	tok, err := auth.Mint(key, c)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tok
+}
+
+// do sends a request and returns the status and the decoded JSON body.
+func (e *env) do(method, path, token, body string) (int, map[string]any) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		e.t.Fatalf("%s %s: status %d, body not JSON: %q", method, path, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// must sends a request that must answer status.
+func (e *env) must(status int, method, path, token, body string) map[string]any {
+	e.t.Helper()
+	got, out := e.do(method, path, token, body)
+	if got != status {
+		e.t.Fatalf("%s %s: status %d, want %d: %v", method, path, got, status, out)
+	}
+	return out
+}
+
+// errCode returns the error code and message of an error body.
+func errCode(out map[string]any) (string, string) {
+	e, _ := out["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	msg, _ := e["message"].(string)
+	return code, msg
+}
+
+// members lists the member ids of a rows answer, in order.
+func members(out map[string]any) []string {
+	var ms []string
+	rows, _ := out["rows"].([]any)
+	for _, r := range rows {
+		ms = append(ms, r.(map[string]any)["member"].(string))
+	}
+	return ms
+}

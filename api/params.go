@@ -1,0 +1,117 @@
+package api
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/identity"
+)
+
+// Bounds on what a client controls, from PROTOCOL.md.
+const (
+	MaxLimit   = 1000 // rows of a top read
+	MaxRadius  = 100  // rows each side of an around read
+	MaxIDs     = 100  // members of a members read
+	maxOffset  = 1 << 30
+	maxRankArg = 1 << 31
+)
+
+// boardName is PROTOCOL.md's board name: never '.', '*' or '>', which would
+// reach into NATS subjects.
+var boardName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// boardFor returns the {board} of the route after checking its name and
+// that the token may use it for role.
+func boardFor(r *http.Request, role auth.Role) (string, error) {
+	name := chi.URLParam(r, "board")
+	if !boardName.MatchString(name) {
+		return "", badRequest("board: %q does not match %s", truncate(name), boardName)
+	}
+	if err := scopeOf(r).Allows(role, name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// locFor returns the board-window a read addresses: ?window= and ?at=.
+func locFor(r *http.Request) (hub.Loc, error) {
+	b, err := boardFor(r, auth.RoleRead)
+	if err != nil {
+		return hub.Loc{}, err
+	}
+	l := hub.Loc{Tenant: scopeOf(r).Tenant, Board: b}
+	q := r.URL.Query()
+	switch w := q.Get("window"); w {
+	case "", "all", "day", "week", "month":
+		l.Window = w
+	default:
+		return l, badRequest("window: %q is not one of all, day, week, month", truncate(w))
+	}
+	if at := q.Get("at"); at != "" {
+		t, err := time.Parse(time.DateOnly, at)
+		if err != nil {
+			return l, badRequest("at: %q is not a date YYYY-MM-DD", truncate(at))
+		}
+		l.At = t.Add(12 * time.Hour) // midday: inside the day whatever the window
+	}
+	return l, nil
+}
+
+// intParam reads query parameter name as an integer in [lo, hi], or def
+// where it is absent.
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	return parseBounded(name, s, lo, hi)
+}
+
+func parseBounded(name, s string, lo, hi int) (int, error) {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < lo || v > hi {
+		return 0, badRequest("%s: %q is not an integer in %d..%d", name, truncate(s), lo, hi)
+	}
+	return v, nil
+}
+
+// memberParam returns the {member} of the route, checked as an identifier.
+func memberParam(r *http.Request, name string) (string, error) {
+	m := chi.URLParam(r, name)
+	if err := identity.Validate(m); err != nil {
+		return "", badRequest("%s: %v", name, err)
+	}
+	return m, nil
+}
+
+// idsParam splits ?ids=a,b,c into at most MaxIDs checked identifiers.
+func idsParam(r *http.Request) ([]string, error) {
+	raw := r.URL.Query().Get("ids")
+	if raw == "" {
+		return nil, badRequest("ids: required, a comma-separated list of member ids")
+	}
+	ids := strings.Split(raw, ",")
+	if len(ids) > MaxIDs {
+		return nil, badRequest("ids: %d ids, at most %d", len(ids), MaxIDs)
+	}
+	for i, id := range ids {
+		if err := identity.Validate(id); err != nil {
+			return nil, badRequest("ids[%d]: %v", i, err)
+		}
+	}
+	return ids, nil
+}
+
+// truncate shortens what a client sent before it is echoed in a message.
+func truncate(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
+}

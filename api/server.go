@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// DefaultMaxBody is the largest request body accepted when Config.MaxBody is zero.
+const DefaultMaxBody = 1 << 20
+
+// DefaultSubmissionsPerSecond is a tenant's submission rate (items, not
+// requests) when its key file entry sets no limit.
+const DefaultSubmissionsPerSecond = 100_000
+
+// Config wires a Server. Hub and Verifier are required.
+type Config struct {
+	Hub      *hub.Hub
+	Verifier *auth.Verifier
+	// Keys supplies per-tenant limits. Nil means every tenant has the defaults.
+	Keys *auth.Keyring
+	// Ready reports whether the gateway serves: /readyz answers 503 until it
+	// does. Nil means always ready.
+	Ready func() bool
+	// Logger receives request errors. Nil means discard.
+	Logger *slog.Logger
+	// Registry receives the metrics and serves /metrics. Nil means a new one.
+	Registry *prometheus.Registry
+	// MaxBody bounds request bodies. Zero means DefaultMaxBody.
+	MaxBody int64
+	// SubmissionsPerSecond is the default per-tenant rate. Zero means
+	// DefaultSubmissionsPerSecond.
+	SubmissionsPerSecond float64
+}
+
+// Server is the HTTP handler of the gateway. Safe for concurrent use.
+type Server struct {
+	cfg     Config
+	hub     *hub.Hub
+	log     *slog.Logger
+	metrics *metrics
+	router  chi.Router
+	limits  limiters
+}
+
+// New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
+// that is a wiring mistake, not input.
+func New(cfg Config) *Server {
+	if cfg.Hub == nil || cfg.Verifier == nil {
+		panic("api: Config needs Hub and Verifier")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.SubmissionsPerSecond == 0 {
+		cfg.SubmissionsPerSecond = DefaultSubmissionsPerSecond
+	}
+	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry)}
+	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
+	s.router = s.routes()
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.recoverer, s.measure)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	r.Get("/readyz", s.readyz)
+	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(s.authenticate, s.limitBody)
+		r.Get("/boards", s.handle(s.listBoards))
+		r.Route("/boards/{board}", func(r chi.Router) {
+			r.Put("/", s.handle(s.putBoard))
+			r.Get("/", s.handle(s.getBoard))
+			r.Delete("/", s.handle(s.deleteBoard))
+			r.Post("/reset", s.handle(s.resetBoard))
+			r.Post("/scores", s.handle(s.submit))
+			r.Get("/top", s.handle(s.top))
+			r.Get("/ranks/{rank}", s.handle(s.atRank))
+			r.Get("/members", s.handle(s.members))
+			r.Get("/members/{member}", s.handle(s.member))
+			r.Delete("/members/{member}", s.handle(s.removeMember))
+			r.Get("/members/{member}/around", s.handle(s.around))
+		})
+		r.Post("/identities", s.handle(s.link))
+		r.Get("/identities/{id}", s.handle(s.identity))
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &Error{http.StatusMethodNotAllowed, "bad_request", "method " + r.Method + " not allowed here"})
+	})
+	return r
+}
+
+// handlerFunc is a handler that returns its error for handle to write.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, toError(err, s.log))
+		}
+	}
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.Ready != nil && !s.cfg.Ready() {
+		writeError(w, &Error{http.StatusServiceUnavailable, "unavailable", "not ready"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+type scopeKey struct{}
+
+// authenticate verifies the bearer token and puts its scope in the context.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r)
+		if !ok {
+			writeError(w, &Error{http.StatusUnauthorized, "unauthorized", "Authorization: want \"Bearer <token>\""})
+			return
+		}
+		sc, err := s.cfg.Verifier.Verify(token)
+		if err != nil {
+			writeError(w, toError(err, s.log))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
+		return "", false
+	}
+	return h[7:], true
+}
+
+func scopeOf(r *http.Request) auth.Scope {
+	sc, _ := r.Context().Value(scopeKey{}).(auth.Scope)
+	return sc
+}
+
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverer answers a panic with an internal error instead of a dropped
+// connection, and logs it. Input never panics; this guards our own bugs.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+				writeError(w, &Error{http.StatusInternalServerError, "internal", "internal error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
