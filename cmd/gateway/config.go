@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Config is everything the gateway reads from flags and the environment.
+type Config struct {
+	Addr         string        // HTTP and WebSocket listen address
+	DataDir      string        // embedded JetStream store and snapshots
+	NATSURL      string        // external NATS; empty starts the embedded server
+	KeysFile     string        // tenants' key file; empty generates a demo tenant
+	PushInterval time.Duration // coalescing interval of live views
+	Demo         bool          // seed the demo tenant with a simulated board
+	LogFormat    string        // "text" or "json"
+}
+
+// envName is the environment variable of a flag: --push-interval reads
+// RANKWIRE_PUSH_INTERVAL.
+func envName(flagName string) string {
+	return "RANKWIRE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseConfig reads flags from args over environment variables (getenv)
+// over defaults. Flags win, so a script can override a deployment's
+// environment for one run.
+func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP and WebSocket listen `address`")
+	fs.StringVar(&c.DataDir, "data", "./data", "data `directory`: the embedded JetStream store and snapshots")
+	fs.StringVar(&c.NATSURL, "nats", "", "`URL` of an external NATS server or cluster with JetStream; empty starts the embedded one")
+	fs.StringVar(&c.KeysFile, "keys", "", "the tenants' key `file`; empty generates a demo tenant and key and prints tokens")
+	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
+	fs.BoolVar(&c.Demo, "demo", false, "seed the demo tenant's board \"weekly\" with players (implied without --keys)")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
+	fs.Usage = func() {
+		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
+		fs.PrintDefaults()
+	}
+	if err := fromEnv(fs, getenv); err != nil {
+		return c, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+// fromEnv sets every flag whose environment variable is set.
+func fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := getenv(envName(f.Name)); v != "" && err == nil {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s: %w", envName(f.Name), e)
+			}
+		}
+	})
+	return err
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.PushInterval < time.Millisecond || c.PushInterval > time.Minute:
+		return fmt.Errorf("--push-interval %v: want 1ms..1m", c.PushInterval)
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	case c.DataDir == "":
+		return errors.New("--data: must not be empty")
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	env := map[string]string{"RANKWIRE_ADDR": "127.0.0.1:9000", "RANKWIRE_PUSH_INTERVAL": "250ms"}
+	getenv := func(k string) string { return env[k] }
+	c, err := parseConfig([]string{"--addr", "127.0.0.1:9100", "--data", "/tmp/x"}, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9100" || c.PushInterval != 250*time.Millisecond || c.DataDir != "/tmp/x" {
+		t.Errorf("flags over env over defaults: %+v", c)
+	}
+	d, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil || d.Addr != "127.0.0.1:8080" || d.DataDir != "./data" || d.PushInterval != 100*time.Millisecond || d.NATSURL != "" || d.KeysFile != "" {
+		t.Errorf("defaults: %+v %v", d, err)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad duration", []string{"--push-interval", "fast"}, nil, "push-interval"},
+		{"duration too small", []string{"--push-interval", "0s"}, nil, "push-interval"},
+		{"bad env", nil, map[string]string{"RANKWIRE_PUSH_INTERVAL": "soon"}, "RANKWIRE_PUSH_INTERVAL"},
+		{"unknown flag", []string{"--nope"}, nil, "nope"},
+		{"stray argument", []string{"serve"}, nil, "serve"},
+		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
+		{"empty data", []string{"--data", ""}, nil, "data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelpListsEveryFlagAndVariable(t *testing.T) {
+	var out strings.Builder
+	_, err := parseConfig([]string{"--help"}, func(string) string { return "" }, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, want := range []string{"-addr", "-data", "-nats", "-keys", "-push-interval", "RANKWIRE_PUSH_INTERVAL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/auth"
+)
+
+// TestMain lets the test binary run as the gateway itself: a test starts
+// os.Args[0] with RANKWIRE_TEST_AS_GATEWAY=1 and configures it through the
+// environment, so process tests need no separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("RANKWIRE_TEST_AS_GATEWAY") == "1" {
+		os.Args = os.Args[:1]
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// proc is a gateway subprocess.
+type proc struct {
+	cmd    *exec.Cmd
+	addr   string
+	stdout *strings.Builder
+	done   chan error
+}
+
+var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
+
+// startGateway starts a gateway subprocess with env (RANKWIRE_* variables)
+// and waits for its ready line.
+func startGateway(t *testing.T, env ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append([]string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0"}, env...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdout: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stdout = p.stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
+	addr := make(chan string, 1)
+	go p.scan(stderr, addr)
+	select {
+	case p.addr = <-addr:
+	case err := <-p.done:
+		t.Fatalf("gateway exited before ready: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("gateway not ready after 60 s")
+	}
+	return p
+}
+
+// scan reads the gateway's log, reports the ready address, and reports the
+// exit once the log ends.
+func (p *proc) scan(stderr io.Reader, addr chan<- string) {
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
+			addr <- m[1]
+		}
+	}
+	p.done <- p.cmd.Wait()
+}
+
+func (p *proc) url(path string) string { return "http://" + p.addr + path }
+
+// keyFile writes a key file with tenant "t1" and returns it with a signing key.
+func keyFile(t *testing.T) (string, auth.SigningKey) {
+	t.Helper()
+	secret := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32)))
+	path := filepath.Join(t.TempDir(), "keys.json")
+	body := fmt.Sprintf(`{"tenants":{"t1":{"keys":[{"kid":"k1","alg":"HS256","secret":%q}]}}}`, secret)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.LoadKeys(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := keys.SigningKey("k1")
+	return path, sk
+}
+
+func adminToken(t *testing.T, sk auth.SigningKey) string {
+	tok, err := auth.Mint(sk, auth.Claims{Tenant: "t1", Roles: auth.RoleAdmin, Expiry: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// call sends a request and decodes the JSON answer into out (if not nil).
+func call(method, url, token, body string, out any) (int, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return resp.StatusCode, err
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// TestDemoModeCurlWorks runs the gateway in-process with no key file and
+// uses the curl line it prints, token and URL as printed.
+func TestDemoModeCurlWorks(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out strings.Builder
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	cfg := Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PushInterval: 100 * time.Millisecond}
+	go func() { errc <- run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), &out, ready) }()
+	select {
+	case <-ready:
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`curl -s -H "Authorization: Bearer (\S+)" "(\S+)"`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no curl line in:\n%s", out.String())
+	}
+	var top struct {
+		Total int `json:"total"`
+		Rows  []struct{ Member string }
+	}
+	if status, err := call("GET", m[2], m[1], "", &top); status != 200 || err != nil || top.Total != 25 || len(top.Rows) != 5 {
+		t.Fatalf("printed curl: %d %v %+v", status, err, top)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+// TestSIGTERM: the gateway finishes, writes its snapshot and exits 0.
+func TestSIGTERM(t *testing.T) {
+	keys, sk := keyFile(t)
+	data := t.TempDir()
+	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+data)
+	tok := adminToken(t, sk)
+	if status, err := call("PUT", p.url("/v1/boards/b"), tok, "{}", nil); status != 200 || err != nil {
+		t.Fatalf("PUT board: %d %v", status, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+		p.done <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit 30 s after SIGTERM")
+	}
+	snaps, _ := filepath.Glob(filepath.Join(data, "snapshots", "*"))
+	if len(snaps) == 0 {
+		t.Error("no snapshot written on shutdown")
+	}
+}

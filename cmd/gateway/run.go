@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rankwire/rankwire/api"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// shutdownTimeout bounds a graceful shutdown: in-flight requests finish
+// within it, then the hub writes snapshots.
+const shutdownTimeout = 20 * time.Second
+
+// run starts the gateway and serves until ctx ends, then shuts down in
+// order: stop accepting and finish in-flight requests, close the hub (which
+// writes snapshots), return nil. It reports the address it listens on to
+// ready, where ready is not nil, once /readyz answers 200.
+func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
+	keys, demo, err := loadKeys(cfg)
+	if err != nil {
+		return err
+	}
+	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log})
+	if err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	defer closeHub(h, log)
+	if demo != nil {
+		if err := seedDemo(ctx, h, cfg.Demo || cfg.KeysFile == ""); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	var serving atomic.Bool
+	srv := newHTTPServer(cfg, h, keys, log, serving.Load)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	serving.Store(true)
+	addr := ln.Addr().String()
+	log.Info("ready", "addr", addr, "data", cfg.DataDir, "nats", natsMode(cfg))
+	if demo != nil {
+		printDemo(out, addr, demo)
+	}
+	if ready != nil {
+		ready <- addr
+	}
+	return serveUntil(ctx, srv, &serving, errc, log)
+}
+
+func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger, ready func() bool) *http.Server {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	handler := api.New(api.Config{
+		Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys,
+		Ready: ready, Logger: log, Registry: reg,
+	})
+	return &http.Server{
+		Addr: cfg.Addr, Handler: handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// serveUntil waits for ctx or a serving failure, then shuts the server down.
+func serveUntil(ctx context.Context, srv *http.Server, serving *atomic.Bool, errc <-chan error, log *slog.Logger) error {
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	serving.Store(false)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+func closeHub(h *hub.Hub, log *slog.Logger) {
+	if err := h.Close(); err != nil {
+		log.Error("closing hub", "err", err)
+	}
+}
+
+func natsMode(cfg Config) string {
+	if cfg.NATSURL == "" {
+		return "embedded"
+	}
+	return "external"
+}
+
+// loadKeys reads the key file, or generates the demo tenant without one.
+func loadKeys(cfg Config) (*auth.Keyring, *demoKey, error) {
+	if cfg.KeysFile != "" {
+		keys, err := auth.LoadKeys(cfg.KeysFile)
+		return keys, nil, err
+	}
+	keys, sk, err := auth.GenerateDemo(demoTenant)
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, &demoKey{key: sk}, nil
+}
