@@ -275,6 +275,8 @@ func TestHealthAndMetrics(t *testing.T) {
 	for _, want := range []string{
 		`rankwire_submissions_total{outcome="applied"} 1`,
 		`rankwire_http_requests_total{code="200",method="POST",route="/v1/boards/{board}/scores"} 1`,
+		`rankwire_board_members{board="m",tenant="casino-a"} 1`,
+		`rankwire_apply_lag_seconds{tenant="casino-a"}`,
 	} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("metrics lack %s", want)

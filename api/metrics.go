@@ -20,7 +20,7 @@ type metrics struct {
 	submissions *prometheus.CounterVec
 }
 
-func newMetrics(reg *prometheus.Registry) *metrics {
+func newMetrics(reg *prometheus.Registry, h *hub.Hub) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rankwire_http_requests_total", Help: "HTTP requests by route pattern, method and status code.",
@@ -33,7 +33,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "rankwire_submissions_total", Help: "Submitted items by outcome: applied, kept (the policy kept the old entry), duplicate.",
 		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.submissions)
+	reg.MustRegister(m.requests, m.latency, m.submissions, newHubCollector(h))
 	return m
 }
 

@@ -69,7 +69,7 @@ func New(cfg Config) *Server {
 	if cfg.SubmissionsPerSecond == 0 {
 		cfg.SubmissionsPerSecond = DefaultSubmissionsPerSecond
 	}
-	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry)}
+	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
 	s.router = s.routes()
 	return s

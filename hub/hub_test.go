@@ -3,6 +3,7 @@ package hub
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -80,4 +81,17 @@ func TestValidation(t *testing.T) {
 	wantErr(t, err, ErrNotFound)
 	_, err = h.Submit(testCtx(t), "t2", "b", []Item{{Member: "a"}})
 	wantErr(t, err, ErrNotFound)
+}
+
+func TestStats(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b1", Settings{})
+	mustSubmit(t, h, "t1", "b1", Item{Member: "a", Score: 1}, Item{Member: "b", Score: 2})
+	st := h.Stats()
+	if len(st) != 1 || st[0].Tenant != "t1" || st[0].Applied < 2 || len(st[0].Boards) != 1 || st[0].Boards[0].Members != 2 {
+		t.Fatalf("Stats() = %+v", st)
+	}
+	if st[0].ApplyLag < 0 || st[0].ApplyLag > time.Minute {
+		t.Errorf("apply lag %v", st[0].ApplyLag)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -27,6 +28,7 @@ type replica struct {
 	st *state
 
 	applied atomic.Uint64 // stream sequence of the last applied event
+	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned
 
 	waitMu   sync.Mutex // guards the fields below
@@ -93,6 +95,8 @@ func (r *replica) handle(msg jetstream.Msg) {
 		return
 	}
 	seq := md.Sequence.Stream
+	// The wall clock feeds only the lag metric, never the state.
+	r.lag.Store(int64(time.Since(md.Timestamp)))
 	if seq <= r.applied.Load() {
 		return // already in the snapshot
 	}

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// hubCollector reports the replicas' state at scrape time: board sizes,
+// the last applied stream sequence and the apply lag per tenant.
+type hubCollector struct {
+	hub                   *hub.Hub
+	members, applied, lag *prometheus.Desc
+}
+
+func newHubCollector(h *hub.Hub) *hubCollector {
+	return &hubCollector{
+		hub: h,
+		members: prometheus.NewDesc("rankwire_board_members",
+			"Members in the current primary window of each board.", []string{"tenant", "board"}, nil),
+		applied: prometheus.NewDesc("rankwire_applied_sequence",
+			"Stream sequence of the last event the tenant's replica applied.", []string{"tenant"}, nil),
+		lag: prometheus.NewDesc("rankwire_apply_lag_seconds",
+			"Time from the last applied event's storing in JetStream to its apply.", []string{"tenant"}, nil),
+	}
+}
+
+// Describe sends the descriptors. Collect sends one sample per tenant and board.
+func (c *hubCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.members
+	ch <- c.applied
+	ch <- c.lag
+}
+
+func (c *hubCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, t := range c.hub.Stats() {
+		ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(t.Applied), t.Tenant)
+		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, t.ApplyLag.Seconds(), t.Tenant)
+		for _, b := range t.Boards {
+			ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(b.Members), t.Tenant, b.Name)
+		}
+	}
+}
