@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +40,31 @@ type Config struct {
 	// SubmissionsPerSecond is the default per-tenant rate. Zero means
 	// DefaultSubmissionsPerSecond.
 	SubmissionsPerSecond float64
+
+	// The fields below tune the WebSocket endpoint /v1/ws (ws_live.go).
+	// The push interval is hub.Config.PushInterval: the hub's feed ticks.
+
+	// AllowedOrigins are the host patterns (path.Match, case-insensitive;
+	// with "://" matched against scheme://host) of browser pages that may
+	// open a WebSocket from another origin. Nil means none: only pages
+	// served from the gateway's own host, and clients that send no Origin
+	// (non-browser). Never "*" by default.
+	AllowedOrigins []string
+	// MaxConnections is a tenant's WebSocket connection cap when its key
+	// file entry sets none. Zero means DefaultMaxConnections.
+	MaxConnections int
+	// AuthTimeout bounds the wait for the first auth message of a
+	// connection without access_token. Zero means 5 s.
+	AuthTimeout time.Duration
+	// SlowTimeout is how long one write may wait on a client that does not
+	// read before it is closed (4008). Zero means 10 s.
+	SlowTimeout time.Duration
+	// PingInterval is how often an idle connection is pinged. Zero means 30 s.
+	PingInterval time.Duration
+
+	// Static serves what is not API: the widget under /widget/ and, in demo
+	// mode, the demo page at / and /demo/ (web.Handler). Nil means none.
+	Static http.Handler
 }
 
 // Server is the HTTP handler of the gateway. Safe for concurrent use.
@@ -49,6 +75,7 @@ type Server struct {
 	metrics *metrics
 	router  chi.Router
 	limits  limiters
+	live    *live // the WebSocket side: ws_live.go
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
@@ -71,6 +98,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
+	s.live = newLive(s)
 	s.router = s.routes()
 	return s
 }
@@ -84,6 +112,8 @@ func (s *Server) routes() chi.Router {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	r.Get("/readyz", s.readyz)
 	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	r.Get("/v1/ws", s.serveWS) // outside the /v1 group: the WebSocket authenticates itself
+	s.mountStatic(r)           // the widget and the demo page: static.go
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate, s.limitBody)
 		r.Get("/boards", s.handle(s.listBoards))

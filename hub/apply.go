@@ -89,7 +89,7 @@ func (s *state) applySubmit(seq uint64, ev *event) ([]Result, error) {
 			res[i] = orig
 			continue
 		}
-		res[i] = s.submitItem(ws, primary, seq, it)
+		res[i] = s.submitItem(ev.Board, ws, primary, seq, it)
 		if it.ID != "" {
 			bs.seen[it.ID] = res[i]
 		}
@@ -114,7 +114,7 @@ func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
 // submitItem applies one item to every window. An item the index or board
 // rejects (checked at ingest, so only a sum overflow in practice) is not
 // applied; its result shows the entry as it stands.
-func (s *state) submitItem(ws []*window, primary int, seq uint64, it Item) Result {
+func (s *state) submitItem(name string, ws []*window, primary int, seq uint64, it Item) Result {
 	h, err := s.ix.Intern(it.Member)
 	if err != nil {
 		return Result{Member: it.Member}
@@ -127,6 +127,7 @@ func (s *state) submitItem(ws []*window, primary int, seq uint64, it Item) Resul
 		c, err := w.b.Submit(board.Submission{Member: h, Score: it.Score, Subscore: it.Subscore, Seq: seq})
 		if err == nil && (c.Applied || c.Moved()) {
 			w.seq++
+			s.feed.note(name, w, c)
 		}
 		if i == primary {
 			res = w.result(h, c.Applied && err == nil)
@@ -150,8 +151,8 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 		return fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	for _, m := range lr.Merges {
-		for _, bs := range s.boards {
-			bs.merge(m, seq)
+		for name, bs := range s.boards {
+			bs.merge(m, seq, s.feed, name)
 		}
 	}
 	return nil
@@ -159,11 +160,12 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 
 // merge folds m.From into m.Into on every window. A sum that would overflow
 // leaves that window unchanged (board.Merge guarantees it).
-func (bs *boardState) merge(m identity.Merge, seq uint64) {
+func (bs *boardState) merge(m identity.Merge, seq uint64, feed *feedLog, name string) {
 	for _, w := range bs.windows {
 		gone, kept, err := w.b.Merge(m.Into, m.From, seq)
 		if err == nil && (gone.Moved() || kept.Moved() || kept.Applied) {
 			w.seq++
+			feed.note(name, w, gone, kept)
 		}
 	}
 }
@@ -179,8 +181,9 @@ func (s *state) applyRemove(ev *event) error {
 		if !ok {
 			break
 		}
-		if _, gone := w.b.Remove(h); gone {
+		if c, gone := w.b.Remove(h); gone {
 			w.seq++
+			s.feed.note(ev.Board, w, c)
 			removed = true
 		}
 	}
@@ -199,14 +202,17 @@ func (s *state) applyReset(ev *event) error {
 	if w := bs.windows[windowKey{kindAll, 0}]; w != nil && w.b.Len() > 0 {
 		w.b = bs.newBoard()
 		w.seq++
+		s.feed.reset(ev.Board, w.key)
 	}
 	return nil
 }
 
 func (s *state) applyDelete(ev *event) error {
-	if _, err := s.board(ev.Board); err != nil {
+	bs, err := s.board(ev.Board)
+	if err != nil {
 		return err
 	}
+	s.feed.reset(ev.Board, bs.sortedWindows()...)
 	delete(s.boards, ev.Board)
 	return nil
 }

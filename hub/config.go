@@ -32,6 +32,11 @@ type Config struct {
 	// snapshot. Zero means 10,000; negative disables periodic snapshots
 	// (Close still writes them).
 	SnapshotEvery int
+
+	// PushInterval is how often the change feed hands the board-windows'
+	// changes to the Feed (SetFeed): the coalescing interval of live views.
+	// Zero means 100 ms.
+	PushInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -46,6 +51,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapshotEvery == 0 {
 		c.SnapshotEvery = 10_000
+	}
+	if c.PushInterval <= 0 {
+		c.PushInterval = 100 * time.Millisecond
 	}
 	return c
 }

@@ -36,6 +36,8 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	feed atomic.Pointer[feedHolder] // the change feed's consumer; see feed.go
+
 	openMu  sync.Mutex   // serialises opening tenants; taken before mu
 	mu      sync.RWMutex // guards the fields below
 	tenants map[string]*replica
@@ -56,6 +58,11 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica)}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, log: h.log}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.runFeed(h.ctx)
+	}()
 	if err := h.connect(ctx); err != nil {
 		h.Close()
 		return nil, err

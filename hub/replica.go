@@ -60,6 +60,7 @@ func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) 
 		done:    make(chan struct{}),
 		waiters: make(map[string]chan outcome),
 	}
+	st.feed = newFeedLog()
 	r.applied.Store(st.seq)
 	r.snapSeq = st.seq
 	return r

@@ -215,7 +215,7 @@ func (r *snapReader) window(bs *boardState) {
 		r.fail("board: " + err.Error())
 		return
 	}
-	bs.windows[k] = &window{b: b, seq: seq}
+	bs.windows[k] = &window{b: b, seq: seq, key: k}
 	if !bs.has[k.kind] || k.start > bs.newest[k.kind] {
 		bs.newest[k.kind], bs.has[k.kind] = k.start, true
 	}

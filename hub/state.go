@@ -13,7 +13,8 @@ import (
 type state struct {
 	ix     *identity.Index // never replaced: boards' CompareMembers bind it
 	boards map[string]*boardState
-	seq    uint64 // stream sequence of the last applied event
+	seq    uint64   // stream sequence of the last applied event
+	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
 }
 
 // boardState is one board: its settings, windows and seen idempotency ids.
@@ -37,6 +38,7 @@ type boardState struct {
 type window struct {
 	b   *board.Board
 	seq uint64
+	key windowKey // its key in boardState.windows, for the change feed
 }
 
 func newState() *state {
@@ -89,7 +91,7 @@ func (bs *boardState) open(k windowKey) *window {
 	if k.kind != kindAll && bs.has[k.kind] && k.start < bs.cutoff(k.kind) {
 		return nil
 	}
-	w := &window{b: bs.newBoard()}
+	w := &window{b: bs.newBoard(), key: k}
 	bs.windows[k] = w
 	if !bs.has[k.kind] || k.start > bs.newest[k.kind] {
 		bs.newest[k.kind], bs.has[k.kind] = k.start, true

@@ -1,0 +1,291 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/subscriptions"
+)
+
+// wsConn is one WebSocket of live views. Three goroutines serve it, all
+// owned by ctx and waited for by serve: the handler's own (reads and
+// handles client messages), the writer (drains the outbox), the pinger.
+// The engine only ever puts into the outbox, so it never waits on the client.
+type wsConn struct {
+	l   *live
+	ws  *websocket.Conn
+	out *subscriptions.Outbox
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+
+	mu     sync.Mutex // guards the fields below
+	scope  auth.Scope
+	authed bool
+	timer  *time.Timer // fires at the token's expiry (or the auth deadline)
+	subs   map[string]*subscriptions.Sub
+}
+
+func newWSConn(l *live, ws *websocket.Conn) *wsConn {
+	c := &wsConn{l: l, ws: ws, out: subscriptions.NewOutbox(0), subs: map[string]*subscriptions.Sub{}}
+	c.ctx, c.cancel = context.WithCancel(l.ctx)
+	ws.SetReadLimit(maxWSMessage)
+	return c
+}
+
+// serve runs the connection until it ends. sc is the access_token's scope
+// (nil: wait for an auth message); refused, why that token may not connect.
+func (c *wsConn) serve(sc *auth.Scope, refused error) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.writeLoop() }()
+	go func() { defer wg.Done(); c.pingLoop() }()
+	defer func() {
+		c.cancel()
+		wg.Wait()
+		c.cleanup()
+	}()
+	switch {
+	case refused != nil:
+		c.close(tokenClose(refused))
+	case sc != nil:
+		c.setScope(*sc, true)
+	default:
+		c.mu.Lock()
+		c.timer = time.AfterFunc(c.l.authTO, func() { c.close(closeError{closeExpired, "no auth message in time"}) })
+		c.mu.Unlock()
+	}
+	c.l.metrics.conns.Inc()
+	defer c.l.metrics.conns.Dec()
+	c.readLoop()
+}
+
+// setScope installs a verified scope and arms the expiry timer.
+func (c *wsConn) setScope(sc auth.Scope, admitted bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.scope, c.authed = sc, admitted
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.timer = time.AfterFunc(time.Until(sc.Expiry), func() { c.close(closeError{closeExpired, "token expired"}) })
+}
+
+func (c *wsConn) current() (auth.Scope, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scope, c.authed
+}
+
+// cleanup ends every subscription and gives back the tenant's slot.
+func (c *wsConn) cleanup() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	for _, s := range c.subs {
+		c.l.eng.Unsubscribe(s)
+	}
+	c.subs = nil
+	c.out.Close()
+	if c.authed {
+		c.l.release(c.scope.Tenant)
+	}
+}
+
+// close closes the connection with e's code, once. The close handshake is
+// bounded by coder/websocket's own timeouts, and by CloseWebSockets' context.
+func (c *wsConn) close(e closeError) {
+	c.closeOnce.Do(func() {
+		c.ws.Close(websocket.StatusCode(e.code), e.reason)
+		c.cancel()
+	})
+}
+
+func (c *wsConn) readLoop() {
+	for {
+		typ, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			return
+		}
+		if typ != websocket.MessageText {
+			c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
+			continue
+		}
+		c.handle(data)
+	}
+}
+
+// reply queues an error message; a client whose control queue is full has
+// stopped reading and is closed (4008).
+func (c *wsConn) reply(id string, e *Error) {
+	if !c.out.Send(encodeError(id, e)) {
+		go c.close(closeError{closeSlow, "too many unread messages"})
+	}
+}
+
+func (c *wsConn) handle(data []byte) {
+	m, err := decodeMsg(data)
+	if err != nil {
+		c.reply(m.ID, toError(err, c.l.s.log))
+		return
+	}
+	_, authed := c.current()
+	switch {
+	case m.Type == "auth":
+		c.auth(m.Token, authed)
+	case !authed:
+		c.reply(m.ID, &Error{http.StatusUnauthorized, "unauthorized", "type: the first message must be auth"})
+	case m.Type == "subscribe":
+		c.subscribe(m)
+	case m.Type == "unsubscribe":
+		c.unsubscribe(m.ID)
+	default:
+		c.reply(m.ID, badRequest("type: %q is not subscribe, unsubscribe or auth", truncate(m.Type)))
+	}
+}
+
+// auth handles an auth message: the first one authenticates (a refusal
+// closes), a later one refreshes the token (a refusal is an error message
+// and the old token stays, until it expires).
+func (c *wsConn) auth(token string, authed bool) {
+	sc, err := c.l.s.cfg.Verifier.Verify(token)
+	if err == nil {
+		err = mayConnect(sc)
+	}
+	old, _ := c.current()
+	switch {
+	case !authed && err != nil:
+		c.close(tokenClose(err))
+	case !authed && !c.l.admit(sc.Tenant):
+		c.close(closeError{closeSlow, "tenant at its WebSocket connection cap"})
+	case !authed:
+		c.setScope(sc, true)
+	case err != nil:
+		c.reply("", toError(err, c.l.s.log))
+	case sc.Tenant != old.Tenant:
+		c.reply("", forbidden("token: tenant %q, the connection's is %q", sc.Tenant, old.Tenant))
+	default:
+		c.setScope(sc, true)
+	}
+}
+
+func (c *wsConn) subscribe(m clientMsg) {
+	sc, _ := c.current()
+	c.mu.Lock()
+	n, dup := len(c.subs), c.subs[m.ID] != nil
+	c.mu.Unlock()
+	if dup {
+		c.reply(m.ID, &Error{http.StatusConflict, "conflict", "id: " + truncate(m.ID) + " is already subscribed on this connection"})
+		return
+	}
+	if n >= MaxSubscriptions {
+		c.reply(m.ID, badRequest("subscribe: at most %d subscriptions per connection", MaxSubscriptions))
+		return
+	}
+	sub, err := c.join(m, sc)
+	if err != nil {
+		c.reply(m.ID, toError(err, c.l.s.log))
+		return
+	}
+	c.mu.Lock()
+	c.subs[m.ID] = sub
+	c.mu.Unlock()
+}
+
+// join validates m and subscribes under the tenant's read lock, so that the
+// view starts exactly where the board and its change feed stand.
+func (c *wsConn) join(m clientMsg, sc auth.Scope) (*subscriptions.Sub, error) {
+	l, spec, err := subscription(m, sc)
+	if err != nil {
+		return nil, err
+	}
+	var sub *subscriptions.Sub
+	err = c.l.s.hub.ReadWindow(l, func(w hub.Window) (err error) {
+		key := subscriptions.Key{Tenant: sc.Tenant, Board: l.Board, Window: w.Key()}
+		sub, err = c.l.eng.Subscribe(key, liveWindow{w}, c.out, m.ID, spec, m.Since)
+		return err
+	})
+	return sub, err
+}
+
+func (c *wsConn) unsubscribe(id string) {
+	c.mu.Lock()
+	s := c.subs[id]
+	delete(c.subs, id)
+	c.mu.Unlock()
+	if s == nil {
+		c.reply(id, notFound("id: no subscription %q on this connection", truncate(id)))
+		return
+	}
+	c.l.eng.Unsubscribe(s)
+}
+
+// writeLoop writes what the outbox holds. A write that waits longer than
+// Config.SlowTimeout means the client stopped reading: it is closed (4008;
+// the frame may not get through a full socket, then the client sees 1006).
+func (c *wsConn) writeLoop() {
+	var buf []byte
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.out.Wake():
+		}
+		for {
+			m, ok := c.out.Next()
+			if !ok {
+				break
+			}
+			buf = m.AppendTo(buf[:0])
+			if !c.write(buf) {
+				return
+			}
+		}
+	}
+}
+
+func (c *wsConn) write(buf []byte) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.l.slowTO)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, buf); err != nil {
+		// The write's own deadline, not the connection's end: a stall.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			c.l.metrics.slowCloses.Inc()
+			c.close(closeError{closeSlow, "client too slow: a write waited too long"})
+		}
+		return false
+	}
+	c.l.metrics.messages.Inc()
+	c.l.metrics.bytes.Add(float64(len(buf)))
+	return true
+}
+
+// pingLoop pings every Config.PingInterval; a peer that does not answer
+// within the interval is closed.
+func (c *wsConn) pingLoop() {
+	t := time.NewTicker(c.l.pingTO)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.l.pingTO)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err != nil && c.ctx.Err() == nil {
+			c.close(closeError{closeSlow, "no pong"})
+			return
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package api
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/rankwire/rankwire/subscriptions"
+)
+
+// wsMetrics are the WebSocket side's Prometheus series. The engine's gauges
+// are read at scrape time.
+type wsMetrics struct {
+	conns      prometheus.Gauge
+	messages   prometheus.Counter
+	bytes      prometheus.Counter
+	tick       prometheus.Histogram
+	slowCloses prometheus.Counter
+}
+
+func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetrics {
+	m := &wsMetrics{
+		conns:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "rankwire_ws_connections", Help: "Open WebSocket connections."}),
+		messages:   prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_messages_sent_total", Help: "WebSocket messages written."}),
+		bytes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_bytes_sent_total", Help: "Bytes of WebSocket messages written."}),
+		slowCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_slow_closes_total", Help: "Connections closed (4008) because a write waited longer than the slow timeout."}),
+		tick: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "rankwire_ws_push_tick_seconds", Help: "Duration of a push tick: recomputing, encoding and offering every changed view.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25},
+		}),
+	}
+	reg.MustRegister(m.conns, m.messages, m.bytes, m.slowCloses, m.tick)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rankwire_ws_views", Help: "Distinct live views (board, window, kind, parameters).",
+	}, func() float64 { return float64(eng.Stats().Views) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "rankwire_ws_coalesced_total", Help: "Pending view states replaced by newer ones before a slow client read them.",
+	}, func() float64 { return float64(eng.Stats().Coalesced) }))
+	for _, k := range subscriptions.Kinds {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "rankwire_ws_subscriptions", Help: "Live subscriptions by view kind.",
+			ConstLabels: prometheus.Labels{"kind": k.String()},
+		}, func() float64 { return float64(eng.Stats().Subscriptions[k]) }))
+	}
+	return m
+}
+
+// slowClosesValue reads the slow-close counter: for tests.
+func (m *wsMetrics) slowClosesValue() float64 {
+	var d dto.Metric
+	_ = m.slowCloses.Write(&d)
+	return d.GetCounter().GetValue()
+}

@@ -1,0 +1,29 @@
+// Package subscriptions owns rankwire's live views: the views a client may
+// watch over a board-window (top, around, rank, members), the tracking of
+// which views a tick's changes touched, one recomputation, diff and JSON
+// encoding per distinct view per tick (the bytes shared by every watcher),
+// a bounded ring of recent changes per board-window for `since` resume, and
+// the per-connection outboxes in which a subscription's pending message is
+// replaced by a newer one, never queued.
+//
+// It imports board and the standard library only: it knows nothing of NATS,
+// HTTP, WebSockets or tokens. The owner of the boards (hub, through api)
+// hands it read access to one board-window at a time (Window) under that
+// board's read lock, together with the changes applied since the last tick.
+// Callers validate every Spec at the edge; this package assumes valid input.
+//
+// # Flow of one tick
+//
+//	Engine.Apply(key, w, changes)   per board-window, under the board's read lock:
+//	    ring ← changes; dirty views ← rank-range index ∩ changed ranks, member index;
+//	    recompute each dirty distinct view once; keep its diff.
+//	Engine.Flush()                  once, with no board lock:
+//	    encode each changed view's diff once; offer the shared bytes to every
+//	    watcher's Outbox (a pending message is replaced, never queued).
+//
+// # Concurrency
+//
+// Engine and Outbox are safe for concurrent use. Lock order: the board owner's
+// read lock (held by the caller of Apply and Subscribe), then Engine.mu, then
+// Outbox.mu. Apply and Flush must be called from one goroutine (the ticker).
+package subscriptions

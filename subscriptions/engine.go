@@ -1,0 +1,278 @@
+package subscriptions
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Key names one board-window: the owner's tenant, board and window (any
+// string that names the window's instance, such as "all" or "week:2026-01-05").
+type Key struct{ Tenant, Board, Window string }
+
+// Config tunes an Engine. The zero Config works.
+type Config struct {
+	// RingSize is how many recent changes each watched board-window keeps
+	// for `since` resume. Zero means DefaultRingSize.
+	RingSize int
+	// IdleTicks is how many Flushes a board-window's ring outlives its last
+	// watcher, so that a client that reconnects can resume. Zero means 600
+	// (a minute at the default 100 ms push interval).
+	IdleTicks int
+}
+
+// Engine holds every live view: per board-window, the distinct views with
+// their watchers, the indexes that find the views a change touched, and the
+// ring of recent changes. Safe for concurrent use; see the package doc for
+// the lock order and the Apply/Flush contract.
+type Engine struct {
+	cfg       Config
+	coalesced atomic.Uint64 // pending messages replaced by newer ones
+
+	mu      sync.Mutex // guards the fields below and every view, window and Sub.seq
+	windows map[Key]*windowState
+	changed []*view // views with a diff since the last Flush
+	ticks   uint64  // Flushes so far
+	views   int
+	subs    [len(kindNames)]int
+}
+
+// NewEngine returns an empty Engine.
+func NewEngine(cfg Config) *Engine {
+	if cfg.RingSize <= 0 {
+		cfg.RingSize = DefaultRingSize
+	}
+	if cfg.IdleTicks <= 0 {
+		cfg.IdleTicks = 600
+	}
+	return &Engine{cfg: cfg, windows: make(map[Key]*windowState)}
+}
+
+// windowState is one watched board-window. Engine.mu guards it.
+type windowState struct {
+	key     Key
+	views   map[string]*view
+	ranks   rankIndex
+	handles multiIndex[uint32]
+	names   multiIndex[string]
+	ring    *ring
+	idle    uint64 // Engine.ticks when the last view went; 0 while watched
+}
+
+// view is one distinct view: a spec over a board-window, its state at seq,
+// and its watchers. Engine.mu guards it.
+type view struct {
+	ws       *windowState
+	key      string
+	spec     Spec
+	st       state
+	seq      uint64
+	total    int
+	watchers map[*Sub]struct{}
+	tick     *body   // the diff since the last Flush, or nil
+	full     bool    // the view changed twice before one Flush: send snapshots
+	snap     *shared // cached snapshot at seq, or nil
+}
+
+// Stats are the Engine's gauges and counters, for metrics.
+type Stats struct {
+	Views         int          // distinct views
+	Subscriptions map[Kind]int // subscriptions by kind
+	Coalesced     uint64       // pending messages replaced by newer ones
+}
+
+// Stats returns the current gauges and counters. O(kinds).
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := Stats{Views: e.views, Subscriptions: map[Kind]int{}, Coalesced: e.coalesced.Load()}
+	for _, k := range Kinds {
+		st.Subscriptions[k] = e.subs[k]
+	}
+	return st
+}
+
+// Subscribe starts a subscription named id of out to spec's view of the
+// board-window key, which w reads; the caller holds the board's read lock.
+// The first message is put in out at once: a diff from since where the ring
+// still reaches it, else a snapshot. A view that others watch is shared;
+// a new one is computed from w: O(log N + rows). The caller checks the
+// spec's limits and the id's uniqueness on the connection.
+func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec, since *uint64) (*Sub, error) {
+	if spec.Kind < Top || spec.Kind > Members {
+		return nil, fmt.Errorf("%w: %d", ErrBadSpec, spec.Kind)
+	}
+	spec = spec.normalize()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v := e.viewFor(key, w, spec)
+	s := &Sub{id: id, idJSON: appendString(nil, id), kind: spec.Kind, v: v, out: out}
+	v.watchers[s] = struct{}{}
+	e.subs[spec.Kind]++
+	first := v.snapshot()
+	if since != nil {
+		if d, ok := v.resume(*since, w); ok {
+			first = d
+		}
+	}
+	out.put(s, first)
+	s.seq = v.seq
+	return s, nil
+}
+
+// viewFor returns the view of spec over key, creating the window state and
+// the view as needed.
+func (e *Engine) viewFor(key Key, w Window, spec Spec) *view {
+	ws := e.windows[key]
+	if ws == nil {
+		ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{},
+			handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq())}
+		e.windows[key] = ws
+	}
+	ws.idle = 0
+	k := spec.key()
+	if v := ws.views[k]; v != nil {
+		return v
+	}
+	v := &view{ws: ws, key: k, spec: spec, st: compute(spec, w), seq: w.Seq(), total: boardLen(w), watchers: map[*Sub]struct{}{}}
+	ws.views[k] = v
+	ws.index(v)
+	e.views++
+	return v
+}
+
+// Unsubscribe ends s and drops its pending message. The view goes with its
+// last watcher. O(view's index entries). Safe to call more than once.
+func (e *Engine) Unsubscribe(s *Sub) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v := s.v
+	if _, ok := v.watchers[s]; !ok {
+		return
+	}
+	delete(v.watchers, s)
+	e.subs[s.kind]--
+	s.out.drop(s)
+	if len(v.watchers) > 0 {
+		return
+	}
+	ws := v.ws
+	ws.unindex(v)
+	delete(ws.views, v.key)
+	e.views--
+	if len(ws.views) == 0 {
+		ws.idle = e.ticks + 1
+	}
+}
+
+// Apply takes one tick's changes of the board-window key, oldest first,
+// which w reads; the caller holds the board's read lock. reset says the
+// board-window was replaced or emptied wholesale: every view is recomputed
+// and the ring forgets. Each dirty distinct view is recomputed once; its
+// diff waits for Flush. Cost: O(changes + views touched × their rows).
+// Call it from the ticker goroutine only, at most once per key between
+// Flushes.
+func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ws := e.windows[key]
+	if ws == nil {
+		return
+	}
+	if reset {
+		ws.ring.reset(w.Seq())
+		for _, v := range ws.views {
+			e.recompute(v, w)
+		}
+		return
+	}
+	for _, c := range changes {
+		ws.ring.push(c)
+	}
+	for v := range ws.dirty(changes, w) {
+		e.recompute(v, w)
+	}
+}
+
+// recompute reads v again and keeps the diff for Flush where it changed.
+// A change of total alone is no change of the view: it sends nothing.
+func (e *Engine) recompute(v *view, w Window) {
+	st := compute(v.spec, w)
+	put, gone := diffRows(v.st.rows, st.rows)
+	v.ws.reindex(v, st)
+	v.st = st
+	if len(put) == 0 && len(gone) == 0 {
+		return
+	}
+	if v.tick != nil {
+		v.full = true
+	} else {
+		e.changed = append(e.changed, v)
+	}
+	v.tick = &body{diff: true, prev: v.seq, seq: w.Seq(), total: boardLen(w), rows: put, gone: gone}
+	v.seq, v.total, v.snap = w.Seq(), boardLen(w), nil
+}
+
+// Flush encodes each changed view's diff once and offers the shared bytes
+// to every watcher's outbox: a watcher whose last message is the diff's prev
+// and has nothing pending gets the diff, any other one a snapshot (shared
+// too). Never blocks on a client. Cost: O(changed views × rows + their
+// watchers). Call it from the ticker goroutine, without the board's lock.
+func (e *Engine) Flush() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, v := range e.changed {
+		e.changed[i] = nil
+		var d *shared
+		if !v.full && len(v.watchers) > 0 {
+			d = &shared{typ: "diff", body: appendBody(nil, *v.tick), seq: v.tick.seq, prev: v.tick.prev}
+		}
+		v.tick, v.full = nil, false
+		for s := range v.watchers {
+			e.deliver(v, s, d)
+		}
+	}
+	e.changed = e.changed[:0]
+	e.ticks++
+	e.evictIdle()
+}
+
+func (e *Engine) deliver(v *view, s *Sub, d *shared) {
+	if s.seq >= v.seq {
+		return
+	}
+	m := d
+	if m == nil || s.seq != m.prev || s.out.has(s) {
+		m = v.snapshot()
+	}
+	if s.out.put(s, m) {
+		e.coalesced.Add(1)
+	}
+	s.seq = v.seq
+}
+
+// evictIdle drops the board-windows nobody has watched for IdleTicks.
+// O(watched board-windows).
+func (e *Engine) evictIdle() {
+	for k, ws := range e.windows {
+		if ws.idle > 0 && e.ticks-ws.idle >= uint64(e.cfg.IdleTicks) {
+			delete(e.windows, k)
+		}
+	}
+}
+
+// snapshot returns v's snapshot at its seq, encoded once and cached.
+func (v *view) snapshot() *shared {
+	if v.snap == nil {
+		b := body{seq: v.seq, total: v.total, rows: v.st.rows}
+		v.snap = &shared{typ: "snapshot", body: appendBody(nil, b), seq: v.seq}
+	}
+	return v.snap
+}
+
+func boardLen(w Window) int {
+	if b := w.Board(); b != nil {
+		return b.Len()
+	}
+	return 0
+}

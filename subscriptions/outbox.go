@@ -1,0 +1,191 @@
+package subscriptions
+
+import "sync"
+
+// DefaultMaxControl is how many control messages (errors, acknowledgements)
+// an Outbox holds when NewOutbox is given zero.
+const DefaultMaxControl = 64
+
+// shared is a snapshot or diff of one view at one seq, encoded once and
+// offered to every watcher. Immutable once built.
+type shared struct {
+	typ  string // "snapshot" or "diff"
+	body []byte // everything after the id: see appendBody
+	seq  uint64
+	prev uint64 // diffs only
+}
+
+// Message is one message on its way to a connection: a subscription's
+// snapshot or diff, whose body is shared by every watcher of the view, or a
+// control message (raw JSON).
+type Message struct {
+	sub *Sub
+	sh  *shared
+	raw []byte
+}
+
+// AppendTo appends the message's JSON text to dst: the subscription's type
+// and id, then the shared body. O(len(message)), no other allocation.
+func (m Message) AppendTo(dst []byte) []byte {
+	if m.sh == nil {
+		return append(dst, m.raw...)
+	}
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, m.sh.typ...)
+	dst = append(dst, `","id":`...)
+	dst = append(dst, m.sub.idJSON...)
+	dst = append(dst, ',')
+	return append(dst, m.sh.body...)
+}
+
+// Size returns the length of the message's JSON text. O(1).
+func (m Message) Size() int {
+	if m.sh == nil {
+		return len(m.raw)
+	}
+	return len(`{"type":"","id":,`) + len(m.sh.typ) + len(m.sub.idJSON) + len(m.sh.body)
+}
+
+// Sub is one subscription of a connection to a view. Engine.Subscribe
+// creates it, Engine.Unsubscribe ends it.
+type Sub struct {
+	id     string
+	idJSON []byte
+	kind   Kind
+	v      *view
+	out    *Outbox
+
+	seq uint64 // seq of the last message given to out; guarded by Engine.mu
+
+	pending *shared // guarded by out.mu: the one message waiting for the writer
+	queued  bool    // guarded by out.mu: s is in out.ready
+	dropped bool    // guarded by out.mu: unsubscribed
+}
+
+// ID returns the client's name of the subscription.
+func (s *Sub) ID() string { return s.id }
+
+// Kind returns the kind of the subscription's view.
+func (s *Sub) Kind() Kind { return s.kind }
+
+// Outbox is one connection's queue of outgoing messages, bounded whatever
+// the client does: at most one pending message per subscription (a newer
+// one replaces it) and at most maxControl control messages. The engine puts
+// without ever blocking; the connection's writer takes with Next after each
+// signal on Wake. Safe for concurrent use.
+type Outbox struct {
+	wake       chan struct{} // capacity 1: a signal that something waits
+	maxControl int
+
+	mu      sync.Mutex // guards the fields below
+	ready   []*Sub     // subscriptions with a pending message, oldest first
+	control [][]byte
+	closed  bool
+}
+
+// NewOutbox returns an empty outbox holding at most maxControl control
+// messages (zero means DefaultMaxControl).
+func NewOutbox(maxControl int) *Outbox {
+	if maxControl <= 0 {
+		maxControl = DefaultMaxControl
+	}
+	return &Outbox{wake: make(chan struct{}, 1), maxControl: maxControl}
+}
+
+// Wake returns a channel that receives a value after a message was put.
+func (o *Outbox) Wake() <-chan struct{} { return o.wake }
+
+func (o *Outbox) signal() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Send queues a control message (raw JSON). It reports false, and drops the
+// message, when the outbox holds maxControl of them already or is closed:
+// the client is not reading, and the caller should close it. O(1).
+func (o *Outbox) Send(raw []byte) bool {
+	o.mu.Lock()
+	ok := !o.closed && len(o.control) < o.maxControl
+	if ok {
+		o.control = append(o.control, raw)
+	}
+	o.mu.Unlock()
+	if ok {
+		o.signal()
+	}
+	return ok
+}
+
+// Next takes the next message: control messages first, then each
+// subscription's pending message in the order they became pending. O(1)
+// amortised.
+func (o *Outbox) Next() (Message, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.control) > 0 {
+		raw := o.control[0]
+		o.control[0] = nil
+		o.control = o.control[1:]
+		return Message{raw: raw}, true
+	}
+	for len(o.ready) > 0 {
+		s := o.ready[0]
+		o.ready[0] = nil
+		o.ready = o.ready[1:]
+		s.queued = false
+		if sh := s.pending; sh != nil {
+			s.pending = nil
+			return Message{sub: s, sh: sh}, true
+		}
+	}
+	return Message{}, false
+}
+
+// Len returns how many messages wait: for tests and metrics. O(1).
+func (o *Outbox) Len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.control) + len(o.ready)
+}
+
+// Close drops every waiting message; later puts are ignored.
+func (o *Outbox) Close() {
+	o.mu.Lock()
+	o.closed, o.control, o.ready = true, nil, nil
+	o.mu.Unlock()
+}
+
+// has reports whether s has a message waiting.
+func (o *Outbox) has(s *Sub) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return s.pending != nil
+}
+
+// put makes m s's pending message, replacing any other, and reports whether
+// it replaced one (a coalesced state). O(1); never blocks on the client.
+func (o *Outbox) put(s *Sub, m *shared) (replaced bool) {
+	o.mu.Lock()
+	if o.closed || s.dropped {
+		o.mu.Unlock()
+		return false
+	}
+	replaced = s.pending != nil
+	s.pending = m
+	if !s.queued {
+		s.queued = true
+		o.ready = append(o.ready, s)
+	}
+	o.mu.Unlock()
+	o.signal()
+	return replaced
+}
+
+// drop forgets s's pending message: s was unsubscribed.
+func (o *Outbox) drop(s *Sub) {
+	o.mu.Lock()
+	s.dropped, s.pending = true, nil
+	o.mu.Unlock()
+}

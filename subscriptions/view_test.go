@@ -1,0 +1,122 @@
+package subscriptions
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/rankwire/rankwire/board"
+)
+
+func TestDiffRows(t *testing.T) {
+	r := func(rank int, h uint32, score float64) Row { return Row{Rank: rank, handle: h, Score: score} }
+	tests := []struct {
+		name     string
+		old, new []Row
+		put      []int
+		gone     []int
+	}{
+		{"same", []Row{r(1, 1, 5)}, []Row{r(1, 1, 5)}, nil, nil},
+		{"score changed", []Row{r(1, 1, 5)}, []Row{r(1, 1, 6)}, []int{1}, nil},
+		{"swap", []Row{r(1, 1, 5), r(2, 2, 4)}, []Row{r(1, 2, 6), r(2, 1, 5)}, []int{1, 2}, nil},
+		{"shrink", []Row{r(1, 1, 5), r(2, 2, 4)}, []Row{r(1, 1, 5)}, nil, []int{2}},
+		{"grow", nil, []Row{r(3, 1, 5)}, []int{3}, nil},
+		{"shift window", []Row{r(4, 1, 5), r(5, 2, 4)}, []Row{r(5, 2, 4), r(6, 3, 3)}, []int{6}, []int{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			put, gone := diffRows(tt.old, tt.new)
+			var got []int
+			for _, p := range put {
+				got = append(got, p.Rank)
+			}
+			if !slices.Equal(got, tt.put) || !slices.Equal(gone, tt.gone) {
+				t.Errorf("put %v gone %v, want %v %v", got, gone, tt.put, tt.gone)
+			}
+		})
+	}
+}
+
+func TestChangeSpan(t *testing.T) {
+	tests := []struct {
+		name          string
+		old, new, tot int
+		want          span
+		ok            bool
+	}{
+		{"insert", 0, 3, 10, span{3, 10}, true},
+		{"remove", 4, 0, 9, span{4, 10}, true},
+		{"up", 7, 2, 10, span{2, 7}, true},
+		{"down", 2, 7, 10, span{2, 7}, true},
+		{"in place", 5, 5, 10, span{5, 5}, true},
+		{"nothing", 0, 0, 10, span{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Change{Total: tt.tot}
+			c.OldRank, c.NewRank = tt.old, tt.new
+			got, ok := c.span()
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("span %v %v, want %v %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestEncodeMatchesJSON(t *testing.T) {
+	b := body{diff: true, seq: 9, prev: 7, total: 3, rows: []Row{{Rank: 1, Member: "a\"b\\c\u00e9", Score: 1e21, Subscore: -0.5}, {Rank: 2, Member: "x", Score: 1e-7}}, gone: []int{3}}
+	got := string(appendBody(nil, b))
+	want := `"seq":9,"prev":7,"total":3,"rows":[{"rank":1,"member":"a\"b\\cé","score":1e+21,"subscore":-0.5},{"rank":2,"member":"x","score":1e-07,"subscore":0}],"gone":[3]}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestRankIndexVisitsOnlyMet(t *testing.T) {
+	ix := rankIndex{}
+	a, b := &view{st: state{spans: []span{{1, 10}}}}, &view{st: state{spans: []span{{500, 510}}}}
+	ix.add(a, a.st.spans)
+	ix.add(b, b.st.spans)
+	var met []*view
+	ix.visit(span{11, 499}, func(v *view) { met = append(met, v) })
+	if len(met) != 0 {
+		t.Fatalf("visited %d views for a span meeting none", len(met))
+	}
+	ix.visit(span{505, 1 << 30}, func(v *view) { met = append(met, v) })
+	if len(met) != 1 || met[0] != b {
+		t.Fatalf("visited %v, want b", met)
+	}
+	ix.remove(b, b.st.spans)
+	if len(ix) != 1 {
+		t.Fatalf("%d buckets left, want 1", len(ix))
+	}
+}
+
+func TestRankBefore(t *testing.T) {
+	// Ranks of five members a..e, then: f inserted at 2, c moved up to 1,
+	// a removed. Undo must recover each member's rank before.
+	w := newTestWindow(t, board.Config{})
+	for i, id := range []string{"a", "b", "c", "d", "e"} {
+		w.submit(t, id, float64(100-i*10))
+	}
+	before := map[string]int{}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		before[id], _ = w.b.Rank(w.handle(id))
+	}
+	w.pending = nil
+	w.submit(t, "f", 95)
+	w.submit(t, "c", 200)
+	w.remove("a")
+	var steps []step
+	for _, c := range w.pending {
+		steps = append(steps, stepOf(c))
+	}
+	for id, want := range before {
+		now, _ := w.b.Rank(w.handle(id))
+		if got := rankBefore(w.handle(id), now, steps); got != want {
+			t.Errorf("%s: rank before %d, want %d (now %d)", id, got, want, now)
+		}
+	}
+	if got := totalBefore(w.b.Len(), steps); got != 5 {
+		t.Errorf("total before %d, want 5", got)
+	}
+}
