@@ -18,6 +18,7 @@ type Config struct {
 	PushInterval time.Duration // coalescing interval of live views
 	Demo         bool          // seed the demo tenant with a simulated board
 	LogFormat    string        // "text" or "json"
+	PprofAddr    string        // where to serve /debug/pprof; empty means nowhere
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -40,6 +41,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
 	fs.BoolVar(&c.Demo, "demo", false, "seed the demo tenant's board \"weekly\" with players (implied without --keys)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
 		fs.PrintDefaults()
