@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
+	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/web"
 )
 
 const (
@@ -18,25 +23,94 @@ const (
 )
 
 // demoKey is the generated demo tenant's signing key. Its secret lives only
-// in this process: tokens it mints die with it.
-type demoKey struct{ key auth.SigningKey }
+// in this process: tokens it mints die with it. With the simulation started
+// it is also the demo page's web.Demo.
+type demoKey struct {
+	key auth.SigningKey
+	sim *simulation
+	h   *hub.Hub
+	reg prometheus.Gatherer // the gateway's metrics; set before serving
+
+	mu   sync.Mutex // guards the fields below
+	last time.Time  // when count was taken
+	sent float64    // submissions counted at last
+	rate float64    // submissions per second over the last second or more
+}
 
 // seedDemo creates the demo board and, where seed is set and the board is
-// empty, 25 players with scores.
-func seedDemo(ctx context.Context, h *hub.Hub, seed bool) error {
+// empty, preloads the simulated tournament's players.
+func seedDemo(ctx context.Context, h *hub.Hub, sim *simulation, seed bool) error {
 	if _, err := h.PutBoard(ctx, demoTenant, demoBoard, hub.Settings{Windows: []string{"all", "day", "week"}}); err != nil && !errors.Is(err, hub.ErrConflict) {
 		return err
 	}
-	info, err := h.Board(demoTenant, demoBoard)
-	if err != nil || !seed || info.Members > 0 {
-		return err
+	if !seed {
+		return nil
 	}
-	items := make([]hub.Item, 25)
-	for i := range items {
-		items[i] = hub.Item{Member: fmt.Sprintf("player-%02d", i+1), Score: float64((i*7919)%5000 + 1000)}
+	return sim.preload(ctx)
+}
+
+// startDemo seeds the demo board and starts the simulated tournament; the
+// returned stop ends it and waits for it.
+func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, log *slog.Logger) (stop func(), err error) {
+	d.h, d.sim = h, newSimulation(h, log)
+	if err := seedDemo(ctx, h, d.sim, seed); err != nil {
+		return nil, err
 	}
-	_, err = h.Submit(ctx, demoTenant, demoBoard, items)
-	return err
+	return d.sim.start(ctx), nil
+}
+
+// demoSessionTTL is the life of a demo page's token: short, so that the
+// widget's refresh before expiry is exercised by every demo visit.
+const demoSessionTTL = 15 * time.Minute
+
+// Session mints a read token for the demo viewer. Demo mode only: anyone
+// who can reach the gateway gets one.
+func (d *demoKey) Session() (web.Session, error) {
+	exp := time.Now().Add(demoSessionTTL).Truncate(time.Second)
+	tok, err := auth.Mint(d.key, auth.Claims{Tenant: demoTenant, Subject: demoViewer, Roles: auth.RoleRead, Boards: []string{demoBoard}, Expiry: exp})
+	return web.Session{Token: tok, Expires: exp, Board: demoBoard, Member: demoViewer,
+		Friends: append([]string{demoViewer}, d.sim.friends...), Prize: 100}, err
+}
+
+// Stats reports the panel's figures. The submission rate covers the
+// simulation and the HTTP API, measured between calls at least a second apart.
+func (d *demoKey) Stats() web.Stats {
+	count, conns := d.sim.submitted.Load(), 0.0
+	if d.reg != nil {
+		count += int64(gathered(d.reg, "rankwire_submissions_total"))
+		conns = gathered(d.reg, "rankwire_ws_connections")
+	}
+	var players int
+	if info, err := d.h.Board(demoTenant, demoBoard); err == nil {
+		players = info.Members
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now := time.Now(); now.Sub(d.last) >= time.Second {
+		if !d.last.IsZero() {
+			d.rate = (float64(count) - d.sent) / now.Sub(d.last).Seconds()
+		}
+		d.last, d.sent = now, float64(count)
+	}
+	return web.Stats{SubmissionsPerSecond: math.Round(d.rate), Connections: int(conns), Players: players}
+}
+
+// gathered sums every series of the metric name in g; 0 where it has none.
+func gathered(g prometheus.Gatherer, name string) float64 {
+	mfs, err := g.Gather()
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
 }
 
 // printDemo prints the demo tokens and a curl line that works as printed.
@@ -47,6 +121,8 @@ func printDemo(w io.Writer, addr string, d *demoKey) {
 	base := "http://" + addr
 	fmt.Fprintf(w, `
 rankwire is serving on %[1]s (demo tenant %[2]q, board %[3]q; tokens valid 24 h)
+
+demo page:   %[1]s/   (a simulated tournament of 20,000 players, live)
 
 admin token: %[4]s
 read token:  %[5]s

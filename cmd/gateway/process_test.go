@@ -152,7 +152,7 @@ func TestDemoModeCurlWorks(t *testing.T) {
 		Total int `json:"total"`
 		Rows  []struct{ Member string }
 	}
-	if status, err := call("GET", m[2], m[1], "", &top); status != 200 || err != nil || top.Total != 25 || len(top.Rows) != 5 {
+	if status, err := call("GET", m[2], m[1], "", &top); status != 200 || err != nil || top.Total != demoPlayers || len(top.Rows) != 5 {
 		t.Fatalf("printed curl: %d %v %+v", status, err, top)
 	}
 	cancel()

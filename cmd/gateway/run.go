@@ -16,6 +16,7 @@ import (
 	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/web"
 )
 
 // shutdownTimeout bounds a graceful shutdown: in-flight requests finish
@@ -31,22 +32,30 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	if err != nil {
 		return err
 	}
-	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log})
+	if cfg.PprofAddr != "" {
+		pctx, stopPprof := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); servePprof(pctx, cfg.PprofAddr, log) }()
+		defer func() { stopPprof(); <-done }()
+	}
+	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval})
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}
 	defer closeHub(h, log)
 	if demo != nil {
-		if err := seedDemo(ctx, h, cfg.Demo || cfg.KeysFile == ""); err != nil {
+		stopDemo, err := demo.startDemo(ctx, h, cfg.Demo || cfg.KeysFile == "", log)
+		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
+		defer stopDemo() // before closeHub: the simulation submits to the hub
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
 	var serving atomic.Bool
-	srv := newHTTPServer(cfg, h, keys, log, serving.Load)
+	srv := newHTTPServer(cfg, h, keys, log, serving.Load, demo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	serving.Store(true)
@@ -61,12 +70,19 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	return serveUntil(ctx, srv, &serving, errc, log)
 }
 
-func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger, ready func() bool) *http.Server {
+// newHTTPServer builds the HTTP server; demo, where not nil, adds the demo
+// page and its endpoints to the widget that is always served.
+func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger, ready func() bool, demo *demoKey) *http.Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	static := web.Handler(web.Options{})
+	if demo != nil {
+		demo.reg = reg
+		static = web.Handler(web.Options{Demo: demo})
+	}
 	handler := api.New(api.Config{
 		Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys,
-		Ready: ready, Logger: log, Registry: reg,
+		Ready: ready, Logger: log, Registry: reg, Static: static,
 	})
 	return &http.Server{
 		Addr: cfg.Addr, Handler: handler,
@@ -88,6 +104,13 @@ func serveUntil(ctx context.Context, srv *http.Server, serving *atomic.Bool, err
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	// Shutdown does not close hijacked connections: say goodbye (1001) to
+	// the WebSocket clients ourselves.
+	if a, ok := srv.Handler.(*api.Server); ok {
+		if err := a.CloseWebSockets(sctx); err != nil {
+			log.Warn("closing WebSockets", "err", err)
+		}
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

@@ -16,6 +16,7 @@ var allowed = map[string][]string{
 	"auth":          {"github.com/golang-jwt/jwt/v5"},
 	"subscriptions": {module + "board"},
 	"hub":           {module + "board", module + "identity", "github.com/nats-io/"},
+	"web":           nil,
 }
 
 // required lists the packages that must exist for the test to mean anything.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+)
+
+// TestSIGTERMClosesWebSockets: a subscribed client gets close code 1001
+// (going away) when the gateway shuts down, and the gateway exits 0.
+func TestSIGTERMClosesWebSockets(t *testing.T) {
+	keys, sk := keyFile(t)
+	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir(), "RANKWIRE_PUSH_INTERVAL=20ms")
+	tok := adminToken(t, sk)
+	if status, err := call("PUT", p.url("/v1/boards/live"), tok, "{}", nil); status != 200 {
+		t.Fatalf("PUT board: %d %v", status, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	sub := map[string]any{"type": "subscribe", "id": "s1", "board": "live", "view": map[string]any{"kind": "top", "limit": 10}}
+	if err := wsjson.Write(ctx, c, sub); err != nil {
+		t.Fatal(err)
+	}
+	var snap map[string]any
+	if err := wsjson.Read(ctx, c, &snap); err != nil || snap["type"] != "snapshot" {
+		t.Fatalf("first message %v %v, want a snapshot", snap, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err = c.Read(ctx); err != nil {
+			break
+		}
+	}
+	if code := websocket.CloseStatus(err); code != websocket.StatusGoingAway {
+		t.Errorf("close %v (%v), want 1001", code, err)
+	}
+	if err := <-p.done; err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	p.done <- nil
+}

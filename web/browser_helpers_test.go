@@ -1,0 +1,244 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rankwire/rankwire/api"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/web"
+)
+
+// chromium returns the browser's path. Without one the test fails where
+// CI=true (CI installs it: .ci/run) and is skipped elsewhere.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("RANKWIRE_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("Chromium not found (/usr/bin/chromium): CI must install the Debian package chromium")
+	}
+	t.Skip("Chromium not found: apt-get install -y chromium (or set RANKWIRE_CHROMIUM) to run the browser tests")
+	return ""
+}
+
+// browser starts a headless Chromium with a fresh profile and returns a tab's
+// context, ended when the test ends. The flags keep it off the network: the
+// machines running the tests have none.
+func browser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	exe := chromium(t)
+	profile, err := os.MkdirTemp("", "rankwire-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(profile), chromedp.WindowSize(width, height),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelB()
+		cancelA()
+		removeProfile(profile)
+	})
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return ctx
+}
+
+// removeProfile removes a Chromium profile; its child processes may still
+// write there for a moment after the browser stopped.
+func removeProfile(dir string) {
+	for range 50 {
+		if os.RemoveAll(dir) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// do runs chromedp steps bounded by 30 s.
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// js evaluates a JavaScript expression, awaiting a promise, into a T.
+func js[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls check every 50 ms until it returns "" (done) or the deadline
+// passes, then fails with check's last complaint. check may evaluate in the
+// browser and call the gateway: it sees the latest of both each time.
+func waitFor(t *testing.T, what string, timeout time.Duration, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		why := check()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %s", what, timeout, why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// gateway is the real gateway in-process: a hub on an embedded NATS server
+// in dataDir and the api Server over a loopback listener at addr, serving the
+// widget plus a test page at /demo/e2e.html. stop and start again on the same
+// addr and dataDir is a restart.
+type gateway struct {
+	t       *testing.T
+	addr    string
+	dataDir string
+	keys    *auth.Keyring
+	hub     *hub.Hub
+	api     *api.Server
+	srv     *http.Server
+	done    chan error
+}
+
+const testKeys = `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]}}}`
+
+func startGateway(t *testing.T) *gateway {
+	t.Helper()
+	keys, err := auth.ParseKeys(fmt.Appendf(nil, testKeys, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'k'}, 32))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{t: t, addr: "127.0.0.1:0", dataDir: t.TempDir(), keys: keys}
+	g.start()
+	t.Cleanup(g.stop)
+	return g
+}
+
+// testPages serves the test page and the JavaScript unit tests under /demo/,
+// next to the real widget.
+func testPages() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", web.Handler(web.Options{}))
+	mux.Handle("GET /demo/e2e.html", http.StripPrefix("/demo/", http.FileServerFS(os.DirFS("testdata"))))
+	mux.Handle("GET /demo/testdata/", http.StripPrefix("/demo/testdata/", http.FileServerFS(os.DirFS("testdata"))))
+	mux.Handle("GET /demo/static/", http.StripPrefix("/demo/static/", http.FileServerFS(web.Static())))
+	return mux
+}
+
+func (g *gateway) start() {
+	t := g.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := hub.Start(ctx, hub.Config{DataDir: g.dataDir, PushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.hub = h
+	g.api = api.New(api.Config{Hub: h, Verifier: auth.NewVerifier(g.keys, auth.Options{}), Keys: g.keys, Static: testPages()})
+	var ln net.Listener
+	// After a restart the old port may take a moment to be free again.
+	waitFor(t, "listen on "+g.addr, 10*time.Second, func() string {
+		ln, err = net.Listen("tcp", g.addr)
+		return errString(err)
+	})
+	g.addr = ln.Addr().String()
+	g.srv = &http.Server{Handler: g.api}
+	g.done = make(chan error, 1)
+	go func() { g.done <- g.srv.Serve(ln) }()
+}
+
+// stop shuts the gateway down as SIGTERM does: WebSockets get 1001.
+func (g *gateway) stop() {
+	if g.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = g.api.CloseWebSockets(ctx)
+	_ = g.srv.Shutdown(ctx)
+	if err := <-g.done; !errors.Is(err, http.ErrServerClosed) {
+		g.t.Errorf("serve: %v", err)
+	}
+	g.hub.Close()
+	g.srv = nil
+}
+
+func (g *gateway) url(path string) string { return "http://" + g.addr + path }
+
+// token mints a casino-a token for sub with roles, expiring at exp.
+func (g *gateway) token(sub string, roles auth.Role, exp time.Time) string {
+	g.t.Helper()
+	key, _ := g.keys.SigningKey("a1")
+	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-a", Subject: sub, Roles: roles, Expiry: exp})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return tok
+}
+
+// call sends a request with the admin token and decodes a 200 answer into out.
+func (g *gateway) call(method, path, body string, out any) {
+	g.t.Helper()
+	req, _ := http.NewRequest(method, g.url(path), strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+g.token("admin", auth.RoleAdmin, time.Now().Add(time.Hour)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		g.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

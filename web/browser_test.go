@@ -1,0 +1,298 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rankwire/rankwire/auth"
+)
+
+// shown is a row as the element shows it.
+type shown struct {
+	Rank    int     `json:"rank"`
+	Member  string  `json:"member"`
+	Score   float64 `json:"score"`
+	Me      bool    `json:"me"`
+	Current bool    `json:"current"`
+	BG      string  `json:"bg"`
+}
+
+// seen is what one board shows: window.seen in testdata/e2e.html.
+type seen struct {
+	State  string  `json:"state"`
+	Status string  `json:"status"`
+	Live   string  `json:"live"`
+	Rows   []shown `json:"rows"`
+}
+
+// row is a row as the HTTP API reads it.
+type row struct {
+	Rank   int     `json:"rank"`
+	Member string  `json:"member"`
+	Score  float64 `json:"score"`
+}
+
+// page opens the test page on g in a fresh browser.
+func page(t *testing.T, g *gateway) context.Context {
+	t.Helper()
+	ctx := browser(t, 1024, 800)
+	do(t, ctx, chromedp.Navigate(g.url("/demo/e2e.html")))
+	waitFor(t, "test page ready", 10*time.Second, func() string {
+		if js[bool](t, ctx, `window.ready === true`) {
+			return ""
+		}
+		return "window.ready unset"
+	})
+	return ctx
+}
+
+func mount(t *testing.T, ctx context.Context, id string, attrs map[string]string) {
+	t.Helper()
+	a, _ := json.Marshal(attrs)
+	js[bool](t, ctx, fmt.Sprintf("mount(%q, %s)", id, a))
+}
+
+func look(t *testing.T, ctx context.Context, id string) seen {
+	t.Helper()
+	return js[seen](t, ctx, fmt.Sprintf("seen(%q)", id))
+}
+
+// sameRows compares what the element shows with what HTTP reads: "" where equal.
+func sameRows(got []shown, want []row) string {
+	g := make([]row, len(got))
+	for i, r := range got {
+		g[i] = row{r.Rank, r.Member, r.Score}
+	}
+	if len(want) == 0 && len(g) == 0 || reflect.DeepEqual(g, want) {
+		return ""
+	}
+	return fmt.Sprintf("shows %v, HTTP reads %v", g, want)
+}
+
+// board creates board name on g with members p1..pn, pi scoring i*10.
+func board(g *gateway, name string, n int) {
+	g.call("PUT", "/v1/boards/"+name, `{"policy":"latest"}`, nil)
+	var items []string
+	for i := 1; i <= n; i++ {
+		items = append(items, fmt.Sprintf(`{"member":"p%d","score":%d}`, i, i*10))
+	}
+	g.call("POST", "/v1/boards/"+name+"/scores", `{"scores":[`+strings.Join(items, ",")+`]}`, nil)
+}
+
+func (g *gateway) rows(path string) []row {
+	var page struct{ Rows []row }
+	g.call("GET", path, "", &page)
+	return page.Rows
+}
+
+func readToken(g *gateway, sub string) string {
+	return g.token(sub, auth.RoleRead, time.Now().Add(time.Hour))
+}
+
+// TestClientUnits runs the client's unit tests (testdata/client_test.mjs)
+// in Chromium: the protocol logic, and the client against a fake socket.
+func TestClientUnits(t *testing.T) {
+	g := startGateway(t)
+	ctx := page(t, g)
+	res := js[struct {
+		Passed   int
+		Failures []string
+	}](t, ctx, `unit()`)
+	for _, f := range res.Failures {
+		t.Error(f)
+	}
+	if res.Passed == 0 {
+		t.Fatal("no unit test ran")
+	}
+	t.Logf("%d JavaScript unit tests passed", res.Passed)
+}
+
+// TestBoardRendersSnapshot: a top-10 board shows the board's top 10, in a
+// real table, with the total, in the live state.
+func TestBoardRendersSnapshot(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 30)
+	ctx := page(t, g)
+	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(g, "p1"), "limit": "10", "locale": "en-US"})
+	want := g.rows("/v1/boards/slots/top?limit=10")
+	waitFor(t, "snapshot shown", 10*time.Second, func() string {
+		s := look(t, ctx, "top")
+		if s.State != "live" {
+			return "state " + s.State + " " + s.Status
+		}
+		return sameRows(s.Rows, want)
+	})
+	caption := js[string](t, ctx, `document.getElementById("top").shadowRoot.querySelector("table caption").textContent`)
+	if !strings.Contains(caption, "30 players") {
+		t.Errorf("caption %q lacks the total", caption)
+	}
+}
+
+// TestBoardFollowsSubmissions: four views (top, around, rank, members) fed
+// random submissions show, once quiet, exactly what HTTP reads of them.
+func TestBoardFollowsSubmissions(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("RANKWIRE_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (RANKWIRE_SEED=%d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	g := startGateway(t)
+	board(g, "slots", 40)
+	ctx := page(t, g)
+	tok := readToken(g, "p7")
+	views := map[string]struct {
+		attrs map[string]string
+		read  string
+	}{
+		"top":     {map[string]string{"limit": "10"}, "/v1/boards/slots/top?limit=10"},
+		"page2":   {map[string]string{"limit": "5", "offset": "5"}, "/v1/boards/slots/top?limit=5&offset=5"},
+		"around":  {map[string]string{"view": "around", "radius": "3"}, "/v1/boards/slots/members/p7/around?radius=3"},
+		"rank":    {map[string]string{"view": "rank", "rank": "5"}, ""},
+		"friends": {map[string]string{"view": "members", "members": "p1,p2,p3,p55"}, "/v1/boards/slots/members?ids=p1,p2,p3,p55"},
+	}
+	for id, v := range views {
+		attrs := map[string]string{"board": "slots", "token": tok, "locale": "en-US"}
+		for k, val := range v.attrs {
+			attrs[k] = val
+		}
+		mount(t, ctx, id, attrs)
+	}
+	check := func() {
+		t.Helper()
+		for id, v := range views {
+			waitFor(t, id+" equals its HTTP read", 15*time.Second, func() string {
+				var want []row
+				if v.read == "" {
+					var r row
+					g.call("GET", "/v1/boards/slots/ranks/5", "", &r)
+					want = []row{r}
+				} else {
+					want = g.rows(v.read)
+				}
+				return sameRows(look(t, ctx, id).Rows, want)
+			})
+		}
+	}
+	check()
+	for round := range 6 {
+		var items []string
+		for range 30 {
+			items = append(items, fmt.Sprintf(`{"member":"p%d","score":%d}`, 1+rng.IntN(60), rng.IntN(1000)))
+		}
+		g.call("POST", "/v1/boards/slots/scores", `{"scores":[`+strings.Join(items, ",")+`]}`, nil)
+		if round == 2 {
+			check()
+		}
+	}
+	check()
+}
+
+// TestBoardRecoversAfterRestart: the gateway shuts down (1001) and comes
+// back on the same address and data; the board shows reconnecting, then
+// resumes and follows new submissions.
+func TestBoardRecoversAfterRestart(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 12)
+	ctx := page(t, g)
+	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(g, "p1"), "limit": "5", "locale": "en-US"})
+	waitFor(t, "live", 10*time.Second, func() string { return sameRows(look(t, ctx, "top").Rows, g.rows("/v1/boards/slots/top?limit=5")) })
+
+	g.stop()
+	waitFor(t, "reconnecting", 10*time.Second, func() string {
+		if s := look(t, ctx, "top"); s.State != "reconnecting" {
+			return "state " + s.State
+		}
+		return ""
+	})
+	if rows := look(t, ctx, "top").Rows; len(rows) != 5 {
+		t.Errorf("while reconnecting the board shows %d rows, want the last 5 it had", len(rows))
+	}
+	g.start()
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"newcomer","score":99999}`, nil)
+	waitFor(t, "resumed after restart", 20*time.Second, func() string {
+		s := look(t, ctx, "top")
+		if s.State != "live" {
+			return "state " + s.State
+		}
+		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=5"))
+	})
+}
+
+// TestBoardRefusedToken: a garbage, an expired or a read-less token shows
+// the error state with a message, emits rankwire-error, and stays there.
+func TestBoardRefusedToken(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	tokens := map[string]string{
+		"garbage": "not.a.token",
+		"expired": g.token("p1", auth.RoleRead, time.Now().Add(-time.Hour)),
+		"no-read": g.token("p1", auth.RoleSubmit, time.Now().Add(time.Hour)),
+	}
+	for id, tok := range tokens {
+		mount(t, ctx, id, map[string]string{"board": "slots", "token": tok})
+	}
+	for id := range tokens {
+		waitFor(t, id+" shows the error state", 10*time.Second, func() string {
+			s := look(t, ctx, id)
+			if s.State != "error" || s.Status == "" || len(s.Rows) != 0 {
+				return fmt.Sprintf("%+v", s)
+			}
+			return ""
+		})
+		if n := js[int](t, ctx, fmt.Sprintf(`events.filter(e => e.id === %q && e.type === "rankwire-error").length`, id)); n == 0 {
+			t.Errorf("%s: no rankwire-error event", id)
+		}
+	}
+	for id := range tokens {
+		if s := look(t, ctx, id); s.State != "error" {
+			t.Errorf("%s left the error state: %+v", id, s)
+		}
+	}
+}
+
+// TestViewerRowHighlighted: the token's own member is marked and coloured in
+// an around view, and its rank change is announced politely.
+func TestViewerRowHighlighted(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 20)
+	ctx := page(t, g)
+	mount(t, ctx, "me", map[string]string{"board": "slots", "token": readToken(g, "p10"), "view": "around", "radius": "2", "locale": "en-US"})
+	waitFor(t, "around p10 shown", 10*time.Second, func() string {
+		return sameRows(look(t, ctx, "me").Rows, g.rows("/v1/boards/slots/members/p10/around?radius=2"))
+	})
+	s := look(t, ctx, "me")
+	var mine []shown
+	for _, r := range s.Rows {
+		if r.Me {
+			mine = append(mine, r)
+		} else if r.BG == "" {
+			t.Errorf("row %s has no background", r.Member)
+		}
+	}
+	if len(mine) != 1 || mine[0].Member != "p10" || !mine[0].Current {
+		t.Fatalf("highlighted rows %+v, want p10 alone with aria-current", mine)
+	}
+	for _, r := range s.Rows {
+		if !r.Me && r.BG == mine[0].BG {
+			t.Errorf("row %s has the viewer's background %s", r.Member, r.BG)
+		}
+	}
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"p10","score":5000}`, nil)
+	waitFor(t, "rank change announced", 10*time.Second, func() string {
+		if s := look(t, ctx, "me"); !strings.Contains(s.Live, "Your rank is now 1, up 10") {
+			return fmt.Sprintf("live region %q", s.Live)
+		}
+		return ""
+	})
+}

@@ -1,0 +1,330 @@
+// rankwire client: one WebSocket to the gateway's /v1/ws carrying any number
+// of live views, written against docs/PROTOCOL.md ("Live views over
+// WebSocket"). Dependency-free; the <rankwire-board> element in rankwire.js
+// is built on it, and pages may use it directly.
+//
+//   const client = new RankwireClient({ getToken: () => fetchTokenFromMyBackEnd() });
+//   const sub = client.subscribe({ board: "weekly", view: { kind: "top", limit: 10 } }, {
+//     update(view, msg) { /* view.rows: rows in rank order, view.total, view.seq */ },
+//     error(err) { /* {code, message}: the subscription ended */ },
+//   });
+//   client.addEventListener("state", (e) => e.detail.state); // connecting | open | reconnecting | error | closed
+//   sub.close(); client.close();
+
+// The pure parts (applying messages, backoff, token expiry, close codes)
+// are exported on their own so they can be tested without a socket.
+
+/** emptyView is a view's state before its first snapshot. */
+export function emptyView() {
+  return { seq: null, total: 0, rows: new Map() };
+}
+
+/**
+ * applyMessage applies a snapshot or diff to a view's state (rows keyed by
+ * rank) and returns the new state, or null when the message does not follow
+ * on from state: a gap (its `prev` is not our `seq`), after which the caller
+ * must resubscribe. The input state is not modified.
+ */
+export function applyMessage(state, msg) {
+  if (msg.type === "snapshot") {
+    const rows = new Map();
+    for (const r of msg.rows || []) rows.set(r.rank, r);
+    return { seq: msg.seq, total: msg.total, rows };
+  }
+  if (msg.type !== "diff" || state.seq === null || msg.prev !== state.seq) return null;
+  const rows = new Map(state.rows);
+  // Order matters: drop first, then put. A rank can be both gone and put.
+  for (const rank of msg.gone || []) rows.delete(rank);
+  for (const r of msg.rows || []) rows.set(r.rank, r);
+  return { seq: msg.seq, total: msg.total, rows };
+}
+
+/** sortedRows returns a view's rows in rank order. */
+export function sortedRows(state) {
+  return [...state.rows.values()].sort((a, b) => a.rank - b.rank);
+}
+
+/**
+ * backoffDelay is the wait in ms before reconnect attempt n (0-based):
+ * "full jitter", a uniform draw below min(max, base·2^n), so that thousands of
+ * lobbies dropped by one gateway restart do not all come back in one instant.
+ */
+export function backoffDelay(n, { base = 250, max = 8000, random = Math.random } = {}) {
+  const ceiling = Math.min(max, base * 2 ** Math.min(n, 20));
+  return Math.max(50, Math.floor(random() * ceiling));
+}
+
+/** tokenClaims decodes a JWT's payload without verifying it (the server verifies). */
+export function tokenClaims(token) {
+  try {
+    const part = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const json = atob(part.padEnd(part.length + ((4 - (part.length % 4)) % 4), "="));
+    return JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0))));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * refreshDelay is how long after now (ms since epoch) to fetch a new token
+ * for one that expires at exp (seconds since epoch): a minute early, or a
+ * fifth of its remaining life for short-lived ones. Null: never (no exp).
+ */
+export function refreshDelay(exp, now = Date.now()) {
+  if (typeof exp !== "number") return null;
+  const left = exp * 1000 - now;
+  return Math.max(0, left - Math.min(60_000, left / 5));
+}
+
+/**
+ * closeAction says what a close code means for the client:
+ * "refresh" (4001: the token expired: get a new one, reconnect),
+ * "fatal" (4003: this token may never connect), "retry" (anything else:
+ * 4008 too slow, 1001 server going away, 1006 network: back off, reconnect).
+ */
+export function closeAction(code) {
+  if (code === 4001) return "refresh";
+  if (code === 4003) return "fatal";
+  return "retry";
+}
+
+/**
+ * wsURL turns the gateway's base URL (http(s):// or ws(s)://, with or
+ * without /v1/ws) into the WebSocket endpoint. Without a base it is the
+ * origin this module was served from: the gateway serves the widget itself.
+ */
+export function wsURL(base) {
+  const u = new URL(base || "/", (base && globalThis.location?.href) || import.meta.url);
+  u.protocol = u.protocol === "https:" || u.protocol === "wss:" ? "wss:" : "ws:";
+  if (!u.pathname.endsWith("/v1/ws")) u.pathname = u.pathname.replace(/\/?$/, "/v1/ws");
+  u.search = "";
+  u.hash = "";
+  return u.toString();
+}
+
+let clientCount = 0;
+
+/**
+ * RankwireClient keeps one WebSocket open while it has subscriptions,
+ * re-authenticates before the token expires (with getToken), reconnects with
+ * jittered backoff and resumes every view with `since`, and resubscribes a
+ * view whose prev/seq chain broke. Events: "state" (detail {state, code,
+ * reason}) and "error" (detail {code, message, fatal}).
+ */
+export class RankwireClient extends EventTarget {
+  /**
+   * @param {object} opts
+   * @param {string} [opts.url] gateway base URL; default: where this module came from
+   * @param {string} [opts.token] a read token (JWT)
+   * @param {() => Promise<string>} [opts.getToken] returns a fresh token; called
+   *   before the current one expires and after a 4001 close
+   */
+  constructor({ url, token, getToken, WebSocket: WS = globalThis.WebSocket, backoff } = {}) {
+    super();
+    this.url = wsURL(url);
+    this.token = token || null;
+    this.getToken = getToken || null;
+    this.state = "idle";
+    this._WS = WS;
+    this._backoff = backoff || {};
+    this._subs = new Map(); // wire id → subscription
+    this._prefix = `c${++clientCount}`;
+    this._next = 0;
+    this._attempt = 0;
+    this._ws = null;
+    this._timers = new Set();
+  }
+
+  /** subject is the token's `sub`: the viewer's member id, or "". */
+  get subject() {
+    return this.token ? tokenClaims(this.token).sub || "" : "";
+  }
+
+  /**
+   * subscribe starts a live view: spec is {board, window, at, view} as in the
+   * protocol's subscribe message. handlers.update(view, msg) runs after every
+   * snapshot or diff; handlers.error({code, message}) when the server refused
+   * the view. Returns {close()}.
+   */
+  subscribe(spec, handlers = {}) {
+    const sub = { spec, handlers, view: emptyView(), wire: null, closed: false };
+    this._sendSubscribe(sub, false);
+    this._ensureOpen();
+    return { close: () => this._unsubscribe(sub) };
+  }
+
+  /** close ends every subscription and the connection. */
+  close() {
+    for (const sub of this._subs.values()) sub.closed = true;
+    this._subs.clear();
+    this._shutdown("closed");
+  }
+
+  _unsubscribe(sub) {
+    if (sub.closed) return;
+    sub.closed = true;
+    this._subs.delete(sub.wire);
+    this._write({ type: "unsubscribe", id: sub.wire });
+    if (this._subs.size === 0) this._shutdown("idle");
+  }
+
+  // _sendSubscribe gives sub a fresh wire id (so late messages of its old
+  // id are recognisably stale) and subscribes, resuming from its seq.
+  _sendSubscribe(sub, resume) {
+    if (sub.wire !== null) this._subs.delete(sub.wire);
+    sub.wire = `${this._prefix}-${++this._next}`;
+    this._subs.set(sub.wire, sub);
+    const msg = { type: "subscribe", id: sub.wire, board: sub.spec.board, view: sub.spec.view };
+    if (sub.spec.window) msg.window = sub.spec.window;
+    if (sub.spec.at) msg.at = sub.spec.at;
+    if (resume && sub.view.seq !== null) msg.since = sub.view.seq;
+    this._write(msg);
+  }
+
+  _write(msg) {
+    if (this._ws && this._ws.readyState === 1 && this._authed) this._ws.send(JSON.stringify(msg));
+  }
+
+  _setState(state, detail = {}) {
+    if (this.state === state) return;
+    this.state = state;
+    this.dispatchEvent(new CustomEvent("state", { detail: { state, ...detail } }));
+  }
+
+  _fail(code, message) {
+    this.dispatchEvent(new CustomEvent("error", { detail: { code, message, fatal: true } }));
+    this._shutdown("error", { code, reason: message });
+  }
+
+  _later(fn, ms) {
+    const t = setTimeout(() => {
+      this._timers.delete(t);
+      fn();
+    }, ms);
+    this._timers.add(t);
+  }
+
+  _shutdown(state, detail) {
+    for (const t of this._timers) clearTimeout(t);
+    this._timers.clear();
+    const ws = this._ws;
+    this._ws = null;
+    if (ws) ws.close(1000, "client done");
+    this._setState(state, detail);
+  }
+
+  async _ensureOpen() {
+    if (this._ws || this._opening || this._subs.size === 0) return;
+    this._opening = true;
+    try {
+      if (!this.token && this.getToken) this.token = await this.getToken();
+    } catch (e) {
+      this._opening = false;
+      return this._retry(this._attempt++, `getting a token: ${e.message || e}`);
+    }
+    this._opening = false;
+    if (!this.token) return this._fail("unauthorized", "no token: set token or getToken");
+    if (this._subs.size === 0 || this._ws) return;
+    this._connect();
+  }
+
+  _connect() {
+    this._setState(this._attempt === 0 && this.state !== "reconnecting" ? "connecting" : "reconnecting");
+    const ws = new this._WS(this.url);
+    this._ws = ws;
+    this._authed = false;
+    ws.onopen = () => {
+      // The token travels in the first message, not the URL: URLs end up
+      // in proxy and access logs.
+      ws.send(JSON.stringify({ type: "auth", token: this.token }));
+      this._authed = true;
+      for (const sub of [...this._subs.values()]) this._sendSubscribe(sub, true);
+      this._scheduleRefresh();
+    };
+    ws.onmessage = (e) => this._onMessage(e.data);
+    ws.onclose = (e) => {
+      if (this._ws !== ws) return; // a socket we already replaced or closed
+      this._ws = null;
+      this._onClose(e.code, e.reason);
+    };
+  }
+
+  _onMessage(data) {
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (msg.type === "error") return this._onError(msg);
+    if (msg.type !== "snapshot" && msg.type !== "diff") return; // a newer server's message
+    const sub = this._subs.get(msg.id);
+    if (!sub || sub.closed) return; // stale: an id we replaced
+    this._attempt = 0; // a message got through: the connection works
+    if (this.state !== "open") this._setState("open");
+    const next = applyMessage(sub.view, msg);
+    if (next === null) {
+      // A gap in the prev/seq chain: resume from what we hold; if the server
+      // cannot, it answers with a snapshot.
+      this._write({ type: "unsubscribe", id: sub.wire });
+      this._sendSubscribe(sub, msg.type === "diff" && sub.view.seq !== null);
+      return;
+    }
+    sub.view = next;
+    sub.handlers.update?.(next, msg);
+  }
+
+  _onError(msg) {
+    const sub = msg.id != null ? this._subs.get(msg.id) : null;
+    const err = { code: msg.code, message: msg.message };
+    if (sub) {
+      // The server refused this view (not_found board, forbidden...): it ends.
+      sub.closed = true;
+      this._subs.delete(sub.wire);
+      sub.handlers.error?.(err);
+      return;
+    }
+    if (msg.id != null) return; // an error about an id we already dropped
+    this.dispatchEvent(new CustomEvent("error", { detail: { ...err, fatal: false } }));
+  }
+
+  _onClose(code, reason) {
+    for (const t of this._timers) clearTimeout(t);
+    this._timers.clear();
+    if (this._subs.size === 0) return this._setState("idle");
+    const action = closeAction(code);
+    if (action === "fatal") return this._fail("forbidden", reason || "the token may not connect");
+    if (action === "refresh") {
+      if (!this.getToken) return this._fail("unauthorized", reason || "token expired");
+      this.token = null; // _ensureOpen fetches a new one
+      return this._retry(0, reason);
+    }
+    this._retry(this._attempt++, reason, code);
+  }
+
+  _retry(n, reason, code) {
+    this._setState("reconnecting", { code, reason });
+    this._later(() => this._ensureOpen(), backoffDelay(n, this._backoff));
+  }
+
+  // _scheduleRefresh sends a new token on the open connection before the
+  // current one expires, so the server never closes it with 4001.
+  _scheduleRefresh() {
+    if (!this.getToken) return;
+    const delay = refreshDelay(tokenClaims(this.token).exp);
+    if (delay === null) return;
+    const ws = this._ws;
+    this._later(async () => {
+      let token;
+      try {
+        token = await this.getToken();
+      } catch {
+        return; // keep the old token; a 4001 close will try again
+      }
+      if (this._ws !== ws || !token) return;
+      this.token = token;
+      ws.send(JSON.stringify({ type: "auth", token }));
+      this._scheduleRefresh();
+    }, Math.min(delay, 2 ** 31 - 1));
+  }
+}

@@ -1,0 +1,337 @@
+// <rankwire-board>: a live leaderboard table for a lobby, served by the
+// rankwire gateway at /widget/rankwire.js. Two lines embed it:
+//
+//   <script type="module" src="https://rank.example.com/widget/rankwire.js"></script>
+//   <rankwire-board board="weekly" token="eyJ..." view="around" radius="3"></rankwire-board>
+//
+// Attributes: url, token, board, window, at, view (top | around | rank |
+// members), limit, offset, radius, rank, member, members (comma-separated),
+// locale, label, me, theme (light | dark). Properties: client (a shared
+// RankwireClient), getToken (async () => token, for refresh), strings, and
+// read-only state, rows, total, seq.
+// Events (bubbling, composed): rankwire-state {state, previous, reason},
+// rankwire-update {type, seq, total, rows}, rankwire-error {code, message},
+// rankwire-rank {member, rank, previous}. States: loading, live, empty,
+// error, reconnecting. See docs/EMBED.md.
+import { RankwireClient, sortedRows } from "./client.js";
+import { styles } from "./styles.js";
+
+export { RankwireClient } from "./client.js";
+
+const defaultStrings = {
+  rank: "Rank", player: "Player", score: "Score", players: "players", you: "you",
+  loading: "Loading…", empty: "No scores yet. Be the first!", reconnecting: "Reconnecting…",
+  live: "Live", error: "Unavailable",
+  yourRank: (rank, moved) => `Your rank is now ${rank}${moved}.`,
+  up: (n) => `, up ${n}`, down: (n) => `, down ${n}`,
+};
+
+// Why a message is shown instead of the table, by the protocol's error codes.
+const errorText = {
+  unauthorized: "Your session has expired. Reload to continue.",
+  forbidden: "This leaderboard is not available to you.",
+  not_found: "This leaderboard does not exist.",
+  bad_request: "This leaderboard is misconfigured.",
+};
+
+// Attributes whose change means a different subscription.
+const subscriptionAttrs = ["url", "token", "board", "window", "at", "view", "limit", "offset", "radius", "rank", "member", "members"];
+
+const int = (v, d) => (v === null || v === "" || !Number.isFinite(Number(v)) ? d : Math.trunc(Number(v)));
+
+export class RankwireBoard extends HTMLElement {
+  static observedAttributes = [...subscriptionAttrs, "locale", "label", "me"];
+
+  constructor() {
+    super();
+    this.strings = { ...defaultStrings };
+    this._state = "loading";
+    this._view = null; // the client's view state: {seq, total, rows: Map}
+    this._trs = new Map(); // member → <tr>, so a member's row glides rather than re-renders
+    this._ranks = new Map(); // member → last rendered rank, for up/down markers
+    this._client = null; // set by the page, shared by several elements
+    this._own = null; // a client this element made for itself
+    this._getToken = null;
+    this._sub = null;
+    this._pending = false;
+    this._root = this.attachShadow({ mode: "open" });
+    this._root.innerHTML = `<style>${styles}</style>
+      <div class="frame" part="frame">
+        <div class="badge" part="badge" aria-hidden="true"><span></span></div>
+        <table part="table">
+          <caption part="caption"><span class="label"></span><span class="total"></span></caption>
+          <thead><tr><th scope="col" class="rank"></th><th scope="col" class="player"></th><th scope="col" class="score"></th></tr></thead>
+          <tbody></tbody>
+        </table>
+        <p class="status" part="status" role="status"></p>
+        <div class="sr-only" aria-live="polite" aria-atomic="true"></div>
+      </div>`;
+    const $ = (s) => this._root.querySelector(s);
+    this._els = { tbody: $("tbody"), status: $(".status"), live: $("[aria-live]"), label: $(".label"), total: $(".total"), badge: $(".badge span"), head: $("thead tr") };
+    this._onClientState = (e) => this._clientState(e.detail);
+    this._onClientError = (e) => this._emit("rankwire-error", e.detail);
+  }
+
+  /** client is the RankwireClient this element subscribes through; setting it shares one connection between elements. */
+  get client() { return this._client || this._own; }
+  set client(c) { this._client = c; this._schedule(); }
+  /** getToken, an async function returning a fresh token, lets the element refresh it before it expires. */
+  get getToken() { return this._getToken; }
+  set getToken(f) { this._getToken = f; this._dropOwnClient(); this._schedule(); }
+  /** state is loading, live, empty, error or reconnecting. */
+  get state() { return this._state; }
+  /** rows are the current rows in rank order: {rank, member, score, subscore}. */
+  get rows() { return this._view ? sortedRows(this._view) : []; }
+  get total() { return this._view ? this._view.total : 0; }
+  get seq() { return this._view ? this._view.seq : null; }
+
+  connectedCallback() {
+    this._renderHead();
+    this._schedule();
+  }
+
+  disconnectedCallback() {
+    this._unsubscribe();
+    this._dropOwnClient();
+  }
+
+  attributeChangedCallback(name, old, value) {
+    if (old === value) return;
+    if (name === "url" || name === "token") this._dropOwnClient();
+    if (subscriptionAttrs.includes(name)) this._schedule();
+    else if (this._view) this._render();
+    else this._renderHead();
+  }
+
+  // _schedule resubscribes once per task however many attributes changed.
+  _schedule() {
+    if (this._pending) return;
+    this._pending = true;
+    queueMicrotask(() => {
+      this._pending = false;
+      if (this.isConnected) this._resubscribe();
+    });
+  }
+
+  _dropOwnClient() {
+    if (!this._own) return;
+    this._unsubscribe();
+    this._own.close();
+    this._own = null;
+  }
+
+  _unsubscribe() {
+    this._sub?.close();
+    this._sub = null;
+    const c = this.client;
+    c?.removeEventListener("state", this._onClientState);
+    c?.removeEventListener("error", this._onClientError);
+  }
+
+  _spec() {
+    const kind = this.getAttribute("view") || "top";
+    const view = { kind };
+    if (kind === "top") Object.assign(view, { limit: int(this.getAttribute("limit"), 10), offset: int(this.getAttribute("offset"), 0) });
+    else if (kind === "around") {
+      view.radius = int(this.getAttribute("radius"), 5);
+      if (this.getAttribute("member")) view.member = this.getAttribute("member");
+    } else if (kind === "rank") view.rank = int(this.getAttribute("rank"), 1);
+    else if (kind === "members") view.members = (this.getAttribute("members") || "").split(",").map((s) => s.trim()).filter(Boolean);
+    return { board: this.getAttribute("board"), window: this.getAttribute("window") || undefined, at: this.getAttribute("at") || undefined, view };
+  }
+
+  _resubscribe() {
+    this._unsubscribe();
+    this._view = null;
+    this._ranks.clear();
+    this._announced = undefined;
+    const spec = this._spec();
+    if (!spec.board) return this._fail({ code: "bad_request", message: "set the board attribute" });
+    if (!this._client && !this._own) {
+      const token = this.getAttribute("token");
+      if (!token && !this._getToken) return this._fail({ code: "unauthorized", message: "set the token attribute or getToken" });
+      this._own = new RankwireClient({ url: this.getAttribute("url") || undefined, token, getToken: this._getToken || undefined });
+    }
+    const c = this.client;
+    c.addEventListener("state", this._onClientState);
+    c.addEventListener("error", this._onClientError);
+    this._setState(c.state === "reconnecting" ? "reconnecting" : "loading");
+    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e) });
+  }
+
+  _clientState({ state, code, reason }) {
+    if (state === "reconnecting") this._setState("reconnecting", reason);
+    else if (state === "open" && this._view) this._setState(this._view.rows.size ? "live" : "empty");
+    else if (state === "error") this._fail({ code: code || "forbidden", message: reason || "connection refused" }, true);
+  }
+
+  _update(view, msg) {
+    this._view = view;
+    this._render();
+    this._setState(view.rows.size ? "live" : "empty");
+    this._emit("rankwire-update", { type: msg.type, seq: view.seq, total: view.total, rows: this.rows });
+  }
+
+  _fail(err, fromClient) {
+    this._setState("error", err.message);
+    // The client already reported its own fatal error as an event.
+    if (!fromClient) this._emit("rankwire-error", { code: err.code, message: err.message, fatal: true });
+    this._els.status.textContent = errorText[err.code] || err.message;
+  }
+
+  _setState(state, reason) {
+    if (state === this._state && this.hasAttribute("state")) return;
+    const previous = this._state;
+    this._state = state;
+    this.setAttribute("state", state);
+    this._els.badge.textContent = this.strings[state] || "";
+    const text = { loading: this.strings.loading, empty: this.strings.empty, reconnecting: this.strings.reconnecting };
+    this._els.status.textContent = text[state] || "";
+    this._emit("rankwire-state", { state, previous, reason });
+  }
+
+  _emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+  }
+
+  _me() {
+    return this.getAttribute("me") || this.client?.subject || "";
+  }
+
+  _fmt() {
+    const locale = this.getAttribute("locale") || undefined;
+    if (this._fmtLocale !== locale || !this._nf) {
+      this._fmtLocale = locale;
+      try {
+        this._nf = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 });
+      } catch {
+        this._nf = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 }); // a bad locale tag
+      }
+    }
+    return this._nf;
+  }
+
+  _renderHead() {
+    const [r, p, s] = this._els.head.children;
+    r.textContent = this.strings.rank;
+    p.textContent = this.strings.player;
+    s.textContent = this.strings.score;
+    this._els.label.textContent = this.getAttribute("label") || "Leaderboard";
+  }
+
+  _render() {
+    this._renderHead();
+    const nf = this._fmt();
+    this._els.total.textContent = `${nf.format(this._view.total)} ${this.strings.players}`;
+    const rows = this.rows;
+    const me = this._me();
+    const before = this._positions();
+    const keep = new Set();
+    // Put rows in rank order, moving only those out of place: moving a node
+    // restarts its CSS animations (the fade of a marker, a row's entrance).
+    let at = this._els.tbody.firstElementChild;
+    for (const row of rows) {
+      keep.add(row.member);
+      const tr = this._row(row, nf, me);
+      if (tr === at) at = at.nextElementSibling;
+      else this._els.tbody.insertBefore(tr, at);
+    }
+    for (const [member, tr] of this._trs) {
+      if (!keep.has(member)) {
+        tr.remove();
+        this._trs.delete(member);
+      }
+    }
+    this._glide(before);
+    this._announce(rows, me);
+  }
+
+  // _row returns member's <tr>, updated for row; its rank cell carries an up
+  // or down marker when the member moved since the last render.
+  _row(row, nf, me) {
+    let tr = this._trs.get(row.member);
+    const fresh = !tr;
+    if (fresh) {
+      tr = document.createElement("tr");
+      tr.innerHTML = `<td class="rank"><span class="pos"></span></td><th scope="row" class="player"></th><td class="score"></td>`;
+      this._trs.set(row.member, tr);
+      if (this._ranks.size) {
+        tr.classList.add("enter"); // not on the first snapshot
+        tr.addEventListener("animationend", () => tr.classList.remove("enter"), { once: true });
+      }
+    }
+    const [rankTd, th, scoreTd] = tr.children;
+    rankTd.firstChild.textContent = nf.format(row.rank);
+    th.textContent = row.member;
+    th.title = row.member;
+    scoreTd.textContent = nf.format(row.score);
+    tr.toggleAttribute("data-podium", row.rank <= 3);
+    const isMe = me !== "" && row.member === me;
+    tr.classList.toggle("me", isMe);
+    if (isMe) {
+      tr.setAttribute("aria-current", "true");
+      tr.dataset.you = this.strings.you;
+    } else tr.removeAttribute("aria-current");
+    const was = this._ranks.get(row.member);
+    if (was !== undefined && was !== row.rank) this._mark(rankTd, was - row.rank);
+    this._ranks.set(row.member, row.rank);
+    return tr;
+  }
+
+  _mark(td, moved) {
+    td.querySelector(".mark")?.remove(); // a new element restarts the fade
+    const m = document.createElement("span");
+    m.className = `mark ${moved > 0 ? "up" : "down"}`;
+    m.textContent = `${moved > 0 ? "▲" : "▼"}${Math.abs(moved)}`;
+    m.setAttribute("aria-hidden", "true"); // the own row's moves are announced in words
+    m.addEventListener("animationend", () => m.remove(), { once: true });
+    td.appendChild(m);
+  }
+
+  _positions() {
+    const pos = new Map();
+    if (!this._trs.size || matchMedia("(prefers-reduced-motion: reduce)").matches) return pos;
+    for (const [member, tr] of this._trs) pos.set(member, tr.getBoundingClientRect().top);
+    return pos;
+  }
+
+  // _glide animates rows from where they were to where they are (FLIP: first,
+  // last, invert, play): the DOM is already in its final order; each moved row
+  // starts translated back to its old place and transitions to none.
+  _glide(before) {
+    const moved = [];
+    for (const [member, top] of before) {
+      const tr = this._trs.get(member);
+      if (!tr) continue;
+      const dy = top - tr.getBoundingClientRect().top;
+      if (Math.abs(dy) < 1) continue;
+      tr.classList.remove("gliding");
+      tr.style.transform = `translateY(${dy}px)`;
+      moved.push(tr);
+    }
+    if (!moved.length) return;
+    this._els.tbody.getBoundingClientRect(); // commit the inverted positions before playing
+    requestAnimationFrame(() => {
+      for (const tr of moved) {
+        tr.classList.add("gliding");
+        tr.style.transform = "";
+      }
+    });
+  }
+
+  // _announce tells screen readers, politely, when the viewer's own rank
+  // changed; other rows moving is not announced (it would never stop talking).
+  _announce(rows, me) {
+    const mine = me && rows.find((r) => r.member === me);
+    if (!mine) return;
+    const previous = this._announced;
+    this._announced = mine.rank;
+    if (previous === undefined || previous === mine.rank) return;
+    const nf = this._fmt();
+    const moved = previous > mine.rank ? this.strings.up(nf.format(previous - mine.rank)) : this.strings.down(nf.format(mine.rank - previous));
+    this._els.live.textContent = this.strings.yourRank(nf.format(mine.rank), moved);
+    this._emit("rankwire-rank", { member: me, rank: mine.rank, previous });
+  }
+}
+
+if (!customElements.get("rankwire-board")) customElements.define("rankwire-board", RankwireBoard);

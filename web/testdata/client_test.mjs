@@ -1,0 +1,190 @@
+// Unit tests of web/static/client.js: the pure protocol logic, and the client
+// against a fake WebSocket. They run in Chromium (web's TestClientLogic loads
+// this module in a page) and in Node (`node web/testdata/client_test.mjs`).
+import {
+  applyMessage, emptyView, sortedRows, backoffDelay, tokenClaims, refreshDelay,
+  closeAction, wsURL, RankwireClient,
+} from "../static/client.js";
+
+function eq(got, want, what) {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  if (g !== w) throw new Error(`${what}: got ${g}, want ${w}`);
+}
+
+const row = (rank, member, score) => ({ rank, member, score, subscore: 0 });
+const b64url = (o) => btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+const jwt = (claims) => `${b64url({ alg: "HS256" })}.${b64url(claims)}.sig`;
+
+// until polls cond every 5 ms for up to 2 s: no bare sleeps as synchronisation.
+async function until(cond, what) {
+  for (let i = 0; i < 400; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// FakeWS records what the client sends and lets a test play the server.
+class FakeWS {
+  static all = [];
+  constructor(url) {
+    this.url = url;
+    this.sent = [];
+    this.readyState = 0;
+    FakeWS.all.push(this);
+    queueMicrotask(() => { this.readyState = 1; this.onopen?.(); });
+  }
+  send(s) { this.sent.push(JSON.parse(s)); }
+  close() { this.readyState = 3; }
+  serverSends(m) { this.onmessage?.({ data: JSON.stringify(m) }); }
+  serverCloses(code, reason = "") { this.readyState = 3; this.onclose?.({ code, reason }); }
+  subs() { return this.sent.filter((m) => m.type === "subscribe"); }
+}
+
+const fastBackoff = { base: 1, max: 1 };
+
+export const tests = {
+  "snapshot replaces state"() {
+    const s = applyMessage(emptyView(), { type: "snapshot", id: "a", seq: 5, total: 3, rows: [row(2, "b", 8), row(1, "a", 9)] });
+    eq(s.seq, 5, "seq");
+    eq(sortedRows(s).map((r) => r.member), ["a", "b"], "rows in rank order");
+  },
+  "diff drops gone ranks then puts rows"() {
+    let s = applyMessage(emptyView(), { type: "snapshot", seq: 5, total: 3, rows: [row(1, "a", 9), row(2, "b", 8), row(3, "c", 7)] });
+    s = applyMessage(s, { type: "diff", seq: 9, prev: 5, total: 2, rows: [row(1, "c", 10), row(2, "a", 9)], gone: [3, 2] });
+    eq(s.total, 2, "total");
+    eq(sortedRows(s).map((r) => [r.rank, r.member]), [[1, "c"], [2, "a"]], "rows");
+  },
+  "diff with a gap is refused"() {
+    const s = applyMessage(emptyView(), { type: "snapshot", seq: 5, total: 1, rows: [row(1, "a", 9)] });
+    eq(applyMessage(s, { type: "diff", seq: 9, prev: 6, total: 1, rows: [] }), null, "gap");
+    eq(applyMessage(emptyView(), { type: "diff", seq: 9, prev: 6, total: 1, rows: [] }), null, "diff before snapshot");
+  },
+  "input state is not modified"() {
+    const s = applyMessage(emptyView(), { type: "snapshot", seq: 1, total: 1, rows: [row(1, "a", 9)] });
+    applyMessage(s, { type: "diff", seq: 2, prev: 1, total: 0, rows: [], gone: [1] });
+    eq(s.rows.size, 1, "old state rows");
+  },
+  "backoff grows, is jittered and capped"() {
+    eq(backoffDelay(0, { random: () => 0.999 }) <= 250, true, "first ceiling");
+    eq(backoffDelay(3, { random: () => 0.5 }), 1000, "half of 2000");
+    eq(backoffDelay(50, { random: () => 0.999 }) <= 8000, true, "cap");
+    eq(backoffDelay(5, { random: () => 0 }), 50, "floor");
+  },
+  "token claims and refresh time"() {
+    eq(tokenClaims(jwt({ sub: "p42", exp: 1000 })).sub, "p42", "sub");
+    eq(tokenClaims("garbage"), {}, "garbage");
+    eq(refreshDelay(1000, 0), 940_000, "a minute early");
+    eq(refreshDelay(10, 0), 8_000, "a fifth early for short tokens");
+    eq(refreshDelay(undefined), null, "no exp");
+  },
+  "close codes"() {
+    eq([4001, 4003, 4008, 1001, 1006].map(closeAction), ["refresh", "fatal", "retry", "retry", "retry"], "actions");
+  },
+  "ws url"() {
+    eq(wsURL("https://rank.example.com"), "wss://rank.example.com/v1/ws", "https");
+    eq(wsURL("http://h:8080/v1/ws?x=1"), "ws://h:8080/v1/ws", "already the endpoint");
+  },
+
+  async "client authenticates, subscribes, applies"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: jwt({ sub: "me", exp: 4e9 }), WebSocket: FakeWS });
+    const seen = [];
+    c.subscribe({ board: "weekly", view: { kind: "top", limit: 2 } }, { update: (v) => seen.push(v.seq) });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const ws = FakeWS.all[0];
+    eq(ws.sent[0].type, "auth", "auth first");
+    const id = ws.subs()[0].id;
+    ws.serverSends({ type: "snapshot", id, seq: 1, total: 1, rows: [row(1, "me", 5)] });
+    ws.serverSends({ type: "diff", id, seq: 2, prev: 1, total: 1, rows: [row(1, "me", 6)], gone: [] });
+    eq(seen, [1, 2], "updates");
+    eq(c.state, "open", "state");
+    eq(c.subject, "me", "subject");
+    c.close();
+  },
+  async "client resubscribes on a gap, from its seq"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: jwt({ exp: 4e9 }), WebSocket: FakeWS });
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const ws = FakeWS.all[0];
+    const id = ws.subs()[0].id;
+    ws.serverSends({ type: "snapshot", id, seq: 1, total: 0, rows: [] });
+    ws.serverSends({ type: "diff", id, seq: 5, prev: 3, total: 0, rows: [] });
+    const again = ws.subs()[1];
+    eq([again.since, again.id !== id], [1, true], "resubscribed with since under a new id");
+    eq(ws.sent.some((m) => m.type === "unsubscribe" && m.id === id), true, "old id unsubscribed");
+    c.close();
+  },
+  async "client reconnects and resumes with since"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: jwt({ exp: 4e9 }), WebSocket: FakeWS, backoff: fastBackoff });
+    c.subscribe({ board: "b", window: "day", view: { kind: "rank", rank: 100 } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const id = FakeWS.all[0].subs()[0].id;
+    FakeWS.all[0].serverSends({ type: "snapshot", id, seq: 7, total: 0, rows: [] });
+    FakeWS.all[0].serverCloses(1001, "server shutting down");
+    eq(c.state, "reconnecting", "state after 1001");
+    await until(() => FakeWS.all[1]?.subs().length === 1, "resubscribe");
+    const s = FakeWS.all[1].subs()[0];
+    eq([s.since, s.window, s.view.rank], [7, "day", 100], "resumed");
+    c.close();
+  },
+  async "4003 is fatal, 4001 without getToken too"() {
+    for (const code of [4003, 4001]) {
+      FakeWS.all = [];
+      const c = new RankwireClient({ url: "http://h", token: "bad", WebSocket: FakeWS, backoff: fastBackoff });
+      let err = null;
+      c.addEventListener("error", (e) => { err = e.detail; });
+      c.subscribe({ board: "b", view: { kind: "top" } });
+      await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+      FakeWS.all[0].serverCloses(code, "no");
+      eq([c.state, err?.fatal], ["error", true], `after ${code}`);
+      await new Promise((r) => setTimeout(r, 20));
+      eq(FakeWS.all.length, 1, `no reconnect after ${code}`);
+    }
+  },
+  async "4001 with getToken fetches a new token and reconnects"() {
+    FakeWS.all = [];
+    let n = 0;
+    const c = new RankwireClient({ url: "http://h", getToken: async () => jwt({ n: ++n, exp: 4e9 }), WebSocket: FakeWS, backoff: fastBackoff });
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverCloses(4001, "token expired");
+    await until(() => FakeWS.all[1]?.subs().length === 1, "reconnect");
+    eq(tokenClaims(FakeWS.all[1].sent[0].token).n, 2, "the second token");
+    c.close();
+  },
+  async "a refused view reports its error and ends"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS });
+    let err = null;
+    c.subscribe({ board: "nope", view: { kind: "top" } }, { error: (e) => { err = e; } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverSends({ type: "error", id: FakeWS.all[0].subs()[0].id, code: "not_found", message: "board nope" });
+    eq(err?.code, "not_found", "error");
+    c.close();
+  },
+};
+
+// run runs every test and returns {passed, failures}.
+export async function run() {
+  const failures = [];
+  let passed = 0;
+  for (const [name, fn] of Object.entries(tests)) {
+    try {
+      await fn();
+      passed++;
+    } catch (e) {
+      failures.push(`${name}: ${e.message}`);
+    }
+  }
+  return { passed, failures };
+}
+
+if (typeof process !== "undefined" && process.argv?.[1]?.endsWith("client_test.mjs")) {
+  const { passed, failures } = await run();
+  for (const f of failures) console.log("FAIL", f);
+  console.log(`${passed} passed, ${failures.length} failed`);
+  process.exitCode = failures.length ? 1 : 0;
+}
