@@ -19,6 +19,7 @@ type Config struct {
 	Demo         bool          // seed the demo tenant with a simulated board
 	LogFormat    string        // "text" or "json"
 	PprofAddr    string        // where to serve /debug/pprof; empty means nowhere
+	Origins      []string      // browser origins allowed to open WebSockets besides our own
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -41,6 +42,10 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
 	fs.BoolVar(&c.Demo, "demo", false, "seed the demo tenant's board \"weekly\" with players (implied without --keys)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
+	fs.Func("allowed-origins", "comma-separated `origins` (host patterns, e.g. lobby.example.com,*.casino.io) whose pages may open WebSockets; empty: the gateway's own host only", func(v string) error {
+		c.Origins = splitList(v)
+		return nil
+	})
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
@@ -69,6 +74,17 @@ func fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		}
 	})
 	return err
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (c Config) validate() error {

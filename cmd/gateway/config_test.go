@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +13,12 @@ import (
 func TestParseConfig(t *testing.T) {
 	env := map[string]string{"RANKWIRE_ADDR": "127.0.0.1:9000", "RANKWIRE_PUSH_INTERVAL": "250ms"}
 	getenv := func(k string) string { return env[k] }
-	c, err := parseConfig([]string{"--addr", "127.0.0.1:9100", "--data", "/tmp/x"}, getenv, io.Discard)
+	c, err := parseConfig([]string{"--addr", "127.0.0.1:9100", "--data", "/tmp/x", "--allowed-origins", "lobby.example.com, *.casino.io,"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:9100" || c.PushInterval != 250*time.Millisecond || c.DataDir != "/tmp/x" {
+	if c.Addr != "127.0.0.1:9100" || c.PushInterval != 250*time.Millisecond || c.DataDir != "/tmp/x" ||
+		!slices.Equal(c.Origins, []string{"lobby.example.com", "*.casino.io"}) {
 		t.Errorf("flags over env over defaults: %+v", c)
 	}
 	d, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
@@ -56,7 +58,7 @@ func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
-	for _, want := range []string{"-addr", "-data", "-nats", "-keys", "-push-interval", "RANKWIRE_PUSH_INTERVAL"} {
+	for _, want := range []string{"-addr", "-data", "-nats", "-keys", "-push-interval", "-allowed-origins", "RANKWIRE_PUSH_INTERVAL"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %s", want)
 		}

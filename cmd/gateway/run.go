@@ -83,6 +83,7 @@ func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger,
 	handler := api.New(api.Config{
 		Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys,
 		Ready: ready, Logger: log, Registry: reg, Static: static,
+		AllowedOrigins: cfg.Origins,
 	})
 	return &http.Server{
 		Addr: cfg.Addr, Handler: handler,
