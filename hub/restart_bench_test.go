@@ -1,0 +1,134 @@
+package hub
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkRestart measures how long Start takes to bring a tenant of N
+// members back: once from the snapshot Close wrote (load it, replay the empty
+// tail), once with the snapshot removed (replay the whole stream, N/1,000
+// batch events). Each op is one Start until ready; Close is outside the
+// timer. The data directory is built once per size, outside the timer, by
+// Submit in batches of 1,000.
+//
+//	go test ./hub -run '^$' -bench 'Restart/N=1e6' -benchtime 3x
+func BenchmarkRestart(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run("N="+sizeName(n), func(b *testing.B) {
+			dir := buildRestartDir(b, n)
+			snap := filepath.Join(dir, "snapshots", "t1.snap")
+			saved, err := os.ReadFile(snap)
+			if err != nil {
+				b.Fatalf("no snapshot after Close: %v", err)
+			}
+			b.Run("snapshot", func(b *testing.B) {
+				benchRestart(b, dir, n, func() { writeFile(b, snap, saved) })
+				b.ReportMetric(float64(len(saved))/float64(n), "snapshot-B/member")
+			})
+			b.Run("replay", func(b *testing.B) {
+				benchRestart(b, dir, n, func() { removeFile(b, snap) })
+			})
+			writeFile(b, snap, saved)
+		})
+	}
+}
+
+// benchRestart times Start on dir after prepare, b.N times, and checks that
+// each start holds n members.
+func benchRestart(b *testing.B, dir string, n int, prepare func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		prepare()
+		b.StartTimer()
+		h, err := Start(benchCtx(b), Config{DataDir: dir, SnapshotEvery: -1})
+		if err != nil {
+			b.Fatalf("Start: %v", err)
+		}
+		b.StopTimer()
+		if got := boardMembers(b, h); got != n {
+			b.Fatalf("after restart: %d members, want %d", got, n)
+		}
+		h.Close()
+		b.StartTimer()
+	}
+}
+
+// buildRestartDir returns a data directory holding tenant t1's board s
+// with n members, submitted in batches of 1,000, and the snapshot Close
+// wrote.
+func buildRestartDir(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	h, err := Start(benchCtx(b), Config{DataDir: dir, SnapshotEvery: -1})
+	if err != nil {
+		b.Fatalf("Start: %v", err)
+	}
+	if _, err := h.PutBoard(benchCtx(b), "t1", "s", Settings{}); err != nil {
+		b.Fatalf("PutBoard: %v", err)
+	}
+	start := time.Now()
+	items := make([]Item, 0, MaxBatch)
+	for i := 0; i < n; i += MaxBatch {
+		items = items[:0]
+		for m := i; m < min(i+MaxBatch, n); m++ {
+			items = append(items, Item{Member: "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)})
+		}
+		if _, err := h.Submit(benchCtx(b), "t1", "s", items); err != nil {
+			b.Fatalf("Submit at %d: %v", i, err)
+		}
+	}
+	b.Logf("built %d members in %v", n, time.Since(start))
+	if err := h.Close(); err != nil {
+		b.Fatalf("Close: %v", err)
+	}
+	return dir
+}
+
+func boardMembers(b *testing.B, h *Hub) int {
+	info, err := h.Board("t1", "s")
+	if err != nil {
+		b.Fatalf("Board: %v", err)
+	}
+	return info.Members
+}
+
+func benchCtx(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+func sizeName(n int) string {
+	e := 0
+	for m := n; m >= 10 && m%10 == 0; m /= 10 {
+		e++
+	}
+	return strconv.Itoa(n/pow10(e)) + "e" + strconv.Itoa(e)
+}
+
+func pow10(e int) int {
+	p := 1
+	for range e {
+		p *= 10
+	}
+	return p
+}
+
+func writeFile(b *testing.B, path string, data []byte) {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func removeFile(b *testing.B, path string) {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,138 @@
+// Command rwload drives a rankwire gateway on this machine and measures it.
+//
+//	rwload keygen -out keys.json [-tenant bench] [-limit 10000000]
+//	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s]
+//	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
+//
+// keygen writes a key file for the gateway's --keys with one HS256 key and a
+// high submission limit, so that the gateway's rate limit does not cap the
+// measurement. submit and read mint an admin token from that file (or from
+// -secret and -kid) and print a report. See package loadtest.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/rankwire/rankwire/loadtest"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "keygen":
+		err = keygen(os.Args[2:])
+	case "submit":
+		err = submit(ctx, os.Args[2:])
+	case "read":
+		err = read(ctx, os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rwload:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read [flags]; rwload CMD -h for flags")
+	os.Exit(2)
+}
+
+func keygen(args []string) error {
+	fs := flag.NewFlagSet("keygen", flag.ExitOnError)
+	out := fs.String("out", "keys.json", "key `file` to write")
+	tenant := fs.String("tenant", "bench", "tenant name")
+	limit := fs.Float64("limit", 10_000_000, "the tenant's submissions per second; 0: the gateway's default")
+	fs.Parse(args)
+	_, err := loadtest.WriteKeyFile(*out, *tenant, *limit)
+	return err
+}
+
+// target holds the flags every load shares.
+type target struct {
+	url, keys, tenant, secret, kid, board string
+}
+
+func (t *target) register(fs *flag.FlagSet, board string) {
+	fs.StringVar(&t.url, "url", "http://127.0.0.1:8080", "gateway base `URL` (loopback only)")
+	fs.StringVar(&t.keys, "keys", "", "the gateway's key `file`; the tenant's first HS256 key mints the token")
+	fs.StringVar(&t.tenant, "tenant", "bench", "tenant")
+	fs.StringVar(&t.secret, "secret", "", "base64 HS256 `secret`, instead of -keys")
+	fs.StringVar(&t.kid, "kid", "", "key id for -secret")
+	fs.StringVar(&t.board, "board", board, "board")
+}
+
+func (t *target) resolve() (loadtest.Target, error) {
+	var key loadtest.Key
+	var err error
+	if t.keys != "" {
+		key, err = loadtest.LoadKey(t.keys, t.tenant)
+	} else {
+		key = loadtest.Key{Tenant: t.tenant, Kid: t.kid}
+		key.Secret, err = base64.StdEncoding.DecodeString(t.secret)
+	}
+	if err != nil {
+		return loadtest.Target{}, err
+	}
+	tok, err := key.Mint(time.Hour)
+	return loadtest.Target{URL: t.url, Token: tok, Board: t.board}, err
+}
+
+func submit(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("submit", flag.ExitOnError)
+	var t target
+	t.register(fs, "load")
+	var c loadtest.SubmitConfig
+	fs.IntVar(&c.Clients, "clients", 64, "concurrent HTTP clients")
+	fs.IntVar(&c.Batch, "batch", 1, "items per request (1: the single form)")
+	fs.DurationVar(&c.Duration, "d", 10*time.Second, "duration")
+	fs.Int64Var(&c.MaxRequests, "n", 100_000_000, "at most this many requests")
+	fs.IntVar(&c.Members, "members", 0, "pick members among this many; 0: a new member per submission")
+	quiet := fs.Bool("q", false, "no progress lines")
+	fs.Parse(args)
+	var err error
+	if c.Target, err = t.resolve(); err != nil {
+		return err
+	}
+	if !*quiet {
+		c.Progress = os.Stderr
+	}
+	rep, err := loadtest.RunSubmit(ctx, c)
+	fmt.Print(rep)
+	return err
+}
+
+func read(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("read", flag.ExitOnError)
+	var t target
+	t.register(fs, "big")
+	var c loadtest.ReadConfig
+	fs.IntVar(&c.Members, "members", 1_000_000, "board size to preload (skipped where the board has it)")
+	fs.IntVar(&c.Readers, "readers", 4, "concurrent reading clients")
+	fs.Float64Var(&c.ReadRate, "read-rate", 2000, "reads per second over all readers; negative: unpaced")
+	fs.Float64Var(&c.WriteRate, "write-rate", 0, "background submissions per second; 0: none")
+	fs.IntVar(&c.WriteBatch, "write-batch", 100, "items per background write request")
+	fs.IntVar(&c.WriteClients, "write-clients", 8, "background writing clients")
+	fs.DurationVar(&c.Duration, "d", 10*time.Second, "duration of the measured phase")
+	fs.Int64Var(&c.MaxReads, "n", 10_000_000, "at most this many reads")
+	fs.Parse(args)
+	var err error
+	if c.Target, err = t.resolve(); err != nil {
+		return err
+	}
+	rep, err := loadtest.RunRead(ctx, c)
+	fmt.Print(rep)
+	return err
+}

@@ -1,0 +1,23 @@
+// Package loadtest drives a running rankwire gateway over its HTTP protocol
+// (docs/PROTOCOL.md) and measures it: durable submissions per second from
+// many concurrent clients (RunSubmit), and read latency on a large board
+// while a paced background write load is applied (RunRead). The command
+// loadtest/cmd/rwload is its front end; docs/BENCHMARKS.md records the
+// figures it produced and the command lines that produced them.
+//
+// It speaks the protocol only: it imports the standard library and
+// github.com/golang-jwt/jwt/v5 (to mint its own HS256 tokens from a key
+// file), never a rankwire package, so it measures what any client sees.
+//
+// Every loop is bounded in time (a duration) and in count (a request cap),
+// and every target must be a loopback address: the tool refuses to load
+// anything but 127.0.0.0/8 or ::1.
+//
+//	go run ./loadtest/cmd/rwload keygen -out keys.json
+//	go run ./cmd/gateway --keys keys.json --data /tmp/rw --addr 127.0.0.1:8080 &
+//	go run ./loadtest/cmd/rwload submit -url http://127.0.0.1:8080 -keys keys.json -batch 100
+//	go run ./loadtest/cmd/rwload read -url http://127.0.0.1:8080 -keys keys.json -write-rate 20000
+//
+// gateway_bench.sh runs every measurement of docs/BENCHMARKS.md's Gateway
+// section, with Redis as the peer in the same run.
+package loadtest
