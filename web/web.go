@@ -69,7 +69,22 @@ func Handler(o Options) http.Handler {
 		mux.Handle("GET /demo/token", demoToken(o.Demo))
 		mux.Handle("GET /demo/stats", demoStats(o.Demo))
 	}
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			notFound(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// notFound answers in the protocol's error shape, like every other path
+// of the gateway.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	msg, _ := json.Marshal("no route " + r.URL.Path)
+	_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":` + string(msg) + "}}\n"))
 }
 
 // cacheShort lets browsers and CDNs keep the widget for a minute: a lobby's
@@ -88,7 +103,7 @@ func cacheShort(h http.Handler) http.Handler {
 func noIndex(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("file") == "index.html" {
-			http.NotFound(w, r)
+			notFound(w, r)
 			return
 		}
 		h.ServeHTTP(w, r)

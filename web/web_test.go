@@ -34,9 +34,10 @@ func TestHandler(t *testing.T) {
 	}{
 		{"the element", widget, "/widget/rankwire.js", 200, "text/javascript", "customElements.define"},
 		{"the client", widget, "/widget/client.js", 200, "text/javascript", "class RankwireClient"},
-		{"no demo page in the widget", widget, "/widget/index.html", 404, "", ""},
-		{"no demo page without Demo", widget, "/", 404, "", ""},
-		{"no demo token without Demo", widget, "/demo/token", 404, "", ""},
+		{"no demo page in the widget", widget, "/widget/index.html", 404, "application/json", `"code":"not_found"`},
+		{"no demo page without Demo", widget, "/", 404, "application/json", `"code":"not_found"`},
+		{"no demo token without Demo", widget, "/demo/token", 404, "application/json", `"code":"not_found"`},
+		{"unknown widget file", widget, "/widget/nope.js", 404, "", ""},
 		{"demo page", demo, "/", 200, "text/html", "<rankwire-board"},
 		{"demo token", demo, "/demo/token", 200, "application/json", `"member":"player-01"`},
 		{"demo stats", demo, "/demo/stats", 200, "application/json", `"submissions_per_second":42`},
