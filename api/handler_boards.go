@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/rankwire/rankwire/auth"
@@ -83,26 +84,25 @@ func (s *Server) listBoards(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteBoard(w http.ResponseWriter, r *http.Request) error {
-	name, err := boardFor(r, auth.RoleAdmin)
-	if err != nil {
-		return err
-	}
-	if err := s.hub.DeleteBoard(r.Context(), scopeOf(r).Tenant, name); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": name})
-	return nil
+	return s.boardAction(w, r, "deleted", s.hub.DeleteBoard)
 }
 
 func (s *Server) resetBoard(w http.ResponseWriter, r *http.Request) error {
+	return s.boardAction(w, r, "reset", s.hub.Reset)
+}
+
+// boardAction runs an admin action on the route's board and answers
+// {verb: board}.
+func (s *Server) boardAction(w http.ResponseWriter, r *http.Request, verb string,
+	act func(ctx context.Context, tenant, board string) error) error {
 	name, err := boardFor(r, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}
-	if err := s.hub.Reset(r.Context(), scopeOf(r).Tenant, name); err != nil {
+	if err := act(r.Context(), scopeOf(r).Tenant, name); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"reset": name})
+	writeJSON(w, http.StatusOK, map[string]any{verb: name})
 	return nil
 }
 

@@ -67,12 +67,18 @@ func (s *Server) top(w http.ResponseWriter, r *http.Request) error {
 	return s.reply(w, toPageJSON(p), err)
 }
 
-func (s *Server) member(w http.ResponseWriter, r *http.Request) error {
+// memberLoc returns the board-window and the {member} of a member read.
+func memberLoc(r *http.Request) (hub.Loc, string, error) {
 	l, err := locFor(r)
 	if err != nil {
-		return err
+		return l, "", err
 	}
 	m, err := memberParam(r, "member")
+	return l, m, err
+}
+
+func (s *Server) member(w http.ResponseWriter, r *http.Request) error {
+	l, m, err := memberLoc(r)
 	if err != nil {
 		return err
 	}
@@ -84,11 +90,7 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) around(w http.ResponseWriter, r *http.Request) error {
-	l, err := locFor(r)
-	if err != nil {
-		return err
-	}
-	m, err := memberParam(r, "member")
+	l, m, err := memberLoc(r)
 	if err != nil {
 		return err
 	}
