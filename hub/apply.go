@@ -8,26 +8,43 @@ import (
 )
 
 // apply applies the event at stream sequence seq to s and returns what the
-// publishing call reports. Deterministic: it reads only s, seq and ev (never
-// the clock), and an error leaves s as the event found it, except that s.seq
-// advances: a rejected event is still consumed.
-func (s *state) apply(seq uint64, ev *event) ([]Result, error) {
+// publishing call (or, for evGroup, each of its calls) reports.
+// Deterministic: it reads only s, seq and ev (never the clock), and an error
+// leaves s as the event found it, except that s.seq advances: a rejected
+// event is still consumed.
+func (s *state) apply(seq uint64, ev *event) outcome {
 	s.seq = seq
+	out := outcome{seq: seq}
 	switch ev.Kind {
 	case evSettings:
-		return nil, s.applySettings(ev)
+		out.err = s.applySettings(ev)
 	case evSubmit:
-		return s.applySubmit(seq, ev)
+		out.results, out.err = s.applySubmit(seq, ev.At, ev.Board, ev.Items)
+	case evGroup:
+		out.groups = s.applyGroups(seq, ev)
 	case evLink:
-		return nil, s.applyLink(seq, ev)
+		out.err = s.applyLink(seq, ev)
 	case evRemove:
-		return nil, s.applyRemove(ev)
+		out.err = s.applyRemove(ev)
 	case evReset:
-		return nil, s.applyReset(ev)
+		out.err = s.applyReset(ev)
 	case evDelete:
-		return nil, s.applyDelete(ev)
+		out.err = s.applyDelete(ev)
+	default:
+		out.err = fmt.Errorf("%w: unknown event kind %q", ErrBadRequest, ev.Kind)
 	}
-	return nil, fmt.Errorf("%w: unknown event kind %q", ErrBadRequest, ev.Kind)
+	return out
+}
+
+// applyGroups applies each group of a group-committed event in order, as
+// if each were its own evSubmit at the same time and sequence: a group
+// whose board is missing fails alone.
+func (s *state) applyGroups(seq uint64, ev *event) []groupOutcome {
+	out := make([]groupOutcome, len(ev.Groups))
+	for i, g := range ev.Groups {
+		out[i].results, out[i].err = s.applySubmit(seq, ev.At, g.Board, g.Items)
+	}
+	return out
 }
 
 func (s *state) board(name string) (*boardState, error) {
@@ -76,20 +93,24 @@ func (bs *boardState) update(set Settings) error {
 	return nil
 }
 
-func (s *state) applySubmit(seq uint64, ev *event) ([]Result, error) {
-	bs, err := s.board(ev.Board)
+// applySubmit applies items to board name at time at. Every applySlice
+// items it calls s.yield (see state), so readers may see a prefix of the
+// batch.
+func (s *state) applySubmit(seq uint64, at int64, name string, items []Item) ([]Result, error) {
+	bs, err := s.board(name)
 	if err != nil {
 		return nil, err
 	}
-	ws, primary := bs.windowsAt(ev.At)
-	res := make([]Result, len(ev.Items))
-	for i, it := range ev.Items {
+	ws, primary := bs.windowsAt(at)
+	res := make([]Result, len(items))
+	for i, it := range items {
+		s.step()
 		if orig, ok := bs.seen[it.ID]; ok && it.ID != "" {
 			orig.Duplicate = true
 			res[i] = orig
 			continue
 		}
-		res[i] = s.submitItem(ev.Board, ws, primary, seq, it)
+		res[i] = s.submitItem(name, ws, primary, seq, it)
 		if it.ID != "" {
 			bs.seen[it.ID] = res[i]
 		}
@@ -124,6 +145,7 @@ func (s *state) submitItem(name string, ws []*window, primary int, seq uint64, i
 		if w == nil {
 			continue
 		}
+		w.reserve()
 		c, err := w.b.Submit(board.Submission{Member: h, Score: it.Score, Subscore: it.Subscore, Seq: seq})
 		if err == nil && (c.Applied || c.Moved()) {
 			w.seq++

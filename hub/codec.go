@@ -15,7 +15,8 @@ type eventKind string
 
 const (
 	evSettings eventKind = "settings" // create or update a board
-	evSubmit   eventKind = "submit"   // a batch of submissions
+	evSubmit   eventKind = "submit"   // a batch of submissions (one call; streams written before group commit)
+	evGroup    eventKind = "submits"  // several calls' batches, group-committed (committer.go)
 	evLink     eventKind = "link"     // identity link (may merge)
 	evRemove   eventKind = "remove"   // remove a member from a board
 	evReset    eventKind = "reset"    // empty a board's all window
@@ -30,8 +31,16 @@ type event struct {
 	Board    string    `json:"b,omitempty"`
 	Settings *Settings `json:"c,omitempty"` // evSettings
 	Items    []Item    `json:"i,omitempty"` // evSubmit
+	Groups   []group   `json:"g,omitempty"` // evGroup
 	Member   string    `json:"m,omitempty"` // evLink, evRemove
 	Aliases  []string  `json:"a,omitempty"` // evLink
+}
+
+// group is one Submit call's batch inside an evGroup event: applied in
+// order, each with its own board, results and error.
+type group struct {
+	Board string `json:"b"`
+	Items []Item `json:"i"`
 }
 
 func encodeEvent(ev *event) ([]byte, error) {

@@ -1,7 +1,8 @@
 // Package hub owns rankwire's durable log and the replicas built from it: the
 // NATS connection (an embedded nats-server with JetStream, or an external
-// one), one JetStream stream per tenant, the submit path (publish, wait for
-// the ack, wait for the local replica), the per-tenant replica loops that
+// one), one JetStream stream per tenant, the submit path (group commit,
+// publish, wait for the ack, wait for the local replica), the per-tenant
+// replica loops that
 // apply events to identity indexes and board-windows, windows and their
 // retention, idempotency ids, and snapshots.
 //
@@ -29,8 +30,13 @@
 // # Concurrency
 //
 // Each tenant has one replica goroutine, the only writer of the tenant's
-// state; readers take the replica's read lock (RWMutex) for the duration of
-// one read. Lock order: Hub.openMu, then Hub.mu, then replica.mu, then
+// state, fed by a fetcher goroutine that decodes events ahead of it and
+// helped by a saver goroutine that writes its snapshots; readers take the
+// replica's read lock (RWMutex) for the duration of one read, and the
+// replica releases its write lock every applySlice items of a batch, so a
+// read waits for one slice, never a whole event. Each tenant also has one
+// committer goroutine that publishes the tenant's Submit calls in groups
+// (committer.go). Lock order: Hub.openMu, then Hub.mu, then replica.mu, then
 // replica.waitMu. No lock is held across a NATS round trip except openMu,
 // which only serialises the opening of new tenants.
 package hub

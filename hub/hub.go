@@ -56,7 +56,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
 	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica)}
-	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, log: h.log}
+	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.wg.Add(1)
 	go func() {

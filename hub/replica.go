@@ -21,8 +21,11 @@ type replica struct {
 	log     *slog.Logger
 	snaps   *snapshotter
 
-	sinceSnap int    // events applied since the last snapshot; replica goroutine only
-	snapSeq   uint64 // sequence of the last snapshot; replica goroutine only
+	sinceSnap int           // events applied since the last snapshot; replica goroutine only
+	snapAt    time.Time     // when the last snapshot was taken; replica goroutine only
+	saves     chan snapJob  // to the saver goroutine; capacity 1, see maybeSnapshot
+	saving    atomic.Bool   // a snapshot is on its way to the file
+	savedSeq  atomic.Uint64 // sequence of the last snapshot written
 
 	mu sync.RWMutex // guards st; written only by the replica goroutine
 	st *state
@@ -31,16 +34,33 @@ type replica struct {
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned
 
+	queue chan *submitReq // Submit calls for the committer (committer.go)
+
 	waitMu   sync.Mutex // guards the fields below
-	waiters  map[string]chan outcome
+	waiters  map[string]*flight
 	seqWaits []seqWait
 }
 
-// outcome is what applying an event gave the call that published it.
+// outcome is what applying an event gave the call that published it, or,
+// for a group-committed event, each of its calls (groups, in order).
 type outcome struct {
 	seq     uint64
 	results []Result
 	err     error
+	groups  []groupOutcome
+}
+
+// groupOutcome is what one group of an evGroup event gave its call.
+type groupOutcome struct {
+	results []Result
+	err     error
+}
+
+// flight is a published event awaiting its apply: done is closed once out
+// is set. Any number of goroutines may wait on it.
+type flight struct {
+	done chan struct{}
+	out  outcome
 }
 
 // seqWait is a caller waiting until the replica has applied seq.
@@ -58,22 +78,68 @@ func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) 
 		snaps:   snaps,
 		st:      st,
 		done:    make(chan struct{}),
-		waiters: make(map[string]chan outcome),
+		queue:   make(chan *submitReq, queueLen),
+		waiters: make(map[string]*flight),
 	}
 	st.feed = newFeedLog()
+	// Apply releases the write lock every applySlice items (state.yield):
+	// sync.RWMutex lets the readers already waiting in before the writer
+	// takes it again, so a read waits for one slice, not a whole event.
+	// Readers may see a prefix of a batch; every item bumps its window's
+	// seq, and the feed records each change under the same lock, so what a
+	// reader or the feed sees is always a state some prefix produced.
+	st.yield = func() {
+		r.mu.Unlock()
+		r.mu.Lock()
+	}
 	r.applied.Store(st.seq)
-	r.snapSeq = st.seq
+	r.savedSeq.Store(st.seq)
+	r.snapAt = time.Now()
+	r.saves = make(chan snapJob, 1)
 	return r
 }
 
 // run applies the stream from the event after the state's sequence until ctx
-// ends, then writes a final snapshot. It owns msgs and stops it.
+// ends, then writes a final snapshot. It owns msgs and stops it, the
+// fetcher goroutine that decodes events ahead of apply, and the saver
+// goroutine (snapshot.go).
 func (r *replica) run(ctx context.Context, msgs jetstream.MessagesContext) {
 	defer close(r.done)
-	defer r.snapshot()
+	var saver sync.WaitGroup
+	saver.Go(func() { r.saveLoop(r.saves) })
+	defer r.finalSnapshot()
+	defer saver.Wait()
+	defer close(r.saves)
 	stop := context.AfterFunc(ctx, msgs.Stop)
 	defer stop()
 	defer msgs.Stop()
+	evs := make(chan delivery, fetchAhead)
+	var fetcher sync.WaitGroup
+	defer fetcher.Wait()
+	fetcher.Go(func() { r.fetch(ctx, msgs, evs) })
+	for d := range evs {
+		if ctx.Err() == nil {
+			r.handle(d)
+		}
+	}
+}
+
+// fetchAhead is how many decoded events may wait for apply.
+const fetchAhead = 64
+
+// delivery is one stream message, decoded ahead of apply.
+type delivery struct {
+	seq    uint64
+	stored time.Time // JetStream's timestamp: the lag metric only
+	ev     *event
+	err    error // the event did not decode
+}
+
+// fetch reads msgs and decodes each event on the fetcher goroutine, so that
+// decoding overlaps the replica's apply of the events before. It closes evs
+// when msgs stops (ctx ended).
+func (r *replica) fetch(ctx context.Context, msgs jetstream.MessagesContext, evs chan<- delivery) {
+	defer close(evs)
 	for {
 		msg, err := msgs.Next()
 		if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
@@ -83,50 +149,54 @@ func (r *replica) run(ctx context.Context, msgs jetstream.MessagesContext) {
 			r.log.Warn("hub: replica fetch", "err", err)
 			continue
 		}
-		r.handle(msg)
+		md, err := msg.Metadata()
+		if err != nil {
+			r.log.Error("hub: message without metadata", "err", err)
+			continue
+		}
+		d := delivery{seq: md.Sequence.Stream, stored: md.Timestamp}
+		if d.seq > r.applied.Load() {
+			d.ev, d.err = decodeEvent(msg.Data())
+		}
+		evs <- d
 	}
 }
 
-// handle applies one message. A message that does not decode is consumed
-// and ignored, identically on every node.
-func (r *replica) handle(msg jetstream.Msg) {
-	md, err := msg.Metadata()
-	if err != nil {
-		r.log.Error("hub: message without metadata", "err", err)
-		return
-	}
-	seq := md.Sequence.Stream
+// handle applies one event. An event that does not decode is consumed and
+// ignored, identically on every node.
+func (r *replica) handle(d delivery) {
+	seq := d.seq
 	// The wall clock feeds only the lag metric, never the state.
-	r.lag.Store(int64(time.Since(md.Timestamp)))
+	r.lag.Store(int64(time.Since(d.stored)))
 	if seq <= r.applied.Load() {
 		return // already in the snapshot
 	}
-	ev, derr := decodeEvent(msg.Data())
-	out := outcome{seq: seq, err: derr}
+	out := outcome{seq: seq, err: d.err}
 	r.mu.Lock()
-	if derr == nil {
-		out.results, out.err = r.st.apply(seq, ev)
+	if d.err == nil {
+		out = r.st.apply(seq, d.ev)
 	} else {
 		r.st.seq = seq
 	}
 	r.mu.Unlock()
 	r.applied.Store(seq)
-	if derr == nil {
-		r.notify(ev.Waiter, out)
+	if d.err == nil {
+		r.notify(d.ev.Waiter, out)
 	} else {
-		r.log.Warn("hub: undecodable event skipped", "seq", seq, "err", derr)
+		r.log.Warn("hub: undecodable event skipped", "seq", seq, "err", d.err)
 	}
-	r.maybeSnapshot(seq)
+	r.maybeSnapshot()
 }
 
-// expect registers a waiter for the event published with key. The channel
-// receives the outcome once; forget unregisters it.
-func (r *replica) expect(key string) chan outcome {
-	ch := make(chan outcome, 1)
+// expect registers a waiter for the event published with key. The flight
+// completes once, when the event is applied; forget unregisters it (an
+// acked event is always applied, so only a failed publish needs forget).
+func (r *replica) expect(key string) *flight {
+	f := &flight{done: make(chan struct{})}
 	r.waitMu.Lock()
-	r.waiters[key] = ch
+	r.waiters[key] = f
 	r.waitMu.Unlock()
-	return ch
+	return f
 }
 
 func (r *replica) forget(key string) {
@@ -140,8 +210,9 @@ func (r *replica) forget(key string) {
 func (r *replica) notify(key string, out outcome) {
 	r.waitMu.Lock()
 	defer r.waitMu.Unlock()
-	if ch := r.waiters[key]; ch != nil && key != "" {
-		ch <- out
+	if f := r.waiters[key]; f != nil && key != "" {
+		f.out = out
+		close(f.done)
 		delete(r.waiters, key)
 	}
 	kept := r.seqWaits[:0]

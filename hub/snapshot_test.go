@@ -2,9 +2,11 @@ package hub
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestSnapshotRestart(t *testing.T) {
@@ -55,5 +57,26 @@ func TestSnapshotCorrupt(t *testing.T) {
 		if _, err := decodeState(data); err == nil {
 			t.Errorf("decodeState(%q) succeeded", data)
 		}
+	}
+}
+
+// TestSnapshotInterval: a tenant whose state changes gets a snapshot once
+// SnapshotInterval has passed, however few events it applied, written by
+// the saver goroutine.
+func TestSnapshotInterval(t *testing.T) {
+	dir := t.TempDir()
+	h := startHub(t, Config{DataDir: dir, SnapshotEvery: 1 << 30, SnapshotInterval: time.Millisecond})
+	mustPut(t, h, "t1", "b", Settings{})
+	r := h.lookup("t1")
+	checkFor(t, 5*time.Second, func() error {
+		mustSubmit(t, h, "t1", "b", Item{Member: "a", Score: 1}) // an event after the interval passed
+		if got := r.savedSeq.Load(); got < 2 {
+			return fmt.Errorf("snapshot at seq %d, want 2 or later", got)
+		}
+		return nil
+	})
+	st, err := h.snaps.load("t1")
+	if err != nil || st.seq < 2 {
+		t.Fatalf("snapshot file: seq %d, %v", st.seq, err)
 	}
 }

@@ -15,6 +15,24 @@ type state struct {
 	boards map[string]*boardState
 	seq    uint64   // stream sequence of the last applied event
 	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
+
+	// yield, where set, is called by apply every applySlice items of a
+	// submission: the replica releases and retakes its write lock there, so
+	// that reads wait for a slice rather than a whole event. It must not
+	// change s. steps counts the items applied, for it.
+	yield func()
+	steps int
+}
+
+// applySlice is how many items apply takes between two calls of yield.
+const applySlice = 64
+
+// step counts one item about to be applied and yields every applySlice.
+func (s *state) step() {
+	s.steps++
+	if s.yield != nil && s.steps%applySlice == 0 {
+		s.yield()
+	}
 }
 
 // boardState is one board: its settings, windows and seen idempotency ids.
@@ -36,9 +54,25 @@ type boardState struct {
 // window is one board-window and its version: seq grows by one for every
 // applied change, never resets (a reset bumps it too).
 type window struct {
-	b   *board.Board
-	seq uint64
-	key windowKey // its key in boardState.windows, for the change feed
+	b    *board.Board
+	seq  uint64
+	key  windowKey // its key in boardState.windows, for the change feed
+	room int       // entries the board has room for, as reserve last grew it
+}
+
+// minReserve is the fewest entries reserve adds room for.
+const minReserve = 4096
+
+// reserve grows w's board ahead by half its size once it is full, so that
+// a growing board copies its arena about once per 1.5× instead of on every
+// step of append (1.25× for large slices). Room costs memory only, never
+// changes the board's content. Replica goroutine only (it writes w.b).
+func (w *window) reserve() {
+	if n := w.b.Len(); n >= w.room {
+		add := max(n/2, minReserve)
+		w.b.Grow(add)
+		w.room = n + add
+	}
 }
 
 func newState() *state {

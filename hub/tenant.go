@@ -121,7 +121,7 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 }
 
 // startReplica starts r's goroutine on an ordered consumer from the event
-// after r's snapshot. The goroutine stops when the Hub closes.
+// after r's snapshot, and r's committer. Both stop when the Hub closes.
 func (h *Hub) startReplica(ctx context.Context, r *replica) error {
 	cfg := jetstream.OrderedConsumerConfig{}
 	if seq := r.applied.Load(); seq > 0 {
@@ -136,10 +136,14 @@ func (h *Hub) startReplica(ctx context.Context, r *replica) error {
 	if err != nil {
 		return fmt.Errorf("%w: consume %s: %v", ErrUnavailable, r.stream, err)
 	}
-	h.wg.Add(1)
+	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
 		r.run(h.ctx, msgs)
+	}()
+	go func() {
+		defer h.wg.Done()
+		h.runCommitter(h.ctx, r)
 	}()
 	return nil
 }

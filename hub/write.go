@@ -13,12 +13,15 @@ import (
 const MaxAliases = 100
 
 // Submit validates items as a whole (the error names the first bad index),
-// publishes them as one event, waits for JetStream's ack (durable) and then
-// for the local replica to apply it, and returns one Result per item, as
-// the board's primary window shows it right after that item. An item whose
-// ID the board has seen answers with the original result, Duplicate set.
-// Cost: one publish round trip plus the replica's lag; O(items × windows ×
-// log N) in the replica. Safe for concurrent use.
+// hands them to the tenant's committer, which publishes them in one event
+// together with the other Submit calls to the tenant waiting meanwhile
+// (group commit, see committer.go), waits for JetStream's ack (durable)
+// and then for the local replica to apply the event, and returns one Result
+// per item, as the board's primary window shows it right after that item.
+// An item whose ID the board has seen answers with the original result,
+// Duplicate set. Cost: up to two publish round trips (the one in flight,
+// then its own) plus the replica's lag; O(items × windows × log N) in the
+// replica. Safe for concurrent use.
 func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([]Result, error) {
 	if err := validateItems(items); err != nil {
 		return nil, err
@@ -27,11 +30,7 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.commit(ctx, r, &event{Kind: evSubmit, Board: board, Items: items})
-	if err != nil {
-		return nil, err
-	}
-	return out.results, out.err
+	return h.submitGrouped(ctx, r, board, items)
 }
 
 func validateItems(items []Item) error {
@@ -184,14 +183,14 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	if err != nil {
 		return outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
-	ch := r.expect(ev.Waiter)
+	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
 		return outcome{}, fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
 	}
 	select {
-	case out := <-ch:
-		return out, nil
+	case <-f.done:
+		return f.out, nil
 	case <-ctx.Done():
 		return outcome{}, ctx.Err()
 	case <-r.done:

@@ -1,0 +1,185 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Group commit. Every tenant has one committer goroutine that publishes the
+// tenant's Submit calls. It takes the first call waiting and, without
+// waiting for more, every other call already queued, up to maxGroupItems
+// items and about maxGroupBytes, and publishes them as one evGroup event:
+// one publish, ack, store write, delivery and decode for the whole group.
+// While that publish is in flight new calls queue, so the group size
+// follows the load: one call when idle (no timer delays it), many under
+// load. The committer waits for the ack only; each call then waits for the
+// replica to apply the event (read-your-writes) and takes its own group's
+// results. Apply treats every group as its own batch (own board, own
+// results, own error), so the event's content alone defines the outcome.
+//
+// Other event kinds (settings, link, remove, reset, delete) are published
+// by their calls directly, as before: concurrent calls of a tenant are
+// ordered by the stream, in publish order, either way.
+
+const (
+	maxGroupItems = 1000    // items in one group-committed event (a Submit call larger still goes alone)
+	maxGroupBytes = 1 << 20 // estimated encoded bytes of one event, likewise
+	queueLen      = 1024    // Submit calls queued per tenant before callers block
+)
+
+// submitReq is one Submit call waiting for the committer.
+type submitReq struct {
+	ctx   context.Context
+	board string
+	items []Item
+	size  int         // estimated encoded bytes
+	sent  chan ticket // buffered: the committer never blocks on it
+}
+
+// ticket tells a Submit call where its results will be: group i of the
+// event f waits for, or err where the publish failed.
+type ticket struct {
+	f   *flight
+	i   int
+	err error
+}
+
+// submitGrouped queues one validated batch for r's committer and returns
+// its results once the replica applied the event carrying it.
+func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items []Item) ([]Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	req := &submitReq{ctx: ctx, board: board, items: items, size: itemsSize(items), sent: make(chan ticket, 1)}
+	select {
+	case r.queue <- req:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.ctx.Done():
+		return nil, ErrClosed
+	}
+	var t ticket
+	select {
+	case t = <-req.sent:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.ctx.Done():
+		return nil, ErrClosed
+	}
+	if t.err != nil {
+		return nil, t.err
+	}
+	select {
+	case <-t.f.done:
+		g := t.f.out.groups
+		if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
+			return nil, fmt.Errorf("%w: event applied without group %d", ErrUnavailable, t.i)
+		}
+		return g[t.i].results, g[t.i].err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-r.done:
+		return nil, ErrClosed
+	}
+}
+
+// itemsSize estimates the JSON encoding of items in bytes, counting the
+// strings twice for escapes.
+func itemsSize(items []Item) int {
+	n := 0
+	for _, it := range items {
+		n += 48 + 2*(len(it.Member)+len(it.ID))
+	}
+	return n
+}
+
+// runCommitter publishes r's queued Submit calls in groups until ctx ends.
+// Calls still queued then fail with ErrClosed through their own wait on the
+// Hub's context.
+func (h *Hub) runCommitter(ctx context.Context, r *replica) {
+	var next *submitReq // a call that did not fit the last group
+	for {
+		first := next
+		if first == nil {
+			select {
+			case first = <-r.queue:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := first.ctx.Err(); err != nil {
+			first.sent <- ticket{err: err}
+			next = nil
+			continue
+		}
+		var reqs []*submitReq
+		reqs, next = r.gather(first)
+		h.publishGroup(ctx, r, reqs)
+	}
+}
+
+// gather returns first with the calls queued behind it that fit in one
+// event, dropping calls whose context ended, and the call that did not
+// fit, if any. It never waits.
+func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) {
+	reqs = []*submitReq{first}
+	items, size := len(first.items), first.size
+	for {
+		select {
+		case req := <-r.queue:
+			if req.ctx.Err() != nil {
+				req.sent <- ticket{err: req.ctx.Err()}
+				continue
+			}
+			if items+len(req.items) > maxGroupItems || size+req.size > maxGroupBytes {
+				return reqs, req
+			}
+			reqs = append(reqs, req)
+			items, size = items+len(req.items), size+req.size
+		default:
+			return reqs, nil
+		}
+	}
+}
+
+// publishGroup publishes reqs as one evGroup event, waits for the ack and
+// hands every call its ticket. An event over the connection's payload limit
+// (escapes beyond the estimate) is split in halves.
+func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
+	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]group, len(reqs))}
+	for i, req := range reqs {
+		ev.Groups[i] = group{Board: req.board, Items: req.items}
+	}
+	data, err := encodeEvent(ev)
+	if err != nil {
+		fail(reqs, fmt.Errorf("hub: encode event: %w", err))
+		return
+	}
+	if len(reqs) > 1 && int64(len(data)) > h.nc.MaxPayload() {
+		h.publishGroup(ctx, r, reqs[:len(reqs)/2])
+		h.publishGroup(ctx, r, reqs[len(reqs)/2:])
+		return
+	}
+	f := r.expect(ev.Waiter)
+	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
+		r.forget(ev.Waiter)
+		if ctx.Err() != nil {
+			err = ErrClosed
+		} else {
+			err = fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
+		}
+		fail(reqs, err)
+		return
+	}
+	for i, req := range reqs {
+		req.sent <- ticket{f: f, i: i}
+	}
+}
+
+func fail(reqs []*submitReq, err error) {
+	for _, req := range reqs {
+		req.sent <- ticket{err: err}
+	}
+}
