@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -264,26 +263,7 @@ func (v Window) Pending() []FeedChange {
 // instance and its pending changes, so a live view can join the feed
 // exactly where the board stands.
 func (h *Hub) ReadWindow(l Loc, fn func(Window) error) error {
-	k, ok := parseKind(l.Window)
-	if !ok {
-		return fmt.Errorf("%w: window %q is not one of all, day, week, month", ErrBadRequest, l.Window)
-	}
-	r := h.lookup(l.Tenant)
-	if r == nil {
-		return fmt.Errorf("%w: board %q", ErrNotFound, l.Board)
-	}
-	at := l.At
-	if at.IsZero() {
-		at = h.cfg.Now()
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	bs, err := r.st.board(l.Board)
-	if err != nil {
-		return err
-	}
-	if !bs.keeps(k) {
-		return fmt.Errorf("%w: window %q is not kept by board %q", ErrBadRequest, k, l.Board)
-	}
-	return fn(r.st.windowOf(feedKey{l.Board, keyAt(k, at.UnixMilli())}))
+	return h.locate(l, func(st *state, _ *boardState, key windowKey) error {
+		return fn(st.windowOf(feedKey{l.Board, key}))
+	})
 }

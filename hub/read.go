@@ -102,6 +102,16 @@ func (v View) rows(rs []board.Row) []Row {
 // for an unknown tenant or board; ErrBadRequest for a window the board does
 // not keep. A window with no entries yet reads as empty, seq 0.
 func (h *Hub) Read(l Loc, fn func(View) error) error {
+	return h.locate(l, func(st *state, bs *boardState, key windowKey) error {
+		return fn(View{ix: st.ix, w: bs.windows[key]})
+	})
+}
+
+// locate finds the board-window l names and calls fn with the tenant's
+// state, the board and the window's key, under the replica's read lock.
+// ErrBadRequest for an unknown window kind or one the board does not keep;
+// ErrNotFound for an unknown tenant or board.
+func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) error) error {
 	k, ok := parseKind(l.Window)
 	if !ok {
 		return fmt.Errorf("%w: window %q is not one of all, day, week, month", ErrBadRequest, l.Window)
@@ -123,5 +133,5 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 	if !bs.keeps(k) {
 		return fmt.Errorf("%w: window %q is not kept by board %q", ErrBadRequest, k, l.Board)
 	}
-	return fn(View{ix: r.st.ix, w: bs.windows[keyAt(k, at.UnixMilli())]})
+	return fn(r.st, bs, keyAt(k, at.UnixMilli()))
 }
