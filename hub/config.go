@@ -45,6 +45,11 @@ type Config struct {
 	// changes to the Feed (SetFeed): the coalescing interval of live views.
 	// Zero means 100 ms.
 	PushInterval time.Duration
+
+	// DiscoverInterval is how often the Hub looks for tenant streams that
+	// another gateway sharing the NATS cluster created, and starts their
+	// replicas. Zero means 5 s; negative means only at start.
+	DiscoverInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -59,6 +64,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapshotEvery == 0 {
 		c.SnapshotEvery = 100_000
+	}
+	if c.DiscoverInterval == 0 {
+		c.DiscoverInterval = 5 * time.Second
 	}
 	if c.SnapshotInterval == 0 {
 		c.SnapshotInterval = 5 * time.Minute

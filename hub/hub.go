@@ -71,6 +71,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	if cfg.DiscoverInterval > 0 {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.discover(h.ctx, cfg.DiscoverInterval)
+		}()
+	}
 	h.log.Info("hub: ready", "tenants", len(h.tenants), "nats", h.natsURL())
 	return h, nil
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -94,4 +95,23 @@ func TestStats(t *testing.T) {
 	if st[0].ApplyLag < 0 || st[0].ApplyLag > time.Minute {
 		t.Errorf("apply lag %v", st[0].ApplyLag)
 	}
+}
+
+// TestDiscoversTenantsOfOtherGateways: a hub started before another
+// gateway created a tenant picks the tenant up without a restart.
+func TestDiscoversTenantsOfOtherGateways(t *testing.T) {
+	a := startHub(t, Config{})
+	b := startHub(t, Config{NATSURL: a.ClientURL(), DiscoverInterval: 20 * time.Millisecond})
+	mustPut(t, a, "late", "b", Settings{})
+	mustSubmit(t, a, "late", "b", Item{Member: "p1", Score: 7})
+	checkFor(t, 10*time.Second, func() error {
+		p, err := b.Top(Loc{Tenant: "late", Board: "b"}, 0, 10)
+		if err != nil {
+			return err
+		}
+		if p.Total != 1 {
+			return fmt.Errorf("total %d", p.Total)
+		}
+		return nil
+	})
 }
