@@ -51,6 +51,9 @@ func (c *wsConn) serve(sc *auth.Scope, refused error) {
 		c.cancel()
 		wg.Wait()
 		c.cleanup()
+		// A peer that vanished without a close handshake leaves the
+		// hijacked socket open (CLOSE_WAIT) until someone closes it: us.
+		c.ws.CloseNow()
 	}()
 	switch {
 	case refused != nil:

@@ -1,13 +1,17 @@
-// Package loadtest drives a running rankwire gateway over its HTTP protocol
-// (docs/PROTOCOL.md) and measures it: durable submissions per second from
-// many concurrent clients (RunSubmit), and read latency on a large board
-// while a paced background write load is applied (RunRead). The command
+// Package loadtest drives a running rankwire gateway over its HTTP and
+// WebSocket protocol (docs/PROTOCOL.md) and measures it: durable
+// submissions per second from many concurrent clients (RunSubmit), read
+// latency on a large board while a paced background write load is applied
+// (RunRead), and fan-out to many WebSocket subscribers spread over worker
+// processes and loopback source addresses, with submit-to-receive latency
+// per view kind and Redis pub/sub as the peer (fanout*.go). The command
 // loadtest/cmd/rwload is its front end; docs/BENCHMARKS.md records the
 // figures it produced and the command lines that produced them.
 //
-// It speaks the protocol only: it imports the standard library and
+// It speaks the protocol only: it imports the standard library,
 // github.com/golang-jwt/jwt/v5 (to mint its own HS256 tokens from a key
-// file), never a rankwire package, so it measures what any client sees.
+// file), github.com/coder/websocket (subscribers) and go-redis (the pub/sub
+// peer), never a rankwire package, so it measures what any client sees.
 //
 // Every loop is bounded in time (a duration) and in count (a request cap),
 // and every target must be a loopback address: the tool refuses to load

@@ -3,6 +3,7 @@
 //	rwload keygen -out keys.json [-tenant bench] [-limit 10000000]
 //	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s]
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
+//	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-top 1 -around 0 ...] [-rate 10000] [-d 10s] [-pid PID] [-json]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
 // high submission limit, so that the gateway's rate limit does not cap the
@@ -36,6 +37,12 @@ func main() {
 		err = submit(ctx, os.Args[2:])
 	case "read":
 		err = read(ctx, os.Args[2:])
+	case "fanout":
+		err = fanout(ctx, os.Args[2:])
+	case "fanout-table": // a fanout -json report on stdin, printed as the table
+		err = fanoutTable()
+	case "fanout-worker": // started by fanout: config on stdin, reports on stdout
+		err = loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
 	default:
 		usage()
 	}
@@ -46,7 +53,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read [flags]; rwload CMD -h for flags")
+	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout [flags]; rwload CMD -h for flags")
 	os.Exit(2)
 }
 

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/rankwire/rankwire/loadtest"
+)
+
+func fanout(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("fanout", flag.ExitOnError)
+	var t target
+	t.register(fs, "fanout")
+	var c loadtest.FanoutConfig
+	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
+	fs.IntVar(&c.Subscribers, "subs", 1000, "WebSocket subscribers (one connection, one subscription each)")
+	fs.IntVar(&c.Top, "top", 0, "weight of the shared top-N view in the mix (all weights 0: top only)")
+	fs.IntVar(&c.Around, "around", 0, "weight of per-player around views (each subscriber its own member)")
+	fs.IntVar(&c.Rank, "rank", 0, "weight of single-rank views")
+	fs.IntVar(&c.MembersViews, "members-views", 0, "weight of members views (10 members each)")
+	fs.IntVar(&c.Limit, "limit", 10, "top-N")
+	fs.IntVar(&c.Radius, "radius", 5, "around radius")
+	fs.IntVar(&c.BoardMembers, "members", 1000, "board size, preloaded in batches of 1,000")
+	fs.Float64Var(&c.Rate, "rate", 10000, "target submissions per second; 0: idle subscribers only")
+	shape := fs.String("shape", "steady", "rate shape: steady, spikes (4× for 500 ms every 5 s) or ramp (a tenth to full)")
+	fs.IntVar(&c.Batch, "batch", 100, "submissions per request")
+	fs.IntVar(&c.Writers, "writers", 8, "concurrent writers")
+	fs.DurationVar(&c.Duration, "d", 10*time.Second, "measured duration")
+	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most subscribers per worker process")
+	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
+	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
+	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("q", false, "no progress lines")
+	fs.Parse(args)
+	c.Shape = loadtest.Shape(*shape)
+	if c.Shape != loadtest.Steady && c.Shape != loadtest.Spikes && c.Shape != loadtest.Ramp {
+		return fmt.Errorf("-shape %q: want steady, spikes or ramp", *shape)
+	}
+	var err error
+	if c.Target, err = t.resolve(); err != nil {
+		return err
+	}
+	if !*inProcess {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		c.WorkerCommand = func() *exec.Cmd { return exec.Command(exe, "fanout-worker") }
+	}
+	if !*quiet {
+		c.Progress = os.Stderr
+	}
+	rep, err := loadtest.RunFanout(ctx, c)
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(rep); jerr != nil && err == nil {
+			err = jerr
+		}
+	} else {
+		fmt.Print(rep)
+	}
+	return err
+}
+
+func fanoutTable() error {
+	var rep loadtest.FanoutReport
+	if err := json.NewDecoder(os.Stdin).Decode(&rep); err != nil {
+		return err
+	}
+	fmt.Print(rep)
+	return nil
+}

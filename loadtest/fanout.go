@@ -1,0 +1,228 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// FanoutConfig shapes a fan-out load: Subscribers WebSocket subscribers
+// spread over worker processes, and paced writers whose submissions carry
+// their send time in the score (see scoreSlot), so that every subscriber
+// measures submit-to-receive latency of the rows it is pushed. The zero
+// value of every field but Target has a default.
+type FanoutConfig struct {
+	Target Target // admin token; the board is created (policy latest) and preloaded
+	// Redis, where set, is a redis-server host:port on loopback: the load
+	// then runs against the Redis pub/sub peer (shared top-N only) instead
+	// of the gateway.
+	Redis string
+	// Subscribers is the number of subscribers. Zero means none: a write
+	// load only.
+	Subscribers int
+	// Top, Around, Rank and MembersViews weigh the view kinds: subscriber
+	// i's kind follows them in rotation. All zero means every subscriber on
+	// the shared top-N.
+	Top, Around, Rank, MembersViews int
+	Limit                           int // top-N; zero means 10
+	Radius                          int // around radius; zero means 5
+	// BoardMembers is the board size, preloaded as m0 … m<n-1> in batches
+	// of 1,000 where the board has fewer. Zero means 1,000.
+	BoardMembers int
+	// Rate is the writers' target submissions per second (zero: no writes,
+	// an idle run), Shape how it varies, Batch the items per request (zero
+	// means 100) and Writers the concurrent writers (zero means 8).
+	Rate    float64
+	Shape   Shape
+	Batch   int
+	Writers int
+	// Duration is the measured phase. Zero means 10 s.
+	Duration time.Duration
+	// PerWorker is the most subscribers one worker holds. Zero means 9,000:
+	// with its own sockets a worker stays under 20,000 open files.
+	PerWorker int
+	// WorkerCommand returns the command of a worker process (one that runs
+	// RunFanoutWorker on its stdin and stdout). Nil runs the workers in
+	// this process, which suits tests and small loads.
+	WorkerCommand func() *exec.Cmd
+	// ConnectTimeout bounds connecting the subscribers. Zero means 2 min.
+	ConnectTimeout time.Duration
+	// Drain is how long the subscribers keep reading after the writers
+	// stop. Zero means 1 s.
+	Drain time.Duration
+	// Pprof is the gateway's --pprof address (host:port). Where set, the
+	// memory figures are taken right after a garbage collection it asks
+	// for, so that they count live memory. Empty means as found.
+	Pprof string
+	// PID is the server's process (gateway or redis-server) whose CPU and
+	// RSS are read from /proc. Zero means not read.
+	PID int
+	// Progress receives a line per second. Nil means none.
+	Progress io.Writer
+}
+
+func (c FanoutConfig) withDefaults() FanoutConfig {
+	if c.Top+c.Around+c.Rank+c.MembersViews == 0 || c.Redis != "" {
+		c.Top, c.Around, c.Rank, c.MembersViews = 1, 0, 0, 0
+	}
+	c.Limit = cmpOr(c.Limit, 10)
+	c.Radius = cmpOr(c.Radius, 5)
+	c.BoardMembers = cmpOr(c.BoardMembers, 1000)
+	c.Shape = cmpOr(c.Shape, Steady)
+	c.Batch = cmpOr(c.Batch, 100)
+	c.Writers = cmpOr(c.Writers, 8)
+	c.Duration = cmpOr(c.Duration, 10*time.Second)
+	c.PerWorker = cmpOr(c.PerWorker, 9000)
+	c.ConnectTimeout = cmpOr(c.ConnectTimeout, 2*time.Minute)
+	c.Drain = cmpOr(c.Drain, time.Second)
+	return c
+}
+
+func (c FanoutConfig) plan() viewPlan {
+	return viewPlan{Top: c.Top, Around: c.Around, Rank: c.Rank, Members: c.MembersViews,
+		Limit: c.Limit, Radius: c.Radius, BoardMembers: c.BoardMembers}
+}
+
+// workerConfigs splits the subscribers over workers of at most PerWorker,
+// worker w dialling from 127.0.0.<w+2> where the target is IPv4 loopback,
+// so that every worker has a source address's ephemeral ports to itself.
+func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
+	base := workerConfig{Mode: "ws", Token: c.Target.Token, Board: c.Target.Board, Plan: c.plan(),
+		Dials: 64, Reconnects: 3, Hard: c.ConnectTimeout + c.Duration + c.Drain + time.Minute}
+	host := c.Redis
+	if c.Redis != "" {
+		base.Mode, base.URL = "redis", c.Redis
+	} else {
+		u, err := url.Parse(c.Target.URL)
+		if err != nil {
+			return nil, err
+		}
+		host = u.Host
+		base.URL = "ws://" + u.Host + "/v1/ws"
+	}
+	h, _, _ := net.SplitHostPort(host)
+	v4 := net.ParseIP(h).To4() != nil
+	n := (c.Subscribers + c.PerWorker - 1) / c.PerWorker
+	var out []workerConfig
+	for w := range n {
+		wc := base
+		wc.From, wc.To = w*c.Subscribers/n, (w+1)*c.Subscribers/n
+		if v4 && w+2 < 255 {
+			wc.SrcIP = fmt.Sprintf("127.0.0.%d", w+2)
+		}
+		out = append(out, wc)
+	}
+	return out, nil
+}
+
+// RunFanout preloads the board, connects the subscribers, runs the
+// writers for cfg.Duration, lets the subscribers drain, stops everything
+// and reports. Every process and goroutine it starts has ended when it
+// returns.
+func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
+	cfg = cfg.withDefaults()
+	RaiseFileLimit()
+	rep := FanoutReport{Peer: "rankwire", Subscribers: cfg.Subscribers, Mix: cfg.mix(), BoardMembers: cfg.BoardMembers,
+		Rate: cfg.Rate, Shape: cfg.Shape, Batch: cfg.Batch}
+	sk, err := cfg.prepare(ctx, &rep)
+	if err != nil {
+		return rep, err
+	}
+	mIdle := cfg.scrape(ctx)
+	idle, _ := readProc(cfg.PID)
+	wcs, err := cfg.workerConfigs()
+	if err != nil {
+		return rep, err
+	}
+	rep.Workers = len(wcs)
+	ws := startWorkers(ctx, cfg, wcs)
+	defer ws.stop()
+	t0 := time.Now()
+	connected := ws.waitConnected(ctx, cfg.Subscribers, cfg.ConnectTimeout, cfg.Progress)
+	rep.ConnectSeconds = time.Since(t0).Seconds()
+	sleep(ctx, 2*time.Second) // let the snapshots go out and the heap settle
+	am := cfg.scrape(ctx)
+	a := fanoutSample{proc: procOr(cfg.PID), m: am, c: ws.sum(), self: selfCPU()}
+	rep.Connected = int(a.c.Connected)
+	rep.memory(idle, a.proc, mIdle, a.m, connected)
+	wst := &writeStats{rec: newRecorder(1_000_000)}
+	stopProgress := fanoutProgress(ctx, cfg.Progress, ws, wst, cfg.PID)
+	if cfg.Rate > 0 {
+		runWriters(ctx, sk, cfg.Shape, cfg.Rate, cfg.Batch, cfg.Writers, cfg.BoardMembers, cfg.Duration, wst)
+	} else {
+		sleep(ctx, cfg.Duration)
+	}
+	writeElapsed := time.Since(a.at())
+	sleep(ctx, cfg.Drain)
+	stopProgress()
+	b := fanoutSample{proc: procOr(cfg.PID), m: cfg.scrape(ctx), c: ws.sum(), self: selfCPU()}
+	finals := ws.stop()
+	rep.measured(a, b, writeElapsed, wst, finals)
+	return rep, ctx.Err()
+}
+
+// prepare creates and preloads the board (or the Redis sorted set) and
+// returns the writers' sink.
+func (cfg FanoutConfig) prepare(ctx context.Context, rep *FanoutReport) (sink, error) {
+	t0 := time.Now()
+	if cfg.Redis != "" {
+		rep.Peer = "redis"
+		if err := checkLoopback("http://" + cfg.Redis); err != nil {
+			return nil, err
+		}
+		rc := newRedis(cfg.Redis, "", cfg.Writers+4)
+		context.AfterFunc(ctx, func() { rc.Close() })
+		rs := &redisSink{rc: rc, key: "rwload:" + cfg.Target.Board, channel: redisChannel(cfg.Target.Board), limit: cfg.Limit}
+		err := rs.preload(ctx, cfg.BoardMembers)
+		rep.PreloadSeconds = time.Since(t0).Seconds()
+		return rs, err
+	}
+	c, err := newClient(cfg.Target, cfg.Writers+4)
+	if err != nil {
+		return nil, err
+	}
+	_, err = preloadSlots(ctx, c, cfg.BoardMembers)
+	rep.PreloadSeconds = time.Since(t0).Seconds()
+	return gatewaySink{c}, err
+}
+
+func (cfg FanoutConfig) scrape(ctx context.Context) metrics {
+	if cfg.Redis != "" {
+		return nil
+	}
+	collectGarbage(ctx, cfg.Pprof)
+	return scrapeMetrics(ctx, cfg.Target.URL)
+}
+
+func (cfg FanoutConfig) mix() string {
+	var parts []string
+	for i, w := range []int{cfg.Top, cfg.Around, cfg.Rank, cfg.MembersViews} {
+		if w > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", viewKinds[i], w))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func procOr(pid int) procSample {
+	s, ok := readProc(pid)
+	if !ok {
+		s.At = time.Now()
+	}
+	return s
+}
+
+// fanoutSample is the state at one end of the measured phase.
+type fanoutSample struct {
+	proc procSample
+	m    metrics
+	c    workerReport  // summed over workers
+	self time.Duration // the coordinator's CPU
+}
+
+func (s fanoutSample) at() time.Time { return s.proc.At }

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# fanout_bench.sh runs the measurements of docs/BENCHMARKS.md "## Fan-out"
+# on this machine: a fresh gateway (--push-interval 100ms, embedded
+# JetStream, a key file from rwload keygen) per run, driven by
+# `rwload fanout` over loopback; Redis pub/sub as the peer in the same
+# session. Everything listens on 127.0.0.1; every process it starts is
+# stopped by its PID. JSON results go to $OUT (one file per run), from
+# which loadtest/chart draws docs/fanout.png.
+#
+#	loadtest/fanout_bench.sh [a|b|c|d|all]
+#
+# Environment: RUNS (default 2), D (measured duration, default 20s), PORT
+# (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
+# tree the gateway is built from, default this repo; e.g. a `git archive`
+# of the commit under test), OUT (default loadtest/chart/results), SIZES_B
+# (subscribers for (b), default "1000 10000 18000"), RATE_B (submissions/s
+# for (b), default 5000), PROFILE (1: take a
+# 10 s CPU profile of the gateway PROFILE_AT seconds (default 20) into
+# each run, into $OUT; PROFILE_KIND=heap takes a heap profile instead).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-2}
+D=${D:-20s}
+PORT=${PORT:-18110}
+PPORT=$((PORT + 1))
+RPORT=${RPORT:-16391}
+OUT=$(mkdir -p "${OUT:-loadtest/chart/results}" && cd "${OUT:-loadtest/chart/results}" && pwd)
+SIZES_B=${SIZES_B:-1000 10000 18000}
+URL=http://127.0.0.1:$PORT
+work=$(mktemp -d /tmp/rwfanout.XXXXXX)
+GW=""
+RS=""
+cleanup() {
+	[ -n "$GW" ] && kill "$GW" 2>/dev/null && wait "$GW" 2>/dev/null
+	[ -n "$RS" ] && kill "$RS" 2>/dev/null && wait "$RS" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+SRC=$(cd "${SRC:-.}" && pwd)
+(cd "$SRC" && go build -o "$work/gateway" ./cmd/gateway)
+go build -o "$work/rwload" ./loadtest/cmd/rwload
+"$work/rwload" keygen -out "$work/keys.json" -tenant bench -limit 10000000
+
+start_gw() {
+	rm -rf "$work/data"
+	"$work/gateway" --keys "$work/keys.json" --data "$work/data" --addr "127.0.0.1:$PORT" \
+		--push-interval 100ms --pprof "127.0.0.1:$PPORT" 2>"$work/gw.log" &
+	GW=$!
+	for _ in $(seq 300); do
+		curl -fs "$URL/readyz" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "gateway not ready" >&2
+	cat "$work/gw.log" >&2
+	return 1
+}
+
+stop_gw() {
+	kill "$GW"
+	wait "$GW" || true
+	GW=""
+}
+
+# fanout NAME ARGS... runs rwload fanout against the gateway (or with
+# -redis, the peer), writes $OUT/NAME.json and prints the table.
+fanout() {
+	local name=$1 pid=${SERVER_PID:-$GW} prof=""
+	shift
+	if [ "${PROFILE:-0}" = 1 ] && [ -z "${SERVER_PID:-}" ]; then
+		(sleep "${PROFILE_AT:-20}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/${PROFILE_KIND:-profile?seconds=10}") &
+		prof=$!
+	fi
+	local gc=()
+	[ -z "${SERVER_PID:-}" ] && gc=(-pprof "127.0.0.1:$PPORT") # memory after a GC
+	"$work/rwload" fanout -url "$URL" -keys "$work/keys.json" -pid "$pid" -d "$D" -q -json "${gc[@]}" "$@" >"$OUT/$name.json"
+	"$work/rwload" fanout-table <"$OUT/$name.json" || cat "$OUT/$name.json"
+	if [ -n "$prof" ]; then wait "$prof" || true; fi
+}
+
+# (a) 10,000 subscribers on one top-10 view, 10,000 submissions/s.
+scenario_a() {
+	for i in $(seq "$RUNS"); do
+		echo "== (a) 10,000 × top-10, 10,000 submissions/s, run $i"
+		start_gw
+		fanout "a-10000-run$i" -board lobby -subs 10000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
+		stop_gw
+	done
+}
+
+# (b) S subscribers each on its own around view (radius 5) of a 1,000,000-
+# member board, 5,000 submissions/s (RATE_B); one gateway per size and run.
+scenario_b() {
+	local rate=${RATE_B:-5000} tag=""
+	[ "$rate" != 5000 ] && tag="-r$rate"
+	for s in $SIZES_B; do
+		for i in $(seq "$RUNS"); do
+			echo "== (b) $s × around (radius 5), 1e6 members, $rate submissions/s, run $i"
+			start_gw
+			fanout "b-$s$tag-run$i" -board big -subs "$s" -around 1 -radius 5 -members 1000000 -rate "$rate" -batch 100 -writers 8
+			stop_gw
+		done
+	done
+}
+
+# (c) 10,000 idle subscribers, one top-10 subscription each, no writes.
+scenario_c() {
+	for i in $(seq "$RUNS"); do
+		echo "== (c) 10,000 idle subscribers, run $i"
+		start_gw
+		fanout "c-10000-run$i" -board idle -subs 10000 -top 1 -members 1000 -rate 0 -d 5s
+		stop_gw
+	done
+}
+
+# (d) the peer: (a)'s shape on Redis pub/sub. RDB and AOF off; protected
+# mode off because subscribers dial from 127.0.0.2+, which Redis does not
+# count as local (it listens on 127.0.0.1 only).
+scenario_d() {
+	mkdir -p "$work/redis"
+	redis-server --bind 127.0.0.1 --port "$RPORT" --save '' --appendonly no --protected-mode no --maxclients 19000 \
+		--dir "$work/redis" --daemonize no --loglevel warning &
+	RS=$!
+	for _ in $(seq 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq "$RUNS"); do
+		echo "== (d) Redis pub/sub, 10,000 subscribers of the top-10 JSON, 10,000 submissions/s, run $i"
+		SERVER_PID=$RS fanout "d-10000-run$i" -redis "127.0.0.1:$RPORT" -board lobby$i -subs 10000 \
+			-members 1000 -rate 10000 -batch 250 -writers 16
+	done
+	kill "$RS"
+	wait "$RS" || true
+	RS=""
+}
+
+case "${1:-all}" in
+a) scenario_a ;;
+b) scenario_b ;;
+c) scenario_c ;;
+d) scenario_d ;;
+all) scenario_a; scenario_c; scenario_b; scenario_d ;;
+*) echo "usage: $0 [a|b|c|d|all]" >&2; exit 2 ;;
+esac

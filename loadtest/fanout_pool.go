@@ -1,0 +1,177 @@
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// workerPool is the coordinator's side of its subscriber workers: their
+// stdins (closing one stops the worker), their latest reports and their
+// finals. Safe for concurrent use.
+type workerPool struct {
+	workers []*worker
+	once    sync.Once
+	finals  []workerReport
+}
+
+type worker struct {
+	stdin io.WriteCloser
+	wait  func()            // waits for the process or goroutine to end
+	final chan workerReport // receives the final report, once
+	mu    sync.Mutex        // guards last
+	last  workerReport
+}
+
+// startWorkers starts one worker per config, as a process where
+// cfg.WorkerCommand is set, else as a goroutine, and sends each its config.
+func startWorkers(ctx context.Context, cfg FanoutConfig, wcs []workerConfig) *workerPool {
+	p := &workerPool{}
+	for _, wc := range wcs {
+		w := &worker{final: make(chan workerReport, 1)}
+		var stdout io.Reader
+		if cfg.WorkerCommand != nil {
+			stdout = w.startProcess(cfg.WorkerCommand())
+		} else {
+			stdout = w.startInProcess(ctx)
+		}
+		line, _ := json.Marshal(wc) // cannot fail
+		w.stdin.Write(append(line, '\n'))
+		p.workers = append(p.workers, w)
+		go w.read(stdout) // ends at the worker's stdout EOF
+	}
+	return p
+}
+
+// startProcess starts cmd with pipes; a process that cannot start sends
+// an error as its final report.
+func (w *worker) startProcess(cmd *exec.Cmd) io.Reader {
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	w.stdin = stdin
+	if err := cmd.Start(); err != nil {
+		w.final <- workerReport{Final: true, Err: err.Error()}
+		w.wait = func() {}
+		return eofReader{}
+	}
+	w.wait = func() {
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill() // by its PID: a worker that did not stop by itself
+			<-done
+		}
+	}
+	return stdout
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (w *worker) startInProcess(ctx context.Context) io.Reader {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	w.stdin = inW
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := RunFanoutWorker(ctx, inR, outW)
+		inR.Close()
+		outW.CloseWithError(err)
+	}()
+	w.wait = func() { <-done }
+	return outR
+}
+
+func (w *worker) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var rep workerReport
+		if json.Unmarshal(sc.Bytes(), &rep) != nil {
+			continue
+		}
+		if rep.Final {
+			select {
+			case w.final <- rep:
+			default:
+			}
+			continue
+		}
+		w.mu.Lock()
+		w.last = rep
+		w.mu.Unlock()
+	}
+	select {
+	case w.final <- workerReport{Final: true, Err: "worker ended without a report"}:
+	default:
+	}
+}
+
+// sum adds up the workers' latest counters.
+func (p *workerPool) sum() workerReport {
+	var s workerReport
+	for _, w := range p.workers {
+		w.mu.Lock()
+		r := w.last
+		w.mu.Unlock()
+		s.Connected += r.Connected
+		s.Messages += r.Messages
+		s.Bytes += r.Bytes
+		s.Gaps += r.Gaps
+		s.Reconnects += r.Reconnects
+		s.DialErrors += r.DialErrors
+		s.CPU += r.CPU
+		s.Failed += r.Failed
+	}
+	return s
+}
+
+// waitConnected waits until n subscribers are connected, timeout passes or
+// ctx ends, printing a line a second, and returns the number connected.
+func (p *workerPool) waitConnected(ctx context.Context, n int, timeout time.Duration, progress io.Writer) int {
+	deadline := time.Now().Add(timeout)
+	last := time.Now()
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		s := p.sum()
+		if s.Connected+s.Failed >= int64(n) {
+			return int(s.Connected)
+		}
+		if progress != nil && time.Since(last) >= time.Second {
+			fmt.Fprintf(progress, "  connecting: %d/%d (dial errors %d)\n", s.Connected, n, s.DialErrors)
+			last = time.Now()
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
+	return int(p.sum().Connected)
+}
+
+// stop closes every worker's stdin, collects the final reports (waiting
+// at most 30 s for each) and waits for the workers to end. Idempotent.
+func (p *workerPool) stop() []workerReport {
+	p.once.Do(func() {
+		for _, w := range p.workers {
+			w.stdin.Close()
+		}
+		for _, w := range p.workers {
+			select {
+			case r := <-w.final:
+				p.finals = append(p.finals, r)
+			case <-time.After(30 * time.Second):
+				p.finals = append(p.finals, workerReport{Final: true, Err: "no final report in 30 s"})
+			}
+			w.wait()
+		}
+	})
+	return p.finals
+}

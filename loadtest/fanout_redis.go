@@ -1,0 +1,161 @@
+package loadtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Redis peer builds the fan-out a user would build without rankwire:
+// writers ZADD into a sorted set, read the top N back and PUBLISH it as
+// JSON when it changed; every subscriber holds a PSUBSCRIBE connection and
+// gets the whole top N each time. Only the shared top-N view exists:
+// Redis cannot push a per-player view.
+
+// redisTop is the JSON the publisher sends and the subscribers decode.
+type redisTop struct {
+	Rows []struct {
+		Member string  `json:"member"`
+		Score  float64 `json:"score"`
+	} `json:"rows"`
+}
+
+func redisChannel(board string) string { return "rwload.top." + board }
+
+func newRedis(addr, srcIP string, pool int) *redis.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	if srcIP != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(srcIP)}
+	}
+	return redis.NewClient(&redis.Options{Addr: addr, PoolSize: pool, DialerRetries: 1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}})
+}
+
+// runRedisSubscribers starts subscribers [cfg.From, cfg.To) on Redis
+// pub/sub. They run until ctx ends; wg waits for them.
+func runRedisSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats, sem chan struct{}, wg *sync.WaitGroup) error {
+	if err := checkLoopback("http://" + cfg.URL); err != nil {
+		return err
+	}
+	rc := newRedis(cfg.URL, cfg.SrcIP, 4)
+	wg.Go(func() { <-ctx.Done(); rc.Close() })
+	for range cfg.To - cfg.From {
+		s := &wsSubscriber{kind: 0, stats: stats, seen: map[string]float64{}}
+		wg.Go(func() { s.runRedis(ctx, rc, redisChannel(cfg.Board), sem) })
+	}
+	return nil
+}
+
+func (s *wsSubscriber) runRedis(ctx context.Context, rc *redis.Client, channel string, sem chan struct{}) {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	ps := rc.PSubscribe(ctx, channel)
+	_, err := ps.Receive(ctx) // the subscription's confirmation
+	<-sem
+	if err != nil {
+		s.stats.dialErrors.Add(1)
+		s.stats.failed.Add(1)
+		s.stats.count(s.stats.errors, "psubscribe: "+shortErr(err))
+		ps.Close()
+		return
+	}
+	s.joined = time.Now()
+	s.stats.connected.Add(1)
+	defer s.stats.connected.Add(-1)
+	stop := context.AfterFunc(ctx, func() { ps.Close() }) // unblocks ReceiveMessage
+	defer stop()
+	for ctx.Err() == nil {
+		msg, err := ps.ReceiveMessage(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.stats.count(s.stats.closes, "redis:"+err.Error())
+			}
+			return
+		}
+		s.stats.messages.Add(1)
+		s.stats.bytes.Add(int64(len(msg.Payload)))
+		var top redisTop
+		if json.Unmarshal([]byte(msg.Payload), &top) != nil {
+			s.stats.count(s.stats.errors, "decode")
+			continue
+		}
+		now := time.Now()
+		for _, r := range top.Rows {
+			s.observe(r.Member, r.Score, now)
+		}
+	}
+}
+
+// redisSink is the peer's writer: ZADD the batch, read the top N, and
+// PUBLISH it where it differs from the last one published. Safe for
+// concurrent use.
+type redisSink struct {
+	rc      *redis.Client
+	key     string
+	channel string
+	limit   int
+
+	mu   sync.Mutex // guards last
+	last string
+}
+
+func (r *redisSink) submit(ctx context.Context, items []score) (int, string) {
+	zs := make([]redis.Z, len(items))
+	for i, it := range items {
+		zs[i] = redis.Z{Score: it.Score, Member: it.Member}
+	}
+	if err := r.rc.ZAdd(ctx, r.key, zs...).Err(); err != nil {
+		return 0, "zadd"
+	}
+	top, err := r.rc.ZRevRangeWithScores(ctx, r.key, 0, int64(r.limit-1)).Result()
+	if err != nil {
+		return 0, "zrevrange"
+	}
+	var msg redisTop
+	for _, z := range top {
+		msg.Rows = append(msg.Rows, struct {
+			Member string  `json:"member"`
+			Score  float64 `json:"score"`
+		}{fmt.Sprint(z.Member), z.Score})
+	}
+	body, _ := json.Marshal(msg) // cannot fail
+	r.mu.Lock()
+	changed := string(body) != r.last
+	if changed {
+		r.last = string(body)
+	}
+	r.mu.Unlock()
+	if changed && r.rc.Publish(ctx, r.channel, body).Err() != nil {
+		return len(items), "publish"
+	}
+	return len(items), ""
+}
+
+// preload fills the sorted set with members m0 … m<n-1> at their slots'
+// base scores, 1,000 per ZADD, unless it holds n already.
+func (r *redisSink) preload(ctx context.Context, n int) error {
+	if have, err := r.rc.ZCard(ctx, r.key).Result(); err != nil || have >= int64(n) {
+		return err
+	}
+	for from := 0; from < n; from += 1000 {
+		zs := make([]redis.Z, 0, 1000)
+		for j := from; j < min(from+1000, n); j++ {
+			zs = append(zs, redis.Z{Score: float64(j) * scoreSlot, Member: "m" + strconv.Itoa(j)})
+		}
+		if err := r.rc.ZAdd(ctx, r.key, zs...).Err(); err != nil {
+			return fmt.Errorf("loadtest: redis preload: %w", err)
+		}
+	}
+	return nil
+}

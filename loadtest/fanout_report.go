@@ -1,0 +1,225 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FanoutReport is what a fan-out load measured. Durations in JSON are
+// nanoseconds; the *Seconds fields are seconds.
+type FanoutReport struct {
+	Peer           string  `json:"peer"` // "rankwire" or "redis"
+	Subscribers    int     `json:"subscribers"`
+	Connected      int     `json:"connected"` // when the measured phase began
+	Workers        int     `json:"workers"`
+	Mix            string  `json:"mix"`
+	BoardMembers   int     `json:"board_members"`
+	Rate           float64 `json:"rate"`
+	Shape          Shape   `json:"shape"`
+	Batch          int     `json:"batch"`
+	PreloadSeconds float64 `json:"preload_seconds"`
+	ConnectSeconds float64 `json:"connect_seconds"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"` // measured phase, writes and drain
+
+	SubmitsPerSecond float64            `json:"submits_per_second"` // acknowledged, over the writing time
+	LateBatches      int64              `json:"late_batches"`       // due but no writer free: dropped
+	WriteLatency     Latency            `json:"write_latency"`
+	WriteErrors      map[string]int     `json:"write_errors"`
+	MessagesPerSec   float64            `json:"messages_per_second"`
+	BytesPerSec      float64            `json:"bytes_per_second"`
+	Latency          map[string]Latency `json:"latency"` // submit-to-receive by view kind
+	All              Latency            `json:"latency_all"`
+	Gaps             int64              `json:"gaps"` // diffs whose prev was not the last seq
+	Reconnects       int64              `json:"reconnects"`
+	DialErrors       int64              `json:"dial_errors"`
+	Errors           map[string]int64   `json:"errors"`
+	Closes           map[string]int64   `json:"closes"` // unexpected closes by code
+	WorkerErrors     []string           `json:"worker_errors,omitempty"`
+
+	ServerCores         float64   `json:"server_cores"`           // CPU of --pid during the measured phase
+	ToolCores           float64   `json:"tool_cores"`             // the workers' and the coordinator's CPU, likewise (in-process workers count twice)
+	CPUPerMessageMicros float64   `json:"cpu_per_message_micros"` // server CPU ÷ messages received
+	RSSIdle             int64     `json:"rss_idle"`               // before the subscribers connected
+	RSSConnected        int64     `json:"rss_connected"`
+	RSSEnd              int64     `json:"rss_end"`
+	HeapIdle            float64   `json:"heap_inuse_idle"` // go_memstats_heap_inuse_bytes
+	HeapConnected       float64   `json:"heap_inuse_connected"`
+	StackIdle           float64   `json:"stack_inuse_idle"` // go_memstats_stack_inuse_bytes
+	StackConnected      float64   `json:"stack_inuse_connected"`
+	GoroutinesIdle      float64   `json:"goroutines_idle"`
+	GoroutinesConnected float64   `json:"goroutines_connected"`
+	RSSPerConn          float64   `json:"rss_per_connection"`
+	HeapPerConn         float64   `json:"heap_per_connection"`
+	Tick                TickStats `json:"push_tick"`
+	Views               float64   `json:"views"` // rankwire_ws_views at the end
+	Coalesced           float64   `json:"coalesced"`
+}
+
+// memory fills the memory figures from the samples before and after the
+// subscribers connected.
+func (r *FanoutReport) memory(idle, conn procSample, mIdle, mConn metrics, n int) {
+	r.RSSIdle, r.RSSConnected = idle.RSS, conn.RSS
+	r.HeapIdle, r.HeapConnected = mIdle["go_memstats_heap_inuse_bytes"], mConn["go_memstats_heap_inuse_bytes"]
+	r.StackIdle, r.StackConnected = mIdle["go_memstats_stack_inuse_bytes"], mConn["go_memstats_stack_inuse_bytes"]
+	r.GoroutinesIdle, r.GoroutinesConnected = mIdle["go_goroutines"], mConn["go_goroutines"]
+	if n > 0 {
+		r.RSSPerConn = float64(conn.RSS-idle.RSS) / float64(n)
+		if mIdle != nil && mConn != nil {
+			r.HeapPerConn = (r.HeapConnected - r.HeapIdle) / float64(n)
+		}
+	}
+}
+
+// measured fills the rates and latencies of the measured phase.
+func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *writeStats, finals []workerReport) {
+	el := b.proc.At.Sub(a.proc.At)
+	r.ElapsedSeconds = el.Seconds()
+	r.SubmitsPerSecond = float64(ws.acked.Load()) / writing.Seconds()
+	r.LateBatches = ws.late.Load()
+	r.WriteLatency, r.WriteErrors = summarize(ws.rec.samples), ws.rec.errors
+	msgs := b.c.Messages - a.c.Messages
+	r.MessagesPerSec = float64(msgs) / el.Seconds()
+	r.BytesPerSec = float64(b.c.Bytes-a.c.Bytes) / el.Seconds()
+	r.RSSEnd = b.proc.RSS
+	r.ToolCores = (b.c.CPU - a.c.CPU + b.self - a.self).Seconds() / el.Seconds()
+	if b.proc.CPU > 0 {
+		r.ServerCores = cores(a.proc, b.proc)
+		if msgs > 0 {
+			r.CPUPerMessageMicros = float64((b.proc.CPU - a.proc.CPU).Microseconds()) / float64(msgs)
+		}
+	}
+	r.Tick = tickStats(a.m, b.m, el)
+	r.Views, r.Coalesced = b.m["rankwire_ws_views"], b.m["rankwire_ws_coalesced_total"]-a.m["rankwire_ws_coalesced_total"]
+	r.final(finals)
+}
+
+// final merges the workers' final reports: histograms, errors, closes.
+func (r *FanoutReport) final(finals []workerReport) {
+	hists := make([]*Hist, len(viewKinds))
+	all := newHist()
+	for i := range hists {
+		hists[i] = newHist()
+	}
+	r.Errors, r.Closes = map[string]int64{}, map[string]int64{}
+	for _, f := range finals {
+		r.Gaps += f.Gaps
+		r.Reconnects += f.Reconnects
+		r.DialErrors += f.DialErrors
+		for k, v := range f.Errors {
+			r.Errors[k] += v
+		}
+		for k, v := range f.Closes {
+			r.Closes[k] += v
+		}
+		for i, h := range f.Hists {
+			if i < len(hists) {
+				hists[i].merge(h)
+				all.merge(h)
+			}
+		}
+		if f.Err != "" {
+			r.WorkerErrors = append(r.WorkerErrors, f.Err)
+		}
+	}
+	r.Latency = map[string]Latency{}
+	for i, h := range hists {
+		if l := h.Latency(); l.Count > 0 {
+			r.Latency[viewKinds[i]] = l
+		}
+	}
+	r.All = all.Latency()
+}
+
+func (r FanoutReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fanout (%s): %d subscribers (%d connected in %.1f s, %d workers), views %s, board %d members\n",
+		r.Peer, r.Subscribers, r.Connected, r.ConnectSeconds, r.Workers, r.Mix, r.BoardMembers)
+	fmt.Fprintf(&b, "  writes: target %.0f/s %s in batches of %d: acknowledged %.0f/s, late batches %d, batch latency %v, errors %s\n",
+		r.Rate, r.Shape, r.Batch, r.SubmitsPerSecond, r.LateBatches, r.WriteLatency, errorList(r.WriteErrors))
+	fmt.Fprintf(&b, "  received: %.0f messages/s, %.2f MB/s over %.1f s\n", r.MessagesPerSec, r.BytesPerSec/1e6, r.ElapsedSeconds)
+	fmt.Fprintf(&b, "  submit-to-receive  %-8s %8s %8s %8s %8s %8s\n", "view", "n", "p50", "p90", "p99", "max")
+	for _, k := range append(viewKinds, "all") {
+		l, ok := r.Latency[k]
+		if k == "all" {
+			l, ok = r.All, true
+		}
+		if ok {
+			fmt.Fprintf(&b, "                     %-8s %8d %8v %8v %8v %8v\n", k, l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))
+		}
+	}
+	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers)\n", r.ToolCores)
+	fmt.Fprintf(&b, "  gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
+		r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
+	if r.ServerCores > 0 {
+		fmt.Fprintf(&b, "  server: %.2f cores, %.2f µs CPU per message received, RSS %s idle, %s connected (%.1f KiB per connection), %s at the end\n",
+			r.ServerCores, r.CPUPerMessageMicros, mib(r.RSSIdle), mib(r.RSSConnected), r.RSSPerConn/1024, mib(r.RSSEnd))
+	}
+	if r.Peer == "rankwire" {
+		fmt.Fprintf(&b, "  gateway: heap in use %s idle, %s connected (%.1f KiB per connection); %0.f views; %0.f coalesced\n",
+			mib(int64(r.HeapIdle)), mib(int64(r.HeapConnected)), r.HeapPerConn/1024, r.Views, r.Coalesced)
+		if n := float64(r.Connected); n > 0 {
+			fmt.Fprintf(&b, "  gateway: stacks %s idle, %s connected (%.1f KiB per connection); goroutines %.0f idle, %.0f connected (%.1f per connection)\n",
+				mib(int64(r.StackIdle)), mib(int64(r.StackConnected)), (r.StackConnected-r.StackIdle)/n/1024,
+				r.GoroutinesIdle, r.GoroutinesConnected, (r.GoroutinesConnected-r.GoroutinesIdle)/n)
+		}
+		fmt.Fprintf(&b, "  push tick: %d ticks, mean %.3f ms, p99 %s, max %s, busy %.1f %%\n",
+			r.Tick.Ticks, r.Tick.Mean*1e3, bucketBound(r.Tick.P99), bucketBound(r.Tick.Max), r.Tick.Busy*100)
+	}
+	for _, e := range r.WorkerErrors {
+		fmt.Fprintf(&b, "  worker error: %s\n", e)
+	}
+	return b.String()
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func errorList64(m map[string]int64) string {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = int(v)
+	}
+	return errorList(c)
+}
+
+// fanoutProgress prints a line a second until stopped: subscribers
+// connected, messages and submissions in the last second, and the
+// server's CPU and RSS.
+func fanoutProgress(ctx context.Context, w io.Writer, p *workerPool, ws *writeStats, pid int) func() {
+	if w == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		last, lastAcked, lastProc := p.sum(), ws.acked.Load(), procOr(pid)
+		for i := 1; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			s, acked, pr := p.sum(), ws.acked.Load(), procOr(pid)
+			fmt.Fprintf(w, "  %3ds subs %d  msgs/s %d  MB/s %.2f  acked/s %d  late %d  gaps %d",
+				i, s.Connected, s.Messages-last.Messages, float64(s.Bytes-last.Bytes)/1e6, acked-lastAcked, ws.late.Load(), s.Gaps)
+			if pr.CPU > 0 {
+				fmt.Fprintf(w, "  server %.2f cores, RSS %s", cores(lastProc, pr), mib(pr.RSS))
+			}
+			fmt.Fprintln(w)
+			last, lastAcked, lastProc = s, acked, pr
+		}
+	})
+	return func() { cancel(); wg.Wait() }
+}
+
+func bucketBound(le float64) string {
+	if le < 0 {
+		return "> 250 ms"
+	}
+	return fmt.Sprintf("≤ %g ms", le*1e3)
+}

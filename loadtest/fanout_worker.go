@@ -1,0 +1,153 @@
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// workerConfig is what the coordinator sends a subscriber worker, as one
+// JSON line on its stdin. The worker then runs until its stdin ends (the
+// coordinator's stop) or Hard passes, whichever is first.
+type workerConfig struct {
+	Mode        string        `json:"mode"` // "ws" (the gateway) or "redis" (the peer)
+	URL         string        `json:"url"`  // ws://…/v1/ws, or redis host:port
+	Token       string        `json:"token"`
+	Board       string        `json:"board"`
+	Plan        viewPlan      `json:"plan"`
+	From        int           `json:"from"` // subscribers [From, To) of the plan
+	To          int           `json:"to"`
+	SrcIP       string        `json:"src_ip"` // source address; empty: the default
+	Dials       int           `json:"dials"`  // concurrent dials
+	Reconnects  int           `json:"reconnects"`
+	Hard        time.Duration `json:"hard"`
+	ReportEvery time.Duration `json:"report_every"`
+}
+
+// workerReport is one JSON line a worker writes on its stdout: counters
+// so far, every ReportEvery, and a final one with the histograms.
+type workerReport struct {
+	Final      bool             `json:"final,omitempty"`
+	Connected  int64            `json:"connected"`
+	Messages   int64            `json:"messages"`
+	Bytes      int64            `json:"bytes"`
+	Gaps       int64            `json:"gaps"`
+	Reconnects int64            `json:"reconnects"`
+	DialErrors int64            `json:"dial_errors"`
+	Failed     int64            `json:"failed"` // subscribers that gave up connecting
+	CPU        time.Duration    `json:"cpu"`    // the worker's own user+system CPU so far
+	Errors     map[string]int64 `json:"errors,omitempty"`
+	Closes     map[string]int64 `json:"closes,omitempty"`
+	Hists      []histWire       `json:"hists,omitempty"` // by viewKinds index
+	Err        string           `json:"err,omitempty"`
+}
+
+func (s *wsStats) report(final bool) workerReport {
+	r := workerReport{Final: final, Connected: s.connected.Load(), Messages: s.messages.Load(),
+		Bytes: s.bytes.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(), DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU()}
+	if final {
+		s.mu.Lock()
+		r.Errors, r.Closes = s.errors, s.closes
+		s.mu.Unlock()
+		for _, h := range s.hists {
+			r.Hists = append(r.Hists, h.wire())
+		}
+	}
+	return r
+}
+
+// RaiseFileLimit raises this process's RLIMIT_NOFILE soft limit to its
+// hard limit and returns the new limit: a worker holds thousands of sockets.
+func RaiseFileLimit() (uint64, error) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0, err
+	}
+	l.Cur = l.Max
+	return l.Cur, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+}
+
+// RunFanoutWorker is a subscriber worker's main: it reads its workerConfig
+// from in, runs its subscribers, writes workerReport lines to out and
+// returns when in ends, ctx ends or the config's hard limit passes. rwload
+// runs it as `rwload fanout-worker`; RunFanout starts those, or runs it in
+// process.
+func RunFanoutWorker(ctx context.Context, in io.Reader, out io.Writer) error {
+	RaiseFileLimit()
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("loadtest: worker config: %w", err)
+	}
+	var cfg workerConfig
+	if err := json.Unmarshal(line, &cfg); err != nil {
+		return fmt.Errorf("loadtest: worker config: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cmpOr(cfg.Hard, 10*time.Minute))
+	defer cancel()
+	go func() { io.Copy(io.Discard, br); cancel() }() // stdin's end is the stop
+	stats := newWSStats()
+	enc := json.NewEncoder(out)
+	var wg sync.WaitGroup
+	wg.Go(func() { reportLoop(ctx, enc, stats, cmpOr(cfg.ReportEvery, 250*time.Millisecond)) })
+	err = runSubscribers(ctx, cfg, stats)
+	cancel()
+	wg.Wait()
+	rep := stats.report(true)
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	return enc.Encode(rep)
+}
+
+func reportLoop(ctx context.Context, enc *json.Encoder, stats *wsStats, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if enc.Encode(stats.report(false)) != nil {
+				return
+			}
+		}
+	}
+}
+
+// runSubscribers runs subscribers [cfg.From, cfg.To) until ctx ends.
+func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error {
+	sem := make(chan struct{}, cmpOr(cfg.Dials, 64))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if cfg.Mode == "redis" {
+		return runRedisSubscribers(ctx, cfg, stats, sem, &wg)
+	}
+	if err := checkLoopback(strings.Replace(cfg.URL, "ws://", "http://", 1)); err != nil {
+		return err
+	}
+	u := cfg.URL + "?access_token=" + url.QueryEscape(cfg.Token)
+	client := sourceClient(cfg.SrcIP)
+	for i := cfg.From; i < cfg.To; i++ {
+		v, k := cfg.Plan.view(i)
+		s := &wsSubscriber{url: u, board: cfg.Board, view: v, kind: k, client: client, stats: stats, maxConn: cfg.Reconnects}
+		wg.Go(func() { s.run(ctx, sem) })
+	}
+	return nil
+}
+
+// selfCPU is this process's user and system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

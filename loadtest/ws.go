@@ -1,0 +1,306 @@
+package loadtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// View kinds a fan-out subscriber watches, in the order of the report.
+var viewKinds = []string{"top", "around", "rank", "members"}
+
+// scoreSlot is the width of a member's score range: member m<j> always
+// scores in [j·scoreSlot, (j+1)·scoreSlot), so its rank never changes and a
+// write changes only the views that show it. The offset in the slot is the
+// submission's send time in µs modulo scoreSlot (1,000 s), so a subscriber
+// can tell when a row it receives was sent. 1e6 members × 1e9 stays below
+// 2^53: every score is an exact integer.
+const scoreSlot = 1e9
+
+// probeScore is member j's score for a submission sent at t.
+func probeScore(j int, t time.Time) float64 {
+	off := t.UnixMicro() % scoreSlot
+	if off == 0 {
+		off = 1 // 0 marks a preloaded score
+	}
+	return float64(j)*scoreSlot + float64(off)
+}
+
+// probeSent decodes the send time of a probe score received at recv; false
+// for a preloaded score. The send time is the latest one at or before recv
+// with that offset, so latencies up to 1,000 s decode correctly.
+func probeSent(score float64, recv time.Time) (time.Time, bool) {
+	off := int64(math.Mod(score, scoreSlot))
+	if off <= 0 {
+		return time.Time{}, false
+	}
+	r := recv.UnixMicro()
+	back := ((r-off)%scoreSlot + scoreSlot) % scoreSlot
+	return time.UnixMicro(r - back), true
+}
+
+// viewPlan assigns views to subscribers: subscriber i's kind follows the
+// weights in rotation; a shared top-N for every top subscriber, and for the
+// others a member or rank of their own, spread over the board.
+type viewPlan struct {
+	Top, Around, Rank, Members int // weights
+	Limit                      int // top-N
+	Radius                     int // around
+	BoardMembers               int // members m0 … m<n-1>
+}
+
+// viewSpec is one subscription's view, as the protocol spells it.
+type viewSpec struct {
+	Kind    string   `json:"kind"`
+	Limit   int      `json:"limit,omitempty"`
+	Member  string   `json:"member,omitempty"`
+	Radius  int      `json:"radius,omitempty"`
+	Rank    int      `json:"rank,omitempty"`
+	Members []string `json:"members,omitempty"`
+}
+
+// view returns subscriber i's view and its kind's index in viewKinds.
+func (p viewPlan) view(i int) (viewSpec, int) {
+	w := []int{p.Top, p.Around, p.Rank, p.Members}
+	total := p.Top + p.Around + p.Rank + p.Members
+	k, r := 0, i%max(total, 1)
+	for k < 3 && r >= w[k] {
+		r -= w[k]
+		k++
+	}
+	// spread: a member of subscriber i's own, distinct for up to n subscribers.
+	n := max(p.BoardMembers, 1)
+	j := int((uint64(i) * 2654435761) % uint64(n))
+	switch k {
+	case 0:
+		return viewSpec{Kind: "top", Limit: p.Limit}, 0
+	case 1:
+		return viewSpec{Kind: "around", Member: "m" + strconv.Itoa(j), Radius: p.Radius}, 1
+	case 2:
+		return viewSpec{Kind: "rank", Rank: 1 + i%min(n, 1000)}, 2
+	}
+	ms := make([]string, 0, 10)
+	for d := range min(10, n) {
+		ms = append(ms, "m"+strconv.Itoa((j+d*(n/10+1))%n))
+	}
+	return viewSpec{Kind: "members", Members: ms}, 3
+}
+
+// wsStats are one worker's counters, shared by its subscribers. Safe for
+// concurrent use.
+type wsStats struct {
+	connected, messages, bytes, gaps, reconnects, dialErrors atomic.Int64
+	failed                                                   atomic.Int64 // subscribers that gave up
+	hists                                                    [4]*Hist     // by viewKinds index
+
+	mu     sync.Mutex // guards the maps below
+	errors map[string]int64
+	closes map[string]int64
+}
+
+func newWSStats() *wsStats {
+	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}}
+	for i := range s.hists {
+		s.hists[i] = newHist()
+	}
+	return s
+}
+
+func (s *wsStats) count(m map[string]int64, key string) {
+	s.mu.Lock()
+	m[key]++
+	s.mu.Unlock()
+}
+
+// wsMessage is what a subscriber decodes of a server message.
+type wsMessage struct {
+	Type string  `json:"type"`
+	Code string  `json:"code"`
+	Seq  uint64  `json:"seq"`
+	Prev *uint64 `json:"prev"`
+	Rows []struct {
+		Member string  `json:"member"`
+		Score  float64 `json:"score"`
+	} `json:"rows"`
+}
+
+// wsSubscriber is one WebSocket connection with one subscription. Owned
+// by one goroutine.
+type wsSubscriber struct {
+	url    string // ws://…/v1/ws?access_token=…
+	board  string
+	view   viewSpec
+	kind   int
+	client *http.Client // dials from the worker's source address
+	stats  *wsStats
+
+	seq     uint64 // last seq applied; 0 before the first snapshot
+	joined  time.Time
+	seen    map[string]float64 // member → last score seen, to count each submission once
+	maxConn int                // reconnects allowed
+}
+
+// run connects (one dial at a time per slot of sem), subscribes and reads
+// until ctx ends, reconnecting with since at most s.maxConn times after an
+// unexpected close.
+func (s *wsSubscriber) run(ctx context.Context, sem chan struct{}) {
+	s.seen = map[string]float64{}
+	for attempt := 0; attempt <= s.maxConn && ctx.Err() == nil; attempt++ {
+		if attempt > 0 {
+			s.stats.reconnects.Add(1)
+			sleep(ctx, time.Duration(100*attempt+rand.IntN(200))*time.Millisecond)
+		}
+		err := s.session(ctx, sem)
+		if ctx.Err() != nil {
+			return
+		}
+		s.stats.count(s.stats.closes, closeName(err))
+	}
+	if ctx.Err() == nil {
+		s.stats.failed.Add(1)
+	}
+}
+
+func closeName(err error) string {
+	if c := websocket.CloseStatus(err); c != -1 {
+		return strconv.Itoa(int(c))
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return "net"
+	}
+	return "1006"
+}
+
+func (s *wsSubscriber) session(ctx context.Context, sem chan struct{}) error {
+	c, err := s.dial(ctx, sem)
+	if err != nil {
+		return err
+	}
+	defer c.CloseNow()
+	s.stats.connected.Add(1)
+	defer s.stats.connected.Add(-1)
+	// At the stop, leave with a close handshake (bounded by the library's
+	// 5 s close timeouts) rather than a bare FIN: a cancelled Read would drop
+	// the connection without one.
+	stop := context.AfterFunc(ctx, func() { c.Close(websocket.StatusNormalClosure, "rwload done") })
+	defer stop()
+	for {
+		_, data, err := c.Read(context.WithoutCancel(ctx))
+		if err != nil {
+			return err
+		}
+		s.handle(data, time.Now())
+	}
+}
+
+// dial connects and sends the subscription (with since after a reconnect),
+// holding a slot of sem so that a worker dials at a bounded rate.
+func (s *wsSubscriber) dial(ctx context.Context, sem chan struct{}) (*websocket.Conn, error) {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-sem }()
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(dctx, s.url, &websocket.DialOptions{HTTPClient: s.client, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		s.stats.dialErrors.Add(1)
+		s.stats.count(s.stats.errors, "dial: "+shortErr(err))
+		return nil, err
+	}
+	c.SetReadLimit(1 << 20)
+	sub := map[string]any{"type": "subscribe", "id": "v", "board": s.board, "view": s.view}
+	if s.seq > 0 {
+		sub["since"] = s.seq
+	}
+	msg, _ := json.Marshal(sub) // cannot fail: strings and ints
+	if s.joined.IsZero() {
+		s.joined = time.Now()
+	}
+	if err := c.Write(dctx, websocket.MessageText, msg); err != nil {
+		c.CloseNow()
+		return nil, err
+	}
+	return c, nil
+}
+
+// handle checks one message's place in the prev/seq chain and records a
+// latency sample for every row showing a submission not seen before.
+func (s *wsSubscriber) handle(data []byte, recv time.Time) {
+	s.stats.messages.Add(1)
+	s.stats.bytes.Add(int64(len(data)))
+	var m wsMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		s.stats.count(s.stats.errors, "decode")
+		return
+	}
+	switch m.Type {
+	case "snapshot":
+	case "diff":
+		if s.seq == 0 || m.Prev == nil || *m.Prev != s.seq {
+			s.stats.gaps.Add(1)
+		}
+	case "error":
+		s.stats.count(s.stats.errors, "ws:"+m.Code)
+		return
+	default:
+		s.stats.count(s.stats.errors, "type:"+m.Type)
+		return
+	}
+	s.seq = m.Seq
+	for _, r := range m.Rows {
+		s.observe(r.Member, r.Score, recv)
+	}
+}
+
+// observe records member's score the first time this subscriber sees it.
+// Probes sent before the subscription began are not counted: the snapshot
+// shows them, but they did not travel through the push path.
+func (s *wsSubscriber) observe(member string, score float64, recv time.Time) {
+	if old, ok := s.seen[member]; ok && old == score {
+		return
+	}
+	if len(s.seen) >= 4096 {
+		clear(s.seen) // bound: a members view of 10 or an around of 11 never gets here
+	}
+	s.seen[member] = score
+	if sent, ok := probeSent(score, recv); ok && !sent.Before(s.joined) {
+		s.stats.hists[s.kind].Add(recv.Sub(sent))
+	}
+}
+
+// sourceClient returns an HTTP client for WebSocket dials whose
+// connections leave from ip (a 127.0.0.0/8 address), so that each source
+// address has its own range of ephemeral ports. An empty ip dials from the
+// default address.
+func sourceClient(ip string) *http.Client {
+	d := &net.Dialer{Timeout: 30 * time.Second}
+	if ip != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
+	}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true}}
+}
+
+// shortErr names a dial error for the error table: its last clause, so
+// that the same failure on many connections counts under one key.
+func shortErr(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
