@@ -26,6 +26,10 @@ type wsConn struct {
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 
+	pingMu    sync.Mutex     // guards pingTimer
+	pingTimer *time.Timer    // the next ping; nil before the first
+	pings     sync.WaitGroup // a ping armed or running
+
 	mu     sync.Mutex // guards the fields below
 	scope  auth.Scope
 	authed bool
@@ -44,12 +48,14 @@ func newWSConn(l *live, ws *websocket.Conn) *wsConn {
 // (nil: wait for an auth message); refused, why that token may not connect.
 func (c *wsConn) serve(sc *auth.Scope, refused error) {
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() { defer wg.Done(); c.writeLoop() }()
-	go func() { defer wg.Done(); c.pingLoop() }()
+	c.armPing()
 	defer func() {
 		c.cancel()
+		c.stopPing()
 		wg.Wait()
+		c.pings.Wait()
 		c.cleanup()
 		// A peer that vanished without a close handshake leaves the
 		// hijacked socket open (CLOSE_WAIT) until someone closes it: us.
@@ -272,23 +278,42 @@ func (c *wsConn) write(buf []byte) bool {
 	return true
 }
 
-// pingLoop pings every Config.PingInterval; a peer that does not answer
-// within the interval is closed.
-func (c *wsConn) pingLoop() {
-	t := time.NewTicker(c.l.pingTO)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(c.ctx, c.l.pingTO)
-		err := c.ws.Ping(ctx)
-		cancel()
-		if err != nil && c.ctx.Err() == nil {
-			c.close(closeError{closeSlow, "no pong"})
-			return
-		}
+// armPing schedules the next ping in Config.PingInterval. A timer, not a
+// goroutine: an idle connection costs its read and write goroutines only
+// (a goroutine's stack is most of an idle connection's memory).
+func (c *wsConn) armPing() {
+	c.pingMu.Lock()
+	defer c.pingMu.Unlock()
+	if c.ctx.Err() != nil {
+		return // stopPing ran or is about to: arm nothing it cannot see
 	}
+	c.pings.Add(1)
+	c.pingTimer = time.AfterFunc(c.l.pingTO, func() {
+		defer c.pings.Done()
+		c.ping()
+	})
+}
+
+// stopPing cancels an armed ping; a running one ends with c.ctx.
+func (c *wsConn) stopPing() {
+	c.pingMu.Lock()
+	defer c.pingMu.Unlock()
+	if c.pingTimer != nil && c.pingTimer.Stop() {
+		c.pings.Done()
+	}
+}
+
+// ping pings once and arms the next; a peer that does not answer within
+// the interval is closed.
+func (c *wsConn) ping() {
+	ctx, cancel := context.WithTimeout(c.ctx, c.l.pingTO)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.close(closeError{closeSlow, "no pong"})
+		}
+		return
+	}
+	c.armPing()
 }

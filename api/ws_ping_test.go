@@ -1,0 +1,36 @@
+package api
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rankwire/rankwire/auth"
+)
+
+// TestPings: a client that reads (and so answers pings) stays connected
+// across many ping intervals; one that never reads cannot answer and is
+// dropped (its 4008 close frame may never reach a client that does not
+// read, as PROTOCOL.md says).
+func TestPings(t *testing.T) {
+	e := newLiveEnv(t, Config{PingInterval: 20 * time.Millisecond})
+	tok := e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))
+	e.must(200, "PUT", "/v1/boards/pinged", e.token("a", admin), `{}`)
+	alive := e.dial("access_token="+tok, true, nil)
+	deaf := e.dial("access_token="+tok, false, nil)
+	checkFor(t, 10*time.Second, func() error {
+		if n := testutil.ToFloat64(e.s.live.metrics.conns); n != 1 {
+			return fmt.Errorf("%v connections open, want the deaf one closed", n)
+		}
+		return nil
+	})
+	_ = deaf
+	alive.subscribe("s1", "pinged", map[string]any{"kind": "top", "limit": 3})
+	checkFor(t, 10*time.Second, func() error {
+		if _, ok := alive.rows("s1"); !ok {
+			return fmt.Errorf("no snapshot for the reading client")
+		}
+		return nil
+	})
+}
