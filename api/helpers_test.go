@@ -28,23 +28,33 @@ type env struct {
 
 func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
 
-func newEnv(t *testing.T, cfg Config) *env {
+// startTestHub starts a hub on an embedded NATS server in a temp dir and
+// parses a key file of two tenants, casino-a and casino-b; bLimits is
+// casino-b's limits object, without braces.
+func startTestHub(t *testing.T, bLimits string, hc hub.Config) (*auth.Keyring, *hub.Hub) {
 	t.Helper()
 	keyFile := fmt.Sprintf(`{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
-		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{"submissions_per_second":5}}}}`,
-		secret('a'), secret('b'))
+		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{%s}}}}`,
+		secret('a'), secret('b'), bLimits)
 	keys, err := auth.ParseKeys([]byte(keyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir()})
+	hc.DataDir = t.TempDir()
+	h, err := hub.Start(ctx, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
+	return keys, h
+}
+
+func newEnv(t *testing.T, cfg Config) *env {
+	t.Helper()
+	keys, h := startTestHub(t, `"submissions_per_second":5`, hub.Config{})
 	cfg.Hub, cfg.Verifier, cfg.Keys = h, auth.NewVerifier(keys, auth.Options{}), keys
 	srv := httptest.NewServer(New(cfg))
 	t.Cleanup(srv.Close)

@@ -29,21 +29,7 @@ type liveEnv struct {
 // two connections.
 func newLiveEnv(t *testing.T, cfg Config) *liveEnv {
 	t.Helper()
-	keyFile := fmt.Sprintf(`{"tenants":{
-		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
-		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{"connections":2}}}}`,
-		secret('a'), secret('b'))
-	keys, err := auth.ParseKeys([]byte(keyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), PushInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	keys, h := startTestHub(t, `"connections":2`, hub.Config{PushInterval: 10 * time.Millisecond})
 	cfg.Hub, cfg.Verifier, cfg.Keys = h, auth.NewVerifier(keys, auth.Options{}), keys
 	s := New(cfg)
 	srv := httptest.NewServer(s)
