@@ -11,6 +11,9 @@ import (
 
 func TestStartClose(t *testing.T) {
 	h := startHub(t, Config{})
+	if !h.Connected() {
+		t.Error("a started hub is not connected")
+	}
 	if h.ClientURL() == "" {
 		t.Fatal("embedded server has no client URL")
 	}

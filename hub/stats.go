@@ -36,3 +36,8 @@ func (h *Hub) Stats() []TenantStats {
 	}
 	return out
 }
+
+// Connected reports whether the Hub's NATS connection is up: readiness
+// turns false while the client reconnects to an external cluster. Safe for
+// concurrent use.
+func (h *Hub) Connected() bool { return h.nc != nil && h.nc.IsConnected() }

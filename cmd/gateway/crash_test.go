@@ -139,6 +139,12 @@ func stop(t *testing.T, p *proc) {
 // natsServer builds and starts a real nats-server process (from the module
 // the hub embeds), with JetStream where js is set, and returns its URL.
 func natsServer(t *testing.T, js bool) string {
+	url, _ := natsServerProc(t, js)
+	return url
+}
+
+// natsServerProc is natsServer returning the process too.
+func natsServerProc(t *testing.T, js bool) (string, *exec.Cmd) {
 	t.Helper()
 	bin := filepath.Join(os.TempDir(), "rankwire-test-nats-server")
 	if _, err := os.Stat(bin); err != nil {
@@ -158,7 +164,32 @@ func natsServer(t *testing.T, js bool) string {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	waitForPort(t, port)
-	return fmt.Sprintf("nats://127.0.0.1:%d", port)
+	return fmt.Sprintf("nats://127.0.0.1:%d", port), cmd
+}
+
+// TestReadyzFollowsNATS: /readyz answers 503 while the external NATS server
+// is gone.
+func TestReadyzFollowsNATS(t *testing.T) {
+	url, nats := natsServerProc(t, true)
+	keys, _ := keyFile(t)
+	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir(), "RANKWIRE_NATS="+url)
+	if status, err := call("GET", p.url("/readyz"), "", "", nil); status != 200 {
+		t.Fatalf("readyz %d %v, want 200", status, err)
+	}
+	if err := nats.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, _ := call("GET", p.url("/readyz"), "", "", nil)
+		if status == 503 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz still %d 20 s after NATS went away", status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // TestExternalNATS: two gateways share a separately started nats-server;

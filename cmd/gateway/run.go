@@ -55,7 +55,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
 	var serving atomic.Bool
-	srv := newHTTPServer(cfg, h, keys, log, serving.Load, demo)
+	srv := newHTTPServer(cfg, h, keys, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	serving.Store(true)
