@@ -27,40 +27,8 @@ RPORT=${RPORT:-16391}
 OUT=$(mkdir -p "${OUT:-loadtest/chart/results}" && cd "${OUT:-loadtest/chart/results}" && pwd)
 SIZES_B=${SIZES_B:-1000 10000 18000}
 URL=http://127.0.0.1:$PORT
-work=$(mktemp -d /tmp/rwfanout.XXXXXX)
-GW=""
-RS=""
-cleanup() {
-	[ -n "$GW" ] && kill "$GW" 2>/dev/null && wait "$GW" 2>/dev/null
-	[ -n "$RS" ] && kill "$RS" 2>/dev/null && wait "$RS" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-SRC=$(cd "${SRC:-.}" && pwd)
-(cd "$SRC" && go build -o "$work/gateway" ./cmd/gateway)
-go build -o "$work/rwload" ./loadtest/cmd/rwload
-"$work/rwload" keygen -out "$work/keys.json" -tenant bench -limit 10000000
-
-start_gw() {
-	rm -rf "$work/data"
-	"$work/gateway" --keys "$work/keys.json" --data "$work/data" --addr "127.0.0.1:$PORT" \
-		--push-interval 100ms --pprof "127.0.0.1:$PPORT" 2>"$work/gw.log" &
-	GW=$!
-	for _ in $(seq 300); do
-		curl -fs "$URL/readyz" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "gateway not ready" >&2
-	cat "$work/gw.log" >&2
-	return 1
-}
-
-stop_gw() {
-	kill "$GW"
-	wait "$GW" || true
-	GW=""
-}
+source loadtest/bench_lib.sh
+start_fanout_gw() { start_gw --push-interval 100ms --pprof "127.0.0.1:$PPORT"; }
 
 # fanout NAME ARGS... runs rwload fanout against the gateway (or with
 # -redis, the peer), writes $OUT/NAME.json and prints the table.
@@ -82,7 +50,7 @@ fanout() {
 scenario_a() {
 	for i in $(seq "$RUNS"); do
 		echo "== (a) 10,000 × top-10, 10,000 submissions/s, run $i"
-		start_gw
+		start_fanout_gw
 		fanout "a-10000-run$i" -board lobby -subs 10000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
 		stop_gw
 	done
@@ -96,7 +64,7 @@ scenario_b() {
 	for s in $SIZES_B; do
 		for i in $(seq "$RUNS"); do
 			echo "== (b) $s × around (radius 5), 1e6 members, $rate submissions/s, run $i"
-			start_gw
+			start_fanout_gw
 			fanout "b-$s$tag-run$i" -board big -subs "$s" -around 1 -radius 5 -members 1000000 -rate "$rate" -batch 100 -writers 8
 			stop_gw
 		done
@@ -107,7 +75,7 @@ scenario_b() {
 scenario_c() {
 	for i in $(seq "$RUNS"); do
 		echo "== (c) 10,000 idle subscribers, run $i"
-		start_gw
+		start_fanout_gw
 		fanout "c-10000-run$i" -board idle -subs 10000 -top 1 -members 1000 -rate 0 -d 5s
 		stop_gw
 	done

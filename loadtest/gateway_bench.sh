@@ -18,41 +18,7 @@ D=${D:-10s}
 PORT=${PORT:-18090}
 RPORT=${RPORT:-16390}
 URL=http://127.0.0.1:$PORT
-work=$(mktemp -d /tmp/rwbench.XXXXXX)
-GW=""
-RS=""
-cleanup() {
-	[ -n "$GW" ] && kill "$GW" 2>/dev/null && wait "$GW" 2>/dev/null
-	[ -n "$RS" ] && kill "$RS" 2>/dev/null && wait "$RS" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-SRC=$(cd "${SRC:-.}" && pwd)
-(cd "$SRC" && go build -o "$work/gateway" ./cmd/gateway)
-go build -o "$work/rwload" ./loadtest/cmd/rwload
-"$work/rwload" keygen -out "$work/keys.json" -tenant bench -limit 10000000
-
-# start_gw starts a gateway on a fresh data dir and waits (at most 30 s)
-# for /readyz.
-start_gw() {
-	rm -rf "$work/data"
-	"$work/gateway" --keys "$work/keys.json" --data "$work/data" --addr "127.0.0.1:$PORT" 2>"$work/gw.log" &
-	GW=$!
-	for _ in $(seq 300); do
-		curl -fs "$URL/readyz" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "gateway not ready" >&2
-	cat "$work/gw.log" >&2
-	return 1
-}
-
-stop_gw() {
-	kill "$GW"
-	wait "$GW" || true
-	GW=""
-}
+source loadtest/bench_lib.sh
 
 load() { "$work/rwload" "$@" -url "$URL" -keys "$work/keys.json"; }
 

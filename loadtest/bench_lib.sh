@@ -1,0 +1,41 @@
+# bench_lib.sh is sourced by gateway_bench.sh and fanout_bench.sh: the
+# work directory and its cleanup, the gateway and rwload builds, the key
+# file, and starting and stopping a gateway. The caller sets PORT, URL and,
+# optionally, SRC (the tree the gateway is built from) before sourcing it.
+# Every process started here is stopped by its PID.
+
+work=$(mktemp -d /tmp/rwbench.XXXXXX)
+GW=""
+RS=""
+cleanup() {
+	[ -n "$GW" ] && kill "$GW" 2>/dev/null && wait "$GW" 2>/dev/null
+	[ -n "$RS" ] && kill "$RS" 2>/dev/null && wait "$RS" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+SRC=$(cd "${SRC:-.}" && pwd)
+(cd "$SRC" && go build -o "$work/gateway" ./cmd/gateway)
+go build -o "$work/rwload" ./loadtest/cmd/rwload
+"$work/rwload" keygen -out "$work/keys.json" -tenant bench -limit 10000000
+
+# start_gw [FLAGS...] starts a gateway with extra FLAGS on a fresh data dir
+# and waits (at most 30 s) for /readyz.
+start_gw() {
+	rm -rf "$work/data"
+	"$work/gateway" --keys "$work/keys.json" --data "$work/data" --addr "127.0.0.1:$PORT" "$@" 2>"$work/gw.log" &
+	GW=$!
+	for _ in $(seq 300); do
+		curl -fs "$URL/readyz" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "gateway not ready" >&2
+	cat "$work/gw.log" >&2
+	return 1
+}
+
+stop_gw() {
+	kill "$GW"
+	wait "$GW" || true
+	GW=""
+}
