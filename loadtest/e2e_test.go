@@ -75,10 +75,11 @@ func startGateway(t *testing.T, keys string) string {
 	}
 }
 
-// TestSubmitEndToEnd runs a short submit load against a real gateway and
-// checks that every acknowledged submission is on the board, and nothing
-// else.
-func TestSubmitEndToEnd(t *testing.T) {
+// gatewayTarget starts a real gateway with a fresh key file (tenant e2e)
+// and returns a Target on board with a minted admin token. It skips under
+// -short: it builds and starts the gateway.
+func gatewayTarget(t *testing.T, board string) Target {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and starts the gateway")
 	}
@@ -91,7 +92,14 @@ func TestSubmitEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := Target{URL: startGateway(t, keys), Token: tok, Board: "load"}
+	return Target{URL: startGateway(t, keys), Token: tok, Board: board}
+}
+
+// TestSubmitEndToEnd runs a short submit load against a real gateway and
+// checks that every acknowledged submission is on the board, and nothing
+// else.
+func TestSubmitEndToEnd(t *testing.T) {
+	target := gatewayTarget(t, "load")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rep, err := RunSubmit(ctx, SubmitConfig{Target: target, Clients: 4, Batch: 3, Duration: time.Second})
@@ -116,16 +124,7 @@ func TestSubmitEndToEnd(t *testing.T) {
 // TestReadEndToEnd preloads a small board and reads it under a light
 // write load: every read kind answers.
 func TestReadEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts the gateway")
-	}
-	keys := filepath.Join(t.TempDir(), "keys.json")
-	key, err := WriteKeyFile(keys, "e2e", 1_000_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, _ := key.Mint(time.Minute)
-	target := Target{URL: startGateway(t, keys), Token: tok, Board: "big"}
+	target := gatewayTarget(t, "big")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rep, err := RunRead(ctx, ReadConfig{Target: target, Members: 2500, Readers: 2, ReadRate: 300,

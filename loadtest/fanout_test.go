@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -27,16 +26,7 @@ func TestMain(m *testing.M) {
 // messages arrive, every kind records latencies, and every diff chains to
 // the seq before it.
 func TestFanoutEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts the gateway")
-	}
-	keys := filepath.Join(t.TempDir(), "keys.json")
-	key, err := WriteKeyFile(keys, "e2e", 1_000_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, _ := key.Mint(time.Minute)
-	target := Target{URL: startGateway(t, keys), Token: tok, Board: "fan"}
+	target := gatewayTarget(t, "fan")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rep, err := RunFanout(ctx, FanoutConfig{Target: target, Subscribers: 20, Top: 1, Around: 1, Rank: 1, MembersViews: 1,
