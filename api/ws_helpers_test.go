@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // liveEnv is env with a fast push interval and the *Server at hand.
@@ -246,20 +247,10 @@ func asRows(out map[string]any) map[int]rowJSON {
 	return rows
 }
 
-// checkFor polls cond until it returns nil or the deadline passes.
+// checkFor waits for cond: internal/await.For.
 func checkFor(t *testing.T, total time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %v: %v", total, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.For(t, total, cond)
 }
 
 func decode(t *testing.T, data []byte) wsMsg {

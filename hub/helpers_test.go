@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // clock is a settable Config.Now.
@@ -43,20 +45,10 @@ func startHub(t *testing.T, cfg Config) *Hub {
 	return h
 }
 
-// checkFor polls cond until it returns nil or the deadline passes.
+// checkFor waits for cond: internal/await.For.
 func checkFor(t *testing.T, total time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %v: %v", total, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.For(t, total, cond)
 }
 
 func mustPut(t *testing.T, h *Hub, tenant, board string, s Settings) {
