@@ -25,7 +25,7 @@ type recorder struct {
 	failed bool
 }
 
-func (r *recorder) Helper() {}
+func (r *recorder) Helper()               {}
 func (r *recorder) Fatalf(string, ...any) { r.failed = true }
 
 func TestForFailsAtTheDeadline(t *testing.T) {
