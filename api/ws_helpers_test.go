@@ -260,3 +260,10 @@ func decode(t *testing.T, data []byte) wsMsg {
 	}
 	return m
 }
+
+// connections returns the live connections, for tests.
+func (l *live) connections() map[*wsConn]struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.conns)
+}

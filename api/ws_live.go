@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -194,10 +193,3 @@ func (w liveWindow) Pending() []subscriptions.Change {
 // Unwrap lets the WebSocket upgrade reach the connection's http.Hijacker
 // through the metrics middleware.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// connections returns the open connections: for tests.
-func (l *live) connections() map[*wsConn]struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.conns)
-}

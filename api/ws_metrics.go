@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
@@ -41,11 +40,4 @@ func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetric
 		}, func() float64 { return float64(eng.Stats().Subscriptions[k]) }))
 	}
 	return m
-}
-
-// slowClosesValue reads the slow-close counter: for tests.
-func (m *wsMetrics) slowClosesValue() float64 {
-	var d dto.Metric
-	_ = m.slowCloses.Write(&d)
-	return d.GetCounter().GetValue()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rankwire/rankwire/auth"
 )
@@ -278,7 +279,7 @@ func TestWSSlowClient(t *testing.T) {
 	fast := e.dial(tok, true, nil)
 	fast.subscribe("s", "weekly", view)
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; e.s.live.metrics.slowClosesValue() == 0; i++ {
+	for i := 0; testutil.ToFloat64(e.s.live.metrics.slowCloses) == 0; i++ {
 		if i > 1000 {
 			var d1, d2 dto.Metric
 			e.s.live.metrics.messages.Write(&d1)

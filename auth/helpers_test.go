@@ -136,6 +136,5 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 // clock is a settable time source, safe for concurrent use.
 type clock struct{ unix atomic.Int64 }
 
-func (c *clock) Now() time.Time      { return time.Unix(c.unix.Load(), 0) }
-func (c *clock) Set(t time.Time)     { c.unix.Store(t.Unix()) }
-func (c *clock) Add(d time.Duration) { c.unix.Add(int64(d / time.Second)) }
+func (c *clock) Now() time.Time  { return time.Unix(c.unix.Load(), 0) }
+func (c *clock) Set(t time.Time) { c.unix.Store(t.Unix()) }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"testing"
 
 	"github.com/rankwire/rankwire/board"
@@ -156,5 +155,3 @@ func rowsOf(rows []Row) map[int]string {
 }
 
 func sameRows(a, b map[int]string) bool { return maps.Equal(a, b) }
-
-func ranks(m map[int]string) []int { return slices.Sorted(maps.Keys(m)) }
