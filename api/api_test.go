@@ -54,7 +54,9 @@ func TestEndpoints(t *testing.T) {
 	if got := members(e.must(200, "GET", "/v1/boards/weekly/top?window=week", tok, "")); len(got) != 3 {
 		t.Errorf("week window: %v", got)
 	}
-	e.must(200, "GET", "/v1/boards/weekly/top?window=week&at=2020-01-01", tok, "")
+	if past := e.must(200, "GET", "/v1/boards/weekly/top?window=week&at=2020-01-01", tok, ""); past["total"] != 0.0 || past["seq"] != 0.0 {
+		t.Errorf("a past week with no entries: %v", past)
+	}
 	list := e.must(200, "GET", "/v1/boards", tok, "")
 	if bs := list["boards"].([]any); len(bs) != 1 || bs[0].(map[string]any)["members"] != 3.0 {
 		t.Errorf("list: %v", list)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 type acked struct {
@@ -179,17 +181,12 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	if err := nats.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		status, _ := call("GET", p.url("/readyz"), "", "", nil)
-		if status == 503 {
-			return
+	await.For(t, 20*time.Second, func() error {
+		if status, _ := call("GET", p.url("/readyz"), "", "", nil); status != 503 {
+			return fmt.Errorf("readyz %d after NATS went away, want 503", status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz still %d 20 s after NATS went away", status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestExternalNATS: two gateways share a separately started nats-server;

@@ -1,10 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"net"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 func freePort(t *testing.T) int {
@@ -20,18 +22,12 @@ func freePort(t *testing.T) int {
 // waitForPort polls until something accepts on port, for up to 30 s.
 func waitForPort(t *testing.T, port int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", itoa(port)), time.Second)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	await.For(t, 30*time.Second, func() error {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("port %d not accepting: %v", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 }
-
-func itoa(n int) string { return fmt.Sprint(n) }
