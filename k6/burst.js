@@ -6,7 +6,7 @@
 // ramp to SUBSCRIBERS connections (CONNS_PER_VU per VU) watching the board's
 // top 10, each reconnecting every HOLD; probes at PROBE_RATE per second
 // measure submit-to-receive latency. See README.md, "Load testing with k6".
-import { config, envDuration, envInt, filler, holdFor, probe, putBoard, submit, tokens, TopView, watch } from './lib/rankwire.js';
+import { config, envDuration, envInt, holdFor, mixedWrites, probe, putBoard, tokens, TopView, watch } from './lib/rankwire.js';
 
 const cfg = config('k6-burst');
 const RATE = envInt('RATE', 200);
@@ -84,16 +84,8 @@ export function setup() {
   return { tok: tok, end: Date.now() + total * 1000 };
 }
 
-let iter = 0;
-
 // writer sends one submission request: a batch every BATCH_EVERY-th, else single.
-export function writer(data) {
-  iter++;
-  const n = BATCH_EVERY > 0 && iter % BATCH_EVERY === 0 ? BATCH_SIZE : 1;
-  const items = [];
-  for (let i = 0; i < n; i++) items.push(filler(MEMBERS));
-  submit(cfg, data.tok.submit, items);
-}
+export const writer = mixedWrites(cfg, BATCH_EVERY, BATCH_SIZE, MEMBERS);
 
 // prober submits one probe; each probe VU is its own member at the top.
 export function prober(data) {

@@ -7,7 +7,7 @@
 // probes at PROBE_RATE per second measure submit-to-receive latency. Minted
 // tokens live DURATION plus 10 minutes; tokens given in the environment must
 // outlive the run, or the gateway closes the sockets with 4001.
-import { config, envDuration, envInt, filler, holdFor, probe, putBoard, submit, tokens, TopView, watch } from './lib/rankwire.js';
+import { config, envDuration, envInt, holdFor, mixedWrites, probe, putBoard, tokens, TopView, watch } from './lib/rankwire.js';
 
 const cfg = config('k6-soak');
 const DURATION = envDuration('DURATION', '30m');
@@ -71,15 +71,8 @@ export function setup() {
   return { tok: tok, end: Date.now() + DURATION * 1000 };
 }
 
-let iter = 0;
-
-export function writer(data) {
-  iter++;
-  const n = BATCH_EVERY > 0 && iter % BATCH_EVERY === 0 ? BATCH_SIZE : 1;
-  const items = [];
-  for (let i = 0; i < n; i++) items.push(filler(MEMBERS));
-  submit(cfg, data.tok.submit, items);
-}
+// writer sends one submission request: a batch every BATCH_EVERY-th, else single.
+export const writer = mixedWrites(cfg, BATCH_EVERY, BATCH_SIZE, MEMBERS);
 
 export function prober(data) {
   probe(cfg, data.tok.submit, `probe-${__VU}`);

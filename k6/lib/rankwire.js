@@ -150,6 +150,20 @@ let probeCount = 0;
 
 // probe submits one probe for member (see the file comment). Its subscore
 // makes the (score, subscore) pair unique across VUs.
+// mixedWrites returns a writer iteration: one submission request, a batch
+// of batchSize every batchEvery-th (0: never), else a single filler score.
+// Each VU keeps its own iteration count.
+export function mixedWrites(cfg, batchEvery, batchSize, members) {
+  let iter = 0;
+  return (data) => {
+    iter++;
+    const n = batchEvery > 0 && iter % batchEvery === 0 ? batchSize : 1;
+    const items = [];
+    for (let i = 0; i < n; i++) items.push(filler(members));
+    submit(cfg, data.tok.submit, items);
+  };
+}
+
 export function probe(cfg, token, member) {
   probeCount++;
   return submit(cfg, token, [{ member: member, score: PROBE_BASE + Date.now(), subscore: __VU * 1e7 + probeCount }]);
