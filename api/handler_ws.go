@@ -13,7 +13,9 @@ import (
 // the upgrade, so a tenant at its connection cap is refused with 429;
 // without one, the first message must be auth within Config.AuthTimeout.
 // The origin check is coder/websocket's: the request's own host, or
-// Config.AllowedOrigins. The handler returns when the connection ends.
+// Config.AllowedOrigins. The handler returns once the connection is up,
+// so that net/http frees the request's buffers; a goroutine of the
+// connection's own (wsConn.serve) runs it from there.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	l := s.live
 	var sc *auth.Scope
@@ -30,20 +32,23 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: l.origins})
+	fw := &flowWriter{ResponseWriter: w, slowTO: l.slowTO}
+	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{OriginPatterns: l.origins})
 	if err != nil {
 		if sc != nil && refused == nil {
 			l.release(sc.Tenant)
 		}
 		return // Accept answered the request
 	}
-	c := newWSConn(l, ws)
+	c := newWSConn(l, ws, fw.conn)
 	if !l.track(c) {
 		ws.Close(closeGoingAway, "server shutting down")
 		return
 	}
-	defer l.untrack(c)
-	c.serve(sc, refused)
+	go func() {
+		defer l.untrack(c)
+		c.serve(sc, refused)
+	}()
 }
 
 // mayConnect reports whether a valid token may open a connection: it needs

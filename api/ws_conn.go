@@ -2,9 +2,9 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -13,14 +13,18 @@ import (
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
-// wsConn is one WebSocket of live views. Three goroutines serve it, all
-// owned by ctx and waited for by serve: the handler's own (reads and
-// handles client messages), the writer (drains the outbox), the pinger.
-// The engine only ever puts into the outbox, so it never waits on the client.
+// wsConn is one WebSocket of live views. One goroutine of its own serves
+// it (serve: it reads and handles client messages); the writer pool writes
+// its outbox; timers ping it and end it at its token's expiry; its
+// flowConn drains a stalled write. All are owned by ctx and waited for by
+// serve. The engine only ever puts into the outbox, so it never waits on
+// the client.
 type wsConn struct {
-	l   *live
-	ws  *websocket.Conn
-	out *subscriptions.Outbox
+	l     *live
+	ws    *websocket.Conn
+	flow  *flowConn
+	out   *subscriptions.Outbox
+	sched atomic.Int32 // the writer pool's state: schedIdle, …
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -37,8 +41,14 @@ type wsConn struct {
 	subs   map[string]*subscriptions.Sub
 }
 
-func newWSConn(l *live, ws *websocket.Conn) *wsConn {
-	c := &wsConn{l: l, ws: ws, out: subscriptions.NewOutbox(0), subs: map[string]*subscriptions.Sub{}}
+func newWSConn(l *live, ws *websocket.Conn, flow *flowConn) *wsConn {
+	c := &wsConn{l: l, ws: ws, flow: flow, subs: map[string]*subscriptions.Sub{}}
+	c.out = subscriptions.NewOutbox(0, func() { l.pool.schedule(c) })
+	flow.resumed = func() { l.pool.schedule(c) }
+	flow.stalled = func() {
+		l.metrics.slowCloses.Inc()
+		c.close(closeError{closeSlow, "client too slow: a write waited too long"})
+	}
 	c.ctx, c.cancel = context.WithCancel(l.ctx)
 	ws.SetReadLimit(maxWSMessage)
 	return c
@@ -47,19 +57,16 @@ func newWSConn(l *live, ws *websocket.Conn) *wsConn {
 // serve runs the connection until it ends. sc is the access_token's scope
 // (nil: wait for an auth message); refused, why that token may not connect.
 func (c *wsConn) serve(sc *auth.Scope, refused error) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); c.writeLoop() }()
 	c.armPing()
 	defer func() {
 		c.cancel()
 		c.stopPing()
-		wg.Wait()
 		c.pings.Wait()
 		c.cleanup()
 		// A peer that vanished without a close handshake leaves the
 		// hijacked socket open (CLOSE_WAIT) until someone closes it: us.
 		c.ws.CloseNow()
+		c.flow.drains.Wait() // the close ended it
 	}()
 	switch {
 	case refused != nil:
@@ -238,49 +245,9 @@ func (c *wsConn) unsubscribe(id string) {
 	c.l.eng.Unsubscribe(s)
 }
 
-// writeLoop writes what the outbox holds. A write that waits longer than
-// Config.SlowTimeout means the client stopped reading: it is closed (4008;
-// the frame may not get through a full socket, then the client sees 1006).
-func (c *wsConn) writeLoop() {
-	var buf []byte
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-c.out.Wake():
-		}
-		for {
-			m, ok := c.out.Next()
-			if !ok {
-				break
-			}
-			buf = m.AppendTo(buf[:0])
-			if !c.write(buf) {
-				return
-			}
-		}
-	}
-}
-
-func (c *wsConn) write(buf []byte) bool {
-	ctx, cancel := context.WithTimeout(c.ctx, c.l.slowTO)
-	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, buf); err != nil {
-		// The write's own deadline, not the connection's end: a stall.
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			c.l.metrics.slowCloses.Inc()
-			c.close(closeError{closeSlow, "client too slow: a write waited too long"})
-		}
-		return false
-	}
-	c.l.metrics.messages.Inc()
-	c.l.metrics.bytes.Add(float64(len(buf)))
-	return true
-}
-
 // armPing schedules the next ping in Config.PingInterval. A timer, not a
-// goroutine: an idle connection costs its read and write goroutines only
-// (a goroutine's stack is most of an idle connection's memory).
+// goroutine: an idle connection costs its read goroutine only (a
+// goroutine's stack is most of an idle connection's memory).
 func (c *wsConn) armPing() {
 	c.pingMu.Lock()
 	defer c.pingMu.Unlock()

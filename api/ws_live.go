@@ -23,6 +23,7 @@ const MaxSubscriptions = 100
 type live struct {
 	s       *Server
 	eng     *subscriptions.Engine
+	pool    *writerPool
 	metrics *wsMetrics
 	origins []string
 	authTO  time.Duration
@@ -53,6 +54,7 @@ func newLive(s *Server) *live {
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.metrics = newWSMetrics(c.Registry, l.eng)
+	l.pool = newWriterPool(l.metrics)
 	c.Hub.SetFeed(&liveFeed{l: l})
 	return l
 }
@@ -103,6 +105,7 @@ func (l *live) track(c *wsConn) bool {
 	}
 	l.conns[c] = struct{}{}
 	l.wg.Add(1)
+	l.pool.start()
 	return true
 }
 
@@ -114,8 +117,8 @@ func (l *live) untrack(c *wsConn) {
 }
 
 // CloseWebSockets closes every WebSocket with 1001 (going away) and refuses
-// new ones, waiting until their handlers returned or ctx ends, when it drops
-// the rest without a close handshake. http.Server.Shutdown does not close
+// new ones, waiting until their goroutines returned or ctx ends, when it
+// drops the rest without a close handshake; then it stops the writers. http.Server.Shutdown does not close
 // hijacked connections: the gateway calls this next to it. Safe to call
 // more than once.
 func (s *Server) CloseWebSockets(ctx context.Context) error {
@@ -138,6 +141,7 @@ func (s *Server) CloseWebSockets(ctx context.Context) error {
 	select {
 	case <-done:
 		l.cancel()
+		l.pool.close()
 		return nil
 	case <-ctx.Done():
 		l.cancel() // ends every connection's goroutines; their handlers return
@@ -145,6 +149,7 @@ func (s *Server) CloseWebSockets(ctx context.Context) error {
 			c.ws.CloseNow()
 		}
 		<-done
+		l.pool.close()
 		return ctx.Err()
 	}
 }

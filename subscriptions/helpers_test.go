@@ -104,7 +104,7 @@ type client struct {
 }
 
 func newClient() *client {
-	return &client{out: NewOutbox(0), state: map[string]map[int]string{}, seq: map[string]uint64{}}
+	return &client{out: NewOutbox(0, nil), state: map[string]map[int]string{}, seq: map[string]uint64{}}
 }
 
 // drain reads every waiting message and applies it.

@@ -71,10 +71,11 @@ func (s *Sub) Kind() Kind { return s.kind }
 // Outbox is one connection's queue of outgoing messages, bounded whatever
 // the client does: at most one pending message per subscription (a newer
 // one replaces it) and at most maxControl control messages. The engine puts
-// without ever blocking; the connection's writer takes with Next after each
-// signal on Wake. Safe for concurrent use.
+// without ever blocking; after every put the outbox calls its notify
+// function, and the connection's writer takes with Next until it reports
+// false. Safe for concurrent use.
 type Outbox struct {
-	wake       chan struct{} // capacity 1: a signal that something waits
+	notify     func() // called after each put, with no lock held; never nil
 	maxControl int
 
 	mu      sync.Mutex // guards the fields below
@@ -84,22 +85,17 @@ type Outbox struct {
 }
 
 // NewOutbox returns an empty outbox holding at most maxControl control
-// messages (zero means DefaultMaxControl).
-func NewOutbox(maxControl int) *Outbox {
+// messages (zero means DefaultMaxControl). notify (nil: none) is called
+// after every put, outside the outbox's lock, so that the writer can be
+// scheduled; it must not block, and it is called from the engine's tick.
+func NewOutbox(maxControl int, notify func()) *Outbox {
 	if maxControl <= 0 {
 		maxControl = DefaultMaxControl
 	}
-	return &Outbox{wake: make(chan struct{}, 1), maxControl: maxControl}
-}
-
-// Wake returns a channel that receives a value after a message was put.
-func (o *Outbox) Wake() <-chan struct{} { return o.wake }
-
-func (o *Outbox) signal() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	if notify == nil {
+		notify = func() {}
 	}
+	return &Outbox{notify: notify, maxControl: maxControl}
 }
 
 // Send queues a control message (raw JSON). It reports false, and drops the
@@ -113,7 +109,7 @@ func (o *Outbox) Send(raw []byte) bool {
 	}
 	o.mu.Unlock()
 	if ok {
-		o.signal()
+		o.notify()
 	}
 	return ok
 }
@@ -179,7 +175,7 @@ func (o *Outbox) put(s *Sub, m *shared) (replaced bool) {
 		o.ready = append(o.ready, s)
 	}
 	o.mu.Unlock()
-	o.signal()
+	o.notify()
 	return replaced
 }
 

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package api
+
+import "syscall"
+
+// writeOnce takes nothing where write(2) on the descriptor is not at hand:
+// every write goes through the drain, a blocking write with a deadline.
+func (f *flowConn) writeOnce(uintptr) bool {
+	f.rawErr = syscall.EAGAIN
+	return true
+}

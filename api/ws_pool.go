@@ -1,0 +1,194 @@
+package api
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// A connection's place in the writer pool (wsConn.sched).
+const (
+	schedIdle    int32 = iota // nothing to write, or waiting for its drain
+	schedQueued               // in the pool's queue, once
+	schedRunning              // a writer is at it
+	schedAgain                // a writer is at it, and must look again
+)
+
+// Bounds on one writer's turn at one connection, so that a connection
+// with many busy subscriptions does not hold a writer: the rest waits for
+// its next turn, at the back of the queue.
+const (
+	maxTurnMessages = 100
+	maxTurnBytes    = 64 << 10
+)
+
+// writerPool writes every connection's outbox with a few goroutines
+// (GOMAXPROCS) instead of one per connection: a tick that offers ten
+// thousand messages wakes no goroutine per connection, and an idle
+// connection costs no writer stack. Writers never wait for a client: the
+// connection's flowConn takes every write, and one that stalls is left
+// out until its drain finishes.
+//
+// Invariant: a connection is in the queue at most once and served by at
+// most one writer at a time (wsConn.sched), so its messages leave in the
+// outbox's order.
+type writerPool struct {
+	m *wsMetrics
+
+	mu      sync.Mutex // guards the fields below
+	cond    sync.Cond  // signalled when queue grows or closed is set
+	queue   []*wsConn
+	closed  bool
+	started bool
+	wg      sync.WaitGroup // one per writer
+}
+
+func newWriterPool(m *wsMetrics) *writerPool {
+	p := &writerPool{m: m}
+	p.cond.L = &p.mu
+	return p
+}
+
+// start starts the writers, once.
+func (p *writerPool) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started || p.closed {
+		return
+	}
+	p.started = true
+	n := max(2, runtime.GOMAXPROCS(0))
+	p.wg.Add(n)
+	for range n {
+		go p.work()
+	}
+}
+
+// close stops the writers once the queue is empty and waits for them.
+func (p *writerPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// schedule makes sure a writer will look at c's outbox. Called after
+// every put and when c's drain ends; O(1), never blocks on a client.
+func (p *writerPool) schedule(c *wsConn) {
+	for {
+		switch c.sched.Load() {
+		case schedIdle:
+			if c.sched.CompareAndSwap(schedIdle, schedQueued) {
+				p.push(c)
+				return
+			}
+		case schedRunning:
+			if c.sched.CompareAndSwap(schedRunning, schedAgain) {
+				return
+			}
+		default: // queued, or a look again is owed already
+			return
+		}
+	}
+}
+
+func (p *writerPool) push(c *wsConn) {
+	p.mu.Lock()
+	p.queue = append(p.queue, c)
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// take moves up to cap(batch) queued connections into batch, waiting for
+// one; nil once the pool is closed and empty.
+func (p *writerPool) take(batch []*wsConn) []*wsConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.queue) == 0 {
+		if p.closed {
+			return nil
+		}
+		p.cond.Wait()
+	}
+	n := copy(batch[:cap(batch)], p.queue)
+	rest := copy(p.queue, p.queue[n:])
+	clear(p.queue[rest:])
+	p.queue = p.queue[:rest]
+	return batch[:n]
+}
+
+// work is one writer: it takes connections from the queue and writes
+// what their outboxes hold.
+func (p *writerPool) work() {
+	defer p.wg.Done()
+	w := &poolWriter{}
+	batch := make([]*wsConn, 0, 16)
+	for {
+		batch = p.take(batch)
+		if batch == nil {
+			return
+		}
+		for i, c := range batch {
+			batch[i] = nil
+			c.sched.Store(schedRunning)
+			more := w.turn(c)
+			if more || !c.sched.CompareAndSwap(schedRunning, schedIdle) {
+				c.sched.Store(schedQueued)
+				p.push(c)
+			}
+		}
+		p.m.messages.Add(float64(w.messages))
+		p.m.bytes.Add(float64(w.bytes))
+		w.messages, w.bytes = 0, 0
+	}
+}
+
+// poolWriter is one writer's reusable buffers and counts.
+type poolWriter struct {
+	msg      []byte // the message being written
+	cork     []byte // what a connection's turn gathers: one write(2)
+	messages int
+	bytes    int
+}
+
+// noDeadline is the context of pool writes: its Done is nil, so that
+// coder/websocket arms no timer per write. The writes never wait anyway:
+// the flowConn's drain holds the deadline.
+var noDeadline = context.Background()
+
+// turn writes up to a turn's worth of c's outbox as one write and reports
+// whether more waits. A connection whose drain is under way gets nothing:
+// its drain schedules it when done.
+func (w *poolWriter) turn(c *wsConn) (more bool) {
+	if c.flow.busy() {
+		return false
+	}
+	w.cork = w.cork[:0]
+	c.flow.corkTo(&w.cork)
+	n := 0
+	for {
+		if n == maxTurnMessages || len(w.cork) >= maxTurnBytes {
+			more = true
+			break
+		}
+		m, ok := c.out.Next()
+		if !ok {
+			break
+		}
+		w.msg = m.AppendTo(w.msg[:0])
+		if err := c.ws.Write(noDeadline, websocket.MessageText, w.msg); err != nil {
+			break // the connection is closing; its reader cleans up
+		}
+		n++
+		w.bytes += len(w.msg)
+	}
+	w.messages += n
+	c.flow.uncork()
+	if cap(w.cork) > 4*maxTurnBytes {
+		w.cork = nil // one huge turn does not pin its buffer
+	}
+	return more
+}
