@@ -16,8 +16,8 @@ import (
 // wsConn is one WebSocket of live views. One goroutine of its own serves
 // it (serve: it reads and handles client messages); the writer pool writes
 // its outbox; timers ping it and end it at its token's expiry; its
-// flowConn drains a stalled write. All are owned by ctx and waited for by
-// serve. The engine only ever puts into the outbox, so it never waits on
+// flowConn drains a stalled write. All end with the connection (ended)
+// and are waited for by serve. The engine only ever puts into the outbox, so it never waits on
 // the client.
 type wsConn struct {
 	l     *live
@@ -26,8 +26,7 @@ type wsConn struct {
 	out   *subscriptions.Outbox
 	sched atomic.Int32 // the writer pool's state: schedIdle, …
 
-	ctx       context.Context
-	cancel    context.CancelFunc
+	ended     atomic.Bool // the connection is closing: arm no more pings
 	closeOnce sync.Once
 
 	pingMu    sync.Mutex     // guards pingTimer
@@ -49,7 +48,6 @@ func newWSConn(l *live, ws *websocket.Conn, flow *flowConn) *wsConn {
 		l.metrics.slowCloses.Inc()
 		c.close(closeError{closeSlow, "client too slow: a write waited too long"})
 	}
-	c.ctx, c.cancel = context.WithCancel(l.ctx)
 	ws.SetReadLimit(maxWSMessage)
 	return c
 }
@@ -59,14 +57,15 @@ func newWSConn(l *live, ws *websocket.Conn, flow *flowConn) *wsConn {
 func (c *wsConn) serve(sc *auth.Scope, refused error) {
 	c.armPing()
 	defer func() {
-		c.cancel()
+		c.ended.Store(true)
 		c.stopPing()
-		c.pings.Wait()
 		c.cleanup()
 		// A peer that vanished without a close handshake leaves the
 		// hijacked socket open (CLOSE_WAIT) until someone closes it: us.
+		// The close also ends a running ping and a drain.
 		c.ws.CloseNow()
-		c.flow.drains.Wait() // the close ended it
+		c.pings.Wait()
+		c.flow.drains.Wait()
 	}()
 	switch {
 	case refused != nil:
@@ -121,22 +120,33 @@ func (c *wsConn) cleanup() {
 // bounded by coder/websocket's own timeouts, and by CloseWebSockets' context.
 func (c *wsConn) close(e closeError) {
 	c.closeOnce.Do(func() {
+		c.ended.Store(true)
 		c.ws.Close(websocket.StatusCode(e.code), e.reason)
-		c.cancel()
 	})
 }
 
+// readLoop reads client messages until the connection closes. Each is
+// handled on a goroutine of its own, waited for: handling (a token check,
+// a subscription's first view) takes far more stack than waiting for the
+// next message, and an idle connection's memory is mostly this goroutine's
+// stack, which never shrinks below the deepest it once went. The read's
+// context never ends (no timer per read): closing the connection ends it.
 func (c *wsConn) readLoop() {
+	done := make(chan struct{})
 	for {
-		typ, data, err := c.ws.Read(c.ctx)
+		typ, data, err := c.ws.Read(noDeadline)
 		if err != nil {
 			return
 		}
-		if typ != websocket.MessageText {
-			c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
-			continue
-		}
-		c.handle(data)
+		go func() {
+			defer func() { done <- struct{}{} }()
+			if typ != websocket.MessageText {
+				c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
+				return
+			}
+			c.handle(data)
+		}()
+		<-done
 	}
 }
 
@@ -251,7 +261,7 @@ func (c *wsConn) unsubscribe(id string) {
 func (c *wsConn) armPing() {
 	c.pingMu.Lock()
 	defer c.pingMu.Unlock()
-	if c.ctx.Err() != nil {
+	if c.ended.Load() {
 		return // stopPing ran or is about to: arm nothing it cannot see
 	}
 	c.pings.Add(1)
@@ -261,7 +271,7 @@ func (c *wsConn) armPing() {
 	})
 }
 
-// stopPing cancels an armed ping; a running one ends with c.ctx.
+// stopPing cancels an armed ping; a running one ends with the connection.
 func (c *wsConn) stopPing() {
 	c.pingMu.Lock()
 	defer c.pingMu.Unlock()
@@ -273,11 +283,11 @@ func (c *wsConn) stopPing() {
 // ping pings once and arms the next; a peer that does not answer within
 // the interval is closed.
 func (c *wsConn) ping() {
-	ctx, cancel := context.WithTimeout(c.ctx, c.l.pingTO)
+	ctx, cancel := context.WithTimeout(context.Background(), c.l.pingTO)
 	err := c.ws.Ping(ctx)
 	cancel()
 	if err != nil {
-		if c.ctx.Err() == nil {
+		if !c.ended.Load() {
 			c.close(closeError{closeSlow, "no pong"})
 		}
 		return

@@ -198,8 +198,9 @@ type flowWriter struct {
 	conn   *flowConn // set by Hijack
 }
 
-// readBufSize is a connection's read buffer: most client messages fit.
-const readBufSize = 512
+// readBufSize is a connection's read buffer: client messages are few,
+// and a longer one is read past it, straight into the message.
+const readBufSize = 128
 
 // Hijack takes over the connection, carrying over whatever the client
 // sent after the upgrade request.

@@ -31,9 +31,7 @@ type live struct {
 	pingTO  time.Duration
 	maxConn int
 
-	ctx    context.Context // ends when the gateway closes the WebSockets
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // one per connection handler
+	wg sync.WaitGroup // one per connection's goroutine
 
 	mu      sync.Mutex // guards the fields below
 	conns   map[*wsConn]struct{}
@@ -52,7 +50,6 @@ func newLive(s *Server) *live {
 	if l.maxConn <= 0 {
 		l.maxConn = DefaultMaxConnections
 	}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.metrics = newWSMetrics(c.Registry, l.eng)
 	l.pool = newWriterPool(l.metrics)
 	c.Hub.SetFeed(&liveFeed{l: l})
@@ -140,12 +137,10 @@ func (s *Server) CloseWebSockets(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		l.cancel()
 		l.pool.close()
 		return nil
 	case <-ctx.Done():
-		l.cancel() // ends every connection's goroutines; their handlers return
-		for _, c := range conns {
+		for _, c := range conns { // ends their goroutines
 			c.ws.CloseNow()
 		}
 		<-done
