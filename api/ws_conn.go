@@ -125,6 +125,10 @@ func (c *wsConn) close(e closeError) {
 	})
 }
 
+// noDeadline is the context of reads: its Done is nil, so that
+// coder/websocket arms no timer per read.
+var noDeadline = context.Background()
+
 // readLoop reads client messages until the connection closes. Each is
 // handled on a goroutine of its own, waited for: handling (a token check,
 // a subscription's first view) takes far more stack than waiting for the

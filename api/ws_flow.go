@@ -28,11 +28,14 @@ var errBacklogFull = errors.New("websocket: the client stopped reading and its b
 // can so serve ten thousand connections with a few goroutines: a slow
 // client stalls its own backlog, never a writer.
 //
-// It also corks: between cork and uncork every write is gathered, so that
-// coder/websocket's frame header and payload, and several messages of one
-// connection, leave in one system call.
+// Two writers share the socket: the pool sends whole data frames of its
+// own (send), coder/websocket writes control frames (pings, pongs, close)
+// through Write. Frames must not interleave, so coder/websocket gets a
+// bufio.Writer of controlFrameMax bytes: each control frame (at most 125
+// bytes of payload) then reaches Write whole, in one call; it writes
+// nothing else, since every data message goes through the pool.
 //
-// Invariant: bytes reach the socket in the order of the Write calls. While
+// Invariant: bytes reach the socket in the order of the calls. While
 // draining, every write appends to the backlog; only the drainer writes to
 // the socket.
 type flowConn struct {
@@ -44,7 +47,6 @@ type flowConn struct {
 	drains  sync.WaitGroup  // a drain goroutine running
 
 	mu       sync.Mutex // guards the fields below
-	cork     *[]byte    // non-nil: writes gather here until uncork
 	backlog  []byte     // unsent bytes, oldest first; owned by the drainer
 	draining bool
 	err      error // sticky: the first write error
@@ -72,34 +74,21 @@ func (f *flowConn) Write(p []byte) (int, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
-	if f.cork != nil {
-		*f.cork = append(*f.cork, p...)
-		return len(p), nil
-	}
 	if err := f.sendLocked(p); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// corkTo gathers the following writes into *buf until uncork.
-func (f *flowConn) corkTo(buf *[]byte) {
-	f.mu.Lock()
-	f.cork = buf
-	f.mu.Unlock()
-}
-
-// uncork sends what the cork gathered, as one write, and keeps no
-// reference to the cork's buffer.
-func (f *flowConn) uncork() error {
+// send writes p, a whole number of frames, as one write: the writer
+// pool's path. It keeps no reference to p.
+func (f *flowConn) send(p []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	buf := f.cork
-	f.cork = nil
-	if f.err != nil || buf == nil || len(*buf) == 0 {
+	if f.err != nil {
 		return f.err
 	}
-	return f.sendLocked(*buf)
+	return f.sendLocked(p)
 }
 
 // busy reports whether a drain is under way: writers should give the
@@ -187,11 +176,14 @@ func (f *flowConn) drain() {
 	}
 }
 
+// controlFrameMax is the longest control frame: a 2-byte header and at
+// most 125 bytes of payload (RFC 6455, section 5.5).
+const controlFrameMax = 2 + 125
+
 // flowWriter hands coder/websocket a flowConn with small buffers instead
 // of net/http's: the hijacked connection keeps a bufio.Reader of
-// readBufSize (client messages are few and small; larger ones are read
-// straight through) and a bufio.Writer of 16 bytes (the writers cork, so
-// a frame still leaves in one write). That is 8 KiB less per connection.
+// readBufSize and a bufio.Writer of controlFrameMax bytes (see flowConn),
+// 8 KiB less per connection than net/http's 4 KiB each.
 type flowWriter struct {
 	http.ResponseWriter
 	slowTO time.Duration
@@ -216,7 +208,7 @@ func (w *flowWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		c.Close()
 		return nil, nil, err
 	}
-	return w.conn, bufio.NewReadWriter(br, bufio.NewWriterSize(w.conn, 16)), nil
+	return w.conn, bufio.NewReadWriter(br, bufio.NewWriterSize(w.conn, controlFrameMax)), nil
 }
 
 // Unwrap exposes the wrapped writer to http.ResponseController.

@@ -1,11 +1,11 @@
 package api
 
 import (
-	"context"
+	"encoding/binary"
 	"runtime"
 	"sync"
 
-	"github.com/coder/websocket"
+	"github.com/rankwire/rankwire/subscriptions"
 )
 
 // A connection's place in the writer pool (wsConn.sched).
@@ -146,31 +146,24 @@ func (p *writerPool) work() {
 	}
 }
 
-// poolWriter is one writer's reusable buffers and counts.
+// poolWriter is one writer's reusable buffer and counts.
 type poolWriter struct {
-	msg      []byte // the message being written
-	cork     []byte // what a connection's turn gathers: one write(2)
+	out      []byte // a connection's turn: its frames, sent as one write
 	messages int
 	bytes    int
 }
 
-// noDeadline is the context of pool writes: its Done is nil, so that
-// coder/websocket arms no timer per write. The writes never wait anyway:
-// the flowConn's drain holds the deadline.
-var noDeadline = context.Background()
-
-// turn writes up to a turn's worth of c's outbox as one write and reports
-// whether more waits. A connection whose drain is under way gets nothing:
-// its drain schedules it when done.
+// turn frames up to a turn's worth of c's outbox and sends it as one
+// write; it reports whether more waits. A connection whose drain is under
+// way gets nothing: its drain schedules it when done.
 func (w *poolWriter) turn(c *wsConn) (more bool) {
 	if c.flow.busy() {
 		return false
 	}
-	w.cork = w.cork[:0]
-	c.flow.corkTo(&w.cork)
+	w.out = w.out[:0]
 	n := 0
 	for {
-		if n == maxTurnMessages || len(w.cork) >= maxTurnBytes {
+		if n == maxTurnMessages || len(w.out) >= maxTurnBytes {
 			more = true
 			break
 		}
@@ -178,17 +171,37 @@ func (w *poolWriter) turn(c *wsConn) (more bool) {
 		if !ok {
 			break
 		}
-		w.msg = m.AppendTo(w.msg[:0])
-		if err := c.ws.Write(noDeadline, websocket.MessageText, w.msg); err != nil {
-			break // the connection is closing; its reader cleans up
-		}
+		w.out = appendTextFrame(w.out, m)
 		n++
-		w.bytes += len(w.msg)
+		w.bytes += m.Size()
 	}
 	w.messages += n
-	c.flow.uncork()
-	if cap(w.cork) > 4*maxTurnBytes {
-		w.cork = nil // one huge turn does not pin its buffer
+	if n > 0 {
+		c.flow.send(w.out) // an error means the connection is closing: its reader cleans up
+	}
+	if cap(w.out) > 4*maxTurnBytes {
+		w.out = nil // one huge turn does not pin its buffer
 	}
 	return more
+}
+
+// appendTextFrame appends m as one unfragmented, unmasked WebSocket text
+// frame (RFC 6455, section 5.2): FIN and opcode 1, then the payload length
+// in 7, 7+16 or 7+64 bits. The writers frame data messages themselves,
+// rather than through coder/websocket's Conn.Write, so that a turn's
+// messages leave in one write without a lock, a context and a buffer copy
+// per message; coder/websocket frames everything else (see flowConn).
+func appendTextFrame(dst []byte, m subscriptions.Message) []byte {
+	const finText = 0x81
+	switch n := m.Size(); {
+	case n <= 125:
+		dst = append(dst, finText, byte(n))
+	case n <= 0xffff:
+		dst = append(dst, finText, 126)
+		dst = binary.BigEndian.AppendUint16(dst, uint16(n))
+	default:
+		dst = append(dst, finText, 127)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
+	}
+	return m.AppendTo(dst)
 }

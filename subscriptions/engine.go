@@ -241,11 +241,7 @@ func (e *Engine) deliver(v *view, s *Sub, d *shared) {
 	if s.seq >= v.seq {
 		return
 	}
-	m := d
-	if m == nil || s.seq != m.prev || s.out.has(s) {
-		m = v.snapshot()
-	}
-	if s.out.put(s, m) {
+	if s.out.offer(s, d, v) {
 		e.coalesced.Add(1)
 	}
 	s.seq = v.seq

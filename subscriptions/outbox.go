@@ -153,22 +153,27 @@ func (o *Outbox) Close() {
 	o.mu.Unlock()
 }
 
-// has reports whether s has a message waiting.
-func (o *Outbox) has(s *Sub) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return s.pending != nil
-}
+// put makes m s's pending message, replacing any other, and reports
+// whether it replaced one (a coalesced state). O(1); never blocks.
+func (o *Outbox) put(s *Sub, m *shared) (replaced bool) { return o.offer(s, m, nil) }
 
-// put makes m s's pending message, replacing any other, and reports whether
-// it replaced one (a coalesced state). O(1); never blocks on the client.
-func (o *Outbox) put(s *Sub, m *shared) (replaced bool) {
+// offer gives s, whose view v just changed, its next message in one step
+// (one lock per watcher per tick): d, the view's diff, where it chains on
+// to what s was given last and nothing waits; else v's snapshot. It reports
+// whether a pending message was replaced (a coalesced state). A nil v
+// means d unconditionally (put). The caller holds Engine.mu, which guards
+// s.seq and v. O(1), never blocks.
+func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	o.mu.Lock()
 	if o.closed || s.dropped {
 		o.mu.Unlock()
 		return false
 	}
 	replaced = s.pending != nil
+	m := d
+	if v != nil && (m == nil || replaced || s.seq != m.prev) {
+		m = v.snapshot()
+	}
 	s.pending = m
 	if !s.queued {
 		s.queued = true
