@@ -9,8 +9,16 @@ import (
 )
 
 // TestMain lets the test binary act as a fan-out worker process: RunFanout
-// re-executes it with RWLOAD_FANOUT_WORKER=1, as rwload re-executes itself.
+// re-executes it with RWLOAD_FANOUT_WORKER=1, as rwload re-executes itself;
+// and as Floor's sink, with RWLOAD_FLOOR_SINK=ADDR.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv("RWLOAD_FLOOR_SINK"); addr != "" {
+		if err := RunFloorSink(context.Background(), addr, floorTestConns); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("RWLOAD_FANOUT_WORKER") == "1" {
 		if err := RunFanoutWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

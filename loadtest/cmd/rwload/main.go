@@ -4,11 +4,14 @@
 //	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s]
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
 //	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-top 1 -around 0 ...] [-rate 10000] [-d 10s] [-pid PID] [-json]
+//	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
 // high submission limit, so that the gateway's rate limit does not cap the
 // measurement. submit and read mint an admin token from that file (or from
-// -secret and -kid) and print a report. See package loadtest.
+// -secret and -kid) and print a report. floor needs no gateway: it measures
+// the CPU a bare write(2) per message costs over loopback, the least any
+// fan-out server pays here. See package loadtest.
 package main
 
 import (
@@ -17,7 +20,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"time"
 
 	"github.com/rankwire/rankwire/loadtest"
@@ -43,6 +48,10 @@ func main() {
 		err = fanoutTable()
 	case "fanout-worker": // started by fanout: config on stdin, reports on stdout
 		err = loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
+	case "floor":
+		err = floor(ctx, os.Args[2:])
+	case "floor-sink": // started by floor: ADDR CONNS
+		err = floorSink(ctx, os.Args[2:])
 	default:
 		usage()
 	}
@@ -53,7 +62,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout [flags]; rwload CMD -h for flags")
+	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout|floor [flags]; rwload CMD -h for flags")
 	os.Exit(2)
 }
 
@@ -142,4 +151,41 @@ func read(ctx context.Context, args []string) error {
 	rep, err := loadtest.RunRead(ctx, c)
 	fmt.Print(rep)
 	return err
+}
+
+func floor(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("floor", flag.ExitOnError)
+	var cfg loadtest.FloorConfig
+	fs.IntVar(&cfg.Conns, "conns", 10_000, "loopback connections (the sink holds as many; at most 19,000 here)")
+	fs.IntVar(&cfg.Size, "size", 600, "bytes per message")
+	fs.DurationVar(&cfg.Interval, "interval", 100*time.Millisecond, "one message per connection per interval")
+	fs.DurationVar(&cfg.Duration, "d", 20*time.Second, "measured duration")
+	fs.Parse(args)
+	if cfg.Conns < 1 || cfg.Conns > 19_000 || cfg.Size < 1 || cfg.Interval <= 0 || cfg.Duration <= 0 {
+		return fmt.Errorf("floor: -conns must be 1…19000, -size, -interval and -d positive")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg.Sink = func(addr string, conns int) *exec.Cmd {
+		return exec.Command(exe, loadtest.FloorSinkArgs(addr, conns)...)
+	}
+	r, err := loadtest.Floor(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Println(r)
+	return nil
+}
+
+func floorSink(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("floor-sink: want ADDR CONNS")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		return fmt.Errorf("floor-sink: CONNS: %w", err)
+	}
+	return loadtest.RunFloorSink(ctx, args[0], n)
 }
