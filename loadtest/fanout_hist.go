@@ -25,11 +25,15 @@ type Hist struct {
 
 func newHist() *Hist { return &Hist{Counts: make([]atomic.Uint64, histBuckets)} }
 
+// logGrowth is ln(histGrowth), computed once: math.Log of a constant is
+// not folded at compile time, and Add runs for every row received.
+var logGrowth = math.Log(histGrowth)
+
 func histBucket(us int64) int {
 	if us < 1 {
 		return 0
 	}
-	return min(int(math.Log(float64(us))/math.Log(histGrowth))+1, histBuckets-1)
+	return min(int(math.Log(float64(us))/logGrowth)+1, histBuckets-1)
 }
 
 // bucketUpper is the upper bound of bucket i in µs.

@@ -47,8 +47,8 @@ func runRedisSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats, 
 	}
 	rc := newRedis(cfg.URL, cfg.SrcIP, 4)
 	wg.Go(func() { <-ctx.Done(); rc.Close() })
-	for range cfg.To - cfg.From {
-		s := &wsSubscriber{kind: 0, stats: stats, seen: map[string]float64{}}
+	for i := range cfg.To - cfg.From {
+		s := &wsSubscriber{kind: 0, stats: stats, shard: i % statShards}
 		wg.Go(func() { s.runRedis(ctx, rc, redisChannel(cfg.Board), sem) })
 	}
 	return nil
@@ -83,15 +83,16 @@ func (s *wsSubscriber) runRedis(ctx context.Context, rc *redis.Client, channel s
 			}
 			return
 		}
-		s.stats.messages.Add(1)
-		s.stats.bytes.Add(int64(len(msg.Payload)))
-		var top redisTop
-		if json.Unmarshal([]byte(msg.Payload), &top) != nil {
+		now := time.Now()
+		s.buf = append(s.buf[:0], msg.Payload...)
+		s.counted(len(s.buf))
+		// The subscribers' decoder reads a redisTop as a message with rows
+		// and no type.
+		if decodeWSMessage(s.buf, &s.msg) != nil {
 			s.stats.count(s.stats.errors, "decode")
 			continue
 		}
-		now := time.Now()
-		for _, r := range top.Rows {
+		for _, r := range s.msg.Rows {
 			s.observe(r.Member, r.Score, now)
 		}
 	}

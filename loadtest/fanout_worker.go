@@ -50,15 +50,14 @@ type workerReport struct {
 }
 
 func (s *wsStats) report(final bool) workerReport {
-	r := workerReport{Final: final, Connected: s.connected.Load(), Messages: s.messages.Load(),
-		Bytes: s.bytes.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(), DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU()}
+	r := workerReport{Final: final, Connected: s.connected.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(),
+		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU()}
+	r.Messages, r.Bytes = s.totals()
 	if final {
 		s.mu.Lock()
 		r.Errors, r.Closes = s.errors, s.closes
 		s.mu.Unlock()
-		for _, h := range s.hists {
-			r.Hists = append(r.Hists, h.wire())
-		}
+		r.Hists = s.hists()
 	}
 	return r
 }
@@ -137,7 +136,7 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 	client := sourceClient(cfg.SrcIP)
 	for i := cfg.From; i < cfg.To; i++ {
 		v, k := cfg.Plan.view(i)
-		s := &wsSubscriber{url: u, board: cfg.Board, view: v, kind: k, client: client, stats: stats, maxConn: cfg.Reconnects}
+		s := &wsSubscriber{url: u, board: cfg.Board, view: v, kind: k, client: client, stats: stats, shard: i % statShards, maxConn: cfg.Reconnects}
 		wg.Go(func() { s.run(ctx, sem) })
 	}
 	return nil

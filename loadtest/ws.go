@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -41,13 +41,24 @@ func probeScore(j int, t time.Time) float64 {
 // for a preloaded score. The send time is the latest one at or before recv
 // with that offset, so latencies up to 1,000 s decode correctly.
 func probeSent(score float64, recv time.Time) (time.Time, bool) {
-	off := int64(math.Mod(score, scoreSlot))
+	off := slotOffset(score)
 	if off <= 0 {
 		return time.Time{}, false
 	}
 	r := recv.UnixMicro()
 	back := ((r-off)%scoreSlot + scoreSlot) % scoreSlot
 	return time.UnixMicro(r - back), true
+}
+
+// slotOffset is int64(math.Mod(score, scoreSlot)), in integer arithmetic
+// where that is exact (an integer part below 2^53: every score the
+// writers send) and several times cheaper: floor(x) mod m = floor(x mod m)
+// for x ≥ 0 and an integer m.
+func slotOffset(score float64) int64 {
+	if score >= 0 && score < 1<<53 {
+		return int64(score) % scoreSlot
+	}
+	return int64(math.Mod(score, scoreSlot))
 }
 
 // viewPlan assigns views to subscribers: subscriber i's kind follows the
@@ -97,44 +108,6 @@ func (p viewPlan) view(i int) (viewSpec, int) {
 	return viewSpec{Kind: "members", Members: ms}, 3
 }
 
-// wsStats are one worker's counters, shared by its subscribers. Safe for
-// concurrent use.
-type wsStats struct {
-	connected, messages, bytes, gaps, reconnects, dialErrors atomic.Int64
-	failed                                                   atomic.Int64 // subscribers that gave up
-	hists                                                    [4]*Hist     // by viewKinds index
-
-	mu     sync.Mutex // guards the maps below
-	errors map[string]int64
-	closes map[string]int64
-}
-
-func newWSStats() *wsStats {
-	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}}
-	for i := range s.hists {
-		s.hists[i] = newHist()
-	}
-	return s
-}
-
-func (s *wsStats) count(m map[string]int64, key string) {
-	s.mu.Lock()
-	m[key]++
-	s.mu.Unlock()
-}
-
-// wsMessage is what a subscriber decodes of a server message.
-type wsMessage struct {
-	Type string  `json:"type"`
-	Code string  `json:"code"`
-	Seq  uint64  `json:"seq"`
-	Prev *uint64 `json:"prev"`
-	Rows []struct {
-		Member string  `json:"member"`
-		Score  float64 `json:"score"`
-	} `json:"rows"`
-}
-
 // wsSubscriber is one WebSocket connection with one subscription. Owned
 // by one goroutine.
 type wsSubscriber struct {
@@ -144,18 +117,20 @@ type wsSubscriber struct {
 	kind   int
 	client *http.Client // dials from the worker's source address
 	stats  *wsStats
+	shard  int // of stats.shards
 
 	seq     uint64 // last seq applied; 0 before the first snapshot
 	joined  time.Time
-	seen    map[string]float64 // member → last score seen, to count each submission once
-	maxConn int                // reconnects allowed
+	seen    seenScores // to count each submission once
+	maxConn int        // reconnects allowed
+	buf     []byte     // the last message read; reused by the next read
+	msg     wsMessage  // the last message decoded; its rows are reused
 }
 
 // run connects (one dial at a time per slot of sem), subscribes and reads
 // until ctx ends, reconnecting with since at most s.maxConn times after an
 // unexpected close.
 func (s *wsSubscriber) run(ctx context.Context, sem chan struct{}) {
-	s.seen = map[string]float64{}
 	for attempt := 0; attempt <= s.maxConn && ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			s.stats.reconnects.Add(1)
@@ -196,13 +171,49 @@ func (s *wsSubscriber) session(ctx context.Context, sem chan struct{}) error {
 	// the connection without one.
 	stop := context.AfterFunc(ctx, func() { c.Close(websocket.StatusNormalClosure, "rwload done") })
 	defer stop()
+	// For the same reason the reads get a context without Done, which also
+	// spares coder/websocket arming a timer per read.
+	rctx := context.WithoutCancel(ctx)
 	for {
-		_, data, err := c.Read(context.WithoutCancel(ctx))
+		data, err := s.read(rctx, c)
 		if err != nil {
 			return err
 		}
 		s.handle(data, time.Now())
 	}
+}
+
+// readKeep is the largest read buffer a subscriber keeps between
+// messages: a top-100 snapshot fits, a rare larger message's buffer goes.
+const readKeep = 64 << 10
+
+// read reads the next message into s.buf and returns it. The buffer
+// grows as needed, up to the connection's read limit, and is reused, so
+// that a message costs no allocation: the result is valid until the next
+// read.
+func (s *wsSubscriber) read(ctx context.Context, c *websocket.Conn) ([]byte, error) {
+	_, r, err := c.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := s.buf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, max(cap(b), 1024)) // doubling, from 1 KiB
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if s.buf = b; cap(b) > readKeep {
+		s.buf = nil
+	}
+	return b, nil
 }
 
 // dial connects and sends the subscription (with since after a reconnect),
@@ -241,24 +252,23 @@ func (s *wsSubscriber) dial(ctx context.Context, sem chan struct{}) (*websocket.
 // handle checks one message's place in the prev/seq chain and records a
 // latency sample for every row showing a submission not seen before.
 func (s *wsSubscriber) handle(data []byte, recv time.Time) {
-	s.stats.messages.Add(1)
-	s.stats.bytes.Add(int64(len(data)))
-	var m wsMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	s.counted(len(data))
+	m := &s.msg
+	if err := decodeWSMessage(data, m); err != nil {
 		s.stats.count(s.stats.errors, "decode")
 		return
 	}
-	switch m.Type {
+	switch string(m.Type) {
 	case "snapshot":
 	case "diff":
-		if s.seq == 0 || m.Prev == nil || *m.Prev != s.seq {
+		if s.seq == 0 || !m.HasPrev || m.Prev != s.seq {
 			s.stats.gaps.Add(1)
 		}
 	case "error":
-		s.stats.count(s.stats.errors, "ws:"+m.Code)
+		s.stats.count(s.stats.errors, "ws:"+string(m.Code))
 		return
 	default:
-		s.stats.count(s.stats.errors, "type:"+m.Type)
+		s.stats.count(s.stats.errors, "type:"+string(m.Type))
 		return
 	}
 	s.seq = m.Seq
@@ -267,20 +277,60 @@ func (s *wsSubscriber) handle(data []byte, recv time.Time) {
 	}
 }
 
+// counted counts a message of n bytes.
+func (s *wsSubscriber) counted(n int) {
+	sh := &s.stats.shards[s.shard]
+	sh.messages.Add(1)
+	sh.bytes.Add(int64(n))
+}
+
 // observe records member's score the first time this subscriber sees it.
 // Probes sent before the subscription began are not counted: the snapshot
 // shows them, but they did not travel through the push path.
-func (s *wsSubscriber) observe(member string, score float64, recv time.Time) {
-	if old, ok := s.seen[member]; ok && old == score {
+func (s *wsSubscriber) observe(member []byte, score float64, recv time.Time) {
+	if !s.seen.update(member, score) {
 		return
 	}
-	if len(s.seen) >= 4096 {
-		clear(s.seen) // bound: a members view of 10 or an around of 11 never gets here
-	}
-	s.seen[member] = score
 	if sent, ok := probeSent(score, recv); ok && !sent.Before(s.joined) {
-		s.stats.hists[s.kind].Add(recv.Sub(sent))
+		s.stats.shards[s.shard].hists[s.kind].Add(recv.Sub(sent))
 	}
+}
+
+// seenMax bounds seenScores: a members view of 10 or an around of 11
+// never reaches it.
+const seenMax = 4096
+
+// seenScores is the last score a subscriber saw of each member. Its zero
+// value is ready. Not safe for concurrent use.
+type seenScores struct {
+	// index maps a member to its score's place in scores, so that a new
+	// score for a known member is stored without a map assignment, which
+	// would allocate a string key (a lookup by string([]byte) does not).
+	index  map[string]int32
+	scores []float64
+}
+
+// update records member's score and reports whether it differs from the
+// last one recorded, or is member's first. O(1); allocates only to add a
+// member.
+func (s *seenScores) update(member []byte, score float64) bool {
+	if i, ok := s.index[string(member)]; ok {
+		if s.scores[i] == score {
+			return false
+		}
+		s.scores[i] = score
+		return true
+	}
+	if s.index == nil {
+		s.index = make(map[string]int32)
+	}
+	if len(s.scores) >= seenMax {
+		clear(s.index) // keeps the map's memory for the members to come
+		s.scores = s.scores[:0]
+	}
+	s.index[string(member)] = int32(len(s.scores))
+	s.scores = append(s.scores, score)
+	return true
 }
 
 // sourceClient returns an HTTP client for WebSocket dials whose

@@ -1,0 +1,76 @@
+package loadtest
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// startRedis runs redis-server on a random loopback port without
+// persistence and returns its host:port; it is killed at cleanup. It skips
+// under -short, and where redis-server is not installed (fails, in CI). Protected mode is
+// off, as in fanout_bench.sh: it refuses the workers' source addresses
+// (127.0.0.2 …) as not local.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	switch {
+	case testing.Short():
+		t.Skip("starts redis-server: not under -short")
+	case err != nil && os.Getenv("CI") == "true":
+		t.Fatal("CI runs the peer with a real Redis: .ci/run installs redis-server")
+	case err != nil:
+		t.Skip("needs redis-server")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--protected-mode", "no", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	defer rc.Close()
+	for deadline := time.Now().Add(10 * time.Second); rc.Ping(context.Background()).Err() != nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server on %s not ready after 10 s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return addr
+}
+
+// TestFanoutRedisPeer runs 10 subscribers on the Redis pub/sub peer for
+// 2 s: every one connects, and the top-N they are published decodes into
+// latency samples.
+func TestFanoutRedisPeer(t *testing.T) {
+	addr := startRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := RunFanout(ctx, FanoutConfig{Target: Target{Board: "peer" + strconv.Itoa(time.Now().Nanosecond())}, Redis: addr,
+		Subscribers: 10, BoardMembers: 200, Rate: 1000, Batch: 20, Writers: 2, Duration: 2 * time.Second, Drain: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("RunFanout: %v", err)
+	}
+	t.Log(rep)
+	if rep.Connected != 10 || rep.MessagesPerSec <= 0 || len(rep.WorkerErrors) > 0 || len(rep.WriteErrors) > 0 {
+		t.Fatalf("connected %d, messages/s %.0f, worker errors %v, write errors %v", rep.Connected, rep.MessagesPerSec, rep.WorkerErrors, rep.WriteErrors)
+	}
+	if l := rep.Latency["top"]; l.Count == 0 || l.P50 <= 0 || l.Max > 5*time.Second {
+		t.Errorf("top latency %v", l)
+	}
+	if len(rep.Errors) > 0 {
+		t.Errorf("errors %v", rep.Errors)
+	}
+}

@@ -1,0 +1,72 @@
+package loadtest
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// statShards is how many ways wsStats splits the counters every message
+// writes. Subscriber i counts into shard i mod statShards, so that two
+// subscribers handling messages at once on different cores write the
+// same cache line 1 time in 16 rather than every time.
+const statShards = 16
+
+// wsStats are one worker's counters, shared by its subscribers. Safe for
+// concurrent use.
+type wsStats struct {
+	connected, gaps, reconnects, dialErrors atomic.Int64
+	failed                                  atomic.Int64 // subscribers that gave up
+	shards                                  [statShards]statShard
+
+	mu     sync.Mutex // guards the maps below
+	errors map[string]int64
+	closes map[string]int64
+}
+
+// statShard is a share of the per-message counters, on cache lines of its
+// own (128 bytes: adjacent-line prefetch pairs 64-byte lines).
+type statShard struct {
+	messages, bytes atomic.Int64
+	hists           [4]*Hist // latency by viewKinds index
+	_               [128 - 16 - 4*8]byte
+}
+
+func newWSStats() *wsStats {
+	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}}
+	for i := range s.shards {
+		for k := range s.shards[i].hists {
+			s.shards[i].hists[k] = newHist()
+		}
+	}
+	return s
+}
+
+func (s *wsStats) count(m map[string]int64, key string) {
+	s.mu.Lock()
+	m[key]++
+	s.mu.Unlock()
+}
+
+// totals returns the messages and bytes counted so far. O(statShards).
+func (s *wsStats) totals() (messages, bytes int64) {
+	for i := range s.shards {
+		messages += s.shards[i].messages.Load()
+		bytes += s.shards[i].bytes.Load()
+	}
+	return messages, bytes
+}
+
+// hists returns the latency histogram of each view kind, summed over the
+// shards. O(statShards × histBuckets); safe concurrently with Add, though
+// samples added meanwhile may or may not be included.
+func (s *wsStats) hists() []histWire {
+	out := make([]histWire, len(viewKinds))
+	for k := range out {
+		sum := newHist()
+		for i := range s.shards {
+			sum.merge(s.shards[i].hists[k].wire())
+		}
+		out[k] = sum.wire()
+	}
+	return out
+}
