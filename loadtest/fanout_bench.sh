@@ -7,7 +7,7 @@
 # stopped by its PID. JSON results go to $OUT (one file per run), from
 # which loadtest/chart draws docs/fanout.png.
 #
-#	loadtest/fanout_bench.sh [a|b|c|d|all]
+#	loadtest/fanout_bench.sh [a|b|c|d|f|all]
 #
 # Environment: RUNS (default 2), D (measured duration, default 20s), PORT
 # (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
@@ -100,11 +100,22 @@ scenario_d() {
 	RS=""
 }
 
+# (f) the floor: no server, a bare write(2) of 600 bytes per connection per
+# 100 ms to 10,000 loopback connections of a sink process (rwload floor):
+# the least CPU any fan-out server pays per message on this machine.
+scenario_f() {
+	for i in $(seq "$RUNS"); do
+		echo "== (f) the floor: 10,000 connections, 600 bytes each per 100 ms, run $i"
+		"$work/rwload" floor -conns 10000 -size 600 -interval 100ms -d "$D" | tee "$OUT/f-10000-run$i.txt"
+	done
+}
+
 case "${1:-all}" in
 a) scenario_a ;;
 b) scenario_b ;;
 c) scenario_c ;;
 d) scenario_d ;;
-all) scenario_a; scenario_c; scenario_b; scenario_d ;;
-*) echo "usage: $0 [a|b|c|d|all]" >&2; exit 2 ;;
+f) scenario_f ;;
+all) scenario_a; scenario_c; scenario_b; scenario_d; scenario_f ;;
+*) echo "usage: $0 [a|b|c|d|f|all]" >&2; exit 2 ;;
 esac
