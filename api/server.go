@@ -56,8 +56,9 @@ type Config struct {
 	// AuthTimeout bounds the wait for the first auth message of a
 	// connection without access_token. Zero means 5 s.
 	AuthTimeout time.Duration
-	// SlowTimeout is how long one write may wait on a client that does not
-	// read before it is closed (4008). Zero means 10 s.
+	// SlowTimeout is how long bytes a client's socket could not take may
+	// wait unsent before the client, which stopped reading, is closed
+	// (4008). Zero means 10 s.
 	SlowTimeout time.Duration
 	// PingInterval is how often an idle connection is pinged. Zero means 30 s.
 	PingInterval time.Duration
