@@ -7,7 +7,7 @@
 # stopped by its PID. JSON results go to $OUT (one file per run), from
 # which loadtest/chart draws docs/fanout.png.
 #
-#	loadtest/fanout_bench.sh [a|b|c|d|f|all]
+#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|all]
 #
 # Environment: RUNS (default 2), D (measured duration, default 20s), PORT
 # (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
@@ -52,6 +52,17 @@ scenario_a() {
 		echo "== (a) 10,000 × top-10, 10,000 submissions/s, run $i"
 		start_fanout_gw
 		fanout "a-10000-run$i" -board lobby -subs 10000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
+		stop_gw
+	done
+}
+
+# (a0) (a)'s writes with 100 subscribers: the gateway's CPU for taking
+# 10,000 submissions/s, to subtract from (a)'s for the cost of delivery.
+scenario_a0() {
+	for i in $(seq "$RUNS"); do
+		echo "== (a0) 100 × top-10, 10,000 submissions/s, run $i"
+		start_fanout_gw
+		fanout "a0-100-run$i" -board lobby -subs 100 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
 		stop_gw
 	done
 }
@@ -112,10 +123,11 @@ scenario_f() {
 
 case "${1:-all}" in
 a) scenario_a ;;
+a0) scenario_a0 ;;
 b) scenario_b ;;
 c) scenario_c ;;
 d) scenario_d ;;
 f) scenario_f ;;
-all) scenario_a; scenario_c; scenario_b; scenario_d; scenario_f ;;
-*) echo "usage: $0 [a|b|c|d|f|all]" >&2; exit 2 ;;
+all) scenario_a; scenario_a0; scenario_c; scenario_b; scenario_d; scenario_f ;;
+*) echo "usage: $0 [a|a0|b|c|d|f|all]" >&2; exit 2 ;;
 esac
