@@ -7,7 +7,7 @@
 # stopped by its PID. JSON results go to $OUT (one file per run), from
 # which loadtest/chart draws docs/fanout.png.
 #
-#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|all]
+#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|m|all]
 #
 # Environment: RUNS (default 2), D (measured duration, default 20s), PORT
 # (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
@@ -82,6 +82,19 @@ scenario_b() {
 	done
 }
 
+# (m) issue 6's target shape: 18,000 subscribers, a quarter each on the
+# shared top 10, their own around (radius 5), a single rank and a
+# 10-member friends view, of a 100,000-member board; 10,000 submissions/s.
+scenario_m() {
+	for i in $(seq "$RUNS"); do
+		echo "== (m) 18,000 × mixed views, 1e5 members, 10,000 submissions/s, run $i"
+		start_fanout_gw
+		fanout "m-18000-run$i" -board mixed -subs 18000 -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
+			-rate 10000 -batch 250 -writers 16
+		stop_gw
+	done
+}
+
 # (c) 10,000 idle subscribers, one top-10 subscription each, no writes.
 scenario_c() {
 	for i in $(seq "$RUNS"); do
@@ -128,6 +141,7 @@ b) scenario_b ;;
 c) scenario_c ;;
 d) scenario_d ;;
 f) scenario_f ;;
-all) scenario_a; scenario_a0; scenario_c; scenario_b; scenario_d; scenario_f ;;
-*) echo "usage: $0 [a|a0|b|c|d|f|all]" >&2; exit 2 ;;
+m) scenario_m ;;
+all) scenario_a; scenario_a0; scenario_c; scenario_b; scenario_d; scenario_f; scenario_m ;;
+*) echo "usage: $0 [a|a0|b|c|d|f|m|all]" >&2; exit 2 ;;
 esac
