@@ -59,6 +59,16 @@ func main() {
 	}
 }
 
+// mixName names a view mix such as "top:1" or "top:1,around:1": its kind,
+// or "mixed" for several.
+func mixName(mix string) string {
+	kinds := strings.Split(mix, ",")
+	if len(kinds) > 1 {
+		return "mixed"
+	}
+	return strings.Split(kinds[0], ":")[0]
+}
+
 // load reads every report with writes and latency samples, grouped by
 // series name (server and view mix).
 func load(dir string) (map[string][]point, error) {
@@ -79,7 +89,7 @@ func load(dir string) (map[string][]point, error) {
 		if r.Rate == 0 || r.All.Count == 0 {
 			continue // idle runs have no latency
 		}
-		key := fmt.Sprintf("%s %s, %.0f/s", r.Peer, strings.Split(r.Mix, ":")[0], r.Rate)
+		key := fmt.Sprintf("%s %s, %.0f/s", r.Peer, mixName(r.Mix), r.Rate)
 		series[key] = append(series[key], point{float64(r.Subscribers), r.All.P99 / 1e6})
 	}
 	return series, nil
@@ -97,7 +107,7 @@ var (
 	white   = color.RGBA{255, 255, 255, 255}
 	black   = color.RGBA{0, 0, 0, 255}
 	grey    = color.RGBA{210, 210, 210, 255}
-	palette = []color.RGBA{{31, 119, 180, 255}, {214, 39, 40, 255}, {44, 160, 44, 255}, {148, 103, 189, 255}}
+	palette = []color.RGBA{{31, 119, 180, 255}, {214, 39, 40, 255}, {44, 160, 44, 255}, {148, 103, 189, 255}, {255, 127, 14, 255}, {23, 190, 207, 255}}
 )
 
 func px(subs float64) int { return left + int(subs/xMax*float64(width-left-right)) }
