@@ -52,7 +52,8 @@ func NewEngine(cfg Config) *Engine {
 type windowState struct {
 	key     Key
 	views   map[string]*view
-	ranks   rankIndex
+	ranks   rankIndex // positional views (top, rank, around) by their spans
+	shifts  rankIndex // members views by their spans: see spansOf
 	handles multiIndex[uint32]
 	names   multiIndex[string]
 	ring    *ring
@@ -125,7 +126,7 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 func (e *Engine) viewFor(key Key, w Window, spec Spec) *view {
 	ws := e.windows[key]
 	if ws == nil {
-		ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{},
+		ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{}, shifts: rankIndex{},
 			handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq())}
 		e.windows[key] = ws
 	}

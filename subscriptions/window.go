@@ -2,9 +2,20 @@ package subscriptions
 
 import "slices"
 
+// spansOf returns the rank index v's spans are filed in: a members view
+// shows members, not positions, so only a change that shifts ranks (a move
+// or an insert above its members) touches it through its spans; a change
+// of a score in place reaches it through its member's handle, if at all.
+func (ws *windowState) spansOf(v *view) rankIndex {
+	if v.spec.Kind == Members {
+		return ws.shifts
+	}
+	return ws.ranks
+}
+
 // index files v under its spans, handles and unresolved ids.
 func (ws *windowState) index(v *view) {
-	ws.ranks.add(v, v.st.spans)
+	ws.spansOf(v).add(v, v.st.spans)
 	for _, h := range v.st.handles {
 		ws.handles.add(h, v)
 	}
@@ -14,7 +25,7 @@ func (ws *windowState) index(v *view) {
 }
 
 func (ws *windowState) unindex(v *view) {
-	ws.ranks.remove(v, v.st.spans)
+	ws.spansOf(v).remove(v, v.st.spans)
 	for _, h := range v.st.handles {
 		ws.handles.remove(h, v)
 	}
@@ -43,9 +54,13 @@ func (ws *windowState) reindex(v *view, st state) {
 func (ws *windowState) dirty(changes []Change, w Window) viewSet {
 	set := viewSet{}
 	spans := make([]span, 0, len(changes))
+	var shifts []span
 	for _, c := range changes {
 		if s, ok := c.span(); ok {
 			spans = append(spans, s)
+			if c.OldRank != c.NewRank {
+				shifts = append(shifts, s)
+			}
 		}
 		for v := range ws.handles[c.Member] {
 			set[v] = struct{}{}
@@ -58,8 +73,12 @@ func (ws *windowState) dirty(changes []Change, w Window) viewSet {
 			}
 		}
 	}
+	add := func(v *view) { set[v] = struct{}{} }
 	for _, s := range mergeSpans(spans) {
-		ws.ranks.visit(s, func(v *view) { set[v] = struct{}{} })
+		ws.ranks.visit(s, add)
+	}
+	for _, s := range mergeSpans(shifts) {
+		ws.shifts.visit(s, add)
 	}
 	return set
 }
