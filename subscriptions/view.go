@@ -122,12 +122,18 @@ func (st *state) around(spec Spec, w Window, b *board.Board) {
 		return
 	}
 	st.rows = named(w, rows)
-	if p, ok := b.Rank(h); ok {
-		st.spans = []span{{max(1, p-spec.Radius), p + spec.Radius}}
+	for _, r := range rows { // the member's own row: its rank, without another walk
+		if r.Member == h {
+			st.spans = []span{{max(1, r.Rank-spec.Radius), r.Rank + spec.Radius}}
+			break
+		}
 	}
 }
 
 func (st *state) members(spec Spec, w Window, b *board.Board) {
+	n := len(spec.Members)
+	st.handles = make([]uint32, 0, n)
+	st.rows, st.spans = make([]Row, 0, n), make([]span, 0, n)
 	for _, id := range spec.Members {
 		h, ok := w.Resolve(id)
 		if !ok {
@@ -139,7 +145,7 @@ func (st *state) members(spec Spec, w Window, b *board.Board) {
 			continue
 		}
 		if r, ok := b.Get(h); ok && !slices.ContainsFunc(st.rows, func(o Row) bool { return o.Rank == r.Rank }) {
-			st.rows = append(st.rows, named(w, []board.Row{r})...)
+			st.rows = append(st.rows, namedRow(w, r))
 			st.spans = append(st.spans, span{r.Rank, r.Rank})
 		}
 	}
@@ -150,10 +156,14 @@ func (st *state) members(spec Spec, w Window, b *board.Board) {
 func named(w Window, rs []board.Row) []Row {
 	out := make([]Row, len(rs))
 	for i, r := range rs {
-		name, _ := w.Name(r.Member)
-		out[i] = Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, handle: r.Member}
+		out[i] = namedRow(w, r)
 	}
 	return out
+}
+
+func namedRow(w Window, r board.Row) Row {
+	name, _ := w.Name(r.Member)
+	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, handle: r.Member}
 }
 
 // diffRows returns what turns old into new (both in rank order): the rows
