@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -49,7 +50,8 @@ type flowConn struct {
 	mu       sync.Mutex // guards the fields below
 	backlog  []byte     // unsent bytes, oldest first; owned by the drainer
 	draining bool
-	err      error // sticky: the first write error
+	stuck    atomic.Bool // draining or err set: what busy reports, without the lock
+	err      error       // sticky: the first write error
 	rawBuf   []byte
 	rawN     int
 	rawErr   error
@@ -91,13 +93,10 @@ func (f *flowConn) send(p []byte) error {
 	return f.sendLocked(p)
 }
 
-// busy reports whether a drain is under way: writers should give the
-// connection nothing new until resumed is called.
-func (f *flowConn) busy() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.draining || f.err != nil
-}
+// busy reports whether a drain is under way (writers should give the
+// connection nothing new until resumed is called) or a write failed. One
+// atomic load: the writers ask before every turn.
+func (f *flowConn) busy() bool { return f.stuck.Load() }
 
 // sendLocked writes p as far as the socket takes it now and hands the rest
 // to a drain. f.mu is held.
@@ -105,6 +104,7 @@ func (f *flowConn) sendLocked(p []byte) error {
 	if f.draining {
 		if len(f.backlog)+len(p) > maxBacklog {
 			f.err = errBacklogFull
+			f.stuck.Store(true)
 			return f.err
 		}
 		f.backlog = append(f.backlog, p...)
@@ -113,11 +113,13 @@ func (f *flowConn) sendLocked(p []byte) error {
 	n, err := f.tryWrite(p)
 	if err != nil {
 		f.err = err
+		f.stuck.Store(true)
 		return err
 	}
 	if n < len(p) {
 		f.backlog = append([]byte(nil), p[n:]...)
 		f.draining = true
+		f.stuck.Store(true)
 		f.drains.Add(1)
 		go f.drain()
 	}
@@ -158,6 +160,7 @@ func (f *flowConn) drain() {
 		if len(buf) == 0 {
 			f.Conn.SetWriteDeadline(time.Time{}) // the non-blocking path checks it too
 			f.draining = false
+			f.stuck.Store(f.err != nil)
 			f.mu.Unlock()
 			f.resumed()
 			return
@@ -167,6 +170,7 @@ func (f *flowConn) drain() {
 		if _, err := f.Conn.Write(buf); err != nil {
 			f.mu.Lock()
 			f.err = err
+			f.stuck.Store(true)
 			f.mu.Unlock()
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				f.stalled()
