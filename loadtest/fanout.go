@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,23 +12,30 @@ import (
 	"time"
 )
 
-// FanoutConfig shapes a fan-out load: Subscribers WebSocket subscribers
-// spread over worker processes, and paced writers whose submissions carry
-// their send time in the score (see scoreSlot), so that every subscriber
-// measures submit-to-receive latency of the rows it is pushed. The zero
-// value of every field but Target has a default.
+// FanoutConfig shapes a fan-out load: Subscribers WebSocket subscriptions,
+// PerConn to a connection, spread over worker processes, and paced writers
+// whose submissions carry their send time in the score (see scoreSlot), so
+// that every subscription measures submit-to-receive latency of the rows
+// it is pushed. The zero value of every field but Target has a default.
 type FanoutConfig struct {
 	Target Target // admin token; the board is created (policy latest) and preloaded
 	// Redis, where set, is a redis-server host:port on loopback: the load
 	// then runs against the Redis pub/sub peer (shared top-N only) instead
 	// of the gateway.
 	Redis string
-	// Subscribers is the number of subscribers. Zero means none: a write
+	// Subscribers is the number of subscriptions. Zero means none: a write
 	// load only.
 	Subscribers int
-	// Top, Around, Rank and MembersViews weigh the view kinds: subscriber
-	// i's kind follows them in rotation. All zero means every subscriber on
-	// the shared top-N.
+	// PerConn is the subscriptions per connection, 1 to 100 (the
+	// protocol's limit), as on a lobby page that shows several live views:
+	// subscription i of the plan is subscription i mod PerConn (id "v<j>")
+	// of connection i ÷ PerConn, so there are ⌈Subscribers ÷ PerConn⌉
+	// connections. Zero means 1: a connection per subscription, id "v".
+	// The Redis peer takes 1 only.
+	PerConn int
+	// Top, Around, Rank and MembersViews weigh the view kinds: subscription
+	// i's kind follows them in rotation. All zero means every subscription
+	// on the shared top-N.
 	Top, Around, Rank, MembersViews int
 	Limit                           int // top-N; zero means 10
 	Radius                          int // around radius; zero means 5
@@ -43,8 +51,8 @@ type FanoutConfig struct {
 	Writers int
 	// Duration is the measured phase. Zero means 10 s.
 	Duration time.Duration
-	// PerWorker is the most subscribers one worker holds. Zero means 9,000:
-	// with its own sockets a worker stays under 20,000 open files.
+	// PerWorker is the most connections one worker holds. Zero means
+	// 9,000: with its own sockets a worker stays under 20,000 open files.
 	PerWorker int
 	// WorkerCommand returns the command of a worker process (one that runs
 	// RunFanoutWorker on its stdin and stdout). Nil runs the workers in
@@ -77,10 +85,33 @@ func (c FanoutConfig) withDefaults() FanoutConfig {
 	c.Batch = cmpOr(c.Batch, 100)
 	c.Writers = cmpOr(c.Writers, 8)
 	c.Duration = cmpOr(c.Duration, 10*time.Second)
+	c.PerConn = cmpOr(c.PerConn, 1)
 	c.PerWorker = cmpOr(c.PerWorker, 9000)
 	c.ConnectTimeout = cmpOr(c.ConnectTimeout, 2*time.Minute)
 	c.Drain = cmpOr(c.Drain, time.Second)
 	return c
+}
+
+// Errors of RunFanout's config.
+var (
+	errPerConn      = fmt.Errorf("loadtest: subscriptions per connection not in 1…%d", maxPerConn)
+	errPerConnRedis = errors.New("loadtest: the Redis peer takes one subscription per connection")
+)
+
+// check refuses a config RunFanout cannot run; c has its defaults.
+func (c FanoutConfig) check() error {
+	switch {
+	case c.PerConn < 1 || c.PerConn > maxPerConn:
+		return fmt.Errorf("%w: %d", errPerConn, c.PerConn)
+	case c.Redis != "" && c.PerConn != 1:
+		return errPerConnRedis
+	}
+	return nil
+}
+
+// connections is the number of connections the subscriptions need.
+func (c FanoutConfig) connections() int {
+	return (c.Subscribers + c.PerConn - 1) / c.PerConn
 }
 
 func (c FanoutConfig) plan() viewPlan {
@@ -88,11 +119,12 @@ func (c FanoutConfig) plan() viewPlan {
 		Limit: c.Limit, Radius: c.Radius, BoardMembers: c.BoardMembers}
 }
 
-// workerConfigs splits the subscribers over workers of at most PerWorker,
+// workerConfigs splits the connections over workers of at most PerWorker,
 // worker w dialling from 127.0.0.<w+2> where the target is IPv4 loopback,
 // so that every worker has a source address's ephemeral ports to itself.
+// A worker's subscriptions start at a connection's first.
 func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
-	base := workerConfig{Mode: "ws", Token: c.Target.Token, Board: c.Target.Board, Plan: c.plan(),
+	base := workerConfig{Mode: "ws", Token: c.Target.Token, Board: c.Target.Board, Plan: c.plan(), PerConn: c.PerConn,
 		Dials: 64, Reconnects: 3, Hard: c.ConnectTimeout + c.Duration + c.Drain + time.Minute}
 	host := c.Redis
 	if c.Redis != "" {
@@ -107,11 +139,13 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 	}
 	h, _, _ := net.SplitHostPort(host)
 	v4 := net.ParseIP(h).To4() != nil
-	n := (c.Subscribers + c.PerWorker - 1) / c.PerWorker
+	conns := c.connections()
+	n := (conns + c.PerWorker - 1) / c.PerWorker
 	var out []workerConfig
 	for w := range n {
 		wc := base
-		wc.From, wc.To = w*c.Subscribers/n, (w+1)*c.Subscribers/n
+		wc.From = min(w*conns/n*c.PerConn, c.Subscribers)
+		wc.To = min((w+1)*conns/n*c.PerConn, c.Subscribers)
 		if v4 && w+2 < 255 {
 			wc.SrcIP = fmt.Sprintf("127.0.0.%d", w+2)
 		}
@@ -126,9 +160,12 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 // returns.
 func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	cfg = cfg.withDefaults()
+	rep := FanoutReport{Peer: "rankwire", Subscribers: cfg.Subscribers, Connections: cfg.connections(), PerConnection: cfg.PerConn,
+		Mix: cfg.mix(), BoardMembers: cfg.BoardMembers, Rate: cfg.Rate, Shape: cfg.Shape, Batch: cfg.Batch}
+	if err := cfg.check(); err != nil {
+		return rep, err
+	}
 	RaiseFileLimit()
-	rep := FanoutReport{Peer: "rankwire", Subscribers: cfg.Subscribers, Mix: cfg.mix(), BoardMembers: cfg.BoardMembers,
-		Rate: cfg.Rate, Shape: cfg.Shape, Batch: cfg.Batch}
 	sk, err := cfg.prepare(ctx, &rep)
 	if err != nil {
 		return rep, err
@@ -148,8 +185,8 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	sleep(ctx, 2*time.Second) // let the snapshots go out and the heap settle
 	am := cfg.scrape(ctx)
 	a := fanoutSample{proc: procOr(cfg.PID), m: am, c: ws.sum(), self: selfCPU()}
-	rep.Connected = int(a.c.Connected)
-	rep.memory(idle, a.proc, mIdle, a.m, connected)
+	rep.Connected, rep.ConnectionsConnected = int(a.c.Connected), int(a.c.Connections)
+	rep.memory(idle, a.proc, mIdle, a.m, int(connected.Connections))
 	wst := &writeStats{rec: newRecorder(1_000_000)}
 	stopProgress := fanoutProgress(ctx, cfg.Progress, ws, wst, cfg.PID)
 	if cfg.Rate > 0 {

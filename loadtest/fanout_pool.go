@@ -17,6 +17,7 @@ import (
 // finals. Safe for concurrent use.
 type workerPool struct {
 	workers []*worker
+	perConn int // subscriptions per connection: progress lines show connections where above 1
 	once    sync.Once
 	finals  []workerReport
 }
@@ -32,7 +33,7 @@ type worker struct {
 // startWorkers starts one worker per config, as a process where
 // cfg.WorkerCommand is set, else as a goroutine, and sends each its config.
 func startWorkers(ctx context.Context, cfg FanoutConfig, wcs []workerConfig) *workerPool {
-	p := &workerPool{}
+	p := &workerPool{perConn: cfg.PerConn}
 	for _, wc := range wcs {
 		w := &worker{final: make(chan workerReport, 1)}
 		var stdout io.Reader
@@ -126,6 +127,7 @@ func (p *workerPool) sum() workerReport {
 		r := w.last
 		w.mu.Unlock()
 		s.Connected += r.Connected
+		s.Connections += r.Connections
 		s.Messages += r.Messages
 		s.Bytes += r.Bytes
 		s.Gaps += r.Gaps
@@ -137,23 +139,33 @@ func (p *workerPool) sum() workerReport {
 	return s
 }
 
-// waitConnected waits until n subscribers are connected, timeout passes or
-// ctx ends, printing a line a second, and returns the number connected.
-func (p *workerPool) waitConnected(ctx context.Context, n int, timeout time.Duration, progress io.Writer) int {
+// waitConnected waits until n subscriptions are connected (or given up),
+// timeout passes or ctx ends, printing a line a second, and returns the
+// workers' counters then: Connected subscriptions on Connections.
+func (p *workerPool) waitConnected(ctx context.Context, n int, timeout time.Duration, progress io.Writer) workerReport {
 	deadline := time.Now().Add(timeout)
 	last := time.Now()
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		s := p.sum()
 		if s.Connected+s.Failed >= int64(n) {
-			return int(s.Connected)
+			return s
 		}
 		if progress != nil && time.Since(last) >= time.Second {
-			fmt.Fprintf(progress, "  connecting: %d/%d (dial errors %d)\n", s.Connected, n, s.DialErrors)
+			fmt.Fprintf(progress, "  connecting: %d/%d%s (dial errors %d)\n", s.Connected, n, p.connections(s), s.DialErrors)
 			last = time.Now()
 		}
 		sleep(ctx, 50*time.Millisecond)
 	}
-	return int(p.sum().Connected)
+	return p.sum()
+}
+
+// connections is s's connections for a progress line, where they differ
+// from the subscriptions: " on N connections", else "".
+func (p *workerPool) connections(s workerReport) string {
+	if p.perConn <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" on %d connections", s.Connections)
 }
 
 // stop closes every worker's stdin, collects the final reports (waiting

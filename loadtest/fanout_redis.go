@@ -48,13 +48,14 @@ func runRedisSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats, 
 	rc := newRedis(cfg.URL, cfg.SrcIP, 4)
 	wg.Go(func() { <-ctx.Done(); rc.Close() })
 	for i := range cfg.To - cfg.From {
-		s := &wsSubscriber{kind: 0, stats: stats, shard: i % statShards}
-		wg.Go(func() { s.runRedis(ctx, rc, redisChannel(cfg.Board), sem) })
+		c := &wsConn{stats: stats, shard: i % statShards, subs: []wsSub{{kind: 0}}}
+		wg.Go(func() { c.runRedis(ctx, rc, redisChannel(cfg.Board), sem) })
 	}
 	return nil
 }
 
-func (s *wsSubscriber) runRedis(ctx context.Context, rc *redis.Client, channel string, sem chan struct{}) {
+// runRedis is a connection with one subscription, to channel.
+func (c *wsConn) runRedis(ctx context.Context, rc *redis.Client, channel string, sem chan struct{}) {
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
@@ -64,36 +65,39 @@ func (s *wsSubscriber) runRedis(ctx context.Context, rc *redis.Client, channel s
 	_, err := ps.Receive(ctx) // the subscription's confirmation
 	<-sem
 	if err != nil {
-		s.stats.dialErrors.Add(1)
-		s.stats.failed.Add(1)
-		s.stats.count(s.stats.errors, "psubscribe: "+shortErr(err))
+		c.stats.dialErrors.Add(1)
+		c.stats.failed.Add(1)
+		c.stats.count(c.stats.errors, "psubscribe: "+shortErr(err))
 		ps.Close()
 		return
 	}
+	s := &c.subs[0]
 	s.joined = time.Now()
-	s.stats.connected.Add(1)
-	defer s.stats.connected.Add(-1)
+	c.stats.connected.Add(1)
+	c.stats.connections.Add(1)
+	defer c.stats.connected.Add(-1)
+	defer c.stats.connections.Add(-1)
 	stop := context.AfterFunc(ctx, func() { ps.Close() }) // unblocks ReceiveMessage
 	defer stop()
 	for ctx.Err() == nil {
 		msg, err := ps.ReceiveMessage(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.stats.count(s.stats.closes, "redis:"+err.Error())
+				c.stats.count(c.stats.closes, "redis:"+err.Error())
 			}
 			return
 		}
 		now := time.Now()
-		s.buf = append(s.buf[:0], msg.Payload...)
-		s.counted(len(s.buf))
+		c.buf = append(c.buf[:0], msg.Payload...)
+		c.counted(len(c.buf))
 		// The subscribers' decoder reads a redisTop as a message with rows
 		// and no type.
-		if decodeWSMessage(s.buf, &s.msg) != nil {
-			s.stats.count(s.stats.errors, "decode")
+		if decodeWSMessage(c.buf, &c.msg) != nil {
+			c.stats.count(c.stats.errors, "decode")
 			continue
 		}
-		for _, r := range s.msg.Rows {
-			s.observe(r.Member, r.Score, now)
+		for _, r := range c.msg.Rows {
+			c.observe(s, r.Member, r.Score, now)
 		}
 	}
 }

@@ -10,11 +10,14 @@ import (
 )
 
 // FanoutReport is what a fan-out load measured. Durations in JSON are
-// nanoseconds; the *Seconds fields are seconds.
+// nanoseconds; the *Seconds fields are seconds. Messages are subscription
+// messages (the gateway may send a connection's several in one write); the
+// per-connection figures divide by connections. A report from before
+// per_connection has 0 there and a connection per subscription.
 type FanoutReport struct {
-	Peer           string  `json:"peer"` // "rankwire" or "redis"
-	Subscribers    int     `json:"subscribers"`
-	Connected      int     `json:"connected"` // when the measured phase began
+	Peer           string  `json:"peer"`        // "rankwire" or "redis"
+	Subscribers    int     `json:"subscribers"` // subscriptions
+	Connected      int     `json:"connected"`   // subscriptions on open connections when the measured phase began
 	Workers        int     `json:"workers"`
 	Mix            string  `json:"mix"`
 	BoardMembers   int     `json:"board_members"`
@@ -52,15 +55,19 @@ type FanoutReport struct {
 	StackConnected      float64   `json:"stack_inuse_connected"`
 	GoroutinesIdle      float64   `json:"goroutines_idle"`
 	GoroutinesConnected float64   `json:"goroutines_connected"`
-	RSSPerConn          float64   `json:"rss_per_connection"`
-	HeapPerConn         float64   `json:"heap_per_connection"`
+	RSSPerConn          float64   `json:"rss_per_connection"`  // RSS growth ÷ connections
+	HeapPerConn         float64   `json:"heap_per_connection"` // heap growth ÷ connections
 	Tick                TickStats `json:"push_tick"`
 	Views               float64   `json:"views"` // rankwire_ws_views at the end
 	Coalesced           float64   `json:"coalesced"`
+
+	Connections          int `json:"connections"` // ⌈subscribers ÷ per_connection⌉
+	PerConnection        int `json:"per_connection"`
+	ConnectionsConnected int `json:"connections_connected"` // open when the measured phase began
 }
 
 // memory fills the memory figures from the samples before and after the
-// subscribers connected.
+// subscriptions connected, over n connections.
 func (r *FanoutReport) memory(idle, conn procSample, mIdle, mConn metrics, n int) {
 	r.RSSIdle, r.RSSConnected = idle.RSS, conn.RSS
 	r.HeapIdle, r.HeapConnected = mIdle["go_memstats_heap_inuse_bytes"], mConn["go_memstats_heap_inuse_bytes"]
@@ -134,10 +141,24 @@ func (r *FanoutReport) final(finals []workerReport) {
 	r.All = all.Latency()
 }
 
+// conns is the connections open when the measured phase began: the
+// divisor of per-connection figures.
+func (r FanoutReport) conns() int {
+	if r.PerConnection == 0 { // a report from before per_connection
+		return r.Connected
+	}
+	return r.ConnectionsConnected
+}
+
 func (r FanoutReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fanout (%s): %d subscribers (%d connected in %.1f s, %d workers), views %s, board %d members\n",
-		r.Peer, r.Subscribers, r.Connected, r.ConnectSeconds, r.Workers, r.Mix, r.BoardMembers)
+	if r.PerConnection > 1 {
+		fmt.Fprintf(&b, "fanout (%s): %d subscriptions on %d connections of %d (%d on %d connected in %.1f s, %d workers), views %s, board %d members\n",
+			r.Peer, r.Subscribers, r.Connections, r.PerConnection, r.Connected, r.ConnectionsConnected, r.ConnectSeconds, r.Workers, r.Mix, r.BoardMembers)
+	} else {
+		fmt.Fprintf(&b, "fanout (%s): %d subscribers (%d connected in %.1f s, %d workers), views %s, board %d members\n",
+			r.Peer, r.Subscribers, r.Connected, r.ConnectSeconds, r.Workers, r.Mix, r.BoardMembers)
+	}
 	fmt.Fprintf(&b, "  writes: target %.0f/s %s in batches of %d: acknowledged %.0f/s, late batches %d, batch latency %v, errors %s\n",
 		r.Rate, r.Shape, r.Batch, r.SubmitsPerSecond, r.LateBatches, r.WriteLatency, errorList(r.WriteErrors))
 	fmt.Fprintf(&b, "  received: %.0f messages/s, %.2f MB/s over %.1f s\n", r.MessagesPerSec, r.BytesPerSec/1e6, r.ElapsedSeconds)
@@ -161,7 +182,7 @@ func (r FanoutReport) String() string {
 	if r.Peer == "rankwire" {
 		fmt.Fprintf(&b, "  gateway: heap in use %s idle, %s connected (%.1f KiB per connection); %0.f views; %0.f coalesced\n",
 			mib(int64(r.HeapIdle)), mib(int64(r.HeapConnected)), r.HeapPerConn/1024, r.Views, r.Coalesced)
-		if n := float64(r.Connected); n > 0 {
+		if n := float64(r.conns()); n > 0 {
 			fmt.Fprintf(&b, "  gateway: stacks %s idle, %s connected (%.1f KiB per connection); goroutines %.0f idle, %.0f connected (%.1f per connection)\n",
 				mib(int64(r.StackIdle)), mib(int64(r.StackConnected)), (r.StackConnected-r.StackIdle)/n/1024,
 				r.GoroutinesIdle, r.GoroutinesConnected, (r.GoroutinesConnected-r.GoroutinesIdle)/n)
@@ -205,8 +226,8 @@ func fanoutProgress(ctx context.Context, w io.Writer, p *workerPool, ws *writeSt
 			case <-t.C:
 			}
 			s, acked, pr := p.sum(), ws.acked.Load(), procOr(pid)
-			fmt.Fprintf(w, "  %3ds subs %d  msgs/s %d  MB/s %.2f  acked/s %d  late %d  gaps %d",
-				i, s.Connected, s.Messages-last.Messages, float64(s.Bytes-last.Bytes)/1e6, acked-lastAcked, ws.late.Load(), s.Gaps)
+			fmt.Fprintf(w, "  %3ds subs %d%s  msgs/s %d  MB/s %.2f  acked/s %d  late %d  gaps %d",
+				i, s.Connected, p.connections(s), s.Messages-last.Messages, float64(s.Bytes-last.Bytes)/1e6, acked-lastAcked, ws.late.Load(), s.Gaps)
 			if pr.CPU > 0 {
 				fmt.Fprintf(w, "  server %.2f cores, RSS %s", cores(lastProc, pr), mib(pr.RSS))
 			}

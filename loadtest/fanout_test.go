@@ -2,8 +2,11 @@ package loadtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,41 +32,143 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestFanoutEndToEnd runs 20 subscribers of every view kind in two worker
-// processes against a real gateway for 2 s: every subscriber connects,
-// messages arrive, every kind records latencies, and every diff chains to
-// the seq before it.
+// TestFanoutEndToEnd runs 20 subscriptions of every view kind in two
+// worker processes against a real gateway for 2 s, a connection each and
+// then 4 to a connection (5 connections, each with one view of every
+// kind): every subscription connects, messages arrive, every kind records
+// latencies, and every diff chains to the seq before it on its
+// subscription.
 func TestFanoutEndToEnd(t *testing.T) {
 	target := gatewayTarget(t, "fan")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	rep, err := RunFanout(ctx, FanoutConfig{Target: target, Subscribers: 20, Top: 1, Around: 1, Rank: 1, MembersViews: 1,
-		BoardMembers: 200, Rate: 2000, Batch: 20, Writers: 4, Duration: 2 * time.Second, PerWorker: 10,
-		Drain: 300 * time.Millisecond, WorkerCommand: func() *exec.Cmd {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "RWLOAD_FANOUT_WORKER=1")
-			return cmd
-		}})
-	if err != nil {
-		t.Fatalf("RunFanout: %v", err)
+	tests := []struct {
+		name                      string
+		perConn, perWorker, conns int
+	}{
+		{"a connection each", 1, 10, 20},
+		{"4 per connection", 4, 3, 5},
 	}
-	t.Log(rep)
-	if rep.Workers != 2 || rep.Connected != 20 || len(rep.WorkerErrors) > 0 {
-		t.Fatalf("workers %d, connected %d, worker errors %v", rep.Workers, rep.Connected, rep.WorkerErrors)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target.Board = fmt.Sprintf("fan%d", tt.perConn)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rep, err := RunFanout(ctx, FanoutConfig{Target: target, Subscribers: 20, PerConn: tt.perConn, Top: 1, Around: 1, Rank: 1, MembersViews: 1,
+				BoardMembers: 200, Rate: 2000, Batch: 20, Writers: 4, Duration: 2 * time.Second, PerWorker: tt.perWorker,
+				Drain: 300 * time.Millisecond, WorkerCommand: func() *exec.Cmd {
+					cmd := exec.Command(os.Args[0], "-test.run=^$")
+					cmd.Env = append(os.Environ(), "RWLOAD_FANOUT_WORKER=1")
+					return cmd
+				}})
+			if err != nil {
+				t.Fatalf("RunFanout: %v", err)
+			}
+			t.Log(rep)
+			if rep.Workers != 2 || rep.Subscribers != 20 || rep.Connected != 20 || len(rep.WorkerErrors) > 0 {
+				t.Fatalf("workers %d, subscriptions %d, connected %d, worker errors %v", rep.Workers, rep.Subscribers, rep.Connected, rep.WorkerErrors)
+			}
+			if rep.Connections != tt.conns || rep.ConnectionsConnected != tt.conns || rep.PerConnection != tt.perConn {
+				t.Errorf("connections %d (%d connected) of %d; want %d of %d", rep.Connections, rep.ConnectionsConnected, rep.PerConnection, tt.conns, tt.perConn)
+			}
+			if rep.MessagesPerSec <= 0 || rep.SubmitsPerSecond <= 0 || len(rep.WriteErrors) > 0 {
+				t.Errorf("messages/s %.0f, submits/s %.0f, write errors %v", rep.MessagesPerSec, rep.SubmitsPerSecond, rep.WriteErrors)
+			}
+			for _, k := range viewKinds {
+				if l := rep.Latency[k]; l.Count == 0 || l.P50 <= 0 || l.Max < l.P99 || l.Max > 5*time.Second {
+					t.Errorf("%s latency %v", k, l)
+				}
+			}
+			if rep.Gaps != 0 || rep.Reconnects != 0 || len(rep.Errors) > 0 || len(rep.Closes) > 0 {
+				t.Errorf("gaps %d, reconnects %d, errors %v, closes %v", rep.Gaps, rep.Reconnects, rep.Errors, rep.Closes)
+			}
+			if rep.Tick.Ticks == 0 {
+				t.Error("no push ticks scraped from /metrics")
+			}
+		})
 	}
-	if rep.MessagesPerSec <= 0 || rep.SubmitsPerSecond <= 0 || len(rep.WriteErrors) > 0 {
-		t.Errorf("messages/s %.0f, submits/s %.0f, write errors %v", rep.MessagesPerSec, rep.SubmitsPerSecond, rep.WriteErrors)
+}
+
+// TestFanoutWorkerConfigs checks how the connections are split over
+// workers: at most PerWorker each, a worker's subscriptions starting at a
+// connection's first, every subscription once.
+func TestFanoutWorkerConfigs(t *testing.T) {
+	tests := []struct {
+		name                     string
+		subs, perConn, perWorker int
+		want                     [][2]int // [from, to) per worker
+	}{
+		{"a connection each", 20, 1, 10, [][2]int{{0, 10}, {10, 20}}},
+		{"a connection each, uneven", 7, 1, 3, [][2]int{{0, 2}, {2, 4}, {4, 7}}},
+		{"4 per connection", 20, 4, 3, [][2]int{{0, 8}, {8, 20}}},
+		{"a short last connection", 10, 4, 1, [][2]int{{0, 4}, {4, 8}, {8, 10}}},
+		{"one worker", 10, 4, 9000, [][2]int{{0, 10}}},
+		{"100 per connection", 1000, 100, 4, [][2]int{{0, 300}, {300, 600}, {600, 1000}}},
 	}
-	for _, k := range viewKinds {
-		if l := rep.Latency[k]; l.Count == 0 || l.P50 <= 0 || l.Max < l.P99 || l.Max > 5*time.Second {
-			t.Errorf("%s latency %v", k, l)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := FanoutConfig{Target: Target{URL: "http://127.0.0.1:8080"}, Subscribers: tt.subs, PerConn: tt.perConn, PerWorker: tt.perWorker}.withDefaults()
+			wcs, err := c.workerConfigs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][2]int
+			for _, wc := range wcs {
+				got = append(got, [2]int{wc.From, wc.To})
+				if wc.PerConn != tt.perConn {
+					t.Errorf("worker config per connection %d, want %d", wc.PerConn, tt.perConn)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("workers %v, want %v", got, tt.want)
+			}
+		})
 	}
-	if rep.Gaps != 0 || rep.Reconnects != 0 || len(rep.Errors) > 0 || len(rep.Closes) > 0 {
-		t.Errorf("gaps %d, reconnects %d, errors %v, closes %v", rep.Gaps, rep.Reconnects, rep.Errors, rep.Closes)
+}
+
+func TestFanoutConfigCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  FanoutConfig
+		want error
+	}{
+		{"default", FanoutConfig{}, nil},
+		{"100", FanoutConfig{PerConn: 100}, nil},
+		{"101", FanoutConfig{PerConn: 101}, errPerConn},
+		{"negative", FanoutConfig{PerConn: -1}, errPerConn},
+		{"redis, one", FanoutConfig{Redis: "127.0.0.1:6379", PerConn: 1}, nil},
+		{"redis, two", FanoutConfig{Redis: "127.0.0.1:6379", PerConn: 2}, errPerConnRedis},
 	}
-	if rep.Tick.Ticks == 0 {
-		t.Error("no push ticks scraped from /metrics")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.cfg.withDefaults().check(); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+				t.Errorf("check() = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	// RunFanout refuses before it touches a server.
+	if _, err := RunFanout(context.Background(), FanoutConfig{Subscribers: 10, PerConn: 101}); !errors.Is(err, errPerConn) {
+		t.Errorf("RunFanout with 101 per connection: %v", err)
+	}
+}
+
+// TestFanoutReportConnections checks that the table shows connections
+// beside subscriptions where a connection carries several, divides the
+// per-connection figures by connections, and prints a report of one
+// subscription per connection (or from before per_connection) as before.
+func TestFanoutReportConnections(t *testing.T) {
+	r := FanoutReport{Peer: "rankwire", Subscribers: 20, Connected: 20, Workers: 2, Mix: "top:1", BoardMembers: 200,
+		StackIdle: 0, StackConnected: 5 * 8192, GoroutinesConnected: 10}
+	old := r.String()
+	if !strings.Contains(old, "20 subscribers (20 connected in") || !strings.Contains(old, "(2.0 KiB per connection); goroutines 0 idle, 10 connected (0.5 per connection)") {
+		t.Errorf("a report without per_connection:\n%s", old)
+	}
+	r.Connections, r.ConnectionsConnected, r.PerConnection = 20, 20, 1
+	if r.String() != old {
+		t.Errorf("one per connection:\n%s\nwant as before:\n%s", r.String(), old)
+	}
+	r.Connections, r.ConnectionsConnected, r.PerConnection = 5, 5, 4
+	s := r.String()
+	if !strings.Contains(s, "20 subscriptions on 5 connections of 4 (20 on 5 connected in") || !strings.Contains(s, "(8.0 KiB per connection); goroutines 0 idle, 10 connected (2.0 per connection)") {
+		t.Errorf("4 per connection:\n%s", s)
 	}
 }
 

@@ -22,10 +22,11 @@ type workerConfig struct {
 	Token       string        `json:"token"`
 	Board       string        `json:"board"`
 	Plan        viewPlan      `json:"plan"`
-	From        int           `json:"from"` // subscribers [From, To) of the plan
+	From        int           `json:"from"` // subscriptions [From, To) of the plan; From a multiple of PerConn
 	To          int           `json:"to"`
-	SrcIP       string        `json:"src_ip"` // source address; empty: the default
-	Dials       int           `json:"dials"`  // concurrent dials
+	PerConn     int           `json:"per_conn"` // subscriptions per connection; zero means 1
+	SrcIP       string        `json:"src_ip"`   // source address; empty: the default
+	Dials       int           `json:"dials"`    // concurrent dials
 	Reconnects  int           `json:"reconnects"`
 	Hard        time.Duration `json:"hard"`
 	ReportEvery time.Duration `json:"report_every"`
@@ -34,23 +35,24 @@ type workerConfig struct {
 // workerReport is one JSON line a worker writes on its stdout: counters
 // so far, every ReportEvery, and a final one with the histograms.
 type workerReport struct {
-	Final      bool             `json:"final,omitempty"`
-	Connected  int64            `json:"connected"`
-	Messages   int64            `json:"messages"`
-	Bytes      int64            `json:"bytes"`
-	Gaps       int64            `json:"gaps"`
-	Reconnects int64            `json:"reconnects"`
-	DialErrors int64            `json:"dial_errors"`
-	Failed     int64            `json:"failed"` // subscribers that gave up connecting
-	CPU        time.Duration    `json:"cpu"`    // the worker's own user+system CPU so far
-	Errors     map[string]int64 `json:"errors,omitempty"`
-	Closes     map[string]int64 `json:"closes,omitempty"`
-	Hists      []histWire       `json:"hists,omitempty"` // by viewKinds index
-	Err        string           `json:"err,omitempty"`
+	Final       bool             `json:"final,omitempty"`
+	Connected   int64            `json:"connected"`   // subscriptions on open connections
+	Connections int64            `json:"connections"` // open connections
+	Messages    int64            `json:"messages"`
+	Bytes       int64            `json:"bytes"`
+	Gaps        int64            `json:"gaps"`
+	Reconnects  int64            `json:"reconnects"`
+	DialErrors  int64            `json:"dial_errors"`
+	Failed      int64            `json:"failed"` // subscriptions whose connection gave up
+	CPU         time.Duration    `json:"cpu"`    // the worker's own user+system CPU so far
+	Errors      map[string]int64 `json:"errors,omitempty"`
+	Closes      map[string]int64 `json:"closes,omitempty"`
+	Hists       []histWire       `json:"hists,omitempty"` // by viewKinds index
+	Err         string           `json:"err,omitempty"`
 }
 
 func (s *wsStats) report(final bool) workerReport {
-	r := workerReport{Final: final, Connected: s.connected.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(),
+	r := workerReport{Final: final, Connected: s.connected.Load(), Connections: s.connections.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(),
 		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU()}
 	r.Messages, r.Bytes = s.totals()
 	if final {
@@ -121,7 +123,9 @@ func reportLoop(ctx context.Context, enc *json.Encoder, stats *wsStats, every ti
 	}
 }
 
-// runSubscribers runs subscribers [cfg.From, cfg.To) until ctx ends.
+// runSubscribers runs subscriptions [cfg.From, cfg.To) until ctx ends,
+// cfg.PerConn to a connection: subscription i of the plan is subscription
+// i mod PerConn of connection i ÷ PerConn.
 func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error {
 	sem := make(chan struct{}, cmpOr(cfg.Dials, 64))
 	var wg sync.WaitGroup
@@ -134,10 +138,14 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 	}
 	u := cfg.URL + "?access_token=" + url.QueryEscape(cfg.Token)
 	client := sourceClient(cfg.SrcIP)
-	for i := cfg.From; i < cfg.To; i++ {
-		v, k := cfg.Plan.view(i)
-		s := &wsSubscriber{url: u, board: cfg.Board, view: v, kind: k, client: client, stats: stats, shard: i % statShards, maxConn: cfg.Reconnects}
-		wg.Go(func() { s.run(ctx, sem) })
+	k := max(cfg.PerConn, 1)
+	for from := cfg.From; from < cfg.To; from += k {
+		c := &wsConn{url: u, board: cfg.Board, client: client, stats: stats, shard: from / k % statShards, maxConn: cfg.Reconnects}
+		for i := from; i < min(from+k, cfg.To); i++ {
+			v, kind := cfg.Plan.view(i)
+			c.subs = append(c.subs, wsSub{id: subID(i-from, k), view: v, kind: kind})
+		}
+		wg.Go(func() { c.run(ctx, sem) })
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// View kinds a fan-out subscriber watches, in the order of the report.
+// View kinds a fan-out subscription watches, in the order of the report.
 var viewKinds = []string{"top", "around", "rank", "members"}
 
 // scoreSlot is the width of a member's score range: member m<j> always
@@ -61,9 +61,10 @@ func slotOffset(score float64) int64 {
 	return int64(math.Mod(score, scoreSlot))
 }
 
-// viewPlan assigns views to subscribers: subscriber i's kind follows the
-// weights in rotation; a shared top-N for every top subscriber, and for the
-// others a member or rank of their own, spread over the board.
+// viewPlan assigns views to subscriptions: subscription i's kind follows
+// the weights in rotation; a shared top-N for every top subscription, and
+// for the others a member or rank of their own, spread over the board.
+// Connection c of K subscriptions carries subscriptions c·K … c·K+K-1.
 type viewPlan struct {
 	Top, Around, Rank, Members int // weights
 	Limit                      int // top-N
@@ -81,7 +82,7 @@ type viewSpec struct {
 	Members []string `json:"members,omitempty"`
 }
 
-// view returns subscriber i's view and its kind's index in viewKinds.
+// view returns subscription i's view and its kind's index in viewKinds.
 func (p viewPlan) view(i int) (viewSpec, int) {
 	w := []int{p.Top, p.Around, p.Rank, p.Members}
 	total := p.Top + p.Around + p.Rank + p.Members
@@ -90,7 +91,7 @@ func (p viewPlan) view(i int) (viewSpec, int) {
 		r -= w[k]
 		k++
 	}
-	// spread: a member of subscriber i's own, distinct for up to n subscribers.
+	// spread: a member of subscription i's own, distinct for up to n subscriptions.
 	n := max(p.BoardMembers, 1)
 	j := int((uint64(i) * 2654435761) % uint64(n))
 	switch k {
@@ -108,42 +109,80 @@ func (p viewPlan) view(i int) (viewSpec, int) {
 	return viewSpec{Kind: "members", Members: ms}, 3
 }
 
-// wsSubscriber is one WebSocket connection with one subscription. Owned
-// by one goroutine.
-type wsSubscriber struct {
+// maxPerConn is the most subscriptions the protocol allows on one
+// connection (docs/PROTOCOL.md).
+const maxPerConn = 100
+
+// subID is the id of subscription j of a connection carrying perConn:
+// "v" where a connection carries one (as before -per-conn), else "v<j>".
+func subID(j, perConn int) string {
+	if perConn <= 1 {
+		return "v"
+	}
+	return "v" + strconv.Itoa(j)
+}
+
+// subIndex returns the j an id of subID's form names ("v" is 0), or
+// false. It checks the form only: the caller compares the id itself.
+// O(len(id)), no allocation.
+func subIndex(id []byte) (int, bool) {
+	if len(id) == 0 || len(id) > 4 || id[0] != 'v' {
+		return 0, false
+	}
+	j := 0
+	for _, c := range id[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		j = j*10 + int(c-'0')
+	}
+	return j, true
+}
+
+// wsConn is one WebSocket connection and its subscriptions. Every check
+// is made per subscription: its place in the prev/seq chain, the scores it
+// has seen, its since on a reconnect. Owned by one goroutine.
+type wsConn struct {
 	url    string // ws://…/v1/ws?access_token=…
 	board  string
-	view   viewSpec
-	kind   int
 	client *http.Client // dials from the worker's source address
 	stats  *wsStats
-	shard  int // of stats.shards
+	shard  int // of stats.shards: the connection's number mod statShards
 
-	seq     uint64 // last seq applied; 0 before the first snapshot
-	joined  time.Time
-	seen    seenScores // to count each submission once
-	maxConn int        // reconnects allowed
-	buf     []byte     // the last message read; reused by the next read
-	msg     wsMessage  // the last message decoded; its rows are reused
+	subs    []wsSub   // subscription j has id subs[j].id
+	maxConn int       // reconnects allowed
+	buf     []byte    // the last message read; reused by the next read
+	msg     wsMessage // the last message decoded; its rows are reused
+}
+
+// wsSub is one subscription's state on a wsConn.
+type wsSub struct {
+	id     string // subID(j, per connection)
+	view   viewSpec
+	kind   int       // view.Kind's index in viewKinds
+	seq    uint64    // last seq applied; 0 before the first snapshot
+	joined time.Time // when it was first subscribed
+	seen   seenScores
 }
 
 // run connects (one dial at a time per slot of sem), subscribes and reads
-// until ctx ends, reconnecting with since at most s.maxConn times after an
-// unexpected close.
-func (s *wsSubscriber) run(ctx context.Context, sem chan struct{}) {
-	for attempt := 0; attempt <= s.maxConn && ctx.Err() == nil; attempt++ {
+// until ctx ends, reconnecting with since at most c.maxConn times after an
+// unexpected close. Reconnects and closes count connections; a connection
+// that gives up counts its subscriptions as failed.
+func (c *wsConn) run(ctx context.Context, sem chan struct{}) {
+	for attempt := 0; attempt <= c.maxConn && ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
-			s.stats.reconnects.Add(1)
+			c.stats.reconnects.Add(1)
 			sleep(ctx, time.Duration(100*attempt+rand.IntN(200))*time.Millisecond)
 		}
-		err := s.session(ctx, sem)
+		err := c.session(ctx, sem)
 		if ctx.Err() != nil {
 			return
 		}
-		s.stats.count(s.stats.closes, closeName(err))
+		c.stats.count(c.stats.closes, closeName(err))
 	}
 	if ctx.Err() == nil {
-		s.stats.failed.Add(1)
+		c.stats.failed.Add(int64(len(c.subs)))
 	}
 }
 
@@ -158,45 +197,48 @@ func closeName(err error) string {
 	return "1006"
 }
 
-func (s *wsSubscriber) session(ctx context.Context, sem chan struct{}) error {
-	c, err := s.dial(ctx, sem)
+func (c *wsConn) session(ctx context.Context, sem chan struct{}) error {
+	ws, err := c.dial(ctx, sem)
 	if err != nil {
 		return err
 	}
-	defer c.CloseNow()
-	s.stats.connected.Add(1)
-	defer s.stats.connected.Add(-1)
+	defer ws.CloseNow()
+	n := int64(len(c.subs))
+	c.stats.connections.Add(1)
+	c.stats.connected.Add(n)
+	defer c.stats.connections.Add(-1)
+	defer c.stats.connected.Add(-n)
 	// At the stop, leave with a close handshake (bounded by the library's
 	// 5 s close timeouts) rather than a bare FIN: a cancelled Read would drop
 	// the connection without one.
-	stop := context.AfterFunc(ctx, func() { c.Close(websocket.StatusNormalClosure, "rwload done") })
+	stop := context.AfterFunc(ctx, func() { ws.Close(websocket.StatusNormalClosure, "rwload done") })
 	defer stop()
 	// For the same reason the reads get a context without Done, which also
 	// spares coder/websocket arming a timer per read.
 	rctx := context.WithoutCancel(ctx)
 	for {
-		data, err := s.read(rctx, c)
+		data, err := c.read(rctx, ws)
 		if err != nil {
 			return err
 		}
-		s.handle(data, time.Now())
+		c.handle(data, time.Now())
 	}
 }
 
-// readKeep is the largest read buffer a subscriber keeps between
+// readKeep is the largest read buffer a connection keeps between
 // messages: a top-100 snapshot fits, a rare larger message's buffer goes.
 const readKeep = 64 << 10
 
-// read reads the next message into s.buf and returns it. The buffer
+// read reads the next message into c.buf and returns it. The buffer
 // grows as needed, up to the connection's read limit, and is reused, so
 // that a message costs no allocation: the result is valid until the next
 // read.
-func (s *wsSubscriber) read(ctx context.Context, c *websocket.Conn) ([]byte, error) {
-	_, r, err := c.Reader(ctx)
+func (c *wsConn) read(ctx context.Context, ws *websocket.Conn) ([]byte, error) {
+	_, r, err := ws.Reader(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b := s.buf[:0]
+	b := c.buf[:0]
 	for {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, max(cap(b), 1024)) // doubling, from 1 KiB
@@ -210,15 +252,16 @@ func (s *wsSubscriber) read(ctx context.Context, c *websocket.Conn) ([]byte, err
 			return nil, err
 		}
 	}
-	if s.buf = b; cap(b) > readKeep {
-		s.buf = nil
+	if c.buf = b; cap(b) > readKeep {
+		c.buf = nil
 	}
 	return b, nil
 }
 
-// dial connects and sends the subscription (with since after a reconnect),
-// holding a slot of sem so that a worker dials at a bounded rate.
-func (s *wsSubscriber) dial(ctx context.Context, sem chan struct{}) (*websocket.Conn, error) {
+// dial connects and sends the subscriptions (each with its since after a
+// reconnect), holding a slot of sem so that a worker dials at a bounded
+// rate.
+func (c *wsConn) dial(ctx context.Context, sem chan struct{}) (*websocket.Conn, error) {
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
@@ -227,14 +270,26 @@ func (s *wsSubscriber) dial(ctx context.Context, sem chan struct{}) (*websocket.
 	defer func() { <-sem }()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(dctx, s.url, &websocket.DialOptions{HTTPClient: s.client, CompressionMode: websocket.CompressionDisabled})
+	ws, _, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{HTTPClient: c.client, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
-		s.stats.dialErrors.Add(1)
-		s.stats.count(s.stats.errors, "dial: "+shortErr(err))
+		c.stats.dialErrors.Add(1)
+		c.stats.count(c.stats.errors, "dial: "+shortErr(err))
 		return nil, err
 	}
-	c.SetReadLimit(1 << 20)
-	sub := map[string]any{"type": "subscribe", "id": "v", "board": s.board, "view": s.view}
+	ws.SetReadLimit(1 << 20)
+	for j := range c.subs {
+		if err := c.subscribe(dctx, ws, &c.subs[j]); err != nil {
+			ws.CloseNow()
+			return nil, err
+		}
+	}
+	return ws, nil
+}
+
+// subscribe sends s's subscribe message, with since where s has applied
+// a message, and marks when s first joined.
+func (c *wsConn) subscribe(ctx context.Context, ws *websocket.Conn, s *wsSub) error {
+	sub := map[string]any{"type": "subscribe", "id": s.id, "board": c.board, "view": s.view}
 	if s.seq > 0 {
 		sub["since"] = s.seq
 	}
@@ -242,57 +297,68 @@ func (s *wsSubscriber) dial(ctx context.Context, sem chan struct{}) (*websocket.
 	if s.joined.IsZero() {
 		s.joined = time.Now()
 	}
-	if err := c.Write(dctx, websocket.MessageText, msg); err != nil {
-		c.CloseNow()
-		return nil, err
-	}
-	return c, nil
+	return ws.Write(ctx, websocket.MessageText, msg)
 }
 
-// handle checks one message's place in the prev/seq chain and records a
-// latency sample for every row showing a submission not seen before.
-func (s *wsSubscriber) handle(data []byte, recv time.Time) {
-	s.counted(len(data))
-	m := &s.msg
+// sub returns the subscription id names, or nil. No allocation.
+func (c *wsConn) sub(id []byte) *wsSub {
+	j, ok := subIndex(id)
+	if !ok || j >= len(c.subs) || c.subs[j].id != string(id) {
+		return nil
+	}
+	return &c.subs[j]
+}
+
+// handle checks one message's place in its subscription's prev/seq chain
+// and records a latency sample for every row showing a submission that
+// subscription has not seen before. A view message for an id the
+// connection does not hold counts as error "id:unknown".
+func (c *wsConn) handle(data []byte, recv time.Time) {
+	c.counted(len(data))
+	m := &c.msg
 	if err := decodeWSMessage(data, m); err != nil {
-		s.stats.count(s.stats.errors, "decode")
+		c.stats.count(c.stats.errors, "decode")
 		return
 	}
 	switch string(m.Type) {
-	case "snapshot":
-	case "diff":
-		if s.seq == 0 || !m.HasPrev || m.Prev != s.seq {
-			s.stats.gaps.Add(1)
-		}
+	case "snapshot", "diff":
 	case "error":
-		s.stats.count(s.stats.errors, "ws:"+string(m.Code))
+		c.stats.count(c.stats.errors, "ws:"+string(m.Code))
 		return
 	default:
-		s.stats.count(s.stats.errors, "type:"+string(m.Type))
+		c.stats.count(c.stats.errors, "type:"+string(m.Type))
 		return
+	}
+	s := c.sub(m.ID)
+	if s == nil {
+		c.stats.count(c.stats.errors, "id:unknown")
+		return
+	}
+	if string(m.Type) == "diff" && (s.seq == 0 || !m.HasPrev || m.Prev != s.seq) {
+		c.stats.gaps.Add(1)
 	}
 	s.seq = m.Seq
 	for _, r := range m.Rows {
-		s.observe(r.Member, r.Score, recv)
+		c.observe(s, r.Member, r.Score, recv)
 	}
 }
 
 // counted counts a message of n bytes.
-func (s *wsSubscriber) counted(n int) {
-	sh := &s.stats.shards[s.shard]
+func (c *wsConn) counted(n int) {
+	sh := &c.stats.shards[c.shard]
 	sh.messages.Add(1)
 	sh.bytes.Add(int64(n))
 }
 
-// observe records member's score the first time this subscriber sees it.
-// Probes sent before the subscription began are not counted: the snapshot
-// shows them, but they did not travel through the push path.
-func (s *wsSubscriber) observe(member []byte, score float64, recv time.Time) {
+// observe records member's score the first time subscription s sees it.
+// Probes sent before s began are not counted: its snapshot shows them,
+// but they did not travel through the push path.
+func (c *wsConn) observe(s *wsSub, member []byte, score float64, recv time.Time) {
 	if !s.seen.update(member, score) {
 		return
 	}
 	if sent, ok := probeSent(score, recv); ok && !sent.Before(s.joined) {
-		s.stats.shards[s.shard].hists[s.kind].Add(recv.Sub(sent))
+		c.stats.shards[c.shard].hists[s.kind].Add(recv.Sub(sent))
 	}
 }
 
@@ -300,7 +366,7 @@ func (s *wsSubscriber) observe(member []byte, score float64, recv time.Time) {
 // never reaches it.
 const seenMax = 4096
 
-// seenScores is the last score a subscriber saw of each member. Its zero
+// seenScores is the last score a subscription saw of each member. Its zero
 // value is ready. Not safe for concurrent use.
 type seenScores struct {
 	// index maps a member to its score's place in scores, so that a new

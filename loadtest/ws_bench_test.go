@@ -63,9 +63,9 @@ func BenchmarkSubscriberHandle(b *testing.B) {
 		msgs[i], recvs[i] = topDiff(i, sent), sent.Add(3*time.Millisecond)
 	}
 	var subs atomic.Int64
-	newSub := func(stats *wsStats) *wsSubscriber {
+	newSub := func(stats *wsStats) *wsConn {
 		i := int(subs.Add(1))
-		return &wsSubscriber{stats: stats, shard: i % statShards, joined: joined}
+		return &wsConn{stats: stats, shard: i % statShards, subs: []wsSub{{id: "v", joined: joined}}}
 	}
 	b.Run("serial", func(b *testing.B) {
 		s := newSub(newWSStats())
@@ -73,7 +73,7 @@ func BenchmarkSubscriberHandle(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if i%k == 0 {
-				s.seq = 1
+				s.subs[0].seq = 1
 			}
 			s.handle(msgs[i%k], recvs[i%k])
 		}
@@ -89,7 +89,7 @@ func BenchmarkSubscriberHandle(b *testing.B) {
 			s := newSub(stats)
 			for i := 0; pb.Next(); i++ {
 				if i%k == 0 {
-					s.seq = 1
+					s.subs[0].seq = 1
 				}
 				s.handle(msgs[i%k], recvs[i%k])
 			}
@@ -134,8 +134,8 @@ func BenchmarkSubscriberSession(b *testing.B) {
 	}))
 	defer srv.Close()
 	stats := newWSStats()
-	s := &wsSubscriber{url: "ws" + strings.TrimPrefix(srv.URL, "http"), board: "b", view: viewSpec{Kind: "top", Limit: 10},
-		client: srv.Client(), stats: stats}
+	s := &wsConn{url: "ws" + strings.TrimPrefix(srv.URL, "http"), board: "b", client: srv.Client(), stats: stats,
+		subs: []wsSub{{id: "v", view: viewSpec{Kind: "top", Limit: 10}}}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := selfCPU()

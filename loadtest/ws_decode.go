@@ -38,6 +38,7 @@ const maxJSONDepth = 10000
 // its capacity from one decode to the next.
 type wsMessage struct {
 	Type, Code []byte
+	ID         []byte // the subscription's id; nil where absent or null
 	Seq        uint64
 	Prev       uint64 // meaningful where HasPrev
 	HasPrev    bool   // prev present and not null
@@ -52,7 +53,7 @@ type wsRow struct {
 
 // Field names, by the object they belong to.
 var (
-	messageFields = []string{"type", "code", "seq", "prev", "rows"}
+	messageFields = []string{"type", "id", "seq", "prev", "rows", "code"}
 	rowFields     = []string{"member", "score"}
 )
 
@@ -108,6 +109,8 @@ func (d *jsonScanner) message(m *wsMessage) error {
 			err = d.stringField(&m.Type)
 		case "code":
 			err = d.stringField(&m.Code)
+		case "id":
+			err = d.stringField(&m.ID)
 		case "seq":
 			_, err = d.uintField(&m.Seq)
 		case "prev":
@@ -190,8 +193,8 @@ func fieldName(key []byte, names []string) string {
 	}
 	// Folding matches rune by rune, so an ASCII key can match only a name
 	// of its length; a longer key needs a rune such as ſ (U+017F), which
-	// folds to s. The test spares the other keys the gateway sends (id,
-	// total, gone, rank, subscore) most EqualFold calls.
+	// folds to s. The test spares the other keys the gateway sends (total,
+	// gone, rank, subscore, message) most EqualFold calls.
 	ascii := !slices.ContainsFunc(key, func(c byte) bool { return c >= utf8.RuneSelf })
 	for _, n := range names {
 		if (len(key) == len(n) || !ascii && len(key) > len(n)) && bytes.EqualFold(key, []byte(n)) {

@@ -21,6 +21,7 @@ var decodeSeed = flag.Uint64("decodeseed", 0, "seed of TestDecodeWSMessageRandom
 type wsMessageJSON struct {
 	Type string  `json:"type"`
 	Code string  `json:"code"`
+	ID   string  `json:"id"`
 	Seq  uint64  `json:"seq"`
 	Prev *uint64 `json:"prev"`
 	Rows []struct {
@@ -55,7 +56,7 @@ func checkDecode(t *testing.T, data []byte, m *wsMessage) string {
 
 // fromWSMessage converts m to the wsMessageJSON it stands for.
 func fromWSMessage(m *wsMessage) wsMessageJSON {
-	ref := wsMessageJSON{Type: string(m.Type), Code: string(m.Code), Seq: m.Seq}
+	ref := wsMessageJSON{Type: string(m.Type), Code: string(m.Code), ID: string(m.ID), Seq: m.Seq}
 	if m.HasPrev {
 		ref.Prev = &m.Prev
 	}
@@ -71,7 +72,7 @@ func fromWSMessage(m *wsMessage) wsMessageJSON {
 // String prints m with prev's value and the scores' bits, so that -0 and
 // 0 differ.
 func (m wsMessageJSON) String() string {
-	s := fmt.Sprintf("type %q code %q seq %d", m.Type, m.Code, m.Seq)
+	s := fmt.Sprintf("type %q code %q id %q seq %d", m.Type, m.Code, m.ID, m.Seq)
 	if m.Prev != nil {
 		s += fmt.Sprintf(" prev %d", *m.Prev)
 	}
@@ -109,6 +110,19 @@ var decodeCases = []struct{ name, msg string }{
 	{"type number", `{"type":5}`},
 	{"type object", `{"type":{}}`},
 	{"type null", `{"type":null}`},
+	{"id of a lobby", `{"type":"diff","id":"v12","seq":3,"prev":2,"rows":[]}`},
+	{"id empty", `{"id":""}`},
+	{"id number", `{"id":7}`},
+	{"id object", `{"id":{"v":1}}`},
+	{"id array", `{"id":["v"]}`},
+	{"id true", `{"id":true}`},
+	{"id null keeps", `{"id":"v1","id":null}`},
+	{"id twice", `{"id":"v1","id":"v2"}`},
+	{"id escaped", `{"id":"v\u0031\"x"}`},
+	{"id folded", `{"ID":"v3","Id":"v4"}`},
+	{"id folded after exact", `{"id":"v3","ID":"v4"}`},
+	{"id key escaped", `{"\u0069d":"v5"}`},
+	{"id unclosed", `{"id":"v5}`},
 	{"type escaped", `{"type":"di\u0066f"}`},
 	{"key folded", `{"TYPE":"diff","Seq":3,"ſeq":4}`},
 	{"key escaped", `{"t\u0079pe":"diff"}`},
@@ -158,7 +172,7 @@ func TestDecodeWSMessage(t *testing.T) {
 		})
 	}
 	var m wsMessage
-	if err := decodeWSMessage([]byte(decodeCases[1].msg), &m); err != nil || string(m.Type) != "diff" ||
+	if err := decodeWSMessage([]byte(decodeCases[1].msg), &m); err != nil || string(m.Type) != "diff" || string(m.ID) != "s1" ||
 		m.Seq != 1240 || !m.HasPrev || m.Prev != 1234 || len(m.Rows) != 1 || string(m.Rows[0].Member) != "p9" || m.Rows[0].Score != 7000 {
 		t.Errorf("gateway diff: %v, %+v", err, m)
 	}
@@ -181,6 +195,9 @@ func TestDecodeWSMessageAllocs(t *testing.T) {
 	var m wsMessage
 	if n := testing.AllocsPerRun(100, func() { decodeWSMessage(msg, &m) }); n != 0 {
 		t.Errorf("%v allocations per gateway diff, want 0", n)
+	}
+	if string(m.ID) != "v" || len(m.Rows) != 10 {
+		t.Errorf("decoded id %q and %d rows, want v and 10", m.ID, len(m.Rows))
 	}
 }
 
@@ -242,7 +259,7 @@ func (g *msgGen) message() []byte {
 				{"seq", g.uint},
 				{"prev", g.uint},
 				{"rows", g.rows},
-				{"id", func() { g.pick(`"v"`, `null`) }},
+				{"id", g.id},
 				{"gone", func() { g.value(2) }},
 			})
 		})
@@ -283,6 +300,18 @@ func (g *msgGen) members(fields []genField) {
 			}
 			g.ws()
 		}
+	}
+}
+
+// id writes a subscription id: one of rwload's, or any string, or null.
+func (g *msgGen) id() {
+	switch g.r.IntN(4) {
+	case 0:
+		g.pick(`"v"`, `null`, `""`, `"v00"`, `"v\u0037"`)
+	case 1:
+		g.str()
+	default:
+		g.b = fmt.Appendf(g.b, `"v%d"`, g.r.IntN(120))
 	}
 }
 

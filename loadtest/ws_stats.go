@@ -6,17 +6,19 @@ import (
 )
 
 // statShards is how many ways wsStats splits the counters every message
-// writes. Subscriber i counts into shard i mod statShards, so that two
-// subscribers handling messages at once on different cores write the
+// writes. Connection i counts into shard i mod statShards, so that two
+// connections handling messages at once on different cores write the
 // same cache line 1 time in 16 rather than every time.
 const statShards = 16
 
-// wsStats are one worker's counters, shared by its subscribers. Safe for
+// wsStats are one worker's counters, shared by its connections. Safe for
 // concurrent use.
 type wsStats struct {
-	connected, gaps, reconnects, dialErrors atomic.Int64
-	failed                                  atomic.Int64 // subscribers that gave up
-	shards                                  [statShards]statShard
+	connected                    atomic.Int64 // subscriptions on open connections
+	connections                  atomic.Int64 // open connections
+	gaps, reconnects, dialErrors atomic.Int64
+	failed                       atomic.Int64 // subscriptions whose connection gave up
+	shards                       [statShards]statShard
 
 	mu     sync.Mutex // guards the maps below
 	errors map[string]int64

@@ -18,9 +18,10 @@ func fanout(ctx context.Context, args []string) error {
 	t.register(fs, "fanout")
 	var c loadtest.FanoutConfig
 	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
-	fs.IntVar(&c.Subscribers, "subs", 1000, "WebSocket subscribers (one connection, one subscription each)")
+	fs.IntVar(&c.Subscribers, "subs", 1000, "WebSocket subscriptions, -per-conn to a connection")
+	fs.IntVar(&c.PerConn, "per-conn", 1, "subscriptions per connection, 1…100 (a lobby page's several views): ⌈subs ÷ per-conn⌉ connections")
 	fs.IntVar(&c.Top, "top", 0, "weight of the shared top-N view in the mix (all weights 0: top only)")
-	fs.IntVar(&c.Around, "around", 0, "weight of per-player around views (each subscriber its own member)")
+	fs.IntVar(&c.Around, "around", 0, "weight of per-player around views (each subscription its own member)")
 	fs.IntVar(&c.Rank, "rank", 0, "weight of single-rank views")
 	fs.IntVar(&c.MembersViews, "members-views", 0, "weight of members views (10 members each)")
 	fs.IntVar(&c.Limit, "limit", 10, "top-N")
@@ -31,7 +32,7 @@ func fanout(ctx context.Context, args []string) error {
 	fs.IntVar(&c.Batch, "batch", 100, "submissions per request")
 	fs.IntVar(&c.Writers, "writers", 8, "concurrent writers")
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "measured duration")
-	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most subscribers per worker process")
+	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most connections per worker process")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
 	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
 	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
@@ -41,6 +42,12 @@ func fanout(ctx context.Context, args []string) error {
 	c.Shape = loadtest.Shape(*shape)
 	if c.Shape != loadtest.Steady && c.Shape != loadtest.Spikes && c.Shape != loadtest.Ramp {
 		return fmt.Errorf("-shape %q: want steady, spikes or ramp", *shape)
+	}
+	if c.PerConn < 1 || c.PerConn > 100 {
+		return fmt.Errorf("-per-conn %d: want 1…100, the protocol's subscriptions per connection", c.PerConn)
+	}
+	if c.PerConn > 1 && c.Redis != "" {
+		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
 	}
 	var err error
 	if c.Target, err = t.resolve(); err != nil {

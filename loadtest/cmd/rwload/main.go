@@ -3,7 +3,7 @@
 //	rwload keygen -out keys.json [-tenant bench] [-limit 10000000]
 //	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s]
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
-//	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-top 1 -around 0 ...] [-rate 10000] [-d 10s] [-pid PID] [-json]
+//	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-d 10s] [-pid PID] [-json]
 //	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
