@@ -7,7 +7,7 @@
 # stopped by its PID. JSON results go to $OUT (one file per run), from
 # which loadtest/chart draws docs/fanout.png.
 #
-#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|m|all]
+#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|l|m|all]
 #
 # Environment: RUNS (default 2), D (measured duration, default 20s), PORT
 # (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
@@ -52,6 +52,17 @@ scenario_a() {
 		echo "== (a) 10,000 × top-10, 10,000 submissions/s, run $i"
 		start_fanout_gw
 		fanout "a-10000-run$i" -board lobby -subs 10000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
+		stop_gw
+	done
+}
+
+# (l) (a)'s 10,000 subscriptions as a lobby page would hold them: 2,500
+# connections of 4 subscriptions each, all on the same top-10 view.
+scenario_l() {
+	for i in $(seq "$RUNS"); do
+		echo "== (l) 2,500 connections × 4 top-10 subscriptions, 10,000 submissions/s, run $i"
+		start_fanout_gw
+		fanout "l-10000-run$i" -board lobby -subs 10000 -per-conn 4 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
 		stop_gw
 	done
 }
@@ -137,11 +148,12 @@ scenario_f() {
 case "${1:-all}" in
 a) scenario_a ;;
 a0) scenario_a0 ;;
+l) scenario_l ;;
 b) scenario_b ;;
 c) scenario_c ;;
 d) scenario_d ;;
 f) scenario_f ;;
 m) scenario_m ;;
-all) scenario_a; scenario_a0; scenario_c; scenario_b; scenario_d; scenario_f; scenario_m ;;
-*) echo "usage: $0 [a|a0|b|c|d|f|m|all]" >&2; exit 2 ;;
+all) scenario_a; scenario_a0; scenario_l; scenario_c; scenario_b; scenario_d; scenario_f; scenario_m ;;
+*) echo "usage: $0 [a|a0|b|c|d|f|l|m|all]" >&2; exit 2 ;;
 esac
