@@ -29,6 +29,7 @@ type report struct {
 	Peer        string  `json:"peer"`
 	Subscribers int     `json:"subscribers"`
 	Mix         string  `json:"mix"`
+	PerConn     int     `json:"per_connection"`
 	Rate        float64 `json:"rate"`
 	All         struct {
 		Count int
@@ -90,6 +91,9 @@ func load(dir string) (map[string][]point, error) {
 			continue // idle runs have no latency
 		}
 		key := fmt.Sprintf("%s %s, %.0f/s", r.Peer, mixName(r.Mix), r.Rate)
+		if r.PerConn > 1 {
+			key = fmt.Sprintf("%s %s %d per conn., %.0f/s", r.Peer, mixName(r.Mix), r.PerConn, r.Rate)
+		}
 		series[key] = append(series[key], point{float64(r.Subscribers), r.All.P99 / 1e6})
 	}
 	return series, nil
