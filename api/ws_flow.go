@@ -47,15 +47,18 @@ type flowConn struct {
 	resumed func()          // a drain finished: writers may send again
 	drains  sync.WaitGroup  // a drain goroutine running
 
+	stuck atomic.Bool // draining or err set: written under mu, read by busy without it
+
 	mu       sync.Mutex // guards the fields below
 	backlog  []byte     // unsent bytes, oldest first; owned by the drainer
 	draining bool
-	stuck    atomic.Bool // draining or err set: what busy reports, without the lock
-	err      error       // sticky: the first write error
+	err      error // sticky: the first write error
+	// writeOnce's argument and results: fields, not a closure's captures,
+	// so that a write allocates nothing.
 	rawBuf   []byte
 	rawN     int
 	rawErr   error
-	rawWrite func(fd uintptr) bool // bound once: RawConn.Write's argument
+	rawWrite func(fd uintptr) bool // f.writeOnce, bound once
 }
 
 func newFlowConn(c net.Conn, slowTO time.Duration) *flowConn {
