@@ -20,6 +20,9 @@ type Config struct {
 	LogFormat    string        // "text" or "json"
 	PprofAddr    string        // where to serve /debug/pprof; empty means nowhere
 	Origins      []string      // browser origins allowed to open WebSockets besides our own
+	SlowTimeout  time.Duration // how long a WebSocket's unsent bytes may wait before 4008
+	PingInterval time.Duration // how often WebSockets are pinged
+	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -46,6 +49,9 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		c.Origins = splitList(v)
 		return nil
 	})
+	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
+	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
+	fs.IntVar(&c.MaxConns, "max-connections", 20_000, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
@@ -95,6 +101,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
 	case c.DataDir == "":
 		return errors.New("--data: must not be empty")
+	case c.SlowTimeout < time.Second || c.SlowTimeout > 10*time.Minute:
+		return fmt.Errorf("--slow-timeout %v: want 1s..10m", c.SlowTimeout)
+	case c.PingInterval < time.Second || c.PingInterval > 10*time.Minute:
+		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
+	case c.MaxConns < 1 || c.MaxConns > 1_000_000:
+		return fmt.Errorf("--max-connections %d: want 1..1000000", c.MaxConns)
 	}
 	return nil
 }

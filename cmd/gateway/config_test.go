@@ -22,7 +22,8 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("flags over env over defaults: %+v", c)
 	}
 	d, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
-	if err != nil || d.Addr != "127.0.0.1:8080" || d.DataDir != "./data" || d.PushInterval != 100*time.Millisecond || d.NATSURL != "" || d.KeysFile != "" {
+	if err != nil || d.Addr != "127.0.0.1:8080" || d.DataDir != "./data" || d.PushInterval != 100*time.Millisecond || d.NATSURL != "" || d.KeysFile != "" ||
+		d.SlowTimeout != 10*time.Second || d.PingInterval != 30*time.Second || d.MaxConns != 20_000 {
 		t.Errorf("defaults: %+v %v", d, err)
 	}
 }
@@ -41,6 +42,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"stray argument", []string{"serve"}, nil, "serve"},
 		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
 		{"empty data", []string{"--data", ""}, nil, "data"},
+		{"slow timeout too short", []string{"--slow-timeout", "10ms"}, nil, "slow-timeout"},
+		{"ping interval too long", []string{"--ping-interval", "1h"}, nil, "ping-interval"},
+		{"no connections", []string{"--max-connections", "0"}, nil, "max-connections"},
+		{"bad connections env", nil, map[string]string{"RANKWIRE_MAX_CONNECTIONS": "many"}, "RANKWIRE_MAX_CONNECTIONS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

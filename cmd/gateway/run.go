@@ -83,7 +83,8 @@ func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger,
 	handler := api.New(api.Config{
 		Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys,
 		Ready: ready, Logger: log, Registry: reg, Static: static,
-		AllowedOrigins: cfg.Origins,
+		AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout, PingInterval: cfg.PingInterval,
+		MaxConnections: cfg.MaxConns,
 	})
 	return &http.Server{
 		Addr: cfg.Addr, Handler: handler,
