@@ -44,11 +44,12 @@ func buildGateway(t *testing.T) string {
 var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 
 // startGateway runs the gateway binary with keys on a temp data dir and a
-// random port, waits for its ready line and returns its base URL. The
-// process is killed at cleanup.
-func startGateway(t *testing.T, keys string) string {
+// random port, and flags (such as "--slow-timeout", "1s"), waits for its
+// ready line and returns its base URL. The process is killed at cleanup.
+func startGateway(t *testing.T, keys string, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(buildGateway(t), "--keys", keys, "--data", t.TempDir(), "--addr", "127.0.0.1:0")
+	args := append([]string{"--keys", keys, "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, flags...)
+	cmd := exec.Command(buildGateway(t), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +77,9 @@ func startGateway(t *testing.T, keys string) string {
 }
 
 // gatewayTarget starts a real gateway with a fresh key file (tenant e2e)
-// and returns a Target on board with a minted admin token. It skips under
-// -short: it builds and starts the gateway.
-func gatewayTarget(t *testing.T, board string) Target {
+// and flags and returns a Target on board with a minted admin token. It
+// skips under -short: it builds and starts the gateway.
+func gatewayTarget(t *testing.T, board string, flags ...string) Target {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and starts the gateway")
@@ -92,7 +93,7 @@ func gatewayTarget(t *testing.T, board string) Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{URL: startGateway(t, keys), Token: tok, Board: board}
+	return Target{URL: startGateway(t, keys, flags...), Token: tok, Board: board}
 }
 
 // TestSubmitEndToEnd runs a short submit load against a real gateway and

@@ -49,6 +49,14 @@ type FanoutConfig struct {
 	Shape   Shape
 	Batch   int
 	Writers int
+	// Stalled is the number of connections, beside the subscribers', that
+	// subscribe and then never read, each with a 4 KiB receive buffer and
+	// 1 KiB segments (see fanout_stalled.go): the gateway should close them
+	// (4008) after its slow timeout at no cost to the others. Stalled connection k carries one subscription, to the
+	// view of the plan's subscription k. They are spread over the workers
+	// like the others and count against PerWorker, but not as subscribers.
+	// Zero means none; at most Subscribers; the gateway only.
+	Stalled int
 	// Duration is the measured phase. Zero means 10 s.
 	Duration time.Duration
 	// PerWorker is the most connections one worker holds. Zero means
@@ -96,6 +104,8 @@ func (c FanoutConfig) withDefaults() FanoutConfig {
 var (
 	errPerConn      = fmt.Errorf("loadtest: subscriptions per connection not in 1…%d", maxPerConn)
 	errPerConnRedis = errors.New("loadtest: the Redis peer takes one subscription per connection")
+	errStalled      = errors.New("loadtest: stalled connections not in 0…subscribers")
+	errStalledRedis = errors.New("loadtest: stalled connections are for the gateway only, not the Redis peer")
 )
 
 // check refuses a config RunFanout cannot run; c has its defaults.
@@ -105,6 +115,10 @@ func (c FanoutConfig) check() error {
 		return fmt.Errorf("%w: %d", errPerConn, c.PerConn)
 	case c.Redis != "" && c.PerConn != 1:
 		return errPerConnRedis
+	case c.Stalled < 0 || c.Stalled > max(c.Subscribers, 0):
+		return fmt.Errorf("%w: %d of %d", errStalled, c.Stalled, c.Subscribers)
+	case c.Redis != "" && c.Stalled > 0:
+		return errStalledRedis
 	}
 	return nil
 }
@@ -122,7 +136,12 @@ func (c FanoutConfig) plan() viewPlan {
 // workerConfigs splits the connections over workers of at most PerWorker,
 // worker w dialling from 127.0.0.<w+2> where the target is IPv4 loopback,
 // so that every worker has a source address's ephemeral ports to itself.
-// A worker's subscriptions start at a connection's first.
+// A worker's subscriptions start at a connection's first. The stalled
+// connections count against PerWorker and are spread in proportion: of
+// the regular and stalled connections together, worker w holds
+// [w·T÷n, (w+1)·T÷n), and of the first m of those, m·conns÷T (rounded
+// down) are regular. Without stalled connections that is the regular
+// split, [w·conns÷n, (w+1)·conns÷n).
 func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 	base := workerConfig{Mode: "ws", Token: c.Target.Token, Board: c.Target.Board, Plan: c.plan(), PerConn: c.PerConn,
 		Dials: 64, Reconnects: 3, Hard: c.ConnectTimeout + c.Duration + c.Drain + time.Minute}
@@ -140,12 +159,16 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 	h, _, _ := net.SplitHostPort(host)
 	v4 := net.ParseIP(h).To4() != nil
 	conns := c.connections()
-	n := (conns + c.PerWorker - 1) / c.PerWorker
+	total := conns + c.Stalled
+	n := (total + c.PerWorker - 1) / c.PerWorker
 	var out []workerConfig
 	for w := range n {
 		wc := base
-		wc.From = min(w*conns/n*c.PerConn, c.Subscribers)
-		wc.To = min((w+1)*conns/n*c.PerConn, c.Subscribers)
+		m0, m1 := w*total/n, (w+1)*total/n
+		r0, r1 := m0*conns/total, m1*conns/total // regular connections
+		wc.From = min(r0*c.PerConn, c.Subscribers)
+		wc.To = min(r1*c.PerConn, c.Subscribers)
+		wc.StalledFrom, wc.StalledTo = m0-r0, m1-r1
 		if v4 && w+2 < 255 {
 			wc.SrcIP = fmt.Sprintf("127.0.0.%d", w+2)
 		}
@@ -162,6 +185,9 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	cfg = cfg.withDefaults()
 	rep := FanoutReport{Peer: "rankwire", Subscribers: cfg.Subscribers, Connections: cfg.connections(), PerConnection: cfg.PerConn,
 		Mix: cfg.mix(), BoardMembers: cfg.BoardMembers, Rate: cfg.Rate, Shape: cfg.Shape, Batch: cfg.Batch}
+	if cfg.Stalled > 0 {
+		rep.Stalled = &StalledStats{Connections: cfg.Stalled}
+	}
 	if err := cfg.check(); err != nil {
 		return rep, err
 	}
@@ -180,13 +206,17 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	ws := startWorkers(ctx, cfg, wcs)
 	defer ws.stop()
 	t0 := time.Now()
-	connected := ws.waitConnected(ctx, cfg.Subscribers, cfg.ConnectTimeout, cfg.Progress)
+	connected := ws.waitConnected(ctx, cfg.Subscribers, cfg.Stalled, cfg.ConnectTimeout, cfg.Progress)
 	rep.ConnectSeconds = time.Since(t0).Seconds()
 	sleep(ctx, 2*time.Second) // let the snapshots go out and the heap settle
 	am := cfg.scrape(ctx)
 	a := fanoutSample{proc: procOr(cfg.PID), m: am, c: ws.sum(), self: selfCPU()}
 	rep.Connected, rep.ConnectionsConnected = int(a.c.Connected), int(a.c.Connections)
-	rep.memory(idle, a.proc, mIdle, a.m, int(connected.Connections))
+	if rep.Stalled != nil {
+		rep.Stalled.Connected = int(a.c.Stalled)
+	}
+	// The server holds the stalled connections too: its memory is theirs as well.
+	rep.memory(idle, a.proc, mIdle, a.m, int(connected.Connections+connected.Stalled))
 	wst := &writeStats{rec: newRecorder(1_000_000)}
 	stopProgress := fanoutProgress(ctx, cfg.Progress, ws, wst, cfg.PID)
 	if cfg.Rate > 0 {
@@ -198,8 +228,9 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	sleep(ctx, cfg.Drain)
 	stopProgress()
 	b := fanoutSample{proc: procOr(cfg.PID), m: cfg.scrape(ctx), c: ws.sum(), self: selfCPU()}
-	finals := ws.stop()
+	finals := ws.stop() // the stalled connections' closes are checked now
 	rep.measured(a, b, writeElapsed, wst, finals)
+	rep.Stalled.final(mIdle, b.m, finals)
 	return rep, ctx.Err()
 }
 

@@ -135,23 +135,26 @@ func (p *workerPool) sum() workerReport {
 		s.DialErrors += r.DialErrors
 		s.CPU += r.CPU
 		s.Failed += r.Failed
+		s.Stalled += r.Stalled
+		s.StalledFailed += r.StalledFailed
 	}
 	return s
 }
 
-// waitConnected waits until n subscriptions are connected (or given up),
-// timeout passes or ctx ends, printing a line a second, and returns the
-// workers' counters then: Connected subscriptions on Connections.
-func (p *workerPool) waitConnected(ctx context.Context, n int, timeout time.Duration, progress io.Writer) workerReport {
+// waitConnected waits until n subscriptions and stalled connections are
+// connected (or given up), timeout passes or ctx ends, printing a line a
+// second, and returns the workers' counters then: Connected subscriptions
+// on Connections, and Stalled.
+func (p *workerPool) waitConnected(ctx context.Context, n, stalled int, timeout time.Duration, progress io.Writer) workerReport {
 	deadline := time.Now().Add(timeout)
 	last := time.Now()
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		s := p.sum()
-		if s.Connected+s.Failed >= int64(n) {
+		if s.Connected+s.Failed >= int64(n) && s.Stalled+s.StalledFailed >= int64(stalled) {
 			return s
 		}
 		if progress != nil && time.Since(last) >= time.Second {
-			fmt.Fprintf(progress, "  connecting: %d/%d%s (dial errors %d)\n", s.Connected, n, p.connections(s), s.DialErrors)
+			fmt.Fprintf(progress, "  connecting: %d/%d%s%s (dial errors %d)\n", s.Connected, n, p.connections(s), stalledProgress(s, stalled), s.DialErrors)
 			last = time.Now()
 		}
 		sleep(ctx, 50*time.Millisecond)
@@ -166,6 +169,15 @@ func (p *workerPool) connections(s workerReport) string {
 		return ""
 	}
 	return fmt.Sprintf(" on %d connections", s.Connections)
+}
+
+// stalledProgress is s's stalled connections for a progress line, where
+// any were asked for: ", stalled N/M", else "".
+func stalledProgress(s workerReport, stalled int) string {
+	if stalled == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", stalled %d/%d", s.Stalled, stalled)
 }
 
 // stop closes every worker's stdin, collects the final reports (waiting

@@ -12,8 +12,9 @@ import (
 // FanoutReport is what a fan-out load measured. Durations in JSON are
 // nanoseconds; the *Seconds fields are seconds. Messages are subscription
 // messages (the gateway may send a connection's several in one write); the
-// per-connection figures divide by connections. A report from before
-// per_connection has 0 there and a connection per subscription.
+// per-connection figures divide by connections, stalled ones included. A
+// report from before per_connection has 0 there and a connection per
+// subscription.
 type FanoutReport struct {
 	Peer           string  `json:"peer"`        // "rankwire" or "redis"
 	Subscribers    int     `json:"subscribers"` // subscriptions
@@ -64,6 +65,58 @@ type FanoutReport struct {
 	Connections          int `json:"connections"` // ⌈subscribers ÷ per_connection⌉
 	PerConnection        int `json:"per_connection"`
 	ConnectionsConnected int `json:"connections_connected"` // open when the measured phase began
+
+	Stalled *StalledStats `json:"stalled,omitempty"` // nil: none asked for
+}
+
+// StalledStats are the connections that never read (FanoutConfig.Stalled),
+// counted apart from the subscribers: they receive nothing, so they add
+// no messages, latencies or gaps.
+type StalledStats struct {
+	Connections int `json:"connections"` // asked for
+	Connected   int `json:"connected"`   // open when the measured phase began
+	Failed      int `json:"failed"`      // never opened
+	// ClosedAtEnd were found closed by the server when checked after the
+	// measured phase, OpenAtEnd still open.
+	ClosedAtEnd int `json:"closed_at_end"`
+	OpenAtEnd   int `json:"open_at_end"`
+	// SlowCloses is the growth of the gateway's
+	// rankwire_ws_slow_closes_total (connections it closed 4008 because a
+	// write waited too long) from before any connection opened to the end
+	// of the measured phase: every client's, regular subscribers' too
+	// (see closes). -1: /metrics not read.
+	SlowCloses float64 `json:"slow_closes"`
+}
+
+// final fills s from the workers' final reports and the gateway's
+// metrics before the connections opened and at the end. Nil s: none.
+func (s *StalledStats) final(idle, end metrics, finals []workerReport) {
+	if s == nil {
+		return
+	}
+	const name = "rankwire_ws_slow_closes_total"
+	s.SlowCloses = -1
+	if idle != nil && end != nil {
+		s.SlowCloses = end[name] - idle[name]
+	}
+	for _, f := range finals {
+		s.Failed += int(f.StalledFailed)
+		s.ClosedAtEnd += int(f.StalledClosed)
+		s.OpenAtEnd += int(f.StalledOpen)
+	}
+}
+
+func (s *StalledStats) String() string {
+	closes := "n/a"
+	if s.SlowCloses >= 0 {
+		closes = fmt.Sprintf("%.0f", s.SlowCloses)
+	}
+	failed := ""
+	if s.Failed > 0 {
+		failed = fmt.Sprintf(", %d failed to open", s.Failed)
+	}
+	return fmt.Sprintf("stalled: %d connections that never read (%d connected%s); server slow closes %s (4008); at the end %d found closed, %d still open",
+		s.Connections, s.Connected, failed, closes, s.ClosedAtEnd, s.OpenAtEnd)
 }
 
 // memory fills the memory figures from the samples before and after the
@@ -141,11 +194,14 @@ func (r *FanoutReport) final(finals []workerReport) {
 	r.All = all.Latency()
 }
 
-// conns is the connections open when the measured phase began: the
-// divisor of per-connection figures.
+// conns is the connections open when the measured phase began, stalled
+// ones included: the divisor of per-connection figures.
 func (r FanoutReport) conns() int {
 	if r.PerConnection == 0 { // a report from before per_connection
 		return r.Connected
+	}
+	if r.Stalled != nil {
+		return r.ConnectionsConnected + r.Stalled.Connected
 	}
 	return r.ConnectionsConnected
 }
@@ -175,6 +231,9 @@ func (r FanoutReport) String() string {
 	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers)\n", r.ToolCores)
 	fmt.Fprintf(&b, "  gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
 		r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
+	if r.Stalled != nil {
+		fmt.Fprintf(&b, "  %s\n", r.Stalled)
+	}
 	if r.ServerCores > 0 {
 		fmt.Fprintf(&b, "  server: %.2f cores, %.2f µs CPU per message received, RSS %s idle, %s connected (%.1f KiB per connection), %s at the end\n",
 			r.ServerCores, r.CPUPerMessageMicros, mib(r.RSSIdle), mib(r.RSSConnected), r.RSSPerConn/1024, mib(r.RSSEnd))

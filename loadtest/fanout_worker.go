@@ -24,6 +24,8 @@ type workerConfig struct {
 	Plan        viewPlan      `json:"plan"`
 	From        int           `json:"from"` // subscriptions [From, To) of the plan; From a multiple of PerConn
 	To          int           `json:"to"`
+	StalledFrom int           `json:"stalled_from,omitempty"` // stalled connections [StalledFrom, StalledTo)
+	StalledTo   int           `json:"stalled_to,omitempty"`
 	PerConn     int           `json:"per_conn"` // subscriptions per connection; zero means 1
 	SrcIP       string        `json:"src_ip"`   // source address; empty: the default
 	Dials       int           `json:"dials"`    // concurrent dials
@@ -49,13 +51,22 @@ type workerReport struct {
 	Closes      map[string]int64 `json:"closes,omitempty"`
 	Hists       []histWire       `json:"hists,omitempty"` // by viewKinds index
 	Err         string           `json:"err,omitempty"`
+
+	// The stalled connections: opened so far (a close is not seen until
+	// the end), given up, and in the final report those found closed by
+	// the server and those still open.
+	Stalled       int64 `json:"stalled,omitempty"`
+	StalledFailed int64 `json:"stalled_failed,omitempty"`
+	StalledClosed int64 `json:"stalled_closed,omitempty"`
+	StalledOpen   int64 `json:"stalled_open,omitempty"`
 }
 
 func (s *wsStats) report(final bool) workerReport {
 	r := workerReport{Final: final, Connected: s.connected.Load(), Connections: s.connections.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(),
-		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU()}
+		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load()}
 	r.Messages, r.Bytes = s.totals()
 	if final {
+		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
 		s.mu.Lock()
 		r.Errors, r.Closes = s.errors, s.closes
 		s.mu.Unlock()
@@ -125,7 +136,8 @@ func reportLoop(ctx context.Context, enc *json.Encoder, stats *wsStats, every ti
 
 // runSubscribers runs subscriptions [cfg.From, cfg.To) until ctx ends,
 // cfg.PerConn to a connection: subscription i of the plan is subscription
-// i mod PerConn of connection i ÷ PerConn.
+// i mod PerConn of connection i ÷ PerConn; and beside them the stalled
+// connections [cfg.StalledFrom, cfg.StalledTo), which never read.
 func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error {
 	sem := make(chan struct{}, cmpOr(cfg.Dials, 64))
 	var wg sync.WaitGroup
@@ -147,6 +159,7 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 		}
 		wg.Go(func() { c.run(ctx, sem) })
 	}
+	runStalled(ctx, cfg, u, stats, sem, &wg)
 	return nil
 }
 

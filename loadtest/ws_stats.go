@@ -20,6 +20,10 @@ type wsStats struct {
 	failed                       atomic.Int64 // subscriptions whose connection gave up
 	shards                       [statShards]statShard
 
+	// The stalled connections (fanout_stalled.go): opened, never opened,
+	// and at the end found closed by the server or still open.
+	stalled, stalledFailed, stalledClosed, stalledOpen atomic.Int64
+
 	mu     sync.Mutex // guards the maps below
 	errors map[string]int64
 	closes map[string]int64

@@ -31,6 +31,7 @@ func fanout(ctx context.Context, args []string) error {
 	shape := fs.String("shape", "steady", "rate shape: steady, spikes (4× for 500 ms every 5 s) or ramp (a tenth to full)")
 	fs.IntVar(&c.Batch, "batch", 100, "submissions per request")
 	fs.IntVar(&c.Writers, "writers", 8, "concurrent writers")
+	fs.IntVar(&c.Stalled, "stalled", 0, "extra connections, 0…subs, that subscribe (connection k to subscription k's view) and then never read, with a 4 KiB receive buffer and 1 KiB segments: the gateway should close them (4008) after its --slow-timeout")
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "measured duration")
 	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most connections per worker process")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
@@ -48,6 +49,12 @@ func fanout(ctx context.Context, args []string) error {
 	}
 	if c.PerConn > 1 && c.Redis != "" {
 		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
+	}
+	if c.Stalled < 0 || c.Stalled > c.Subscribers {
+		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
+	}
+	if c.Stalled > 0 && c.Redis != "" {
+		return fmt.Errorf("-stalled %d: the Redis peer (-redis) has no slow-client close to measure", c.Stalled)
 	}
 	var err error
 	if c.Target, err = t.resolve(); err != nil {

@@ -3,15 +3,17 @@
 //	rwload keygen -out keys.json [-tenant bench] [-limit 10000000]
 //	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s]
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
-//	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-d 10s] [-pid PID] [-json]
+//	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-stalled 0] [-d 10s] [-pid PID] [-json]
 //	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
 // high submission limit, so that the gateway's rate limit does not cap the
 // measurement. submit and read mint an admin token from that file (or from
-// -secret and -kid) and print a report. floor needs no gateway: it measures
-// the CPU a bare write(2) per message costs over loopback, the least any
-// fan-out server pays here. See package loadtest.
+// -secret and -kid) and print a report. fanout -stalled N adds N connections
+// that subscribe and never read, and reports how many the gateway closed as
+// too slow (4008) beside the others' latency. floor needs no gateway: it
+// measures the CPU a bare write(2) per message costs over loopback, the
+// least any fan-out server pays here. See package loadtest.
 package main
 
 import (
