@@ -7,7 +7,7 @@
 # stopped by its PID. JSON results go to $OUT (one file per run), from
 # which loadtest/chart draws docs/fanout.png.
 #
-#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|l|m|all]
+#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|l|m|s|all]
 #
 # Environment: RUNS (default 2), D (measured duration, default 20s), PORT
 # (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
@@ -63,6 +63,18 @@ scenario_l() {
 		echo "== (l) 2,500 connections × 4 top-10 subscriptions, 10,000 submissions/s, run $i"
 		start_fanout_gw
 		fanout "l-10000-run$i" -board lobby -subs 10000 -per-conn 4 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16
+		stop_gw
+	done
+}
+
+# (s) (a) with 1,000 more connections that never read (small receive
+# windows, so that they stall within seconds); 45 s, so that the gateway's
+# 10 s slow timeout closes them during the run.
+scenario_s() {
+	for i in $(seq "$RUNS"); do
+		echo "== (s) 10,000 × top-10 and 1,000 that never read, 10,000 submissions/s, run $i"
+		start_fanout_gw
+		fanout "s-10000-run$i" -board lobby -subs 10000 -stalled 1000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16 -d 45s
 		stop_gw
 	done
 }
@@ -149,11 +161,12 @@ case "${1:-all}" in
 a) scenario_a ;;
 a0) scenario_a0 ;;
 l) scenario_l ;;
+s) scenario_s ;;
 b) scenario_b ;;
 c) scenario_c ;;
 d) scenario_d ;;
 f) scenario_f ;;
 m) scenario_m ;;
-all) scenario_a; scenario_a0; scenario_l; scenario_c; scenario_b; scenario_d; scenario_f; scenario_m ;;
-*) echo "usage: $0 [a|a0|b|c|d|f|l|m|all]" >&2; exit 2 ;;
+all) scenario_a; scenario_a0; scenario_l; scenario_s; scenario_c; scenario_b; scenario_d; scenario_f; scenario_m ;;
+*) echo "usage: $0 [a|a0|b|c|d|f|l|m|s|all]" >&2; exit 2 ;;
 esac
