@@ -68,13 +68,13 @@ scenario_l() {
 }
 
 # (s) (a) with 1,000 more connections that never read (small receive
-# windows, so that they stall within seconds); 45 s, so that the gateway's
+# windows, so that they stall within seconds); 60 s, so that the gateway's
 # 10 s slow timeout closes them during the run.
 scenario_s() {
 	for i in $(seq "$RUNS"); do
 		echo "== (s) 10,000 × top-10 and 1,000 that never read, 10,000 submissions/s, run $i"
 		start_fanout_gw
-		fanout "s-10000-run$i" -board lobby -subs 10000 -stalled 1000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16 -d 45s
+		fanout "s-10000-run$i" -board lobby -subs 10000 -stalled 1000 -top 1 -members 1000 -rate 10000 -batch 250 -writers 16 -d 60s
 		stop_gw
 	done
 }
