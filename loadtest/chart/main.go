@@ -30,6 +30,9 @@ type report struct {
 	Subscribers int     `json:"subscribers"`
 	Mix         string  `json:"mix"`
 	PerConn     int     `json:"per_connection"`
+	Stalled     *struct {
+		Connections int `json:"connections"`
+	} `json:"stalled"`
 	Rate        float64 `json:"rate"`
 	All         struct {
 		Count int
@@ -93,6 +96,9 @@ func load(dir string) (map[string][]point, error) {
 		key := fmt.Sprintf("%s %s, %.0f/s", r.Peer, mixName(r.Mix), r.Rate)
 		if r.PerConn > 1 {
 			key = fmt.Sprintf("%s %s %d per conn., %.0f/s", r.Peer, mixName(r.Mix), r.PerConn, r.Rate)
+		}
+		if r.Stalled != nil && r.Stalled.Connections > 0 {
+			key += fmt.Sprintf(", +%d stalled", r.Stalled.Connections)
 		}
 		series[key] = append(series[key], point{float64(r.Subscribers), r.All.P99 / 1e6})
 	}
