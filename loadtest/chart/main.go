@@ -26,15 +26,15 @@ import (
 
 // report is the part of a fanout -json report the chart reads.
 type report struct {
-	Peer        string  `json:"peer"`
-	Subscribers int     `json:"subscribers"`
-	Mix         string  `json:"mix"`
-	PerConn     int     `json:"per_connection"`
+	Peer        string `json:"peer"`
+	Subscribers int    `json:"subscribers"`
+	Mix         string `json:"mix"`
+	PerConn     int    `json:"per_connection"`
 	Stalled     *struct {
 		Connections int `json:"connections"`
 	} `json:"stalled"`
-	Rate        float64 `json:"rate"`
-	All         struct {
+	Rate float64 `json:"rate"`
+	All  struct {
 		Count int
 		P99   float64 // nanoseconds
 	} `json:"latency_all"`
