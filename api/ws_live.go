@@ -115,9 +115,9 @@ func (l *live) untrack(c *wsConn) {
 
 // CloseWebSockets closes every WebSocket with 1001 (going away) and refuses
 // new ones, waiting until their goroutines returned or ctx ends, when it
-// drops the rest without a close handshake; then it stops the writers. http.Server.Shutdown does not close
-// hijacked connections: the gateway calls this next to it. Safe to call
-// more than once.
+// drops the rest without a close handshake; then it stops the writers.
+// http.Server.Shutdown does not close hijacked connections: the gateway
+// calls this next to it. Safe to call more than once.
 func (s *Server) CloseWebSockets(ctx context.Context) error {
 	l := s.live
 	l.mu.Lock()

@@ -39,7 +39,8 @@ type writerPool struct {
 
 	mu      sync.Mutex // guards the fields below
 	cond    sync.Cond  // signalled when queue grows or closed is set
-	queue   []*wsConn
+	queue   []*wsConn  // queue[head:] waits, oldest first
+	head    int
 	closed  bool
 	started bool
 	wg      sync.WaitGroup // one per writer
@@ -107,16 +108,22 @@ func (p *writerPool) push(c *wsConn) {
 func (p *writerPool) take(batch []*wsConn) []*wsConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for len(p.queue) == 0 {
+	for p.head == len(p.queue) {
 		if p.closed {
 			return nil
 		}
 		p.cond.Wait()
 	}
-	n := copy(batch[:cap(batch)], p.queue)
-	rest := copy(p.queue, p.queue[n:])
-	clear(p.queue[rest:])
-	p.queue = p.queue[:rest]
+	n := copy(batch[:cap(batch)], p.queue[p.head:])
+	clear(p.queue[p.head : p.head+n])
+	p.head += n
+	switch {
+	case p.head == len(p.queue): // empty: start over at the front
+		p.queue, p.head = p.queue[:0], 0
+	case p.head > len(p.queue)/2: // mostly taken: move the rest down, once per half
+		rest := copy(p.queue, p.queue[p.head:])
+		p.queue, p.head = p.queue[:rest], 0
+	}
 	return batch[:n]
 }
 
