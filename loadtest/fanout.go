@@ -254,7 +254,7 @@ func (cfg FanoutConfig) prepare(ctx context.Context, rep *FanoutReport) (sink, e
 	if err != nil {
 		return nil, err
 	}
-	_, err = preloadSlots(ctx, c, cfg.BoardMembers)
+	_, err = preload(ctx, c, cfg.BoardMembers, slotScore)
 	rep.PreloadSeconds = time.Since(t0).Seconds()
 	return gatewaySink{c}, err
 }

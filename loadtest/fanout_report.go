@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -272,29 +271,17 @@ func fanoutProgress(ctx context.Context, w io.Writer, p *workerPool, ws *writeSt
 	if w == nil {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		last, lastAcked, lastProc := p.sum(), ws.acked.Load(), procOr(pid)
-		for i := 1; ; i++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			s, acked, pr := p.sum(), ws.acked.Load(), procOr(pid)
-			fmt.Fprintf(w, "  %3ds subs %d%s  msgs/s %d  MB/s %.2f  acked/s %d  late %d  gaps %d",
-				i, s.Connected, p.connections(s), s.Messages-last.Messages, float64(s.Bytes-last.Bytes)/1e6, acked-lastAcked, ws.late.Load(), s.Gaps)
-			if pr.CPU > 0 {
-				fmt.Fprintf(w, "  server %.2f cores, RSS %s", cores(lastProc, pr), mib(pr.RSS))
-			}
-			fmt.Fprintln(w)
-			last, lastAcked, lastProc = s, acked, pr
+	last, lastAcked, lastProc := p.sum(), ws.acked.Load(), procOr(pid)
+	return everySecond(ctx, func(i int) {
+		s, acked, pr := p.sum(), ws.acked.Load(), procOr(pid)
+		fmt.Fprintf(w, "  %3ds subs %d%s  msgs/s %d  MB/s %.2f  acked/s %d  late %d  gaps %d",
+			i, s.Connected, p.connections(s), s.Messages-last.Messages, float64(s.Bytes-last.Bytes)/1e6, acked-lastAcked, ws.late.Load(), s.Gaps)
+		if pr.CPU > 0 {
+			fmt.Fprintf(w, "  server %.2f cores, RSS %s", cores(lastProc, pr), mib(pr.RSS))
 		}
+		fmt.Fprintln(w)
+		last, lastAcked, lastProc = s, acked, pr
 	})
-	return func() { cancel(); wg.Wait() }
 }
 
 func bucketBound(le float64) string {

@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -118,43 +117,7 @@ func pace(ctx context.Context, shape Shape, rate float64, batch int, d time.Dura
 	}
 }
 
-// preloadSlots fills the board with members m0 … m<n-1> at their slots'
-// base scores (see scoreSlot), 1,000 per request from 4 clients, unless it
-// holds n already. The board keeps the latest score, so every probe
-// replaces its member's score without moving its rank.
-func preloadSlots(ctx context.Context, c *client, n int) (time.Duration, error) {
-	if err := c.ensureBoard(ctx, `{"policy":"latest"}`); err != nil {
-		return 0, err
-	}
-	if have, err := c.members(ctx); err != nil || have >= n {
-		return 0, err
-	}
-	start := time.Now()
-	var next atomic.Int64
-	errs := make(chan error, 4)
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				from := int(next.Add(1000)) - 1000
-				if from >= n {
-					return
-				}
-				items := make([]score, 0, 1000)
-				for j := from; j < min(from+1000, n); j++ {
-					items = append(items, score{Member: "m" + strconv.Itoa(j), Score: float64(j) * scoreSlot})
-				}
-				if _, class := (gatewaySink{c}).submit(ctx, items); class != "" {
-					errs <- fmt.Errorf("loadtest: preload at m%d: %s", from, class)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, err
-	}
-	return time.Since(start), ctx.Err()
-}
+// slotScore is member j's preload score for a fan-out run: its slot's
+// base (see scoreSlot), so that every probe replaces it without moving its
+// rank.
+func slotScore(_ *rand.Rand, j int) float64 { return float64(j) * scoreSlot }

@@ -89,7 +89,7 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadReport, error) {
 	}
 	defer c.close()
 	rep := ReadReport{WriteRate: cfg.WriteRate}
-	if rep.Preload, err = preload(ctx, c, cfg.Members); err != nil {
+	if rep.Preload, err = preload(ctx, c, cfg.Members, randomScore); err != nil {
 		return rep, err
 	}
 	if rep.Members, err = c.members(ctx); err != nil {
@@ -118,10 +118,11 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadReport, error) {
 	return rep, nil
 }
 
-// preload fills the board with members m0 … m<n-1>, 1,000 per request
+// preload fills the board with members m0 … m<n-1>, scoring member j
+// scoreOf(r, j) (r: the sending client's own generator), 1,000 per request
 // from 4 clients, unless it holds n already. The board keeps the latest
-// score (policy latest), so every background write moves its member.
-func preload(ctx context.Context, c *client, n int) (time.Duration, error) {
+// score (policy latest), so every later write replaces its member's score.
+func preload(ctx context.Context, c *client, n int, scoreOf func(r *rand.Rand, j int) float64) (time.Duration, error) {
 	if err := c.ensureBoard(ctx, `{"policy":"latest"}`); err != nil {
 		return 0, err
 	}
@@ -130,8 +131,7 @@ func preload(ctx context.Context, c *client, n int) (time.Duration, error) {
 	}
 	start := time.Now()
 	var next atomic.Int64
-	var firstErr error
-	var mu sync.Mutex
+	errs := make(chan error, 4)
 	var wg sync.WaitGroup
 	for i := range 4 {
 		rng := rand.New(rand.NewPCG(7, uint64(i)))
@@ -142,24 +142,26 @@ func preload(ctx context.Context, c *client, n int) (time.Duration, error) {
 					return
 				}
 				items := make([]score, 0, 1000)
-				for m := from; m < min(from+1000, n); m++ {
-					items = append(items, score{Member: "m" + strconv.Itoa(m), Score: float64(rng.IntN(1_000_000_000))})
+				for j := from; j < min(from+1000, n); j++ {
+					items = append(items, score{Member: "m" + strconv.Itoa(j), Score: scoreOf(rng, j)})
 				}
-				if st, err := c.do(ctx, http.MethodPost, c.boardPath()+"/scores", submitBody(items), nil); err != nil || st != http.StatusOK {
-					mu.Lock()
-					firstErr = cmpOr(firstErr, fmt.Errorf("loadtest: preload at m%d: %s", from, classify(st, err)))
-					mu.Unlock()
+				if _, class := (gatewaySink{c}).submit(ctx, items); class != "" {
+					errs <- fmt.Errorf("loadtest: preload at m%d: %s", from, class)
 					return
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
 	}
-	return time.Since(start), firstErr
+	return time.Since(start), ctx.Err()
 }
+
+// randomScore is a preload's score for a read run: anywhere in 0…1e9.
+func randomScore(r *rand.Rand, _ int) float64 { return float64(r.IntN(1_000_000_000)) }
 
 type writeResult struct {
 	rec     *recorder

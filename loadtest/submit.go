@@ -180,20 +180,29 @@ func progress(ctx context.Context, w io.Writer, count *atomic.Int64, per int64, 
 	if w == nil {
 		return func() {}
 	}
+	last := int64(0)
+	return everySecond(ctx, func(int) {
+		n := count.Load()
+		fmt.Fprintf(w, "  %d %s\n", (n-last)*per, unit)
+		last = n
+	})
+}
+
+// everySecond calls tick(1), tick(2), … once a second on a goroutine of
+// its own until ctx ends or the returned func, which waits for it, is
+// called.
+func everySecond(ctx context.Context, tick func(i int)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		last := int64(0)
-		for {
+		for i := 1; ; i++ {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				n := count.Load()
-				fmt.Fprintf(w, "  %d %s\n", (n-last)*per, unit)
-				last = n
+				tick(i)
 			}
 		}
 	})
