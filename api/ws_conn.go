@@ -17,8 +17,8 @@ import (
 // it (serve: it reads and handles client messages); the writer pool writes
 // its outbox; timers ping it and end it at its token's expiry; its
 // flowConn drains a stalled write. All end with the connection (ended)
-// and are waited for by serve. The engine only ever puts into the outbox, so it never waits on
-// the client.
+// and are waited for by serve. The engine only ever puts into the outbox,
+// so it never waits on the client.
 type wsConn struct {
 	l     *live
 	ws    *websocket.Conn
@@ -46,7 +46,7 @@ func newWSConn(l *live, ws *websocket.Conn, flow *flowConn) *wsConn {
 	flow.resumed = func() { l.pool.schedule(c) }
 	flow.stalled = func() {
 		l.metrics.slowCloses.Inc()
-		c.close(closeError{closeSlow, "client too slow: a write waited too long"})
+		c.close(closeError{closeSlow, "client too slow: bytes waited unsent past the slow timeout"})
 	}
 	ws.SetReadLimit(maxWSMessage)
 	return c

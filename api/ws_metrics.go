@@ -20,7 +20,7 @@ func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetric
 		conns:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "rankwire_ws_connections", Help: "Open WebSocket connections."}),
 		messages:   prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_messages_sent_total", Help: "WebSocket messages written."}),
 		bytes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_bytes_sent_total", Help: "Bytes of WebSocket messages written."}),
-		slowCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_slow_closes_total", Help: "Connections closed (4008) because a write waited longer than the slow timeout."}),
+		slowCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_slow_closes_total", Help: "Connections closed (4008) because bytes their socket did not take waited unsent past the slow timeout."}),
 		tick: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "rankwire_ws_push_tick_seconds", Help: "Duration of a push tick: recomputing, encoding and offering every changed view.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25},

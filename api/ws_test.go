@@ -262,7 +262,7 @@ func TestWSLimits(t *testing.T) {
 
 // TestWSSlowClient: a client that never reads holds at most one pending
 // message per subscription on the server while another client stays on
-// time, and is closed once a write waited past the slow timeout. The
+// time, and is closed once bytes waited unsent past the slow timeout. The
 // stalled client watches 50 distinct top-100 views so that its socket
 // fills fast.
 func TestWSSlowClient(t *testing.T) {

@@ -80,10 +80,10 @@ type StalledStats struct {
 	ClosedAtEnd int `json:"closed_at_end"`
 	OpenAtEnd   int `json:"open_at_end"`
 	// SlowCloses is the growth of the gateway's
-	// rankwire_ws_slow_closes_total (connections it closed 4008 because a
-	// write waited too long) from before any connection opened to the end
-	// of the measured phase: every client's, regular subscribers' too
-	// (see closes). -1: /metrics not read.
+	// rankwire_ws_slow_closes_total (connections it closed 4008 because
+	// bytes waited unsent past its slow timeout) from before any
+	// connection opened to the end of the measured phase: every client's,
+	// regular subscribers' too (see closes). -1: /metrics not read.
 	SlowCloses float64 `json:"slow_closes"`
 }
 
