@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rankwire/rankwire/internal/await"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -42,12 +43,7 @@ func startRedis(t *testing.T) string {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	rc := redis.NewClient(&redis.Options{Addr: addr})
 	defer rc.Close()
-	for deadline := time.Now().Add(10 * time.Second); rc.Ping(context.Background()).Err() != nil; {
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s not ready after 10 s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.For(t, 10*time.Second, func() error { return rc.Ping(context.Background()).Err() })
 	return addr
 }
 
