@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -34,24 +33,19 @@ func notFound(format string, args ...any) *Error {
 	return &Error{http.StatusNotFound, "not_found", fmt.Sprintf(format, args...)}
 }
 
-// classes maps the sentinel errors of the packages below to protocol codes,
-// checked in order.
-var classes = []struct {
-	err    error
-	status int
-	code   string
-}{
-	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{auth.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{hub.ErrBadRequest, http.StatusBadRequest, "bad_request"},
-	{hub.ErrNotFound, http.StatusNotFound, "not_found"},
-	{hub.ErrConflict, http.StatusConflict, "conflict"},
-	{hub.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
-	{hub.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
+// statuses maps the protocol codes that a hub error may carry to HTTP.
+var statuses = map[hub.Code]int{
+	hub.CodeBadRequest:  http.StatusBadRequest,
+	hub.CodeNotFound:    http.StatusNotFound,
+	hub.CodeConflict:    http.StatusConflict,
+	hub.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
-// toError turns any error into a protocol Error. Errors of no known class
-// are internal: logged in full, answered without detail.
+// toError turns any error into a protocol Error: an api *Error as it is; a
+// body over the limit too_large; a *hub.Error by its Code, answering its
+// Msg (which names the field, never a stream); an auth refusal by its class
+// (see authError). Errors of no known class are internal: logged in full,
+// answered without detail. Unavailable errors are logged with their cause.
 func toError(err error, log *slog.Logger) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -62,25 +56,32 @@ func toError(err error, log *slog.Logger) *Error {
 		return &Error{http.StatusRequestEntityTooLarge, "too_large",
 			fmt.Sprintf("body: larger than %d bytes", tooBig.Limit)}
 	}
-	for _, c := range classes {
-		if errors.Is(err, c.err) {
-			return &Error{c.status, c.code, cleanMessage(err.Error())}
+	var he *hub.Error
+	if errors.As(err, &he) {
+		if status, ok := statuses[he.Code]; ok {
+			if he.Code == hub.CodeUnavailable {
+				log.Warn("unavailable", "err", err)
+			}
+			return &Error{status, string(he.Code), he.Msg}
 		}
+	}
+	if a := authError(err); a != nil {
+		return a
 	}
 	log.Error("internal error", "err", err)
 	return &Error{http.StatusInternalServerError, "internal", "internal error"}
 }
 
-// cleanMessage strips the package prefixes of sentinel errors, leaving the
-// part that names the field: "hub: bad request: scores[2].member: empty"
-// reads "scores[2].member: empty".
-func cleanMessage(msg string) string {
-	for _, p := range []string{"hub: bad request: ", "hub: not found: ", "hub: conflict: ", "hub: "} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			return rest
-		}
+// authError maps a refusal of package auth to its protocol code, or nil.
+// The message is auth's own, which names claims and roles, never a type.
+func authError(err error) *Error {
+	switch {
+	case errors.Is(err, auth.ErrUnauthorized):
+		return &Error{http.StatusUnauthorized, "unauthorized", err.Error()}
+	case errors.Is(err, auth.ErrForbidden):
+		return &Error{http.StatusForbidden, "forbidden", err.Error()}
 	}
-	return msg
+	return nil
 }
 
 type errorBody struct {
