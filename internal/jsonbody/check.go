@@ -104,7 +104,7 @@ func (c *checker) object(fs *fields) error {
 func (c *checker) field(fs *fields) (*field, error) {
 	c.space()
 	if c.peek() != '"' {
-		return nil, c.syntax(`want a field name in ""`)
+		return nil, c.syntax(c.want(`want a field name in ""`))
 	}
 	start := c.pos
 	name, err := c.key()
@@ -119,7 +119,7 @@ func (c *checker) field(fs *fields) (*field, error) {
 	}
 	c.push(step{key: f.name, index: -1})
 	if c.space(); c.peek() != ':' {
-		return nil, c.syntax("want ':' after the field name")
+		return nil, c.syntax(c.want("want ':' after the field name"))
 	}
 	c.pos++
 	return f, nil
@@ -156,7 +156,7 @@ func (c *checker) next(closing byte) (done bool, err error) {
 		c.pos++
 		return true, nil
 	}
-	return false, c.syntax("want ',' or '" + string(closing) + "'")
+	return false, c.syntax(c.want("want ',' or '" + string(closing) + "'"))
 }
 
 // numberFor checks a number against a numeric field: it must fit, and an
@@ -232,11 +232,14 @@ func (c *checker) syntax(msg string) error {
 }
 
 // wantValue is the syntax message where a value should start.
-func (c *checker) wantValue() string {
+func (c *checker) wantValue() string { return c.want("want a value") }
+
+// want is msg, or "the body ends early" where it does.
+func (c *checker) want(msg string) string {
 	if c.pos >= len(c.data) {
 		return "the body ends early"
 	}
-	return "want a value"
+	return msg
 }
 
 // pathString renders c.path as `scores[7].score`; "body" where it is

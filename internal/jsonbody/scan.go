@@ -254,7 +254,7 @@ func (c *checker) anyObject() error {
 	}
 	for {
 		if c.space(); c.peek() != '"' {
-			return c.syntax(`want a field name in ""`)
+			return c.syntax(c.want(`want a field name in ""`))
 		}
 		name, err := c.key()
 		if err != nil {
@@ -262,7 +262,7 @@ func (c *checker) anyObject() error {
 		}
 		c.push(step{key: string(name), index: -1})
 		if c.space(); c.peek() != ':' {
-			return c.syntax("want ':' after the field name")
+			return c.syntax(c.want("want ':' after the field name"))
 		}
 		c.pos++
 		if err := c.value(anyType); err != nil {
