@@ -288,7 +288,7 @@ func plain(s string) bool {
 
 // clip shortens a name a client sent before a message quotes it.
 func clip(s string) string {
-	const max = 40
+	const max = 64
 	if len(s) <= max {
 		return s
 	}
