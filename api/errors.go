@@ -72,16 +72,40 @@ func toError(err error, log *slog.Logger) *Error {
 	return &Error{http.StatusInternalServerError, "internal", "internal error"}
 }
 
-// authError maps a refusal of package auth to its protocol code, or nil.
-// The message is auth's own, which names claims and roles, never a type.
+// authError maps a refusal of package auth to its protocol code and a
+// message of the protocol's words, or nil. Its detail (which kid, which
+// claim) stays in auth's error text, which the client does not see.
 func authError(err error) *Error {
-	switch {
-	case errors.Is(err, auth.ErrUnauthorized):
-		return &Error{http.StatusUnauthorized, "unauthorized", err.Error()}
-	case errors.Is(err, auth.ErrForbidden):
-		return &Error{http.StatusForbidden, "forbidden", err.Error()}
+	for _, a := range authMessages {
+		if errors.Is(err, a.err) {
+			return &Error{a.status, a.code, a.msg}
+		}
 	}
 	return nil
+}
+
+// authMessages lists auth's sentinels, the specific ones before their
+// classes.
+var authMessages = []struct {
+	err    error
+	status int
+	code   string
+	msg    string
+}{
+	{auth.ErrNoToken, http.StatusUnauthorized, "unauthorized", "token: missing"},
+	{auth.ErrMalformed, http.StatusUnauthorized, "unauthorized", "token: malformed"},
+	{auth.ErrUnknownKey, http.StatusUnauthorized, "unauthorized", "token: kid names no key of the gateway"},
+	{auth.ErrAlgorithm, http.StatusUnauthorized, "unauthorized", "token: alg is not the algorithm of its key"},
+	{auth.ErrBadSignature, http.StatusUnauthorized, "unauthorized", "token: bad signature"},
+	{auth.ErrExpired, http.StatusUnauthorized, "unauthorized", "token: expired"},
+	{auth.ErrNotYetValid, http.StatusUnauthorized, "unauthorized", "token: not valid yet"},
+	{auth.ErrMissingClaim, http.StatusUnauthorized, "unauthorized", "token: a required claim is missing"},
+	{auth.ErrAudience, http.StatusUnauthorized, "unauthorized", "token: aud does not contain \"rankwire\""},
+	{auth.ErrWrongTenant, http.StatusUnauthorized, "unauthorized", "token: tnt is not the tenant of its key"},
+	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "token: refused"},
+	{auth.ErrRole, http.StatusForbidden, "forbidden", "token: role not granted"},
+	{auth.ErrBoard, http.StatusForbidden, "forbidden", "token: does not reach the board"},
+	{auth.ErrForbidden, http.StatusForbidden, "forbidden", "token: not allowed"},
 }
 
 type errorBody struct {

@@ -64,6 +64,26 @@ func TestErrorMessages(t *testing.T) {
 	}
 }
 
+// TestAuthMessages: refusals of a token say what is wrong with it in the
+// protocol's words, naming the role or board where one is concerned.
+func TestAuthMessages(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.must(200, "PUT", "/v1/boards/poker", e.token("a", admin), `{}`)
+	tests := []struct{ name, method, path, token, want string }{
+		{"garbage", "GET", "/v1/boards/poker/top", "garbage", "token: malformed"},
+		{"role", "POST", "/v1/boards/poker/scores", e.token("a", auth.RoleRead), "role submit: not granted"},
+		{"board", "GET", "/v1/boards/poker/top", e.token("a", auth.RoleRead, "slots-*"), `board "poker": the token does not reach it`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out := e.do(tt.method, tt.path, tt.token, `{"member":"a","score":1}`)
+			if _, msg := errCode(out); msg != tt.want {
+				t.Errorf("message %q, want %q", msg, tt.want)
+			}
+		})
+	}
+}
+
 // TestInvalidUTF8: invalid UTF-8 in any string of a body, a query or a
 // path is bad_request naming the field; it is never replaced, so two
 // different byte strings never become one member.
@@ -123,8 +143,10 @@ func TestToError(t *testing.T) {
 		{"closed", hub.ErrClosed, 503, "unavailable", "closed"},
 		{"wrapped hub error", fmt.Errorf("ctx: %w", hub.ErrConflict), 409, "conflict", "conflict"},
 		{"too large", &http.MaxBytesError{Limit: 10}, 413, "too_large", "body: larger than 10 bytes"},
-		{"auth", auth.ErrExpired, 401, "unauthorized", auth.ErrExpired.Error()},
-		{"forbidden", auth.ErrBoard, 403, "forbidden", auth.ErrBoard.Error()},
+		{"expired", fmt.Errorf("%w: exp is 2m past", auth.ErrExpired), 401, "unauthorized", "token: expired"},
+		{"unknown key", fmt.Errorf("%w: kid \"x\"", auth.ErrUnknownKey), 401, "unauthorized", "token: kid names no key of the gateway"},
+		{"board", fmt.Errorf("%w: board \"poker\"", auth.ErrBoard), 403, "forbidden", "token: does not reach the board"},
+		{"auth class", auth.ErrForbidden, 403, "forbidden", "token: not allowed"},
 		{"hub internal", hub.ErrInternal, 500, "internal", "internal error"},
 		{"unknown", errors.New("disk on fire at /var/x"), 500, "internal", "internal error"},
 	}

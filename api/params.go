@@ -33,8 +33,12 @@ func boardFor(r *http.Request, role auth.Role) (string, error) {
 	if !boardName.MatchString(name) {
 		return "", badRequest("board: %q does not match %s", truncate(name), boardName)
 	}
-	if err := scopeOf(r).Allows(role, name); err != nil {
-		return "", err
+	sc := scopeOf(r)
+	if !sc.Can(role) {
+		return "", forbidden("role %s: not granted", role)
+	}
+	if !sc.CanBoard(name) {
+		return "", forbidden("board %q: the token does not reach it", name)
 	}
 	return name, nil
 }
