@@ -36,6 +36,7 @@ func notFound(format string, args ...any) *Error {
 // statuses maps the protocol codes that a hub error may carry to HTTP.
 var statuses = map[hub.Code]int{
 	hub.CodeBadRequest:  http.StatusBadRequest,
+	hub.CodeForbidden:   http.StatusForbidden,
 	hub.CodeNotFound:    http.StatusNotFound,
 	hub.CodeConflict:    http.StatusConflict,
 	hub.CodeUnavailable: http.StatusServiceUnavailable,

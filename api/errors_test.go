@@ -141,6 +141,7 @@ func TestToError(t *testing.T) {
 		msg    string
 	}{
 		{"closed", hub.ErrClosed, 503, "unavailable", "closed"},
+		{"hub forbidden the older way", fmt.Errorf("%w: alias \"x\"", hub.ErrForbidden), 403, "forbidden", "forbidden"},
 		{"wrapped hub error", fmt.Errorf("ctx: %w", hub.ErrConflict), 409, "conflict", "conflict"},
 		{"too large", &http.MaxBytesError{Limit: 10}, 413, "too_large", "body: larger than 10 bytes"},
 		{"expired", fmt.Errorf("%w: exp is 2m past", auth.ErrExpired), 401, "unauthorized", "token: expired"},

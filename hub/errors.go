@@ -13,6 +13,7 @@ type Code string
 // The codes a hub error carries.
 const (
 	CodeBadRequest  Code = "bad_request"
+	CodeForbidden   Code = "forbidden"
 	CodeNotFound    Code = "not_found"
 	CodeConflict    Code = "conflict"
 	CodeUnavailable Code = "unavailable"
@@ -62,6 +63,9 @@ func (e *Error) Is(target error) bool {
 var (
 	// ErrNotFound: a board, member or tenant that does not exist (404).
 	ErrNotFound = sentinel(CodeNotFound, "not found")
+	// ErrForbidden: an effect the caller's scope does not reach, such as a
+	// merge through identity links (403).
+	ErrForbidden = sentinel(CodeForbidden, "forbidden")
 	// ErrConflict: a board settings change that its entries forbid (409).
 	ErrConflict = sentinel(CodeConflict, "conflict")
 	// ErrBadRequest: invalid input, naming the field (400).

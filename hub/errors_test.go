@@ -24,12 +24,13 @@ func TestErrorClasses(t *testing.T) {
 		{"bad request", errorf(ErrBadRequest, "scores[%d].score: not a finite number", 7), ErrBadRequest, CodeBadRequest, "scores[7].score: not a finite number"},
 		{"not found", errorf(ErrNotFound, "board %q", "b"), ErrNotFound, CodeNotFound, `board "b"`},
 		{"conflict", errorf(ErrConflict, "order"), ErrConflict, CodeConflict, "order"},
+		{"forbidden", errorf(ErrForbidden, "aliases[0]: %q names another member", "x"), ErrForbidden, CodeForbidden, `aliases[0]: "x" names another member`},
 		{"unavailable", unavailable(logUnavailable, cause), ErrUnavailable, CodeUnavailable, "the tenant's log is unavailable"},
 		{"closed", ErrClosed, ErrClosed, CodeUnavailable, "closed"},
 		{"wrapped the older way", fmt.Errorf("%w: board %q", ErrNotFound, "b"), ErrNotFound, CodeNotFound, "not found"},
 		{"wrapped again", fmt.Errorf("list: %w", errorf(ErrBadRequest, "limit")), ErrBadRequest, CodeBadRequest, "limit"},
 	}
-	all := []*Error{ErrBadRequest, ErrNotFound, ErrConflict, ErrUnavailable, ErrClosed, ErrInternal}
+	all := []*Error{ErrBadRequest, ErrForbidden, ErrNotFound, ErrConflict, ErrUnavailable, ErrClosed, ErrInternal}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, c := range all {
