@@ -17,6 +17,8 @@ var allowed = map[string][]string{
 	"subscriptions": {module + "board"},
 	"hub":           {module + "board", module + "identity", "github.com/nats-io/"},
 	"web":           nil,
+	// jsonbody decodes request bodies for api: the standard library only.
+	"internal/jsonbody": nil,
 }
 
 // required lists the packages that must exist for the test to mean anything.
