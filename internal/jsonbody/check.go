@@ -72,7 +72,7 @@ func (c *checker) typed(t reflect.Type, got string) error {
 // and given once.
 func (c *checker) object(fs *fields) error {
 	c.pos++ // '{'
-	var seen []bool
+	var seen seenSet
 	if c.space(); c.peek() == '}' {
 		c.pos++
 		return nil
@@ -82,13 +82,9 @@ func (c *checker) object(fs *fields) error {
 		if err != nil {
 			return err
 		}
-		if seen == nil {
-			seen = make([]bool, len(fs.list))
-		}
-		if seen[f.index] {
+		if seen.repeat(f.index) {
 			return c.fail("field repeats")
 		}
-		seen[f.index] = true
 		if err := c.value(f.typ); err != nil {
 			return err
 		}
@@ -97,6 +93,29 @@ func (c *checker) object(fs *fields) error {
 			return err
 		}
 	}
+}
+
+// seenSet records the fields of one object given so far: a word of bits,
+// and a map only for a struct of more than 64 fields.
+type seenSet struct {
+	small uint64
+	big   map[int]bool
+}
+
+// repeat records field i and reports whether it was recorded before.
+func (s *seenSet) repeat(i int) bool {
+	if i < 64 {
+		bit := uint64(1) << i
+		was := s.small&bit != 0
+		s.small |= bit
+		return was
+	}
+	if s.big == nil {
+		s.big = map[int]bool{}
+	}
+	was := s.big[i]
+	s.big[i] = true
+	return was
 }
 
 // field reads `"name":` and returns the struct field it names, pushed on

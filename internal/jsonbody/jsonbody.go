@@ -64,8 +64,9 @@ func (c *checker) document(t reflect.Type) error {
 	if c.pos == len(c.data) {
 		return &Error{Path: "body", Msg: "empty, want a JSON object"}
 	}
-	if c.data[c.pos] != '{' {
-		got, _ := c.kindAt()
+	if got, ok := c.kindAt(); !ok {
+		return c.syntax("want a JSON object")
+	} else if got != "object" {
 		return &Error{Path: "body", Msg: "want an object, got " + got, Offset: c.pos}
 	}
 	if err := c.value(t); err != nil {

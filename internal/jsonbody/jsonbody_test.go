@@ -36,6 +36,7 @@ func TestMessages(t *testing.T) {
 		{"array", `[1]`, "body: want an object, got array"},
 		{"null", `null`, "body: want an object, got null"},
 		{"string", `"x"`, "body: want an object, got string"},
+		{"not a value", `xyz`, "body: invalid JSON at byte 0: want a JSON object"},
 		{"not JSON", `{nope`, `body: invalid JSON at byte 1: want a field name in ""`},
 		{"trailing", `{} {}`, "body: data after the JSON value at byte 3"},
 		{"truncated", `{"member":`, "member: invalid JSON at byte 10: the body ends early"},
