@@ -9,7 +9,7 @@ import (
 const module = "github.com/rankwire/rankwire/"
 
 // allowed maps a package to the prefixes of the non-standard packages it may
-// import directly, per DESIGN.md's package table. Test files are not counted.
+// import directly, per docs/ARCHITECTURE.md's package table. Test files are not counted.
 var allowed = map[string][]string{
 	"board":         nil,
 	"identity":      nil,
@@ -36,7 +36,7 @@ func TestImports(t *testing.T) {
 		}
 		for _, imp := range strings.Fields(string(out)) {
 			if !standard(imp) && !matches(imp, prefixes) {
-				t.Errorf("%s imports %s, which DESIGN.md does not allow", pkg, imp)
+				t.Errorf("%s imports %s, which docs/ARCHITECTURE.md does not allow", pkg, imp)
 			}
 		}
 	}
