@@ -73,7 +73,7 @@ type wsClient struct {
 	c      *websocket.Conn
 	msgs   chan wsMsg
 	closed chan struct{}
-	status websocket.StatusCode // the close code, after closed
+	status closeCode // the close code, after closed
 
 	mu     sync.Mutex // guards the fields below
 	state  map[string]map[int]rowJSON
@@ -115,7 +115,7 @@ func (wc *wsClient) readLoop(ctx context.Context) {
 	for {
 		_, data, err := wc.c.Read(ctx)
 		if err != nil {
-			wc.status = websocket.CloseStatus(err)
+			wc.status = closeCode(websocket.CloseStatus(err))
 			return
 		}
 		var m wsMsg
@@ -201,7 +201,7 @@ func (wc *wsClient) errorsSeen() []wsMsg {
 }
 
 // waitClosed waits for the server to close and returns the close code.
-func (wc *wsClient) waitClosed(d time.Duration) websocket.StatusCode {
+func (wc *wsClient) waitClosed(d time.Duration) closeCode {
 	wc.t.Helper()
 	select {
 	case <-wc.closed:
