@@ -222,8 +222,12 @@ func (c *wsConn) frame(typ websocket.MessageType, data []byte) {
 // a client that reads promptly is never closed for the replies it caused,
 // and meanwhile its next message stays unread (back pressure). A client
 // that stopped reading is closed by its socket's drain (4008, bytes unsent
-// past the slow timeout); the wait is bounded by the same timeout.
+// past the slow timeout); the wait is bounded by the same timeout. An id
+// longer than maxSubIDLen is not echoed.
 func (c *wsConn) reply(id string, e *Error) {
+	if len(id) > maxSubIDLen {
+		id = "" // not an id this connection could hold: not echoed back
+	}
 	raw := encodeError(id, e)
 	if c.out.Send(raw) {
 		return
