@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/rankwire/rankwire/auth"
 )
@@ -67,7 +68,7 @@ func (c *wsConn) refresh(sc auth.Scope, err error) {
 	old, _ := c.current()
 	switch {
 	case err != nil:
-		c.reply("", toError(err, c.l.s.log))
+		c.reply("", refreshRefused(err))
 	case sc.Tenant != old.Tenant:
 		c.refuseToken(errors.New("token of another tenant"), sc.Tenant)
 	case mayConnect(sc) != nil:
@@ -98,4 +99,14 @@ func (c *wsConn) narrow(sc auth.Scope) map[string]liveSub {
 		delete(c.subs, id)
 	}
 	return gone
+}
+
+// refreshRefused is the error message for a refresh token that does not
+// verify; it names the field, never the token.
+func refreshRefused(err error) *Error {
+	msg := "token: not a valid token for this gateway"
+	if errors.Is(err, auth.ErrExpired) {
+		msg = "token: expired"
+	}
+	return &Error{http.StatusUnauthorized, "unauthorized", msg}
 }

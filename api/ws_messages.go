@@ -160,12 +160,14 @@ func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, erro
 	return l, spec, err
 }
 
+// liveLoc returns the board-window m addresses, if sc reaches its board.
+// sc has the read role: a connection's token always has.
 func liveLoc(m clientMsg, sc auth.Scope) (hub.Loc, error) {
 	if !boardName.MatchString(m.Board) {
 		return hub.Loc{}, badRequest("board: %q does not match %s", truncate(m.Board), boardName)
 	}
-	if err := sc.Allows(auth.RoleRead, m.Board); err != nil {
-		return hub.Loc{}, err
+	if !sc.CanBoard(m.Board) {
+		return hub.Loc{}, forbidden("board: %q is not among the token's boards", m.Board)
 	}
 	l := hub.Loc{Tenant: sc.Tenant, Board: m.Board}
 	switch m.Window {
