@@ -30,6 +30,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newWSConn(l, ws, fw.conn)
 	if !l.track(c) {
+		l.metrics.closed(closeGoingAway)
 		ws.Close(websocket.StatusCode(closeGoingAway), "server shutting down")
 		if sc != nil {
 			l.release(sc.Tenant)
