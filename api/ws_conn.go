@@ -287,7 +287,7 @@ func (c *wsConn) subscribe(m clientMsg) {
 		return
 	}
 	if n >= MaxSubscriptions {
-		c.reply(m.ID, badRequest("subscribe: at most %d subscriptions per connection", MaxSubscriptions))
+		c.reply(m.ID, badRequest("id: at most %d subscriptions per connection", MaxSubscriptions))
 		return
 	}
 	sub, err := c.join(m, sc)

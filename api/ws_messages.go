@@ -75,7 +75,7 @@ func decodeMsg(data []byte) (clientMsg, error) {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
-		return m, badRequest("%s: want %s", fieldPath(typeErr.Field), jsonKind(typeErr.Type))
+		return m, badRequest("%s: want %s", fieldPath(data, typeErr.Field), jsonKind(typeErr.Type))
 	case errors.As(err, &syntaxErr):
 		return m, badRequest("message: not valid JSON (byte %d)", syntaxErr.Offset)
 	case err != nil:
@@ -85,10 +85,22 @@ func decodeMsg(data []byte) (clientMsg, error) {
 }
 
 // fieldPath names a field for a message: the whole message where the
-// field is the top level.
-func fieldPath(field string) string {
-	if field == "" {
+// field is the top level, and the item's index in view.members (which
+// encoding/json does not give).
+func fieldPath(data []byte, field string) string {
+	switch field {
+	case "":
 		return "message"
+	case "view.members":
+		var v struct {
+			View struct{ Members []json.RawMessage } `json:"view"`
+		}
+		_ = json.Unmarshal(data, &v) // decoded once already: an item is not a string
+		for i, raw := range v.View.Members {
+			if len(raw) == 0 || raw[0] != '"' && string(raw) != "null" { // null leaves a string as it is
+				return fmt.Sprintf("view.members[%d]", i)
+			}
+		}
 	}
 	return field
 }
