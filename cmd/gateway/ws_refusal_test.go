@@ -46,4 +46,3 @@ func TestWSRefusalsAreCloseCodes(t *testing.T) {
 		cancel()
 	}
 }
-
