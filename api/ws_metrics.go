@@ -35,6 +35,9 @@ func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetric
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25},
 		}),
 	}
+	for _, code := range []closeCode{closeGoingAway, closeInvalidText, closeTooBig, closeExpired, closeForbidden, closeSlow, closeOverLimit} {
+		m.closes.WithLabelValues(code.String()) // every code's series exists from the start, at 0
+	}
 	reg.MustRegister(m.conns, m.messages, m.bytes, m.slowCloses, m.closes, m.tick)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rankwire_ws_views", Help: "Distinct live views (board, window, kind, parameters).",
