@@ -55,6 +55,7 @@ func newLive(s *Server) *live {
 	if l.maxConn <= 0 {
 		l.maxConn = DefaultMaxConnections
 	}
+	warnOpenOrigins(s.log, c.AllowedOrigins)
 	l.metrics = newWSMetrics(c.Registry, l.eng)
 	l.pool = newWriterPool(l.metrics)
 	c.Hub.SetFeed(&liveFeed{l: l})

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -38,4 +39,19 @@ func (l *live) originAllowed(r *http.Request) (string, bool) {
 		}
 	}
 	return origin, false
+}
+
+// warnOpenOrigins logs a warning, once at start, for each allowed-origin
+// pattern that matches any site (such as "*"): with it, a page of any
+// site holding a token may open WebSockets on the gateway.
+func warnOpenOrigins(log *slog.Logger, patterns []string) {
+	for _, p := range patterns {
+		target := "any-site.invalid:1"
+		if strings.Contains(p, "://") {
+			target = "https://" + target
+		}
+		if ok, _ := path.Match(strings.ToLower(p), target); ok {
+			log.Warn("websocket: an allowed origin pattern matches every site: pages of any site may open WebSockets", "pattern", p)
+		}
+	}
 }

@@ -148,3 +148,22 @@ func TestRefusalLogRate(t *testing.T) {
 		t.Fatalf("the next second's line %v, want dropped %d", last, 20-refusalLines)
 	}
 }
+
+// TestWarnOpenOrigins: a pattern that lets every site in is warned about at
+// start; a pattern of one site is not.
+func TestWarnOpenOrigins(t *testing.T) {
+	for _, c := range []struct {
+		patterns []string
+		warned   int
+	}{
+		{[]string{"*"}, 1},
+		{[]string{"*://*", "games.example"}, 1},
+		{[]string{"games.example", "*.casino.io", "https://lobby.example:8443"}, 0},
+	} {
+		logs := &syncBuffer{}
+		warnOpenOrigins(slog.New(slog.NewJSONHandler(logs, nil)), c.patterns)
+		if n := len(logs.lines()); n != c.warned {
+			t.Errorf("%q: %d warnings, want %d", c.patterns, n, c.warned)
+		}
+	}
+}
