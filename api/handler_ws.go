@@ -62,7 +62,11 @@ func (l *live) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 		err = mayConnect(sc)
 	}
 	if err != nil {
-		l.refusals.refused(refusedToken, tokenAttrs(err, sc.Tenant)...)
+		tenant := sc.Tenant
+		if tenant == "" {
+			tenant = keyTenant(l.s.cfg.Keys, tok)
+		}
+		l.refusals.refused(refusedToken, tokenAttrs(err, tenant)...)
 		e := tokenClose(err)
 		return nil, &e
 	}

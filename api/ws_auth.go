@@ -1,8 +1,11 @@
 package api
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/rankwire/rankwire/auth"
 )
@@ -33,7 +36,7 @@ func (c *wsConn) auth(token string, authed bool) {
 	}
 	switch {
 	case err != nil:
-		c.refuseToken(err, sc.Tenant)
+		c.refuseToken(err, keyTenant(c.l.s.cfg.Keys, token))
 	case !c.l.admit(sc.Tenant):
 		c.l.refusals.refused(refusedCap, "tenant", sc.Tenant)
 		c.close(newClose(closeOverLimit, "tenant at its connection cap"))
@@ -49,6 +52,8 @@ func (c *wsConn) refuseToken(err error, tenant string) {
 	c.close(tokenClose(err))
 }
 
+// tokenAttrs are the log attributes of a refused token: the refusal and
+// the tenant, where known.
 func tokenAttrs(err error, tenant string) []any {
 	attrs := []any{"err", err.Error()}
 	if tenant != "" {
@@ -109,4 +114,26 @@ func refreshRefused(err error) *Error {
 		msg = "token: expired"
 	}
 	return &Error{http.StatusUnauthorized, "unauthorized", msg}
+}
+
+// keyTenant returns the tenant that owns the key a token's header names
+// (kid), or "": what a refusal log can say of a token that did not verify.
+// It reads the header only, at most 1 KiB of it; the token itself is never
+// kept or logged. O(len(header)).
+func keyTenant(keys *auth.Keyring, token string) string {
+	head, _, ok := strings.Cut(token, ".")
+	if !ok || keys == nil || len(head) > 1<<10 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(head)
+	var h struct {
+		Kid string `json:"kid"`
+	}
+	if err != nil || json.Unmarshal(raw, &h) != nil {
+		return ""
+	}
+	if k, ok := keys.Key(h.Kid); ok {
+		return k.Tenant
+	}
+	return ""
 }

@@ -102,6 +102,11 @@ func TestWSRefusedUpgrades(t *testing.T) {
 		}
 		return nil
 	})
+	for _, l := range logs.lines() {
+		if l["reason"] == refusedToken && l["tenant"] != "casino-b" {
+			t.Errorf("a token refusal without its key's tenant: %v", l)
+		}
+	}
 	out := logs.String()
 	if !strings.Contains(out, `"origin":"https://evil.example"`) || !strings.Contains(out, `"tenant":"casino-b"`) {
 		t.Fatalf("refusal lines lack the origin or the tenant:\n%s", out)
