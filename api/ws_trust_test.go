@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -192,7 +193,8 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 // limit); with the documented limit, a flood is closed 4029 too.
 func TestWSMessageRate(t *testing.T) {
 	const burst = 10
-	e := newLiveEnv(t, Config{}, func(s *Server) { s.live.msgRate, s.live.msgBurst = 0, burst })
+	logs := &syncBuffer{}
+	e := newLiveEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}, func(s *Server) { s.live.msgRate, s.live.msgBurst = 0, burst })
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
 	for i := range burst {
@@ -206,6 +208,14 @@ func TestWSMessageRate(t *testing.T) {
 	if n := len(c.errorsSeen()); n != burst {
 		t.Fatalf("%d replies, want %d: the message past the limit is not handled", n, burst)
 	}
+	checkFor(t, 5*time.Second, func() error {
+		for _, l := range logs.lines() {
+			if l["reason"] == refusedRate && l["tenant"] == "casino-a" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no message_rate refusal logged: %s", logs)
+	})
 
 	d := newLiveEnv(t, Config{})
 	f := d.dial("access_token="+d.token("a", auth.RoleRead), true, nil)
