@@ -292,12 +292,30 @@ func (c *wsConn) subscribe(m clientMsg) {
 	}
 	sub, err := c.join(m, sc)
 	if err != nil {
-		c.reply(m.ID, toError(err, c.l.s.log))
+		c.reply(m.ID, joinError(toError(err, c.l.s.log), m))
 		return
 	}
 	c.mu.Lock()
 	c.subs[m.ID] = liveSub{sub: sub, board: m.Board}
 	c.mu.Unlock()
+}
+
+// joinError names the field of a refused join by its protocol code: m is
+// validated, so what the hub can still refuse is the board (not_found: it
+// does not exist) or the window (bad_request: the board keeps no such
+// window). Other codes (unavailable, internal) pass as they are.
+func joinError(e *Error, m clientMsg) *Error {
+	switch e.Code {
+	case "not_found":
+		return notFound("board: %q does not exist", m.Board)
+	case "bad_request":
+		w := m.Window
+		if w == "" {
+			w = "all"
+		}
+		return badRequest("window: board %q keeps no %s windows", m.Board, w)
+	}
+	return e
 }
 
 // join validates m and subscribes under the tenant's read lock, so that the

@@ -318,3 +318,20 @@ func TestWSMessageSize(t *testing.T) {
 		return nil
 	})
 }
+
+// TestWSJoinErrorsNameFields: a board that does not exist and a window the
+// board does not keep are refused naming board and window.
+func TestWSJoinErrorsNameFields(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	c.subscribe("s", "nope", map[string]any{"kind": "top"})
+	c.send(`{"type":"subscribe","id":"t","board":"weekly","window":"day","view":{"kind":"top"}}`)
+	errs := waitErrors(t, c, 2)
+	if errs[0].Code != "not_found" || errs[0].Message != `board: "nope" does not exist` {
+		t.Errorf("a missing board: %+v", errs[0])
+	}
+	if errs[1].Code != "bad_request" || !strings.HasPrefix(errs[1].Message, "window: ") {
+		t.Errorf("a window not kept: %+v", errs[1])
+	}
+}
