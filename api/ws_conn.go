@@ -292,7 +292,7 @@ func (c *wsConn) subscribe(m clientMsg) {
 	}
 	sub, err := c.join(m, sc)
 	if err != nil {
-		c.reply(m.ID, joinError(toError(err, c.l.s.log), m))
+		c.reply(m.ID, toError(err, c.l.s.log))
 		return
 	}
 	c.mu.Lock()
@@ -300,8 +300,8 @@ func (c *wsConn) subscribe(m clientMsg) {
 	c.mu.Unlock()
 }
 
-// joinError names the field of a refused join by its protocol code: m is
-// validated, so what the hub can still refuse is the board (not_found: it
+// joinError names the field of a hub's refusal of a join by its protocol
+// code: m is validated, so what the hub can still refuse is the board (not_found: it
 // does not exist) or the window (bad_request: the board keeps no such
 // window). Other codes (unavailable, internal) pass as they are.
 func joinError(e *Error, m clientMsg) *Error {
@@ -331,7 +331,10 @@ func (c *wsConn) join(m clientMsg, sc auth.Scope) (*subscriptions.Sub, error) {
 		sub, err = c.l.eng.Subscribe(key, liveWindow{w}, c.out, m.ID, spec, m.Since)
 		return err
 	})
-	return sub, err
+	if err != nil {
+		return nil, joinError(toError(err, c.l.s.log), m)
+	}
+	return sub, nil
 }
 
 func (c *wsConn) unsubscribe(id string) {
