@@ -87,6 +87,9 @@ func TestWSRefusedUpgrades(t *testing.T) {
 			t.Errorf("%s: closed %d %q, want %d %q", c.name, code, reason, c.code, c.reason)
 		}
 	}
+	if f, o := e.closes(closeForbidden), e.closes(closeOverLimit); f != 5 || o != 1 {
+		t.Errorf("closes counted: 4003 %v, 4029 %v; want 5 and 1", f, o)
+	}
 	if n := e.s.live.eng.Stats().Subscriptions; n[0]+n[1]+n[2]+n[3] != 0 {
 		t.Fatalf("refused connections subscribed: %v", n)
 	}
