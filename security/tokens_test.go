@@ -99,7 +99,7 @@ func seed(g *gateway) (err error) {
 		{"POST", "/v1/identities", adminB, `{"member":"zq-whale-9931","aliases":["email:zq@b.example","champion-b"]}`},
 	}
 	for _, s := range steps {
-		if r := do(t, s.method, s.path, s.token, s.body);  r.status != 200 {
+		if r := do(t, s.method, s.path, s.token, s.body); r.status != 200 {
 			return fmt.Errorf("%s %s: %d %s", s.method, s.path, r.status, r.body)
 		}
 	}
