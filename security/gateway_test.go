@@ -69,7 +69,10 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	g, err := startGateway(dir)
+	if binPath, err = buildGateway(dir); err != nil {
+		return 0, err
+	}
+	g, err := startGateway(dir, nil)
 	if g != nil {
 		defer g.stop()
 	}
@@ -100,20 +103,22 @@ func buildGateway(dir string) (string, error) {
 
 var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 
-// startGateway builds the binary, writes the key file and starts the
-// gateway on a free loopback port with its metrics on another, through the
-// environment (RANKWIRE_*), and waits for its ready line.
-func startGateway(dir string) (*gateway, error) {
-	bin, err := buildGateway(dir)
-	if err != nil {
-		return nil, err
-	}
+// binPath is the gateway binary that TestMain built.
+var binPath string
+
+// startGateway writes the key file into dir and starts the gateway binary
+// on a free loopback port with its metrics on another, configured through
+// the environment (RANKWIRE_*: a flag the binary does not know yet is then
+// ignored rather than fatal), and waits for its ready line. wrap, where
+// given, is a command that runs the binary (prlimit and its flags).
+func startGateway(dir string, wrap []string) (*gateway, error) {
 	g := &gateway{done: make(chan struct{})}
 	keys, err := g.writeKeys(dir)
 	if err != nil {
 		return nil, err
 	}
-	g.cmd = exec.Command(bin)
+	argv := append(append([]string{}, wrap...), binPath)
+	g.cmd = exec.Command(argv[0], argv[1:]...)
 	g.cmd.Env = append(os.Environ(),
 		"RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0",
 		"RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+filepath.Join(dir, "data"),
