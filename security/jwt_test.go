@@ -97,20 +97,17 @@ func TestForgedTokensCannotConnect(t *testing.T) {
 			if name == "expired" {
 				want = 4001
 			}
-			w := dialWS(t, tok)
-			w.send(t, map[string]any{"type": "subscribe", "id": "s1", "board": "poker-final", "view": map[string]any{"kind": "top", "limit": 10}})
-			if got := w.closeCode(5 * time.Second); got != want {
-				t.Errorf("access_token: closed %d, want %d; received %q", got, want, w.seen)
+			viaQuery := dialWS(t, tok)
+			viaQuery.send(t, map[string]any{"type": "subscribe", "id": "s1", "board": "poker-final", "view": map[string]any{"kind": "top", "limit": 10}})
+			viaAuth := dialWS(t, "")
+			viaAuth.send(t, map[string]any{"type": "auth", "token": tok})
+			viaAuth.send(t, map[string]any{"type": "subscribe", "id": "s1", "board": "zebra-vault", "view": map[string]any{"kind": "top", "limit": 10}})
+			for how, w := range map[string]*wsConn{"access_token": viaQuery, "auth message": viaAuth} {
+				if got := w.closeCode(3 * time.Second); got != want {
+					t.Errorf("%s: closed %d, want %d; received %q", how, got, want, w.seen)
+				}
+				assertNoRows(t, name+" by "+how, w)
 			}
-			assertNoRows(t, name, w)
-
-			w = dialWS(t, "")
-			w.send(t, map[string]any{"type": "auth", "token": tok})
-			w.send(t, map[string]any{"type": "subscribe", "id": "s1", "board": "zebra-vault", "view": map[string]any{"kind": "top", "limit": 10}})
-			if got := w.closeCode(5 * time.Second); got != want {
-				t.Errorf("auth message: closed %d, want %d; received %q", got, want, w.seen)
-			}
-			assertNoRows(t, name, w)
 		})
 	}
 }
