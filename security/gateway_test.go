@@ -84,6 +84,16 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("seeding: %w\n%s", err, g.logText())
 	}
 	code := m.Run()
+	// Never log a token: search the whole log for every token the suite
+	// sent, valid or forged.
+	if leaked := tokensInLog(g.logText()); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the gateway's log holds %d of the tokens sent to it, e.g. %.60s...\n", len(leaked), leaked[0])
+		code = 1
+	}
+	if strings.Contains(g.logText(), "access_token=") {
+		fmt.Fprintln(os.Stderr, "FAIL: the gateway's log holds a URL with access_token")
+		code = 1
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "gateway log (last 4 KB):\n%s\n", tail(g.logText(), 4096))
 	}

@@ -32,6 +32,23 @@ func TestNoMetricsOnAPIPort(t *testing.T) {
 	}
 }
 
+// TestUnauthenticatedPathsNameNoTenant: what the API port answers without
+// a token (/healthz, /readyz, the widget, unknown paths) names no tenant,
+// board or member.
+func TestUnauthenticatedPathsNameNoTenant(t *testing.T) {
+	for _, path := range []string{"/healthz", "/readyz", "/", "/widget/", "/v1", "/v1/boards", "/v1/boards/poker-final/top", "/v1/ws", "/demo/token", "/demo/stats"} {
+		r := do(t, "GET", path, "", "")
+		if strings.HasPrefix(path, "/v1/boards") && r.status != 401 {
+			t.Errorf("GET %s without a token: %d, want 401", path, r.status)
+		}
+		for _, leak := range []string{tenantA, tenantB, "poker-final", "zebra-vault", "champion", "zq-"} {
+			if strings.Contains(strings.ReplaceAll(r.body, path, ""), leak) {
+				t.Errorf("GET %s without a token: answer holds %q: %.200s", path, leak, r.body)
+			}
+		}
+	}
+}
+
 // TestOnlyAPIAndMetricsListen lists the gateway process's listening
 // sockets from /proc (TCP and UDP, IPv4 and IPv6, and Unix stream
 // sockets) and proves that there are exactly two, both on loopback: the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,38 @@ func hs(t testing.TB, kid string, secret []byte, c claims) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return minted(s)
+}
+
+var (
+	mintedMu sync.Mutex // guards mintedTokens
+	// mintedTokens is every token the suite made, for the log search.
+	mintedTokens []string
+)
+
+// minted records tok for TestMain's search of the gateway's log.
+func minted(tok string) string {
+	mintedMu.Lock()
+	defer mintedMu.Unlock()
+	mintedTokens = append(mintedTokens, tok)
+	return tok
+}
+
+// tokensInLog returns the tokens of which log holds a part: a signature,
+// or a header and claims, of 16 characters or more.
+func tokensInLog(log string) []string {
+	mintedMu.Lock()
+	defer mintedMu.Unlock()
+	var found []string
+	for _, tok := range mintedTokens {
+		for _, part := range strings.Split(tok, ".") {
+			if len(part) >= 16 && strings.Contains(log, part) {
+				found = append(found, tok)
+				break
+			}
+		}
+	}
+	return found
 }
 
 // tokA and tokB are valid HS256 tokens of tenants A and B.
@@ -61,7 +93,7 @@ func rs(t testing.TB, kid string, c claims) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return minted(s)
 }
 
 // unsigned builds a token with header h and claims c and an empty signature
@@ -71,7 +103,7 @@ func unsigned(h map[string]any, c claims) string {
 		b, _ := json.Marshal(v)
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
-	return enc(h) + "." + enc(c) + "."
+	return minted(enc(h) + "." + enc(c) + ".")
 }
 
 // seed creates both tenants' boards, members and aliases. Tenant B's names
