@@ -58,6 +58,9 @@ func TestIdleAndSlowConnectionsDoNotLockOut(t *testing.T) {
 		}
 	}
 	t.Logf("%d attacking connections open", len(conns))
+	if len(conns) < 1100 {
+		t.Fatalf("only %d attacking connections opened: the test's own file limit?", len(conns))
+	}
 	for i := range 3 {
 		began := time.Now()
 		r := rawRequest(t, g.addr, "GET", "/v1/boards/idle/top", read, "", 3*time.Second)
