@@ -26,6 +26,7 @@ import (
 const (
 	tenantA = "casino-a"
 	tenantB = "casino-b"
+	tenantC = "casino-c" // a third tenant with small limits, for floods
 )
 
 // bMarkers are strings that only tenant B's data contains: its board name,
@@ -46,10 +47,10 @@ type gateway struct {
 	mu  sync.Mutex // guards log
 	log strings.Builder
 
-	secretA, secretB []byte
-	rsaA             *rsa.PrivateKey // kid a2's private half: tenant A's RS256 key
-	rsaPubPEM        []byte          // kid a2's public key as written in the key file
-	done             chan struct{}
+	secretA, secretB, secretC []byte
+	rsaA                      *rsa.PrivateKey // kid a2's private half: tenant A's RS256 key
+	rsaPubPEM                 []byte          // kid a2's public key as written in the key file
+	done                      chan struct{}
 }
 
 func TestMain(m *testing.M) {
@@ -189,9 +190,11 @@ func (g *gateway) stop() {
 }
 
 // writeKeys writes the key file: tenant A with an HS256 key (a1) and an
-// RS256 key (a2), tenant B with an HS256 key (b1).
+// RS256 key (a2), tenant B with an HS256 key (b1), tenant C with an HS256
+// key (c1) and limits of 100 submissions a second and 3 connections.
 func (g *gateway) writeKeys(dir string) (string, error) {
 	g.secretA, g.secretB = []byte(strings.Repeat("A", 32)+"-tenant-a"), []byte(strings.Repeat("B", 32)+"-tenant-b")
+	g.secretC = []byte(strings.Repeat("C", 32) + "-tenant-c")
 	var err error
 	if g.rsaA, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
 		return "", err
@@ -212,6 +215,9 @@ func (g *gateway) writeKeys(dir string) (string, error) {
 			{Kid: "a2", Alg: "RS256", PublicKey: string(g.rsaPubPEM)},
 		}},
 		tenantB: map[string]any{"keys": []key{{Kid: "b1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretB)}}},
+		// Tenant C is the flooder: small limits, so that reaching them is cheap.
+		tenantC: map[string]any{"keys": []key{{Kid: "c1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretC)}},
+			"limits": map[string]any{"submissions_per_second": 100, "connections": 3}},
 	}}
 	body, err := json.Marshal(file)
 	if err != nil {
