@@ -2,6 +2,7 @@ package security
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,18 @@ func TestCrossTenantReadsHTTP(t *testing.T) {
 		"/v1/boards/poker-final/ranks/1", "/v1/boards/poker-final/members?ids=champion,zq-whale-9931,zq-shark-4417"} {
 		r := mustOK(t, "GET", p, adminA, "")
 		noLeak(t, p, scrub(strings.ReplaceAll(r.body, "zq-shark-4417", "<sent>")))
+	}
+	// A page cursor of B's board list pages A's boards, never B's.
+	if r := do(t, "GET", "/v1/boards?limit=1", tokB(t, base(tenantB, "admin")), ""); r.status == 200 {
+		var page struct{ Next string }
+		_ = json.Unmarshal([]byte(r.body), &page)
+		if page.Next != "" {
+			r := do(t, "GET", "/v1/boards?limit=100&after="+url.QueryEscape(page.Next), adminA, "")
+			if r.status >= 500 {
+				t.Errorf("A with B's cursor: %d %s", r.status, r.body)
+			}
+			noLeak(t, "A with B's cursor", scrub(strings.ReplaceAll(r.body, page.Next, "<sent>")))
+		}
 	}
 	// A's writes to the names B has land in A's namespace only.
 	sameAsGhost(t, "DELETE", "/v1/boards/poker-final/members/zq-whale-9931", adminA)
