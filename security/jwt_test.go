@@ -145,3 +145,37 @@ func assertUntouched(t *testing.T) {
 		}
 	}
 }
+
+// TestValidTokensAreAccepted is the control of the forged-token tests:
+// the same routes accept each tenant's valid tokens, RS256 and HS256, and
+// exp and nbf within the 30 s leeway, so the refusals above are refusals
+// of the forgery and not of everything.
+func TestValidTokensAreAccepted(t *testing.T) {
+	now := time.Now()
+	valid := map[string]string{
+		"HS256 of A":          tokA(t, base(tenantA, "read")),
+		"RS256 of A":          rs(t, "a2", base(tenantA, "read")),
+		"HS256 of B":          tokB(t, base(tenantB, "read")),
+		"expired 10 s ago":    tokA(t, base(tenantA, "read").with("exp", now.Add(-10*time.Second).Unix())),
+		"nbf 10 s ahead":      tokA(t, base(tenantA, "read").with("nbf", now.Add(10*time.Second).Unix())),
+		"aud as a list":       tokA(t, base(tenantA, "read").with("aud", []string{"rankwire"})),
+		"boards poker-*":      tokA(t, base(tenantA, "read").with("boards", []string{"poker-*"})),
+		"player with sub":     tokA(t, base(tenantA, "read").with("sub", "champion", "boards", []string{"poker-final"})),
+		"admin implies read":  tokA(t, base(tenantA, "admin")),
+		"boards * admin of B": tokB(t, base(tenantB, "admin").with("boards", []string{"*"})),
+	}
+	for name, tok := range valid {
+		r := do(t, "GET", "/v1/boards/poker-final/top", tok, "")
+		if r.status != 200 {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+		if name == "expired 10 s ago" {
+			continue // a live connection ends at exp itself (4001): the leeway covers a request, not a stay
+		}
+		w := dialWS(t, tok)
+		w.send(t, map[string]any{"type": "subscribe", "id": "c", "board": "poker-final", "view": map[string]any{"kind": "top", "limit": 1}})
+		if m := w.until(t, 5*time.Second, name+"'s snapshot", func(m map[string]any) bool { return m["id"] == "c" }); m["type"] != "snapshot" {
+			t.Errorf("%s on WebSocket: %v", name, m)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package security
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -327,4 +328,30 @@ func TestRefreshNarrows(t *testing.T) {
 	}
 	mustOK(t, "DELETE", "/v1/boards/poker-final/members/narrow-check", adminA, "")
 	mustOK(t, "DELETE", "/v1/boards/slots-1/members/s-three", adminA, "")
+}
+
+// TestBoardScopeOnSubscribe: a player's token limited to slots-* cannot
+// watch poker-final in any view; each subscription is refused forbidden
+// with no rows, and the connection keeps serving slots-1.
+func TestBoardScopeOnSubscribe(t *testing.T) {
+	w := dialWS(t, tokA(t, base(tenantA, "read").with("sub", "s-one", "boards", []string{"slots-*"})))
+	views := []map[string]any{
+		{"kind": "top", "limit": 10},
+		{"kind": "around", "member": "champion", "radius": 5},
+		{"kind": "around", "radius": 5},
+		{"kind": "rank", "rank": 1},
+		{"kind": "members", "members": []string{"champion", "runner-up"}},
+	}
+	for i, v := range views {
+		id := fmt.Sprint("v", i)
+		w.send(t, map[string]any{"type": "subscribe", "id": id, "board": "poker-final", "view": v})
+		if m := w.until(t, 5*time.Second, "the answer to "+id, func(m map[string]any) bool { return m["id"] == id }); m["type"] != "error" || m["code"] != "forbidden" {
+			t.Errorf("%v on poker-final: %v, want error forbidden", v, m)
+		}
+	}
+	w.send(t, map[string]any{"type": "subscribe", "id": "own", "board": "slots-1", "view": map[string]any{"kind": "around", "radius": 1}})
+	w.until(t, 5*time.Second, "slots-1's snapshot", isType("snapshot", "own"))
+	if all := w.all(); strings.Contains(all, "1000000") || strings.Contains(all, `"member":"champion"`) {
+		t.Errorf("poker-final's rows reached a slots-* token: %s", all)
+	}
 }
