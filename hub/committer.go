@@ -168,11 +168,12 @@ func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 		if ctx.Err() != nil {
 			err = ErrClosed
 		} else {
-			err = fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
+			err = h.publishErr(err, r.stream)
 		}
 		fail(reqs, err)
 		return
 	}
+	h.store.noteOK()
 	for i, req := range reqs {
 		req.sent <- ticket{f: f, i: i}
 	}

@@ -28,6 +28,7 @@ type Hub struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	snaps *snapshotter
+	store storeHealth // refused writes: store.go
 
 	id   string        // prefixes waiter keys: unique per Hub
 	next atomic.Uint64 // numbers waiter keys
@@ -85,7 +86,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, err := startEmbedded(h.cfg.DataDir, h.cfg.NATSPort)
+		s, err := startEmbedded(h.cfg.DataDir, h.cfg.NATSPort, h.cfg.MaxStore)
 		if err != nil {
 			return err
 		}

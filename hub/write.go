@@ -218,8 +218,9 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
-		return outcome{}, fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
+		return outcome{}, h.publishErr(err, r.stream)
 	}
+	h.store.noteOK()
 	select {
 	case <-f.done:
 		return f.out, nil

@@ -1,0 +1,121 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// This file is the store's health: whether JetStream can take writes, for
+// /readyz and for the error a refused write answers.
+//
+// JetStream refuses a message once the bytes it stores exceed its max
+// store (Config.MaxStore on the embedded server; the account's or the
+// server's limit on an external one) and takes messages again as soon as
+// stored bytes fall below it (a stream deleted, a limit raised): the Hub
+// needs no restart, it only has to say so. A refused publish answers
+// ErrStoreFull, which names no stream.
+
+// fullMemory is how long a write refused for lack of storage keeps Writable
+// failing where the store's use cannot be measured (an external server's
+// own limit): long enough for a load balancer to notice, short enough that
+// the next write soon tries again.
+const fullMemory = 5 * time.Second
+
+// storeHealth remembers the last write refused for lack of storage.
+type storeHealth struct {
+	fullAt atomic.Int64 // unix ns of the last refusal; 0: none
+}
+
+// noteFull records a write refused for lack of storage.
+func (sh *storeHealth) noteFull(now time.Time) { sh.fullAt.Store(now.UnixNano()) }
+
+// noteOK records a write the store took: it is not full.
+func (sh *storeHealth) noteOK() { sh.fullAt.Store(0) }
+
+// recentlyFull reports whether a write was refused for lack of storage
+// within fullMemory of now.
+func (sh *storeHealth) recentlyFull(now time.Time) bool {
+	at := sh.fullAt.Load()
+	return at != 0 && now.UnixNano()-at < int64(fullMemory)
+}
+
+// storeFullCodes are the JetStream errors of a store out of space: the
+// account's limit (10002), the server's limit (10023), no storage for a
+// new stream (10047).
+var storeFullCodes = []jetstream.ErrorCode{10002, 10023, 10047}
+
+// isStoreFull reports whether err is JetStream refusing for lack of storage.
+func isStoreFull(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	for _, c := range storeFullCodes {
+		if apiErr.ErrorCode == c {
+			return true
+		}
+	}
+	return false
+}
+
+// publishErr turns a failed publish into the error callers see, noting a
+// full store: ErrStoreFull (no stream name) for lack of storage, else
+// ErrUnavailable.
+func (h *Hub) publishErr(err error, stream string) error {
+	if isStoreFull(err) {
+		h.store.noteFull(time.Now())
+		h.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
+		return ErrStoreFull
+	}
+	return fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, stream, err)
+}
+
+// Writable returns nil while the Hub can take writes, else an error wrapping
+// ErrUnavailable that says why in words for /readyz: not connected to
+// NATS, JetStream disabled, or the store full (ErrStoreFull). On the
+// embedded server it measures the store (microseconds: counters, and one
+// pass over the streams); on an external one it asks the account's usage
+// (one round trip, bounded by ctx) and remembers refused writes for
+// fullMemory. Safe for concurrent use.
+func (h *Hub) Writable(ctx context.Context) error {
+	if !h.Connected() {
+		return fmt.Errorf("%w: not connected to NATS", ErrUnavailable)
+	}
+	if h.srv != nil {
+		return embeddedWritable(h.srv)
+	}
+	if h.store.recentlyFull(time.Now()) {
+		return ErrStoreFull
+	}
+	info, err := h.js.AccountInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: JetStream account info: %v", ErrUnavailable, err)
+	}
+	if max := info.Limits.MaxStore; max > 0 && int64(info.Store) >= max {
+		return fmt.Errorf("%w (%d of %d bytes used)", ErrStoreFull, info.Store, max)
+	}
+	return nil
+}
+
+// embeddedWritable measures the embedded server's store against its limit.
+// JetStream refuses a message once stored bytes exceed the limit, so the
+// store is full from there on.
+func embeddedWritable(s *server.Server) error {
+	if !s.JetStreamEnabled() {
+		return fmt.Errorf("%w: JetStream is disabled (was the disk full?)", ErrUnavailable)
+	}
+	info, err := s.Jsz(&server.JSzOptions{})
+	if err != nil {
+		return fmt.Errorf("%w: JetStream usage: %v", ErrUnavailable, err)
+	}
+	if max := info.Config.MaxStore; max > 0 && int64(info.Store) > max {
+		return fmt.Errorf("%w (%d of %d bytes used)", ErrStoreFull, info.Store, max)
+	}
+	return nil
+}
