@@ -162,6 +162,10 @@ func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 		h.publishGroup(ctx, r, reqs[len(reqs)/2:])
 		return
 	}
+	if h.disk.full.Load() {
+		fail(reqs, ErrStoreFull)
+		return
+	}
 	f := r.expect(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
 		r.forget(ev.Waiter)

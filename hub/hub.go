@@ -29,6 +29,7 @@ type Hub struct {
 	js    jetstream.JetStream
 	snaps *snapshotter
 	store storeHealth // refused writes: store.go
+	disk  diskState   // the embedded store's disk: store.go
 
 	id   string        // prefixes waiter keys: unique per Hub
 	next atomic.Uint64 // numbers waiter keys
@@ -71,6 +72,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if err := h.openAll(ctx); err != nil {
 		h.Close()
 		return nil, err
+	}
+	if h.srv != nil {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.watchDisk(h.ctx, h.cfg.DataDir)
+		}()
 	}
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)

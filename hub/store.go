@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,9 @@ func (h *Hub) Writable(ctx context.Context) error {
 		return fmt.Errorf("%w: not connected to NATS", ErrUnavailable)
 	}
 	if h.srv != nil {
+		if h.disk.full.Load() {
+			return fmt.Errorf("%w (the disk under it has %d bytes free)", ErrStoreFull, h.disk.free.Load())
+		}
 		return embeddedWritable(h.srv)
 	}
 	if h.store.recentlyFull(time.Now()) {
@@ -118,4 +122,84 @@ func embeddedWritable(s *server.Server) error {
 		return fmt.Errorf("%w (%d of %d bytes used)", ErrStoreFull, info.Store, max)
 	}
 	return nil
+}
+
+// A disk that fills under the embedded store (other files, or NATS's
+// default limit of 75 % of the free space at start being more than is left)
+// fails JetStream's own writes. Its file store then keeps failing every
+// write even after space is freed, and publishes go unanswered. The disk
+// watch notices: while the disk has less than lowDisk bytes free, writes
+// fail fast with ErrStoreFull and Writable says the disk is full; once it
+// has twice that again, the watch restarts JetStream (its streams reload
+// from disk, repairing a torn last block), and writes resume with no
+// restart of the gateway.
+
+// lowDisk is the free space under the store below which the disk counts
+// as full.
+const lowDisk = 1 << 20
+
+// diskEvery is how often the disk watch looks.
+const diskEvery = time.Second
+
+// diskState is what the disk watch saw.
+type diskState struct {
+	full atomic.Bool  // the disk under the store is full now
+	free atomic.Int64 // free bytes at the last look
+}
+
+// watchDisk runs the disk watch of the embedded server until ctx ends.
+// Cost: one statfs a second.
+func (h *Hub) watchDisk(ctx context.Context, dir string) {
+	cfg := h.srv.JetStreamConfig()
+	if cfg == nil {
+		return
+	}
+	tick := time.NewTicker(diskEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		free, err := freeBytes(dir)
+		if err != nil {
+			continue // no measure, no change
+		}
+		h.disk.free.Store(free)
+		h.checkDisk(free, cfg)
+	}
+}
+
+// checkDisk updates the disk state for free bytes and restarts JetStream
+// once a full disk has room again.
+func (h *Hub) checkDisk(free int64, cfg *server.JetStreamConfig) {
+	switch {
+	case free < lowDisk && !h.disk.full.Load():
+		h.disk.full.Store(true)
+		h.log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
+	case free >= 2*lowDisk && h.disk.full.Load():
+		h.log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
+		if err := h.restartJetStream(cfg); err != nil {
+			h.log.Error("hub: restarting JetStream failed; will retry", "err", err)
+			return
+		}
+		h.disk.full.Store(false)
+		h.log.Info("hub: JetStream restarted: writes resume")
+	}
+}
+
+// restartJetStream stops the embedded JetStream and starts it again with
+// cfg, reloading every stream from disk.
+func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
+	if err := h.srv.ShutdownJetStream(); err != nil {
+		return err
+	}
+	c := *cfg
+	// The running config's StoreDir ends in "jetstream", which
+	// EnableJetStream appends again.
+	if filepath.Base(c.StoreDir) == server.JetStreamStoreDir {
+		c.StoreDir = filepath.Dir(c.StoreDir)
+	}
+	return h.srv.EnableJetStream(&c)
 }

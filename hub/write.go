@@ -215,6 +215,9 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	if err != nil {
 		return outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
+	if h.disk.full.Load() {
+		return outcome{}, ErrStoreFull
+	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
