@@ -46,7 +46,7 @@ func TestLinkCannotMergeOutsideScope(t *testing.T) {
 		{"submit unrestricted", e.token("a", auth.RoleSubmit), `{"member":"thief","aliases":["champion"]}`, "champion"},
 		{"admin boards []", e.token("a", auth.RoleAdmin, []string{}...), `{"member":"thief","aliases":["champion"]}`, "champion"},
 		{"admin poker-*", e.token("a", auth.RoleAdmin, "poker-*", "slots-*"), `{"member":"thief","aliases":["champion"]}`, "champion"},
-		{"admin via alias", e.token("a", auth.RoleAdmin, "slots-*"), `{"member":"runner-up","aliases":["x1","thief"]}`, "thief"},
+		{"admin slots-*, merge after a new alias", e.token("a", auth.RoleAdmin, "slots-*"), `{"member":"runner-up","aliases":["x1","thief"]}`, "thief"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := e.must(403, "POST", "/v1/identities", c.token, c.body)
@@ -64,6 +64,14 @@ func TestLinkCannotMergeOutsideScope(t *testing.T) {
 	// New aliases, and aliases of the member already, need only submit.
 	e.must(200, "POST", "/v1/identities", slots, `{"member":"thief","aliases":["email:t@x.io"]}`)
 	e.must(200, "POST", "/v1/identities", slots, `{"member":"email:t@x.io","aliases":["thief","dev9"]}`)
+	// member given by an alias stands for its owner: a merge all the same.
+	code, msg := errCode(e.must(403, "POST", "/v1/identities", slots, `{"member":"dev9","aliases":["champion"]}`))
+	if code != "forbidden" || !strings.Contains(msg, `"champion"`) {
+		t.Fatalf("merge through an alias: %s %q", code, msg)
+	}
+	if got := members(e.must(200, "GET", "/v1/boards/poker-final/top", admin, "")); !slices.Equal(got, before) {
+		t.Fatalf("poker-final changed: %v, was %v", got, before)
+	}
 
 	// An admin that reaches every board merges: no claim, or "*".
 	for i, tok := range []string{e.token("a", auth.RoleAdmin, "*"), admin} {
