@@ -17,8 +17,7 @@ import (
 const startTimeout = 10 * time.Second
 
 // startEmbedded starts a nats-server with JetStream on dataDir/nats,
-// listening on 127.0.0.1 only, storing at most maxStore bytes (zero: NATS's
-// default, 75 % of the disk's free space at start). The caller shuts it down.
+// listening on 127.0.0.1 only. The caller shuts it down.
 func startEmbedded(dataDir string, port int, maxStore int64) (*server.Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -32,7 +31,7 @@ func startEmbedded(dataDir string, port int, maxStore int64) (*server.Server, er
 		NoSigs:     true,
 		NoLog:      true,
 	}
-	if maxStore > 0 {
+	if maxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
 		opts.JetStreamMaxStore = maxStore
 	}
 	s, err := server.NewServer(opts)
