@@ -178,6 +178,13 @@ func (h *Hub) checkDisk(free int64, cfg *server.JetStreamConfig) {
 	case free < lowDisk && !h.disk.full.Load():
 		h.disk.full.Store(true)
 		h.log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
+	case free >= 2*lowDisk && !h.disk.full.Load() && !h.srv.JetStreamEnabled():
+		// NATS turned JetStream off by itself (it does on some write
+		// errors): start it again.
+		h.log.Warn("hub: JetStream is disabled: restarting it", "free_bytes", free)
+		if err := h.restartJetStream(cfg); err != nil {
+			h.log.Error("hub: restarting JetStream failed; will retry", "err", err)
+		}
 	case free >= 2*lowDisk && h.disk.full.Load():
 		h.log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
 		if err := h.restartJetStream(cfg); err != nil {

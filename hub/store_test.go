@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,4 +49,29 @@ func TestStoreFullRecovers(t *testing.T) {
 	if !res[0].Applied {
 		t.Fatalf("after freeing: %+v", res[0])
 	}
+}
+
+// TestJetStreamDisabledRecovers: JetStream turned off under the Hub (as
+// NATS does on some write errors) makes Writable fail; the disk watch
+// starts it again and writes resume with no restart.
+func TestJetStreamDisabledRecovers(t *testing.T) {
+	h := startHub(t, Config{SnapshotEvery: -1})
+	ctx := testCtx(t)
+	mustPut(t, h, "t1", "b", Settings{})
+	if err := h.srv.ShutdownJetStream(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Writable(ctx); err == nil || !errors.Is(err, ErrUnavailable) {
+		// the watch may already have restarted it; then it must work below
+		t.Logf("Writable right after the shutdown: %v", err)
+	}
+	checkFor(t, 20*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := h.Writable(c); err != nil {
+			return err
+		}
+		_, err := h.Submit(c, "t1", "b", []Item{{Member: "ann", Score: 1}})
+		return err
+	})
 }
