@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -228,24 +229,25 @@ func TestBoardRecoversAfterRestart(t *testing.T) {
 	})
 }
 
-// TestBoardRefusedToken: a garbage, an expired or a read-less token shows
-// the error state with a message, emits rankwire-error, and stays there.
+// TestBoardRefusedToken: a garbage or a read-less token is refused with
+// close 4003: the element shows "Access refused" with the gateway's reason,
+// emits rankwire-error and a rankwire-state event with the code, and stays
+// there (no reconnect).
 func TestBoardRefusedToken(t *testing.T) {
 	g := startGateway(t)
 	board(g, "slots", 3)
 	ctx := page(t, g)
 	tokens := map[string]string{
 		"garbage": "not.a.token",
-		"expired": g.token("p1", auth.RoleRead, time.Now().Add(-time.Hour)),
 		"no-read": g.token("p1", auth.RoleSubmit, time.Now().Add(time.Hour)),
 	}
 	for id, tok := range tokens {
 		mount(t, ctx, id, map[string]string{"board": "slots", "token": tok})
 	}
 	for id := range tokens {
-		waitFor(t, id+" shows the error state", 10*time.Second, func() string {
+		waitFor(t, id+" shows access refused", 10*time.Second, func() string {
 			s := look(t, ctx, id)
-			if s.State != "error" || s.Status == "" || len(s.Rows) != 0 {
+			if s.State != "error" || !strings.HasPrefix(s.Status, "Access refused: ") || len(s.Status) <= len("Access refused: ") || len(s.Rows) != 0 {
 				return fmt.Sprintf("%+v", s)
 			}
 			return ""
@@ -253,11 +255,67 @@ func TestBoardRefusedToken(t *testing.T) {
 		if n := js[int](t, ctx, fmt.Sprintf(`events.filter(e => e.id === %q && e.type === "rankwire-error").length`, id)); n == 0 {
 			t.Errorf("%s: no rankwire-error event", id)
 		}
+		if n := js[int](t, ctx, fmt.Sprintf(`events.filter(e => e.id === %q && e.type === "rankwire-state" && e.state === "error" && e.code === "forbidden").length`, id)); n != 1 {
+			t.Errorf("%s: %d rankwire-state error events with code forbidden, want 1", id, n)
+		}
 	}
 	for id := range tokens {
 		if s := look(t, ctx, id); s.State != "error" {
 			t.Errorf("%s left the error state: %+v", id, s)
 		}
+	}
+}
+
+// TestBoardExpiredTokenAsksThePage: a token that expired is closed with
+// 4001; the element says so, emits rankwire-token-expired, and goes live
+// once the page sets a new token attribute.
+func TestBoardExpiredTokenAsksThePage(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	mount(t, ctx, "exp", map[string]string{"board": "slots", "token": g.token("p1", auth.RoleRead, time.Now().Add(-time.Hour))})
+	waitFor(t, "expired state", 10*time.Second, func() string {
+		s := look(t, ctx, "exp")
+		if s.State != "expired" || !strings.HasPrefix(s.Status, "Session expired") {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "exp" && e.type === "rankwire-token-expired").length`); n != 1 {
+		t.Fatalf("%d rankwire-token-expired events, want 1", n)
+	}
+	js[bool](t, ctx, fmt.Sprintf(`setAttr("exp", "token", %q)`, readToken(g, "p1")))
+	waitFor(t, "live with the new token", 10*time.Second, func() string {
+		s := look(t, ctx, "exp")
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
+	})
+}
+
+// TestBoardSaysWhatToCheck: a gateway that cannot be reached (a closed
+// port) leaves the element reconnecting, and after a few failed tries its
+// status says what to check instead of "Reconnecting…" forever.
+func TestBoardSaysWhatToCheck(t *testing.T) {
+	g := startGateway(t)
+	ctx := page(t, g)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close() // nothing listens there now: every attempt fails at once
+	mount(t, ctx, "nowhere", map[string]string{"board": "slots", "token": readToken(g, "p1"), "url": "http://" + closed})
+	waitFor(t, "the hint on screen", 15*time.Second, func() string {
+		s := look(t, ctx, "nowhere")
+		if s.State != "reconnecting" || !strings.Contains(s.Status, "allowed origins") {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "nowhere" && e.type === "rankwire-state" && e.hint !== "").length`); n == 0 {
+		t.Error("no rankwire-state event carries the hint")
 	}
 }
 

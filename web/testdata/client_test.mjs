@@ -3,7 +3,7 @@
 // this module in a page) and in Node (`node web/testdata/client_test.mjs`).
 import {
   applyMessage, emptyView, sortedRows, backoffDelay, tokenClaims, refreshDelay,
-  closeAction, wsURL, RankwireClient,
+  closeAction, wsURL, RankwireClient, limitDelay, failedTriesHint, connectHint,
 } from "../static/client.js";
 
 function eq(got, want, what) {
@@ -79,7 +79,13 @@ export const tests = {
     eq(refreshDelay(undefined), null, "no exp");
   },
   "close codes"() {
-    eq([4001, 4003, 4008, 1001, 1006].map(closeAction), ["refresh", "fatal", "retry", "retry", "retry"], "actions");
+    eq([4001, 4003, 4008, 1001, 1006, 1009, 4029].map(closeAction),
+      ["refresh", "fatal", "retry", "failover", "retry", "too-large", "limit"], "actions");
+  },
+  "4029 backoff: 1 s doubling to 60 s, jittered"() {
+    eq([0, 1, 2, 5, 6, 30].map((n) => limitDelay(n, { random: () => 0.5 })), [1000, 2000, 4000, 32000, 60000, 60000], "middle of each step");
+    eq(limitDelay(0, { random: () => 0 }), 750, "lowest draw");
+    eq(limitDelay(10, { random: () => 0.999 }), 60000, "never past 60 s");
   },
   "ws url"() {
     eq(wsURL("https://rank.example.com"), "wss://rank.example.com/v1/ws", "https");
@@ -130,8 +136,8 @@ export const tests = {
     eq([s.since, s.window, s.view.rank], [7, "day", 100], "resumed");
     c.close();
   },
-  async "4003 is fatal, 4001 without getToken too"() {
-    for (const code of [4003, 4001]) {
+  async "4003 and 1009 are fatal: no reconnect"() {
+    for (const [code, want] of [[4003, "forbidden"], [1009, "too_large"]]) {
       FakeWS.all = [];
       const c = new RankwireClient({ url: "http://h", token: "bad", WebSocket: FakeWS, backoff: fastBackoff });
       let err = null;
@@ -139,10 +145,66 @@ export const tests = {
       c.subscribe({ board: "b", view: { kind: "top" } });
       await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
       FakeWS.all[0].serverCloses(code, "no");
-      eq([c.state, err?.fatal], ["error", true], `after ${code}`);
+      eq([c.state, err?.fatal, err?.code, err?.message], ["error", true, want, "no"], `after ${code}`);
       await new Promise((r) => setTimeout(r, 20));
       eq(FakeWS.all.length, 1, `no reconnect after ${code}`);
     }
+  },
+  async "4001 without getToken asks the page, then reconnects with setToken"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: jwt({ n: 1, exp: 4e9 }), WebSocket: FakeWS, backoff: fastBackoff });
+    let asked = 0;
+    c.addEventListener("tokenexpired", () => asked++);
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverCloses(4001, "token expired");
+    eq([c.state, asked], ["expired", 1], "waiting for a token");
+    await new Promise((r) => setTimeout(r, 20));
+    eq(FakeWS.all.length, 1, "no reconnect without a token");
+    c.setToken(jwt({ n: 2, exp: 4e9 }));
+    await until(() => FakeWS.all[1]?.subs().length === 1, "reconnect");
+    eq(tokenClaims(FakeWS.all[1].sent[0].token).n, 2, "the page's new token");
+    c.close();
+  },
+  async "1001 fails over to the next URL and resumes"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: ["http://a", "http://b"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const id = FakeWS.all[0].subs()[0].id;
+    FakeWS.all[0].serverSends({ type: "snapshot", id, seq: 3, total: 0, rows: [] });
+    FakeWS.all[0].serverCloses(1001, "server shutting down");
+    await until(() => FakeWS.all[1]?.subs().length === 1, "reconnect");
+    eq([FakeWS.all[0].url, FakeWS.all[1].url, FakeWS.all[1].subs()[0].since], ["ws://a/v1/ws", "ws://b/v1/ws", 3], "second URL, resumed");
+    c.close();
+  },
+  async "4029 reconnects slowly, saying why"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    const states = [];
+    c.addEventListener("state", (e) => states.push(e.detail));
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverCloses(4029, "tenant connection limit");
+    const last = states[states.length - 1];
+    eq([last.state, last.code, last.reason], ["reconnecting", 4029, "tenant connection limit"], "state event");
+    await new Promise((r) => setTimeout(r, 50));
+    eq(FakeWS.all.length, 1, "not back within 50 ms (at least 750 ms)");
+    c.close();
+  },
+  async "after failed tries in a row the state says what to check"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    const hints = [];
+    c.addEventListener("state", (e) => hints.push(e.detail.hint));
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    for (let i = 0; i < failedTriesHint; i++) {
+      await until(() => FakeWS.all[i]?.readyState === 1, `attempt ${i}`);
+      FakeWS.all[i].serverCloses(1006, "");
+    }
+    eq(hints.slice(0, -1).every((h) => h === undefined), true, "no hint before");
+    eq(hints[hints.length - 1], connectHint, "hint after");
+    c.close();
   },
   async "4001 with getToken fetches a new token and reconnects"() {
     FakeWS.all = [];
