@@ -3,6 +3,7 @@ package security
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,7 +17,10 @@ import (
 func TestIdleAndSlowConnectionsDoNotLockOut(t *testing.T) {
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
-		t.Skip("no prlimit to lower the gateway's file limit")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prlimit not found: CI needs util-linux (apt-get install util-linux) to lower the gateway's file limit")
+		}
+		t.Skip("no prlimit to lower the gateway's file limit: apt-get install util-linux")
 	}
 	g, err := startGateway(t.TempDir(), []string{prlimit, "--nofile=1024:1024", "--"})
 	if g != nil {
