@@ -447,3 +447,56 @@ func TestBoardOverConnectionCap(t *testing.T) {
 		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
 	})
 }
+
+// TestBoardFailsOverOn1001: an element given two gateways follows the
+// second when the first shuts down (1001): it goes live there at once
+// (no "cannot connect") and follows its submissions.
+func TestBoardFailsOverOn1001(t *testing.T) {
+	a := startGateway(t) // serves the page
+	_, pagePort, _ := net.SplitHostPort(a.addr)
+	b := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1:" + pagePort}})
+	board(a, "slots", 12)
+	board(b, "slots", 12)
+	ctx := page(t, a)
+	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(a, "p1"), "limit": "5", "url": a.url("") + " " + b.url("")})
+	waitFor(t, "live on the first", 10*time.Second, func() string { return sameRows(look(t, ctx, "top").Rows, a.rows("/v1/boards/slots/top?limit=5")) })
+	b.call("POST", "/v1/boards/slots/scores", `{"member":"only-on-b","score":99999}`, nil)
+
+	a.stop()
+	waitFor(t, "live on the second", 10*time.Second, func() string {
+		s := look(t, ctx, "top")
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, b.rows("/v1/boards/slots/top?limit=5"))
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "top" && e.hint !== "").length`); n != 0 {
+		t.Errorf("%d events carry the cannot-connect hint during a failover, want 0", n)
+	}
+}
+
+// TestBoardTooLarge: a view whose subscribe message is over 64 KiB (a
+// members list of 5,000 ids) is closed 1009: the element shows an error
+// with code too_large and does not reconnect.
+func TestBoardTooLarge(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	ids := make([]string, 5000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("member-%08d", i)
+	}
+	mount(t, ctx, "big", map[string]string{"board": "slots", "token": readToken(g, "p1"), "view": "members", "members": strings.Join(ids, ",")})
+	waitFor(t, "the too-large error", 10*time.Second, func() string {
+		if s := look(t, ctx, "big"); s.State != "error" || !strings.Contains(s.Status, "64 KiB") {
+			return fmt.Sprintf("state %s status %q", s.State, s.Status)
+		}
+		return ""
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "big" && e.type === "rankwire-state" && e.state === "error" && e.code === "too_large").length`); n != 1 {
+		t.Errorf("%d error state events with code too_large, want 1", n)
+	}
+	if n := g.closes(1009); n != 1 {
+		t.Errorf("the gateway closed %v connections with 1009, want 1 (no reconnect)", n)
+	}
+}
