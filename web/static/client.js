@@ -146,13 +146,19 @@ export class RankwireClient extends EventTarget {
    * @param {string} [opts.token] a read token (JWT)
    * @param {() => Promise<string>} [opts.getToken] returns a fresh token; called
    *   before the current one expires and after a 4001 close
+   * @param {() => number} [opts.random] the jitter's source, [0, 1); default Math.random
+   * @param {{set(fn: () => void, ms: number): any, clear(t: any): void}} [opts.timers]
+   *   the clock that schedules reconnects and refreshes; default setTimeout
    */
-  constructor({ url, token, getToken, WebSocket: WS = globalThis.WebSocket, backoff, random = Math.random } = {}) {
+  constructor({ url, token, getToken, WebSocket: WS = globalThis.WebSocket, backoff, random = Math.random, timers } = {}) {
     super();
     this.urls = (Array.isArray(url) ? url : [url]).map((u) => wsURL(u));
     this.url = this.urls[0];
     this._random = random;
+    // timers: {set(fn, ms), clear(t)}; a test injects its own clock here.
+    this._clock = timers || { set: (fn, ms) => setTimeout(fn, ms), clear: (t) => clearTimeout(t) };
     this._failed = 0; // connection attempts in a row that never got a message through
+    this._limited = 0; // 4029 closes in a row: the exponent of limitDelay
     this.token = token || null;
     this.getToken = getToken || null;
     this.state = "idle";
@@ -246,7 +252,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _later(fn, ms) {
-    const t = setTimeout(() => {
+    const t = this._clock.set(() => {
       this._timers.delete(t);
       fn();
     }, ms);
@@ -254,7 +260,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _shutdown(state, detail) {
-    for (const t of this._timers) clearTimeout(t);
+    for (const t of this._timers) this._clock.clear(t);
     this._timers.clear();
     const ws = this._ws;
     this._ws = null;
@@ -312,6 +318,7 @@ export class RankwireClient extends EventTarget {
     if (!sub || sub.closed) return; // stale: an id we replaced
     this._attempt = 0; // a message got through: the connection works
     this._failed = 0;
+    this._limited = 0;
     if (this.state !== "open") this._setState("open");
     const next = applyMessage(sub.view, msg);
     if (next === null) {
@@ -340,7 +347,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _onClose(code, reason) {
-    for (const t of this._timers) clearTimeout(t);
+    for (const t of this._timers) this._clock.clear(t);
     this._timers.clear();
     if (this._subs.size === 0) return this._setState("idle");
     switch (closeAction(code)) {
@@ -351,9 +358,11 @@ export class RankwireClient extends EventTarget {
       case "refresh":
         return this._refreshAfterExpiry(reason);
       case "limit":
-        this._failed++;
+        // The gateway answered and said why: URL, token and origin work, so
+        // this is no failed try towards the hint; its own slow backoff.
+        this._failed = 0;
         this._setState("reconnecting", this._detail(code, reason || "over a limit"));
-        return this._later(() => this._ensureOpen(), limitDelay(this._attempt++, { random: this._random }));
+        return this._later(() => this._ensureOpen(), limitDelay(this._limited++, { random: this._random }));
       case "failover":
         this._nextURL();
         return this._retry(0, reason, code); // another gateway is up: come back at once

@@ -4,9 +4,10 @@
 //   <script type="module" src="https://rank.example.com/widget/rankwire.js"></script>
 //   <rankwire-board board="weekly" token="eyJ..." view="around" radius="3"></rankwire-board>
 //
-// Attributes: url, token, board, window, at, view (top | around | rank |
-// members), limit, offset, radius, rank, member, members (comma-separated),
-// locale, label, me, theme (light | dark). Properties: client (a shared
+// Attributes: url (one gateway, or several separated by spaces), token,
+// board, window, at, view (top | around | rank | members), limit, offset,
+// radius, rank, member, members (comma-separated), locale, label, me, theme
+// (light | dark). Properties: client (a shared
 // RankwireClient), getToken (async () => token, for refresh), strings, and
 // read-only state, rows, total, seq.
 // Events (bubbling, composed): rankwire-state {state, previous, reason, code,
@@ -35,10 +36,19 @@ const errorText = {
   forbidden: "This leaderboard is not available to you.",
   not_found: "This leaderboard does not exist.",
   bad_request: "This leaderboard is misconfigured.",
+  too_large: "This leaderboard asked for too much at once (a message over 64 KiB).",
 };
 
 // Attributes whose change means a different subscription.
 const subscriptionAttrs = ["url", "token", "board", "window", "at", "view", "limit", "offset", "radius", "rank", "member", "members"];
+
+// urls reads the url attribute: one gateway base URL, or several separated
+// by spaces or commas (the client tries the next after a 1001 close).
+// Undefined without one: the module's own origin.
+const urls = (v) => {
+  const list = (v || "").split(/[\s,]+/).filter(Boolean);
+  return list.length > 1 ? list : list[0];
+};
 
 const int = (v, d) => (v === null || v === "" || !Number.isFinite(Number(v)) ? d : Math.trunc(Number(v)));
 
@@ -156,7 +166,7 @@ export class RankwireBoard extends HTMLElement {
     if (!this._client && !this._own) {
       const token = this.getAttribute("token");
       if (!token && !this._getToken) return this._fail({ code: "unauthorized", message: "set the token attribute or getToken" });
-      this._own = new RankwireClient({ url: this.getAttribute("url") || undefined, token, getToken: this._getToken || undefined });
+      this._own = new RankwireClient({ url: urls(this.getAttribute("url")), token, getToken: this._getToken || undefined });
     }
     const c = this.client;
     c.addEventListener("state", this._onClientState);

@@ -43,6 +43,31 @@ class FakeWS {
 
 const fastBackoff = { base: 1, max: 1 };
 
+// FakeClock is an injected timer: it records what the client schedules, and
+// a test fires the next timer when it chooses. No wall-clock waits.
+class FakeClock {
+  constructor() { this.pending = []; this.n = 0; }
+  set(fn, ms) { const t = ++this.n; this.pending.push({ t, fn, ms }); return t; }
+  clear(t) { this.pending = this.pending.filter((p) => p.t !== t); }
+  delays() { return this.pending.map((p) => p.ms); }
+  fire() { const p = this.pending.shift(); if (!p) throw new Error("no timer pending"); p.fn(); }
+}
+
+// connected makes a client on a fake socket and clock with one subscription
+// that got a snapshot at seq 3; it returns the client, the clock and the
+// state events seen.
+async function connected(opts = {}) {
+  FakeWS.all = [];
+  const clock = new FakeClock();
+  const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, timers: clock, random: () => 0.5, ...opts });
+  const states = [];
+  c.addEventListener("state", (e) => states.push(e.detail));
+  c.subscribe({ board: "b", view: { kind: "top" } });
+  await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+  FakeWS.all[0].serverSends({ type: "snapshot", id: FakeWS.all[0].subs()[0].id, seq: 3, total: 0, rows: [] });
+  return { c, clock, states, last: () => FakeWS.all[FakeWS.all.length - 1] };
+}
+
 export const tests = {
   "snapshot replaces state"() {
     const s = applyMessage(emptyView(), { type: "snapshot", id: "a", seq: 5, total: 3, rows: [row(2, "b", 8), row(1, "a", 9)] });
@@ -204,6 +229,72 @@ export const tests = {
     }
     eq(hints.slice(0, -1).every((h) => h === undefined), true, "no hint before");
     eq(hints[hints.length - 1], connectHint, "hint after");
+    c.close();
+  },
+  async "4029 waits 1 s doubling to 60 s (injected clock), resumes with since, never hints"() {
+    const { c, clock, states, last } = await connected();
+    const waits = [];
+    for (let i = 0; i < 8; i++) {
+      last().serverCloses(4029, "tenant connection limit");
+      waits.push(...clock.delays());
+      eq(states[states.length - 1], { state: "reconnecting", code: 4029, reason: "tenant connection limit" }, `state after close ${i}`);
+      const n = FakeWS.all.length;
+      clock.fire();
+      await until(() => FakeWS.all.length === n + 1 && last().subs().length === 1, `reconnect ${i}`);
+      eq(last().subs()[0].since, 3, `resumed with since after close ${i}`);
+    }
+    eq(waits, [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000], "waits");
+    c.close();
+  },
+  async "4029 jitter spreads widgets out: 75 % to 125 %"() {
+    for (const [r, want] of [[0, 750], [0.999, 1249]]) {
+      const { c, clock, last } = await connected({ random: () => r });
+      last().serverCloses(4029, "");
+      eq(clock.delays(), [want], `random ${r}`);
+      c.close();
+    }
+  },
+  async "4008 backs off briefly and resumes with since"() {
+    const { c, clock, states, last } = await connected();
+    last().serverCloses(4008, "too slow: bytes unsent past the slow timeout");
+    eq(clock.delays(), [125], "half of the first 250 ms step");
+    eq([states.at(-1).state, states.at(-1).code, states.at(-1).hint], ["reconnecting", 4008, undefined], "state");
+    clock.fire();
+    await until(() => FakeWS.all.length === 2 && last().subs().length === 1, "reconnect");
+    eq(last().subs()[0].since, 3, "since");
+    c.close();
+  },
+  async "1006: backoff grows to 8 s; after three tries the hint, and the next URL"() {
+    const { c, clock, states, last } = await connected({ url: ["http://a", "http://b"], random: () => 0.999 });
+    const waits = [];
+    const urls = [];
+    let hintAt = -1;
+    for (let i = 0; i < 7; i++) {
+      last().serverCloses(1006, "");
+      if (hintAt < 0 && states.at(-1).hint === connectHint) hintAt = i;
+      waits.push(...clock.delays());
+      clock.fire();
+      const n = i + 2;
+      await until(() => FakeWS.all.length === n && last().readyState === 1, `attempt ${n}`);
+      urls.push(last().url);
+    }
+    eq(waits, [249, 499, 999, 1998, 3996, 7992, 7992], "waits");
+    eq(urls.map((u) => u[5]), ["a", "a", "b", "a", "b", "a", "b"], "the other URL after the third failure");
+    eq([hintAt, states.at(-1).hint], [failedTriesHint - 1, connectHint], "the hint from the third failed try in a row on");
+    c.close();
+  },
+  async "4003 reaches the state event with its reason and schedules nothing"() {
+    const { c, clock, states, last } = await connected();
+    last().serverCloses(4003, "origin refused: https://evil.example");
+    eq(states.at(-1), { state: "error", code: "forbidden", reason: "origin refused: https://evil.example" }, "state");
+    eq(clock.delays(), [], "no timer");
+    c.close();
+  },
+  async "1009 reports too_large and schedules nothing"() {
+    const { c, clock, states, last } = await connected();
+    last().serverCloses(1009, "message too big");
+    eq([states.at(-1).state, states.at(-1).code], ["error", "too_large"], "state");
+    eq(clock.delays(), [], "no timer");
     c.close();
   },
   async "4001 with getToken fetches a new token and reconnects"() {
