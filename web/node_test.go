@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,7 +16,10 @@ import (
 func TestClientUnitsNode(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found: the same tests run in Chromium (TestClientUnits)")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node not found: CI must install the Debian package nodejs")
+		}
+		t.Skip("node not found (apt-get install nodejs): the same tests run in Chromium (TestClientUnits)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
