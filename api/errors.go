@@ -39,6 +39,7 @@ var statuses = map[hub.Code]int{
 	hub.CodeForbidden:   http.StatusForbidden,
 	hub.CodeNotFound:    http.StatusNotFound,
 	hub.CodeConflict:    http.StatusConflict,
+	hub.CodeRateLimited: http.StatusTooManyRequests,
 	hub.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
@@ -71,6 +72,16 @@ func toError(err error, log *slog.Logger) *Error {
 	}
 	log.Error("internal error", "err", err)
 	return &Error{http.StatusInternalServerError, "internal", "internal error"}
+}
+
+// hubMessage is the client message of a hub error (such as Hub.Writable's
+// reason for /readyz), or "unavailable" for any other error.
+func hubMessage(err error) string {
+	var he *hub.Error
+	if errors.As(err, &he) {
+		return he.Msg
+	}
+	return "unavailable"
 }
 
 // authError maps a refusal of package auth to its protocol code and a

@@ -14,7 +14,7 @@ import (
 // O(N log N), and building the peers' data sets should not take minutes.
 const naiveMaxN = 100_000
 
-// naivePeer is the "before" code of DESIGN.md: a slice of entries under one
+// naivePeer is the "before" code of docs/ARCHITECTURE.md ("The problem it solves"): a slice of entries under one
 // mutex, a linear scan to find a member, and sort.Slice after every write.
 // Reads index the sorted slice.
 type naivePeer struct {

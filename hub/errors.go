@@ -16,6 +16,7 @@ const (
 	CodeForbidden   Code = "forbidden"
 	CodeNotFound    Code = "not_found"
 	CodeConflict    Code = "conflict"
+	CodeRateLimited Code = "rate_limited"
 	CodeUnavailable Code = "unavailable"
 	CodeInternal    Code = "internal"
 )
@@ -47,11 +48,12 @@ func (e *Error) Error() string {
 // the like see through a hub error.
 func (e *Error) Unwrap() error { return e.Cause }
 
-// Is reports whether target is the sentinel e belongs to (errors.Is(err,
-// ErrNotFound)), or e itself.
+// Is reports whether target is e itself or a class e belongs to,
+// directly or through its class (errors.Is(err, ErrNotFound);
+// errors.Is(ErrStoreFull, ErrUnavailable)).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && (t == e || t == e.class)
+	return ok && (t == e || e.class != nil && e.class.Is(t))
 }
 
 // Sentinel errors, tested with errors.Is. Errors returned by the hub are
@@ -63,9 +65,12 @@ func (e *Error) Is(target error) bool {
 var (
 	// ErrNotFound: a board, member or tenant that does not exist (404).
 	ErrNotFound = sentinel(CodeNotFound, "not found")
-	// ErrForbidden: an effect the caller's scope does not reach, such as a
-	// merge through identity links (403).
+	// ErrForbidden: the caller may not cause this effect, decided at apply
+	// time in stream order (a merge by a link that may not merge) (403).
 	ErrForbidden = sentinel(CodeForbidden, "forbidden")
+	// ErrLimit: a tenant limit, such as its number of boards, would be
+	// exceeded; decided at apply time in stream order (429).
+	ErrLimit = sentinel(CodeRateLimited, "limit")
 	// ErrConflict: a board settings change that its entries forbid (409).
 	ErrConflict = sentinel(CodeConflict, "conflict")
 	// ErrBadRequest: invalid input, naming the field (400).
@@ -76,6 +81,9 @@ var (
 	ErrClosed = sentinel(CodeUnavailable, "closed")
 	// ErrInternal: a state the hub should never reach from any input (500).
 	ErrInternal = sentinel(CodeInternal, "internal error")
+	// ErrStoreFull: the store refuses writes until space is freed (503).
+	// Of class ErrUnavailable: errors.Is(ErrStoreFull, ErrUnavailable).
+	ErrStoreFull = &Error{Code: CodeUnavailable, Msg: "the store is full; writes resume once space is freed", class: ErrUnavailable}
 )
 
 // Errors of start-up and storage, which never answer a request.
@@ -87,6 +95,12 @@ var (
 )
 
 func sentinel(c Code, msg string) *Error { return &Error{Code: c, Msg: msg} }
+
+// storeFull returns an ErrStoreFull error whose message adds detail, such
+// as the bytes used, for /readyz.
+func storeFull(detail string) error {
+	return &Error{Code: CodeUnavailable, Msg: ErrStoreFull.Msg + " (" + detail + ")", class: ErrStoreFull}
+}
 
 // errorf returns an error of class whose client message is format applied
 // to args. The message must name the field or value, never an internal

@@ -1,4 +1,4 @@
 // Package layering holds no code: its test enforces the import rules of
-// DESIGN.md, so that board and identity stay standard-library only and no
+// docs/ARCHITECTURE.md, so that board and identity stay standard-library only and no
 // package reaches above its row of the table.
 package layering
