@@ -136,7 +136,8 @@ func (s *Server) routes() chi.Router {
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &Error{http.StatusMethodNotAllowed, "bad_request", "method " + r.Method + " not allowed here"})
+		// bad_request is 400 everywhere in the protocol, here too.
+		writeError(w, badRequest("method: %.16q is not one this route takes", r.Method))
 	})
 	return r
 }
