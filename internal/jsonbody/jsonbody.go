@@ -36,7 +36,8 @@ func (e *Error) Error() string { return e.Path + ": " + e.Msg }
 // struct, can hold under the strict rules of the package doc, and then
 // decodes it into v with encoding/json. A refusal is an *Error. Cost:
 // O(len(data)) twice (the check, then encoding/json); the check allocates
-// only for escaped field names and for the message of a refusal. Safe for
+// little beside encoding/json: its path stack, number literals as they are
+// parsed, escaped field names and the message of a refusal. Safe for
 // concurrent use; v is not touched when data is refused. It panics if v is
 // not a non-nil pointer (programmer misuse), never on data.
 func Decode(data []byte, v any) error {
