@@ -142,6 +142,8 @@ func TestToError(t *testing.T) {
 		msg    string
 	}{
 		{"closed", hub.ErrClosed, 503, "unavailable", "closed"},
+		{"store full", fmt.Errorf("submit: %w", hub.ErrStoreFull), 503, "unavailable", "the store is full; writes resume once space is freed"},
+		{"board limit", hub.ErrLimit, 429, "rate_limited", "limit"},
 		{"hub forbidden the older way", fmt.Errorf("%w: alias \"x\"", hub.ErrForbidden), 403, "forbidden", "forbidden"},
 		{"wrapped hub error", fmt.Errorf("ctx: %w", hub.ErrConflict), 409, "conflict", "conflict"},
 		{"too large", &http.MaxBytesError{Limit: 10}, 413, "too_large", "body: larger than 10 bytes"},
