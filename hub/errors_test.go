@@ -44,6 +44,13 @@ func TestErrorClasses(t *testing.T) {
 			}
 		})
 	}
+	full := fmt.Errorf("submit: %w", storeFull("10 of 8 bytes used"))
+	if !errors.Is(full, ErrStoreFull) || !errors.Is(full, ErrUnavailable) || !errors.Is(ErrStoreFull, ErrUnavailable) || errors.Is(full, ErrClosed) {
+		t.Errorf("store full is not of classes ErrStoreFull and ErrUnavailable alone: %v", full)
+	}
+	if errors.Is(ErrUnavailable, ErrStoreFull) {
+		t.Error("every unavailable error counts as a full store")
+	}
 	err := unavailable(logUnavailable, cause)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "RW_t1") {
 		t.Errorf("the cause is lost for logs: %v", err)
