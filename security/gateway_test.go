@@ -29,6 +29,9 @@ const (
 	tenantC = "casino-c" // a third tenant with small limits, for floods
 )
 
+// boardsC is tenant C's board limit in the key file.
+const boardsC = 5
+
 // bMarkers are strings that only tenant B's data contains: its board name,
 // its members' prefix, its alias and its score. (Not its tenant name: an
 // attacker's token may carry it, and a refusal may quote the token.)
@@ -191,7 +194,8 @@ func (g *gateway) stop() {
 
 // writeKeys writes the key file: tenant A with an HS256 key (a1) and an
 // RS256 key (a2), tenant B with an HS256 key (b1), tenant C with an HS256
-// key (c1) and limits of 100 submissions a second and 3 connections.
+// key (c1) and limits of 100 submissions a second, 3 connections and
+// boardsC boards.
 func (g *gateway) writeKeys(dir string) (string, error) {
 	g.secretA, g.secretB = []byte(strings.Repeat("A", 32)+"-tenant-a"), []byte(strings.Repeat("B", 32)+"-tenant-b")
 	g.secretC = []byte(strings.Repeat("C", 32) + "-tenant-c")
@@ -217,7 +221,7 @@ func (g *gateway) writeKeys(dir string) (string, error) {
 		tenantB: map[string]any{"keys": []key{{Kid: "b1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretB)}}},
 		// Tenant C is the flooder: small limits, so that reaching them is cheap.
 		tenantC: map[string]any{"keys": []key{{Kid: "c1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretC)}},
-			"limits": map[string]any{"submissions_per_second": 100, "connections": 3}},
+			"limits": map[string]any{"submissions_per_second": 100, "connections": 3, "boards": boardsC}},
 	}}
 	body, err := json.Marshal(file)
 	if err != nil {

@@ -322,13 +322,26 @@ func TestRefreshNarrows(t *testing.T) {
 	mustOK(t, "POST", "/v1/boards/poker-final/scores", adminA, `{"member":"narrow-check","score":3}`)
 	mustOK(t, "POST", "/v1/boards/slots-1/scores", adminA, `{"member":"s-three","score":30}`)
 	w.until(t, 5*time.Second, "slots-1's diff", func(m map[string]any) bool { return m["id"] == "s" && m["type"] == "diff" })
-	for _, m := range w.seen[len(w.seen)-1:] {
-		if strings.Contains(m, "narrow-check") {
-			t.Errorf("poker-final still streams after the narrowing refresh: %s", m)
+	// A second change of slots-1, made after poker-final's, arrives only
+	// once poker-final's change has had its push too: by then any message
+	// of the ended subscription would be here.
+	mustOK(t, "POST", "/v1/boards/slots-1/scores", adminA, `{"member":"s-four","score":40}`)
+	w.until(t, 5*time.Second, "slots-1's second diff", func(m map[string]any) bool {
+		return m["id"] == "s" && m["type"] == "diff" && strings.Contains(fmt.Sprint(m["rows"]), "s-four")
+	})
+	if all := w.all(); strings.Contains(all, "narrow-check") {
+		t.Errorf("poker-final still streams after the narrowing refresh: %s", all)
+	}
+	ended := false
+	for _, m := range w.seen {
+		if ended && strings.Contains(m, `"id":"p"`) {
+			t.Errorf("subscription p after its end: %s", m)
 		}
+		ended = ended || strings.Contains(m, `"id":"p"`) && strings.Contains(m, `"forbidden"`)
 	}
 	mustOK(t, "DELETE", "/v1/boards/poker-final/members/narrow-check", adminA, "")
 	mustOK(t, "DELETE", "/v1/boards/slots-1/members/s-three", adminA, "")
+	mustOK(t, "DELETE", "/v1/boards/slots-1/members/s-four", adminA, "")
 }
 
 // TestBoardScopeOnSubscribe: a player's token limited to slots-* cannot
