@@ -179,6 +179,7 @@ func checkRefusal(t *testing.T, c malformed, r reply) {
 	if c.want != 0 && r.status != c.want {
 		t.Errorf("%s: %d %.300q, want %d", what, r.status, r.body, c.want)
 	}
+	noLeak(t, what, r.body)
 	if r.status < 400 {
 		return
 	}
