@@ -71,3 +71,41 @@ func rawHTTP(t *testing.T, raw string) (int, string) {
 	resp.Body.Close()
 	return resp.StatusCode, seen.String()
 }
+
+// TestPipelinedRequestsCarryNoAuth: on one keep-alive connection, a
+// request with tenant B's token, then one with none, then one with tenant
+// A's: the connection carries no authority from one request to the next
+// (200, 401, then 404 as for a board nobody has), and only the first
+// answer holds B's rows.
+func TestPipelinedRequestsCarryNoAuth(t *testing.T) {
+	get := func(token string) string {
+		h := "GET /v1/boards/zebra-vault/top HTTP/1.1\r\nHost: x\r\n"
+		if token != "" {
+			h += "Authorization: Bearer " + token + "\r\n"
+		}
+		return h + "\r\n"
+	}
+	c, err := net.DialTimeout("tcp", gw.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	raw := get(tokB(t, base(tenantB, "read"))) + get("") + get(tokA(t, base(tenantA, "read")))
+	go func() { _, _ = io.WriteString(c, raw) }()
+	br := bufio.NewReader(c)
+	for i, want := range []int{200, 401, 404} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("answer %d: %d %.200s, want %d", i, resp.StatusCode, body, want)
+		}
+		if i > 0 {
+			noLeak(t, "a pipelined request after B's", scrub(string(body)))
+		}
+	}
+}
