@@ -16,16 +16,14 @@ import (
 // connections.
 const startTimeout = 10 * time.Second
 
-// startEmbedded starts a nats-server with JetStream on dataDir/nats,
-// listening on 127.0.0.1 only. The caller shuts it down.
-func startEmbedded(dataDir string, port int) (*server.Server, error) {
-	if port == 0 {
-		port = server.RANDOM_PORT
-	}
+// startEmbedded starts a nats-server with JetStream on dataDir/nats that
+// listens on no port at all (DontListen): the Hub reaches it in-process
+// (connect with nats.InProcessServer), so no other process can read or
+// write the streams through it. The caller shuts it down.
+func startEmbedded(dataDir string) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: "rankwire",
-		Host:       "127.0.0.1",
-		Port:       port,
+		DontListen: true,
 		JetStream:  true,
 		StoreDir:   filepath.Join(dataDir, "nats"),
 		NoSigs:     true,
@@ -43,7 +41,8 @@ func startEmbedded(dataDir string, port int) (*server.Server, error) {
 	return s, nil
 }
 
-// connect dials the embedded server in-process, or url.
+// connect dials the embedded server in-process (s not nil; url is then
+// empty and unused), or url.
 func connect(url string, s *server.Server) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1)}
 	if s != nil {
