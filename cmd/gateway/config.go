@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 )
@@ -23,6 +24,11 @@ type Config struct {
 	SlowTimeout  time.Duration // how long a WebSocket's unsent bytes may wait before 4008
 	PingInterval time.Duration // how often WebSockets are pinged
 	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
+
+	// Listeners and timeouts: see docs/OPERATIONS.md "Listeners and timeouts".
+	MetricsAddr string        // where to serve /metrics; empty means nowhere
+	IdleTimeout time.Duration // close a keep-alive connection idle this long
+	ReadTimeout time.Duration // a request body must arrive within this
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -53,6 +59,10 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
 	fs.IntVar(&c.MaxConns, "max-connections", 20_000, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
+	// Listeners and timeouts: keep these together.
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
 		fs.PrintDefaults()
@@ -107,6 +117,26 @@ func (c Config) validate() error {
 		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
 	case c.MaxConns < 1 || c.MaxConns > 1_000_000:
 		return fmt.Errorf("--max-connections %d: want 1..1000000", c.MaxConns)
+	}
+	return c.validateListeners()
+}
+
+// validateListeners checks the listener and timeout flags.
+func (c Config) validateListeners() error {
+	switch {
+	case c.IdleTimeout < time.Second || c.IdleTimeout > time.Hour:
+		return fmt.Errorf("--idle-timeout %v: want 1s..1h", c.IdleTimeout)
+	case c.ReadTimeout < time.Second || c.ReadTimeout > 10*time.Minute:
+		return fmt.Errorf("--read-timeout %v: want 1s..10m", c.ReadTimeout)
+	}
+	if c.MetricsAddr != "" {
+		_, port, err := net.SplitHostPort(c.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %q: want host:port, e.g. 127.0.0.1:9464", c.MetricsAddr)
+		}
+		if c.MetricsAddr == c.Addr && port != "0" {
+			return fmt.Errorf("--metrics-addr %q: must differ from --addr", c.MetricsAddr)
+		}
 	}
 	return nil
 }

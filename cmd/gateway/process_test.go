@@ -48,7 +48,9 @@ var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 func startGateway(t *testing.T, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), append([]string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0"}, env...)...)
+	// Any free metrics port: gateways of concurrent tests never collide.
+	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}
+	cmd.Env = append(os.Environ(), append(base, env...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +66,7 @@ func startGateway(t *testing.T, env ...string) *proc {
 	select {
 	case p.addr = <-addr:
 	case err := <-p.done:
+		p.done <- err // for the cleanup
 		t.Fatalf("gateway exited before ready: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("gateway not ready after 60 s")
