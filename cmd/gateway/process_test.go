@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +40,22 @@ type proc struct {
 	addr   string
 	stdout *strings.Builder
 	done   chan error
+
+	mu  sync.Mutex
+	log []string // the lines of its log so far
+}
+
+// logged returns the log lines so far that match re.
+func (p *proc) logged(re *regexp.Regexp) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, l := range p.log {
+		if re.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
@@ -47,7 +64,15 @@ var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 // and waits for its ready line.
 func startGateway(t *testing.T, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
+	return startGatewayUnder(t, nil, env...)
+}
+
+// startGatewayUnder is startGateway with the gateway run by wrapper (such
+// as prlimit and its arguments), where wrapper is not empty.
+func startGatewayUnder(t *testing.T, wrapper []string, env ...string) *proc {
+	t.Helper()
+	argv := append(append([]string(nil), wrapper...), os.Args[0])
+	cmd := exec.Command(argv[0], argv[1:]...)
 	// Any free metrics port: gateways of concurrent tests never collide.
 	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}
 	cmd.Env = append(os.Environ(), append(base, env...)...)
@@ -79,6 +104,9 @@ func startGateway(t *testing.T, env ...string) *proc {
 func (p *proc) scan(stderr io.Reader, addr chan<- string) {
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
+		p.mu.Lock()
+		p.log = append(p.log, sc.Text())
+		p.mu.Unlock()
 		if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
 			addr <- m[1]
 		}
