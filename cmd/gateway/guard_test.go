@@ -27,7 +27,7 @@ func TestIdleAndSlowConnectionsCannotLockOut(t *testing.T) {
 		t.Skip("opens 1,300 connections")
 	}
 	keys, sk := keyFile(t)
-	p := startGatewayUnder(t, []string{prlimit, "--nofile=1024:1024"}, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir())
+	p := startGatewayCmd(t, []string{prlimit, "--nofile=1024:1024", builtGateway(t)}, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir())
 	if got := p.logged(regexp.MustCompile(`connection_budget=896\b`)); len(got) != 1 {
 		t.Fatalf("the ready line does not show a budget of 896 at 1,024 descriptors: %v", p.logged(readyLine))
 	}

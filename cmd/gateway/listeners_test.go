@@ -88,7 +88,7 @@ func sideAddr(t *testing.T, p *proc, flag string) string {
 	return ""
 }
 
-// TestOnlyAPIAndMetricsListen: a single-node gateway with the embedded
+// TestOnlyAPIAndMetricsListen: the real gateway binary, single-node with the embedded
 // NATS server listens on the API and metrics addresses and on nothing
 // else (no NATS port); with --pprof, on that one too.
 func TestOnlyAPIAndMetricsListen(t *testing.T) {
@@ -102,7 +102,7 @@ func TestOnlyAPIAndMetricsListen(t *testing.T) {
 			if withPprof {
 				env = append(env, "RANKWIRE_PPROF=127.0.0.1:0")
 			}
-			p := startGateway(t, env...)
+			p := startGatewayCmd(t, []string{builtGateway(t)}, env...)
 			want := []string{p.addr, sideAddr(t, p, "--metrics-addr")}
 			if withPprof {
 				want = append(want, sideAddr(t, p, "--pprof"))

@@ -31,7 +31,40 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the gateway binary, built once per test run by builtGateway.
+var built struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// builtGateway returns the real gateway binary, built (go build) into a
+// temporary directory on first use: for black-box tests that look at the
+// process itself (its sockets, its descriptor limit).
+func builtGateway(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "rankwire-gateway-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "gateway")
+		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
 }
 
 // proc is a gateway subprocess.
@@ -64,14 +97,14 @@ var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 // and waits for its ready line.
 func startGateway(t *testing.T, env ...string) *proc {
 	t.Helper()
-	return startGatewayUnder(t, nil, env...)
+	return startGatewayCmd(t, []string{os.Args[0]}, env...)
 }
 
-// startGatewayUnder is startGateway with the gateway run by wrapper (such
-// as prlimit and its arguments), where wrapper is not empty.
-func startGatewayUnder(t *testing.T, wrapper []string, env ...string) *proc {
+// startGatewayCmd is startGateway with the command line argv: the built
+// binary (builtGateway), or a wrapper such as prlimit and its arguments
+// followed by it.
+func startGatewayCmd(t *testing.T, argv []string, env ...string) *proc {
 	t.Helper()
-	argv := append(append([]string(nil), wrapper...), os.Args[0])
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// Any free metrics port: gateways of concurrent tests never collide.
 	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}

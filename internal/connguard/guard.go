@@ -49,11 +49,11 @@ type Guard struct {
 	log      *slog.Logger
 	logEvery time.Duration
 
-	mu      sync.Mutex
-	open    int       // connections accepted and not yet closed
-	waiting list.List // *conn with no request in progress, longest waiting first
-	lastLog time.Time // of the last budget warning
-	logged  [2]uint64 // evicted, refused at the last warning
+	mu      sync.Mutex // guards the fields below, and each conn's elem and closed
+	open    int        // connections accepted and not yet closed
+	waiting list.List  // *conn with no request in progress, longest waiting first
+	lastLog time.Time  // of the last budget warning
+	logged  [2]uint64  // evicted, refused at the last warning
 
 	evicted atomic.Uint64
 	refused atomic.Uint64
