@@ -92,7 +92,7 @@ func (h *Hub) connect(ctx context.Context) error {
 		}
 		h.srv = s
 	}
-	nc, err := connect(url, h.srv)
+	nc, err := connect(url, h.srv, h.log)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -42,9 +43,17 @@ func startEmbedded(dataDir string) (*server.Server, error) {
 }
 
 // connect dials the embedded server in-process (s not nil; url is then
-// empty and unused), or url.
-func connect(url string, s *server.Server) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1)}
+// empty and unused), or url. Asynchronous connection errors go to log
+// (nats.go would write them to stderr).
+func connect(url string, s *server.Server, log *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("hub: NATS", "err", err, "subject", sub.Subject)
+				return
+			}
+			log.Warn("hub: NATS", "err", err)
+		})}
 	if s != nil {
 		opts = append(opts, nats.InProcessServer(s))
 	}
