@@ -301,3 +301,33 @@ func awaitMetric(t *testing.T, metricsAddr, name string, min float64) {
 		return nil
 	})
 }
+
+// TestReadTimeout: a body still incomplete after --read-timeout frees the
+// connection: the gateway answers (never 5xx) or closes within a few
+// seconds instead of waiting for the rest.
+func TestReadTimeout(t *testing.T) {
+	keys, sk := keyFile(t)
+	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir(), "RANKWIRE_READ_TIMEOUT=1s")
+	tok := adminToken(t, sk)
+	if status, err := call("PUT", p.url("/v1/boards/b"), tok, "{}", nil); status != 200 {
+		t.Fatalf("PUT board: %d %v", status, err)
+	}
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	io.WriteString(c, "POST /v1/boards/b/scores HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+tok+
+		"\r\nContent-Length: 100000\r\n\r\n{\"member\":")
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	took := time.Since(start)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || took > 5*time.Second || took < time.Second {
+		t.Fatalf("slow body: %v after %v; want an answer or a close after about 1 s", err, took)
+	}
+	if err == nil && resp.StatusCode >= 500 {
+		t.Fatalf("slow body answered %d", resp.StatusCode)
+	}
+}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,4 +53,60 @@ func TestSIGTERMClosesWebSockets(t *testing.T) {
 		t.Errorf("exit after SIGTERM: %v", err)
 	}
 	p.done <- nil
+}
+
+// TestWebSocketOutlivesHTTPTimeouts: --idle-timeout and --read-timeout
+// bound HTTP connections only: a WebSocket that has been quiet longer than
+// both still gets its updates. The clock is a keep-alive HTTP connection
+// opened after the WebSocket: once the gateway has closed it for being
+// idle, the WebSocket has been quiet longer than both timeouts.
+func TestWebSocketOutlivesHTTPTimeouts(t *testing.T) {
+	keys, sk := keyFile(t)
+	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir(), "RANKWIRE_PUSH_INTERVAL=20ms",
+		"RANKWIRE_IDLE_TIMEOUT=1s", "RANKWIRE_READ_TIMEOUT=1s")
+	tok := adminToken(t, sk)
+	if status, err := call("PUT", p.url("/v1/boards/live"), tok, "{}", nil); status != 200 {
+		t.Fatalf("PUT board: %d %v", status, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	sub := map[string]any{"type": "subscribe", "id": "s1", "board": "live", "view": map[string]any{"kind": "top", "limit": 10}}
+	if err := wsjson.Write(ctx, c, sub); err != nil {
+		t.Fatal(err)
+	}
+	var msg map[string]any
+	if err := wsjson.Read(ctx, c, &msg); err != nil || msg["type"] != "snapshot" {
+		t.Fatalf("first message %v %v, want a snapshot", msg, err)
+	}
+	start := time.Now()
+	idle, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	io.WriteString(idle, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.ReadAll(idle); err != nil { // until the gateway closes it
+		t.Fatalf("the idle HTTP connection was not closed: %v", err)
+	}
+	if took := time.Since(start); took < time.Second {
+		t.Fatalf("the idle connection closed after %v, before --idle-timeout", took)
+	}
+	if status, err := call("POST", p.url("/v1/boards/live/scores"), tok, `{"member":"late","score":5}`, nil); status != 200 {
+		t.Fatalf("submit: %d %v", status, err)
+	}
+	for {
+		msg = nil
+		if err := wsjson.Read(ctx, c, &msg); err != nil {
+			t.Fatalf("the WebSocket after %v quiet: %v", time.Since(start), err)
+		}
+		if b, _ := json.Marshal(msg); strings.Contains(string(b), `"late"`) {
+			return
+		}
+	}
 }
