@@ -46,6 +46,8 @@ var classes = []struct {
 	{hub.ErrBadRequest, http.StatusBadRequest, "bad_request"},
 	{hub.ErrNotFound, http.StatusNotFound, "not_found"},
 	{hub.ErrConflict, http.StatusConflict, "conflict"},
+	{hub.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{hub.ErrLimit, http.StatusTooManyRequests, "rate_limited"},
 	{hub.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{hub.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 }
@@ -75,7 +77,8 @@ func toError(err error, log *slog.Logger) *Error {
 // part that names the field: "hub: bad request: scores[2].member: empty"
 // reads "scores[2].member: empty".
 func cleanMessage(msg string) string {
-	for _, p := range []string{"hub: bad request: ", "hub: not found: ", "hub: conflict: ", "hub: "} {
+	for _, p := range []string{"hub: bad request: ", "hub: not found: ", "hub: conflict: ",
+		"hub: forbidden: ", "hub: limit: ", "hub: unavailable: ", "hub: "} {
 		if rest, ok := strings.CutPrefix(msg, p); ok {
 			return rest
 		}

@@ -20,8 +20,9 @@ const startTimeout = 10 * time.Second
 // startEmbedded starts a nats-server with JetStream on dataDir/nats that
 // listens on no port at all (DontListen): the Hub reaches it in-process
 // (connect with nats.InProcessServer), so no other process can read or
-// write the streams through it. The caller shuts it down.
-func startEmbedded(dataDir string) (*server.Server, error) {
+// write the streams through it. maxStore is JetStream's disk limit in bytes
+// (0: NATS's default). The caller shuts it down.
+func startEmbedded(dataDir string, maxStore int64) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: "rankwire",
 		DontListen: true,
@@ -29,6 +30,9 @@ func startEmbedded(dataDir string) (*server.Server, error) {
 		StoreDir:   filepath.Join(dataDir, "nats"),
 		NoSigs:     true,
 		NoLog:      true,
+	}
+	if maxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
+		opts.JetStreamMaxStore = maxStore
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
