@@ -65,3 +65,29 @@ func TestSlowBodyCutOff(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedBodyNotAwaited: a request without valid credentials is
+// answered 401 at once and its connection closed, without waiting for the
+// body the client is still (slowly) sending.
+func TestRefusedBodyNotAwaited(t *testing.T) {
+	e := newEnv(t, Config{ReadTimeout: time.Minute})
+	for _, auth := range []string{"", "Authorization: Bearer not-a-token\r\n"} {
+		c, err := net.Dial("tcp", strings.TrimPrefix(e.srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		io.WriteString(c, "POST /v1/boards/b/scores HTTP/1.1\r\nHost: x\r\n"+auth+"Content-Length: 1000\r\n\r\n{\"member\":")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 401 {
+			t.Fatalf("refused slow body (%q): %v %v", auth, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		if _, err := br.ReadByte(); err != io.EOF || time.Since(start) > 5*time.Second {
+			t.Fatalf("connection after the 401 (%q): %v after %v; want closed at once", auth, err, time.Since(start))
+		}
+		c.Close()
+	}
+}

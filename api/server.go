@@ -198,16 +198,32 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r)
 		if !ok {
+			refuseConn(w, r)
 			writeError(w, &Error{http.StatusUnauthorized, "unauthorized", "Authorization: want \"Bearer <token>\""})
 			return
 		}
 		sc, err := s.cfg.Verifier.Verify(token)
 		if err != nil {
+			refuseConn(w, r)
 			writeError(w, toError(err, s.log))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
 	})
+}
+
+// refuseConn closes the connection after a refused request that has a
+// body, without reading the rest of it: net/http would otherwise read up
+// to 256 KiB of it after the answer (also with "Connection: close"), and a
+// client without credentials could hold the connection for the whole
+// --read-timeout by sending it slowly. The read deadline in the past makes
+// that read fail at once; the answer is still written.
+func refuseConn(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 func bearer(r *http.Request) (string, bool) {
