@@ -203,6 +203,34 @@ func (g *Guard) ConnState(nc net.Conn, st http.ConnState) {
 	}
 }
 
+// Waiting marks nc, a hijacked connection of a Guard's listener, as one
+// that may be evicted like an idle one: it holds a descriptor while waiting
+// for its client to prove anything (a WebSocket waiting for its first auth
+// message). Busy ends that. Other connections are ignored. O(1).
+func Waiting(nc net.Conn) { mark(nc, true) }
+
+// Busy marks nc as never to be evicted (a WebSocket once authenticated),
+// undoing Waiting. O(1).
+func Busy(nc net.Conn) { mark(nc, false) }
+
+func mark(nc net.Conn, waiting bool) {
+	c, ok := nc.(*conn)
+	if !ok {
+		return
+	}
+	g := c.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case c.closed:
+	case waiting && c.elem == nil:
+		c.elem = g.waiting.PushBack(c)
+	case !waiting && c.elem != nil:
+		g.waiting.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
 // warn logs the eviction and refusal counts, at most once per logEvery.
 func (g *Guard) warn() {
 	now := time.Now()

@@ -233,3 +233,39 @@ func TestBudgetFor(t *testing.T) {
 		t.Errorf("DefaultBudget() = %d with a limit of %d", b, limit())
 	}
 }
+
+// TestWaitingHijackedEvicted: a hijacked connection marked Waiting (a
+// WebSocket before its auth message) is evicted like an idle one; once
+// marked Busy it is not.
+func TestWaitingHijackedEvicted(t *testing.T) {
+	hijacked := make(chan net.Conn, 2)
+	_, addr := serve(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hijack" {
+			io.WriteString(w, "ok")
+			return
+		}
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		Waiting(c)
+		hijacked <- c
+	}))
+	waiting := dial(t, addr)
+	io.WriteString(waiting, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-hijacked
+	authed := dial(t, addr)
+	io.WriteString(authed, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
+	Busy(<-hijacked)
+	if body, err := get(addr); err != nil || body != "ok" {
+		t.Fatalf("request: %q %v", body, err)
+	}
+	if !closedByPeer(waiting) {
+		t.Error("the waiting hijacked connection was not evicted")
+	}
+	if closedByPeer(authed) {
+		t.Error("the busy hijacked connection was evicted")
+	}
+	Waiting(dial(t, addr)) // not the guard's: ignored
+}
