@@ -1,53 +1,33 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"strings"
+
+	"github.com/rankwire/rankwire/internal/jsonbody"
 )
 
-// decodeBody decodes one JSON object from the request body into v. Unknown
-// fields, trailing data and wrong types are bad requests naming the field; a
-// body over the limit is too large.
+// decodeBody reads the request body (bounded by Config.MaxBody) and
+// decodes it into v, a pointer to the handler's body struct, strictly (see
+// package jsonbody): one JSON object, no unknown or repeated field, every
+// string valid UTF-8, numbers that fit. A refusal is bad_request naming the
+// JSON path (`scores[7].score: want a number, got string`); a body over
+// the limit is too_large. Cost: O(body) twice, the body held in memory once.
 func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return bodyError(err)
-		}
-		return badRequest("body: data after the JSON object")
-	}
-	return nil
-}
-
-// bodyError turns a decoding error into a protocol error.
-func bodyError(err error) error {
+	data, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &tooBig):
 		return err
-	case errors.Is(err, io.EOF):
-		return badRequest("body: empty, want a JSON object")
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			field = "body"
-		}
-		return badRequest("%s: want %s, got %s", field, typeErr.Type, typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return badRequest("body: invalid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("body: truncated JSON")
+	case err != nil:
+		return badRequest("body: not received whole")
 	}
-	return badRequest("body: %s", trimJSON(err.Error()))
+	var je *jsonbody.Error
+	if err := jsonbody.Decode(data, v); errors.As(err, &je) {
+		return badRequest("%s", je.Error())
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
-
-func trimJSON(msg string) string { return strings.TrimPrefix(msg, "json: ") }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -34,26 +33,21 @@ func notFound(format string, args ...any) *Error {
 	return &Error{http.StatusNotFound, "not_found", fmt.Sprintf(format, args...)}
 }
 
-// classes maps the sentinel errors of the packages below to protocol codes,
-// checked in order.
-var classes = []struct {
-	err    error
-	status int
-	code   string
-}{
-	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{auth.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{hub.ErrBadRequest, http.StatusBadRequest, "bad_request"},
-	{hub.ErrNotFound, http.StatusNotFound, "not_found"},
-	{hub.ErrConflict, http.StatusConflict, "conflict"},
-	{hub.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{hub.ErrLimit, http.StatusTooManyRequests, "rate_limited"},
-	{hub.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
-	{hub.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
+// statuses maps the protocol codes that a hub error may carry to HTTP.
+var statuses = map[hub.Code]int{
+	hub.CodeBadRequest:  http.StatusBadRequest,
+	hub.CodeForbidden:   http.StatusForbidden,
+	hub.CodeNotFound:    http.StatusNotFound,
+	hub.CodeConflict:    http.StatusConflict,
+	hub.CodeRateLimited: http.StatusTooManyRequests,
+	hub.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
-// toError turns any error into a protocol Error. Errors of no known class
-// are internal: logged in full, answered without detail.
+// toError turns any error into a protocol Error: an api *Error as it is; a
+// body over the limit too_large; a *hub.Error by its Code, answering its
+// Msg (which names the field, never a stream); an auth refusal by its class
+// (see authError). Errors of no known class are internal: logged in full,
+// answered without detail. Unavailable errors are logged with their cause.
 func toError(err error, log *slog.Logger) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -64,26 +58,66 @@ func toError(err error, log *slog.Logger) *Error {
 		return &Error{http.StatusRequestEntityTooLarge, "too_large",
 			fmt.Sprintf("body: larger than %d bytes", tooBig.Limit)}
 	}
-	for _, c := range classes {
-		if errors.Is(err, c.err) {
-			return &Error{c.status, c.code, cleanMessage(err.Error())}
+	var he *hub.Error
+	if errors.As(err, &he) {
+		if status, ok := statuses[he.Code]; ok {
+			if he.Code == hub.CodeUnavailable {
+				log.Warn("unavailable", "err", err)
+			}
+			return &Error{status, string(he.Code), he.Msg}
 		}
+	}
+	if a := authError(err); a != nil {
+		return a
 	}
 	log.Error("internal error", "err", err)
 	return &Error{http.StatusInternalServerError, "internal", "internal error"}
 }
 
-// cleanMessage strips the package prefixes of sentinel errors, leaving the
-// part that names the field: "hub: bad request: scores[2].member: empty"
-// reads "scores[2].member: empty".
-func cleanMessage(msg string) string {
-	for _, p := range []string{"hub: bad request: ", "hub: not found: ", "hub: conflict: ",
-		"hub: forbidden: ", "hub: limit: ", "hub: unavailable: ", "hub: "} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			return rest
+// hubMessage is the client message of a hub error (such as Hub.Writable's
+// reason for /readyz), or "unavailable" for any other error.
+func hubMessage(err error) string {
+	var he *hub.Error
+	if errors.As(err, &he) {
+		return he.Msg
+	}
+	return "unavailable"
+}
+
+// authError maps a refusal of package auth to its protocol code and a
+// message of the protocol's words, or nil. Its detail (which kid, which
+// claim) stays in auth's error text, which the client does not see.
+func authError(err error) *Error {
+	for _, a := range authMessages {
+		if errors.Is(err, a.err) {
+			return &Error{a.status, a.code, a.msg}
 		}
 	}
-	return msg
+	return nil
+}
+
+// authMessages lists auth's sentinels, the specific ones before their
+// classes.
+var authMessages = []struct {
+	err    error
+	status int
+	code   string
+	msg    string
+}{
+	{auth.ErrNoToken, http.StatusUnauthorized, "unauthorized", "token: missing"},
+	{auth.ErrMalformed, http.StatusUnauthorized, "unauthorized", "token: malformed"},
+	{auth.ErrUnknownKey, http.StatusUnauthorized, "unauthorized", "token: kid names no key of the gateway"},
+	{auth.ErrAlgorithm, http.StatusUnauthorized, "unauthorized", "token: alg is not the algorithm of its key"},
+	{auth.ErrBadSignature, http.StatusUnauthorized, "unauthorized", "token: bad signature"},
+	{auth.ErrExpired, http.StatusUnauthorized, "unauthorized", "token: expired"},
+	{auth.ErrNotYetValid, http.StatusUnauthorized, "unauthorized", "token: not valid yet"},
+	{auth.ErrMissingClaim, http.StatusUnauthorized, "unauthorized", "token: a required claim is missing"},
+	{auth.ErrAudience, http.StatusUnauthorized, "unauthorized", "token: aud does not contain \"rankwire\""},
+	{auth.ErrWrongTenant, http.StatusUnauthorized, "unauthorized", "token: tnt is not the tenant of its key"},
+	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "token: refused"},
+	{auth.ErrRole, http.StatusForbidden, "forbidden", "token: role not granted"},
+	{auth.ErrBoard, http.StatusForbidden, "forbidden", "token: does not reach the board"},
+	{auth.ErrForbidden, http.StatusForbidden, "forbidden", "token: not allowed"},
 }
 
 type errorBody struct {

@@ -33,8 +33,12 @@ func boardFor(r *http.Request, role auth.Role) (string, error) {
 	if !boardName.MatchString(name) {
 		return "", badRequest("board: %q does not match %s", truncate(name), boardName)
 	}
-	if err := scopeOf(r).Allows(role, name); err != nil {
-		return "", err
+	sc := scopeOf(r)
+	if !sc.Can(role) {
+		return "", forbidden("role %s: not granted", role)
+	}
+	if !sc.CanBoard(name) {
+		return "", forbidden("board %q: the token does not reach it", name)
 	}
 	return name, nil
 }
@@ -84,8 +88,8 @@ func parseBounded(name, s string, lo, hi int) (int, error) {
 // memberParam returns the {member} of the route, checked as an identifier.
 func memberParam(r *http.Request, name string) (string, error) {
 	m := chi.URLParam(r, name)
-	if err := identity.Validate(m); err != nil {
-		return "", badRequest("%s: %v", name, err)
+	if p := identity.Reason(m); p != "" {
+		return "", badRequest("%s: %s", name, p)
 	}
 	return m, nil
 }
@@ -101,8 +105,8 @@ func idsParam(r *http.Request) ([]string, error) {
 		return nil, badRequest("ids: %d ids, at most %d", len(ids), MaxIDs)
 	}
 	for i, id := range ids {
-		if err := identity.Validate(id); err != nil {
-			return nil, badRequest("ids[%d]: %v", i, err)
+		if p := identity.Reason(id); p != "" {
+			return nil, badRequest("ids[%d]: %s", i, p)
 		}
 	}
 	return ids, nil

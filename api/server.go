@@ -150,7 +150,8 @@ func (s *Server) routes() chi.Router {
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &Error{http.StatusMethodNotAllowed, "bad_request", "method " + r.Method + " not allowed here"})
+		// bad_request is 400 everywhere in the protocol, here too.
+		writeError(w, badRequest("method: %.16q is not one this route takes", r.Method))
 	})
 	return r
 }
@@ -181,7 +182,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
 		defer cancel()
 		if err := s.hub.Writable(ctx); err != nil {
-			reason = cleanMessage(err.Error())
+			reason = hubMessage(err)
 		}
 	}
 	if reason != "" {

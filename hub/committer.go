@@ -75,7 +75,7 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	case <-t.f.done:
 		g := t.f.out.groups
 		if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
-			return nil, fmt.Errorf("%w: event applied without group %d", ErrUnavailable, t.i)
+			return nil, errorf(ErrInternal, "event applied without group %d", t.i)
 		}
 		return g[t.i].results, g[t.i].err
 	case <-ctx.Done():

@@ -63,7 +63,7 @@ func connect(url string, s *server.Server, log *slog.Logger) (*nats.Conn, error)
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connect %s: %v", ErrUnavailable, url, err)
+		return nil, unavailable("NATS is unavailable", fmt.Errorf("connect %s: %w", url, err))
 	}
 	return nc, nil
 }
@@ -79,5 +79,5 @@ func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) err
 		errors.Is(err, nats.ErrNoResponders):
 		return fmt.Errorf("%w (%s): %v", ErrNoJetStream, url, err)
 	}
-	return fmt.Errorf("%w: JetStream account info from %s: %v", ErrUnavailable, url, err)
+	return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info from %s: %w", url, err))
 }

@@ -74,7 +74,7 @@ func (h *Hub) publishErr(err error, stream string) error {
 		h.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
 		return ErrStoreFull
 	}
-	return fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, stream, err)
+	return unavailable(logUnavailable, fmt.Errorf("publish to %s: %w", stream, err))
 }
 
 // Writable returns nil while the Hub can take writes, else an error wrapping
@@ -86,11 +86,11 @@ func (h *Hub) publishErr(err error, stream string) error {
 // fullMemory. Safe for concurrent use.
 func (h *Hub) Writable(ctx context.Context) error {
 	if !h.Connected() {
-		return fmt.Errorf("%w: not connected to NATS", ErrUnavailable)
+		return errorf(ErrUnavailable, "not connected to NATS")
 	}
 	if h.srv != nil {
 		if h.disk.full.Load() {
-			return fmt.Errorf("%w (the disk under it has %d bytes free)", ErrStoreFull, h.disk.free.Load())
+			return storeFull(fmt.Sprintf("the disk under it has %d bytes free", h.disk.free.Load()))
 		}
 		return embeddedWritable(h.srv)
 	}
@@ -99,10 +99,10 @@ func (h *Hub) Writable(ctx context.Context) error {
 	}
 	info, err := h.js.AccountInfo(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: JetStream account info: %v", ErrUnavailable, err)
+		return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info: %w", err))
 	}
 	if max := info.Limits.MaxStore; max > 0 && int64(info.Store) >= max {
-		return fmt.Errorf("%w (%d of %d bytes used)", ErrStoreFull, info.Store, max)
+		return storeFull(fmt.Sprintf("%d of %d bytes used", info.Store, max))
 	}
 	return nil
 }
@@ -112,14 +112,14 @@ func (h *Hub) Writable(ctx context.Context) error {
 // store is full from there on.
 func embeddedWritable(s *server.Server) error {
 	if !s.JetStreamEnabled() {
-		return fmt.Errorf("%w: JetStream is disabled (was the disk full?)", ErrUnavailable)
+		return errorf(ErrUnavailable, "NATS has JetStream disabled (was the disk full?)")
 	}
 	info, err := s.Jsz(&server.JSzOptions{})
 	if err != nil {
-		return fmt.Errorf("%w: JetStream usage: %v", ErrUnavailable, err)
+		return unavailable("NATS is unavailable", fmt.Errorf("JetStream usage: %w", err))
 	}
 	if max := info.Config.MaxStore; max > 0 && int64(info.Store) > max {
-		return fmt.Errorf("%w (%d of %d bytes used)", ErrStoreFull, info.Store, max)
+		return storeFull(fmt.Sprintf("%d of %d bytes used", info.Store, max))
 	}
 	return nil
 }

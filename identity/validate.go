@@ -39,6 +39,25 @@ func Validate(s string) error {
 	return nil
 }
 
+// Reason says in a few words what makes s unfit to be a member id or
+// alias, for a message that a client reads after the field's name
+// ("member: invalid UTF-8"), or "" where Validate accepts s. The words
+// name no package or type. O(len(s)), no allocation. Safe for concurrent
+// use.
+func Reason(s string) string {
+	switch {
+	case s == "":
+		return "empty"
+	case len(s) > MaxLen:
+		return "longer than 128 bytes"
+	case !utf8.ValidString(s):
+		return "invalid UTF-8"
+	case !clean(s):
+		return "holds a control character"
+	}
+	return ""
+}
+
 // clean reports whether s is valid UTF-8 without control characters.
 func clean(s string) bool {
 	for i := 0; i < len(s); {
