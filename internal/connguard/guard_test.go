@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,4 +270,43 @@ func TestWaitingHijackedEvicted(t *testing.T) {
 		t.Error("the busy hijacked connection was evicted")
 	}
 	Waiting(dial(t, addr)) // not the guard's: ignored
+}
+
+// TestPassesThroughTCP: a guarded connection keeps the *net.TCPConn
+// methods that net/http and the WebSocket writer use: the raw descriptor,
+// half-close, ReadFrom.
+func TestPassesThroughTCP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := New(Options{Budget: 4})
+	gl := g.Listener(ln)
+	defer gl.Close()
+	client := dial(t, ln.Addr().String())
+	server, err := gl.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	sc, ok := server.(syscall.Conn)
+	if !ok {
+		t.Fatal("no syscall.Conn")
+	}
+	if _, err := sc.SyscallConn(); err != nil {
+		t.Fatalf("SyscallConn: %v", err)
+	}
+	if _, err := server.(io.ReaderFrom).ReadFrom(strings.NewReader("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(client); err != nil || string(b) != "hello" {
+		t.Fatalf("client reads %q %v; want hello then EOF from the half-close", b, err)
+	}
+	if g.Open() != 1 {
+		t.Fatalf("open %d", g.Open())
+	}
 }
