@@ -1,7 +1,7 @@
 package hub
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
@@ -31,7 +31,7 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 	case evDelete:
 		out.err = s.applyDelete(ev)
 	default:
-		out.err = fmt.Errorf("%w: unknown event kind %q", ErrBadRequest, ev.Kind)
+		out.err = errf(CodeBadRequest, "unknown event kind %q", ev.Kind)
 	}
 	return out
 }
@@ -51,12 +51,12 @@ func (s *state) board(name string) (*boardState, error) {
 	if bs := s.boards[name]; bs != nil {
 		return bs, nil
 	}
-	return nil, fmt.Errorf("%w: board %q", ErrNotFound, name)
+	return nil, errf(CodeNotFound, "board: no board %q", name)
 }
 
 func (s *state) applySettings(ev *event) error {
 	if ev.Settings == nil {
-		return fmt.Errorf("%w: settings missing", ErrBadRequest)
+		return errf(CodeBadRequest, "settings missing")
 	}
 	set, err := ev.Settings.normalize()
 	if err != nil {
@@ -76,7 +76,7 @@ func (s *state) applySettings(ev *event) error {
 func (bs *boardState) update(set Settings) error {
 	if !sameOrdering(bs.settings, set) {
 		if bs.hasEntries() {
-			return fmt.Errorf("%w: order, subscore_order, policy or tiebreak of a board with entries", ErrConflict)
+			return errf(CodeConflict, "order, subscore_order, policy or tiebreak of a board with entries")
 		}
 		cfg, _ := set.boardConfig()
 		cfg.CompareMembers = bs.cfg.CompareMembers
@@ -169,8 +169,11 @@ func (w *window) result(h uint32, applied bool) Result {
 // the tenant, at this event's sequence.
 func (s *state) applyLink(seq uint64, ev *event) error {
 	lr, err := s.ix.Link(ev.Member, ev.Aliases)
+	if errors.Is(err, identity.ErrFull) {
+		return &Error{Code: CodeLimit, Msg: "aliases: the tenant holds as many member ids and aliases as it may", Detail: err}
+	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return errf(CodeBadRequest, "%v", err) // names member or aliases[i]
 	}
 	for _, m := range lr.Merges {
 		for name, bs := range s.boards {
@@ -210,7 +213,7 @@ func (s *state) applyRemove(ev *event) error {
 		}
 	}
 	if !removed {
-		return fmt.Errorf("%w: member %q on board %q", ErrNotFound, ev.Member, ev.Board)
+		return errf(CodeNotFound, "member: %q is not on board %q", ev.Member, ev.Board)
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	case <-t.f.done:
 		g := t.f.out.groups
 		if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
-			return nil, fmt.Errorf("%w: event applied without group %d", ErrUnavailable, t.i)
+			return nil, unavailable("the tenant's log is unavailable", fmt.Errorf("event applied without group %d", t.i))
 		}
 		return g[t.i].results, g[t.i].err
 	case <-ctx.Done():
@@ -168,7 +168,7 @@ func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 		if ctx.Err() != nil {
 			err = ErrClosed
 		} else {
-			err = fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
+			err = unavailable("the tenant's log is unavailable", fmt.Errorf("publish to %s: %w", r.stream, err))
 		}
 		fail(reqs, err)
 		return

@@ -128,7 +128,7 @@ func (h *Hub) openAll(ctx context.Context) error {
 		}
 	}
 	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return fmt.Errorf("%w: list streams: %v", ErrUnavailable, err)
+		return unavailable("the log is unavailable", fmt.Errorf("list streams: %w", err))
 	}
 	for _, t := range tenants {
 		if _, err := h.replica(ctx, t, false); err != nil {

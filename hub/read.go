@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/rankwire/rankwire/board"
@@ -114,11 +113,11 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) error) error {
 	k, ok := parseKind(l.Window)
 	if !ok {
-		return fmt.Errorf("%w: window %q is not one of all, day, week, month", ErrBadRequest, l.Window)
+		return errf(CodeBadRequest, "window: %q is not one of all, day, week, month", l.Window)
 	}
 	r := h.lookup(l.Tenant)
 	if r == nil {
-		return fmt.Errorf("%w: board %q", ErrNotFound, l.Board)
+		return errf(CodeNotFound, "board: no board %q", l.Board)
 	}
 	at := l.At
 	if at.IsZero() {
@@ -131,7 +130,7 @@ func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) er
 		return err
 	}
 	if !bs.keeps(k) {
-		return fmt.Errorf("%w: window %q is not kept by board %q", ErrBadRequest, k, l.Board)
+		return errf(CodeBadRequest, "window: %q is not kept by board %q", k, l.Board)
 	}
 	return fn(r.st, bs, keyAt(k, at.UnixMilli()))
 }

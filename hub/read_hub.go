@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -17,7 +16,7 @@ func (h *Hub) Member(l Loc, member string) (Page, error) {
 	return h.page(l, func(v View) ([]Row, error) {
 		r, ok := v.Member(member)
 		if !ok {
-			return nil, fmt.Errorf("%w: member %q", ErrNotFound, member)
+			return nil, errf(CodeNotFound, "member: %q is not on the board", member)
 		}
 		return []Row{r}, nil
 	})
@@ -29,7 +28,7 @@ func (h *Hub) Around(l Loc, member string, radius int) (Page, error) {
 	return h.page(l, func(v View) ([]Row, error) {
 		rows, ok := v.Around(member, radius)
 		if !ok {
-			return nil, fmt.Errorf("%w: member %q", ErrNotFound, member)
+			return nil, errf(CodeNotFound, "member: %q is not on the board", member)
 		}
 		return rows, nil
 	})
@@ -41,7 +40,7 @@ func (h *Hub) AtRank(l Loc, rank int) (Page, error) {
 	return h.page(l, func(v View) ([]Row, error) {
 		r, ok := v.AtRank(rank)
 		if !ok {
-			return nil, fmt.Errorf("%w: rank %d", ErrNotFound, rank)
+			return nil, errf(CodeNotFound, "rank: %d is past the last row", rank)
 		}
 		return []Row{r}, nil
 	})
@@ -67,7 +66,7 @@ func (h *Hub) page(l Loc, rows func(View) ([]Row, error)) (Page, error) {
 func (h *Hub) Board(tenant, board string) (BoardInfo, error) {
 	r := h.lookup(tenant)
 	if r == nil {
-		return BoardInfo{}, fmt.Errorf("%w: board %q", ErrNotFound, board)
+		return BoardInfo{}, errf(CodeNotFound, "board: no board %q", board)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -109,13 +108,13 @@ func (h *Hub) infoLocked(name string, bs *boardState) BoardInfo {
 func (h *Hub) Identity(tenant, id string) (Identity, error) {
 	r := h.lookup(tenant)
 	if r == nil {
-		return Identity{}, fmt.Errorf("%w: identity %q", ErrNotFound, id)
+		return Identity{}, errf(CodeNotFound, "id: no member or alias %q", id)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	hd, ok := r.st.ix.Resolve(id)
 	if !ok {
-		return Identity{}, fmt.Errorf("%w: identity %q", ErrNotFound, id)
+		return Identity{}, errf(CodeNotFound, "id: no member or alias %q", id)
 	}
 	name, _ := r.st.ix.Name(hd)
 	return Identity{Member: name, Aliases: r.st.ix.Aliases(hd)}, nil

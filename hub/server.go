@@ -51,7 +51,7 @@ func connect(url string, s *server.Server) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connect %s: %v", ErrUnavailable, url, err)
+		return nil, unavailable("the log is unavailable", fmt.Errorf("connect %s: %w", url, err))
 	}
 	return nc, nil
 }
@@ -67,5 +67,5 @@ func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) err
 		errors.Is(err, nats.ErrNoResponders):
 		return fmt.Errorf("%w (%s): %v", ErrNoJetStream, url, err)
 	}
-	return fmt.Errorf("%w: JetStream account info from %s: %v", ErrUnavailable, url, err)
+	return unavailable("the log is unavailable", fmt.Errorf("JetStream account info from %s: %w", url, err))
 }

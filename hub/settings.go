@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/rankwire/rankwire/board"
@@ -39,7 +38,7 @@ func (s Settings) normalize() (Settings, error) {
 		return s, err
 	}
 	if s.Retention < 0 || s.Retention > MaxRetention {
-		return s, fmt.Errorf("%w: retention %d is not in 0..%d", ErrBadRequest, s.Retention, MaxRetention)
+		return s, errf(CodeBadRequest, "retention: %d is not in 0..%d", s.Retention, MaxRetention)
 	}
 	if s.Retention == 0 {
 		s.Retention = DefaultRetention
@@ -54,10 +53,10 @@ func normalizeWindows(ws []string) ([]string, error) {
 	out := make([]string, 0, len(ws))
 	for i, w := range ws {
 		if _, ok := parseKind(w); !ok || w == "" {
-			return nil, fmt.Errorf("%w: windows[%d] %q is not one of all, day, week, month", ErrBadRequest, i, w)
+			return nil, errf(CodeBadRequest, "windows[%d]: %q is not one of all, day, week, month", i, w)
 		}
 		if slices.Contains(out, w) {
-			return nil, fmt.Errorf("%w: windows[%d] %q repeats", ErrBadRequest, i, w)
+			return nil, errf(CodeBadRequest, "windows[%d]: %q repeats", i, w)
 		}
 		out = append(out, w)
 	}
@@ -70,16 +69,16 @@ func (s Settings) boardConfig() (board.Config, error) {
 	var cfg board.Config
 	var err error
 	if cfg.Order, err = board.ParseOrder(s.Order); err != nil {
-		return cfg, fmt.Errorf("%w: order: %v", ErrBadRequest, err)
+		return cfg, errf(CodeBadRequest, "order: %q is neither desc nor asc", s.Order)
 	}
 	if cfg.SubscoreOrder, err = board.ParseOrder(s.SubscoreOrder); err != nil {
-		return cfg, fmt.Errorf("%w: subscore_order: %v", ErrBadRequest, err)
+		return cfg, errf(CodeBadRequest, "subscore_order: %q is neither desc nor asc", s.SubscoreOrder)
 	}
 	if cfg.Policy, err = board.ParsePolicy(s.Policy); err != nil {
-		return cfg, fmt.Errorf("%w: policy: %v", ErrBadRequest, err)
+		return cfg, errf(CodeBadRequest, "policy: %q is not one of best, latest, sum, first", s.Policy)
 	}
 	if cfg.Tiebreak, err = board.ParseTiebreak(s.Tiebreak); err != nil {
-		return cfg, fmt.Errorf("%w: tiebreak: %v", ErrBadRequest, err)
+		return cfg, errf(CodeBadRequest, "tiebreak: %q is neither earliest nor latest", s.Tiebreak)
 	}
 	return cfg, nil
 }

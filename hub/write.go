@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/identity"
@@ -35,11 +36,11 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 
 func validateItems(items []Item) error {
 	if len(items) == 0 || len(items) > MaxBatch {
-		return fmt.Errorf("%w: scores: %d items, want 1..%d", ErrBadRequest, len(items), MaxBatch)
+		return errf(CodeBadRequest, "scores: %d items, want 1..%d", len(items), MaxBatch)
 	}
 	for i, it := range items {
 		if err := validateItem(it); err != nil {
-			return fmt.Errorf("%w: scores[%d].%v", ErrBadRequest, i, err)
+			return errf(CodeBadRequest, "scores[%d].%v", i, err)
 		}
 	}
 	return nil
@@ -57,6 +58,9 @@ func validateItem(it Item) error {
 	}
 	if len(it.ID) > MaxIDLen {
 		return fmt.Errorf("id: longer than %d bytes", MaxIDLen)
+	}
+	if !utf8.ValidString(it.ID) {
+		return fmt.Errorf("id: invalid UTF-8")
 	}
 	return nil
 }
@@ -98,7 +102,7 @@ func (h *Hub) Reset(ctx context.Context, tenant, board string) error {
 // ErrNotFound where the member has no entry there.
 func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) error {
 	if err := identity.Validate(member); err != nil {
-		return fmt.Errorf("%w: member: %v", ErrBadRequest, err)
+		return errf(CodeBadRequest, "member: %v", err)
 	}
 	return h.boardEvent(ctx, tenant, &event{Kind: evRemove, Board: board, Member: member})
 }
@@ -125,14 +129,14 @@ func validateLink(tenant, member string, aliases []string) error {
 		return err
 	}
 	if err := identity.Validate(member); err != nil {
-		return fmt.Errorf("%w: member: %v", ErrBadRequest, err)
+		return errf(CodeBadRequest, "member: %v", err)
 	}
 	if len(aliases) == 0 || len(aliases) > MaxAliases {
-		return fmt.Errorf("%w: aliases: %d, want 1..%d", ErrBadRequest, len(aliases), MaxAliases)
+		return errf(CodeBadRequest, "aliases: %d, want 1..%d", len(aliases), MaxAliases)
 	}
 	for i, a := range aliases {
 		if err := identity.Validate(a); err != nil {
-			return fmt.Errorf("%w: aliases[%d]: %v", ErrBadRequest, i, err)
+			return errf(CodeBadRequest, "aliases[%d]: %v", i, err)
 		}
 	}
 	return nil
@@ -155,13 +159,13 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 	}
 	r, err := h.replica(ctx, tenant, false)
 	if err != nil {
-		return nil, fmt.Errorf("%w: board %q", ErrNotFound, board)
+		return nil, errf(CodeNotFound, "board: no board %q", board)
 	}
 	r.mu.RLock()
 	_, ok := r.st.boards[board]
 	r.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: board %q", ErrNotFound, board)
+		return nil, errf(CodeNotFound, "board: no board %q", board)
 	}
 	return r, nil
 }
@@ -186,7 +190,7 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
-		return outcome{}, fmt.Errorf("%w: publish to %s: %v", ErrUnavailable, r.stream, err)
+		return outcome{}, unavailable("the tenant's log is unavailable", fmt.Errorf("publish to %s: %w", r.stream, err))
 	}
 	select {
 	case <-f.done:

@@ -12,10 +12,12 @@ const MaxLen = 128
 
 // Sentinel errors. Callers test them with errors.Is; returned errors wrap
 // them with the offending value, quoted and truncated, or with the field.
+// The texts of ErrEmpty, ErrTooLong and ErrInvalid carry no package prefix:
+// they reach clients after a field name ("member: empty identifier").
 var (
-	ErrEmpty   = errors.New("identity: empty identifier")
-	ErrTooLong = errors.New("identity: identifier longer than 128 bytes")
-	ErrInvalid = errors.New("identity: identifier is not valid UTF-8 or holds a control character")
+	ErrEmpty   = errors.New("empty identifier")
+	ErrTooLong = errors.New("identifier longer than 128 bytes")
+	ErrInvalid = errors.New("identifier is not valid UTF-8 or holds a control character")
 	ErrCorrupt = errors.New("identity: corrupt snapshot")
 	ErrFull    = errors.New("identity: too many identifiers")
 )
