@@ -1,53 +1,33 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"strings"
+
+	"github.com/rankwire/rankwire/internal/jsonbody"
 )
 
-// decodeBody decodes one JSON object from the request body into v. Unknown
-// fields, trailing data and wrong types are bad requests naming the field; a
-// body over the limit is too large.
+// decodeBody decodes one JSON object from the request body into v, strictly
+// (see internal/jsonbody): a refusal is a bad request whose message starts
+// with the JSON path at fault (scores[7].score) or "body"; invalid UTF-8 in
+// any string is refused, never replaced; a body over the limit is too large.
+// Cost: O(body) time and memory, the body being bounded by Config.MaxBody.
 func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return bodyError(err)
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
 		}
-		return badRequest("body: data after the JSON object")
+		return badRequest("body: could not be read")
+	}
+	if err := jsonbody.Decode(data, v); err != nil {
+		var e *jsonbody.Error
+		if errors.As(err, &e) {
+			return badRequest("%s", e.Error())
+		}
+		return err // a target that is not a pointer: a bug, answered internal
 	}
 	return nil
 }
-
-// bodyError turns a decoding error into a protocol error.
-func bodyError(err error) error {
-	var tooBig *http.MaxBytesError
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &tooBig):
-		return err
-	case errors.Is(err, io.EOF):
-		return badRequest("body: empty, want a JSON object")
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			field = "body"
-		}
-		return badRequest("%s: want %s, got %s", field, typeErr.Type, typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return badRequest("body: invalid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("body: truncated JSON")
-	}
-	return badRequest("body: %s", trimJSON(err.Error()))
-}
-
-func trimJSON(msg string) string { return strings.TrimPrefix(msg, "json: ") }

@@ -34,24 +34,30 @@ func notFound(format string, args ...any) *Error {
 	return &Error{http.StatusNotFound, "not_found", fmt.Sprintf(format, args...)}
 }
 
-// classes maps the sentinel errors of the packages below to protocol codes,
-// checked in order.
-var classes = []struct {
+// authClasses maps the auth package's sentinel errors to protocol codes.
+var authClasses = []struct {
 	err    error
 	status int
 	code   string
 }{
 	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{auth.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{hub.ErrBadRequest, http.StatusBadRequest, "bad_request"},
-	{hub.ErrNotFound, http.StatusNotFound, "not_found"},
-	{hub.ErrConflict, http.StatusConflict, "conflict"},
-	{hub.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
-	{hub.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 }
 
-// toError turns any error into a protocol Error. Errors of no known class
-// are internal: logged in full, answered without detail.
+// hubStatus is the HTTP status of each hub error code.
+var hubStatus = map[hub.Code]int{
+	hub.CodeBadRequest:  http.StatusBadRequest,
+	hub.CodeNotFound:    http.StatusNotFound,
+	hub.CodeConflict:    http.StatusConflict,
+	hub.CodeForbidden:   http.StatusForbidden,
+	hub.CodeLimit:       http.StatusTooManyRequests,
+	hub.CodeUnavailable: http.StatusServiceUnavailable,
+}
+
+// toError turns any error into a protocol Error. A hub.Error gives its code
+// and message (its detail, which may name internals, goes to the log only);
+// errors of no known class are internal: logged in full, answered without
+// detail. O(depth of the error chain).
 func toError(err error, log *slog.Logger) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -62,25 +68,37 @@ func toError(err error, log *slog.Logger) *Error {
 		return &Error{http.StatusRequestEntityTooLarge, "too_large",
 			fmt.Sprintf("body: larger than %d bytes", tooBig.Limit)}
 	}
-	for _, c := range classes {
+	var he *hub.Error
+	if errors.As(err, &he) {
+		return fromHub(he, err, log)
+	}
+	for _, c := range authClasses {
 		if errors.Is(err, c.err) {
-			return &Error{c.status, c.code, cleanMessage(err.Error())}
+			return &Error{c.status, c.code, err.Error()}
 		}
 	}
 	log.Error("internal error", "err", err)
 	return &Error{http.StatusInternalServerError, "internal", "internal error"}
 }
 
-// cleanMessage strips the package prefixes of sentinel errors, leaving the
-// part that names the field: "hub: bad request: scores[2].member: empty"
-// reads "scores[2].member: empty".
-func cleanMessage(msg string) string {
-	for _, p := range []string{"hub: bad request: ", "hub: not found: ", "hub: conflict: ", "hub: "} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			return rest
-		}
+// fromHub answers a hub error with its code and message. A hub error without
+// a message (a bare sentinel, or one wrapped with fmt.Errorf) answers its
+// code's generic text and is logged, as a construction site to fix.
+func fromHub(he *hub.Error, err error, log *slog.Logger) *Error {
+	status, ok := hubStatus[he.Code]
+	if !ok {
+		log.Error("internal error", "err", err)
+		return &Error{http.StatusInternalServerError, "internal", "internal error"}
 	}
-	return msg
+	msg := he.Msg
+	if msg == "" {
+		log.Warn("hub error without a message", "err", err)
+		msg = strings.ReplaceAll(string(he.Code), "_", " ")
+	}
+	if he.Detail != nil {
+		log.Warn("request refused", "code", string(he.Code), "err", err)
+	}
+	return &Error{status, string(he.Code), msg}
 }
 
 type errorBody struct {

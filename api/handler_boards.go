@@ -35,18 +35,28 @@ type settingsJSON struct {
 	Retention     int      `json:"retention"`
 }
 
+// decodeSettings reads a board settings body; no body at all means the
+// defaults. Cost: O(body).
+func decodeSettings(r *http.Request) (hub.Settings, error) {
+	var body settingsJSON
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &body); err != nil {
+			return hub.Settings{}, err
+		}
+	}
+	return hub.Settings(body), nil
+}
+
 func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {
 	name, err := boardFor(r, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}
-	var body settingsJSON
-	if r.ContentLength != 0 {
-		if err := decodeBody(r, &body); err != nil {
-			return err
-		}
+	set, err := decodeSettings(r)
+	if err != nil {
+		return err
 	}
-	info, err := s.hub.PutBoard(r.Context(), scopeOf(r).Tenant, name, hub.Settings(body))
+	info, err := s.hub.PutBoard(r.Context(), scopeOf(r).Tenant, name, set)
 	if err != nil {
 		return err
 	}

@@ -18,15 +18,24 @@ func (s *Server) link(w http.ResponseWriter, r *http.Request) error {
 	if !sc.Can(auth.RoleSubmit) {
 		return forbidden("role submit or admin: not granted")
 	}
-	var body identityJSON
-	if err := decodeBody(r, &body); err != nil {
+	body, err := decodeLink(r)
+	if err != nil {
 		return err
-	}
-	if len(body.Aliases) > hub.MaxAliases {
-		return badRequest("aliases: %d, at most %d", len(body.Aliases), hub.MaxAliases)
 	}
 	id, err := s.hub.Link(r.Context(), sc.Tenant, body.Member, body.Aliases)
 	return s.reply(w, toIdentityJSON(id), err)
+}
+
+// decodeLink reads a link body. Cost: O(body).
+func decodeLink(r *http.Request) (identityJSON, error) {
+	var body identityJSON
+	if err := decodeBody(r, &body); err != nil {
+		return body, err
+	}
+	if len(body.Aliases) > hub.MaxAliases {
+		return body, badRequest("aliases: %d, at most %d", len(body.Aliases), hub.MaxAliases)
+	}
+	return body, nil
 }
 
 func (s *Server) identity(w http.ResponseWriter, r *http.Request) error {

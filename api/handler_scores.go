@@ -6,6 +6,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/identity"
 )
 
 // scoreJSON is one submission. Member and Score are pointers so that a
@@ -40,11 +41,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body submitJSON
-	if err := decodeBody(r, &body); err != nil {
-		return err
-	}
-	items, err := body.items()
+	items, err := decodeSubmit(r)
 	if err != nil {
 		return err
 	}
@@ -59,6 +56,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	s.metrics.countResults(results)
 	writeJSON(w, http.StatusOK, map[string]any{"results": toResultsJSON(results)})
 	return nil
+}
+
+// decodeSubmit reads a submit body: one submission or a batch under
+// "scores", checked whole. Cost: O(body).
+func decodeSubmit(r *http.Request) ([]hub.Item, error) {
+	var body submitJSON
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	return body.items()
 }
 
 // items checks the body's shape and returns its submissions.
@@ -91,6 +98,9 @@ func (sc scoreJSON) item(prefix string) (hub.Item, error) {
 		return hub.Item{}, badRequest("%sscore: required, a finite number", prefix)
 	case len(sc.ID) > hub.MaxIDLen:
 		return hub.Item{}, badRequest("%sid: %d bytes, at most %d", prefix, len(sc.ID), hub.MaxIDLen)
+	}
+	if err := identity.Validate(*sc.Member); err != nil {
+		return hub.Item{}, badRequest("%smember: %v", prefix, err)
 	}
 	return hub.Item{Member: *sc.Member, Score: *sc.Score, Subscore: sc.Subscore, ID: sc.ID}, nil
 }
