@@ -101,6 +101,16 @@ func fromHub(he *hub.Error, err error, log *slog.Logger) *Error {
 	return &Error{status, string(he.Code), msg}
 }
 
+// readyReason is what /readyz says of an error from hub.Writable: the hub
+// error's message, for operators.
+func readyReason(err error) string {
+	var he *hub.Error
+	if errors.As(err, &he) && he.Msg != "" {
+		return he.Msg
+	}
+	return err.Error()
+}
+
 type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`

@@ -56,7 +56,8 @@ func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	info, err := s.hub.PutBoard(r.Context(), scopeOf(r).Tenant, name, set)
+	tenant := scopeOf(r).Tenant
+	info, err := s.hub.PutBoardUpTo(r.Context(), tenant, name, set, s.boardLimit(tenant))
 	if err != nil {
 		return err
 	}
@@ -77,19 +78,39 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listBoards lists the tenant's boards that the token may read.
+// Paging of GET /v1/boards.
+const (
+	defaultBoardsLimit = 100
+	maxBoardsLimit     = 1000
+)
+
+// listBoards lists, in name order, a page of the tenant's boards that the
+// token may read: ?limit= (1..1000, default 100) boards after the board
+// name ?after=, with "next" (the cursor of the following page) while more
+// follow.
 func (s *Server) listBoards(w http.ResponseWriter, r *http.Request) error {
 	sc := scopeOf(r)
 	if !sc.Can(auth.RoleRead) {
 		return forbidden("role read: not granted")
 	}
-	out := []boardJSON{}
-	for _, b := range s.hub.Boards(sc.Tenant) {
-		if sc.CanBoard(b.Name) {
-			out = append(out, toBoardJSON(b))
-		}
+	limit, err := intParam(r, "limit", defaultBoardsLimit, 1, maxBoardsLimit)
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"boards": out})
+	after := r.URL.Query().Get("after")
+	if after != "" && !boardName.MatchString(after) {
+		return badRequest("after: %q is not a board name (%s)", truncate(after), boardName)
+	}
+	infos, more := s.hub.BoardsPage(sc.Tenant, after, limit, sc.CanBoard)
+	out := make([]boardJSON, len(infos))
+	for i, b := range infos {
+		out[i] = toBoardJSON(b)
+	}
+	body := map[string]any{"boards": out}
+	if more {
+		body["next"] = infos[len(infos)-1].Name
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -130,4 +151,14 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"removed": m})
 	return nil
+}
+
+// boardLimit is tenant's board limit from the key file, or the default.
+func (s *Server) boardLimit(tenant string) int {
+	if s.cfg.Keys != nil {
+		if lim, ok := s.cfg.Keys.Limits(tenant); ok {
+			return lim.BoardLimit()
+		}
+	}
+	return auth.DefaultBoards
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -12,7 +13,11 @@ type identityJSON struct {
 	Aliases []string `json:"aliases"`
 }
 
-// link links aliases to a member, merging members an alias already named.
+// link links aliases to a member. Role submit or admin links aliases that
+// name nobody yet; merging members (an alias that already names another
+// member) rewrites entries on every board, so only a token that may change
+// every board (mayMerge) may; the hub decides which case it is at apply
+// time, in stream order.
 func (s *Server) link(w http.ResponseWriter, r *http.Request) error {
 	sc := scopeOf(r)
 	if !sc.Can(auth.RoleSubmit) {
@@ -22,7 +27,7 @@ func (s *Server) link(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, err := s.hub.Link(r.Context(), sc.Tenant, body.Member, body.Aliases)
+	id, err := s.hub.LinkChecked(r.Context(), sc.Tenant, body.Member, body.Aliases, mayMerge(sc))
 	return s.reply(w, toIdentityJSON(id), err)
 }
 
@@ -56,4 +61,12 @@ func toIdentityJSON(id hub.Identity) identityJSON {
 		id.Aliases = []string{}
 	}
 	return identityJSON(id)
+}
+
+// mayMerge reports whether sc may merge members: role admin and a token
+// that reaches every board (no boards claim, or the pattern "*"). A list of
+// patterns that happens to cover every board today does not qualify: a
+// board created tomorrow might fall outside it. O(patterns).
+func mayMerge(sc auth.Scope) bool {
+	return sc.Can(auth.RoleAdmin) && (sc.Boards == nil || slices.Contains(sc.Boards, "*"))
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -9,40 +8,33 @@ import (
 )
 
 // serveWS upgrades GET /v1/ws to a WebSocket of live views (PROTOCOL.md,
-// "Live views over WebSocket"). A token in access_token is checked before
-// the upgrade, so a tenant at its connection cap is refused with 429;
-// without one, the first message must be auth within Config.AuthTimeout.
-// The origin check is coder/websocket's: the request's own host, or
-// Config.AllowedOrigins. The handler returns once the connection is up,
-// so that net/http frees the request's buffers; a goroutine of the
-// connection's own (wsConn.serve) runs it from there.
+// "Live views over WebSocket"). A browser sees no HTTP status on a refused
+// upgrade, so every refusal of a well-formed upgrade is an upgrade that
+// closes at once, before a message is read or a byte of data written:
+// 4003 for a refused origin (ws_origin.go, run here, not by
+// coder/websocket) or a token in access_token that may not connect, 4029
+// for a tenant at its connection cap. Without access_token, the first
+// message must be auth within Config.AuthTimeout. The handler returns once
+// the connection is up, so that net/http frees the request's buffers; a
+// goroutine of the connection's own (wsConn.serve) runs it from there.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	l := s.live
-	var sc *auth.Scope
-	var refused error
-	if tok := r.URL.Query().Get("access_token"); tok != "" {
-		v, err := s.cfg.Verifier.Verify(tok)
-		refused = err
-		if err == nil {
-			refused = mayConnect(v)
-			sc = &v
-		}
-		if refused == nil && !l.admit(v.Tenant) {
-			writeError(w, &Error{http.StatusTooManyRequests, "rate_limited", "tenant " + v.Tenant + ": at its WebSocket connection cap"})
-			return
-		}
-	}
+	sc, refused := l.admitRequest(r)
 	fw := &flowWriter{ResponseWriter: w, slowTO: l.slowTO}
-	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{OriginPatterns: l.origins})
+	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // origins checked above
 	if err != nil {
-		if sc != nil && refused == nil {
+		if sc != nil {
 			l.release(sc.Tenant)
 		}
-		return // Accept answered the request
+		return // Accept answered the request: not a WebSocket upgrade
 	}
 	c := newWSConn(l, ws, fw.conn)
 	if !l.track(c) {
-		ws.Close(closeGoingAway, "server shutting down")
+		l.metrics.closed(closeGoingAway)
+		ws.Close(websocket.StatusCode(closeGoingAway), "server shutting down")
+		if sc != nil {
+			l.release(sc.Tenant)
+		}
 		return
 	}
 	go func() {
@@ -51,11 +43,37 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// mayConnect reports whether a valid token may open a connection: it needs
-// the read role.
-func mayConnect(sc auth.Scope) error {
-	if !sc.Can(auth.RoleRead) {
-		return errors.New("token lacks the read role")
+// admitRequest checks an upgrade request's origin and its access_token,
+// if any, and counts an admitted token's connection against its tenant's
+// cap. It returns the admitted scope (nil: none, or refused) or the close
+// that refuses the connection, logging the refusal.
+func (l *live) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
+	if origin, ok := l.originAllowed(r); !ok {
+		l.refusals.refused(refusedOrigin, "origin", truncate(origin), "host", truncate(r.Host))
+		e := newClose(closeForbidden, "origin refused: "+origin)
+		return nil, &e
 	}
-	return nil
+	tok := r.URL.Query().Get("access_token")
+	if tok == "" {
+		return nil, nil
+	}
+	sc, err := l.s.cfg.Verifier.Verify(tok)
+	if err == nil {
+		err = mayConnect(sc)
+	}
+	if err != nil {
+		tenant := sc.Tenant
+		if tenant == "" {
+			tenant = keyTenant(l.s.cfg.Keys, tok)
+		}
+		l.refusals.refused(refusedToken, tokenAttrs(err, tenant)...)
+		e := tokenClose(err)
+		return nil, &e
+	}
+	if !l.admit(sc.Tenant) {
+		l.refusals.refused(refusedCap, "tenant", sc.Tenant)
+		e := newClose(closeOverLimit, "tenant at its connection cap")
+		return nil, &e
+	}
+	return &sc, nil
 }

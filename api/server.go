@@ -152,12 +152,29 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 	}
 }
 
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+// readyzTimeout bounds the store check of one /readyz.
+const readyzTimeout = 2 * time.Second
+
+// readyz answers 200 {"ready":true} while the gateway serves and its store
+// takes writes, else 503 {"ready":false,"reason":...}: not serving yet, NATS
+// disconnected, JetStream disabled, or the store full. It names no tenant
+// and no stream: it needs no token.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	reason := ""
 	if s.cfg.Ready != nil && !s.cfg.Ready() {
-		writeError(w, &Error{http.StatusServiceUnavailable, "unavailable", "not ready"})
+		reason = "not serving yet, or shutting down"
+	} else {
+		ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
+		defer cancel()
+		if err := s.hub.Writable(ctx); err != nil {
+			reason = readyReason(err)
+		}
+	}
+	if reason != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": reason})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 }
 
 type scopeKey struct{}

@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
@@ -14,11 +17,11 @@ import (
 )
 
 // wsConn is one WebSocket of live views. One goroutine of its own serves
-// it (serve: it reads and handles client messages); the writer pool writes
-// its outbox; timers ping it and end it at its token's expiry; its
-// flowConn drains a stalled write. All end with the connection (ended)
-// and are waited for by serve. The engine only ever puts into the outbox,
-// so it never waits on the client.
+// it (serve: it reads and handles client messages, one at a time); the
+// writer pool writes its outbox; timers ping it and end it at its token's
+// expiry; its flowConn drains a stalled write. All end with the connection
+// (ended) and are waited for by serve. The engine only ever puts into the
+// outbox, so it never waits on the client.
 type wsConn struct {
 	l     *live
 	ws    *websocket.Conn
@@ -26,7 +29,9 @@ type wsConn struct {
 	out   *subscriptions.Outbox
 	sched atomic.Int32 // the writer pool's state: schedIdle, …
 
-	ended     atomic.Bool // the connection is closing: arm no more pings
+	ended     atomic.Bool   // the connection is closing: arm no more pings
+	done      chan struct{} // closed when the connection starts closing
+	written   chan struct{} // a writer's turn took messages (capacity 1): see reply
 	closeOnce sync.Once
 
 	pingMu    sync.Mutex     // guards pingTimer
@@ -37,25 +42,34 @@ type wsConn struct {
 	scope  auth.Scope
 	authed bool
 	timer  *time.Timer // fires at the token's expiry (or the auth deadline)
-	subs   map[string]*subscriptions.Sub
+	subs   map[string]liveSub
+}
+
+// liveSub is one subscription of a connection, with the board it reads:
+// a refreshed token is checked against it.
+type liveSub struct {
+	sub   *subscriptions.Sub
+	board string
 }
 
 func newWSConn(l *live, ws *websocket.Conn, flow *flowConn) *wsConn {
-	c := &wsConn{l: l, ws: ws, flow: flow, subs: map[string]*subscriptions.Sub{}}
+	c := &wsConn{l: l, ws: ws, flow: flow, subs: map[string]liveSub{},
+		done: make(chan struct{}), written: make(chan struct{}, 1)}
 	c.out = subscriptions.NewOutbox(0, func() { l.pool.schedule(c) })
 	flow.resumed = func() { l.pool.schedule(c) }
 	flow.stalled = func() {
 		l.metrics.slowCloses.Inc()
-		c.close(closeError{closeSlow, "client too slow: bytes waited unsent past the slow timeout"})
+		c.close(newClose(closeSlow, "client too slow: bytes waited unsent past the slow timeout"))
 	}
 	ws.SetReadLimit(maxWSMessage)
 	return c
 }
 
-// serve runs the connection until it ends. sc is the access_token's scope
-// (nil: wait for an auth message); refused, why that token may not connect.
-func (c *wsConn) serve(sc *auth.Scope, refused error) {
-	c.armPing()
+// serve runs the connection until it ends. sc is the access_token's scope,
+// its tenant admitted (nil: wait for an auth message); refused, when not
+// nil, why the connection may not go on: it is closed with that code
+// before a message is read or a byte of data written.
+func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 	defer func() {
 		c.ended.Store(true)
 		c.stopPing()
@@ -67,18 +81,20 @@ func (c *wsConn) serve(sc *auth.Scope, refused error) {
 		c.pings.Wait()
 		c.flow.drains.Wait()
 	}()
-	switch {
-	case refused != nil:
-		c.close(tokenClose(refused))
-	case sc != nil:
-		c.setScope(*sc, true)
-	default:
-		c.mu.Lock()
-		c.timer = time.AfterFunc(c.l.authTO, func() { c.close(closeError{closeExpired, "no auth message in time"}) })
-		c.mu.Unlock()
-	}
 	c.l.metrics.conns.Inc()
 	defer c.l.metrics.conns.Dec()
+	if refused != nil {
+		c.close(*refused) // returns once the handshake is over: the read below fails
+		return
+	}
+	c.armPing()
+	if sc != nil {
+		c.setScope(*sc, true)
+	} else {
+		c.mu.Lock()
+		c.timer = time.AfterFunc(c.l.authTO, func() { c.close(newClose(closeExpired, "no auth message in time")) })
+		c.mu.Unlock()
+	}
 	c.readLoop()
 }
 
@@ -86,11 +102,15 @@ func (c *wsConn) serve(sc *auth.Scope, refused error) {
 func (c *wsConn) setScope(sc auth.Scope, admitted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.setScopeLocked(sc, admitted)
+}
+
+func (c *wsConn) setScopeLocked(sc auth.Scope, admitted bool) {
 	c.scope, c.authed = sc, admitted
 	if c.timer != nil {
 		c.timer.Stop()
 	}
-	c.timer = time.AfterFunc(time.Until(sc.Expiry), func() { c.close(closeError{closeExpired, "token expired"}) })
+	c.timer = time.AfterFunc(time.Until(sc.Expiry), func() { c.close(newClose(closeExpired, "token expired")) })
 }
 
 func (c *wsConn) current() (auth.Scope, bool) {
@@ -107,7 +127,7 @@ func (c *wsConn) cleanup() {
 		c.timer.Stop()
 	}
 	for _, s := range c.subs {
-		c.l.eng.Unsubscribe(s)
+		c.l.eng.Unsubscribe(s.sub)
 	}
 	c.subs = nil
 	c.out.Close()
@@ -116,11 +136,14 @@ func (c *wsConn) cleanup() {
 	}
 }
 
-// close closes the connection with e's code, once. The close handshake is
-// bounded by coder/websocket's own timeouts, and by CloseWebSockets' context.
+// close closes the connection with e's code, once, and counts it by code.
+// The close handshake is bounded by coder/websocket's own timeouts, and by
+// CloseWebSockets' context.
 func (c *wsConn) close(e closeError) {
 	c.closeOnce.Do(func() {
 		c.ended.Store(true)
+		close(c.done)
+		c.l.metrics.closed(e.code)
 		c.ws.Close(websocket.StatusCode(e.code), e.reason)
 	})
 }
@@ -135,30 +158,100 @@ var noDeadline = context.Background()
 // next message, and an idle connection's memory is mostly this goroutine's
 // stack, which never shrinks below the deepest it once went. The read's
 // context never ends (no timer per read): closing the connection ends it.
+// Messages past the connection's rate close it (4029).
 func (c *wsConn) readLoop() {
 	done := make(chan struct{})
+	rate := newMsgBucket(c.l.msgRate, c.l.msgBurst, time.Now())
 	for {
 		typ, data, err := c.ws.Read(noDeadline)
 		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		if !rate.take(time.Now()) {
+			c.overRate()
 			return
 		}
 		go func() {
 			defer func() { done <- struct{}{} }()
-			if typ != websocket.MessageText {
-				c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
-				return
-			}
-			c.handle(data)
+			c.frame(typ, data)
 		}()
 		<-done
 	}
 }
 
-// reply queues an error message; a client whose control queue is full has
-// stopped reading and is closed (4008).
+// readFailed accounts for a read that ended the connection: a message over
+// the read limit, which coder/websocket closed with 1009 itself.
+func (c *wsConn) readFailed(err error) {
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		c.l.metrics.closed(closeTooBig)
+		c.l.refusals.refused(refusedTooBig, c.tenantAttr()...)
+	}
+}
+
+// overRate closes a connection that sent messages faster than allowed.
+func (c *wsConn) overRate() {
+	c.l.refusals.refused(refusedRate, c.tenantAttr()...)
+	c.close(newClose(closeOverLimit, fmt.Sprintf("too many messages: more than %d a second", c.l.msgRate)))
+}
+
+// tenantAttr is the slog attribute of the connection's tenant, where known.
+func (c *wsConn) tenantAttr() []any {
+	if sc, ok := c.current(); ok {
+		return []any{"tenant", sc.Tenant}
+	}
+	return nil
+}
+
+// frame handles one client frame: JSON text, valid UTF-8 (RFC 6455 fails
+// a text frame that is not with 1007; PROTOCOL.md: never replaced).
+func (c *wsConn) frame(typ websocket.MessageType, data []byte) {
+	switch {
+	case typ != websocket.MessageText:
+		c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
+	case !utf8.Valid(data):
+		c.l.refusals.refused(refusedBadText, c.tenantAttr()...)
+		c.close(newClose(closeInvalidText, "message: not valid UTF-8"))
+	default:
+		c.handle(data)
+	}
+}
+
+// reply queues an error message. A reply waits while the outbox holds
+// its most control messages already, until a writer's turn takes some:
+// a client that reads promptly is never closed for the replies it caused,
+// and meanwhile its next message stays unread (back pressure). A client
+// that stopped reading is closed by its socket's drain (4008, bytes unsent
+// past the slow timeout); the wait is bounded by the same timeout. An id
+// longer than maxSubIDLen is not echoed.
 func (c *wsConn) reply(id string, e *Error) {
-	if !c.out.Send(encodeError(id, e)) {
-		go c.close(closeError{closeSlow, "too many unread messages"})
+	if len(id) > maxSubIDLen {
+		id = "" // not an id this connection could hold: not echoed back
+	}
+	raw := encodeError(id, e)
+	if c.out.Send(raw) {
+		return
+	}
+	t := time.NewTimer(c.l.slowTO)
+	defer t.Stop()
+	for !c.out.Send(raw) {
+		select {
+		case <-c.written:
+		case <-c.done:
+			return
+		case <-t.C:
+			c.close(newClose(closeSlow, "client too slow: replies waited unsent past the slow timeout"))
+			return
+		}
+	}
+}
+
+// wrote tells a waiting reply that a writer's turn took messages. O(1),
+// never blocks: called by the writer pool.
+func (c *wsConn) wrote() {
+	select {
+	case c.written <- struct{}{}:
+	default:
 	}
 }
 
@@ -183,42 +276,18 @@ func (c *wsConn) handle(data []byte) {
 	}
 }
 
-// auth handles an auth message: the first one authenticates (a refusal
-// closes), a later one refreshes the token (a refusal is an error message
-// and the old token stays, until it expires).
-func (c *wsConn) auth(token string, authed bool) {
-	sc, err := c.l.s.cfg.Verifier.Verify(token)
-	if err == nil {
-		err = mayConnect(sc)
-	}
-	old, _ := c.current()
-	switch {
-	case !authed && err != nil:
-		c.close(tokenClose(err))
-	case !authed && !c.l.admit(sc.Tenant):
-		c.close(closeError{closeSlow, "tenant at its WebSocket connection cap"})
-	case !authed:
-		c.setScope(sc, true)
-	case err != nil:
-		c.reply("", toError(err, c.l.s.log))
-	case sc.Tenant != old.Tenant:
-		c.reply("", forbidden("token: tenant %q, the connection's is %q", sc.Tenant, old.Tenant))
-	default:
-		c.setScope(sc, true)
-	}
-}
-
 func (c *wsConn) subscribe(m clientMsg) {
 	sc, _ := c.current()
 	c.mu.Lock()
-	n, dup := len(c.subs), c.subs[m.ID] != nil
+	_, dup := c.subs[m.ID]
+	n := len(c.subs)
 	c.mu.Unlock()
 	if dup {
 		c.reply(m.ID, &Error{http.StatusConflict, "conflict", "id: " + truncate(m.ID) + " is already subscribed on this connection"})
 		return
 	}
 	if n >= MaxSubscriptions {
-		c.reply(m.ID, badRequest("subscribe: at most %d subscriptions per connection", MaxSubscriptions))
+		c.reply(m.ID, badRequest("id: at most %d subscriptions per connection", MaxSubscriptions))
 		return
 	}
 	sub, err := c.join(m, sc)
@@ -227,8 +296,26 @@ func (c *wsConn) subscribe(m clientMsg) {
 		return
 	}
 	c.mu.Lock()
-	c.subs[m.ID] = sub
+	c.subs[m.ID] = liveSub{sub: sub, board: m.Board}
 	c.mu.Unlock()
+}
+
+// joinError names the field of a hub's refusal of a join by its protocol
+// code: m is validated, so what the hub can still refuse is the board (not_found: it
+// does not exist) or the window (bad_request: the board keeps no such
+// window). Other codes (unavailable, internal) pass as they are.
+func joinError(e *Error, m clientMsg) *Error {
+	switch e.Code {
+	case "not_found":
+		return notFound("board: %q does not exist", m.Board)
+	case "bad_request":
+		w := m.Window
+		if w == "" {
+			w = "all"
+		}
+		return badRequest("window: board %q keeps no %s windows", m.Board, w)
+	}
+	return e
 }
 
 // join validates m and subscribes under the tenant's read lock, so that the
@@ -244,19 +331,22 @@ func (c *wsConn) join(m clientMsg, sc auth.Scope) (*subscriptions.Sub, error) {
 		sub, err = c.l.eng.Subscribe(key, liveWindow{w}, c.out, m.ID, spec, m.Since)
 		return err
 	})
-	return sub, err
+	if err != nil {
+		return nil, joinError(toError(err, c.l.s.log), m)
+	}
+	return sub, nil
 }
 
 func (c *wsConn) unsubscribe(id string) {
 	c.mu.Lock()
-	s := c.subs[id]
+	s, ok := c.subs[id]
 	delete(c.subs, id)
 	c.mu.Unlock()
-	if s == nil {
+	if !ok {
 		c.reply(id, notFound("id: no subscription %q on this connection", truncate(id)))
 		return
 	}
-	c.l.eng.Unsubscribe(s)
+	c.l.eng.Unsubscribe(s.sub)
 }
 
 // armPing schedules the next ping in Config.PingInterval. A timer, not a
@@ -292,7 +382,7 @@ func (c *wsConn) ping() {
 	cancel()
 	if err != nil {
 		if !c.ended.Load() {
-			c.close(closeError{closeSlow, "no pong"})
+			c.close(newClose(closeSlow, "no pong"))
 		}
 		return
 	}

@@ -28,11 +28,15 @@ type liveEnv struct {
 // newLiveEnv starts a hub (push interval 10 ms) on an embedded NATS server
 // in a temp dir and the Server on a loopback listener; casino-b may hold
 // two connections.
-func newLiveEnv(t *testing.T, cfg Config) *liveEnv {
+// tune, if given, changes the Server before it serves.
+func newLiveEnv(t *testing.T, cfg Config, tune ...func(*Server)) *liveEnv {
 	t.Helper()
 	keys, h := startTestHub(t, `"connections":2`, hub.Config{PushInterval: 10 * time.Millisecond})
 	cfg.Hub, cfg.Verifier, cfg.Keys = h, auth.NewVerifier(keys, auth.Options{}), keys
 	s := New(cfg)
+	for _, f := range tune {
+		f(s)
+	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -73,12 +77,13 @@ type wsClient struct {
 	c      *websocket.Conn
 	msgs   chan wsMsg
 	closed chan struct{}
-	status websocket.StatusCode // the close code, after closed
+	status closeCode // the close code, after closed
 
 	mu     sync.Mutex // guards the fields below
 	state  map[string]map[int]rowJSON
 	seq    map[string]uint64
 	errors []wsMsg
+	log    []wsMsg // every message, in order
 	bad    error
 }
 
@@ -115,7 +120,7 @@ func (wc *wsClient) readLoop(ctx context.Context) {
 	for {
 		_, data, err := wc.c.Read(ctx)
 		if err != nil {
-			wc.status = websocket.CloseStatus(err)
+			wc.status = closeCode(websocket.CloseStatus(err))
 			return
 		}
 		var m wsMsg
@@ -142,6 +147,7 @@ func (wc *wsClient) apply(m wsMsg, raw []byte) {
 	if m.ID != nil {
 		id = *m.ID
 	}
+	wc.log = append(wc.log, m)
 	switch m.Type {
 	case "error":
 		wc.errors = append(wc.errors, m)
@@ -193,6 +199,13 @@ func (wc *wsClient) lastSeq(id string) uint64 {
 	return wc.seq[id]
 }
 
+// messages returns every message so far, in order.
+func (wc *wsClient) messages() []wsMsg {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	return append([]wsMsg(nil), wc.log...)
+}
+
 // errorsSeen returns the error messages so far.
 func (wc *wsClient) errorsSeen() []wsMsg {
 	wc.mu.Lock()
@@ -201,7 +214,7 @@ func (wc *wsClient) errorsSeen() []wsMsg {
 }
 
 // waitClosed waits for the server to close and returns the close code.
-func (wc *wsClient) waitClosed(d time.Duration) websocket.StatusCode {
+func (wc *wsClient) waitClosed(d time.Duration) closeCode {
 	wc.t.Helper()
 	select {
 	case <-wc.closed:

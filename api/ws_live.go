@@ -30,6 +30,10 @@ type live struct {
 	slowTO  time.Duration
 	pingTO  time.Duration
 	maxConn int
+	// msgRate and msgBurst bound a connection's client messages: see
+	// MessageRate. Fields, so that tests may lower them.
+	msgRate, msgBurst int
+	refusals          *refusalLog
 
 	wg sync.WaitGroup // one per connection's goroutine
 
@@ -45,11 +49,13 @@ func newLive(s *Server) *live {
 		s: s, eng: subscriptions.NewEngine(subscriptions.Config{}), origins: c.AllowedOrigins,
 		authTO: orDefault(c.AuthTimeout, 5*time.Second), slowTO: orDefault(c.SlowTimeout, 10*time.Second),
 		pingTO: orDefault(c.PingInterval, 30*time.Second), maxConn: c.MaxConnections,
+		msgRate: MessageRate, msgBurst: MessageBurst, refusals: newRefusalLog(s.log),
 		conns: map[*wsConn]struct{}{}, tenants: map[string]int{},
 	}
 	if l.maxConn <= 0 {
 		l.maxConn = DefaultMaxConnections
 	}
+	warnOpenOrigins(s.log, c.AllowedOrigins)
 	l.metrics = newWSMetrics(c.Registry, l.eng)
 	l.pool = newWriterPool(l.metrics)
 	c.Hub.SetFeed(&liveFeed{l: l})
@@ -128,7 +134,7 @@ func (s *Server) CloseWebSockets(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	for _, c := range conns {
-		go c.close(closeError{closeGoingAway, "server shutting down"})
+		go c.close(newClose(closeGoingAway, "server shutting down"))
 	}
 	done := make(chan struct{})
 	go func() {

@@ -1,10 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -59,19 +63,97 @@ func encodeError(id string, e *Error) []byte {
 	return b
 }
 
-// decodeMsg parses one client message, naming the field that was wrong.
+// decodeMsg parses one client message, naming the field that was wrong
+// by its JSON path (view.limit), never by a Go type. data is valid UTF-8
+// (the read loop checks it); a string whose escapes decode to an unpaired
+// surrogate, which encoding/json would replace with U+FFFD, is refused.
+// O(len(data)).
 func decodeMsg(data []byte) (clientMsg, error) {
 	var m clientMsg
 	err := json.Unmarshal(data, &m)
 	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
-		return m, badRequest("%s: want a JSON %s", typeErr.Field, typeErr.Type)
+		return m, badRequest("%s: want %s", fieldPath(data, typeErr.Field), jsonKind(typeErr.Type))
+	case errors.As(err, &syntaxErr):
+		return m, badRequest("message: not valid JSON (byte %d)", syntaxErr.Offset)
 	case err != nil:
-		return m, badRequest("message: not a JSON object: %v", err)
+		return m, badRequest("message: not a JSON object")
 	}
-	return m, nil
+	return m, replacedText(data, m)
 }
+
+// fieldPath names a field for a message: the whole message where the
+// field is the top level, and the item's index in view.members (which
+// encoding/json does not give).
+func fieldPath(data []byte, field string) string {
+	switch field {
+	case "":
+		return "message"
+	case "view.members":
+		var v struct {
+			View struct{ Members []json.RawMessage } `json:"view"`
+		}
+		_ = json.Unmarshal(data, &v) // decoded once already: an item is not a string
+		for i, raw := range v.View.Members {
+			if len(raw) == 0 || raw[0] != '"' && string(raw) != "null" { // null leaves a string as it is
+				return fmt.Sprintf("view.members[%d]", i)
+			}
+		}
+	}
+	return field
+}
+
+// jsonKind names what JSON a Go type of clientMsg decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another JSON value"
+}
+
+// replacedText refuses a message whose strings hold U+FFFD that data does
+// not spell out: encoding/json put it there for an unpaired surrogate
+// escape (\ud800). PROTOCOL.md: text is valid UTF-8, never replaced.
+func replacedText(data []byte, m clientMsg) error {
+	if !bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte(`\uFFFD`)) ||
+		bytes.Contains(data, []byte(`\ufffd`)) || bytes.ContainsRune(data, utf8.RuneError) {
+		return nil // no escape, or U+FFFD spelled out: kept as sent
+	}
+	fields := []textField{{"type", m.Type}, {"id", m.ID}, {"board", m.Board}, {"window", m.Window}, {"at", m.At}, {"token", m.Token}}
+	if m.View != nil {
+		fields = append(fields, textField{"view.kind", m.View.Kind}, textField{"view.member", m.View.Member})
+		for i, id := range m.View.Members {
+			fields = append(fields, textField{fmt.Sprintf("view.members[%d]", i), id})
+		}
+	}
+	for _, f := range fields {
+		if strings.ContainsRune(f.v, utf8.RuneError) {
+			return badRequest("%s: not valid UTF-8 (an unpaired surrogate escape)", f.path)
+		}
+	}
+	return nil
+}
+
+// textField is a decoded string of a client message and its JSON path.
+type textField struct{ path, v string }
 
 // subscription validates a subscribe message for sc: the board-window it
 // addresses and the view's spec.
@@ -90,12 +172,14 @@ func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, erro
 	return l, spec, err
 }
 
+// liveLoc returns the board-window m addresses, if sc reaches its board.
+// sc has the read role: a connection's token always has.
 func liveLoc(m clientMsg, sc auth.Scope) (hub.Loc, error) {
 	if !boardName.MatchString(m.Board) {
 		return hub.Loc{}, badRequest("board: %q does not match %s", truncate(m.Board), boardName)
 	}
-	if err := sc.Allows(auth.RoleRead, m.Board); err != nil {
-		return hub.Loc{}, err
+	if !sc.CanBoard(m.Board) {
+		return hub.Loc{}, forbidden("board: %q is not among the token's boards", m.Board)
 	}
 	l := hub.Loc{Tenant: sc.Tenant, Board: m.Board}
 	switch m.Window {
@@ -179,38 +263,4 @@ func bounded(name string, v, lo, hi int) error {
 		return badRequest("%s: %d is not in %d..%d", name, v, lo, hi)
 	}
 	return nil
-}
-
-// wsCode is a WebSocket close code with its reason; it implements error.
-type closeError struct {
-	code   int
-	reason string
-}
-
-func (e closeError) Error() string { return fmt.Sprintf("websocket close %d: %s", e.code, e.reason) }
-
-// Close codes of PROTOCOL.md.
-const (
-	closeGoingAway = 1001
-	closeExpired   = 4001 // the token expired, or none came in time
-	closeForbidden = 4003 // a token that may not connect
-	closeSlow      = 4008 // too slow, or over its limits
-)
-
-// tokenClose maps a refused token to its close code: 4001 where it expired,
-// 4003 otherwise.
-func tokenClose(err error) closeError {
-	if errors.Is(err, auth.ErrExpired) {
-		return closeError{closeExpired, "token expired"}
-	}
-	return closeError{closeForbidden, cleanReason(err)}
-}
-
-// cleanReason keeps a close reason within the 123 bytes a close frame holds.
-func cleanReason(err error) string {
-	s := err.Error()
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }

@@ -13,6 +13,12 @@ type wsMetrics struct {
 	bytes      prometheus.Counter
 	tick       prometheus.Histogram
 	slowCloses prometheus.Counter
+	closes     *prometheus.CounterVec // by code
+}
+
+// closed counts a close the server sent, by code. O(1).
+func (m *wsMetrics) closed(code closeCode) {
+	m.closes.WithLabelValues(code.String()).Inc()
 }
 
 func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetrics {
@@ -21,12 +27,18 @@ func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetric
 		messages:   prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_messages_sent_total", Help: "WebSocket messages written."}),
 		bytes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_bytes_sent_total", Help: "Bytes of WebSocket messages written."}),
 		slowCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_slow_closes_total", Help: "Connections closed (4008) because bytes their socket did not take waited unsent past the slow timeout."}),
+		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rankwire_ws_closes_total", Help: "WebSocket connections the gateway closed, by close code (PROTOCOL.md's table; 1009 and 1007 included).",
+		}, []string{"code"}),
 		tick: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "rankwire_ws_push_tick_seconds", Help: "Duration of a push tick: recomputing, encoding and offering every changed view.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25},
 		}),
 	}
-	reg.MustRegister(m.conns, m.messages, m.bytes, m.slowCloses, m.tick)
+	for _, code := range []closeCode{closeGoingAway, closeInvalidText, closeTooBig, closeExpired, closeForbidden, closeSlow, closeOverLimit} {
+		m.closes.WithLabelValues(code.String()) // every code's series exists from the start, at 0
+	}
+	reg.MustRegister(m.conns, m.messages, m.bytes, m.slowCloses, m.closes, m.tick)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rankwire_ws_views", Help: "Distinct live views (board, window, kind, parameters).",
 	}, func() float64 { return float64(eng.Stats().Views) }))

@@ -185,6 +185,7 @@ func (w *poolWriter) turn(c *wsConn) (more bool) {
 	w.messages += n
 	if n > 0 {
 		c.flow.send(w.out) // an error means the connection is closing: its reader cleans up
+		c.wrote()
 	}
 	if cap(w.out) > 4*maxTurnBytes {
 		w.out = nil // one huge turn does not pin its buffer

@@ -222,20 +222,19 @@ func TestWSRefusals(t *testing.T) {
 	}
 }
 
-// TestWSLimits: the per-tenant connection cap refuses the upgrade with
-// 429; a connection holds at most MaxSubscriptions; origins other than the
-// host and the allowed ones are refused.
+// TestWSLimits: a tenant past its connection cap is accepted and closed
+// at once with 4029; a connection holds at most MaxSubscriptions; origins
+// other than the host and the allowed ones are accepted and closed 4003
+// before a byte of data.
 func TestWSLimits(t *testing.T) {
 	e := newLiveEnv(t, Config{AllowedOrigins: []string{"games.example"}})
 	e.must(200, "PUT", "/v1/boards/slots-1", e.token("b", admin), `{}`)
 	tok := "access_token=" + e.token("b", auth.RoleRead)
 	c := e.dial(tok, true, nil)
 	e.dial(tok, true, nil)
-	if c, err := e.tryDial(tok, nil); err == nil || !strings.Contains(err.Error(), "429") {
-		if c != nil {
-			c.CloseNow()
-		}
-		t.Fatalf("third connection of casino-b: %v, want 429", err)
+	third := e.dial(tok, true, nil)
+	if code := third.waitClosed(5 * time.Second); code != closeOverLimit {
+		t.Fatalf("third connection of casino-b closed with %d, want %d", code, closeOverLimit)
 	}
 	for i := range MaxSubscriptions + 1 {
 		c.subscribe(fmt.Sprint("s", i), "slots-1", map[string]any{"kind": "rank", "rank": i + 1})
@@ -248,9 +247,8 @@ func TestWSLimits(t *testing.T) {
 	})
 	atok := "access_token=" + e.token("a", auth.RoleRead)
 	evil := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}
-	if c, err := e.tryDial(atok, evil); err == nil {
-		c.CloseNow()
-		t.Fatal("a foreign origin connected")
+	if code := e.dial(atok, true, evil).waitClosed(5 * time.Second); code != closeForbidden {
+		t.Fatalf("a foreign origin closed with %d, want %d", code, closeForbidden)
 	}
 	good := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://games.example"}}}
 	c2, err := e.tryDial(atok, good)

@@ -37,6 +37,23 @@ type Limits struct {
 	// Connections caps concurrent WebSocket connections. Zero means the
 	// gateway default.
 	Connections int `json:"connections"`
+	// Boards caps the tenant's boards: creating one more answers
+	// rate_limited. Zero means DefaultBoards; at most MaxBoards.
+	Boards int `json:"boards"`
+}
+
+// DefaultBoards is a tenant's board limit where its key file entry sets none.
+const DefaultBoards = 10_000
+
+// MaxBoards is the highest board limit a key file may set.
+const MaxBoards = 1_000_000
+
+// BoardLimit returns l.Boards, or DefaultBoards where it is zero.
+func (l Limits) BoardLimit() int {
+	if l.Boards == 0 {
+		return DefaultBoards
+	}
+	return l.Boards
 }
 
 // Key is one verification key of a tenant. The zero Key verifies nothing.
@@ -219,6 +236,9 @@ func checkLimits(l Limits) error {
 	}
 	if l.Connections < 0 {
 		return errors.New("connections: negative")
+	}
+	if l.Boards < 0 || l.Boards > MaxBoards {
+		return fmt.Errorf("boards: %d is not in 0..%d", l.Boards, MaxBoards)
 	}
 	return nil
 }

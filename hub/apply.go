@@ -62,12 +62,25 @@ func (s *state) applySettings(ev *event) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkBoardLimit(ev.Board, ev.MaxBoards); err != nil {
+		return err
+	}
 	bs := s.boards[ev.Board]
 	if bs == nil {
 		s.boards[ev.Board] = s.newBoardState(set)
 		return nil
 	}
 	return bs.update(set)
+}
+
+// checkBoardLimit fails with ErrLimit where creating board would take the
+// tenant past maxBoards boards (zero: no limit). An existing board passes.
+// O(1).
+func (s *state) checkBoardLimit(board string, maxBoards int) error {
+	if maxBoards <= 0 || s.boards[board] != nil || len(s.boards) < maxBoards {
+		return nil
+	}
+	return errf(CodeLimit, "boards: the tenant has %d boards, its limit", len(s.boards))
 }
 
 // update changes a board's settings. The ordering may change only while
@@ -168,6 +181,11 @@ func (w *window) result(h uint32, applied bool) Result {
 // applyLink links aliases and folds every merge into every board-window of
 // the tenant, at this event's sequence.
 func (s *state) applyLink(seq uint64, ev *event) error {
+	if ev.NoMerge {
+		if err := s.checkNoMerge(ev.Member, ev.Aliases); err != nil {
+			return err
+		}
+	}
 	lr, err := s.ix.Link(ev.Member, ev.Aliases)
 	if errors.Is(err, identity.ErrFull) {
 		return &Error{Code: CodeLimit, Msg: "aliases: the tenant holds as many member ids and aliases as it may", Detail: err}
@@ -178,6 +196,24 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 	for _, m := range lr.Merges {
 		for name, bs := range s.boards {
 			bs.merge(m, seq, s.feed, name)
+		}
+	}
+	return nil
+}
+
+// checkNoMerge fails with ErrForbidden, naming the first such alias, where
+// linking aliases to member would merge two members: an alias resolving to
+// a member other than the one member resolves to (member may itself be an
+// alias: it stands for its owner). Exact, not a guess: with no merge, the
+// only change Link makes is adding new aliases to member's handle, which
+// cannot turn a later alias of the list into a merge. O(len(aliases)).
+func (s *state) checkNoMerge(member string, aliases []string) error {
+	h, known := s.ix.Resolve(member)
+	for i, a := range aliases {
+		other, ok := s.ix.Resolve(a)
+		if ok && (!known || other != h) {
+			return errf(CodeForbidden, "aliases[%d]: %q already names another member; merging members needs role admin and a token that reaches every board",
+				i, a)
 		}
 	}
 	return nil

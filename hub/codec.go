@@ -34,6 +34,15 @@ type event struct {
 	Groups   []group   `json:"g,omitempty"` // evGroup
 	Member   string    `json:"m,omitempty"` // evLink, evRemove
 	Aliases  []string  `json:"a,omitempty"` // evLink
+
+	// NoMerge, on evLink, forbids merging members: an alias that resolves
+	// to another member fails the event with ErrForbidden. Absent (old
+	// events, Link) means merges are allowed, as before.
+	NoMerge bool `json:"nm,omitempty"`
+	// MaxBoards, on evSettings, is the tenant's board limit when the event
+	// was accepted: creating a board past it fails with ErrLimit. Absent
+	// (old events, PutBoard) means no limit.
+	MaxBoards int `json:"mb,omitempty"`
 }
 
 // group is one Submit call's batch inside an evGroup event: applied in

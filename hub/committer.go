@@ -162,17 +162,22 @@ func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 		h.publishGroup(ctx, r, reqs[len(reqs)/2:])
 		return
 	}
+	if h.disk.full.Load() {
+		fail(reqs, ErrStoreFull)
+		return
+	}
 	f := r.expect(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
 		r.forget(ev.Waiter)
 		if ctx.Err() != nil {
 			err = ErrClosed
 		} else {
-			err = unavailable("the tenant's log is unavailable", fmt.Errorf("publish to %s: %w", r.stream, err))
+			err = h.publishErr(err, r.stream)
 		}
 		fail(reqs, err)
 		return
 	}
+	h.store.noteOK()
 	for i, req := range reqs {
 		req.sent <- ticket{f: f, i: i}
 	}

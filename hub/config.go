@@ -50,6 +50,12 @@ type Config struct {
 	// another gateway sharing the NATS cluster created, and starts their
 	// replicas. Zero means 5 s; negative means only at start.
 	DiscoverInterval time.Duration
+
+	// MaxStore is how many bytes the embedded JetStream server may store.
+	// Past it writes fail with ErrStoreFull until space is freed (a stream
+	// deleted); no restart is needed. Zero means NATS's default: 75 % of
+	// the free disk space at start. Ignored with NATSURL.
+	MaxStore int64
 }
 
 func (c Config) withDefaults() Config {

@@ -35,7 +35,8 @@ func (e *Error) Error() string {
 	if e.Msg != "" {
 		s += ": " + e.Msg
 	}
-	if e.Detail != nil {
+	var refines *Error
+	if e.Detail != nil && !errors.As(e.Detail, &refines) { // a refined sentinel: already said
 		s += " (" + e.Detail.Error() + ")"
 	}
 	return s
@@ -82,6 +83,9 @@ var (
 	ErrClosed = &Error{Code: CodeUnavailable, Msg: "the gateway is shutting down", Detail: errClosed}
 	// ErrNoJetStream: the NATS server at Config.NATSURL has no JetStream.
 	ErrNoJetStream = errors.New("hub: JetStream is not enabled on the NATS server")
+	// ErrStoreFull: the store refuses writes until space is freed (503).
+	// It matches ErrUnavailable.
+	ErrStoreFull = &Error{Code: CodeUnavailable, Msg: "the store is full; writes resume once space is freed"}
 	// ErrCorrupt: a snapshot file that does not decode.
 	ErrCorrupt = errors.New("hub: corrupt snapshot")
 )

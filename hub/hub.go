@@ -28,6 +28,8 @@ type Hub struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	snaps *snapshotter
+	store storeHealth // refused writes: store.go
+	disk  diskState   // the embedded store's disk: store.go
 
 	id   string        // prefixes waiter keys: unique per Hub
 	next atomic.Uint64 // numbers waiter keys
@@ -71,6 +73,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	if h.srv != nil {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.watchDisk(h.ctx, h.cfg.DataDir)
+		}()
+	}
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)
 		go func() {
@@ -85,7 +94,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, err := startEmbedded(h.cfg.DataDir, h.cfg.NATSPort)
+		s, err := startEmbedded(h.cfg.DataDir, h.cfg.NATSPort, h.cfg.MaxStore)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ const startTimeout = 10 * time.Second
 
 // startEmbedded starts a nats-server with JetStream on dataDir/nats,
 // listening on 127.0.0.1 only. The caller shuts it down.
-func startEmbedded(dataDir string, port int) (*server.Server, error) {
+func startEmbedded(dataDir string, port int, maxStore int64) (*server.Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
@@ -30,6 +30,9 @@ func startEmbedded(dataDir string, port int) (*server.Server, error) {
 		StoreDir:   filepath.Join(dataDir, "nats"),
 		NoSigs:     true,
 		NoLog:      true,
+	}
+	if maxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
+		opts.JetStreamMaxStore = maxStore
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

@@ -114,6 +114,9 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 			DenyPurge:  true,
 		})
 	}
+	if err != nil && isStoreFull(err) {
+		return nil, h.publishErr(err, streamName(tenant))
+	}
 	if err != nil {
 		return nil, unavailable("the tenant's log is unavailable", fmt.Errorf("stream %s: %w", streamName(tenant), err))
 	}

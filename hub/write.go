@@ -68,10 +68,24 @@ func validateItem(it Item) error {
 // PutBoard creates board or updates its settings, and returns it as
 // applied. Changing the ordering (order, subscore_order, policy, tiebreak)
 // of a board with entries fails with ErrConflict. The first board of a
-// tenant creates the tenant's stream.
+// tenant creates the tenant's stream. It sets no board limit: see
+// PutBoardUpTo.
 func (h *Hub) PutBoard(ctx context.Context, tenant, board string, s Settings) (BoardInfo, error) {
+	return h.PutBoardUpTo(ctx, tenant, board, s, 0)
+}
+
+// PutBoardUpTo is PutBoard where creating a board fails with ErrLimit
+// (naming boards) while the tenant already has maxBoards boards; zero
+// means no limit. Updating an existing board is never limited. The limit
+// travels in the event and apply decides in stream order, so concurrent
+// creates on any node never exceed it; the check here only spares the
+// stream an event that would fail. Cost: as PutBoard.
+func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings, maxBoards int) (BoardInfo, error) {
 	if err := checkNames(tenant, board); err != nil {
 		return BoardInfo{}, err
+	}
+	if maxBoards < 0 {
+		return BoardInfo{}, errf(CodeBadRequest, "boards: limit %d is negative", maxBoards)
 	}
 	set, err := s.normalize()
 	if err != nil {
@@ -81,7 +95,14 @@ func (h *Hub) PutBoard(ctx context.Context, tenant, board string, s Settings) (B
 	if err != nil {
 		return BoardInfo{}, err
 	}
-	if err := h.commitErr(ctx, r, &event{Kind: evSettings, Board: board, Settings: &set}); err != nil {
+	r.mu.RLock()
+	err = r.st.checkBoardLimit(board, maxBoards)
+	r.mu.RUnlock()
+	if err != nil {
+		return BoardInfo{}, err
+	}
+	ev := &event{Kind: evSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
+	if err := h.commitErr(ctx, r, ev); err != nil {
 		return BoardInfo{}, err
 	}
 	return h.Board(tenant, board)
@@ -109,8 +130,18 @@ func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) er
 
 // Link links aliases to member; an alias of another member merges that
 // member into member on every board of the tenant. Returns member's
-// identity after the link.
+// identity after the link. It allows merges: see LinkChecked.
 func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string) (Identity, error) {
+	return h.LinkChecked(ctx, tenant, member, aliases, true)
+}
+
+// LinkChecked is Link where, unless mayMerge, an alias that resolves to
+// another member than the one member resolves to (a merge, which rewrites
+// entries on every board) fails the whole link with ErrForbidden naming
+// the alias, and nothing changes. The flag travels in the event and apply
+// decides in stream order, so a link racing a submission that creates the
+// alias's member is judged the same way on every node. Cost: as Link.
+func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []string, mayMerge bool) (Identity, error) {
 	if err := validateLink(tenant, member, aliases); err != nil {
 		return Identity{}, err
 	}
@@ -118,7 +149,8 @@ func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string)
 	if err != nil {
 		return Identity{}, err
 	}
-	if err := h.commitErr(ctx, r, &event{Kind: evLink, Member: member, Aliases: aliases}); err != nil {
+	ev := &event{Kind: evLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
+	if err := h.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
 	return h.Identity(tenant, member)
@@ -187,11 +219,15 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	if err != nil {
 		return outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
+	if h.disk.full.Load() {
+		return outcome{}, ErrStoreFull
+	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
 	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
-		return outcome{}, unavailable("the tenant's log is unavailable", fmt.Errorf("publish to %s: %w", r.stream, err))
+		return outcome{}, h.publishErr(err, r.stream)
 	}
+	h.store.noteOK()
 	select {
 	case <-f.done:
 		return f.out, nil

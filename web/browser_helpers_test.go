@@ -11,11 +11,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -132,21 +134,32 @@ type gateway struct {
 	addr    string
 	dataDir string
 	keys    *auth.Keyring
+	origins []string // api.Config.AllowedOrigins
+	reg     *prometheus.Registry
 	hub     *hub.Hub
 	api     *api.Server
 	srv     *http.Server
 	done    chan error
 }
 
-const testKeys = `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]}}}`
+const testKeys = `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"limits":{"connections":%d}}}}`
 
-func startGateway(t *testing.T) *gateway {
+// gatewayOpts are a test gateway's settings where a test needs other than
+// the defaults.
+type gatewayOpts struct {
+	connections int      // casino-a's WebSocket connection cap; 0: the default
+	origins     []string // allowed origins besides the gateway's own
+}
+
+func startGateway(t *testing.T) *gateway { return startGatewayWith(t, gatewayOpts{}) }
+
+func startGatewayWith(t *testing.T, o gatewayOpts) *gateway {
 	t.Helper()
-	keys, err := auth.ParseKeys(fmt.Appendf(nil, testKeys, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'k'}, 32))))
+	keys, err := auth.ParseKeys(fmt.Appendf(nil, testKeys, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'k'}, 32)), o.connections))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{t: t, addr: "127.0.0.1:0", dataDir: t.TempDir(), keys: keys}
+	g := &gateway{t: t, addr: "127.0.0.1:0", dataDir: t.TempDir(), keys: keys, origins: o.origins}
 	g.start()
 	t.Cleanup(g.stop)
 	return g
@@ -173,7 +186,8 @@ func (g *gateway) start() {
 		t.Fatal(err)
 	}
 	g.hub = h
-	g.api = api.New(api.Config{Hub: h, Verifier: auth.NewVerifier(g.keys, auth.Options{}), Keys: g.keys, Static: testPages()})
+	g.reg = prometheus.NewRegistry()
+	g.api = api.New(api.Config{Registry: g.reg, Hub: h, Verifier: auth.NewVerifier(g.keys, auth.Options{}), Keys: g.keys, Static: testPages(), AllowedOrigins: g.origins})
 	var ln net.Listener
 	// After a restart the old port may take a moment to be free again.
 	waitFor(t, "listen on "+g.addr, 10*time.Second, func() string {
@@ -200,6 +214,29 @@ func (g *gateway) stop() {
 	}
 	g.hub.Close()
 	g.srv = nil
+}
+
+// closes returns how many WebSockets the gateway closed with code, from
+// its rankwire_ws_closes_total.
+func (g *gateway) closes(code int) float64 {
+	g.t.Helper()
+	mfs, err := g.reg.Gather()
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "rankwire_ws_closes_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "code" && l.GetValue() == strconv.Itoa(code) {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 func (g *gateway) url(path string) string { return "http://" + g.addr + path }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -228,24 +229,25 @@ func TestBoardRecoversAfterRestart(t *testing.T) {
 	})
 }
 
-// TestBoardRefusedToken: a garbage, an expired or a read-less token shows
-// the error state with a message, emits rankwire-error, and stays there.
+// TestBoardRefusedToken: a garbage or a read-less token is refused with
+// close 4003: the element shows "Access refused" with the gateway's reason,
+// emits rankwire-error and a rankwire-state event with the code, and stays
+// there (no reconnect).
 func TestBoardRefusedToken(t *testing.T) {
 	g := startGateway(t)
 	board(g, "slots", 3)
 	ctx := page(t, g)
 	tokens := map[string]string{
 		"garbage": "not.a.token",
-		"expired": g.token("p1", auth.RoleRead, time.Now().Add(-time.Hour)),
 		"no-read": g.token("p1", auth.RoleSubmit, time.Now().Add(time.Hour)),
 	}
 	for id, tok := range tokens {
 		mount(t, ctx, id, map[string]string{"board": "slots", "token": tok})
 	}
 	for id := range tokens {
-		waitFor(t, id+" shows the error state", 10*time.Second, func() string {
+		waitFor(t, id+" shows access refused", 10*time.Second, func() string {
 			s := look(t, ctx, id)
-			if s.State != "error" || s.Status == "" || len(s.Rows) != 0 {
+			if s.State != "error" || !strings.HasPrefix(s.Status, "Access refused: ") || len(s.Status) <= len("Access refused: ") || len(s.Rows) != 0 {
 				return fmt.Sprintf("%+v", s)
 			}
 			return ""
@@ -253,11 +255,67 @@ func TestBoardRefusedToken(t *testing.T) {
 		if n := js[int](t, ctx, fmt.Sprintf(`events.filter(e => e.id === %q && e.type === "rankwire-error").length`, id)); n == 0 {
 			t.Errorf("%s: no rankwire-error event", id)
 		}
+		if n := js[int](t, ctx, fmt.Sprintf(`events.filter(e => e.id === %q && e.type === "rankwire-state" && e.state === "error" && e.code === "forbidden").length`, id)); n != 1 {
+			t.Errorf("%s: %d rankwire-state error events with code forbidden, want 1", id, n)
+		}
 	}
 	for id := range tokens {
 		if s := look(t, ctx, id); s.State != "error" {
 			t.Errorf("%s left the error state: %+v", id, s)
 		}
+	}
+}
+
+// TestBoardExpiredTokenAsksThePage: a token that expired is closed with
+// 4001; the element says so, emits rankwire-token-expired, and goes live
+// once the page sets a new token attribute.
+func TestBoardExpiredTokenAsksThePage(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	mount(t, ctx, "exp", map[string]string{"board": "slots", "token": g.token("p1", auth.RoleRead, time.Now().Add(-time.Hour))})
+	waitFor(t, "expired state", 10*time.Second, func() string {
+		s := look(t, ctx, "exp")
+		if s.State != "expired" || !strings.HasPrefix(s.Status, "Session expired") {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "exp" && e.type === "rankwire-token-expired").length`); n != 1 {
+		t.Fatalf("%d rankwire-token-expired events, want 1", n)
+	}
+	js[bool](t, ctx, fmt.Sprintf(`setAttr("exp", "token", %q)`, readToken(g, "p1")))
+	waitFor(t, "live with the new token", 10*time.Second, func() string {
+		s := look(t, ctx, "exp")
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
+	})
+}
+
+// TestBoardSaysWhatToCheck: a gateway that cannot be reached (a closed
+// port) leaves the element reconnecting, and after a few failed tries its
+// status says what to check instead of "Reconnecting…" forever.
+func TestBoardSaysWhatToCheck(t *testing.T) {
+	g := startGateway(t)
+	ctx := page(t, g)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close() // nothing listens there now: every attempt fails at once
+	mount(t, ctx, "nowhere", map[string]string{"board": "slots", "token": readToken(g, "p1"), "url": "http://" + closed})
+	waitFor(t, "the hint on screen", 15*time.Second, func() string {
+		s := look(t, ctx, "nowhere")
+		if s.State != "reconnecting" || !strings.Contains(s.Status, "allowed origins") {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "nowhere" && e.type === "rankwire-state" && e.hint !== "").length`); n == 0 {
+		t.Error("no rankwire-state event carries the hint")
 	}
 }
 
@@ -295,4 +353,150 @@ func TestViewerRowHighlighted(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestBoardRefusedOrigin: a page whose origin the gateway does not allow is
+// refused with close 4003, and the element says so on screen with the
+// gateway's reason, once, without retrying. The allowed-origins pattern
+// "127.0.0.1" does not let in a page of 127.0.0.1:port (a port is part of
+// the host); the pattern "127.0.0.1:<port>" does.
+func TestBoardRefusedOrigin(t *testing.T) {
+	g := startGateway(t) // serves the page: its origin is http://127.0.0.1:<g's port>
+	_, pagePort, _ := net.SplitHostPort(g.addr)
+	portless := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1"}})
+	withPort := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1:" + pagePort}})
+	board(portless, "slots", 3)
+	board(withPort, "slots", 3)
+	ctx := page(t, g)
+	origin := "http://" + g.addr
+	mount(t, ctx, "refused", map[string]string{"board": "slots", "token": readToken(g, "p1"), "url": portless.url("")})
+	mount(t, ctx, "allowed", map[string]string{"board": "slots", "token": readToken(g, "p1"), "url": withPort.url("")})
+	waitFor(t, "access refused on screen, with the origin", 10*time.Second, func() string {
+		if s := look(t, ctx, "refused"); s.State != "error" || s.Status != "Access refused: origin refused: "+origin || len(s.Rows) != 0 {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	waitFor(t, "the allowed origin live", 10*time.Second, func() string {
+		s := look(t, ctx, "allowed")
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, withPort.rows("/v1/boards/slots/top?limit=10"))
+	})
+	n := js[int](t, ctx, `events.filter(e => e.id === "refused" && e.type === "rankwire-state" && e.state === "error" && e.code === "forbidden").length`)
+	if n != 1 {
+		t.Errorf("%d rankwire-state error events with code forbidden, want 1", n)
+	}
+	if n := js[int](t, ctx, `events.filter(e => e.id === "refused" && e.type === "rankwire-state" && e.state === "reconnecting").length`); n != 0 {
+		t.Errorf("the refused element went reconnecting %d times, want never", n)
+	}
+}
+
+// TestBoardOverConnectionCap: with casino-a capped at one WebSocket, a
+// second element (its own connection) is closed 4029: it stays
+// reconnecting, says it is busy with the gateway's reason and the close
+// code, without the cannot-connect hint, and comes no faster than the 1 s
+// backoff allows; once the first element is gone it goes live.
+func TestBoardOverConnectionCap(t *testing.T) {
+	g := startGatewayWith(t, gatewayOpts{connections: 1})
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	mount(t, ctx, "first", map[string]string{"board": "slots", "token": readToken(g, "p1")})
+	waitFor(t, "first live", 10*time.Second, func() string {
+		if s := look(t, ctx, "first"); s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	mount(t, ctx, "second", map[string]string{"board": "slots", "token": readToken(g, "p2")})
+	waitFor(t, "second busy", 10*time.Second, func() string {
+		if s := look(t, ctx, "second"); s.State != "reconnecting" || !strings.HasPrefix(s.Status, "Busy") || !strings.Contains(s.Status, "connection cap") {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	// Three refusals take at least 0.75 + 1.5 s after the first (the
+	// backoff's lowest draws), and the element still says busy, not
+	// "cannot connect": the gateway answered and said why.
+	first := time.Now()
+	waitFor(t, "a third 4029", 20*time.Second, func() string {
+		if n := g.closes(4029); n < 3 {
+			return fmt.Sprintf("%v closes with 4029", n)
+		}
+		return ""
+	})
+	if took := time.Since(first); took < 2*time.Second {
+		t.Errorf("three 4029 refusals within %v: the backoff is not 1 s doubling", took)
+	}
+	if s := look(t, ctx, "second"); s.State != "reconnecting" || !strings.HasPrefix(s.Status, "Busy") {
+		t.Errorf("after three refusals at the cap the element shows %+v, want still busy", s)
+	}
+	if n := js[int](t, ctx, `events.filter(e => e.id === "second" && e.type === "rankwire-state" && e.code === 4029 && e.hint === "").length`); n == 0 {
+		t.Error("no rankwire-state event with code 4029 and no hint")
+	}
+	if n := js[int](t, ctx, `events.filter(e => e.id === "second" && e.hint !== "").length`); n != 0 {
+		t.Errorf("%d events of the capped element carry the cannot-connect hint, want 0", n)
+	}
+	js[bool](t, ctx, `(document.getElementById("first").remove(), true)`)
+	waitFor(t, "second live once the first left", 20*time.Second, func() string {
+		s := look(t, ctx, "second")
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
+	})
+}
+
+// TestBoardFailsOverOn1001: an element given two gateways follows the
+// second when the first shuts down (1001): it goes live there at once
+// (no "cannot connect") and follows its submissions.
+func TestBoardFailsOverOn1001(t *testing.T) {
+	a := startGateway(t) // serves the page
+	_, pagePort, _ := net.SplitHostPort(a.addr)
+	b := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1:" + pagePort}})
+	board(a, "slots", 12)
+	board(b, "slots", 12)
+	ctx := page(t, a)
+	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(a, "p1"), "limit": "5", "url": a.url("") + " " + b.url("")})
+	waitFor(t, "live on the first", 10*time.Second, func() string { return sameRows(look(t, ctx, "top").Rows, a.rows("/v1/boards/slots/top?limit=5")) })
+	b.call("POST", "/v1/boards/slots/scores", `{"member":"only-on-b","score":99999}`, nil)
+
+	a.stop()
+	waitFor(t, "live on the second", 10*time.Second, func() string {
+		s := look(t, ctx, "top")
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, b.rows("/v1/boards/slots/top?limit=5"))
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "top" && e.hint !== "").length`); n != 0 {
+		t.Errorf("%d events carry the cannot-connect hint during a failover, want 0", n)
+	}
+}
+
+// TestBoardTooLarge: a view whose subscribe message is over 64 KiB (a
+// members list of 5,000 ids) is closed 1009: the element shows an error
+// with code too_large and does not reconnect.
+func TestBoardTooLarge(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	ids := make([]string, 5000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("member-%08d", i)
+	}
+	mount(t, ctx, "big", map[string]string{"board": "slots", "token": readToken(g, "p1"), "view": "members", "members": strings.Join(ids, ",")})
+	waitFor(t, "the too-large error", 10*time.Second, func() string {
+		if s := look(t, ctx, "big"); s.State != "error" || !strings.Contains(s.Status, "64 KiB") {
+			return fmt.Sprintf("state %s status %q", s.State, s.Status)
+		}
+		return ""
+	})
+	if n := js[int](t, ctx, `events.filter(e => e.id === "big" && e.type === "rankwire-state" && e.state === "error" && e.code === "too_large").length`); n != 1 {
+		t.Errorf("%d error state events with code too_large, want 1", n)
+	}
+	if n := g.closes(1009); n != 1 {
+		t.Errorf("the gateway closed %v connections with 1009, want 1 (no reconnect)", n)
+	}
 }

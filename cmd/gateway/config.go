@@ -23,6 +23,7 @@ type Config struct {
 	SlowTimeout  time.Duration // how long a WebSocket's unsent bytes may wait before 4008
 	PingInterval time.Duration // how often WebSockets are pinged
 	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
+	MaxStore     int64         // bytes the embedded JetStream may store; 0: NATS's default
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -52,6 +53,10 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
 	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
 	fs.IntVar(&c.MaxConns, "max-connections", 20_000, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`")
+	fs.Func("max-store", "bytes of disk the embedded JetStream may use, e.g. 50GB or 512MiB; past it writes answer 503 until space is freed; empty: NATS's default, 75% of the free disk at start", func(v string) (err error) {
+		c.MaxStore, err = parseSize(v)
+		return err
+	})
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
@@ -107,6 +112,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
 	case c.MaxConns < 1 || c.MaxConns > 1_000_000:
 		return fmt.Errorf("--max-connections %d: want 1..1000000", c.MaxConns)
+	case c.MaxStore != 0 && c.MaxStore < minStore:
+		return fmt.Errorf("--max-store %d bytes: want at least 1MiB", c.MaxStore)
+	case c.MaxStore != 0 && c.NATSURL != "":
+		return errors.New("--max-store: applies to the embedded NATS server only; set the limit on the external one")
 	}
 	return nil
 }

@@ -38,7 +38,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		go func() { defer close(done); servePprof(pctx, cfg.PprofAddr, log) }()
 		defer func() { stopPprof(); <-done }()
 	}
-	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval})
+	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval,
+		MaxStore: cfg.MaxStore})
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}

@@ -47,13 +47,17 @@ type simulation struct {
 }
 
 // newSimulation builds the players: demoViewer first, then generated nicknames.
-// The seed is fixed, so a restarted demo keeps its players' names and skills.
+// Skills come from a fixed seed, so a restarted demo keeps its players' names
+// and skills; their luck comes from a fresh seed on every start. With a fixed
+// luck seed too, every restart replayed the previous run's sessions, which
+// policy best keeps as they were: the board froze while the page said LIVE.
 func newSimulation(h *hub.Hub, log *slog.Logger) *simulation {
-	s := &simulation{h: h, log: log, rng: rand.New(rand.NewPCG(2026, 5))}
+	skills := rand.New(rand.NewPCG(2026, 5))
+	s := &simulation{h: h, log: log, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	s.players = make([]simPlayer, demoPlayers)
 	for i := range s.players {
 		// Skill is log-normal: most players are ordinary, a few are sharks.
-		s.players[i] = simPlayer{name: nickname(i), skill: 1000 * math.Exp(0.55*s.rng.NormFloat64())}
+		s.players[i] = simPlayer{name: nickname(i), skill: 1000 * math.Exp(0.55*skills.NormFloat64())}
 	}
 	// The viewer hovers around the prize line (rank 100 of 20,000 is the
 	// top 0.5 %, z ≈ 2.6), so the demo page shows them fighting for it.

@@ -77,16 +77,41 @@ export function refreshDelay(exp, now = Date.now()) {
 }
 
 /**
- * closeAction says what a close code means for the client:
- * "refresh" (4001: the token expired: get a new one, reconnect),
- * "fatal" (4003: this token may never connect), "retry" (anything else:
- * 4008 too slow, 1001 server going away, 1006 network: back off, reconnect).
+ * closeAction says what a close code means for the client (the protocol's
+ * close-code table):
+ * "refresh" (4001: the token expired: ask for a new one, reconnect with it),
+ * "fatal" (4003: this token or page may not connect: stop),
+ * "too-large" (1009: a message we sent was over 64 KiB: a bug here; stop),
+ * "limit" (4029: over a limit of the tenant: reconnect slowly, limitDelay),
+ * "failover" (1001: the gateway shuts down: the next URL first, resume),
+ * "retry" (anything else: 4008 too slow, 1006 network: back off, resume).
  */
 export function closeAction(code) {
-  if (code === 4001) return "refresh";
-  if (code === 4003) return "fatal";
-  return "retry";
+  switch (code) {
+    case 4001: return "refresh";
+    case 4003: return "fatal";
+    case 1009: return "too-large";
+    case 4029: return "limit";
+    case 1001: return "failover";
+    default: return "retry";
+  }
 }
+
+/**
+ * limitDelay is the wait in ms before reconnect attempt n (0-based) after a
+ * 4029 close: 1 s doubling to 60 s, each drawn from 75–125 % of that, so
+ * widgets over a tenant's connection cap come back slowly and spread out.
+ */
+export function limitDelay(n, { random = Math.random } = {}) {
+  const base = Math.min(60_000, 1000 * 2 ** Math.min(n, 6));
+  return Math.min(60_000, Math.floor(base * (0.75 + 0.5 * random())));
+}
+
+/** failedTriesHint is how many connection attempts in a row may fail before
+ * the state event carries connectHint: a page or widget then says what to
+ * check instead of "reconnecting" forever. */
+export const failedTriesHint = 3;
+export const connectHint = "cannot connect: check the gateway URL, the token and the gateway's allowed origins";
 
 /**
  * wsURL turns the gateway's base URL (http(s):// or ws(s)://, with or
@@ -109,19 +134,31 @@ let clientCount = 0;
  * re-authenticates before the token expires (with getToken), reconnects with
  * jittered backoff and resumes every view with `since`, and resubscribes a
  * view whose prev/seq chain broke. Events: "state" (detail {state, code,
- * reason}) and "error" (detail {code, message, fatal}).
+ * reason, hint}), "error" (detail {code, message, fatal}) and "tokenexpired"
+ * (the token expired and there is no getToken: call setToken with a new one).
+ * States: idle, connecting, open, reconnecting, expired, error, closed.
  */
 export class RankwireClient extends EventTarget {
   /**
    * @param {object} opts
-   * @param {string} [opts.url] gateway base URL; default: where this module came from
+   * @param {string|string[]} [opts.url] gateway base URL, or several (tried in
+   *   turn: another one first after a 1001 close); default: where this module came from
    * @param {string} [opts.token] a read token (JWT)
    * @param {() => Promise<string>} [opts.getToken] returns a fresh token; called
    *   before the current one expires and after a 4001 close
+   * @param {() => number} [opts.random] the jitter's source, [0, 1); default Math.random
+   * @param {{set(fn: () => void, ms: number): any, clear(t: any): void}} [opts.timers]
+   *   the clock that schedules reconnects and refreshes; default setTimeout
    */
-  constructor({ url, token, getToken, WebSocket: WS = globalThis.WebSocket, backoff } = {}) {
+  constructor({ url, token, getToken, WebSocket: WS = globalThis.WebSocket, backoff, random = Math.random, timers } = {}) {
     super();
-    this.url = wsURL(url);
+    this.urls = (Array.isArray(url) ? url : [url]).map((u) => wsURL(u));
+    this.url = this.urls[0];
+    this._random = random;
+    // timers: {set(fn, ms), clear(t)}; a test injects its own clock here.
+    this._clock = timers || { set: (fn, ms) => setTimeout(fn, ms), clear: (t) => clearTimeout(t) };
+    this._failed = 0; // connection attempts in a row that never got a message through
+    this._limited = 0; // 4029 closes in a row: the exponent of limitDelay
     this.token = token || null;
     this.getToken = getToken || null;
     this.state = "idle";
@@ -151,6 +188,20 @@ export class RankwireClient extends EventTarget {
     this._sendSubscribe(sub, false);
     this._ensureOpen();
     return { close: () => this._unsubscribe(sub) };
+  }
+
+  /**
+   * setToken replaces the token: on an open connection it is sent as an
+   * auth message (the server narrows the subscriptions to its scope); after
+   * a 4001 close ("expired" state) it reconnects with it.
+   */
+  setToken(token) {
+    this.token = token || null;
+    if (this.state === "expired" && this.token) {
+      this._setState("connecting");
+      return this._ensureOpen();
+    }
+    if (this._ws && this._authed && this.token) this._ws.send(JSON.stringify({ type: "auth", token: this.token }));
   }
 
   /** close ends every subscription and the connection. */
@@ -185,8 +236,12 @@ export class RankwireClient extends EventTarget {
     if (this._ws && this._ws.readyState === 1 && this._authed) this._ws.send(JSON.stringify(msg));
   }
 
+  // _setState reports a new state, or the same state with a new reason,
+  // code or hint (a page shows why it is still reconnecting).
   _setState(state, detail = {}) {
-    if (this.state === state) return;
+    const key = `${state}|${detail.code}|${detail.reason}|${detail.hint}`;
+    if (this._stateKey === key) return;
+    this._stateKey = key;
     this.state = state;
     this.dispatchEvent(new CustomEvent("state", { detail: { state, ...detail } }));
   }
@@ -197,7 +252,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _later(fn, ms) {
-    const t = setTimeout(() => {
+    const t = this._clock.set(() => {
       this._timers.delete(t);
       fn();
     }, ms);
@@ -205,7 +260,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _shutdown(state, detail) {
-    for (const t of this._timers) clearTimeout(t);
+    for (const t of this._timers) this._clock.clear(t);
     this._timers.clear();
     const ws = this._ws;
     this._ws = null;
@@ -215,6 +270,7 @@ export class RankwireClient extends EventTarget {
 
   async _ensureOpen() {
     if (this._ws || this._opening || this._subs.size === 0) return;
+    if (this.state === "expired" && !this.token) return; // waiting for setToken
     this._opening = true;
     try {
       if (!this.token && this.getToken) this.token = await this.getToken();
@@ -229,7 +285,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _connect() {
-    this._setState(this._attempt === 0 && this.state !== "reconnecting" ? "connecting" : "reconnecting");
+    if (this.state !== "reconnecting") this._setState("connecting"); // a reconnect keeps its reason and hint
     const ws = new this._WS(this.url);
     this._ws = ws;
     this._authed = false;
@@ -261,6 +317,8 @@ export class RankwireClient extends EventTarget {
     const sub = this._subs.get(msg.id);
     if (!sub || sub.closed) return; // stale: an id we replaced
     this._attempt = 0; // a message got through: the connection works
+    this._failed = 0;
+    this._limited = 0;
     if (this.state !== "open") this._setState("open");
     const next = applyMessage(sub.view, msg);
     if (next === null) {
@@ -289,22 +347,58 @@ export class RankwireClient extends EventTarget {
   }
 
   _onClose(code, reason) {
-    for (const t of this._timers) clearTimeout(t);
+    for (const t of this._timers) this._clock.clear(t);
     this._timers.clear();
     if (this._subs.size === 0) return this._setState("idle");
-    const action = closeAction(code);
-    if (action === "fatal") return this._fail("forbidden", reason || "the token may not connect");
-    if (action === "refresh") {
-      if (!this.getToken) return this._fail("unauthorized", reason || "token expired");
-      this.token = null; // _ensureOpen fetches a new one
-      return this._retry(0, reason);
+    switch (closeAction(code)) {
+      case "fatal":
+        return this._fail("forbidden", reason || "access refused");
+      case "too-large":
+        return this._fail("too_large", reason || "a message over 64 KiB");
+      case "refresh":
+        return this._refreshAfterExpiry(reason);
+      case "limit":
+        // The gateway answered and said why: URL, token and origin work, so
+        // this is no failed try towards the hint; its own slow backoff.
+        this._failed = 0;
+        this._setState("reconnecting", this._detail(code, reason || "over a limit"));
+        return this._later(() => this._ensureOpen(), limitDelay(this._limited++, { random: this._random }));
+      case "failover":
+        this._nextURL();
+        return this._retry(0, reason, code); // another gateway is up: come back at once
+      default:
+        this._failed++;
+        if (this._failed >= failedTriesHint) this._nextURL();
+        return this._retry(this._attempt++, reason, code);
     }
-    this._retry(this._attempt++, reason, code);
+  }
+
+  // _refreshAfterExpiry gets a new token after a 4001 close: from getToken
+  // where there is one, else from the page (a "tokenexpired" event, then
+  // setToken).
+  _refreshAfterExpiry(reason) {
+    this.token = null;
+    if (this.getToken) return this._retry(0, reason, 4001); // _ensureOpen fetches a new one
+    this._setState("expired", { code: 4001, reason: reason || "token expired" });
+    this.dispatchEvent(new CustomEvent("tokenexpired", { detail: { reason } }));
+  }
+
+  _nextURL() {
+    const i = this.urls.indexOf(this.url);
+    this.url = this.urls[(i + 1) % this.urls.length];
+  }
+
+  // _detail is a state event's detail, with the hint once too many
+  // attempts in a row failed.
+  _detail(code, reason) {
+    const d = { code, reason };
+    if (this._failed >= failedTriesHint) d.hint = connectHint;
+    return d;
   }
 
   _retry(n, reason, code) {
-    this._setState("reconnecting", { code, reason });
-    this._later(() => this._ensureOpen(), backoffDelay(n, this._backoff));
+    this._setState("reconnecting", this._detail(code, reason));
+    this._later(() => this._ensureOpen(), backoffDelay(n, { random: this._random, ...this._backoff }));
   }
 
   // _scheduleRefresh sends a new token on the open connection before the

@@ -4,15 +4,17 @@
 //   <script type="module" src="https://rank.example.com/widget/rankwire.js"></script>
 //   <rankwire-board board="weekly" token="eyJ..." view="around" radius="3"></rankwire-board>
 //
-// Attributes: url, token, board, window, at, view (top | around | rank |
-// members), limit, offset, radius, rank, member, members (comma-separated),
-// locale, label, me, theme (light | dark). Properties: client (a shared
+// Attributes: url (one gateway, or several separated by spaces), token,
+// board, window, at, view (top | around | rank | members), limit, offset,
+// radius, rank, member, members (comma-separated), locale, label, me, theme
+// (light | dark). Properties: client (a shared
 // RankwireClient), getToken (async () => token, for refresh), strings, and
 // read-only state, rows, total, seq.
-// Events (bubbling, composed): rankwire-state {state, previous, reason},
-// rankwire-update {type, seq, total, rows}, rankwire-error {code, message},
-// rankwire-rank {member, rank, previous}. States: loading, live, empty,
-// error, reconnecting. See docs/EMBED.md.
+// Events (bubbling, composed): rankwire-state {state, previous, reason, code,
+// hint}, rankwire-update {type, seq, total, rows}, rankwire-error {code,
+// message}, rankwire-rank {member, rank, previous}, rankwire-token-expired
+// {reason} (set a new token attribute to go on). States: loading, live,
+// empty, error, reconnecting, expired. See docs/EMBED.md.
 import { RankwireClient, sortedRows } from "./client.js";
 import { styles } from "./styles.js";
 
@@ -21,7 +23,9 @@ export { RankwireClient } from "./client.js";
 const defaultStrings = {
   rank: "Rank", player: "Player", score: "Score", players: "players", you: "you",
   loading: "Loading…", empty: "No scores yet. Be the first!", reconnecting: "Reconnecting…",
-  live: "Live", error: "Unavailable",
+  live: "Live", error: "Unavailable", expired: "Session expired",
+  refused: "Access refused", limited: "Busy: trying again shortly…",
+  cannotConnect: "Cannot connect. Check the gateway URL, the token and the gateway's allowed origins.",
   yourRank: (rank, moved) => `Your rank is now ${rank}${moved}.`,
   up: (n) => `, up ${n}`, down: (n) => `, down ${n}`,
 };
@@ -32,10 +36,19 @@ const errorText = {
   forbidden: "This leaderboard is not available to you.",
   not_found: "This leaderboard does not exist.",
   bad_request: "This leaderboard is misconfigured.",
+  too_large: "This leaderboard asked for too much at once (a message over 64 KiB).",
 };
 
 // Attributes whose change means a different subscription.
 const subscriptionAttrs = ["url", "token", "board", "window", "at", "view", "limit", "offset", "radius", "rank", "member", "members"];
+
+// urls reads the url attribute: one gateway base URL, or several separated
+// by spaces or commas (the client tries the next after a 1001 close).
+// Undefined without one: the module's own origin.
+const urls = (v) => {
+  const list = (v || "").split(/[\s,]+/).filter(Boolean);
+  return list.length > 1 ? list : list[0];
+};
 
 const int = (v, d) => (v === null || v === "" || !Number.isFinite(Number(v)) ? d : Math.trunc(Number(v)));
 
@@ -97,6 +110,9 @@ export class RankwireBoard extends HTMLElement {
 
   attributeChangedCallback(name, old, value) {
     if (old === value) return;
+    // A new token on a working connection is sent as an auth message (the
+    // subscription and its seq chain go on); otherwise a new client.
+    if (name === "token" && this._own && value && this._own.state !== "error") return this._own.setToken(value);
     if (name === "url" || name === "token") this._dropOwnClient();
     if (subscriptionAttrs.includes(name)) this._schedule();
     else if (this._view) this._render();
@@ -150,7 +166,7 @@ export class RankwireBoard extends HTMLElement {
     if (!this._client && !this._own) {
       const token = this.getAttribute("token");
       if (!token && !this._getToken) return this._fail({ code: "unauthorized", message: "set the token attribute or getToken" });
-      this._own = new RankwireClient({ url: this.getAttribute("url") || undefined, token, getToken: this._getToken || undefined });
+      this._own = new RankwireClient({ url: urls(this.getAttribute("url")), token, getToken: this._getToken || undefined });
     }
     const c = this.client;
     c.addEventListener("state", this._onClientState);
@@ -159,10 +175,16 @@ export class RankwireBoard extends HTMLElement {
     this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e) });
   }
 
-  _clientState({ state, code, reason }) {
-    if (state === "reconnecting") this._setState("reconnecting", reason);
-    else if (state === "open" && this._view) this._setState(this._view.rows.size ? "live" : "empty");
-    else if (state === "error") this._fail({ code: code || "forbidden", message: reason || "connection refused" }, true);
+  // _clientState follows the client's connection: the reason for a
+  // reconnect, the hint after failed tries and a refusal reach the screen
+  // and the rankwire-state event.
+  _clientState({ state, code, reason, hint }) {
+    if (state === "reconnecting") this._setState("reconnecting", { reason, code, hint });
+    else if (state === "expired") {
+      this._setState("expired", { reason, code });
+      this._emit("rankwire-token-expired", { reason });
+    } else if (state === "open" && this._view) this._setState(this._view.rows.size ? "live" : "empty");
+    else if (state === "error") this._fail({ code: code || "forbidden", message: reason || "connection refused", refused: code === "forbidden" }, true);
   }
 
   _update(view, msg) {
@@ -173,21 +195,38 @@ export class RankwireBoard extends HTMLElement {
   }
 
   _fail(err, fromClient) {
-    this._setState("error", err.message);
+    this._setState("error", { reason: err.message, code: err.code });
     // The client already reported its own fatal error as an event.
     if (!fromClient) this._emit("rankwire-error", { code: err.code, message: err.message, fatal: true });
-    this._els.status.textContent = errorText[err.code] || err.message;
+    // A connection the gateway refused (close 4003) says so, with its reason.
+    this._els.status.textContent = err.refused
+      ? this.strings.refused + (err.message ? `: ${err.message}` : "")
+      : errorText[err.code] || err.message;
   }
 
-  _setState(state, reason) {
-    if (state === this._state && this.hasAttribute("state")) return;
+  // _setState shows state (and why) and reports it; the same state with a
+  // new reason or hint is reported again.
+  _setState(state, { reason, code, hint } = {}) {
+    const key = `${state}|${reason}|${code}|${hint}`;
+    if (key === this._stateKey && this.hasAttribute("state")) return;
+    this._stateKey = key;
     const previous = this._state;
     this._state = state;
     this.setAttribute("state", state);
     this._els.badge.textContent = this.strings[state] || "";
-    const text = { loading: this.strings.loading, empty: this.strings.empty, reconnecting: this.strings.reconnecting };
-    this._els.status.textContent = text[state] || "";
-    this._emit("rankwire-state", { state, previous, reason });
+    this._els.status.textContent = this._statusText(state, reason, code, hint);
+    this._emit("rankwire-state", { state, previous, reason, code, hint });
+  }
+
+  _statusText(state, reason, code, hint) {
+    const s = this.strings;
+    if (state === "reconnecting") {
+      if (hint) return s.cannotConnect;
+      if (code === 4029) return s.limited + (reason ? ` (${reason})` : "");
+      return s.reconnecting + (reason ? ` (${reason})` : "");
+    }
+    if (state === "expired") return s.expired + (reason ? ` (${reason})` : "");
+    return { loading: s.loading, empty: s.empty }[state] || "";
   }
 
   _emit(type, detail) {

@@ -3,7 +3,7 @@
 // this module in a page) and in Node (`node web/testdata/client_test.mjs`).
 import {
   applyMessage, emptyView, sortedRows, backoffDelay, tokenClaims, refreshDelay,
-  closeAction, wsURL, RankwireClient,
+  closeAction, wsURL, RankwireClient, limitDelay, failedTriesHint, connectHint,
 } from "../static/client.js";
 
 function eq(got, want, what) {
@@ -43,6 +43,31 @@ class FakeWS {
 
 const fastBackoff = { base: 1, max: 1 };
 
+// FakeClock is an injected timer: it records what the client schedules, and
+// a test fires the next timer when it chooses. No wall-clock waits.
+class FakeClock {
+  constructor() { this.pending = []; this.n = 0; }
+  set(fn, ms) { const t = ++this.n; this.pending.push({ t, fn, ms }); return t; }
+  clear(t) { this.pending = this.pending.filter((p) => p.t !== t); }
+  delays() { return this.pending.map((p) => p.ms); }
+  fire() { const p = this.pending.shift(); if (!p) throw new Error("no timer pending"); p.fn(); }
+}
+
+// connected makes a client on a fake socket and clock with one subscription
+// that got a snapshot at seq 3; it returns the client, the clock and the
+// state events seen.
+async function connected(opts = {}) {
+  FakeWS.all = [];
+  const clock = new FakeClock();
+  const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, timers: clock, random: () => 0.5, ...opts });
+  const states = [];
+  c.addEventListener("state", (e) => states.push(e.detail));
+  c.subscribe({ board: "b", view: { kind: "top" } });
+  await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+  FakeWS.all[0].serverSends({ type: "snapshot", id: FakeWS.all[0].subs()[0].id, seq: 3, total: 0, rows: [] });
+  return { c, clock, states, last: () => FakeWS.all[FakeWS.all.length - 1] };
+}
+
 export const tests = {
   "snapshot replaces state"() {
     const s = applyMessage(emptyView(), { type: "snapshot", id: "a", seq: 5, total: 3, rows: [row(2, "b", 8), row(1, "a", 9)] });
@@ -79,7 +104,13 @@ export const tests = {
     eq(refreshDelay(undefined), null, "no exp");
   },
   "close codes"() {
-    eq([4001, 4003, 4008, 1001, 1006].map(closeAction), ["refresh", "fatal", "retry", "retry", "retry"], "actions");
+    eq([4001, 4003, 4008, 1001, 1006, 1009, 4029].map(closeAction),
+      ["refresh", "fatal", "retry", "failover", "retry", "too-large", "limit"], "actions");
+  },
+  "4029 backoff: 1 s doubling to 60 s, jittered"() {
+    eq([0, 1, 2, 5, 6, 30].map((n) => limitDelay(n, { random: () => 0.5 })), [1000, 2000, 4000, 32000, 60000, 60000], "middle of each step");
+    eq(limitDelay(0, { random: () => 0 }), 750, "lowest draw");
+    eq(limitDelay(10, { random: () => 0.999 }), 60000, "never past 60 s");
   },
   "ws url"() {
     eq(wsURL("https://rank.example.com"), "wss://rank.example.com/v1/ws", "https");
@@ -130,8 +161,8 @@ export const tests = {
     eq([s.since, s.window, s.view.rank], [7, "day", 100], "resumed");
     c.close();
   },
-  async "4003 is fatal, 4001 without getToken too"() {
-    for (const code of [4003, 4001]) {
+  async "4003 and 1009 are fatal: no reconnect"() {
+    for (const [code, want] of [[4003, "forbidden"], [1009, "too_large"]]) {
       FakeWS.all = [];
       const c = new RankwireClient({ url: "http://h", token: "bad", WebSocket: FakeWS, backoff: fastBackoff });
       let err = null;
@@ -139,10 +170,132 @@ export const tests = {
       c.subscribe({ board: "b", view: { kind: "top" } });
       await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
       FakeWS.all[0].serverCloses(code, "no");
-      eq([c.state, err?.fatal], ["error", true], `after ${code}`);
+      eq([c.state, err?.fatal, err?.code, err?.message], ["error", true, want, "no"], `after ${code}`);
       await new Promise((r) => setTimeout(r, 20));
       eq(FakeWS.all.length, 1, `no reconnect after ${code}`);
     }
+  },
+  async "4001 without getToken asks the page, then reconnects with setToken"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: jwt({ n: 1, exp: 4e9 }), WebSocket: FakeWS, backoff: fastBackoff });
+    let asked = 0;
+    c.addEventListener("tokenexpired", () => asked++);
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverCloses(4001, "token expired");
+    eq([c.state, asked], ["expired", 1], "waiting for a token");
+    await new Promise((r) => setTimeout(r, 20));
+    eq(FakeWS.all.length, 1, "no reconnect without a token");
+    c.setToken(jwt({ n: 2, exp: 4e9 }));
+    await until(() => FakeWS.all[1]?.subs().length === 1, "reconnect");
+    eq(tokenClaims(FakeWS.all[1].sent[0].token).n, 2, "the page's new token");
+    c.close();
+  },
+  async "1001 fails over to the next URL and resumes"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: ["http://a", "http://b"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const id = FakeWS.all[0].subs()[0].id;
+    FakeWS.all[0].serverSends({ type: "snapshot", id, seq: 3, total: 0, rows: [] });
+    FakeWS.all[0].serverCloses(1001, "server shutting down");
+    await until(() => FakeWS.all[1]?.subs().length === 1, "reconnect");
+    eq([FakeWS.all[0].url, FakeWS.all[1].url, FakeWS.all[1].subs()[0].since], ["ws://a/v1/ws", "ws://b/v1/ws", 3], "second URL, resumed");
+    c.close();
+  },
+  async "4029 reconnects slowly, saying why"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    const states = [];
+    c.addEventListener("state", (e) => states.push(e.detail));
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverCloses(4029, "tenant connection limit");
+    const last = states[states.length - 1];
+    eq([last.state, last.code, last.reason], ["reconnecting", 4029, "tenant connection limit"], "state event");
+    await new Promise((r) => setTimeout(r, 50));
+    eq(FakeWS.all.length, 1, "not back within 50 ms (at least 750 ms)");
+    c.close();
+  },
+  async "after failed tries in a row the state says what to check"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    const hints = [];
+    c.addEventListener("state", (e) => hints.push(e.detail.hint));
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    for (let i = 0; i < failedTriesHint; i++) {
+      await until(() => FakeWS.all[i]?.readyState === 1, `attempt ${i}`);
+      FakeWS.all[i].serverCloses(1006, "");
+    }
+    eq(hints.slice(0, -1).every((h) => h === undefined), true, "no hint before");
+    eq(hints[hints.length - 1], connectHint, "hint after");
+    c.close();
+  },
+  async "4029 waits 1 s doubling to 60 s (injected clock), resumes with since, never hints"() {
+    const { c, clock, states, last } = await connected();
+    const waits = [];
+    for (let i = 0; i < 8; i++) {
+      last().serverCloses(4029, "tenant connection limit");
+      waits.push(...clock.delays());
+      eq(states[states.length - 1], { state: "reconnecting", code: 4029, reason: "tenant connection limit" }, `state after close ${i}`);
+      const n = FakeWS.all.length;
+      clock.fire();
+      await until(() => FakeWS.all.length === n + 1 && last().subs().length === 1, `reconnect ${i}`);
+      eq(last().subs()[0].since, 3, `resumed with since after close ${i}`);
+    }
+    eq(waits, [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000], "waits");
+    c.close();
+  },
+  async "4029 jitter spreads widgets out: 75 % to 125 %"() {
+    for (const [r, want] of [[0, 750], [0.999, 1249]]) {
+      const { c, clock, last } = await connected({ random: () => r });
+      last().serverCloses(4029, "");
+      eq(clock.delays(), [want], `random ${r}`);
+      c.close();
+    }
+  },
+  async "4008 backs off briefly and resumes with since"() {
+    const { c, clock, states, last } = await connected();
+    last().serverCloses(4008, "too slow: bytes unsent past the slow timeout");
+    eq(clock.delays(), [125], "half of the first 250 ms step");
+    eq([states.at(-1).state, states.at(-1).code, states.at(-1).hint], ["reconnecting", 4008, undefined], "state");
+    clock.fire();
+    await until(() => FakeWS.all.length === 2 && last().subs().length === 1, "reconnect");
+    eq(last().subs()[0].since, 3, "since");
+    c.close();
+  },
+  async "1006: backoff grows to 8 s; after three tries the hint, and the next URL"() {
+    const { c, clock, states, last } = await connected({ url: ["http://a", "http://b"], random: () => 0.999 });
+    const waits = [];
+    const urls = [];
+    let hintAt = -1;
+    for (let i = 0; i < 7; i++) {
+      last().serverCloses(1006, "");
+      if (hintAt < 0 && states.at(-1).hint === connectHint) hintAt = i;
+      waits.push(...clock.delays());
+      clock.fire();
+      const n = i + 2;
+      await until(() => FakeWS.all.length === n && last().readyState === 1, `attempt ${n}`);
+      urls.push(last().url);
+    }
+    eq(waits, [249, 499, 999, 1998, 3996, 7992, 7992], "waits");
+    eq(urls.map((u) => u[5]), ["a", "a", "b", "a", "b", "a", "b"], "the other URL after the third failure");
+    eq([hintAt, states.at(-1).hint], [failedTriesHint - 1, connectHint], "the hint from the third failed try in a row on");
+    c.close();
+  },
+  async "4003 reaches the state event with its reason and schedules nothing"() {
+    const { c, clock, states, last } = await connected();
+    last().serverCloses(4003, "origin refused: https://evil.example");
+    eq(states.at(-1), { state: "error", code: "forbidden", reason: "origin refused: https://evil.example" }, "state");
+    eq(clock.delays(), [], "no timer");
+    c.close();
+  },
+  async "1009 reports too_large and schedules nothing"() {
+    const { c, clock, states, last } = await connected();
+    last().serverCloses(1009, "message too big");
+    eq([states.at(-1).state, states.at(-1).code], ["error", "too_large"], "state");
+    eq(clock.delays(), [], "no timer");
+    c.close();
   },
   async "4001 with getToken fetches a new token and reconnects"() {
     FakeWS.all = [];

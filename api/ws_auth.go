@@ -1,0 +1,139 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/rankwire/rankwire/auth"
+)
+
+// errNoReadRole refuses a valid token without the read role: it may not
+// connect.
+var errNoReadRole = errors.New("token lacks the read role")
+
+// mayConnect reports whether a valid token may open a connection: it needs
+// the read role.
+func mayConnect(sc auth.Scope) error {
+	if !sc.Can(auth.RoleRead) {
+		return errNoReadRole
+	}
+	return nil
+}
+
+// auth handles an auth message: the first one authenticates (a refusal
+// closes), a later one refreshes the token (see refresh).
+func (c *wsConn) auth(token string, authed bool) {
+	sc, err := c.l.s.cfg.Verifier.Verify(token)
+	if authed {
+		c.refresh(sc, err)
+		return
+	}
+	if err == nil {
+		err = mayConnect(sc)
+	}
+	switch {
+	case err != nil:
+		c.refuseToken(err, keyTenant(c.l.s.cfg.Keys, token))
+	case !c.l.admit(sc.Tenant):
+		c.l.refusals.refused(refusedCap, "tenant", sc.Tenant)
+		c.close(newClose(closeOverLimit, "tenant at its connection cap"))
+	default:
+		c.setScope(sc, true)
+	}
+}
+
+// refuseToken logs a refused token (its reason and tenant, where known;
+// never the token) and closes 4001 or 4003.
+func (c *wsConn) refuseToken(err error, tenant string) {
+	c.l.refusals.refused(refusedToken, tokenAttrs(err, tenant)...)
+	c.close(tokenClose(err))
+}
+
+// tokenAttrs are the log attributes of a refused token: the refusal and
+// the tenant, where known.
+func tokenAttrs(err error, tenant string) []any {
+	attrs := []any{"err", err.Error()}
+	if tenant != "" {
+		attrs = append(attrs, "tenant", tenant)
+	}
+	return attrs
+}
+
+// refresh applies a later auth message (PROTOCOL.md, "Token refresh
+// narrows"). A token that does not verify is answered with an error
+// message and the old token stays, until it expires. A valid token of
+// another tenant, or without the read role, may not connect: 4003.
+// Otherwise the new token's scope replaces the old one, and each
+// subscription it no longer reaches ends with a forbidden error message,
+// after which nothing more is sent for it. O(subscriptions).
+func (c *wsConn) refresh(sc auth.Scope, err error) {
+	old, _ := c.current()
+	switch {
+	case err != nil:
+		c.reply("", refreshRefused(err))
+	case sc.Tenant != old.Tenant:
+		c.refuseToken(errors.New("token of another tenant"), sc.Tenant)
+	case mayConnect(sc) != nil:
+		c.refuseToken(errNoReadRole, sc.Tenant)
+	default:
+		for id, s := range c.narrow(sc) {
+			c.l.eng.Unsubscribe(s.sub)
+			c.reply(id, forbidden("board: %q is not among the refreshed token's boards", truncate(s.board)))
+		}
+	}
+}
+
+// narrow installs sc, of the connection's tenant, and removes the
+// subscriptions it does not reach, returning them for the caller to end.
+func (c *wsConn) narrow(sc auth.Scope) map[string]liveSub {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setScopeLocked(sc, true)
+	var gone map[string]liveSub
+	for id, s := range c.subs {
+		if sc.Allows(auth.RoleRead, s.board) == nil {
+			continue
+		}
+		if gone == nil {
+			gone = map[string]liveSub{}
+		}
+		gone[id] = s
+		delete(c.subs, id)
+	}
+	return gone
+}
+
+// refreshRefused is the error message for a refresh token that does not
+// verify; it names the field, never the token.
+func refreshRefused(err error) *Error {
+	msg := "token: not a valid token for this gateway"
+	if errors.Is(err, auth.ErrExpired) {
+		msg = "token: expired"
+	}
+	return &Error{http.StatusUnauthorized, "unauthorized", msg}
+}
+
+// keyTenant returns the tenant that owns the key a token's header names
+// (kid), or "": what a refusal log can say of a token that did not verify.
+// It reads the header only, at most 1 KiB of it; the token itself is never
+// kept or logged. O(len(header)).
+func keyTenant(keys *auth.Keyring, token string) string {
+	head, _, ok := strings.Cut(token, ".")
+	if !ok || keys == nil || len(head) > 1<<10 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(head)
+	var h struct {
+		Kid string `json:"kid"`
+	}
+	if err != nil || json.Unmarshal(raw, &h) != nil {
+		return ""
+	}
+	if k, ok := keys.Key(h.Kid); ok {
+		return k.Tenant
+	}
+	return ""
+}

@@ -1,0 +1,177 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/auth"
+)
+
+// syncBuffer is a bytes.Buffer for a logger written from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// lines returns the JSON log lines written so far.
+func (s *syncBuffer) lines() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestWSRefusedUpgrades: a refused origin, a refused access_token and a
+// tenant at its cap are upgrades closed at once (what a browser can see),
+// each with its code and a reason, before any data frame, even when the
+// client sends a subscribe at once; none of them subscribes, and each is
+// logged without the token.
+func TestWSRefusedUpgrades(t *testing.T) {
+	logs := &syncBuffer{}
+	e := newLiveEnv(t, Config{AllowedOrigins: []string{"games.example"}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	e.must(200, "PUT", "/v1/boards/weekly", e.token("b", admin), `{}`)
+	good := e.token("b", auth.RoleRead)
+	e.dial("access_token="+good, true, nil)
+	e.dial("access_token="+good, true, nil) // casino-b's cap is 2
+	bad := good[:len(good)-4] + "AAAA"
+	cases := []struct {
+		name, query, origin string
+		code                closeCode
+		reason              string
+	}{
+		{"foreign origin", "access_token=" + good, "https://evil.example", closeForbidden, "origin refused: https://evil.example"},
+		{"origin with another port", "access_token=" + good, "https://games.example:8443", closeForbidden, "origin refused"},
+		{"null origin", "", "null", closeForbidden, "origin refused"},
+		{"bad signature", "access_token=" + bad, "", closeForbidden, "token refused"},
+		{"no read role", "access_token=" + e.token("b", auth.RoleSubmit), "", closeForbidden, "token refused"},
+		{"over the cap", "access_token=" + good, "https://games.example", closeOverLimit, "tenant at its connection cap"},
+	}
+	sub := appendClientFrame(nil, opText, []byte(`{"type":"subscribe","id":"s","board":"weekly","view":{"kind":"top"}}`))
+	for _, c := range cases {
+		h := http.Header{}
+		if c.origin != "" {
+			h.Set("Origin", c.origin)
+		}
+		r, status := e.rawDial(c.query, h)
+		if status != http.StatusSwitchingProtocols {
+			t.Fatalf("%s: upgrade answered %d, want 101 then a close", c.name, status)
+		}
+		r.write(sub)
+		code, reason := r.closeFrame()
+		if code != c.code || !strings.HasPrefix(reason, c.reason) {
+			t.Errorf("%s: closed %d %q, want %d %q", c.name, code, reason, c.code, c.reason)
+		}
+	}
+	if f, o := e.closes(closeForbidden), e.closes(closeOverLimit); f != 5 || o != 1 {
+		t.Errorf("closes counted: 4003 %v, 4029 %v; want 5 and 1", f, o)
+	}
+	if n := e.s.live.eng.Stats().Subscriptions; n[0]+n[1]+n[2]+n[3] != 0 {
+		t.Fatalf("refused connections subscribed: %v", n)
+	}
+	checkFor(t, 5*time.Second, func() error {
+		reasons := map[string]int{}
+		for _, l := range logs.lines() {
+			if l["msg"] == "websocket refused" {
+				reasons[fmt.Sprint(l["reason"])]++
+			}
+		}
+		if reasons[refusedOrigin] != 3 || reasons[refusedToken] != 2 || reasons[refusedCap] != 1 {
+			return fmt.Errorf("refusals logged %v, want 3 origin, 2 token, 1 connection_cap", reasons)
+		}
+		return nil
+	})
+	for _, l := range logs.lines() {
+		if l["reason"] == refusedToken && l["tenant"] != "casino-b" {
+			t.Errorf("a token refusal without its key's tenant: %v", l)
+		}
+	}
+	out := logs.String()
+	if !strings.Contains(out, `"origin":"https://evil.example"`) || !strings.Contains(out, `"tenant":"casino-b"`) {
+		t.Fatalf("refusal lines lack the origin or the tenant:\n%s", out)
+	}
+	if strings.Contains(out, bad) || strings.Contains(out, good) {
+		t.Fatal("a token was logged")
+	}
+}
+
+// TestWSAuthMessageOverCap: a bare connection whose auth message finds its
+// tenant at the cap closes 4029.
+func TestWSAuthMessageOverCap(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	tok := e.token("b", auth.RoleRead)
+	e.dial("access_token="+tok, true, nil)
+	e.dial("access_token="+tok, true, nil)
+	c := e.dial("", true, nil)
+	c.send(map[string]any{"type": "auth", "token": tok})
+	if code := c.waitClosed(5 * time.Second); code != closeOverLimit {
+		t.Fatalf("auth over the cap closed with %d, want %d", code, closeOverLimit)
+	}
+}
+
+// TestRefusalLogRate: at most refusalLines lines a second per reason; the
+// next line written for that reason says how many were dropped; reasons
+// do not share a budget.
+func TestRefusalLogRate(t *testing.T) {
+	logs := &syncBuffer{}
+	r := newRefusalLog(slog.New(slog.NewJSONHandler(logs, nil)))
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	for i := range 20 {
+		r.refused(refusedOrigin, "origin", fmt.Sprint("https://o", i))
+	}
+	r.refused(refusedRate)
+	if n := len(logs.lines()); n != refusalLines+1 {
+		t.Fatalf("%d lines in one second, want %d", n, refusalLines+1)
+	}
+	now = now.Add(time.Second)
+	r.refused(refusedOrigin, "origin", "https://late")
+	lines := logs.lines()
+	last := lines[len(lines)-1]
+	if last["dropped"] != float64(20-refusalLines) || last["origin"] != "https://late" {
+		t.Fatalf("the next second's line %v, want dropped %d", last, 20-refusalLines)
+	}
+}
+
+// TestWarnOpenOrigins: a pattern that lets every site in is warned about at
+// start; a pattern of one site is not.
+func TestWarnOpenOrigins(t *testing.T) {
+	for _, c := range []struct {
+		patterns []string
+		warned   int
+	}{
+		{[]string{"*"}, 1},
+		{[]string{"*://*", "games.example"}, 1},
+		{[]string{"games.example", "*.casino.io", "https://lobby.example:8443"}, 0},
+	} {
+		logs := &syncBuffer{}
+		warnOpenOrigins(slog.New(slog.NewJSONHandler(logs, nil)), c.patterns)
+		if n := len(logs.lines()); n != c.warned {
+			t.Errorf("%q: %d warnings, want %d", c.patterns, n, c.warned)
+		}
+	}
+}

@@ -1,0 +1,337 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/subscriptions"
+)
+
+// closes returns how many connections the server closed with code.
+func (e *liveEnv) closes(code closeCode) float64 {
+	return testutil.ToFloat64(e.s.live.metrics.closes.WithLabelValues(code.String()))
+}
+
+// waitErrors waits until c has at least n error messages and returns them.
+func waitErrors(t *testing.T, c *wsClient, n int) []wsMsg {
+	t.Helper()
+	checkFor(t, 10*time.Second, func() error {
+		if got := len(c.errorsSeen()); got < n {
+			return fmt.Errorf("%d error messages, want %d", got, n)
+		}
+		return nil
+	})
+	return c.errorsSeen()
+}
+
+// waitSnapshot waits for subscription id's first snapshot.
+func waitSnapshot(t *testing.T, c *wsClient, id string) {
+	t.Helper()
+	checkFor(t, 5*time.Second, func() error {
+		if _, ok := c.rows(id); !ok {
+			return fmt.Errorf("no snapshot for %s", id)
+		}
+		return nil
+	})
+}
+
+// TestWSRefreshNarrows: a refresh token that no longer reaches a board
+// ends that board's subscription with a forbidden error, after which it
+// gets nothing more, while the subscription it still reaches keeps
+// streaming diffs.
+func TestWSRefreshNarrows(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	adm := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/slots-1", adm, `{}`)
+	e.must(200, "PUT", "/v1/boards/poker-1", adm, `{}`)
+	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	c.subscribe("s", "slots-1", map[string]any{"kind": "top"})
+	c.subscribe("p", "poker-1", map[string]any{"kind": "top"})
+	waitSnapshot(t, c, "s")
+	waitSnapshot(t, c, "p")
+
+	c.send(map[string]any{"type": "auth", "token": e.token("a", auth.RoleRead, "slots-*")})
+	errs := waitErrors(t, c, 1)
+	if len(errs) != 1 || errs[0].ID == nil || *errs[0].ID != "p" || errs[0].Code != "forbidden" || !strings.HasPrefix(errs[0].Message, "board: ") {
+		t.Fatalf("errors after the narrowing refresh: %+v, want one forbidden for p naming board", errs)
+	}
+	// poker-1 changes first and is applied before slots-1 changes: a message
+	// for p, were one sent, would come before s's diff.
+	e.must(200, "POST", "/v1/boards/poker-1/scores", adm, `{"member":"x","score":100}`)
+	checkFor(t, 5*time.Second, func() error {
+		if rows := asRows(e.must(200, "GET", "/v1/boards/poker-1/top", adm, "")); len(rows) != 1 {
+			return fmt.Errorf("poker-1 not applied yet: %v", rows)
+		}
+		return nil
+	})
+	e.must(200, "POST", "/v1/boards/slots-1/scores", adm, `{"member":"y","score":7}`)
+	checkFor(t, 5*time.Second, func() error {
+		if rows, _ := c.rows("s"); rows[1].Member != "y" {
+			return fmt.Errorf("slots-1's diff not streamed: %v", rows)
+		}
+		return nil
+	})
+	after := false
+	for _, m := range c.messages() {
+		if m.Type == "error" && m.ID != nil && *m.ID == "p" {
+			after = true
+		} else if after && m.ID != nil && *m.ID == "p" {
+			t.Fatalf("p got %s after its forbidden error", m.Type)
+		}
+	}
+	// The ended subscription is gone: its id may be used again, and the
+	// narrowed token is refused the board.
+	c.subscribe("p", "poker-1", map[string]any{"kind": "top"})
+	if errs := waitErrors(t, c, 2); errs[1].Code != "forbidden" {
+		t.Fatalf("resubscribing outside the refreshed token: %+v, want forbidden", errs[1])
+	}
+}
+
+// TestWSRefreshRefused: a refresh token of another tenant, or without the
+// read role, closes 4003; one that does not verify is an error message and
+// the connection keeps its token.
+func TestWSRefreshRefused(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	for name, tok := range map[string]string{
+		"another tenant": e.token("b", auth.RoleRead),
+		"no read role":   e.token("a", auth.RoleSubmit),
+	} {
+		c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+		c.subscribe("s", "weekly", map[string]any{"kind": "top"})
+		waitSnapshot(t, c, "s")
+		c.send(map[string]any{"type": "auth", "token": tok})
+		if code := c.waitClosed(5 * time.Second); code != closeForbidden {
+			t.Fatalf("%s: closed with %d, want %d", name, code, closeForbidden)
+		}
+	}
+	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	c.send(map[string]any{"type": "auth", "token": "garbage"})
+	if errs := waitErrors(t, c, 1); errs[0].Code != "unauthorized" {
+		t.Fatalf("garbage refresh: %+v, want unauthorized", errs[0])
+	}
+	c.subscribe("s", "weekly", map[string]any{"kind": "top"})
+	waitSnapshot(t, c, "s")
+}
+
+// TestWSPromptReaderManyErrors: a client that reads promptly is never
+// closed for the error replies it caused. 100 bad subscribes come in one
+// write while the connection's socket is draining (as it is for a reader
+// on a slow link): more replies than the outbox holds wait, the rest of
+// the burst waits unread, and once the drain ends every reply and the
+// valid subscription's snapshot arrive, with no close.
+func TestWSPromptReaderManyErrors(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	r, status := e.rawDial("access_token="+e.token("a", auth.RoleRead), nil)
+	if status != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade answered %d", status)
+	}
+	var c *wsConn
+	checkFor(t, 5*time.Second, func() error {
+		for c = range e.s.live.connections() {
+			return nil
+		}
+		return fmt.Errorf("no connection yet")
+	})
+	c.flow.mu.Lock() // a drain under way: writers give the connection nothing
+	c.flow.draining = true
+	c.flow.stuck.Store(true)
+	c.flow.mu.Unlock()
+
+	const bad = 100
+	var burst []byte
+	for i := range bad {
+		msg := fmt.Sprintf(`{"type":"subscribe","id":"b%d","board":"weekly","view":{"kind":"top","limit":1000}}`, i)
+		burst = appendClientFrame(burst, opText, []byte(msg))
+	}
+	burst = appendClientFrame(burst, opText, []byte(`{"type":"subscribe","id":"ok","board":"weekly","view":{"kind":"top"}}`))
+	r.write(burst)
+	checkFor(t, 5*time.Second, func() error {
+		if n := c.out.Len(); n < subscriptions.DefaultMaxControl {
+			return fmt.Errorf("%d replies wait, want the outbox full", n)
+		}
+		return nil
+	})
+	c.flow.drains.Add(1) // the drain ends: it writes the backlog, then resumes
+	go c.flow.drain()
+
+	for n := 0; n < bad; {
+		op, p, err := r.frame()
+		if err != nil {
+			t.Fatalf("after %d replies: %v", n, err)
+		}
+		if op == opClose {
+			t.Fatalf("closed after %d replies: %q", n, p)
+		}
+		if op != opText {
+			continue
+		}
+		m := decode(t, p)
+		if m.Code != "bad_request" || m.Message != "view.limit: 1000 is not in 1..100" {
+			t.Fatalf("reply %d: %s, want bad_request naming view.limit", n, p)
+		}
+		n++
+	}
+	if _, p, err := r.frame(); err != nil || decode(t, p).Type != "snapshot" {
+		t.Fatalf("after the errors: %q, %v; want the valid subscription's snapshot", p, err)
+	}
+	if n := e.closes(closeSlow); n != 0 {
+		t.Fatalf("%v closes 4008, want none", n)
+	}
+}
+
+// TestWSMessageRate: one message past the burst closes 4029 (a lowered
+// limit); with the documented limit, a flood is closed 4029 too.
+func TestWSMessageRate(t *testing.T) {
+	const burst = 10
+	logs := &syncBuffer{}
+	e := newLiveEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}, func(s *Server) { s.live.msgRate, s.live.msgBurst = 0, burst })
+	tok := "access_token=" + e.token("a", auth.RoleRead)
+	c := e.dial(tok, true, nil)
+	for i := range burst {
+		c.send(fmt.Sprintf(`{"type":"unsubscribe","id":"n%d"}`, i))
+	}
+	waitErrors(t, c, burst)
+	c.send(`{"type":"unsubscribe","id":"one-past"}`)
+	if code := c.waitClosed(5 * time.Second); code != closeOverLimit {
+		t.Fatalf("one past the burst closed with %d, want %d", code, closeOverLimit)
+	}
+	if n := len(c.errorsSeen()); n != burst {
+		t.Fatalf("%d replies, want %d: the message past the limit is not handled", n, burst)
+	}
+	checkFor(t, 5*time.Second, func() error {
+		for _, l := range logs.lines() {
+			if l["reason"] == refusedRate && l["tenant"] == "casino-a" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no message_rate refusal logged: %s", logs)
+	})
+
+	d := newLiveEnv(t, Config{})
+	f := d.dial("access_token="+d.token("a", auth.RoleRead), true, nil)
+	sent := 0
+	for ; sent < 10*MessageBurst; sent++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := f.c.Write(ctx, websocket.MessageText, []byte(`{"type":"unsubscribe","id":"x"}`))
+		cancel()
+		if err != nil {
+			break
+		}
+	}
+	if code := f.waitClosed(10 * time.Second); code != closeOverLimit {
+		t.Fatalf("a flood of %d messages closed with %d, want %d", sent, code, closeOverLimit)
+	}
+	if d.closes(closeOverLimit) != 1 {
+		t.Fatalf("closes 4029 counted %v, want 1", d.closes(closeOverLimit))
+	}
+}
+
+// TestMsgBucket: the bucket gives burst at once, then rate a second.
+func TestMsgBucket(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	b := newMsgBucket(50, 200, t0)
+	for i := range 200 {
+		if !b.take(t0) {
+			t.Fatalf("message %d of the burst refused", i+1)
+		}
+	}
+	if b.take(t0) {
+		t.Fatal("one past the burst taken")
+	}
+	t1 := t0.Add(100 * time.Millisecond) // 5 more
+	for i := range 5 {
+		if !b.take(t1) {
+			t.Fatalf("refilled message %d refused", i+1)
+		}
+	}
+	if b.take(t1) {
+		t.Fatal("one past the refill taken")
+	}
+	if !b.take(t1.Add(time.Hour)) || b.tokens != 199 {
+		t.Fatalf("after an hour: %v tokens, want the burst less one", b.tokens)
+	}
+}
+
+// TestWSInvalidUTF8: a text frame that is not valid UTF-8 closes 1007,
+// never replaced; an escape that decodes to an unpaired surrogate is
+// bad_request naming the field.
+func TestWSInvalidUTF8(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	tok := "access_token=" + e.token("a", auth.RoleRead)
+	c := e.dial(tok, true, nil)
+	c.send(`{"type":"subscribe","id":"s\ud800","board":"weekly","view":{"kind":"top"}}`)
+	c.send(`{"type":"subscribe","id":"s1","board":"weekly","view":{"kind":"members","members":["ok","p\udfff"]}}`)
+	errs := waitErrors(t, c, 2)
+	for i, field := range []string{"id", "view.members[1]"} {
+		if errs[i].Code != "bad_request" || !strings.HasPrefix(errs[i].Message, field+": not valid UTF-8") {
+			t.Errorf("surrogate in %s: %+v, want bad_request naming it", field, errs[i])
+		}
+	}
+	for _, frame := range []string{"{\"type\":\"unsubscribe\",\"id\":\"bad\xff\xfe\"}", "\xfe\xff"} {
+		b := e.dial(tok, true, nil)
+		b.send(frame)
+		if code := b.waitClosed(5 * time.Second); code != closeInvalidText {
+			t.Fatalf("%q closed with %d, want %d", frame, code, closeInvalidText)
+		}
+		if msgs := b.messages(); len(msgs) != 0 {
+			t.Fatalf("%q answered %+v before the close", frame, msgs)
+		}
+	}
+}
+
+// TestWSMessageSize: a message of 64 KiB is read; one byte more closes
+// 1009. An id longer than an id may be is not echoed back.
+func TestWSMessageSize(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	tok := "access_token=" + e.token("a", auth.RoleRead)
+	msg := func(size int) string {
+		head, tail := `{"type":"unsubscribe","id":"n","pad":"`, `"}`
+		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
+	}
+	c := e.dial(tok, true, nil)
+	c.send(msg(maxWSMessage))
+	if errs := waitErrors(t, c, 1); errs[0].Code != "not_found" {
+		t.Fatalf("a 64 KiB message: %+v, want not_found", errs[0])
+	}
+	c.send(`{"type":"unsubscribe","id":"` + strings.Repeat("y", maxSubIDLen+1) + `"}`)
+	if errs := waitErrors(t, c, 2); errs[1].ID != nil {
+		t.Fatalf("an over-long id echoed back: %d bytes", len(*errs[1].ID))
+	}
+	c.send(msg(maxWSMessage + 1))
+	if code := c.waitClosed(5 * time.Second); code != closeTooBig {
+		t.Fatalf("one byte over 64 KiB closed with %d, want %d", code, closeTooBig)
+	}
+	checkFor(t, 5*time.Second, func() error {
+		if n := e.closes(closeTooBig); n != 1 {
+			return fmt.Errorf("closes 1009 counted %v, want 1", n)
+		}
+		return nil
+	})
+}
+
+// TestWSJoinErrorsNameFields: a board that does not exist and a window the
+// board does not keep are refused naming board and window.
+func TestWSJoinErrorsNameFields(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	c.subscribe("s", "nope", map[string]any{"kind": "top"})
+	c.send(`{"type":"subscribe","id":"t","board":"weekly","window":"day","view":{"kind":"top"}}`)
+	errs := waitErrors(t, c, 2)
+	if errs[0].Code != "not_found" || errs[0].Message != `board: "nope" does not exist` {
+		t.Errorf("a missing board: %+v", errs[0])
+	}
+	if errs[1].Code != "bad_request" || !strings.HasPrefix(errs[1].Message, "window: ") {
+		t.Errorf("a window not kept: %+v", errs[1])
+	}
+}

@@ -1,0 +1,218 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// This file is the store's health: whether JetStream can take writes, for
+// /readyz and for the error a refused write answers.
+//
+// JetStream refuses a message once the bytes it stores exceed its max
+// store (Config.MaxStore on the embedded server; the account's or the
+// server's limit on an external one) and takes messages again as soon as
+// stored bytes fall below it (a stream deleted, a limit raised): the Hub
+// needs no restart, it only has to say so. A refused publish answers
+// ErrStoreFull, which names no stream.
+
+// fullMemory is how long a write refused for lack of storage keeps Writable
+// failing where the store's use cannot be measured (an external server's
+// own limit): long enough for a load balancer to notice, short enough that
+// the next write soon tries again.
+const fullMemory = 5 * time.Second
+
+// storeHealth remembers the last write refused for lack of storage.
+type storeHealth struct {
+	fullAt atomic.Int64 // unix ns of the last refusal; 0: none
+}
+
+// noteFull records a write refused for lack of storage.
+func (sh *storeHealth) noteFull(now time.Time) { sh.fullAt.Store(now.UnixNano()) }
+
+// noteOK records a write the store took: it is not full.
+func (sh *storeHealth) noteOK() { sh.fullAt.Store(0) }
+
+// recentlyFull reports whether a write was refused for lack of storage
+// within fullMemory of now.
+func (sh *storeHealth) recentlyFull(now time.Time) bool {
+	at := sh.fullAt.Load()
+	return at != 0 && now.UnixNano()-at < int64(fullMemory)
+}
+
+// storeFullCodes are the JetStream errors of a store out of space: the
+// account's limit (10002), the server's limit (10023), no storage for a
+// new stream (10047).
+var storeFullCodes = []jetstream.ErrorCode{10002, 10023, 10047}
+
+// isStoreFull reports whether err is JetStream refusing for lack of storage.
+func isStoreFull(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	for _, c := range storeFullCodes {
+		if apiErr.ErrorCode == c {
+			return true
+		}
+	}
+	return false
+}
+
+// publishErr turns a failed publish into the error callers see, noting a
+// full store: ErrStoreFull (no stream name) for lack of storage, else
+// ErrUnavailable.
+func (h *Hub) publishErr(err error, stream string) error {
+	if isStoreFull(err) {
+		h.store.noteFull(time.Now())
+		h.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
+		return ErrStoreFull
+	}
+	return unavailable("the tenant's log is unavailable", fmt.Errorf("publish to %s: %w", stream, err))
+}
+
+// storeFull is ErrStoreFull with the measure that shows it, for /readyz.
+// errors.Is(err, ErrStoreFull) holds.
+func storeFull(format string, args ...any) *Error {
+	return &Error{Code: CodeUnavailable, Msg: ErrStoreFull.Msg + " (" + fmt.Sprintf(format, args...) + ")", Detail: ErrStoreFull}
+}
+
+// Writable returns nil while the Hub can take writes, else an error wrapping
+// ErrUnavailable that says why in words for /readyz: not connected to
+// NATS, JetStream disabled, or the store full (ErrStoreFull). On the
+// embedded server it measures the store (microseconds: counters, and one
+// pass over the streams); on an external one it asks the account's usage
+// (one round trip, bounded by ctx) and remembers refused writes for
+// fullMemory. Safe for concurrent use.
+func (h *Hub) Writable(ctx context.Context) error {
+	if !h.Connected() {
+		return errf(CodeUnavailable, "not connected to NATS")
+	}
+	if h.srv != nil {
+		if h.disk.full.Load() {
+			return storeFull("the disk under it has %d bytes free", h.disk.free.Load())
+		}
+		return embeddedWritable(h.srv)
+	}
+	if h.store.recentlyFull(time.Now()) {
+		return ErrStoreFull
+	}
+	info, err := h.js.AccountInfo(ctx)
+	if err != nil {
+		return unavailable("JetStream does not answer its account info", err)
+	}
+	if max := info.Limits.MaxStore; max > 0 && int64(info.Store) >= max {
+		return storeFull("%d of %d bytes used", info.Store, max)
+	}
+	return nil
+}
+
+// embeddedWritable measures the embedded server's store against its limit.
+// JetStream refuses a message once stored bytes exceed the limit, so the
+// store is full from there on.
+func embeddedWritable(s *server.Server) error {
+	if !s.JetStreamEnabled() {
+		return errf(CodeUnavailable, "JetStream is disabled (was the disk full?)")
+	}
+	info, err := s.Jsz(&server.JSzOptions{})
+	if err != nil {
+		return unavailable("JetStream does not report its usage", err)
+	}
+	if max := info.Config.MaxStore; max > 0 && int64(info.Store) > max {
+		return storeFull("%d of %d bytes used", info.Store, max)
+	}
+	return nil
+}
+
+// A disk that fills under the embedded store (other files, or NATS's
+// default limit of 75 % of the free space at start being more than is left)
+// fails JetStream's own writes. Its file store then keeps failing every
+// write even after space is freed, and publishes go unanswered. The disk
+// watch notices: while the disk has less than lowDisk bytes free, writes
+// fail fast with ErrStoreFull and Writable says the disk is full; once it
+// has twice that again, the watch restarts JetStream (its streams reload
+// from disk, repairing a torn last block), and writes resume with no
+// restart of the gateway.
+
+// lowDisk is the free space under the store below which the disk counts
+// as full.
+const lowDisk = 1 << 20
+
+// diskEvery is how often the disk watch looks.
+const diskEvery = time.Second
+
+// diskState is what the disk watch saw.
+type diskState struct {
+	full atomic.Bool  // the disk under the store is full now
+	free atomic.Int64 // free bytes at the last look
+}
+
+// watchDisk runs the disk watch of the embedded server until ctx ends.
+// Cost: one statfs a second.
+func (h *Hub) watchDisk(ctx context.Context, dir string) {
+	cfg := h.srv.JetStreamConfig()
+	if cfg == nil {
+		return
+	}
+	tick := time.NewTicker(diskEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		free, err := freeBytes(dir)
+		if err != nil {
+			continue // no measure, no change
+		}
+		h.disk.free.Store(free)
+		h.checkDisk(free, cfg)
+	}
+}
+
+// checkDisk updates the disk state for free bytes and restarts JetStream
+// once a full disk has room again.
+func (h *Hub) checkDisk(free int64, cfg *server.JetStreamConfig) {
+	switch {
+	case free < lowDisk && !h.disk.full.Load():
+		h.disk.full.Store(true)
+		h.log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
+	case free >= 2*lowDisk && !h.disk.full.Load() && !h.srv.JetStreamEnabled():
+		// NATS turned JetStream off by itself (it does on some write
+		// errors): start it again.
+		h.log.Warn("hub: JetStream is disabled: restarting it", "free_bytes", free)
+		if err := h.restartJetStream(cfg); err != nil {
+			h.log.Error("hub: restarting JetStream failed; will retry", "err", err)
+		}
+	case free >= 2*lowDisk && h.disk.full.Load():
+		h.log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
+		if err := h.restartJetStream(cfg); err != nil {
+			h.log.Error("hub: restarting JetStream failed; will retry", "err", err)
+			return
+		}
+		h.disk.full.Store(false)
+		h.log.Info("hub: JetStream restarted: writes resume")
+	}
+}
+
+// restartJetStream stops the embedded JetStream and starts it again with
+// cfg, reloading every stream from disk.
+func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
+	if err := h.srv.ShutdownJetStream(); err != nil {
+		return err
+	}
+	c := *cfg
+	// The running config's StoreDir ends in "jetstream", which
+	// EnableJetStream appends again.
+	if filepath.Base(c.StoreDir) == server.JetStreamStoreDir {
+		c.StoreDir = filepath.Dir(c.StoreDir)
+	}
+	return h.srv.EnableJetStream(&c)
+}
