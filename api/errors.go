@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -96,9 +98,50 @@ func fromHub(he *hub.Error, err error, log *slog.Logger) *Error {
 		msg = strings.ReplaceAll(string(he.Code), "_", " ")
 	}
 	if he.Detail != nil {
-		log.Warn("request refused", "code", string(he.Code), "err", err)
+		details.log(log, string(he.Code), err)
 	}
 	return &Error{status, string(he.Code), msg}
+}
+
+// detailLines is how many refusal details (the causes behind unavailable
+// answers, which may name streams) the log takes per second; the rest are
+// counted and reported on the next line, so an outage cannot flood the log.
+const detailLines = 10
+
+// detailLog rate-limits the details of hub errors. Safe for concurrent use;
+// O(1) per call.
+type detailLog struct {
+	mu      sync.Mutex
+	sec     int64 // the Unix second being counted
+	written int
+	dropped int
+}
+
+var details detailLog
+
+// reset starts counting afresh (tests).
+func (d *detailLog) reset() {
+	d.mu.Lock()
+	d.sec, d.written, d.dropped = 0, 0, 0
+	d.mu.Unlock()
+}
+
+func (d *detailLog) log(log *slog.Logger, code string, err error) {
+	d.mu.Lock()
+	now := time.Now().Unix()
+	if now != d.sec {
+		d.sec, d.written = now, 0
+	}
+	if d.written >= detailLines {
+		d.dropped++
+		d.mu.Unlock()
+		return
+	}
+	d.written++
+	dropped := d.dropped
+	d.dropped = 0
+	d.mu.Unlock()
+	log.Warn("request refused", "code", code, "err", err, "dropped", dropped)
 }
 
 // readyReason is what /readyz says of an error from hub.Writable: the hub

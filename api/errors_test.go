@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rankwire/rankwire/hub"
 )
@@ -125,6 +126,7 @@ func TestUTF8NotReplaced(t *testing.T) {
 func TestHubErrorsToProtocol(t *testing.T) {
 	var logged strings.Builder
 	log := slog.New(slog.NewTextHandler(&logged, nil))
+	details.reset()
 	cause := errors.New("publish to RW_acme: nats: timeout")
 	tests := []struct {
 		err    error
@@ -168,6 +170,30 @@ func TestHubErrorsToProtocol(t *testing.T) {
 		t.Error("a wrapped bad request does not match ErrBadRequest")
 	}
 	_ = http.StatusOK
+}
+
+// TestDetailLogBounded: a flood of unavailable answers writes at most
+// detailLines detail lines a second, and says how many it dropped.
+func TestDetailLogBounded(t *testing.T) {
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	details.reset()
+	err := &hub.Error{Code: hub.CodeUnavailable, Msg: "the tenant's log is unavailable", Detail: errors.New("publish to RW_x: timeout")}
+	start := time.Now().Unix()
+	for range 1000 {
+		toError(err, log)
+	}
+	seconds := time.Now().Unix() - start + 1
+	lines := strings.Count(logged.String(), "request refused")
+	if lines < 1 || int64(lines) > seconds*detailLines {
+		t.Fatalf("%d detail lines in %d s for 1000 refusals, want 1..%d", lines, seconds, seconds*detailLines)
+	}
+	details.mu.Lock()
+	dropped := details.dropped
+	details.mu.Unlock()
+	if seconds == 1 && (lines != detailLines || dropped != 1000-detailLines) {
+		t.Fatalf("%d lines and %d dropped in one second, want %d and %d", lines, dropped, detailLines, 1000-detailLines)
+	}
 }
 
 // TestPathEscapes: a member in the path reads the same however the client
