@@ -136,7 +136,7 @@ func (s *Server) routes() chi.Router {
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &Error{http.StatusMethodNotAllowed, "bad_request", "method " + r.Method + " not allowed here"})
+		writeError(w, badRequest("method: %s is not allowed on this path", truncate(r.Method))) // every code has one status
 	})
 	return r
 }
