@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 )
 
@@ -212,5 +213,28 @@ func TestPathEscapes(t *testing.T) {
 	status, out := e.do("GET", "/v1/boards/b1/members/caf%c3/around", tok, "")
 	if code, msg := errCode(out); status != 400 || !strings.HasPrefix(msg, "member: ") {
 		t.Errorf("caf%%c3: %d %s %q", status, code, msg)
+	}
+}
+
+// TestAuthMessages: token and scope refusals start with what they are
+// about, with no package prefix.
+func TestAuthMessages(t *testing.T) {
+	e := newEnv(t, Config{})
+	tok := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/b1", tok, `{}`)
+	tests := []struct {
+		name, method, path, token string
+		status                    int
+		msg                       string
+	}{
+		{"role", "POST", "/v1/boards/b1/scores", e.token("a", auth.RoleRead), 403, "role: not granted: token lacks role submit"},
+		{"board", "GET", "/v1/boards/b1/top", e.token("a", admin, "slots-*"), 403, `board: not granted: token does not reach board "b1"`},
+		{"malformed", "GET", "/v1/boards/b1/top", "x.y", 401, "token: malformed: header is not base64url"},
+	}
+	for _, tt := range tests {
+		status, out := e.do(tt.method, tt.path, tt.token, `{"member":"m","score":1}`)
+		if _, msg := errCode(out); status != tt.status || msg != tt.msg {
+			t.Errorf("%s: %d %q, want %d %q", tt.name, status, msg, tt.status, tt.msg)
+		}
 	}
 }
