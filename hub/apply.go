@@ -89,7 +89,8 @@ func (s *state) checkBoardLimit(board string, maxBoards int) error {
 func (bs *boardState) update(set Settings) error {
 	if !sameOrdering(bs.settings, set) {
 		if bs.hasEntries() {
-			return errf(CodeConflict, "order, subscore_order, policy or tiebreak of a board with entries")
+			field, from, to := orderingChange(bs.settings, set)
+			return errf(CodeConflict, "%s: %q cannot become %q while the board has entries (reset it first)", field, from, to)
 		}
 		cfg, _ := set.boardConfig()
 		cfg.CompareMembers = bs.cfg.CompareMembers

@@ -37,7 +37,7 @@ func TestErrorsCarryCodes(t *testing.T) {
 	}{
 		{"bad order", errBadOrder, ErrBadRequest, CodeBadRequest, `order: "up" is neither desc nor asc`},
 		{"bad window", errBadWindow, ErrBadRequest, CodeBadRequest, `windows[1]: "year" is not one of all, day, week, month`},
-		{"ordering change with entries", errConflict, ErrConflict, CodeConflict, "order, subscore_order, policy or tiebreak of a board with entries"},
+		{"ordering change with entries", errConflict, ErrConflict, CodeConflict, `order: "desc" cannot become "asc" while the board has entries (reset it first)`},
 		{"unknown board", errNoBoard, ErrNotFound, CodeNotFound, `board: no board "nope"`},
 		{"unknown member", errNoMember, ErrNotFound, CodeNotFound, `member: "ghost" is not on the board`},
 		{"batch item", errBatch, ErrBadRequest, CodeBadRequest, "scores[1].member: empty identifier"},
