@@ -8,26 +8,26 @@ import (
 	"github.com/rankwire/rankwire/internal/jsonbody"
 )
 
-// decodeBody decodes one JSON object from the request body into v, strictly
-// (see internal/jsonbody): a refusal is a bad request whose message starts
-// with the JSON path at fault (scores[7].score) or "body"; invalid UTF-8 in
-// any string is refused, never replaced; a body over the limit is too large.
-// Cost: O(body) time and memory, the body being bounded by Config.MaxBody.
+// decodeBody reads the request body (bounded by Config.MaxBody) and
+// decodes it into v, a pointer to the handler's body struct, strictly (see
+// package jsonbody): one JSON object, no unknown or repeated field, every
+// string valid UTF-8, numbers that fit. A refusal is bad_request naming the
+// JSON path (`scores[7].score: want a number, got string`); a body over
+// the limit is too_large. Cost: O(body) twice, the body held in memory once.
 func decodeBody(r *http.Request, v any) error {
 	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
-		}
-		return badRequest("body: could not be read")
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return err
+	case err != nil:
+		return badRequest("body: not received whole")
 	}
-	if err := jsonbody.Decode(data, v); err != nil {
-		var e *jsonbody.Error
-		if errors.As(err, &e) {
-			return badRequest("%s", e.Error())
-		}
-		return err // a target that is not a pointer: a bug, answered internal
+	var je *jsonbody.Error
+	if err := jsonbody.Decode(data, v); errors.As(err, &je) {
+		return badRequest("%s", je.Error())
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

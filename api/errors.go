@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -36,30 +33,21 @@ func notFound(format string, args ...any) *Error {
 	return &Error{http.StatusNotFound, "not_found", fmt.Sprintf(format, args...)}
 }
 
-// authClasses maps the auth package's sentinel errors to protocol codes.
-var authClasses = []struct {
-	err    error
-	status int
-	code   string
-}{
-	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{auth.ErrForbidden, http.StatusForbidden, "forbidden"},
-}
-
-// hubStatus is the HTTP status of each hub error code.
-var hubStatus = map[hub.Code]int{
+// statuses maps the protocol codes that a hub error may carry to HTTP.
+var statuses = map[hub.Code]int{
 	hub.CodeBadRequest:  http.StatusBadRequest,
+	hub.CodeForbidden:   http.StatusForbidden,
 	hub.CodeNotFound:    http.StatusNotFound,
 	hub.CodeConflict:    http.StatusConflict,
-	hub.CodeForbidden:   http.StatusForbidden,
-	hub.CodeLimit:       http.StatusTooManyRequests,
+	hub.CodeRateLimited: http.StatusTooManyRequests,
 	hub.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
-// toError turns any error into a protocol Error. A hub.Error gives its code
-// and message (its detail, which may name internals, goes to the log only);
-// errors of no known class are internal: logged in full, answered without
-// detail. O(depth of the error chain).
+// toError turns any error into a protocol Error: an api *Error as it is; a
+// body over the limit too_large; a *hub.Error by its Code, answering its
+// Msg (which names the field, never a stream); an auth refusal by its class
+// (see authError). Errors of no known class are internal: logged in full,
+// answered without detail. Unavailable errors are logged with their cause.
 func toError(err error, log *slog.Logger) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -72,86 +60,64 @@ func toError(err error, log *slog.Logger) *Error {
 	}
 	var he *hub.Error
 	if errors.As(err, &he) {
-		return fromHub(he, err, log)
-	}
-	for _, c := range authClasses {
-		if errors.Is(err, c.err) {
-			return &Error{c.status, c.code, err.Error()}
+		if status, ok := statuses[he.Code]; ok {
+			if he.Code == hub.CodeUnavailable {
+				log.Warn("unavailable", "err", err)
+			}
+			return &Error{status, string(he.Code), he.Msg}
 		}
+	}
+	if a := authError(err); a != nil {
+		return a
 	}
 	log.Error("internal error", "err", err)
 	return &Error{http.StatusInternalServerError, "internal", "internal error"}
 }
 
-// fromHub answers a hub error with its code and message. A hub error without
-// a message (a bare sentinel, or one wrapped with fmt.Errorf) answers its
-// code's generic text and is logged, as a construction site to fix.
-func fromHub(he *hub.Error, err error, log *slog.Logger) *Error {
-	status, ok := hubStatus[he.Code]
-	if !ok {
-		log.Error("internal error", "err", err)
-		return &Error{http.StatusInternalServerError, "internal", "internal error"}
-	}
-	msg := he.Msg
-	if msg == "" {
-		log.Warn("hub error without a message", "err", err)
-		msg = strings.ReplaceAll(string(he.Code), "_", " ")
-	}
-	if he.Detail != nil {
-		details.log(log, string(he.Code), err)
-	}
-	return &Error{status, string(he.Code), msg}
-}
-
-// detailLines is how many refusal details (the causes behind unavailable
-// answers, which may name streams) the log takes per second; the rest are
-// counted and reported on the next line, so an outage cannot flood the log.
-const detailLines = 10
-
-// detailLog rate-limits the details of hub errors. Safe for concurrent use;
-// O(1) per call.
-type detailLog struct {
-	mu      sync.Mutex
-	sec     int64 // the Unix second being counted
-	written int
-	dropped int
-}
-
-var details detailLog
-
-// reset starts counting afresh (tests).
-func (d *detailLog) reset() {
-	d.mu.Lock()
-	d.sec, d.written, d.dropped = 0, 0, 0
-	d.mu.Unlock()
-}
-
-func (d *detailLog) log(log *slog.Logger, code string, err error) {
-	d.mu.Lock()
-	now := time.Now().Unix()
-	if now != d.sec {
-		d.sec, d.written = now, 0
-	}
-	if d.written >= detailLines {
-		d.dropped++
-		d.mu.Unlock()
-		return
-	}
-	d.written++
-	dropped := d.dropped
-	d.dropped = 0
-	d.mu.Unlock()
-	log.Warn("request refused", "code", code, "err", err, "dropped", dropped)
-}
-
-// readyReason is what /readyz says of an error from hub.Writable: the hub
-// error's message, for operators.
-func readyReason(err error) string {
+// hubMessage is the client message of a hub error (such as Hub.Writable's
+// reason for /readyz), or "unavailable" for any other error.
+func hubMessage(err error) string {
 	var he *hub.Error
-	if errors.As(err, &he) && he.Msg != "" {
+	if errors.As(err, &he) {
 		return he.Msg
 	}
-	return err.Error()
+	return "unavailable"
+}
+
+// authError maps a refusal of package auth to its protocol code and a
+// message of the protocol's words, or nil. Its detail (which kid, which
+// claim) stays in auth's error text, which the client does not see.
+func authError(err error) *Error {
+	for _, a := range authMessages {
+		if errors.Is(err, a.err) {
+			return &Error{a.status, a.code, a.msg}
+		}
+	}
+	return nil
+}
+
+// authMessages lists auth's sentinels, the specific ones before their
+// classes.
+var authMessages = []struct {
+	err    error
+	status int
+	code   string
+	msg    string
+}{
+	{auth.ErrNoToken, http.StatusUnauthorized, "unauthorized", "token: missing"},
+	{auth.ErrMalformed, http.StatusUnauthorized, "unauthorized", "token: malformed"},
+	{auth.ErrUnknownKey, http.StatusUnauthorized, "unauthorized", "token: kid names no key of the gateway"},
+	{auth.ErrAlgorithm, http.StatusUnauthorized, "unauthorized", "token: alg is not the algorithm of its key"},
+	{auth.ErrBadSignature, http.StatusUnauthorized, "unauthorized", "token: bad signature"},
+	{auth.ErrExpired, http.StatusUnauthorized, "unauthorized", "token: expired"},
+	{auth.ErrNotYetValid, http.StatusUnauthorized, "unauthorized", "token: not valid yet"},
+	{auth.ErrMissingClaim, http.StatusUnauthorized, "unauthorized", "token: a required claim is missing"},
+	{auth.ErrAudience, http.StatusUnauthorized, "unauthorized", "token: aud does not contain \"rankwire\""},
+	{auth.ErrWrongTenant, http.StatusUnauthorized, "unauthorized", "token: tnt is not the tenant of its key"},
+	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "token: refused"},
+	{auth.ErrRole, http.StatusForbidden, "forbidden", "token: role not granted"},
+	{auth.ErrBoard, http.StatusForbidden, "forbidden", "token: does not reach the board"},
+	{auth.ErrForbidden, http.StatusForbidden, "forbidden", "token: not allowed"},
 }
 
 type errorBody struct {

@@ -35,29 +35,19 @@ type settingsJSON struct {
 	Retention     int      `json:"retention"`
 }
 
-// decodeSettings reads a board settings body; no body at all means the
-// defaults. Cost: O(body).
-func decodeSettings(r *http.Request) (hub.Settings, error) {
-	var body settingsJSON
-	if r.ContentLength != 0 {
-		if err := decodeBody(r, &body); err != nil {
-			return hub.Settings{}, err
-		}
-	}
-	return hub.Settings(body), nil
-}
-
 func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {
 	name, err := boardFor(r, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}
-	set, err := decodeSettings(r)
-	if err != nil {
-		return err
+	var body settingsJSON
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &body); err != nil {
+			return err
+		}
 	}
 	tenant := scopeOf(r).Tenant
-	info, err := s.hub.PutBoardUpTo(r.Context(), tenant, name, set, s.boardLimit(tenant))
+	info, err := s.hub.PutBoardUpTo(r.Context(), tenant, name, hub.Settings(body), s.boardLimit(tenant))
 	if err != nil {
 		return err
 	}

@@ -23,24 +23,15 @@ func (s *Server) link(w http.ResponseWriter, r *http.Request) error {
 	if !sc.Can(auth.RoleSubmit) {
 		return forbidden("role submit or admin: not granted")
 	}
-	body, err := decodeLink(r)
-	if err != nil {
+	var body identityJSON
+	if err := decodeBody(r, &body); err != nil {
 		return err
+	}
+	if len(body.Aliases) > hub.MaxAliases {
+		return badRequest("aliases: %d, at most %d", len(body.Aliases), hub.MaxAliases)
 	}
 	id, err := s.hub.LinkChecked(r.Context(), sc.Tenant, body.Member, body.Aliases, mayMerge(sc))
 	return s.reply(w, toIdentityJSON(id), err)
-}
-
-// decodeLink reads a link body. Cost: O(body).
-func decodeLink(r *http.Request) (identityJSON, error) {
-	var body identityJSON
-	if err := decodeBody(r, &body); err != nil {
-		return body, err
-	}
-	if len(body.Aliases) > hub.MaxAliases {
-		return body, badRequest("aliases: %d, at most %d", len(body.Aliases), hub.MaxAliases)
-	}
-	return body, nil
 }
 
 func (s *Server) identity(w http.ResponseWriter, r *http.Request) error {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
-	"github.com/rankwire/rankwire/identity"
 )
 
 // scoreJSON is one submission. Member and Score are pointers so that a
@@ -41,7 +40,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, err := decodeSubmit(r)
+	var body submitJSON
+	if err := decodeBody(r, &body); err != nil {
+		return err
+	}
+	items, err := body.items()
 	if err != nil {
 		return err
 	}
@@ -56,16 +59,6 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	s.metrics.countResults(results)
 	writeJSON(w, http.StatusOK, map[string]any{"results": toResultsJSON(results)})
 	return nil
-}
-
-// decodeSubmit reads a submit body: one submission or a batch under
-// "scores", checked whole. Cost: O(body).
-func decodeSubmit(r *http.Request) ([]hub.Item, error) {
-	var body submitJSON
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
-	return body.items()
 }
 
 // items checks the body's shape and returns its submissions.
@@ -98,9 +91,6 @@ func (sc scoreJSON) item(prefix string) (hub.Item, error) {
 		return hub.Item{}, badRequest("%sscore: required, a finite number", prefix)
 	case len(sc.ID) > hub.MaxIDLen:
 		return hub.Item{}, badRequest("%sid: %d bytes, at most %d", prefix, len(sc.ID), hub.MaxIDLen)
-	}
-	if err := identity.Validate(*sc.Member); err != nil {
-		return hub.Item{}, badRequest("%smember: %v", prefix, err)
 	}
 	return hub.Item{Member: *sc.Member, Score: *sc.Score, Subscore: sc.Subscore, ID: sc.ID}, nil
 }

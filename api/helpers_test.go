@@ -31,7 +31,7 @@ func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repe
 // startTestHub starts a hub on an embedded NATS server in a temp dir and
 // parses a key file of two tenants, casino-a and casino-b; bLimits is
 // casino-b's limits object, without braces.
-func startTestHub(t *testing.T, bLimits string, hc hub.Config) (*auth.Keyring, *hub.Hub) {
+func startTestHub(t testing.TB, bLimits string, hc hub.Config) (*auth.Keyring, *hub.Hub) {
 	t.Helper()
 	keyFile := fmt.Sprintf(`{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},

@@ -2,12 +2,10 @@ package api
 
 import (
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/rankwire/rankwire/auth"
@@ -31,15 +29,16 @@ var boardName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 // boardFor returns the {board} of the route after checking its name and
 // that the token may use it for role.
 func boardFor(r *http.Request, role auth.Role) (string, error) {
-	if err := checkQuery(r); err != nil {
-		return "", err
-	}
 	name := chi.URLParam(r, "board")
 	if !boardName.MatchString(name) {
 		return "", badRequest("board: %q does not match %s", truncate(name), boardName)
 	}
-	if err := scopeOf(r).Allows(role, name); err != nil {
-		return "", err
+	sc := scopeOf(r)
+	if !sc.Can(role) {
+		return "", forbidden("role %s: not granted", role)
+	}
+	if !sc.CanBoard(name) {
+		return "", forbidden("board %q: the token does not reach it", name)
 	}
 	return name, nil
 }
@@ -88,15 +87,9 @@ func parseBounded(name, s string, lo, hi int) (int, error) {
 
 // memberParam returns the {member} of the route, checked as an identifier.
 func memberParam(r *http.Request, name string) (string, error) {
-	if err := checkQuery(r); err != nil {
-		return "", err
-	}
-	m, err := pathParam(r, name)
-	if err != nil {
-		return "", err
-	}
-	if err := identity.Validate(m); err != nil {
-		return "", badRequest("%s: %v", name, err)
+	m := chi.URLParam(r, name)
+	if p := identity.Reason(m); p != "" {
+		return "", badRequest("%s: %s", name, p)
 	}
 	return m, nil
 }
@@ -112,51 +105,11 @@ func idsParam(r *http.Request) ([]string, error) {
 		return nil, badRequest("ids: %d ids, at most %d", len(ids), MaxIDs)
 	}
 	for i, id := range ids {
-		if err := identity.Validate(id); err != nil {
-			return nil, badRequest("ids[%d]: %v", i, err)
+		if p := identity.Reason(id); p != "" {
+			return nil, badRequest("ids[%d]: %s", i, p)
 		}
 	}
 	return ids, nil
-}
-
-// pathParam returns the route parameter name, unescaped. The router
-// matches on the escaped path whenever the client's escaping is not Go's
-// own (a%ff, %c3%a9), and on the unescaped one otherwise; unescaping in the
-// first case only gives one reading for every spelling of the same bytes.
-func pathParam(r *http.Request, name string) (string, error) {
-	p := chi.URLParam(r, name)
-	if r.URL.RawPath == "" {
-		return p, nil
-	}
-	u, err := url.PathUnescape(p)
-	if err != nil {
-		return "", badRequest("%s: not a valid escaped path segment", name)
-	}
-	return u, nil
-}
-
-// checkQuery refuses a query string that does not parse or holds invalid
-// UTF-8, naming the parameter, so that no parameter is read with its bytes
-// replaced or its pair silently dropped. O(len(query)).
-func checkQuery(r *http.Request) error {
-	if r.URL.RawQuery == "" {
-		return nil
-	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return badRequest("query: not a valid query string")
-	}
-	for k, vs := range q {
-		if !utf8.ValidString(k) {
-			return badRequest("query: a parameter name is not valid UTF-8")
-		}
-		for _, v := range vs {
-			if !utf8.ValidString(v) {
-				return badRequest("%s: invalid UTF-8", truncate(k))
-			}
-		}
-	}
-	return nil
 }
 
 // truncate shortens what a client sent before it is echoed in a message.

@@ -136,7 +136,8 @@ func (s *Server) routes() chi.Router {
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, badRequest("method: %s is not allowed on this path", truncate(r.Method))) // every code has one status
+		// bad_request is 400 everywhere in the protocol, here too.
+		writeError(w, badRequest("method: %.16q is not one this route takes", r.Method))
 	})
 	return r
 }
@@ -167,7 +168,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
 		defer cancel()
 		if err := s.hub.Writable(ctx); err != nil {
-			reason = readyReason(err)
+			reason = hubMessage(err)
 		}
 	}
 	if reason != "" {

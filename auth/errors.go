@@ -12,26 +12,24 @@ var (
 )
 
 // Token refusals. Each wraps ErrUnauthorized; returned errors wrap one of them
-// with context that never includes the token. The texts of refusals reach
-// clients as they are, so they start with what they are about (token, role,
-// board) and carry no package prefix.
+// with context that never includes the token.
 var (
-	ErrNoToken      = classed(ErrUnauthorized, "token: missing")
-	ErrMalformed    = classed(ErrUnauthorized, "token: malformed")
-	ErrUnknownKey   = classed(ErrUnauthorized, "token: unknown key")
-	ErrAlgorithm    = classed(ErrUnauthorized, "token: algorithm not allowed for its key")
-	ErrBadSignature = classed(ErrUnauthorized, "token: bad signature")
-	ErrExpired      = classed(ErrUnauthorized, "token: expired")
-	ErrNotYetValid  = classed(ErrUnauthorized, "token: not valid yet")
-	ErrMissingClaim = classed(ErrUnauthorized, "token: required claim missing")
-	ErrAudience     = classed(ErrUnauthorized, "token: audience is not rankwire")
-	ErrWrongTenant  = classed(ErrUnauthorized, "token: its tenant does not own the key")
+	ErrNoToken      = classed(ErrUnauthorized, "auth: no token")
+	ErrMalformed    = classed(ErrUnauthorized, "auth: malformed token")
+	ErrUnknownKey   = classed(ErrUnauthorized, "auth: unknown key")
+	ErrAlgorithm    = classed(ErrUnauthorized, "auth: algorithm not allowed for key")
+	ErrBadSignature = classed(ErrUnauthorized, "auth: bad signature")
+	ErrExpired      = classed(ErrUnauthorized, "auth: token expired")
+	ErrNotYetValid  = classed(ErrUnauthorized, "auth: token not valid yet")
+	ErrMissingClaim = classed(ErrUnauthorized, "auth: required claim missing")
+	ErrAudience     = classed(ErrUnauthorized, "auth: token audience is not rankwire")
+	ErrWrongTenant  = classed(ErrUnauthorized, "auth: token tenant does not own key")
 )
 
 // Action refusals. Each wraps ErrForbidden.
 var (
-	ErrRole  = classed(ErrForbidden, "role: not granted")
-	ErrBoard = classed(ErrForbidden, "board: not granted")
+	ErrRole  = classed(ErrForbidden, "auth: role not granted")
+	ErrBoard = classed(ErrForbidden, "auth: board not granted")
 )
 
 // ErrMint is returned by Mint for a key or claims it cannot sign.

@@ -43,9 +43,9 @@ func ExampleVerifier_Verify() {
 	// Output:
 	// casino-a p42 read
 	// <nil>
-	// board: not granted: token does not reach board "poker"
-	// role: not granted: token lacks role submit
-	// true token: malformed: not header.payload.signature
+	// auth: board not granted: token does not reach board "poker"
+	// auth: role not granted: token lacks role submit
+	// true auth: malformed token: not header.payload.signature
 }
 
 // The gateway's demo mode makes a tenant with a random secret and prints an

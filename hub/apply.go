@@ -31,7 +31,7 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 	case evDelete:
 		out.err = s.applyDelete(ev)
 	default:
-		out.err = errf(CodeBadRequest, "unknown event kind %q", ev.Kind)
+		out.err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}
 	return out
 }
@@ -51,12 +51,12 @@ func (s *state) board(name string) (*boardState, error) {
 	if bs := s.boards[name]; bs != nil {
 		return bs, nil
 	}
-	return nil, errf(CodeNotFound, "board: no board %q", name)
+	return nil, errorf(ErrNotFound, "board %q", name)
 }
 
 func (s *state) applySettings(ev *event) error {
 	if ev.Settings == nil {
-		return errf(CodeBadRequest, "settings missing")
+		return errorf(ErrInternal, "settings missing")
 	}
 	set, err := ev.Settings.normalize()
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *state) checkBoardLimit(board string, maxBoards int) error {
 	if maxBoards <= 0 || s.boards[board] != nil || len(s.boards) < maxBoards {
 		return nil
 	}
-	return errf(CodeLimit, "boards: the tenant has %d boards, its limit", len(s.boards))
+	return errorf(ErrLimit, "boards: the tenant has %d boards, its limit", len(s.boards))
 }
 
 // update changes a board's settings. The ordering may change only while
@@ -89,8 +89,7 @@ func (s *state) checkBoardLimit(board string, maxBoards int) error {
 func (bs *boardState) update(set Settings) error {
 	if !sameOrdering(bs.settings, set) {
 		if bs.hasEntries() {
-			field, from, to := orderingChange(bs.settings, set)
-			return errf(CodeConflict, "%s: %q cannot become %q while the board has entries (reset it first)", field, from, to)
+			return errorf(ErrConflict, "order, subscore_order, policy or tiebreak of a board with entries")
 		}
 		cfg, _ := set.boardConfig()
 		cfg.CompareMembers = bs.cfg.CompareMembers
@@ -188,11 +187,8 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 		}
 	}
 	lr, err := s.ix.Link(ev.Member, ev.Aliases)
-	if errors.Is(err, identity.ErrFull) {
-		return &Error{Code: CodeLimit, Msg: "aliases: the tenant holds as many member ids and aliases as it may", Detail: err}
-	}
 	if err != nil {
-		return errf(CodeBadRequest, "%v", err) // names member or aliases[i]
+		return linkError(err)
 	}
 	for _, m := range lr.Merges {
 		for name, bs := range s.boards {
@@ -213,7 +209,7 @@ func (s *state) checkNoMerge(member string, aliases []string) error {
 	for i, a := range aliases {
 		other, ok := s.ix.Resolve(a)
 		if ok && (!known || other != h) {
-			return errf(CodeForbidden, "aliases[%d]: %q already names another member; merging members needs role admin and a token that reaches every board",
+			return errorf(ErrForbidden, "aliases[%d]: %q already names another member; merging members needs role admin and a token that reaches every board",
 				i, a)
 		}
 	}
@@ -250,7 +246,7 @@ func (s *state) applyRemove(ev *event) error {
 		}
 	}
 	if !removed {
-		return errf(CodeNotFound, "member: %q is not on board %q", ev.Member, ev.Board)
+		return errorf(ErrNotFound, "member %q on board %q", ev.Member, ev.Board)
 	}
 	return nil
 }
@@ -277,4 +273,13 @@ func (s *state) applyDelete(ev *event) error {
 	s.feed.reset(ev.Board, bs.sortedWindows()...)
 	delete(s.boards, ev.Board)
 	return nil
+}
+
+// linkError is the error of a Link the identity index refused: the only
+// refusal validateLink cannot foresee is a full index.
+func linkError(err error) error {
+	if errors.Is(err, identity.ErrFull) {
+		return &Error{Code: CodeBadRequest, Msg: "aliases: the tenant holds too many identifiers", Cause: err, class: ErrBadRequest}
+	}
+	return &Error{Code: CodeBadRequest, Msg: "member or aliases: not valid identifiers", Cause: err, class: ErrBadRequest}
 }

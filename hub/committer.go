@@ -75,7 +75,7 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	case <-t.f.done:
 		g := t.f.out.groups
 		if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
-			return nil, unavailable("the tenant's log is unavailable", fmt.Errorf("event applied without group %d", t.i))
+			return nil, errorf(ErrInternal, "event applied without group %d", t.i)
 		}
 		return g[t.i].results, g[t.i].err
 	case <-ctx.Done():

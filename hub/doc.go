@@ -39,15 +39,4 @@
 // (committer.go). Lock order: Hub.openMu, then Hub.mu, then replica.mu, then
 // replica.waitMu. No lock is held across a NATS round trip except openMu,
 // which only serialises the opening of new tenants.
-//
-// # Errors
-//
-// Every refusal a client may see is an *Error: a Code (the protocol's error
-// code), a message that starts with the field or object at fault
-// (scores[7].member: empty identifier, board: no board "x") and names no
-// stream, subject or Go type, and, where the cause is internal (a NATS
-// failure), a Detail for the operator's log only. Read it with errors.As;
-// errors.Is(err, ErrNotFound) and the other sentinels match every error of
-// their code. Start-up and snapshot failures (ErrNoJetStream, ErrCorrupt)
-// are plain errors: they never reach a client.
 package hub

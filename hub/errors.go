@@ -5,89 +5,127 @@ import (
 	"fmt"
 )
 
-// Code is the class of a hub error: what the edge answers with. The values
-// are the protocol's error codes.
+// Code is the class of a hub error, named as the protocol's error codes
+// (PROTOCOL.md "Errors"): the edge maps it to an HTTP status or a
+// WebSocket error without reading the message.
 type Code string
 
-// The codes a hub error may carry.
+// The codes a hub error carries.
 const (
-	CodeBadRequest  Code = "bad_request"  // invalid input, naming the field (400)
-	CodeNotFound    Code = "not_found"    // a board, member or tenant that does not exist (404)
-	CodeConflict    Code = "conflict"     // a change the current state forbids (409)
-	CodeForbidden   Code = "forbidden"    // an effect the caller may not cause (403)
-	CodeLimit       Code = "rate_limited" // a tenant limit would be exceeded (429)
-	CodeUnavailable Code = "unavailable"  // the log did not take or acknowledge an event (503)
+	CodeBadRequest  Code = "bad_request"
+	CodeForbidden   Code = "forbidden"
+	CodeNotFound    Code = "not_found"
+	CodeConflict    Code = "conflict"
+	CodeRateLimited Code = "rate_limited"
+	CodeUnavailable Code = "unavailable"
+	CodeInternal    Code = "internal"
 )
 
-// Error is a hub error a client may be shown: a Code and a message that
-// names the field or object at fault, in the protocol's words (no Go type,
-// no stream or subject name). The edge reads it with errors.As. Detail,
-// when set, is for the operator's log only (it may name internals).
+// Error is an error of the hub that crosses to the edge: a Code that
+// decides the status, and a message for the client that names the field or
+// thing concerned (`scores[7].score: not a finite number`, `board "x"`) and
+// never an internal name such as a stream. The edge reads it with
+// errors.As. Cause, where set, is the detail for logs only: it is part of
+// Error() and Unwrap(), never of Msg.
 type Error struct {
-	Code   Code
-	Msg    string
-	Detail error
+	Code  Code
+	Msg   string // for the client: names the JSON field or the thing, never a Go type or stream
+	Cause error  // for logs; may be nil
+
+	class *Error // the sentinel this error belongs to; nil for a sentinel itself
 }
 
-// Error returns "hub: <code>: <msg>", with the detail where set: for logs.
+// Error returns "hub: " and Msg, then the cause where there is one. It is
+// the text for logs; clients see Msg.
 func (e *Error) Error() string {
-	s := "hub: " + string(e.Code)
-	if e.Msg != "" {
-		s += ": " + e.Msg
+	if e.Cause == nil {
+		return "hub: " + e.Msg
 	}
-	var refines *Error
-	if e.Detail != nil && !errors.As(e.Detail, &refines) { // a refined sentinel: already said
-		s += " (" + e.Detail.Error() + ")"
-	}
-	return s
+	return "hub: " + e.Msg + ": " + e.Cause.Error()
 }
 
-// Unwrap returns the detail, so errors.Is reaches a cause such as
-// context.Canceled.
-func (e *Error) Unwrap() error { return e.Detail }
+// Unwrap returns the cause, so that errors.Is(err, context.Canceled) and
+// the like see through a hub error.
+func (e *Error) Unwrap() error { return e.Cause }
 
-// Is reports whether target is the sentinel of e's code (an Error with no
-// message), so errors.Is(err, ErrNotFound) holds for every not-found error.
+// Is reports whether target is e itself or a class e belongs to,
+// directly or through its class (errors.Is(err, ErrNotFound);
+// errors.Is(ErrStoreFull, ErrUnavailable)).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Msg == "" && t.Detail == nil && t.Code == e.Code
+	return ok && (t == e || e.class != nil && e.class.Is(t))
 }
 
-// errf returns an Error of code with a formatted message. The message must
-// name the field or object and must not include internal names.
-func errf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
-}
-
-// unavailable returns an unavailable Error with a client-safe message and
-// the cause kept for the log.
-func unavailable(msg string, cause error) *Error {
-	return &Error{Code: CodeUnavailable, Msg: msg, Detail: cause}
-}
-
-// Sentinels, one per code, for errors.Is. Errors the hub returns are Errors
-// carrying a message; they match the sentinel of their code.
+// Sentinel errors, tested with errors.Is. Errors returned by the hub are
+// *Error values of one of these classes (built by errorf or unavailable),
+// carrying the class's Code and a message naming the field or value.
+// Errors built the older way, fmt.Errorf("%w: ...", ErrNotFound), still
+// match errors.Is and still carry the Code, but the edge then answers
+// with the class's message only.
 var (
-	ErrNotFound    = &Error{Code: CodeNotFound}
-	ErrConflict    = &Error{Code: CodeConflict}
-	ErrBadRequest  = &Error{Code: CodeBadRequest}
-	ErrForbidden   = &Error{Code: CodeForbidden}
-	ErrLimit       = &Error{Code: CodeLimit}
-	ErrUnavailable = &Error{Code: CodeUnavailable}
+	// ErrNotFound: a board, member or tenant that does not exist (404).
+	ErrNotFound = sentinel(CodeNotFound, "not found")
+	// ErrForbidden: the caller may not cause this effect, decided at apply
+	// time in stream order (a merge by a link that may not merge) (403).
+	ErrForbidden = sentinel(CodeForbidden, "forbidden")
+	// ErrLimit: a tenant limit, such as its number of boards, would be
+	// exceeded; decided at apply time in stream order (429).
+	ErrLimit = sentinel(CodeRateLimited, "limit")
+	// ErrConflict: a board settings change that its entries forbid (409).
+	ErrConflict = sentinel(CodeConflict, "conflict")
+	// ErrBadRequest: invalid input, naming the field (400).
+	ErrBadRequest = sentinel(CodeBadRequest, "bad request")
+	// ErrUnavailable: NATS did not accept or acknowledge an event (503).
+	ErrUnavailable = sentinel(CodeUnavailable, "unavailable")
+	// ErrClosed: the Hub is closed or closing (503).
+	ErrClosed = sentinel(CodeUnavailable, "closed")
+	// ErrInternal: a state the hub should never reach from any input (500).
+	ErrInternal = sentinel(CodeInternal, "internal error")
+	// ErrStoreFull: the store refuses writes until space is freed (503).
+	// Of class ErrUnavailable: errors.Is(ErrStoreFull, ErrUnavailable).
+	ErrStoreFull = &Error{Code: CodeUnavailable, Msg: "the store is full; writes resume once space is freed", class: ErrUnavailable}
 )
 
-// Errors that are not a client's to see in detail.
+// Errors of start-up and storage, which never answer a request.
 var (
-	// ErrClosed: the Hub is closed or closing (503). It matches
-	// ErrUnavailable.
-	ErrClosed = &Error{Code: CodeUnavailable, Msg: "the gateway is shutting down", Detail: errClosed}
 	// ErrNoJetStream: the NATS server at Config.NATSURL has no JetStream.
 	ErrNoJetStream = errors.New("hub: JetStream is not enabled on the NATS server")
-	// ErrStoreFull: the store refuses writes until space is freed (503).
-	// It matches ErrUnavailable.
-	ErrStoreFull = &Error{Code: CodeUnavailable, Msg: "the store is full; writes resume once space is freed"}
 	// ErrCorrupt: a snapshot file that does not decode.
 	ErrCorrupt = errors.New("hub: corrupt snapshot")
 )
 
-var errClosed = errors.New("hub: closed")
+func sentinel(c Code, msg string) *Error { return &Error{Code: c, Msg: msg} }
+
+// storeFull returns an ErrStoreFull error whose message adds detail, such
+// as the bytes used, for /readyz.
+func storeFull(detail string) error {
+	return &Error{Code: CodeUnavailable, Msg: ErrStoreFull.Msg + " (" + detail + ")", class: ErrStoreFull}
+}
+
+// errorf returns an error of class whose client message is format applied
+// to args. The message must name the field or value, never an internal
+// name.
+func errorf(class *Error, format string, args ...any) error {
+	return &Error{Code: class.Code, Msg: fmt.Sprintf(format, args...), class: class}
+}
+
+// unavailable returns an ErrUnavailable error whose client message is msg
+// and whose cause (a NATS error naming streams and subjects) goes to logs
+// only.
+func unavailable(msg string, cause error) error {
+	return &Error{Code: CodeUnavailable, Msg: msg, Cause: cause, class: ErrUnavailable}
+}
+
+// logUnavailable is the client message of every failure to reach a
+// tenant's log.
+const logUnavailable = "the tenant's log is unavailable"
+
+// clip shortens a value a client sent before a message quotes it, so that
+// a hostile megabyte is not echoed back or logged whole.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}

@@ -1,84 +1,111 @@
 package hub
 
 import (
+	"context"
 	"errors"
-	"regexp"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
-// internalName matches what a client message must never hold: a package
-// prefix, a stream or subject name, a Go type.
-var internalName = regexp.MustCompile(`hub:|identity:|board: invalid|RW_|rw\.|\*|\bjson:`)
-
-// TestErrorsCarryCodes: each refusal is a *Error with the protocol code
-// and a message that starts with the field or object at fault, and still
-// matches its sentinel with errors.Is.
-func TestErrorsCarryCodes(t *testing.T) {
-	h := startHub(t, Config{})
-	ctx := testCtx(t)
-	mustPut(t, h, "t1", "b", Settings{})
-	mustSubmit(t, h, "t1", "b", Item{Member: "a", Score: 1})
-	_, errBadOrder := h.PutBoard(ctx, "t1", "c", Settings{Order: "up"})
-	_, errBadWindow := h.PutBoard(ctx, "t1", "c", Settings{Windows: []string{"all", "year"}})
-	_, errConflict := h.PutBoard(ctx, "t1", "b", Settings{Order: "asc"})
-	_, errNoBoard := h.Board("t1", "nope")
-	_, errNoMember := h.Member(Loc{Tenant: "t1", Board: "b"}, "ghost")
-	_, errBatch := h.Submit(ctx, "t1", "b", []Item{{Member: "a", Score: 1}, {Member: "", Score: 1}})
-	_, errID := h.Submit(ctx, "t1", "b", []Item{{Member: "a", Score: 1, ID: "k\xff"}})
-	_, errAlias := h.Link(ctx, "t1", "a", []string{"x", ""})
-	_, errTenant := h.Board("T!", "b")
+// TestErrorClasses: a hub error matches its own class with errors.Is and no
+// other, carries its Code through errors.As, and keeps its cause for logs
+// only.
+func TestErrorClasses(t *testing.T) {
+	cause := fmt.Errorf("publish to RW_t1: %w", context.DeadlineExceeded)
 	tests := []struct {
-		name   string
-		err    error
-		target error
-		code   Code
-		msg    string
+		name  string
+		err   error
+		class *Error
+		code  Code
+		msg   string
 	}{
-		{"bad order", errBadOrder, ErrBadRequest, CodeBadRequest, `order: "up" is neither desc nor asc`},
-		{"bad window", errBadWindow, ErrBadRequest, CodeBadRequest, `windows[1]: "year" is not one of all, day, week, month`},
-		{"ordering change with entries", errConflict, ErrConflict, CodeConflict, `order: "desc" cannot become "asc" while the board has entries (reset it first)`},
-		{"unknown board", errNoBoard, ErrNotFound, CodeNotFound, `board: no board "nope"`},
-		{"unknown member", errNoMember, ErrNotFound, CodeNotFound, `member: "ghost" is not on the board`},
-		{"batch item", errBatch, ErrBadRequest, CodeBadRequest, "scores[1].member: empty identifier"},
-		{"id not UTF-8", errID, ErrBadRequest, CodeBadRequest, "scores[0].id: invalid UTF-8"},
-		{"empty alias", errAlias, ErrBadRequest, CodeBadRequest, "aliases[1]: empty identifier"},
-		{"bad tenant", errTenant, ErrNotFound, CodeNotFound, ""},
+		{"bad request", errorf(ErrBadRequest, "scores[%d].score: not a finite number", 7), ErrBadRequest, CodeBadRequest, "scores[7].score: not a finite number"},
+		{"not found", errorf(ErrNotFound, "board %q", "b"), ErrNotFound, CodeNotFound, `board "b"`},
+		{"conflict", errorf(ErrConflict, "order"), ErrConflict, CodeConflict, "order"},
+		{"forbidden", errorf(ErrForbidden, "aliases[0]: %q names another member", "x"), ErrForbidden, CodeForbidden, `aliases[0]: "x" names another member`},
+		{"unavailable", unavailable(logUnavailable, cause), ErrUnavailable, CodeUnavailable, "the tenant's log is unavailable"},
+		{"closed", ErrClosed, ErrClosed, CodeUnavailable, "closed"},
+		{"wrapped the older way", fmt.Errorf("%w: board %q", ErrNotFound, "b"), ErrNotFound, CodeNotFound, "not found"},
+		{"wrapped again", fmt.Errorf("list: %w", errorf(ErrBadRequest, "limit")), ErrBadRequest, CodeBadRequest, "limit"},
 	}
+	all := []*Error{ErrBadRequest, ErrForbidden, ErrNotFound, ErrConflict, ErrUnavailable, ErrClosed, ErrInternal}
 	for _, tt := range tests {
-		var e *Error
-		if !errors.As(tt.err, &e) {
-			t.Errorf("%s: %v is not a *Error", tt.name, tt.err)
-			continue
-		}
-		if e.Code != tt.code || tt.msg != "" && e.Msg != tt.msg || !errors.Is(tt.err, tt.target) {
-			t.Errorf("%s: %s %q, want %s %q", tt.name, e.Code, e.Msg, tt.code, tt.msg)
-		}
-		if internalName.MatchString(e.Msg) {
-			t.Errorf("%s: %q names an internal", tt.name, e.Msg)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			for _, c := range all {
+				if got := errors.Is(tt.err, c); got != (c == tt.class) {
+					t.Errorf("errors.Is(%v, %v) = %v", tt.err, c, got)
+				}
+			}
+			var he *Error
+			if !errors.As(tt.err, &he) || he.Code != tt.code || he.Msg != tt.msg {
+				t.Fatalf("errors.As: %+v, want code %s msg %q", he, tt.code, tt.msg)
+			}
+		})
+	}
+	full := fmt.Errorf("submit: %w", storeFull("10 of 8 bytes used"))
+	if !errors.Is(full, ErrStoreFull) || !errors.Is(full, ErrUnavailable) || !errors.Is(ErrStoreFull, ErrUnavailable) || errors.Is(full, ErrClosed) {
+		t.Errorf("store full is not of classes ErrStoreFull and ErrUnavailable alone: %v", full)
+	}
+	if errors.Is(ErrUnavailable, ErrStoreFull) {
+		t.Error("every unavailable error counts as a full store")
+	}
+	err := unavailable(logUnavailable, cause)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "RW_t1") {
+		t.Errorf("the cause is lost for logs: %v", err)
 	}
 }
 
-// TestUnavailableNamesNoStream: a publish the log refuses (its stream
-// deleted behind the gateway's back) is unavailable with a message that
-// names no stream; the stream is in the detail, for the log.
+// TestUnavailableNamesNoStream: a tenant whose stream is gone answers
+// ErrUnavailable with a message that names no stream or subject; the
+// stream's name is in Error() for the log.
 func TestUnavailableNamesNoStream(t *testing.T) {
 	h := startHub(t, Config{})
-	ctx := testCtx(t)
 	mustPut(t, h, "t1", "b", Settings{})
-	if err := h.js.DeleteStream(ctx, streamName("t1")); err != nil {
+	mustSubmit(t, h, "t1", "b", Item{Member: "a", Score: 1})
+	if err := h.js.DeleteStream(testCtx(t), streamName("t1")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.Submit(ctx, "t1", "b", []Item{{Member: "a", Score: 1}})
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeUnavailable || !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("Submit = %v, want an unavailable *Error", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := h.Submit(ctx, "t1", "b", []Item{{Member: "a", Score: 2}})
+	var he *Error
+	if !errors.As(err, &he) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Submit to a tenant without a stream: %v, want ErrUnavailable", err)
 	}
-	if e.Msg != "the tenant's log is unavailable" || internalName.MatchString(e.Msg) {
-		t.Errorf("message %q", e.Msg)
+	if he.Msg != logUnavailable || strings.Contains(he.Msg, streamPrefix) || strings.Contains(he.Msg, "rw.") {
+		t.Errorf("client message %q", he.Msg)
 	}
 	if !strings.Contains(err.Error(), streamName("t1")) {
-		t.Errorf("the log text %q lost the stream", err.Error())
+		t.Errorf("the log line lacks the stream: %v", err)
+	}
+}
+
+// TestMessagesNameFields: the hub's refusals of input name the field a
+// client sent, never an internal package's words.
+func TestMessagesNameFields(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	ctx := testCtx(t)
+	_, e1 := h.Submit(ctx, "t1", "b", []Item{{Member: "a", Score: 1}, {Member: "bad\xff", Score: 1}})
+	_, e2 := h.Submit(ctx, "t1", "b", []Item{{Member: "a\x07", Score: 1}})
+	_, e3 := h.PutBoard(ctx, "t1", "b", Settings{Order: "up"})
+	_, e4 := h.PutBoard(ctx, "t1", "b", Settings{Policy: "max"})
+	_, e5 := h.Link(ctx, "t1", "m", []string{"ok", ""})
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{e1, "scores[1].member: invalid UTF-8"},
+		{e2, "scores[0].member: holds a control character"},
+		{e3, `order: "up" is neither "desc" nor "asc"`},
+		{e4, `policy: "max" is not one of best, latest, sum, first`},
+		{e5, "aliases[1]: empty"},
+	} {
+		var he *Error
+		if !errors.As(c.err, &he) || he.Msg != c.want || he.Code != CodeBadRequest {
+			t.Errorf("got %v, want bad_request %q", c.err, c.want)
+		}
 	}
 }

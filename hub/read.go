@@ -113,11 +113,11 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) error) error {
 	k, ok := parseKind(l.Window)
 	if !ok {
-		return errf(CodeBadRequest, "window: %q is not one of all, day, week, month", l.Window)
+		return errorf(ErrBadRequest, "window: %q is not one of all, day, week, month", clip(l.Window))
 	}
 	r := h.lookup(l.Tenant)
 	if r == nil {
-		return errf(CodeNotFound, "board: no board %q", l.Board)
+		return errorf(ErrNotFound, "board %q", l.Board)
 	}
 	at := l.At
 	if at.IsZero() {
@@ -130,7 +130,7 @@ func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) er
 		return err
 	}
 	if !bs.keeps(k) {
-		return errf(CodeBadRequest, "window: %q is not kept by board %q", k, l.Board)
+		return errorf(ErrBadRequest, "window: %q is not kept by board %q", k, l.Board)
 	}
 	return fn(r.st, bs, keyAt(k, at.UnixMilli()))
 }

@@ -16,7 +16,7 @@ func (h *Hub) Member(l Loc, member string) (Page, error) {
 	return h.page(l, func(v View) ([]Row, error) {
 		r, ok := v.Member(member)
 		if !ok {
-			return nil, errf(CodeNotFound, "member: %q is not on the board", member)
+			return nil, errorf(ErrNotFound, "member %q", member)
 		}
 		return []Row{r}, nil
 	})
@@ -28,7 +28,7 @@ func (h *Hub) Around(l Loc, member string, radius int) (Page, error) {
 	return h.page(l, func(v View) ([]Row, error) {
 		rows, ok := v.Around(member, radius)
 		if !ok {
-			return nil, errf(CodeNotFound, "member: %q is not on the board", member)
+			return nil, errorf(ErrNotFound, "member %q", member)
 		}
 		return rows, nil
 	})
@@ -40,7 +40,7 @@ func (h *Hub) AtRank(l Loc, rank int) (Page, error) {
 	return h.page(l, func(v View) ([]Row, error) {
 		r, ok := v.AtRank(rank)
 		if !ok {
-			return nil, errf(CodeNotFound, "rank: %d is past the last row", rank)
+			return nil, errorf(ErrNotFound, "rank %d", rank)
 		}
 		return []Row{r}, nil
 	})
@@ -66,7 +66,7 @@ func (h *Hub) page(l Loc, rows func(View) ([]Row, error)) (Page, error) {
 func (h *Hub) Board(tenant, board string) (BoardInfo, error) {
 	r := h.lookup(tenant)
 	if r == nil {
-		return BoardInfo{}, errf(CodeNotFound, "board: no board %q", board)
+		return BoardInfo{}, errorf(ErrNotFound, "board %q", board)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -108,13 +108,13 @@ func (h *Hub) infoLocked(name string, bs *boardState) BoardInfo {
 func (h *Hub) Identity(tenant, id string) (Identity, error) {
 	r := h.lookup(tenant)
 	if r == nil {
-		return Identity{}, errf(CodeNotFound, "id: no member or alias %q", id)
+		return Identity{}, errorf(ErrNotFound, "identity %q", id)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	hd, ok := r.st.ix.Resolve(id)
 	if !ok {
-		return Identity{}, errf(CodeNotFound, "id: no member or alias %q", id)
+		return Identity{}, errorf(ErrNotFound, "identity %q", id)
 	}
 	name, _ := r.st.ix.Name(hd)
 	return Identity{Member: name, Aliases: r.st.ix.Aliases(hd)}, nil

@@ -54,7 +54,7 @@ func connect(url string, s *server.Server) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, unavailable("the log is unavailable", fmt.Errorf("connect %s: %w", url, err))
+		return nil, unavailable("NATS is unavailable", fmt.Errorf("connect %s: %w", url, err))
 	}
 	return nc, nil
 }
@@ -70,5 +70,5 @@ func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) err
 		errors.Is(err, nats.ErrNoResponders):
 		return fmt.Errorf("%w (%s): %v", ErrNoJetStream, url, err)
 	}
-	return unavailable("the log is unavailable", fmt.Errorf("JetStream account info from %s: %w", url, err))
+	return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info from %s: %w", url, err))
 }

@@ -38,7 +38,7 @@ func (s Settings) normalize() (Settings, error) {
 		return s, err
 	}
 	if s.Retention < 0 || s.Retention > MaxRetention {
-		return s, errf(CodeBadRequest, "retention: %d is not in 0..%d", s.Retention, MaxRetention)
+		return s, errorf(ErrBadRequest, "retention: %d is not in 0..%d", s.Retention, MaxRetention)
 	}
 	if s.Retention == 0 {
 		s.Retention = DefaultRetention
@@ -53,10 +53,10 @@ func normalizeWindows(ws []string) ([]string, error) {
 	out := make([]string, 0, len(ws))
 	for i, w := range ws {
 		if _, ok := parseKind(w); !ok || w == "" {
-			return nil, errf(CodeBadRequest, "windows[%d]: %q is not one of all, day, week, month", i, w)
+			return nil, errorf(ErrBadRequest, "windows[%d]: %q is not one of all, day, week, month", i, clip(w))
 		}
 		if slices.Contains(out, w) {
-			return nil, errf(CodeBadRequest, "windows[%d]: %q repeats", i, w)
+			return nil, errorf(ErrBadRequest, "windows[%d]: %q repeats", i, clip(w))
 		}
 		out = append(out, w)
 	}
@@ -69,16 +69,16 @@ func (s Settings) boardConfig() (board.Config, error) {
 	var cfg board.Config
 	var err error
 	if cfg.Order, err = board.ParseOrder(s.Order); err != nil {
-		return cfg, errf(CodeBadRequest, "order: %q is neither desc nor asc", s.Order)
+		return cfg, errorf(ErrBadRequest, "order: %q is neither \"desc\" nor \"asc\"", clip(s.Order))
 	}
 	if cfg.SubscoreOrder, err = board.ParseOrder(s.SubscoreOrder); err != nil {
-		return cfg, errf(CodeBadRequest, "subscore_order: %q is neither desc nor asc", s.SubscoreOrder)
+		return cfg, errorf(ErrBadRequest, "subscore_order: %q is neither \"desc\" nor \"asc\"", clip(s.SubscoreOrder))
 	}
 	if cfg.Policy, err = board.ParsePolicy(s.Policy); err != nil {
-		return cfg, errf(CodeBadRequest, "policy: %q is not one of best, latest, sum, first", s.Policy)
+		return cfg, errorf(ErrBadRequest, "policy: %q is not one of best, latest, sum, first", clip(s.Policy))
 	}
 	if cfg.Tiebreak, err = board.ParseTiebreak(s.Tiebreak); err != nil {
-		return cfg, errf(CodeBadRequest, "tiebreak: %q is neither earliest nor latest", s.Tiebreak)
+		return cfg, errorf(ErrBadRequest, "tiebreak: %q is neither \"earliest\" nor \"latest\"", clip(s.Tiebreak))
 	}
 	return cfg, nil
 }
@@ -88,20 +88,6 @@ func (s Settings) boardConfig() (board.Config, error) {
 func sameOrdering(a, b Settings) bool {
 	return a.Order == b.Order && a.SubscoreOrder == b.SubscoreOrder &&
 		a.Policy == b.Policy && a.Tiebreak == b.Tiebreak
-}
-
-// orderingChange names the first ordering field that differs from a to b,
-// with its old and new values, for a conflict message.
-func orderingChange(a, b Settings) (field, from, to string) {
-	switch {
-	case a.Order != b.Order:
-		return "order", a.Order, b.Order
-	case a.SubscoreOrder != b.SubscoreOrder:
-		return "subscore_order", a.SubscoreOrder, b.SubscoreOrder
-	case a.Policy != b.Policy:
-		return "policy", a.Policy, b.Policy
-	}
-	return "tiebreak", a.Tiebreak, b.Tiebreak
 }
 
 // primaryKind is the window kind whose rank a submission reports: all when

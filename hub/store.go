@@ -74,13 +74,7 @@ func (h *Hub) publishErr(err error, stream string) error {
 		h.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
 		return ErrStoreFull
 	}
-	return unavailable("the tenant's log is unavailable", fmt.Errorf("publish to %s: %w", stream, err))
-}
-
-// storeFull is ErrStoreFull with the measure that shows it, for /readyz.
-// errors.Is(err, ErrStoreFull) holds.
-func storeFull(format string, args ...any) *Error {
-	return &Error{Code: CodeUnavailable, Msg: ErrStoreFull.Msg + " (" + fmt.Sprintf(format, args...) + ")", Detail: ErrStoreFull}
+	return unavailable(logUnavailable, fmt.Errorf("publish to %s: %w", stream, err))
 }
 
 // Writable returns nil while the Hub can take writes, else an error wrapping
@@ -92,11 +86,11 @@ func storeFull(format string, args ...any) *Error {
 // fullMemory. Safe for concurrent use.
 func (h *Hub) Writable(ctx context.Context) error {
 	if !h.Connected() {
-		return errf(CodeUnavailable, "not connected to NATS")
+		return errorf(ErrUnavailable, "not connected to NATS")
 	}
 	if h.srv != nil {
 		if h.disk.full.Load() {
-			return storeFull("the disk under it has %d bytes free", h.disk.free.Load())
+			return storeFull(fmt.Sprintf("the disk under it has %d bytes free", h.disk.free.Load()))
 		}
 		return embeddedWritable(h.srv)
 	}
@@ -105,10 +99,10 @@ func (h *Hub) Writable(ctx context.Context) error {
 	}
 	info, err := h.js.AccountInfo(ctx)
 	if err != nil {
-		return unavailable("JetStream does not answer its account info", err)
+		return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info: %w", err))
 	}
 	if max := info.Limits.MaxStore; max > 0 && int64(info.Store) >= max {
-		return storeFull("%d of %d bytes used", info.Store, max)
+		return storeFull(fmt.Sprintf("%d of %d bytes used", info.Store, max))
 	}
 	return nil
 }
@@ -118,14 +112,14 @@ func (h *Hub) Writable(ctx context.Context) error {
 // store is full from there on.
 func embeddedWritable(s *server.Server) error {
 	if !s.JetStreamEnabled() {
-		return errf(CodeUnavailable, "JetStream is disabled (was the disk full?)")
+		return errorf(ErrUnavailable, "NATS has JetStream disabled (was the disk full?)")
 	}
 	info, err := s.Jsz(&server.JSzOptions{})
 	if err != nil {
-		return unavailable("JetStream does not report its usage", err)
+		return unavailable("NATS is unavailable", fmt.Errorf("JetStream usage: %w", err))
 	}
 	if max := info.Config.MaxStore; max > 0 && int64(info.Store) > max {
-		return storeFull("%d of %d bytes used", info.Store, max)
+		return storeFull(fmt.Sprintf("%d of %d bytes used", info.Store, max))
 	}
 	return nil
 }

@@ -31,10 +31,10 @@ func validName(s string) bool {
 
 func checkNames(tenant, board string) error {
 	if !validName(tenant) {
-		return errf(CodeBadRequest, "tenant: %q is not a valid name", tenant)
+		return errorf(ErrBadRequest, "tenant %q: not a valid name", tenant)
 	}
 	if board != "" && !validName(board) {
-		return errf(CodeBadRequest, "board: %q is not a valid name", board)
+		return errorf(ErrBadRequest, "board: %q is not a valid name", board)
 	}
 	return nil
 }
@@ -77,7 +77,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 	}
 	info, err := stream.Info(ctx)
 	if err != nil {
-		return nil, unavailable("the tenant's log is unavailable", fmt.Errorf("stream info %s: %w", streamName(tenant), err))
+		return nil, unavailable(logUnavailable, fmt.Errorf("stream info %s: %w", streamName(tenant), err))
 	}
 	st, err := h.snaps.load(tenant)
 	if err == nil && st.seq > info.State.LastSeq {
@@ -102,7 +102,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
 	s, err := h.js.Stream(ctx, streamName(tenant))
 	if errors.Is(err, jetstream.ErrStreamNotFound) && !create {
-		return nil, errf(CodeNotFound, "tenant: %q has no boards", tenant)
+		return nil, errorf(ErrNotFound, "tenant %q", tenant)
 	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		s, err = h.js.CreateStream(ctx, jetstream.StreamConfig{
@@ -118,7 +118,7 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 		return nil, h.publishErr(err, streamName(tenant))
 	}
 	if err != nil {
-		return nil, unavailable("the tenant's log is unavailable", fmt.Errorf("stream %s: %w", streamName(tenant), err))
+		return nil, unavailable(logUnavailable, fmt.Errorf("stream %s: %w", streamName(tenant), err))
 	}
 	return s, nil
 }
@@ -133,11 +133,11 @@ func (h *Hub) startReplica(ctx context.Context, r *replica) error {
 	}
 	cons, err := h.js.OrderedConsumer(ctx, r.stream, cfg)
 	if err != nil {
-		return unavailable("the tenant's log is unavailable", fmt.Errorf("consumer on %s: %w", r.stream, err))
+		return unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))
 	}
 	msgs, err := cons.Messages()
 	if err != nil {
-		return unavailable("the tenant's log is unavailable", fmt.Errorf("consume %s: %w", r.stream, err))
+		return unavailable(logUnavailable, fmt.Errorf("consume %s: %w", r.stream, err))
 	}
 	h.wg.Add(2)
 	go func() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/identity"
@@ -36,33 +35,30 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 
 func validateItems(items []Item) error {
 	if len(items) == 0 || len(items) > MaxBatch {
-		return errf(CodeBadRequest, "scores: %d items, want 1..%d", len(items), MaxBatch)
+		return errorf(ErrBadRequest, "scores: %d items, want 1..%d", len(items), MaxBatch)
 	}
 	for i, it := range items {
-		if err := validateItem(it); err != nil {
-			return errf(CodeBadRequest, "scores[%d].%v", i, err)
+		if p := itemProblem(it); p != "" {
+			return errorf(ErrBadRequest, "scores[%d].%s", i, p)
 		}
 	}
 	return nil
 }
 
-func validateItem(it Item) error {
-	if err := identity.Validate(it.Member); err != nil {
-		return fmt.Errorf("member: %v", err)
+// itemProblem says what is wrong with it, starting with the field's name,
+// or "" where nothing is.
+func itemProblem(it Item) string {
+	switch {
+	case identity.Reason(it.Member) != "":
+		return "member: " + identity.Reason(it.Member)
+	case math.IsNaN(it.Score) || math.IsInf(it.Score, 0):
+		return "score: not a finite number"
+	case math.IsNaN(it.Subscore) || math.IsInf(it.Subscore, 0):
+		return "subscore: not a finite number"
+	case len(it.ID) > MaxIDLen:
+		return fmt.Sprintf("id: longer than %d bytes", MaxIDLen)
 	}
-	if math.IsNaN(it.Score) || math.IsInf(it.Score, 0) {
-		return fmt.Errorf("score: not a finite number")
-	}
-	if math.IsNaN(it.Subscore) || math.IsInf(it.Subscore, 0) {
-		return fmt.Errorf("subscore: not a finite number")
-	}
-	if len(it.ID) > MaxIDLen {
-		return fmt.Errorf("id: longer than %d bytes", MaxIDLen)
-	}
-	if !utf8.ValidString(it.ID) {
-		return fmt.Errorf("id: invalid UTF-8")
-	}
-	return nil
+	return ""
 }
 
 // PutBoard creates board or updates its settings, and returns it as
@@ -85,7 +81,7 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 		return BoardInfo{}, err
 	}
 	if maxBoards < 0 {
-		return BoardInfo{}, errf(CodeBadRequest, "boards: limit %d is negative", maxBoards)
+		return BoardInfo{}, errorf(ErrBadRequest, "boards limit %d is negative", maxBoards)
 	}
 	set, err := s.normalize()
 	if err != nil {
@@ -122,8 +118,8 @@ func (h *Hub) Reset(ctx context.Context, tenant, board string) error {
 // RemoveMember removes member (an id or alias) from every window of board.
 // ErrNotFound where the member has no entry there.
 func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) error {
-	if err := identity.Validate(member); err != nil {
-		return errf(CodeBadRequest, "member: %v", err)
+	if p := identity.Reason(member); p != "" {
+		return errorf(ErrBadRequest, "member: %s", p)
 	}
 	return h.boardEvent(ctx, tenant, &event{Kind: evRemove, Board: board, Member: member})
 }
@@ -160,15 +156,15 @@ func validateLink(tenant, member string, aliases []string) error {
 	if err := checkNames(tenant, ""); err != nil {
 		return err
 	}
-	if err := identity.Validate(member); err != nil {
-		return errf(CodeBadRequest, "member: %v", err)
+	if p := identity.Reason(member); p != "" {
+		return errorf(ErrBadRequest, "member: %s", p)
 	}
 	if len(aliases) == 0 || len(aliases) > MaxAliases {
-		return errf(CodeBadRequest, "aliases: %d, want 1..%d", len(aliases), MaxAliases)
+		return errorf(ErrBadRequest, "aliases: %d, want 1..%d", len(aliases), MaxAliases)
 	}
 	for i, a := range aliases {
-		if err := identity.Validate(a); err != nil {
-			return errf(CodeBadRequest, "aliases[%d]: %v", i, err)
+		if p := identity.Reason(a); p != "" {
+			return errorf(ErrBadRequest, "aliases[%d]: %s", i, p)
 		}
 	}
 	return nil
@@ -191,13 +187,13 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 	}
 	r, err := h.replica(ctx, tenant, false)
 	if err != nil {
-		return nil, errf(CodeNotFound, "board: no board %q", board)
+		return nil, errorf(ErrNotFound, "board %q", board)
 	}
 	r.mu.RLock()
 	_, ok := r.st.boards[board]
 	r.mu.RUnlock()
 	if !ok {
-		return nil, errf(CodeNotFound, "board: no board %q", board)
+		return nil, errorf(ErrNotFound, "board %q", board)
 	}
 	return r, nil
 }

@@ -120,10 +120,10 @@ func ExampleValidate() {
 	}
 	// Output:
 	// <nil>
-	// empty identifier
-	// identifier longer than 128 bytes: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... (129 bytes)
-	// identifier is not valid UTF-8 or holds a control character: "tab\there"
-	// identifier is not valid UTF-8 or holds a control character: "\xff"
+	// identity: empty identifier
+	// identity: identifier longer than 128 bytes: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... (129 bytes)
+	// identity: identifier is not valid UTF-8 or holds a control character: "tab\there"
+	// identity: identifier is not valid UTF-8 or holds a control character: "\xff"
 }
 
 func ExampleIndex_Aliases() {

@@ -12,12 +12,10 @@ const MaxLen = 128
 
 // Sentinel errors. Callers test them with errors.Is; returned errors wrap
 // them with the offending value, quoted and truncated, or with the field.
-// The texts of ErrEmpty, ErrTooLong and ErrInvalid carry no package prefix:
-// they reach clients after a field name ("member: empty identifier").
 var (
-	ErrEmpty   = errors.New("empty identifier")
-	ErrTooLong = errors.New("identifier longer than 128 bytes")
-	ErrInvalid = errors.New("identifier is not valid UTF-8 or holds a control character")
+	ErrEmpty   = errors.New("identity: empty identifier")
+	ErrTooLong = errors.New("identity: identifier longer than 128 bytes")
+	ErrInvalid = errors.New("identity: identifier is not valid UTF-8 or holds a control character")
 	ErrCorrupt = errors.New("identity: corrupt snapshot")
 	ErrFull    = errors.New("identity: too many identifiers")
 )
@@ -39,6 +37,25 @@ func Validate(s string) error {
 		return fmt.Errorf("%w: %s", ErrInvalid, quote(s))
 	}
 	return nil
+}
+
+// Reason says in a few words what makes s unfit to be a member id or
+// alias, for a message that a client reads after the field's name
+// ("member: invalid UTF-8"), or "" where Validate accepts s. The words
+// name no package or type. O(len(s)), no allocation. Safe for concurrent
+// use.
+func Reason(s string) string {
+	switch {
+	case s == "":
+		return "empty"
+	case len(s) > MaxLen:
+		return "longer than 128 bytes"
+	case !utf8.ValidString(s):
+		return "invalid UTF-8"
+	case !clean(s):
+		return "holds a control character"
+	}
+	return ""
 }
 
 // clean reports whether s is valid UTF-8 without control characters.

@@ -55,9 +55,9 @@ func TestValidateErrorQuotesValue(t *testing.T) {
 		in   string
 		want string
 	}{
-		{"short value quoted whole", "a\x00", `identifier is not valid UTF-8 or holds a control character: "a\x00"`},
-		{"long value truncated with its length", strings.Repeat("y", 300), `identifier longer than 128 bytes: "` + strings.Repeat("y", 32) + `"... (300 bytes)`},
-		{"cut at a rune start", "a" + strings.Repeat("€", 60), `identifier longer than 128 bytes: "a` + strings.Repeat("€", 10) + `"... (181 bytes)`},
+		{"short value quoted whole", "a\x00", `identity: identifier is not valid UTF-8 or holds a control character: "a\x00"`},
+		{"long value truncated with its length", strings.Repeat("y", 300), `identity: identifier longer than 128 bytes: "` + strings.Repeat("y", 32) + `"... (300 bytes)`},
+		{"cut at a rune start", "a" + strings.Repeat("€", 60), `identity: identifier longer than 128 bytes: "a` + strings.Repeat("€", 10) + `"... (181 bytes)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

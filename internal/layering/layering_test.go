@@ -18,6 +18,8 @@ var allowed = map[string][]string{
 	"hub":           {module + "board", module + "identity", "github.com/nats-io/"},
 	"web":           nil,
 	"security":      nil, // tests only: they drive the gateway binary from outside
+	// jsonbody decodes request bodies for api: the standard library only.
+	"internal/jsonbody": nil,
 }
 
 // required lists the packages that must exist for the test to mean anything.
