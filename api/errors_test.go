@@ -255,3 +255,28 @@ func FuzzIdentityBody(f *testing.F) {
 		`{"member":"m","aliases":["a","b"]}`, `{"member":"m","aliases":[1]}`, `{"member":"m","aliases":"a"}`,
 		"{\"member\":\"m\",\"aliases\":[\"\xfe\"]}")
 }
+
+// TestPathEscapes: a member in the path reads the same however the client
+// percent-encodes it (Go's router hands over the escaped form when the
+// escaping is not Go's own), and invalid UTF-8 is refused in every spelling.
+func TestPathEscapes(t *testing.T) {
+	e := newEnv(t, Config{})
+	tok := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/b1", tok, `{}`)
+	e.must(200, "POST", "/v1/boards/b1/scores", tok, `{"member":"café","score":1}`)
+	for _, p := range []string{"caf%C3%A9", "caf%c3%a9", "café"} {
+		out := e.must(200, "GET", "/v1/boards/b1/members/"+p+"/around", tok, "")
+		if got := members(out); len(got) != 1 || got[0] != "café" {
+			t.Errorf("%s: rows %v", p, got)
+		}
+	}
+	for _, p := range []string{"bad%ff%fe", "bad%FF%FE", "caf%c3"} {
+		status, out := e.do("GET", "/v1/boards/b1/members/"+p+"/around", tok, "")
+		if code, msg := errCode(out); status != 400 || msg != "member: invalid UTF-8" {
+			t.Errorf("%s: %d %s %q, want 400 member: invalid UTF-8", p, status, code, msg)
+		}
+	}
+	if status, _ := e.do("DELETE", "/v1/boards/b1/members/caf%c3%a9", tok, ""); status != 200 {
+		t.Errorf("DELETE caf%%c3%%a9: %d, want 200 (the member café)", status)
+	}
+}
