@@ -280,3 +280,30 @@ func TestPathEscapes(t *testing.T) {
 		t.Errorf("DELETE caf%%c3%%a9: %d, want 200 (the member café)", status)
 	}
 }
+
+// TestDetailLogBounded: a flood of unavailable answers writes at most
+// detailLines log lines a second, saying how many it dropped, and the
+// cause (a stream name) reaches the log, never the client.
+func TestDetailLogBounded(t *testing.T) {
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	details.reset()
+	err := &hub.Error{Code: hub.CodeUnavailable, Msg: "the tenant's log is unavailable", Cause: errors.New("publish to RW_x: timeout")}
+	start := time.Now().Unix()
+	for range 1000 {
+		if e := toError(err, log); strings.Contains(e.Message, "RW_") {
+			t.Fatalf("the client reads %q", e.Message)
+		}
+	}
+	seconds := time.Now().Unix() - start + 1
+	lines := strings.Count(logged.String(), "msg=unavailable")
+	if lines < 1 || int64(lines) > seconds*detailLines || !strings.Contains(logged.String(), "RW_x") {
+		t.Fatalf("%d lines in %d s for 1000 refusals, want 1..%d naming the stream", lines, seconds, seconds*detailLines)
+	}
+	details.mu.Lock()
+	dropped := details.dropped
+	details.mu.Unlock()
+	if seconds == 1 && (lines != detailLines || dropped != 1000-detailLines) {
+		t.Fatalf("%d lines and %d dropped in one second, want %d and %d", lines, dropped, detailLines, 1000-detailLines)
+	}
+}
