@@ -19,32 +19,15 @@ import (
 func TestSIGTERMClosesWebSockets(t *testing.T) {
 	keys, sk := keyFile(t)
 	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir(), "RANKWIRE_PUSH_INTERVAL=20ms")
-	tok := adminToken(t, sk)
-	if status, err := call("PUT", p.url("/v1/boards/live"), tok, "{}", nil); status != 200 {
-		t.Fatalf("PUT board: %d %v", status, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
-	sub := map[string]any{"type": "subscribe", "id": "s1", "board": "live", "view": map[string]any{"kind": "top", "limit": 10}}
-	if err := wsjson.Write(ctx, c, sub); err != nil {
-		t.Fatal(err)
-	}
-	var snap map[string]any
-	if err := wsjson.Read(ctx, c, &snap); err != nil || snap["type"] != "snapshot" {
-		t.Fatalf("first message %v %v, want a snapshot", snap, err)
-	}
+	c := subscribedClient(ctx, t, p, adminToken(t, sk))
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, _, err = c.Read(ctx); err != nil {
-			break
-		}
+	var err error
+	for err == nil {
+		_, _, err = c.Read(ctx)
 	}
 	if code := websocket.CloseStatus(err); code != websocket.StatusGoingAway {
 		t.Errorf("close %v (%v), want 1001", code, err)
@@ -64,25 +47,10 @@ func TestWebSocketOutlivesHTTPTimeouts(t *testing.T) {
 	keys, sk := keyFile(t)
 	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir(), "RANKWIRE_PUSH_INTERVAL=20ms",
 		"RANKWIRE_IDLE_TIMEOUT=1s", "RANKWIRE_READ_TIMEOUT=1s")
-	tok := adminToken(t, sk)
-	if status, err := call("PUT", p.url("/v1/boards/live"), tok, "{}", nil); status != 200 {
-		t.Fatalf("PUT board: %d %v", status, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+tok, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
-	sub := map[string]any{"type": "subscribe", "id": "s1", "board": "live", "view": map[string]any{"kind": "top", "limit": 10}}
-	if err := wsjson.Write(ctx, c, sub); err != nil {
-		t.Fatal(err)
-	}
-	var msg map[string]any
-	if err := wsjson.Read(ctx, c, &msg); err != nil || msg["type"] != "snapshot" {
-		t.Fatalf("first message %v %v, want a snapshot", msg, err)
-	}
+	tok := adminToken(t, sk)
+	c := subscribedClient(ctx, t, p, tok)
 	start := time.Now()
 	idle, err := net.Dial("tcp", p.addr)
 	if err != nil {
@@ -101,7 +69,7 @@ func TestWebSocketOutlivesHTTPTimeouts(t *testing.T) {
 		t.Fatalf("submit: %d %v", status, err)
 	}
 	for {
-		msg = nil
+		var msg map[string]any
 		if err := wsjson.Read(ctx, c, &msg); err != nil {
 			t.Fatalf("the WebSocket after %v quiet: %v", time.Since(start), err)
 		}
@@ -109,4 +77,28 @@ func TestWebSocketOutlivesHTTPTimeouts(t *testing.T) {
 			return
 		}
 	}
+}
+
+// subscribedClient creates board "live" on p, connects a WebSocket with tok,
+// subscribes to the board's top 10 and reads the snapshot. The connection
+// is closed when the test ends.
+func subscribedClient(ctx context.Context, t *testing.T, p *proc, tok string) *websocket.Conn {
+	t.Helper()
+	if status, err := call("PUT", p.url("/v1/boards/live"), tok, "{}", nil); status != 200 {
+		t.Fatalf("PUT board: %d %v", status, err)
+	}
+	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	sub := map[string]any{"type": "subscribe", "id": "s1", "board": "live", "view": map[string]any{"kind": "top", "limit": 10}}
+	if err := wsjson.Write(ctx, c, sub); err != nil {
+		t.Fatal(err)
+	}
+	var snap map[string]any
+	if err := wsjson.Read(ctx, c, &snap); err != nil || snap["type"] != "snapshot" {
+		t.Fatalf("first message %v %v, want a snapshot", snap, err)
+	}
+	return c
 }

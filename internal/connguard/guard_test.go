@@ -187,18 +187,7 @@ func TestActiveNeverEvicted(t *testing.T) {
 // its place until it is closed, and is never evicted.
 func TestHijackedCountedNotEvicted(t *testing.T) {
 	hijacked := make(chan net.Conn, 1)
-	g, addr := serve(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/hijack" {
-			io.WriteString(w, "ok")
-			return
-		}
-		c, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		hijacked <- c
-	}))
+	g, addr := serve(t, 2, hijackAt(t, hijacked, nil))
 	ws := dial(t, addr)
 	io.WriteString(ws, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
 	server := <-hijacked
@@ -241,19 +230,7 @@ func TestBudgetFor(t *testing.T) {
 // marked Busy it is not.
 func TestWaitingHijackedEvicted(t *testing.T) {
 	hijacked := make(chan net.Conn, 2)
-	_, addr := serve(t, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/hijack" {
-			io.WriteString(w, "ok")
-			return
-		}
-		c, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		Waiting(c)
-		hijacked <- c
-	}))
+	_, addr := serve(t, 2, hijackAt(t, hijacked, Waiting))
 	waiting := dial(t, addr)
 	io.WriteString(waiting, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-hijacked
@@ -309,4 +286,24 @@ func TestPassesThroughTCP(t *testing.T) {
 	if g.Open() != 1 {
 		t.Fatalf("open %d", g.Open())
 	}
+}
+
+// hijackAt answers "ok", except on /hijack, where it hijacks the
+// connection, hands it to mark (where not nil) and sends it on hijacked.
+func hijackAt(t *testing.T, hijacked chan<- net.Conn, mark func(net.Conn)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hijack" {
+			io.WriteString(w, "ok")
+			return
+		}
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if mark != nil {
+			mark(c)
+		}
+		hijacked <- c
+	})
 }
