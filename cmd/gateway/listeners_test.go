@@ -185,19 +185,6 @@ func runUntilReady(t *testing.T, cfg Config, logs io.Writer) {
 	})
 }
 
-func TestWildcardOriginWarns(t *testing.T) {
-	for _, c := range []struct {
-		origins []string
-		warn    bool
-	}{{nil, false}, {[]string{"lobby.example.com", "*.casino.io"}, false}, {[]string{"lobby.example.com", "*"}, true}} {
-		var logs bytes.Buffer
-		warnConfig(Config{Origins: c.origins}, slog.New(slog.NewTextHandler(&logs, nil)))
-		if got := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "allowed-origins"); got != c.warn {
-			t.Errorf("origins %v: warned %v, want %v: %s", c.origins, got, c.warn, logs.String())
-		}
-	}
-}
-
 // TestSecondGatewayOnSameData: a second gateway on a --data in use refuses
 // to start, naming the first one's PID; once the first has gone, even by
 // kill -9, a gateway starts on it again.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -36,7 +35,6 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	defer unlock() // last: after the hub has written its snapshots
-	warnConfig(cfg, log)
 	keys, demo, err := loadKeys(cfg)
 	if err != nil {
 		return err
@@ -116,13 +114,6 @@ func newRegistry(guard *connguard.Guard) *prometheus.Registry {
 			func() float64 { return float64(guard.Refused()) }),
 	)
 	return reg
-}
-
-// warnConfig logs a warning for each setting that weakens a trust boundary.
-func warnConfig(cfg Config, log *slog.Logger) {
-	if slices.Contains(cfg.Origins, "*") {
-		log.Warn("--allowed-origins contains \"*\": a page on any web site may open WebSockets with a token it holds; list the lobby's hosts instead")
-	}
 }
 
 // newHTTPServer builds the API's HTTP server; demo, where not nil, adds
