@@ -2,12 +2,14 @@ package api
 
 import (
 	"fmt"
-	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rankwire/rankwire/auth"
 )
 
@@ -260,7 +262,8 @@ func TestRateLimit(t *testing.T) {
 
 func TestHealthAndMetrics(t *testing.T) {
 	ready := false
-	e := newEnv(t, Config{Ready: func() bool { return ready }})
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, Config{Ready: func() bool { return ready }, Registry: reg})
 	e.must(200, "GET", "/healthz", "", "")
 	e.must(503, "GET", "/readyz", "", "")
 	ready = true
@@ -268,12 +271,12 @@ func TestHealthAndMetrics(t *testing.T) {
 	tok := e.token("a", admin)
 	e.must(200, "PUT", "/v1/boards/m", tok, `{}`)
 	e.must(200, "POST", "/v1/boards/m/scores", tok, `{"member":"p1","score":1}`)
-	resp, err := http.Get(e.srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	// Metrics are the operator's, on their own listener: never on the API port.
+	e.must(404, "GET", "/metrics", "", "")
+	e.must(404, "GET", "/metrics", tok, "")
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	raw := rec.Body.Bytes()
 	for _, want := range []string{
 		`rankwire_submissions_total{outcome="applied"} 1`,
 		`rankwire_http_requests_total{code="200",method="POST",route="/v1/boards/{board}/scores"} 1`,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -43,6 +45,46 @@ var statuses = map[hub.Code]int{
 	hub.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
+// detailLines is how many causes of unavailable answers (which may name
+// streams, so only the log sees them) are logged per second; the rest are
+// counted and reported on the next line, so an outage cannot flood the log.
+const detailLines = 10
+
+// detailLog rate-limits those lines. Safe for concurrent use; O(1) per call.
+type detailLog struct {
+	mu      sync.Mutex
+	sec     int64 // the Unix second being counted
+	written int
+	dropped int
+}
+
+var details detailLog
+
+// log writes err's line unless this second's lines are used up.
+func (d *detailLog) log(log *slog.Logger, err error) {
+	d.mu.Lock()
+	if now := time.Now().Unix(); now != d.sec {
+		d.sec, d.written = now, 0
+	}
+	if d.written >= detailLines {
+		d.dropped++
+		d.mu.Unlock()
+		return
+	}
+	d.written++
+	dropped := d.dropped
+	d.dropped = 0
+	d.mu.Unlock()
+	log.Warn("unavailable", "err", err, "dropped", dropped)
+}
+
+// reset starts counting afresh (tests).
+func (d *detailLog) reset() {
+	d.mu.Lock()
+	d.sec, d.written, d.dropped = 0, 0, 0
+	d.mu.Unlock()
+}
+
 // toError turns any error into a protocol Error: an api *Error as it is; a
 // body over the limit too_large; a *hub.Error by its Code, answering its
 // Msg (which names the field, never a stream); an auth refusal by its class
@@ -62,7 +104,7 @@ func toError(err error, log *slog.Logger) *Error {
 	if errors.As(err, &he) {
 		if status, ok := statuses[he.Code]; ok {
 			if he.Code == hub.CodeUnavailable {
-				log.Warn("unavailable", "err", err)
+				details.log(log, err)
 			}
 			return &Error{status, string(he.Code), he.Msg}
 		}

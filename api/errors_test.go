@@ -255,3 +255,55 @@ func FuzzIdentityBody(f *testing.F) {
 		`{"member":"m","aliases":["a","b"]}`, `{"member":"m","aliases":[1]}`, `{"member":"m","aliases":"a"}`,
 		"{\"member\":\"m\",\"aliases\":[\"\xfe\"]}")
 }
+
+// TestPathEscapes: a member in the path reads the same however the client
+// percent-encodes it (Go's router hands over the escaped form when the
+// escaping is not Go's own), and invalid UTF-8 is refused in every spelling.
+func TestPathEscapes(t *testing.T) {
+	e := newEnv(t, Config{})
+	tok := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/b1", tok, `{}`)
+	e.must(200, "POST", "/v1/boards/b1/scores", tok, `{"member":"café","score":1}`)
+	for _, p := range []string{"caf%C3%A9", "caf%c3%a9", "café"} {
+		out := e.must(200, "GET", "/v1/boards/b1/members/"+p+"/around", tok, "")
+		if got := members(out); len(got) != 1 || got[0] != "café" {
+			t.Errorf("%s: rows %v", p, got)
+		}
+	}
+	for _, p := range []string{"bad%ff%fe", "bad%FF%FE", "caf%c3"} {
+		status, out := e.do("GET", "/v1/boards/b1/members/"+p+"/around", tok, "")
+		if code, msg := errCode(out); status != 400 || msg != "member: invalid UTF-8" {
+			t.Errorf("%s: %d %s %q, want 400 member: invalid UTF-8", p, status, code, msg)
+		}
+	}
+	if status, _ := e.do("DELETE", "/v1/boards/b1/members/caf%c3%a9", tok, ""); status != 200 {
+		t.Errorf("DELETE caf%%c3%%a9: %d, want 200 (the member café)", status)
+	}
+}
+
+// TestDetailLogBounded: a flood of unavailable answers writes at most
+// detailLines log lines a second, saying how many it dropped, and the
+// cause (a stream name) reaches the log, never the client.
+func TestDetailLogBounded(t *testing.T) {
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	details.reset()
+	err := &hub.Error{Code: hub.CodeUnavailable, Msg: "the tenant's log is unavailable", Cause: errors.New("publish to RW_x: timeout")}
+	start := time.Now().Unix()
+	for range 1000 {
+		if e := toError(err, log); strings.Contains(e.Message, "RW_") {
+			t.Fatalf("the client reads %q", e.Message)
+		}
+	}
+	seconds := time.Now().Unix() - start + 1
+	lines := strings.Count(logged.String(), "msg=unavailable")
+	if lines < 1 || int64(lines) > seconds*detailLines || !strings.Contains(logged.String(), "RW_x") {
+		t.Fatalf("%d lines in %d s for 1000 refusals, want 1..%d naming the stream", lines, seconds, seconds*detailLines)
+	}
+	details.mu.Lock()
+	dropped := details.dropped
+	details.mu.Unlock()
+	if seconds == 1 && (lines != detailLines || dropped != 1000-detailLines) {
+		t.Fatalf("%d lines and %d dropped in one second, want %d and %d", lines, dropped, detailLines, 1000-detailLines)
+	}
+}

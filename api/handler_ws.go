@@ -5,6 +5,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/connguard"
 )
 
 // serveWS upgrades GET /v1/ws to a WebSocket of live views (PROTOCOL.md,
@@ -29,6 +30,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // Accept answered the request: not a WebSocket upgrade
 	}
 	c := newWSConn(l, ws, fw.conn)
+	if sc == nil && refused == nil {
+		// Until its auth message it is as idle as a connection that sent
+		// nothing: the connection budget may evict it (wsConn.setScope
+		// marks it busy).
+		connguard.Waiting(fw.conn.Conn)
+	}
 	if !l.track(c) {
 		l.metrics.closed(closeGoingAway)
 		ws.Close(websocket.StatusCode(closeGoingAway), "server shutting down")

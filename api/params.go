@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -87,11 +88,30 @@ func parseBounded(name, s string, lo, hi int) (int, error) {
 
 // memberParam returns the {member} of the route, checked as an identifier.
 func memberParam(r *http.Request, name string) (string, error) {
-	m := chi.URLParam(r, name)
+	m, err := pathParam(r, name)
+	if err != nil {
+		return "", err
+	}
 	if p := identity.Reason(m); p != "" {
 		return "", badRequest("%s: %s", name, p)
 	}
 	return m, nil
+}
+
+// pathParam returns the route parameter name, unescaped. The router
+// matches on the escaped path whenever the client's escaping is not Go's
+// own (a%ff, caf%c3%a9) and on the unescaped path otherwise; unescaping in
+// the first case gives every spelling of the same bytes one reading.
+func pathParam(r *http.Request, name string) (string, error) {
+	p := chi.URLParam(r, name)
+	if r.URL.RawPath == "" {
+		return p, nil
+	}
+	u, err := url.PathUnescape(p)
+	if err != nil {
+		return "", badRequest("%s: not a valid percent-encoded path segment", name)
+	}
+	return u, nil
 }
 
 // idsParam splits ?ids=a,b,c into at most MaxIDs checked identifiers.

@@ -10,13 +10,15 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 )
 
 // DefaultMaxBody is the largest request body accepted when Config.MaxBody is zero.
 const DefaultMaxBody = 1 << 20
+
+// DefaultReadTimeout is Config.ReadTimeout when zero.
+const DefaultReadTimeout = 30 * time.Second
 
 // DefaultSubmissionsPerSecond is a tenant's submission rate (items, not
 // requests) when its key file entry sets no limit.
@@ -33,13 +35,22 @@ type Config struct {
 	Ready func() bool
 	// Logger receives request errors. Nil means discard.
 	Logger *slog.Logger
-	// Registry receives the metrics and serves /metrics. Nil means a new one.
+	// Registry receives the metrics. The Server does not serve them: their
+	// labels name tenants and boards, an operator's view, so the gateway
+	// serves the Registry on a listener of its own (--metrics-addr), and
+	// GET /metrics here answers 404. Nil means a new one.
 	Registry *prometheus.Registry
 	// MaxBody bounds request bodies. Zero means DefaultMaxBody.
 	MaxBody int64
 	// SubmissionsPerSecond is the default per-tenant rate. Zero means
 	// DefaultSubmissionsPerSecond.
 	SubmissionsPerSecond float64
+	// ReadTimeout bounds how long a request's body may take to arrive,
+	// from the end of its headers (http.Server.ReadHeaderTimeout bounds
+	// those); past it the connection's reads fail. Not applied to /v1/ws,
+	// whose hijacked connection keeps no HTTP deadline. Zero means
+	// DefaultReadTimeout; negative means none.
+	ReadTimeout time.Duration
 
 	// The fields below tune the WebSocket endpoint /v1/ws (ws_live.go).
 	// The push interval is hub.Config.PushInterval: the hub's feed ticks.
@@ -97,6 +108,9 @@ func New(cfg Config) *Server {
 	if cfg.SubmissionsPerSecond == 0 {
 		cfg.SubmissionsPerSecond = DefaultSubmissionsPerSecond
 	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
 	s.live = newLive(s)
@@ -109,10 +123,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.measure)
+	r.Use(s.recoverer, s.measure, s.bodyDeadline)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	r.Get("/readyz", s.readyz)
-	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	// No /metrics: the gateway serves the Registry on its own listener.
 	r.Get("/v1/ws", s.serveWS) // outside the /v1 group: the WebSocket authenticates itself
 	s.mountStatic(r)           // the widget and the demo page: static.go
 	r.Route("/v1", func(r chi.Router) {
@@ -185,16 +199,32 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r)
 		if !ok {
+			refuseConn(w, r)
 			writeError(w, &Error{http.StatusUnauthorized, "unauthorized", "Authorization: want \"Bearer <token>\""})
 			return
 		}
 		sc, err := s.cfg.Verifier.Verify(token)
 		if err != nil {
+			refuseConn(w, r)
 			writeError(w, toError(err, s.log))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
 	})
+}
+
+// refuseConn closes the connection after a refused request that has a
+// body, without reading the rest of it: net/http would otherwise read up
+// to 256 KiB of it after the answer (also with "Connection: close"), and a
+// client without credentials could hold the connection for the whole
+// --read-timeout by sending it slowly. The read deadline in the past makes
+// that read fail at once; the answer is still written.
+func refuseConn(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -215,6 +245,47 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyDeadline gives a request with a body ReadTimeout to deliver it: it
+// sets the connection's read deadline (http.ResponseController) and clears
+// it once the body has been read to its end, so that a handler that runs
+// longer is not cut off by it (net/http reads the connection in the
+// background while a handler runs, and a deadline there would cancel the
+// request). A body never read to its end keeps the deadline, which bounds
+// what net/http discards after the handler. Requests without a body, and
+// /v1/ws, whose connection is hijacked with whatever deadline it has, are
+// left alone. O(1) per request and per body read.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.ReadTimeout < 0 || r.Body == nil || r.Body == http.NoBody || r.URL.Path == "/v1/ws" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)); err != nil {
+			next.ServeHTTP(w, r) // a ResponseWriter without deadlines (a test recorder)
+			return
+		}
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody clears the connection's read deadline at the body's end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // recoverer answers a panic with an internal error instead of a dropped

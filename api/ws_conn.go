@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
@@ -107,6 +108,7 @@ func (c *wsConn) setScope(sc auth.Scope, admitted bool) {
 
 func (c *wsConn) setScopeLocked(sc auth.Scope, admitted bool) {
 	c.scope, c.authed = sc, admitted
+	connguard.Busy(c.flow.Conn) // authenticated: never evicted for the connection budget
 	if c.timer != nil {
 		c.timer.Stop()
 	}

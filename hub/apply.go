@@ -89,7 +89,8 @@ func (s *state) checkBoardLimit(board string, maxBoards int) error {
 func (bs *boardState) update(set Settings) error {
 	if !sameOrdering(bs.settings, set) {
 		if bs.hasEntries() {
-			return errorf(ErrConflict, "order, subscore_order, policy or tiebreak of a board with entries")
+			field, from, to := orderingChange(bs.settings, set)
+			return errorf(ErrConflict, "%s: %q cannot become %q while the board has entries (reset it first)", field, from, to)
 		}
 		cfg, _ := set.boardConfig()
 		cfg.CompareMembers = bs.cfg.CompareMembers

@@ -14,12 +14,9 @@ type Config struct {
 	DataDir string
 
 	// NATSURL is an external NATS server or cluster with JetStream. Empty
-	// means: start an embedded nats-server on 127.0.0.1.
+	// means: start an embedded nats-server that listens on no port; the Hub
+	// talks to it in-process, so nothing else can reach it.
 	NATSURL string
-
-	// NATSPort is the embedded server's client port. Zero means a random
-	// free port; the Hub itself connects in-process.
-	NATSPort int
 
 	// Logger receives operational logs. Nil means discard.
 	Logger *slog.Logger

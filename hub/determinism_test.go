@@ -72,9 +72,10 @@ func TestDeterminism(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	clk := newClock(date(2026, 1, 1))
-	a := startHub(t, Config{Now: clk.now})
+	url := startNATS(t)
+	a := startHub(t, Config{Now: clk.now, NATSURL: url})
 	feed(t, a, clk, seed, 150)
-	b := startHub(t, Config{NATSURL: a.ClientURL()})
+	b := startHub(t, Config{NATSURL: url})
 	fa, fb := fingerprint(t, a, "t1"), fingerprint(t, b, "t1")
 	if !bytes.Equal(fa, fb) {
 		t.Fatalf("replicas differ: %d vs %d bytes", len(fa), len(fb))

@@ -93,10 +93,12 @@ func TestMessagesNameFields(t *testing.T) {
 	_, e3 := h.PutBoard(ctx, "t1", "b", Settings{Order: "up"})
 	_, e4 := h.PutBoard(ctx, "t1", "b", Settings{Policy: "max"})
 	_, e5 := h.Link(ctx, "t1", "m", []string{"ok", ""})
+	_, e6 := h.Submit(ctx, "t1", "b", []Item{{Member: "a", Score: 1, ID: "k\xff"}})
 	for _, c := range []struct {
 		err  error
 		want string
 	}{
+		{e6, "scores[0].id: invalid UTF-8"},
 		{e1, "scores[1].member: invalid UTF-8"},
 		{e2, "scores[0].member: holds a control character"},
 		{e3, `order: "up" is neither "desc" nor "asc"`},
@@ -106,6 +108,29 @@ func TestMessagesNameFields(t *testing.T) {
 		var he *Error
 		if !errors.As(c.err, &he) || he.Msg != c.want || he.Code != CodeBadRequest {
 			t.Errorf("got %v, want bad_request %q", c.err, c.want)
+		}
+	}
+}
+
+// TestConflictNamesTheField: an ordering change refused on a board with
+// entries names the field and both values.
+func TestConflictNamesTheField(t *testing.T) {
+	h := startHub(t, Config{})
+	ctx := testCtx(t)
+	mustPut(t, h, "t1", "b", Settings{})
+	mustSubmit(t, h, "t1", "b", Item{Member: "a", Score: 1})
+	for _, c := range []struct {
+		s    Settings
+		want string
+	}{
+		{Settings{Order: "asc"}, `order: "desc" cannot become "asc" while the board has entries (reset it first)`},
+		{Settings{Policy: "sum"}, `policy: "best" cannot become "sum" while the board has entries (reset it first)`},
+		{Settings{Tiebreak: "latest"}, `tiebreak: "earliest" cannot become "latest" while the board has entries (reset it first)`},
+	} {
+		_, err := h.PutBoard(ctx, "t1", "b", c.s)
+		var he *Error
+		if !errors.As(err, &he) || he.Code != CodeConflict || he.Msg != c.want || !errors.Is(err, ErrConflict) {
+			t.Errorf("PutBoard(%+v) = %v, want conflict %q", c.s, err, c.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rankwire/rankwire/internal/await"
 )
 
@@ -43,6 +44,26 @@ func startHub(t *testing.T, cfg Config) *Hub {
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
+}
+
+// startNATS starts a standalone nats-server with JetStream on a free
+// loopback port, shut down at cleanup, and returns its URL: the way two
+// hubs share one NATS in a test, since the embedded server listens on no
+// port.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	if !s.ReadyForConnections(startTimeout) {
+		t.Fatal("nats-server not ready")
+	}
+	return s.ClientURL()
 }
 
 // checkFor waits for cond: internal/await.For.

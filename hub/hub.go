@@ -59,6 +59,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	}
 	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica)}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
+	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.wg.Add(1)
 	go func() {
@@ -94,13 +95,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, err := startEmbedded(h.cfg.DataDir, h.cfg.NATSPort, h.cfg.MaxStore)
+		s, err := startEmbedded(h.cfg.DataDir, h.cfg.MaxStore)
 		if err != nil {
 			return err
 		}
 		h.srv = s
 	}
-	nc, err := connect(url, h.srv)
+	nc, err := connect(url, h.srv, h.log)
 	if err != nil {
 		return err
 	}
@@ -111,18 +112,11 @@ func (h *Hub) connect(ctx context.Context) error {
 	return checkJetStream(ctx, h.js, h.natsURL())
 }
 
-// ClientURL returns the embedded server's client URL, for other processes
-// or hubs to connect to, or "" with an external server.
-func (h *Hub) ClientURL() string {
-	if h.srv == nil {
-		return ""
-	}
-	return h.srv.ClientURL()
-}
-
+// natsURL names the NATS server in logs: the external URL, or "in-process"
+// for the embedded server, which has no URL because it listens on no port.
 func (h *Hub) natsURL() string {
 	if h.srv != nil {
-		return h.srv.ClientURL() + " (embedded)"
+		return "in-process (embedded)"
 	}
 	return h.cfg.NATSURL
 }

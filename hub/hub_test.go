@@ -14,8 +14,8 @@ func TestStartClose(t *testing.T) {
 	if !h.Connected() {
 		t.Error("a started hub is not connected")
 	}
-	if h.ClientURL() == "" {
-		t.Fatal("embedded server has no client URL")
+	if a := h.srv.Addr(); a != nil {
+		t.Fatalf("embedded server listens on %v; want no port (in-process only)", a)
 	}
 	mustPut(t, h, "t1", "b", Settings{})
 	if err := h.Close(); err != nil {
@@ -45,10 +45,11 @@ func TestExternalWithoutJetStream(t *testing.T) {
 }
 
 func TestExternalWithJetStream(t *testing.T) {
-	a := startHub(t, Config{})
+	url := startNATS(t)
+	a := startHub(t, Config{NATSURL: url})
 	mustPut(t, a, "t1", "b", Settings{})
 	mustSubmit(t, a, "t1", "b", Item{Member: "p1", Score: 5})
-	b := startHub(t, Config{NATSURL: a.ClientURL()})
+	b := startHub(t, Config{NATSURL: url})
 	if got := top(t, b, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"p1:5"}) {
 		t.Fatalf("second hub reads %v", got)
 	}
@@ -103,8 +104,9 @@ func TestStats(t *testing.T) {
 // TestDiscoversTenantsOfOtherGateways: a hub started before another
 // gateway created a tenant picks the tenant up without a restart.
 func TestDiscoversTenantsOfOtherGateways(t *testing.T) {
-	a := startHub(t, Config{})
-	b := startHub(t, Config{NATSURL: a.ClientURL(), DiscoverInterval: 20 * time.Millisecond})
+	url := startNATS(t)
+	a := startHub(t, Config{NATSURL: url})
+	b := startHub(t, Config{NATSURL: url, DiscoverInterval: 20 * time.Millisecond})
 	mustPut(t, a, "late", "b", Settings{})
 	mustSubmit(t, a, "late", "b", Item{Member: "p1", Score: 7})
 	checkFor(t, 10*time.Second, func() error {

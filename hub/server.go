@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -16,16 +17,15 @@ import (
 // connections.
 const startTimeout = 10 * time.Second
 
-// startEmbedded starts a nats-server with JetStream on dataDir/nats,
-// listening on 127.0.0.1 only. The caller shuts it down.
-func startEmbedded(dataDir string, port int, maxStore int64) (*server.Server, error) {
-	if port == 0 {
-		port = server.RANDOM_PORT
-	}
+// startEmbedded starts a nats-server with JetStream on dataDir/nats that
+// listens on no port at all (DontListen): the Hub reaches it in-process
+// (connect with nats.InProcessServer), so no other process can read or
+// write the streams through it. maxStore is JetStream's disk limit in bytes
+// (0: NATS's default). The caller shuts it down.
+func startEmbedded(dataDir string, maxStore int64) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: "rankwire",
-		Host:       "127.0.0.1",
-		Port:       port,
+		DontListen: true,
 		JetStream:  true,
 		StoreDir:   filepath.Join(dataDir, "nats"),
 		NoSigs:     true,
@@ -46,9 +46,18 @@ func startEmbedded(dataDir string, port int, maxStore int64) (*server.Server, er
 	return s, nil
 }
 
-// connect dials the embedded server in-process, or url.
-func connect(url string, s *server.Server) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1)}
+// connect dials the embedded server in-process (s not nil; url is then
+// empty and unused), or url. Asynchronous connection errors go to log
+// (nats.go would write them to stderr).
+func connect(url string, s *server.Server, log *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("hub: NATS", "err", err, "subject", sub.Subject)
+				return
+			}
+			log.Warn("hub: NATS", "err", err)
+		})}
 	if s != nil {
 		opts = append(opts, nats.InProcessServer(s))
 	}

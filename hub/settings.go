@@ -90,6 +90,20 @@ func sameOrdering(a, b Settings) bool {
 		a.Policy == b.Policy && a.Tiebreak == b.Tiebreak
 }
 
+// orderingChange names the first ordering field that differs from a to b,
+// with its old and new values, for a conflict message.
+func orderingChange(a, b Settings) (field, from, to string) {
+	switch {
+	case a.Order != b.Order:
+		return "order", a.Order, b.Order
+	case a.SubscoreOrder != b.SubscoreOrder:
+		return "subscore_order", a.SubscoreOrder, b.SubscoreOrder
+	case a.Policy != b.Policy:
+		return "policy", a.Policy, b.Policy
+	}
+	return "tiebreak", a.Tiebreak, b.Tiebreak
+}
+
 // primaryKind is the window kind whose rank a submission reports: all when
 // kept, else the first kept kind.
 func (s Settings) primaryKind() kind {

@@ -62,7 +62,8 @@ func (s *snapshotter) save(tenant string, data []byte) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, tenant+".snap.*")
+	tmp, err := os.CreateTemp(s.dir, tenant+".snap.*") // tempPattern
+
 	if err != nil {
 		return err
 	}
@@ -79,6 +80,26 @@ func (s *snapshotter) save(tenant string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), s.path(tenant))
+}
+
+// tempPattern matches the temporary files save creates (tenant names hold
+// no dot, so no snapshot itself matches).
+const tempPattern = "*.snap.*"
+
+// removeStale deletes the temporary files a save interrupted by a crash
+// (kill -9 between CreateTemp and the rename) left in the directory. Called
+// at Hub start, before any replica saves, so no save of this process is in
+// progress. O(files in the directory). A file it cannot remove is logged,
+// not fatal: it costs disk space, not correctness.
+func (s *snapshotter) removeStale() {
+	names, _ := filepath.Glob(filepath.Join(s.dir, tempPattern)) // the only error is a bad pattern
+	for _, name := range names {
+		if err := os.Remove(name); err != nil {
+			s.log.Warn("hub: stale snapshot temp file", "file", name, "err", err)
+			continue
+		}
+		s.log.Info("hub: removed stale snapshot temp file", "file", name)
+	}
 }
 
 // snapJob is an encoded snapshot on its way to the file.

@@ -52,6 +52,38 @@ func TestSnapshotRestart(t *testing.T) {
 	}
 }
 
+// TestStaleSnapshotTempRemoved: a temp file left by a save that a kill -9
+// interrupted is gone after the next start; the snapshot itself and other
+// files stay.
+func TestStaleSnapshotTempRemoved(t *testing.T) {
+	dir := t.TempDir()
+	a := startHub(t, Config{DataDir: dir})
+	mustPut(t, a, "t1", "b", Settings{})
+	a.Close()
+	snaps := filepath.Join(dir, "snapshots")
+	stale := []string{"t1.snap.123456", "t2.snap.9"}
+	keep := []string{"t1.snap", "notes.txt"}
+	for _, name := range append(stale, keep[1:]...) {
+		if err := os.WriteFile(filepath.Join(snaps, name), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := startHub(t, Config{DataDir: dir})
+	for _, name := range stale {
+		if _, err := os.Stat(filepath.Join(snaps, name)); !os.IsNotExist(err) {
+			t.Errorf("%s still there after start: %v", name, err)
+		}
+	}
+	for _, name := range keep {
+		if _, err := os.Stat(filepath.Join(snaps, name)); err != nil {
+			t.Errorf("%s removed: %v", name, err)
+		}
+	}
+	if got := top(t, b, Loc{Tenant: "t1", Board: "b"}); len(got) != 0 {
+		t.Errorf("board after restart: %v", got)
+	}
+}
+
 func TestSnapshotCorrupt(t *testing.T) {
 	for _, data := range [][]byte{nil, []byte("RWSNAP1\n\x00\x00\x00\x00"), []byte("garbage that is long enough")} {
 		if _, err := decodeState(data); err == nil {

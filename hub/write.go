@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/identity"
@@ -57,6 +58,8 @@ func itemProblem(it Item) string {
 		return "subscore: not a finite number"
 	case len(it.ID) > MaxIDLen:
 		return fmt.Sprintf("id: longer than %d bytes", MaxIDLen)
+	case !utf8.ValidString(it.ID):
+		return "id: invalid UTF-8" // two ids must not read as one key
 	}
 	return ""
 }

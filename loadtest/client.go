@@ -22,6 +22,10 @@ type Target struct {
 	Token string
 	// Board is the board to load. It is created (PUT) where missing.
 	Board string
+	// Metrics is the base URL of the gateway's metrics listener
+	// (--metrics-addr), e.g. http://127.0.0.1:9464; the API port serves no
+	// /metrics. Empty: the figures read from metrics are reported absent.
+	Metrics string
 }
 
 // client is an HTTP client tuned for load: keep-alive connections, one per

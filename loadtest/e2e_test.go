@@ -41,14 +41,15 @@ func buildGateway(t *testing.T) string {
 	return gatewayBin
 }
 
-var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
+var readyLine = regexp.MustCompile(`msg=ready addr=(\S+) metrics_addr=(\S+)`)
 
 // startGateway runs the gateway binary with keys on a temp data dir and a
 // random port, and flags (such as "--slow-timeout", "1s"), waits for its
-// ready line and returns its base URL. The process is killed at cleanup.
-func startGateway(t *testing.T, keys string, flags ...string) string {
+// ready line and returns its base URL and its metrics listener's. The
+// process is killed at cleanup.
+func startGateway(t *testing.T, keys string, flags ...string) (string, string) {
 	t.Helper()
-	args := append([]string{"--keys", keys, "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, flags...)
+	args := append([]string{"--keys", keys, "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0"}, flags...)
 	cmd := exec.Command(buildGateway(t), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -58,21 +59,21 @@ func startGateway(t *testing.T, keys string, flags ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
+	addr := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
+				addr <- m
 			}
 		}
 	}()
 	select {
-	case a := <-addr:
-		return "http://" + a
+	case m := <-addr:
+		return "http://" + m[1], "http://" + m[2]
 	case <-time.After(30 * time.Second):
 		t.Fatal("gateway not ready after 30 s")
-		return ""
+		return "", ""
 	}
 }
 
@@ -93,7 +94,8 @@ func gatewayTarget(t *testing.T, board string, flags ...string) Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{URL: startGateway(t, keys, flags...), Token: tok, Board: board}
+	url, metrics := startGateway(t, keys, flags...)
+	return Target{URL: url, Metrics: metrics, Token: tok, Board: board}
 }
 
 // TestSubmitEndToEnd runs a short submit load against a real gateway and

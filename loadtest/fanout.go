@@ -264,7 +264,7 @@ func (cfg FanoutConfig) scrape(ctx context.Context) metrics {
 		return nil
 	}
 	collectGarbage(ctx, cfg.Pprof)
-	return scrapeMetrics(ctx, cfg.Target.URL)
+	return scrapeMetrics(ctx, cfg.Target.Metrics)
 }
 
 func (cfg FanoutConfig) mix() string {

@@ -84,9 +84,13 @@ func collectGarbage(ctx context.Context, pprof string) {
 	}
 }
 
-// scrapeMetrics reads the gateway's /metrics. It returns nil on failure:
+// scrapeMetrics reads the gateway's /metrics from its metrics listener at
+// base. It returns nil on failure:
 // the figures it feeds are reported as absent.
 func scrapeMetrics(ctx context.Context, base string) metrics {
+	if base == "" || checkLoopback(base) != nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)

@@ -90,7 +90,7 @@ func TestOnlyAPIAndMetricsListen(t *testing.T) {
 		t.Fatalf("the other listener %s: %v", addr, err)
 	}
 	defer r.Body.Close()
-	if b, _ := bufio.NewReader(r.Body).Peek(1 << 16); r.StatusCode != 200 || !strings.Contains(string(b), "rankwire_") {
+	if b, _ := bufio.NewReaderSize(r.Body, 1<<16).Peek(1 << 16); r.StatusCode != 200 || !strings.Contains(string(b), "rankwire_") {
 		t.Errorf("the other listener %s is not the metrics listener: %d %.200s", addr, r.StatusCode, b)
 	}
 }

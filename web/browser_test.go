@@ -285,13 +285,7 @@ func TestBoardExpiredTokenAsksThePage(t *testing.T) {
 		t.Fatalf("%d rankwire-token-expired events, want 1", n)
 	}
 	js[bool](t, ctx, fmt.Sprintf(`setAttr("exp", "token", %q)`, readToken(g, "p1")))
-	waitFor(t, "live with the new token", 10*time.Second, func() string {
-		s := look(t, ctx, "exp")
-		if s.State != "live" {
-			return fmt.Sprintf("%+v", s)
-		}
-		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
-	})
+	waitLiveTop10(t, ctx, g, "exp", "live with the new token", 10*time.Second)
 }
 
 // TestBoardSaysWhatToCheck: a gateway that cannot be reached (a closed
@@ -377,13 +371,7 @@ func TestBoardRefusedOrigin(t *testing.T) {
 		}
 		return ""
 	})
-	waitFor(t, "the allowed origin live", 10*time.Second, func() string {
-		s := look(t, ctx, "allowed")
-		if s.State != "live" {
-			return fmt.Sprintf("%+v", s)
-		}
-		return sameRows(s.Rows, withPort.rows("/v1/boards/slots/top?limit=10"))
-	})
+	waitLiveTop10(t, ctx, withPort, "allowed", "the allowed origin live", 10*time.Second)
 	n := js[int](t, ctx, `events.filter(e => e.id === "refused" && e.type === "rankwire-state" && e.state === "error" && e.code === "forbidden").length`)
 	if n != 1 {
 		t.Errorf("%d rankwire-state error events with code forbidden, want 1", n)
@@ -439,13 +427,7 @@ func TestBoardOverConnectionCap(t *testing.T) {
 		t.Errorf("%d events of the capped element carry the cannot-connect hint, want 0", n)
 	}
 	js[bool](t, ctx, `(document.getElementById("first").remove(), true)`)
-	waitFor(t, "second live once the first left", 20*time.Second, func() string {
-		s := look(t, ctx, "second")
-		if s.State != "live" {
-			return fmt.Sprintf("%+v", s)
-		}
-		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
-	})
+	waitLiveTop10(t, ctx, g, "second", "second live once the first left", 20*time.Second)
 }
 
 // TestBoardFailsOverOn1001: an element given two gateways follows the
@@ -499,4 +481,16 @@ func TestBoardTooLarge(t *testing.T) {
 	if n := g.closes(1009); n != 1 {
 		t.Errorf("the gateway closed %v connections with 1009, want 1 (no reconnect)", n)
 	}
+}
+
+// waitLiveTop10 waits until element id is live and shows g's slots top 10.
+func waitLiveTop10(t *testing.T, ctx context.Context, g *gateway, id, what string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, what, timeout, func() string {
+		s := look(t, ctx, id)
+		if s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
+	})
 }

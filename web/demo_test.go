@@ -23,7 +23,7 @@ func demoGateway(t *testing.T) string {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rankwire/rankwire/cmd/gateway").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--data", t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

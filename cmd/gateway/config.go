@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 )
@@ -24,6 +25,11 @@ type Config struct {
 	PingInterval time.Duration // how often WebSockets are pinged
 	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
 	MaxStore     int64         // bytes the embedded JetStream may store; 0: NATS's default
+
+	// Listeners and timeouts: see docs/OPERATIONS.md "Listeners and timeouts".
+	MetricsAddr string        // where to serve /metrics; empty means nowhere
+	IdleTimeout time.Duration // close a keep-alive connection idle this long
+	ReadTimeout time.Duration // a request body must arrive within this
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -58,6 +64,10 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		return err
 	})
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
+	// Listeners and timeouts: keep these together.
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
 		fs.PrintDefaults()
@@ -116,6 +126,26 @@ func (c Config) validate() error {
 		return fmt.Errorf("--max-store %d bytes: want at least 1MiB", c.MaxStore)
 	case c.MaxStore != 0 && c.NATSURL != "":
 		return errors.New("--max-store: applies to the embedded NATS server only; set the limit on the external one")
+	}
+	return c.validateListeners()
+}
+
+// validateListeners checks the listener and timeout flags.
+func (c Config) validateListeners() error {
+	switch {
+	case c.IdleTimeout < time.Second || c.IdleTimeout > time.Hour:
+		return fmt.Errorf("--idle-timeout %v: want 1s..1h", c.IdleTimeout)
+	case c.ReadTimeout < time.Second || c.ReadTimeout > 10*time.Minute:
+		return fmt.Errorf("--read-timeout %v: want 1s..10m", c.ReadTimeout)
+	}
+	if c.MetricsAddr != "" {
+		_, port, err := net.SplitHostPort(c.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %q: want host:port, e.g. 127.0.0.1:9464", c.MetricsAddr)
+		}
+		if c.MetricsAddr == c.Addr && port != "0" {
+			return fmt.Errorf("--metrics-addr %q: must differ from --addr", c.MetricsAddr)
+		}
 	}
 	return nil
 }

@@ -23,7 +23,8 @@ func TestParseConfig(t *testing.T) {
 	}
 	d, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
 	if err != nil || d.Addr != "127.0.0.1:8080" || d.DataDir != "./data" || d.PushInterval != 100*time.Millisecond || d.NATSURL != "" || d.KeysFile != "" ||
-		d.SlowTimeout != 10*time.Second || d.PingInterval != 30*time.Second || d.MaxConns != 20_000 {
+		d.SlowTimeout != 10*time.Second || d.PingInterval != 30*time.Second || d.MaxConns != 20_000 ||
+		d.MetricsAddr != "127.0.0.1:9464" || d.IdleTimeout != time.Minute || d.ReadTimeout != 30*time.Second {
 		t.Errorf("defaults: %+v %v", d, err)
 	}
 }
@@ -46,6 +47,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"ping interval too long", []string{"--ping-interval", "1h"}, nil, "ping-interval"},
 		{"no connections", []string{"--max-connections", "0"}, nil, "max-connections"},
 		{"bad connections env", nil, map[string]string{"RANKWIRE_MAX_CONNECTIONS": "many"}, "RANKWIRE_MAX_CONNECTIONS"},
+		{"idle timeout zero", []string{"--idle-timeout", "0s"}, nil, "--idle-timeout 0s: want 1s..1h"},
+		{"idle timeout too long", []string{"--idle-timeout", "2h"}, nil, "--idle-timeout"},
+		{"read timeout too short", []string{"--read-timeout", "500ms"}, nil, "--read-timeout 500ms: want 1s..10m"},
+		{"read timeout negative", nil, map[string]string{"RANKWIRE_READ_TIMEOUT": "-1s"}, "--read-timeout"},
+		{"metrics addr without port", []string{"--metrics-addr", "localhost"}, nil, "--metrics-addr \"localhost\": want host:port"},
+		{"metrics on the API port", []string{"--addr", "127.0.0.1:8080", "--metrics-addr", "127.0.0.1:8080"}, nil, "must differ from --addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +70,8 @@ func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
-	for _, want := range []string{"-addr", "-data", "-nats", "-keys", "-push-interval", "-allowed-origins", "RANKWIRE_PUSH_INTERVAL"} {
+	for _, want := range []string{"-addr", "-data", "-nats", "-keys", "-push-interval", "-allowed-origins", "RANKWIRE_PUSH_INTERVAL",
+		"-metrics-addr", "-idle-timeout", "-read-timeout"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %s", want)
 		}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +31,40 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the gateway binary, built once per test run by builtGateway.
+var built struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// builtGateway returns the real gateway binary, built (go build) into a
+// temporary directory on first use: for black-box tests that look at the
+// process itself (its sockets, its descriptor limit).
+func builtGateway(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "rankwire-gateway-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "gateway")
+		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
 }
 
 // proc is a gateway subprocess.
@@ -39,6 +73,22 @@ type proc struct {
 	addr   string
 	stdout *strings.Builder
 	done   chan error
+
+	mu  sync.Mutex
+	log []string // the lines of its log so far
+}
+
+// logged returns the log lines so far that match re.
+func (p *proc) logged(re *regexp.Regexp) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, l := range p.log {
+		if re.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
@@ -47,8 +97,18 @@ var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 // and waits for its ready line.
 func startGateway(t *testing.T, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), append([]string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0"}, env...)...)
+	return startGatewayCmd(t, []string{os.Args[0]}, env...)
+}
+
+// startGatewayCmd is startGateway with the command line argv: the built
+// binary (builtGateway), or a wrapper such as prlimit and its arguments
+// followed by it.
+func startGatewayCmd(t *testing.T, argv []string, env ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// Any free metrics port: gateways of concurrent tests never collide.
+	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}
+	cmd.Env = append(os.Environ(), append(base, env...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +124,7 @@ func startGateway(t *testing.T, env ...string) *proc {
 	select {
 	case p.addr = <-addr:
 	case err := <-p.done:
+		p.done <- err // for the cleanup
 		t.Fatalf("gateway exited before ready: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("gateway not ready after 60 s")
@@ -76,6 +137,9 @@ func startGateway(t *testing.T, env ...string) *proc {
 func (p *proc) scan(stderr io.Reader, addr chan<- string) {
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
+		p.mu.Lock()
+		p.log = append(p.log, sc.Text())
+		p.mu.Unlock()
 		if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
 			addr <- m[1]
 		}

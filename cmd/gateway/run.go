@@ -16,6 +16,7 @@ import (
 	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/web"
 )
 
@@ -25,18 +26,28 @@ const shutdownTimeout = 20 * time.Second
 
 // run starts the gateway and serves until ctx ends, then shuts down in
 // order: stop accepting and finish in-flight requests, close the hub (which
-// writes snapshots), return nil. It reports the address it listens on to
-// ready, where ready is not nil, once /readyz answers 200.
+// writes snapshots), return nil. It holds the data directory's lock
+// throughout. It reports the address it listens on to ready, where ready is
+// not nil, once /readyz answers 200.
 func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
+	unlock, err := lockData(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock() // last: after the hub has written its snapshots
 	keys, demo, err := loadKeys(cfg)
 	if err != nil {
 		return err
 	}
+	// Every listener's connections count against one budget of file
+	// descriptors: see internal/connguard.
+	guard := connguard.New(connguard.Options{Logger: log})
 	if cfg.PprofAddr != "" {
-		pctx, stopPprof := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); servePprof(pctx, cfg.PprofAddr, log) }()
-		defer func() { stopPprof(); <-done }()
+		stopPprof, err := servePprof(cfg.PprofAddr, guard, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 	}
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore})
@@ -44,6 +55,16 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return fmt.Errorf("hub: %w", err)
 	}
 	defer closeHub(h, log)
+	reg := newRegistry(guard)
+	metricsAddr := "none"
+	if cfg.MetricsAddr != "" {
+		addr, stopMetrics, err := serveMetrics(cfg, reg, guard, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		metricsAddr = addr
+	}
 	if demo != nil {
 		stopDemo, err := demo.startDemo(ctx, h, cfg.Demo || cfg.KeysFile == "", log)
 		if err != nil {
@@ -56,12 +77,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
 	var serving atomic.Bool
-	srv := newHTTPServer(cfg, h, keys, log, func() bool { return serving.Load() && h.Connected() }, demo)
+	srv := newHTTPServer(cfg, h, keys, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
+	srv.ConnState = guard.ConnState
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(guard.Listener(ln)) }()
 	serving.Store(true)
 	addr := ln.Addr().String()
-	log.Info("ready", "addr", addr, "data", cfg.DataDir, "nats", natsMode(cfg))
+	log.Info("ready", "addr", addr, "metrics_addr", metricsAddr, "data", cfg.DataDir, "nats", natsMode(cfg),
+		"connection_budget", guard.Budget())
 	if demo != nil {
 		printDemo(out, addr, demo)
 	}
@@ -71,11 +94,31 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	return serveUntil(ctx, srv, &serving, errc, log)
 }
 
-// newHTTPServer builds the HTTP server; demo, where not nil, adds the demo
-// page and its endpoints to the widget that is always served.
-func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger, ready func() bool, demo *demoKey) *http.Server {
+// newRegistry returns the registry of the gateway's metrics: Go's, the
+// process's and the connection budget's; the API adds its own.
+func newRegistry(guard *connguard.Guard) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_http_connections_open",
+			Help: "Connections open on the gateway's listeners (API, metrics, pprof), WebSockets included."},
+			func() float64 { return float64(guard.Open()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_http_connection_budget",
+			Help: "Connections the gateway holds open at most: its file descriptor limit less a reserve."},
+			func() float64 { return float64(guard.Budget()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_http_connections_evicted_total",
+			Help: "Connections without a request in progress closed to make room for a new one, the budget being full."},
+			func() float64 { return float64(guard.Evicted()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_http_connections_refused_total",
+			Help: "New connections closed at once: the budget was full of connections with a request in progress."},
+			func() float64 { return float64(guard.Refused()) }),
+	)
+	return reg
+}
+
+// newHTTPServer builds the API's HTTP server; demo, where not nil, adds
+// the demo page and its endpoints to the widget that is always served.
+func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, reg *prometheus.Registry, log *slog.Logger, ready func() bool, demo *demoKey) *http.Server {
 	static := web.Handler(web.Options{})
 	if demo != nil {
 		demo.reg = reg
@@ -85,11 +128,12 @@ func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, log *slog.Logger,
 		Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys,
 		Ready: ready, Logger: log, Registry: reg, Static: static,
 		AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout, PingInterval: cfg.PingInterval,
-		MaxConnections: cfg.MaxConns,
+		MaxConnections: cfg.MaxConns, ReadTimeout: cfg.ReadTimeout,
 	})
 	return &http.Server{
 		Addr: cfg.Addr, Handler: handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }

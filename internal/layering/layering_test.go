@@ -19,7 +19,8 @@ var allowed = map[string][]string{
 	"web":           nil,
 	"security":      nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
-	"internal/jsonbody": nil,
+	"internal/jsonbody":  nil,
+	"internal/connguard": nil,
 }
 
 // required lists the packages that must exist for the test to mean anything.

@@ -80,7 +80,7 @@ func keygen(args []string) error {
 
 // target holds the flags every load shares.
 type target struct {
-	url, keys, tenant, secret, kid, board string
+	url, metrics, keys, tenant, secret, kid, board string
 }
 
 func (t *target) register(fs *flag.FlagSet, board string) {
@@ -90,6 +90,7 @@ func (t *target) register(fs *flag.FlagSet, board string) {
 	fs.StringVar(&t.secret, "secret", "", "base64 HS256 `secret`, instead of -keys")
 	fs.StringVar(&t.kid, "kid", "", "key id for -secret")
 	fs.StringVar(&t.board, "board", board, "board")
+	fs.StringVar(&t.metrics, "metrics", "http://127.0.0.1:9464", "base `URL` of the gateway's metrics listener (--metrics-addr; loopback only); empty: none")
 }
 
 func (t *target) resolve() (loadtest.Target, error) {
@@ -105,7 +106,7 @@ func (t *target) resolve() (loadtest.Target, error) {
 		return loadtest.Target{}, err
 	}
 	tok, err := key.Mint(time.Hour)
-	return loadtest.Target{URL: t.url, Token: tok, Board: t.board}, err
+	return loadtest.Target{URL: t.url, Metrics: t.metrics, Token: tok, Board: t.board}, err
 }
 
 func submit(ctx context.Context, args []string) error {

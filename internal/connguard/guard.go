@@ -1,0 +1,249 @@
+// Package connguard keeps a server's open connections within a budget of
+// file descriptors, so that connections which hold a descriptor without
+// using it (idle keep-alives, clients that send their headers a byte at a
+// time) can never keep a client that sends a whole request from being
+// served.
+//
+// A Guard wraps one or more listeners and counts every connection they
+// accept until it is closed, hijacked ones (WebSockets) included. When the
+// budget is full, a newly accepted connection takes the place of the one
+// that has waited longest without a request in progress: a connection in
+// http.StateNew or http.StateIdle, never one whose handler runs
+// (StateActive) or that was hijacked. Only when no connection can be
+// evicted is the newcomer closed instead. The Guard learns the states from
+// http.Server.ConnState, which must be set to Guard.ConnState on every
+// server that serves a wrapped listener.
+//
+// The package imports the standard library only.
+package connguard
+
+import (
+	"container/list"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Guard.
+type Options struct {
+	// Budget is how many connections the wrapped listeners may hold open
+	// together. Zero or less means DefaultBudget().
+	Budget int
+	// Logger receives one warning per LogEvery at most while the budget is
+	// full, with the counts of evicted and refused connections. Nil means
+	// discard.
+	Logger *slog.Logger
+	// LogEvery is the shortest time between two such warnings. Zero means
+	// 10 s.
+	LogEvery time.Duration
+}
+
+// Guard counts the connections of its listeners against a budget. Safe for
+// concurrent use; every method is O(1) and takes one mutex briefly.
+type Guard struct {
+	budget   int
+	log      *slog.Logger
+	logEvery time.Duration
+
+	mu      sync.Mutex // guards the fields below, and each conn's elem and closed
+	open    int        // connections accepted and not yet closed
+	waiting list.List  // *conn with no request in progress, longest waiting first
+	lastLog time.Time  // of the last budget warning
+	logged  [2]uint64  // evicted, refused at the last warning
+
+	evicted atomic.Uint64
+	refused atomic.Uint64
+}
+
+// New returns a Guard for opts.
+func New(opts Options) *Guard {
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.LogEvery <= 0 {
+		opts.LogEvery = 10 * time.Second
+	}
+	return &Guard{budget: opts.Budget, log: opts.Logger, logEvery: opts.LogEvery}
+}
+
+// Budget returns the number of connections the Guard allows open at once.
+func (g *Guard) Budget() int { return g.budget }
+
+// Open returns the number of connections open now, hijacked ones included.
+func (g *Guard) Open() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.open
+}
+
+// Evicted returns how many connections without a request in progress were
+// closed to make room for a newer one.
+func (g *Guard) Evicted() uint64 { return g.evicted.Load() }
+
+// Refused returns how many newly accepted connections were closed at once
+// because the budget was full and none could be evicted.
+func (g *Guard) Refused() uint64 { return g.refused.Load() }
+
+// Listener wraps ln: its connections count against the Guard's budget.
+// Closing the returned listener closes ln.
+func (g *Guard) Listener(ln net.Listener) net.Listener { return &listener{Listener: ln, g: g} }
+
+type listener struct {
+	net.Listener
+	g *Guard
+}
+
+// Accept returns the next connection the Guard admits; a connection it
+// refuses is closed and never returned.
+func (l *listener) Accept() (net.Conn, error) {
+	for {
+		nc, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if c := l.g.admit(nc); c != nil {
+			return c, nil
+		}
+	}
+}
+
+// conn is an admitted connection. Its fields other than Conn are guarded by
+// g.mu.
+type conn struct {
+	net.Conn
+	g      *Guard
+	elem   *list.Element // in g.waiting while no request is in progress
+	closed bool
+}
+
+// Close releases the connection's place in the budget and closes it. Safe
+// to call more than once and from several goroutines.
+func (c *conn) Close() error {
+	c.g.release(c)
+	return c.Conn.Close()
+}
+
+// admit counts nc, evicting the longest-waiting idle connection if the
+// budget is full; it returns nil (and has closed nc) where none could be.
+func (g *Guard) admit(nc net.Conn) *conn {
+	g.mu.Lock()
+	var victim *conn
+	if g.open >= g.budget {
+		e := g.waiting.Front()
+		if e == nil {
+			g.mu.Unlock()
+			g.refused.Add(1)
+			nc.Close()
+			g.warn()
+			return nil
+		}
+		victim = g.waiting.Remove(e).(*conn)
+		victim.elem = nil
+	}
+	c := &conn{Conn: nc, g: g}
+	c.elem = g.waiting.PushBack(c)
+	g.open++
+	g.mu.Unlock()
+	if victim != nil {
+		g.evicted.Add(1)
+		victim.Close()
+		g.warn()
+	}
+	return c
+}
+
+func (g *Guard) release(c *conn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	g.open--
+	if c.elem != nil {
+		g.waiting.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
+// ConnState tracks which connections have a request in progress. Set it as
+// the http.Server's ConnState (or call it from that hook) on every server
+// that serves one of the Guard's listeners. Connections of other listeners
+// are ignored.
+func (g *Guard) ConnState(nc net.Conn, st http.ConnState) {
+	c, ok := nc.(*conn)
+	if !ok || c.g != g {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.closed {
+		return
+	}
+	switch st {
+	case http.StateNew, http.StateIdle:
+		// Waiting for a request: evictable, behind those waiting longer.
+		if c.elem == nil {
+			c.elem = g.waiting.PushBack(c)
+		}
+	case http.StateActive, http.StateHijacked:
+		// A handler runs, or the connection is no longer HTTP's: never
+		// evicted; a hijacked one still counts until closed.
+		if c.elem != nil {
+			g.waiting.Remove(c.elem)
+			c.elem = nil
+		}
+	}
+}
+
+// Waiting marks nc, a hijacked connection of a Guard's listener, as one
+// that may be evicted like an idle one: it holds a descriptor while waiting
+// for its client to prove anything (a WebSocket waiting for its first auth
+// message). Busy ends that. Other connections are ignored. O(1).
+func Waiting(nc net.Conn) { mark(nc, true) }
+
+// Busy marks nc as never to be evicted (a WebSocket once authenticated),
+// undoing Waiting. O(1).
+func Busy(nc net.Conn) { mark(nc, false) }
+
+func mark(nc net.Conn, waiting bool) {
+	c, ok := nc.(*conn)
+	if !ok {
+		return
+	}
+	g := c.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case c.closed:
+	case waiting && c.elem == nil:
+		c.elem = g.waiting.PushBack(c)
+	case !waiting && c.elem != nil:
+		g.waiting.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
+// warn logs the eviction and refusal counts, at most once per logEvery.
+func (g *Guard) warn() {
+	now := time.Now()
+	g.mu.Lock()
+	if now.Sub(g.lastLog) < g.logEvery {
+		g.mu.Unlock()
+		return
+	}
+	ev, rf := g.evicted.Load(), g.refused.Load()
+	dev, drf := ev-g.logged[0], rf-g.logged[1]
+	g.lastLog, g.logged = now, [2]uint64{ev, rf}
+	open := g.open
+	g.mu.Unlock()
+	g.log.Warn("connection budget full: closing connections without a request in progress",
+		"evicted", dev, "refused", drf, "open", open, "budget", g.budget)
+}
