@@ -124,8 +124,9 @@ var binPath string
 // on a free loopback port with its metrics on another, configured through
 // the environment (RANKWIRE_*: a flag the binary does not know yet is then
 // ignored rather than fatal), and waits for its ready line. wrap, where
-// given, is a command that runs the binary (prlimit and its flags).
-func startGateway(dir string, wrap []string) (*gateway, error) {
+// given, is a command that runs the binary (prlimit and its flags); env
+// adds RANKWIRE_* settings.
+func startGateway(dir string, wrap []string, env ...string) (*gateway, error) {
 	g := &gateway{done: make(chan struct{})}
 	keys, err := g.writeKeys(dir)
 	if err != nil {
@@ -137,6 +138,7 @@ func startGateway(dir string, wrap []string) (*gateway, error) {
 		"RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0",
 		"RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+filepath.Join(dir, "data"),
 		"RANKWIRE_PUSH_INTERVAL=20ms")
+	g.cmd.Env = append(g.cmd.Env, env...)
 	stderr, err := g.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
