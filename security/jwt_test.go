@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // forgedTokens are tokens an attacker can make: each must be refused
@@ -16,33 +17,40 @@ func forgedTokens(t *testing.T) map[string]string {
 	block, _ := pem.Decode(gw.rsaPubPEM)
 	valid := tokA(t, adminA)
 	now := time.Now()
+	evilRSA, evilEC := attackerKeys(t)
 	return map[string]string{
-		"alg none":                      unsigned(map[string]any{"alg": "none", "typ": "JWT", "kid": "a1"}, adminA),
-		"alg None":                      unsigned(map[string]any{"alg": "None", "kid": "a1"}, adminA),
-		"alg NONE without kid":          unsigned(map[string]any{"alg": "NONE"}, adminA),
-		"HS256 keyed with RS key's PEM": hs(t, "a2", gw.rsaPubPEM, adminA),
-		"HS256 keyed with RS key's DER": hs(t, "a2", block.Bytes, adminA),
-		"RS256 under an HS kid":         rs(t, "a1", adminA),
-		"unknown kid":                   hs(t, "zz", gw.secretA, adminA),
-		"no kid":                        hs(t, "", gw.secretA, adminA),
-		"kid with a path":               hs(t, "../b1", gw.secretB, adminA),
-		"B's kid claiming tenant A":     hs(t, "b1", gw.secretB, adminA),
-		"A's kid claiming tenant B":     hs(t, "a1", gw.secretA, base(tenantB, "admin")),
-		"A's RS kid claiming tenant B":  rs(t, "a2", base(tenantB, "admin")),
-		"wrong secret":                  hs(t, "a1", []byte(strings.Repeat("x", 40)), adminA),
-		"signature cut":                 valid[:strings.LastIndexByte(valid, '.')+1],
-		"signature altered":             valid[:len(valid)-2] + flip(valid[len(valid)-2:]),
-		"expired":                       tokA(t, adminA.with("exp", now.Add(-2*time.Minute).Unix())),
-		"nbf in the future":             tokA(t, adminA.with("nbf", now.Add(5*time.Minute).Unix())),
-		"wrong aud":                     tokA(t, adminA.with("aud", "other-service")),
-		"no aud":                        tokA(t, adminA.with("aud", nil)),
-		"missing tnt":                   tokA(t, adminA.with("tnt", nil)),
-		"empty tnt":                     tokA(t, adminA.with("tnt", "")),
-		"tnt not a string":              tokA(t, adminA.with("tnt", []string{tenantA, tenantB})),
-		"missing exp":                   tokA(t, adminA.with("exp", nil)),
-		"exp a string":                  tokA(t, adminA.with("exp", "2099-01-01")),
-		"garbage":                       "not.a.jwt",
-		"empty header part":             "." + strings.SplitN(valid, ".", 2)[1],
+		"attacker's key embedded as jwk": signedBy(t, jwt.SigningMethodRS256, evilRSA, map[string]any{"kid": "a2", "jwk": jwkOf(&evilRSA.PublicKey)}, adminA),
+		"attacker's key set by jku":      signedBy(t, jwt.SigningMethodRS256, evilRSA, map[string]any{"kid": "a2", "jku": "http://127.0.0.1:1/keys.json"}, adminA),
+		"attacker's certificate by x5u":  signedBy(t, jwt.SigningMethodRS256, evilRSA, map[string]any{"kid": "a2", "x5u": "http://127.0.0.1:1/cert.pem"}, adminA),
+		"ES256 under the RS kid":         signedBy(t, jwt.SigningMethodES256, evilEC, map[string]any{"kid": "a2"}, adminA),
+		"PS256 by A's own RS key":        signedBy(t, jwt.SigningMethodPS256, gw.rsaA, map[string]any{"kid": "a2"}, adminA),
+		"kid of 20 KiB":                  hs(t, strings.Repeat("a1", 10<<10), gw.secretA, adminA),
+		"alg none":                       unsigned(map[string]any{"alg": "none", "typ": "JWT", "kid": "a1"}, adminA),
+		"alg None":                       unsigned(map[string]any{"alg": "None", "kid": "a1"}, adminA),
+		"alg NONE without kid":           unsigned(map[string]any{"alg": "NONE"}, adminA),
+		"HS256 keyed with RS key's PEM":  hs(t, "a2", gw.rsaPubPEM, adminA),
+		"HS256 keyed with RS key's DER":  hs(t, "a2", block.Bytes, adminA),
+		"RS256 under an HS kid":          rs(t, "a1", adminA),
+		"unknown kid":                    hs(t, "zz", gw.secretA, adminA),
+		"no kid":                         hs(t, "", gw.secretA, adminA),
+		"kid with a path":                hs(t, "../b1", gw.secretB, adminA),
+		"B's kid claiming tenant A":      hs(t, "b1", gw.secretB, adminA),
+		"A's kid claiming tenant B":      hs(t, "a1", gw.secretA, base(tenantB, "admin")),
+		"A's RS kid claiming tenant B":   rs(t, "a2", base(tenantB, "admin")),
+		"wrong secret":                   hs(t, "a1", []byte(strings.Repeat("x", 40)), adminA),
+		"signature cut":                  valid[:strings.LastIndexByte(valid, '.')+1],
+		"signature altered":              valid[:len(valid)-2] + flip(valid[len(valid)-2:]),
+		"expired":                        tokA(t, adminA.with("exp", now.Add(-2*time.Minute).Unix())),
+		"nbf in the future":              tokA(t, adminA.with("nbf", now.Add(5*time.Minute).Unix())),
+		"wrong aud":                      tokA(t, adminA.with("aud", "other-service")),
+		"no aud":                         tokA(t, adminA.with("aud", nil)),
+		"missing tnt":                    tokA(t, adminA.with("tnt", nil)),
+		"empty tnt":                      tokA(t, adminA.with("tnt", "")),
+		"tnt not a string":               tokA(t, adminA.with("tnt", []string{tenantA, tenantB})),
+		"missing exp":                    tokA(t, adminA.with("exp", nil)),
+		"exp a string":                   tokA(t, adminA.with("exp", "2099-01-01")),
+		"garbage":                        "not.a.jwt",
+		"empty header part":              "." + strings.SplitN(valid, ".", 2)[1],
 	}
 }
 

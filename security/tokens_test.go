@@ -1,9 +1,14 @@
 package security
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -153,4 +158,44 @@ func (s *seedT) fail(msg string) {
 		s.err = fmt.Errorf("%s", strings.TrimSpace(msg))
 	}
 	panic(s) // stop the step, as Fatal would; seed recovers it
+}
+
+var (
+	attackerOnce sync.Once
+	attackerRSA  *rsa.PrivateKey   // a key pair of the attacker's own
+	attackerEC   *ecdsa.PrivateKey // likewise, P-256
+)
+
+// attackerKeys generates the attacker's keys once for the suite.
+func attackerKeys(t testing.TB) (*rsa.PrivateKey, *ecdsa.PrivateKey) {
+	attackerOnce.Do(func() {
+		attackerRSA, _ = rsa.GenerateKey(rand.Reader, 2048)
+		attackerEC, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	})
+	if attackerRSA == nil || attackerEC == nil {
+		t.Fatal("generating the attacker's keys failed")
+	}
+	return attackerRSA, attackerEC
+}
+
+// signedBy signs c with method and key under header fields h (kid and
+// the like), as an attacker with a key of its own would.
+func signedBy(t testing.TB, method jwt.SigningMethod, key any, h map[string]any, c claims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, jwt.MapClaims(c))
+	for k, v := range h {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return minted(s)
+}
+
+// jwkOf is pub as a JSON Web Key, for a header that embeds it.
+func jwkOf(pub *rsa.PublicKey) map[string]any {
+	return map[string]any{"kty": "RSA", "kid": "a2",
+		"n": base64.RawURLEncoding.EncodeToString(pub.N.Bytes()),
+		"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(pub.E)).Bytes())}
 }
