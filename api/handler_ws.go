@@ -60,6 +60,12 @@ func (l *live) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 		e := newClose(closeForbidden, "origin refused: "+origin)
 		return nil, &e
 	}
+	toks := r.URL.Query()["access_token"]
+	if len(toks) > 1 { // ambiguous, as two Authorization headers are
+		l.refusals.refused(refusedToken, "reason", "access_token given more than once")
+		e := newClose(closeForbidden, "access_token: more than one, want exactly one")
+		return nil, &e
+	}
 	tok := r.URL.Query().Get("access_token")
 	if tok == "" {
 		return nil, nil

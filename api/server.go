@@ -197,6 +197,13 @@ type scopeKey struct{}
 // authenticate verifies the bearer token and puts its scope in the context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header.Values("Authorization")) > 1 {
+			// Two credentials are ambiguous: a proxy and a client may each
+			// read a different one. Refuse rather than pick.
+			refuseConn(w, r)
+			writeError(w, badRequest("Authorization: more than one header, want exactly one"))
+			return
+		}
 		token, ok := bearer(r)
 		if !ok {
 			refuseConn(w, r)
