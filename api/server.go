@@ -87,7 +87,8 @@ type Server struct {
 	metrics *metrics
 	router  chi.Router
 	limits  limiters
-	live    *live // the WebSocket side: ws_live.go
+	live    *live       // the WebSocket side: ws_live.go
+	refused *refusalLog // HTTP refusals (401, 403, 429), rate-limited
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
@@ -114,6 +115,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
 	s.live = newLive(s)
+	s.refused = newRefusalLog(s.log, "http refused")
 	s.router = s.routes()
 	return s
 }
@@ -162,9 +164,27 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			writeError(w, toError(err, s.log))
+			e := toError(err, s.log)
+			s.logRefusal(r, e)
+			writeError(w, e)
 		}
 	}
+}
+
+// logRefusal logs a request refused for its scope (403) or a limit (429),
+// rate-limited, with the tenant: an operator sees who is being turned away.
+func (s *Server) logRefusal(r *http.Request, e *Error) {
+	var reason string
+	switch e.Status {
+	case http.StatusForbidden:
+		reason = refusedForbidden
+	case http.StatusTooManyRequests:
+		reason = refusedRateLimited
+	default:
+		return
+	}
+	s.refused.refused(reason, "tenant", scopeOf(r).Tenant, "method", r.Method,
+		"path", truncate(r.URL.Path), "message", e.Message)
 }
 
 // readyzTimeout bounds the store check of one /readyz.
@@ -212,6 +232,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		sc, err := s.cfg.Verifier.Verify(token)
 		if err != nil {
+			s.refused.refused(refusedToken, append(tokenAttrs(err, keyTenant(s.cfg.Keys, token)),
+				"method", r.Method, "path", truncate(r.URL.Path))...)
 			refuseConn(w, r)
 			writeError(w, toError(err, s.log))
 			return

@@ -49,7 +49,7 @@ func newLive(s *Server) *live {
 		s: s, eng: subscriptions.NewEngine(subscriptions.Config{}), origins: c.AllowedOrigins,
 		authTO: orDefault(c.AuthTimeout, 5*time.Second), slowTO: orDefault(c.SlowTimeout, 10*time.Second),
 		pingTO: orDefault(c.PingInterval, 30*time.Second), maxConn: c.MaxConnections,
-		msgRate: MessageRate, msgBurst: MessageBurst, refusals: newRefusalLog(s.log),
+		msgRate: MessageRate, msgBurst: MessageBurst, refusals: newRefusalLog(s.log, "websocket refused"),
 		conns: map[*wsConn]struct{}{}, tenants: map[string]int{},
 	}
 	if l.maxConn <= 0 {

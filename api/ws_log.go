@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Reasons a WebSocket is refused, as logged (the "reason" attribute) and
-// as counted by the refusal log's rate limit.
+// Reasons a WebSocket or HTTP request is refused, as logged (the "reason"
+// attribute) and as counted by the refusal log's rate limit.
 const (
 	refusedOrigin  = "origin"         // the page's origin is not allowed
 	refusedToken   = "token"          // the token may not connect
@@ -15,6 +15,9 @@ const (
 	refusedRate    = "message_rate"   // the client sent messages faster than allowed
 	refusedTooBig  = "message_size"   // a client message over maxWSMessage
 	refusedBadText = "invalid_utf8"   // a text frame that is not valid UTF-8
+
+	refusedForbidden   = "forbidden"    // HTTP 403: the token's roles or boards do not reach it
+	refusedRateLimited = "rate_limited" // HTTP 429: over a tenant's limit
 )
 
 // refusalLines is how many lines per second the refusal log writes for
@@ -22,12 +25,14 @@ const (
 // line written for that reason.
 const refusalLines = 5
 
-// refusalLog logs WebSocket refusals with slog, at most refusalLines per
+// refusalLog logs refusals (of WebSockets, or of HTTP requests) with slog
+// under one message, at most refusalLines per
 // second per reason, so that a flood of refused clients cannot flood the
 // log. It never logs a token: callers pass the refusal's reason and the
 // tenant where known. Safe for concurrent use; O(1) per line.
 type refusalLog struct {
 	log *slog.Logger
+	msg string           // the lines' message: "websocket refused", "http refused"
 	now func() time.Time // time.Now; tests replace it
 
 	mu      sync.Mutex // guards reasons
@@ -41,8 +46,8 @@ type logWindow struct {
 	dropped int
 }
 
-func newRefusalLog(log *slog.Logger) *refusalLog {
-	return &refusalLog{log: log, now: time.Now, reasons: map[string]*logWindow{}}
+func newRefusalLog(log *slog.Logger, msg string) *refusalLog {
+	return &refusalLog{log: log, msg: msg, now: time.Now, reasons: map[string]*logWindow{}}
 }
 
 // refused logs one refusal for reason with attrs (slog key-value pairs),
@@ -57,7 +62,7 @@ func (r *refusalLog) refused(reason string, attrs ...any) {
 	if dropped > 0 {
 		args = append(args, "dropped", dropped)
 	}
-	r.log.Warn("websocket refused", args...)
+	r.log.Warn(r.msg, args...)
 }
 
 // take reports whether a line for reason may be written now, and how many

@@ -138,7 +138,7 @@ func TestWSAuthMessageOverCap(t *testing.T) {
 // do not share a budget.
 func TestRefusalLogRate(t *testing.T) {
 	logs := &syncBuffer{}
-	r := newRefusalLog(slog.New(slog.NewJSONHandler(logs, nil)))
+	r := newRefusalLog(slog.New(slog.NewJSONHandler(logs, nil)), "websocket refused")
 	now := time.Unix(1000, 0)
 	r.now = func() time.Time { return now }
 	for i := range 20 {
