@@ -45,7 +45,10 @@ type Config struct {
 
 	// DiscoverInterval is how often the Hub looks for tenant streams that
 	// another gateway sharing the NATS cluster created, and starts their
-	// replicas. Zero means 5 s; negative means only at start.
+	// replicas, besides looking whenever JetStream announces a new stream
+	// (normally within milliseconds; the poll catches an announcement
+	// missed during a reconnect). Zero means 5 s; negative means only at
+	// start, and no announcements either.
 	DiscoverInterval time.Duration
 
 	// MaxStore is how many bytes the embedded JetStream server may store.

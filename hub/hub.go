@@ -82,10 +82,11 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		}()
 	}
 	if cfg.DiscoverInterval > 0 {
+		newTenants := h.watchNewTenants() // before the look below: no tenant falls between them
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.discover(h.ctx, cfg.DiscoverInterval)
+			h.discover(h.ctx, cfg.DiscoverInterval, newTenants)
 		}()
 	}
 	h.log.Info("hub: ready", "tenants", len(h.tenants), "nats", h.natsURL())

@@ -120,3 +120,26 @@ func TestDiscoversTenantsOfOtherGateways(t *testing.T) {
 		return nil
 	})
 }
+
+// TestNewTenantSeenWithinASecond: a tenant created through one gateway is
+// served by another within a second, from JetStream's stream-created
+// advisory: the poll, set to an hour here, cannot be what found it.
+func TestNewTenantSeenWithinASecond(t *testing.T) {
+	url := startNATS(t)
+	a := startHub(t, Config{NATSURL: url})
+	b := startHub(t, Config{NATSURL: url, DiscoverInterval: time.Hour})
+	start := time.Now()
+	mustPut(t, a, "fresh", "b", Settings{})
+	mustSubmit(t, a, "fresh", "b", Item{Member: "p1", Score: 7})
+	checkFor(t, time.Second, func() error {
+		p, err := b.Top(Loc{Tenant: "fresh", Board: "b"}, 0, 10)
+		if err != nil {
+			return err
+		}
+		if p.Total != 1 {
+			return fmt.Errorf("total %d", p.Total)
+		}
+		return nil
+	})
+	t.Logf("the tenant's first entry served by the other hub %v after its board was created", time.Since(start))
+}
