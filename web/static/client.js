@@ -83,8 +83,9 @@ export function refreshDelay(exp, now = Date.now()) {
  * "fatal" (4003: this token or page may not connect: stop),
  * "too-large" (1009: a message we sent was over 64 KiB: a bug here; stop),
  * "limit" (4029: over a limit of the tenant: reconnect slowly, limitDelay),
- * "failover" (1001: the gateway shuts down: the next URL first, resume),
- * "retry" (anything else: 4008 too slow, 1006 network: back off, resume).
+ * "failover" (1001: the gateway shuts down: the next URL at once, resume),
+ * "retry" (anything else: 4008 too slow, 1006 network: the next URL where
+ * there are several, back off, resume).
  */
 export function closeAction(code) {
   switch (code) {
@@ -367,8 +368,11 @@ export class RankwireClient extends EventTarget {
         this._nextURL();
         return this._retry(0, reason, code); // another gateway is up: come back at once
       default:
+        // 1006 (the node or the network went away), 4008 (too slow here)
+        // and the rest: with several gateways, the next one, since the one
+        // that dropped us may be the one that is down or overloaded.
         this._failed++;
-        if (this._failed >= failedTriesHint) this._nextURL();
+        this._nextURL();
         return this._retry(this._attempt++, reason, code);
     }
   }

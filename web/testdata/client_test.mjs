@@ -264,7 +264,15 @@ export const tests = {
     eq(last().subs()[0].since, 3, "since");
     c.close();
   },
-  async "1006: backoff grows to 8 s; after three tries the hint, and the next URL"() {
+  async "4008 with two gateways resumes on the other one"() {
+    const { c, clock, last } = await connected({ url: ["http://a", "http://b"] });
+    last().serverCloses(4008, "too slow");
+    clock.fire();
+    await until(() => FakeWS.all.length === 2 && last().subs().length === 1, "reconnect");
+    eq([last().url, last().subs()[0].since], ["ws://b/v1/ws", 3], "the other gateway, resumed");
+    c.close();
+  },
+  async "1006: backoff grows to 8 s, the next URL each time; after three tries the hint"() {
     const { c, clock, states, last } = await connected({ url: ["http://a", "http://b"], random: () => 0.999 });
     const waits = [];
     const urls = [];
@@ -279,7 +287,7 @@ export const tests = {
       urls.push(last().url);
     }
     eq(waits, [249, 499, 999, 1998, 3996, 7992, 7992], "waits");
-    eq(urls.map((u) => u[5]), ["a", "a", "b", "a", "b", "a", "b"], "the other URL after the third failure");
+    eq(urls.map((u) => u[5]), ["b", "a", "b", "a", "b", "a", "b"], "the other URL after every failure");
     eq([hintAt, states.at(-1).hint], [failedTriesHint - 1, connectHint], "the hint from the third failed try in a row on");
     c.close();
   },
