@@ -10,13 +10,17 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 )
 
 // Target is the gateway under load and how to reach it.
 type Target struct {
-	// URL is the gateway's base URL, e.g. http://127.0.0.1:8080. Its host
-	// must be a loopback address.
+	// URL is the gateway's base URL, e.g. http://127.0.0.1:8080, or the
+	// base URLs of several gateways of one cluster separated by commas:
+	// requests and WebSocket connections are then spread over them in turn.
+	// Every host must be a loopback address.
 	URL string
 	// Token is a bearer token with the admin role.
 	Token string
@@ -31,10 +35,30 @@ type Target struct {
 // client is an HTTP client tuned for load: keep-alive connections, one per
 // concurrent worker, no compression. Safe for concurrent use.
 type client struct {
-	base  string
+	bases []string      // the gateways' base URLs, taken in turn
+	next  atomic.Uint64 // the request count, which picks the base
 	auth  string
 	board string
 	http  *http.Client
+}
+
+// baseURLs splits t.URL into its gateways' base URLs, each checked to be on
+// loopback.
+func (t Target) baseURLs() ([]string, error) {
+	var out []string
+	for _, u := range strings.Split(t.URL, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u == "" {
+			continue
+		}
+		if err := checkLoopback(u); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("loadtest: url %q: want one base URL or several separated by commas", t.URL)
+	}
+	return out, nil
 }
 
 // checkLoopback refuses any target whose host is not a loopback IP.
@@ -51,7 +75,8 @@ func checkLoopback(raw string) error {
 }
 
 func newClient(t Target, conns int) (*client, error) {
-	if err := checkLoopback(t.URL); err != nil {
+	bases, err := t.baseURLs()
+	if err != nil {
 		return nil, err
 	}
 	tr := &http.Transport{
@@ -59,7 +84,7 @@ func newClient(t Target, conns int) (*client, error) {
 		DisableCompression: true, IdleConnTimeout: time.Minute,
 	}
 	return &client{
-		base: t.URL, auth: "Bearer " + t.Token, board: t.Board,
+		bases: bases, auth: "Bearer " + t.Token, board: t.Board,
 		http: &http.Client{Transport: tr, Timeout: 30 * time.Second},
 	}, nil
 }
@@ -73,7 +98,8 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, into 
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	base := c.bases[(c.next.Add(1)-1)%uint64(len(c.bases))]
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return 0, err
 	}

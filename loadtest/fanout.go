@@ -149,12 +149,20 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 	if c.Redis != "" {
 		base.Mode, base.URL = "redis", c.Redis
 	} else {
-		u, err := url.Parse(c.Target.URL)
+		bases, err := c.Target.baseURLs()
 		if err != nil {
 			return nil, err
 		}
-		host = u.Host
-		base.URL = "ws://" + u.Host + "/v1/ws"
+		var ws []string
+		for _, b := range bases {
+			u, err := url.Parse(b)
+			if err != nil {
+				return nil, err
+			}
+			host = u.Host // the source address family follows the gateways'; they share one
+			ws = append(ws, "ws://"+u.Host+"/v1/ws")
+		}
+		base.URL = strings.Join(ws, ",")
 	}
 	h, _, _ := net.SplitHostPort(host)
 	v4 := net.ParseIP(h).To4() != nil

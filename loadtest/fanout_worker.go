@@ -18,7 +18,7 @@ import (
 // coordinator's stop) or Hard passes, whichever is first.
 type workerConfig struct {
 	Mode        string        `json:"mode"` // "ws" (the gateway) or "redis" (the peer)
-	URL         string        `json:"url"`  // ws://…/v1/ws, or redis host:port
+	URL         string        `json:"url"`  // ws://…/v1/ws (several, comma-separated: connections take them in turn), or redis host:port
 	Token       string        `json:"token"`
 	Board       string        `json:"board"`
 	Plan        viewPlan      `json:"plan"`
@@ -145,13 +145,17 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 	if cfg.Mode == "redis" {
 		return runRedisSubscribers(ctx, cfg, stats, sem, &wg)
 	}
-	if err := checkLoopback(strings.Replace(cfg.URL, "ws://", "http://", 1)); err != nil {
-		return err
+	var urls []string
+	for _, u := range strings.Split(cfg.URL, ",") {
+		if err := checkLoopback(strings.Replace(u, "ws://", "http://", 1)); err != nil {
+			return err
+		}
+		urls = append(urls, u+"?access_token="+url.QueryEscape(cfg.Token))
 	}
-	u := cfg.URL + "?access_token=" + url.QueryEscape(cfg.Token)
 	client := sourceClient(cfg.SrcIP)
 	k := max(cfg.PerConn, 1)
 	for from := cfg.From; from < cfg.To; from += k {
+		u := urls[from/k%len(urls)] // connection from/k, on the gateways in turn
 		c := &wsConn{url: u, board: cfg.Board, client: client, stats: stats, shard: from / k % statShards, maxConn: cfg.Reconnects}
 		for i := from; i < min(from+k, cfg.To); i++ {
 			v, kind := cfg.Plan.view(i)
@@ -159,7 +163,7 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 		}
 		wg.Go(func() { c.run(ctx, sem) })
 	}
-	runStalled(ctx, cfg, u, stats, sem, &wg)
+	runStalled(ctx, cfg, urls[0], stats, sem, &wg) // the stalled ones on the first gateway
 	return nil
 }
 

@@ -84,7 +84,7 @@ type target struct {
 }
 
 func (t *target) register(fs *flag.FlagSet, board string) {
-	fs.StringVar(&t.url, "url", "http://127.0.0.1:8080", "gateway base `URL` (loopback only)")
+	fs.StringVar(&t.url, "url", "http://127.0.0.1:8080", "gateway base `URL`, or several of one cluster separated by commas: requests and connections spread over them in turn (loopback only)")
 	fs.StringVar(&t.keys, "keys", "", "the gateway's key `file`; the tenant's first HS256 key mints the token")
 	fs.StringVar(&t.tenant, "tenant", "bench", "tenant")
 	fs.StringVar(&t.secret, "secret", "", "base64 HS256 `secret`, instead of -keys")
