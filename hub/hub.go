@@ -70,6 +70,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	h.shareSnapshots(ctx)
 	if err := h.openAll(ctx); err != nil {
 		h.Close()
 		return nil, err
@@ -91,6 +92,23 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	}
 	h.log.Info("hub: ready", "tenants", len(h.tenants), "nats", h.natsURL())
 	return h, nil
+}
+
+// shareSnapshots opens the cluster's snapshot bucket where other nodes may
+// share this NATS (an external server or cluster): snapshots are then
+// stored there too, and a tenant opens from the newest of the local and the
+// shared one. A lone embedded server has no one to share with. A bucket
+// that cannot be opened is logged; the node goes on with local files.
+func (h *Hub) shareSnapshots(ctx context.Context) {
+	if h.srv != nil {
+		return
+	}
+	shared, err := openSharedSnapshots(ctx, h.js, 1, h.log)
+	if err != nil {
+		h.log.Warn("hub: snapshots stay local", "err", err)
+		return
+	}
+	h.snaps.shared = shared
 }
 
 func (h *Hub) connect(ctx context.Context) error {

@@ -26,6 +26,7 @@ type replica struct {
 	saves     chan snapJob  // to the saver goroutine; capacity 1, see maybeSnapshot
 	saving    atomic.Bool   // a snapshot is on its way to the file
 	savedSeq  atomic.Uint64 // sequence of the last snapshot written
+	startSeq  uint64        // sequence of the snapshot it started from; set before it runs
 
 	mu sync.RWMutex // guards st; written only by the replica goroutine
 	st *state
@@ -94,6 +95,7 @@ func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) 
 	}
 	r.applied.Store(st.seq)
 	r.savedSeq.Store(st.seq)
+	r.startSeq = st.seq
 	r.snapAt = time.Now()
 	r.saves = make(chan snapJob, 1)
 	return r

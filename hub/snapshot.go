@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,15 +39,35 @@ type snapshotter struct {
 	every    int           // events between snapshots; < 0: only at Close
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
+	shared   *sharedSnapshots // the cluster's object store of snapshots; nil: local files only
 }
 
 func (s *snapshotter) path(tenant string) string {
 	return filepath.Join(s.dir, tenant+".snap")
 }
 
-// load returns the tenant's snapshotted state, or an empty state where there
-// is no snapshot. O(snapshot size).
-func (s *snapshotter) load(tenant string) (*state, error) {
+// load returns the tenant's newest snapshotted state: the local file's, or
+// the shared one where that is newer (a node that starts with an empty or
+// old --data), or an empty state where there is neither. A shared snapshot
+// that cannot be read only costs a longer replay. O(snapshot size).
+func (s *snapshotter) load(ctx context.Context, tenant string) (*state, error) {
+	st, err := s.loadLocal(tenant)
+	if s.shared == nil {
+		return st, err
+	}
+	var seq uint64
+	if err == nil {
+		seq = st.seq
+	}
+	if shared, ok := s.shared.load(ctx, tenant, seq); ok {
+		return shared, nil
+	}
+	return st, err
+}
+
+// loadLocal returns the state in tenant's snapshot file, or an empty state
+// where there is none.
+func (s *snapshotter) loadLocal(tenant string) (*state, error) {
 	data, err := os.ReadFile(s.path(tenant))
 	if errors.Is(err, fs.ErrNotExist) {
 		return newState(), nil
@@ -151,6 +172,9 @@ func (r *replica) save(j snapJob) {
 	}
 	r.savedSeq.Store(j.seq)
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
+	if r.snaps.shared != nil {
+		r.snaps.shared.save(r.tenant, j.seq, j.data)
+	}
 }
 
 // finalSnapshot writes the state, if it changed since the last snapshot

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -107,8 +108,44 @@ func TestSnapshotInterval(t *testing.T) {
 		}
 		return nil
 	})
-	st, err := h.snaps.load("t1")
+	st, err := h.snaps.load(context.Background(), "t1")
 	if err != nil || st.seq < 2 {
 		t.Fatalf("snapshot file: seq %d, %v", st.seq, err)
+	}
+}
+
+// TestNewNodeStartsFromSharedSnapshot: a node with an empty data directory
+// loads the newest snapshot another node stored in the cluster's bucket and
+// replays only the stream's tail after it, and holds the same board.
+func TestNewNodeStartsFromSharedSnapshot(t *testing.T) {
+	url := startNATS(t)
+	a := startHub(t, Config{NATSURL: url})
+	c := startHub(t, Config{NATSURL: url})
+	mustPut(t, a, "t1", "b", Settings{})
+	for i := range 20 {
+		mustSubmit(t, a, "t1", "b", Item{Member: fmt.Sprintf("p%d", i), Score: float64(i)})
+	}
+	if err := a.Close(); err != nil { // writes its snapshot, and stores it in the bucket
+		t.Fatal(err)
+	}
+	snapSeq := a.lookup("t1").applied.Load()
+	for i := range 5 { // the tail, through another node
+		mustSubmit(t, c, "t1", "b", Item{Member: fmt.Sprintf("q%d", i), Score: float64(100 + i)})
+	}
+	b := startHub(t, Config{NATSURL: url}) // a fresh --data
+	st := b.Stats()
+	if len(st) != 1 || st[0].Start != snapSeq || st[0].Applied != snapSeq+5 {
+		t.Fatalf("new node %+v, want to start from the shared snapshot at %d and apply 5 more", st, snapSeq)
+	}
+	want, err := c.Top(Loc{Tenant: "t1", Board: "b"}, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Top(Loc{Tenant: "t1", Board: "b"}, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("new node's board\n%v\nwant\n%v", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 type TenantStats struct {
 	Tenant   string
 	Applied  uint64        // stream sequence of the last applied event
+	Start    uint64        // stream sequence of the snapshot the replica started from; 0: the stream's start
 	ApplyLag time.Duration // from the last applied event's storing to its apply
 	Boards   []BoardInfo   // with the size of each board's current primary window
 }
@@ -30,7 +31,7 @@ func (h *Hub) Stats() []TenantStats {
 			continue
 		}
 		out = append(out, TenantStats{
-			Tenant: name, Applied: r.applied.Load(),
+			Tenant: name, Applied: r.applied.Load(), Start: r.startSeq,
 			ApplyLag: time.Duration(r.lag.Load()), Boards: h.Boards(name),
 		})
 	}

@@ -79,7 +79,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 	if err != nil {
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream info %s: %w", streamName(tenant), err))
 	}
-	st, err := h.snaps.load(tenant)
+	st, err := h.snaps.load(ctx, tenant)
 	if err == nil && st.seq > info.State.LastSeq {
 		err = fmt.Errorf("%w: snapshot at %d, stream ends at %d", ErrCorrupt, st.seq, info.State.LastSeq)
 	}
