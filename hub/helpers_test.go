@@ -50,7 +50,7 @@ func startHub(t *testing.T, cfg Config) *Hub {
 // loopback port, shut down at cleanup, and returns its URL: the way two
 // hubs share one NATS in a test, since the embedded server listens on no
 // port.
-func startNATS(t *testing.T) string {
+func startNATS(t testing.TB) string {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,

@@ -70,10 +70,22 @@ func buildRestartDir(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatalf("Start: %v", err)
 	}
+	start := time.Now()
+	fillBoard(b, h, n)
+	b.Logf("built %d members in %v", n, time.Since(start))
+	if err := h.Close(); err != nil {
+		b.Fatalf("Close: %v", err)
+	}
+	return dir
+}
+
+// fillBoard creates tenant t1's board s on h and submits n members to it
+// in batches of 1,000.
+func fillBoard(b *testing.B, h *Hub, n int) {
+	b.Helper()
 	if _, err := h.PutBoard(benchCtx(b), "t1", "s", Settings{}); err != nil {
 		b.Fatalf("PutBoard: %v", err)
 	}
-	start := time.Now()
 	items := make([]Item, 0, MaxBatch)
 	for i := 0; i < n; i += MaxBatch {
 		items = items[:0]
@@ -84,11 +96,6 @@ func buildRestartDir(b *testing.B, n int) string {
 			b.Fatalf("Submit at %d: %v", i, err)
 		}
 	}
-	b.Logf("built %d members in %v", n, time.Since(start))
-	if err := h.Close(); err != nil {
-		b.Fatalf("Close: %v", err)
-	}
-	return dir
 }
 
 func boardMembers(b *testing.B, h *Hub) int {
