@@ -69,10 +69,17 @@ func (h *Hub) NATS() NATSStats {
 	return out
 }
 
+// reconnectWait is the pause between two reconnect attempts to NATS.
+const reconnectWait = 250 * time.Millisecond
+
 // connHandlers are the connection options that count and log each
-// disconnect and reconnect of the Hub's NATS connection: one line each.
+// disconnect and reconnect of the Hub's NATS connection (one line each),
+// and reconnect soon.
 func (h *Hub) connHandlers() []nats.Option {
 	return []nats.Option{
+		// nats.go waits 2 s between reconnects by default: most of a
+		// failover's write gap. Writes are retried meanwhile (publish.go).
+		nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(reconnectWait/2, reconnectWait/2),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if h.ctx.Err() != nil {
 				return // Close drains the connection: not an outage

@@ -1,0 +1,269 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// streamMsgs returns how many messages tenant's stream holds.
+func streamMsgs(t *testing.T, h *Hub, tenant string) uint64 {
+	t.Helper()
+	s, err := h.js.Stream(testCtx(t), streamName(tenant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// A publish retried after a lost ack (the same event, the same message id,
+// sent again) is stored once and applied once: a sum board counts it once.
+func TestPublishSameMsgIDAppliesOnce(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
+	r := h.lookup("t1")
+	before := streamMsgs(t, h, "t1")
+	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(),
+		Groups: []group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}
+	data, err := encodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := h.publish(testCtx(t), r, data, ev.Waiter); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	if got := streamMsgs(t, h, "t1") - before; got != 1 {
+		t.Fatalf("stream holds %d new messages after three publishes with one id, want 1", got)
+	}
+	mustSubmit(t, h, "t1", "b", Item{Member: "p2", Score: 1}) // after the event: read-your-writes
+	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"p1:5", "p2:1"}) {
+		t.Fatalf("board %v, want p1 once with 5", got)
+	}
+}
+
+// The stream's duplicate window outlasts the longest retry, or a retry
+// past it could store an event twice.
+func TestDuplicateWindowCoversWriteTimeout(t *testing.T) {
+	h := startHub(t, Config{WriteTimeout: time.Hour})
+	if h.cfg.WriteTimeout != MaxWriteTimeout {
+		t.Fatalf("WriteTimeout %v, want capped at %v", h.cfg.WriteTimeout, MaxWriteTimeout)
+	}
+	mustPut(t, h, "t1", "b", Settings{})
+	s, err := h.js.Stream(testCtx(t), streamName("t1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := s.CachedInfo().Config.Duplicates; d < 2*MaxWriteTimeout {
+		t.Fatalf("duplicate window %v, want at least %v", d, 2*MaxWriteTimeout)
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"no responders", nats.ErrNoResponders, true},
+		{"no stream response", jetstream.ErrNoStreamResponse, true},
+		{"timeout", fmt.Errorf("x: %w", nats.ErrTimeout), true},
+		{"deadline", context.DeadlineExceeded, true},
+		{"cluster unavailable", &jetstream.APIError{ErrorCode: 10008}, true},
+		{"stream offline", &jetstream.APIError{ErrorCode: 10118}, true},
+		{"store full", &jetstream.APIError{ErrorCode: 10023}, false},
+		{"wrong stream", &jetstream.APIError{ErrorCode: 10060}, false},
+		{"canceled", context.Canceled, false},
+		{"other", errors.New("boom"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := retryable(tc.err); got != tc.want {
+				t.Fatalf("retryable(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// natsServer is a standalone nats-server that a test can stop and start
+// again on the same port and store.
+type natsServer struct {
+	t    *testing.T
+	opts server.Options
+	s    *server.Server
+}
+
+func newNATSServer(t *testing.T, opts server.Options) *natsServer {
+	opts.Host, opts.Port, opts.JetStream, opts.NoSigs, opts.NoLog = "127.0.0.1", server.RANDOM_PORT, true, true, true
+	opts.StoreDir = t.TempDir()
+	n := &natsServer{t: t, opts: opts}
+	n.start()
+	n.opts.Port = n.s.Addr().(*net.TCPAddr).Port
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *natsServer) start() {
+	n.t.Helper()
+	o := n.opts
+	s, err := server.NewServer(&o)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(startTimeout) {
+		n.t.Fatal("nats-server not ready")
+	}
+	n.s = s
+}
+
+func (n *natsServer) stop() {
+	n.s.Shutdown()
+	n.s.WaitForShutdown()
+}
+
+func (n *natsServer) url(user, pass string) string {
+	if user == "" {
+		return n.s.ClientURL()
+	}
+	return fmt.Sprintf("nats://%s:%s@127.0.0.1:%d", user, pass, n.opts.Port)
+}
+
+// A NATS outage shorter than WriteTimeout is a slower acknowledgement, not
+// an error: the submission waits, is retried with its message id, and
+// applies once; the disconnect, reconnect and retries are counted.
+func TestSubmitRidesOutANATSRestart(t *testing.T) {
+	n := newNATSServer(t, server.Options{})
+	h := startHub(t, Config{NATSURL: n.url("", "")})
+	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
+	mustSubmit(t, h, "t1", "b", Item{Member: "p1", Score: 1})
+	n.stop()
+	checkFor(t, 5*time.Second, func() error {
+		if h.Connected() {
+			return errors.New("still connected")
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := h.Submit(context.Background(), "t1", "b", []Item{{Member: "p1", Score: 10}})
+		done <- err
+	}()
+	checkFor(t, 5*time.Second, func() error { // the submission is retrying
+		if h.NATS().Retries == 0 {
+			return errors.New("no retry yet")
+		}
+		return nil
+	})
+	n.start()
+	if err := <-done; err != nil {
+		t.Fatalf("Submit across a NATS restart: %v", err)
+	}
+	t.Logf("acknowledged after %v", time.Since(start))
+	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"p1:11"}) {
+		t.Fatalf("board %v, want p1:11 (applied once)", got)
+	}
+	st := h.NATS()
+	if st.Disconnects == 0 || st.Reconnects == 0 || st.PublishErrors != 0 {
+		t.Fatalf("stats %+v: want a disconnect, a reconnect and no publish error", st)
+	}
+}
+
+// brokenPerms denies the hub every call that opens or writes tenant
+// "broken": its stream is listed but does not answer, as a stream without
+// a leader does.
+var brokenPerms = &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{
+	"$JS.API.STREAM.INFO.RW_broken", "$JS.API.CONSUMER.CREATE.RW_broken", "$JS.API.CONSUMER.CREATE.RW_broken.>",
+	"rw.broken.ev",
+}}}
+
+func natsUsers(hubPerms *server.Permissions) []*server.User {
+	return []*server.User{{Username: "admin", Password: "a"}, {Username: "hub", Password: "h", Permissions: hubPerms}}
+}
+
+// A tenant whose stream cannot be opened does not stop Start: the others
+// are served, its requests answer unavailable within a second, and it is
+// served once its stream answers again, with no restart.
+func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
+	n := newNATSServer(t, server.Options{Users: natsUsers(brokenPerms)})
+	setup := startHub(t, Config{NATSURL: n.url("admin", "a")})
+	for _, tenant := range []string{"good", "broken"} {
+		mustPut(t, setup, tenant, "b", Settings{})
+		mustSubmit(t, setup, tenant, "b", Item{Member: "p1", Score: 1})
+	}
+	setup.Close()
+
+	start := time.Now()
+	h := startHub(t, Config{NATSURL: n.url("hub", "h")})
+	t.Logf("Start took %v with one tenant down", time.Since(start))
+	if h.DownTenants() != 1 {
+		t.Fatalf("DownTenants %d, want 1", h.DownTenants())
+	}
+	mustSubmit(t, h, "good", "b", Item{Member: "p2", Score: 2})
+	if got := top(t, h, Loc{Tenant: "good", Board: "b"}); !slices.Equal(got, []string{"p2:2", "p1:1"}) {
+		t.Fatalf("good tenant reads %v", got)
+	}
+	for i := range 5 { // every request, not only the first, answers at once
+		t0 := time.Now()
+		_, err := h.Submit(testCtx(t), "broken", "b", []Item{{Member: "p1", Score: 9}})
+		wantErr(t, err, ErrUnavailable)
+		if d := time.Since(t0); d > time.Second {
+			t.Fatalf("submit %d to the broken tenant answered after %v, want within 1s", i, d)
+		}
+	}
+	_, err := h.Top(Loc{Tenant: "broken", Board: "b"}, 0, 10)
+	wantErr(t, err, ErrUnavailable)
+	_, err = h.PutBoard(testCtx(t), "broken", "c", Settings{})
+	wantErr(t, err, ErrUnavailable)
+
+	n.opts.Users = natsUsers(nil)
+	if err := n.s.ReloadOptions(&n.opts); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 10*time.Second, func() error {
+		if h.DownTenants() != 0 {
+			return errors.New("broken tenant still down")
+		}
+		return nil
+	})
+	mustSubmit(t, h, "broken", "b", Item{Member: "p2", Score: 3})
+	if got := top(t, h, Loc{Tenant: "broken", Board: "b"}); !slices.Equal(got, []string{"p2:3", "p1:1"}) {
+		t.Fatalf("broken tenant, back, reads %v", got)
+	}
+}
+
+// A tenant whose stream is gone answers its writes unavailable at once,
+// without retrying for the whole WriteTimeout, while another is served.
+func TestDeletedStreamAnswersQuickly(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "good", "b", Settings{})
+	mustPut(t, h, "gone", "b", Settings{})
+	if err := h.js.DeleteStream(testCtx(t), streamName("gone")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		t0 := time.Now()
+		_, err := h.Submit(testCtx(t), "gone", "b", []Item{{Member: "p1", Score: 1}})
+		wantErr(t, err, ErrUnavailable)
+		if d := time.Since(t0); d > time.Second {
+			t.Fatalf("submit %d to a deleted stream answered after %v, want within 1s", i, d)
+		}
+	}
+	mustSubmit(t, h, "good", "b", Item{Member: "p1", Score: 1})
+	if st := h.NATS(); st.PublishErrors == 0 {
+		t.Fatalf("stats %+v: want publish errors counted", st)
+	}
+}
