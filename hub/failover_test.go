@@ -267,3 +267,33 @@ func TestDeletedStreamAnswersQuickly(t *testing.T) {
 		t.Fatalf("stats %+v: want publish errors counted", st)
 	}
 }
+
+// Writable, which /readyz reports, fails with a reason once NATS is
+// connected but JetStream does not answer, and recovers with it.
+func TestWritableSaysJetStreamDoesNotAnswer(t *testing.T) {
+	n := newNATSServer(t, server.Options{Users: natsUsers(nil)})
+	h := startHub(t, Config{NATSURL: n.url("hub", "h")})
+	if err := h.Writable(testCtx(t)); err != nil {
+		t.Fatalf("Writable: %v", err)
+	}
+	n.opts.Users = natsUsers(&server.Permissions{Publish: &server.SubjectPermission{Deny: []string{"$JS.API.INFO"}}})
+	if err := n.s.ReloadOptions(&n.opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(testCtx(t), 500*time.Millisecond)
+	defer cancel()
+	err := h.Writable(ctx)
+	wantErr(t, err, ErrUnavailable)
+	var he *Error
+	if !errors.As(err, &he) || !contains(he.Msg, "JetStream does not answer") || contains(he.Msg, "$JS") {
+		t.Fatalf("Writable: %v; want a reason naming JetStream and no subject", err)
+	}
+	if !h.Connected() {
+		t.Fatal("the connection should stay up: only JetStream is unreachable")
+	}
+	n.opts.Users = natsUsers(nil)
+	if err := n.s.ReloadOptions(&n.opts); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 5*time.Second, func() error { return h.Writable(testCtx(t)) })
+}
