@@ -1,11 +1,15 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +17,27 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// logBuf collects a Hub's log lines; safe for concurrent use.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// count returns how many lines contain sub.
+func (l *logBuf) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), sub)
+}
+
+func (l *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // streamMsgs returns how many messages tenant's stream holds.
 func streamMsgs(t *testing.T, h *Hub, tenant string) uint64 {
@@ -146,7 +171,8 @@ func (n *natsServer) url(user, pass string) string {
 // applies once; the disconnect, reconnect and retries are counted.
 func TestSubmitRidesOutANATSRestart(t *testing.T) {
 	n := newNATSServer(t, server.Options{})
-	h := startHub(t, Config{NATSURL: n.url("", "")})
+	var logs logBuf
+	h := startHub(t, Config{NATSURL: n.url("", ""), Logger: logs.logger()})
 	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
 	mustSubmit(t, h, "t1", "b", Item{Member: "p1", Score: 1})
 	n.stop()
@@ -180,6 +206,9 @@ func TestSubmitRidesOutANATSRestart(t *testing.T) {
 	if st.Disconnects == 0 || st.Reconnects == 0 || st.PublishErrors != 0 {
 		t.Fatalf("stats %+v: want a disconnect, a reconnect and no publish error", st)
 	}
+	if d, r := logs.count("NATS disconnected"), logs.count("NATS reconnected"); d != 1 || r != 1 {
+		t.Fatalf("log lines: %d disconnected, %d reconnected, want one each", d, r)
+	}
 }
 
 // brokenPerms denies the hub every call that opens or writes tenant
@@ -207,7 +236,8 @@ func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
 	setup.Close()
 
 	start := time.Now()
-	h := startHub(t, Config{NATSURL: n.url("hub", "h")})
+	var logs logBuf
+	h := startHub(t, Config{NATSURL: n.url("hub", "h"), Logger: logs.logger()})
 	t.Logf("Start took %v with one tenant down", time.Since(start))
 	if h.DownTenants() != 1 {
 		t.Fatalf("DownTenants %d, want 1", h.DownTenants())
@@ -239,6 +269,9 @@ func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
 		}
 		return nil
 	})
+	if logs.count("tenant unavailable") == 0 || logs.count("tenant available again") != 1 {
+		t.Fatalf("want a line per failed attempt and one when back:\n%s", logs.b.String())
+	}
 	mustSubmit(t, h, "broken", "b", Item{Member: "p2", Score: 3})
 	if got := top(t, h, Loc{Tenant: "broken", Board: "b"}); !slices.Equal(got, []string{"p2:3", "p1:1"}) {
 		t.Fatalf("broken tenant, back, reads %v", got)
