@@ -97,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 			h.discover(h.ctx, cfg.DiscoverInterval)
 		}()
 	}
-	h.log.Info("hub: ready", "tenants", len(h.tenants), "nats", h.natsURL())
+	h.log.Info("hub: ready", "tenants", len(h.tenants), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
 	return h, nil
 }
 
