@@ -195,10 +195,11 @@ func TestSubmitRidesOutANATSRestart(t *testing.T) {
 		return nil
 	})
 	n.start()
+	back := time.Now()
 	if err := <-done; err != nil {
 		t.Fatalf("Submit across a NATS restart: %v", err)
 	}
-	t.Logf("acknowledged after %v", time.Since(start))
+	t.Logf("acknowledged after %v, %v after NATS was back", time.Since(start), time.Since(back))
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"p1:11"}) {
 		t.Fatalf("board %v, want p1:11 (applied once)", got)
 	}
@@ -250,9 +251,11 @@ func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
 		t0 := time.Now()
 		_, err := h.Submit(testCtx(t), "broken", "b", []Item{{Member: "p1", Score: 9}})
 		wantErr(t, err, ErrUnavailable)
-		if d := time.Since(t0); d > time.Second {
+		d := time.Since(t0)
+		if d > time.Second {
 			t.Fatalf("submit %d to the broken tenant answered after %v, want within 1s", i, d)
 		}
+		t.Logf("submit %d to the broken tenant: 503 after %v", i, d)
 	}
 	_, err := h.Top(Loc{Tenant: "broken", Board: "b"}, 0, 10)
 	wantErr(t, err, ErrUnavailable)
@@ -291,9 +294,11 @@ func TestDeletedStreamAnswersQuickly(t *testing.T) {
 		t0 := time.Now()
 		_, err := h.Submit(testCtx(t), "gone", "b", []Item{{Member: "p1", Score: 1}})
 		wantErr(t, err, ErrUnavailable)
-		if d := time.Since(t0); d > time.Second {
+		d := time.Since(t0)
+		if d > time.Second {
 			t.Fatalf("submit %d to a deleted stream answered after %v, want within 1s", i, d)
 		}
+		t.Logf("submit %d to a deleted stream: 503 after %v", i, d)
 	}
 	mustSubmit(t, h, "good", "b", Item{Member: "p1", Score: 1})
 	if st := h.NATS(); st.PublishErrors == 0 {
@@ -329,4 +334,63 @@ func TestWritableSaysJetStreamDoesNotAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFor(t, 5*time.Second, func() error { return h.Writable(testCtx(t)) })
+}
+
+// An open tenant whose log stops answering fails its first write after the
+// whole WriteTimeout, then answers within a second while it stays down
+// (writable false), without slowing another tenant; its first write that
+// succeeds makes it writable again.
+func TestOpenTenantThatStopsAnsweringFailsFast(t *testing.T) {
+	n := newNATSServer(t, server.Options{Users: natsUsers(nil)})
+	h := startHub(t, Config{NATSURL: n.url("hub", "h"), WriteTimeout: 1500 * time.Millisecond})
+	for _, tenant := range []string{"good", "broken"} {
+		mustPut(t, h, tenant, "b", Settings{})
+	}
+	n.opts.Users = natsUsers(brokenPerms)
+	if err := n.s.ReloadOptions(&n.opts); err != nil {
+		t.Fatal(err)
+	}
+	submitBroken := func() (time.Duration, error) {
+		t0 := time.Now()
+		_, err := h.Submit(testCtx(t), "broken", "b", []Item{{Member: "p1", Score: 1}})
+		return time.Since(t0), err
+	}
+	d, err := submitBroken()
+	wantErr(t, err, ErrUnavailable)
+	if d < time.Second {
+		t.Fatalf("first write failed after %v: want it retried for the WriteTimeout", d)
+	}
+	t.Logf("first write: 503 after %v", d)
+	for i := range 3 {
+		d, err := submitBroken()
+		wantErr(t, err, ErrUnavailable)
+		if d > time.Second {
+			t.Fatalf("write %d while down: 503 after %v, want within 1s", i, d)
+		}
+		t.Logf("write %d while down: 503 after %v", i, d)
+	}
+	mustSubmit(t, h, "good", "b", Item{Member: "p1", Score: 1})
+	if writable(h, "broken") || !writable(h, "good") {
+		t.Fatalf("stats %+v: want broken not writable, good writable", h.Stats())
+	}
+	n.opts.Users = natsUsers(nil)
+	if err := n.s.ReloadOptions(&n.opts); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 10*time.Second, func() error {
+		_, err := submitBroken()
+		return err
+	})
+	if !writable(h, "broken") {
+		t.Fatal("broken tenant not writable after a write succeeded")
+	}
+}
+
+func writable(h *Hub, tenant string) bool {
+	for _, ts := range h.Stats() {
+		if ts.Tenant == tenant {
+			return ts.Writable
+		}
+	}
+	return false
 }
