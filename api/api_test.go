@@ -282,6 +282,10 @@ func TestHealthAndMetrics(t *testing.T) {
 		`rankwire_http_requests_total{code="200",method="POST",route="/v1/boards/{board}/scores"} 1`,
 		`rankwire_board_members{board="m",tenant="casino-a"} 1`,
 		`rankwire_apply_lag_seconds{tenant="casino-a"}`,
+		`rankwire_tenant_writable{tenant="casino-a"} 1`,
+		"rankwire_nats_connected 1", "rankwire_nats_disconnects_total 0", "rankwire_nats_reconnects_total 0",
+		"rankwire_publish_errors_total 0", "rankwire_publish_retries_total 0", "rankwire_tenants_unavailable 0",
+		`rankwire_publish_duration_seconds_bucket{le="10"} 2`, "rankwire_publish_duration_seconds_count 2",
 	} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("metrics lack %s", want)

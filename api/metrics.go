@@ -33,7 +33,7 @@ func newMetrics(reg *prometheus.Registry, h *hub.Hub) *metrics {
 			Name: "rankwire_submissions_total", Help: "Submitted items by outcome: applied, kept (the policy kept the old entry), duplicate.",
 		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.submissions, newHubCollector(h))
+	reg.MustRegister(m.requests, m.latency, m.submissions, newHubCollector(h), newNATSCollector(h))
 	return m
 }
 

@@ -8,8 +8,8 @@ import (
 // hubCollector reports the replicas' state at scrape time: board sizes,
 // the last applied stream sequence and the apply lag per tenant.
 type hubCollector struct {
-	hub                   *hub.Hub
-	members, applied, lag *prometheus.Desc
+	hub                             *hub.Hub
+	members, applied, lag, writable *prometheus.Desc
 }
 
 func newHubCollector(h *hub.Hub) *hubCollector {
@@ -21,6 +21,8 @@ func newHubCollector(h *hub.Hub) *hubCollector {
 			"Stream sequence of the last event the tenant's replica applied.", []string{"tenant"}, nil),
 		lag: prometheus.NewDesc("rankwire_apply_lag_seconds",
 			"Time from the last applied event's storing in JetStream to its apply.", []string{"tenant"}, nil),
+		writable: prometheus.NewDesc("rankwire_tenant_writable",
+			"0 while the tenant's writes fail fast (its last write failed after the whole --write-timeout), else 1.", []string{"tenant"}, nil),
 	}
 }
 
@@ -29,14 +31,23 @@ func (c *hubCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.members
 	ch <- c.applied
 	ch <- c.lag
+	ch <- c.writable
 }
 
 func (c *hubCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range c.hub.Stats() {
 		ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(t.Applied), t.Tenant)
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, t.ApplyLag.Seconds(), t.Tenant)
+		ch <- prometheus.MustNewConstMetric(c.writable, prometheus.GaugeValue, b2f(t.Writable), t.Tenant)
 		for _, b := range t.Boards {
 			ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(b.Members), t.Tenant, b.Name)
 		}
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -3,8 +3,6 @@ package hub
 import (
 	"context"
 	"fmt"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Group commit. Every tenant has one committer goroutine that publishes the
@@ -144,8 +142,9 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 	}
 }
 
-// publishGroup publishes reqs as one evGroup event, waits for the ack and
-// hands every call its ticket. An event over the connection's payload limit
+// publishGroup publishes reqs as one evGroup event (its waiter key as its
+// message id, retried through a leader change: publish.go), waits for the
+// ack and hands every call its ticket. An event over the connection's payload limit
 // (escapes beyond the estimate) is split in halves.
 func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]group, len(reqs))}
@@ -167,17 +166,11 @@ func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 		return
 	}
 	f := r.expect(ev.Waiter)
-	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
+	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
 		r.forget(ev.Waiter)
-		if ctx.Err() != nil {
-			err = ErrClosed
-		} else {
-			err = h.publishErr(err, r.stream)
-		}
 		fail(reqs, err)
 		return
 	}
-	h.store.noteOK()
 	for i, req := range reqs {
 		req.sent <- ticket{f: f, i: i}
 	}

@@ -56,6 +56,12 @@ type Config struct {
 	// deleted); no restart is needed. Zero means NATS's default: 75 % of
 	// the free disk space at start. Ignored with NATSURL.
 	MaxStore int64
+
+	// WriteTimeout is how long a write may wait for JetStream, retrying
+	// with the same message id through a leader change, before it fails
+	// with ErrUnavailable (publish.go). Zero means 10 s; values above
+	// MaxWriteTimeout (the duplicate window's margin) count as it.
+	WriteTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -77,6 +83,10 @@ func (c Config) withDefaults() Config {
 	if c.SnapshotInterval == 0 {
 		c.SnapshotInterval = 5 * time.Minute
 	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	c.WriteTimeout = min(c.WriteTimeout, MaxWriteTimeout)
 	if c.PushInterval <= 0 {
 		c.PushInterval = 100 * time.Millisecond
 	}

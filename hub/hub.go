@@ -22,14 +22,15 @@ import (
 // streams and keeps a replica of every tenant. Create it with Start and stop
 // it with Close. Safe for concurrent use.
 type Hub struct {
-	cfg   Config
-	log   *slog.Logger
-	srv   *server.Server // nil with Config.NATSURL
-	nc    *nats.Conn
-	js    jetstream.JetStream
-	snaps *snapshotter
-	store storeHealth // refused writes: store.go
-	disk  diskState   // the embedded store's disk: store.go
+	cfg    Config
+	log    *slog.Logger
+	srv    *server.Server // nil with Config.NATSURL
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	snaps  *snapshotter
+	store  storeHealth // refused writes: store.go
+	disk   diskState   // the embedded store's disk: store.go
+	nstats natsStats   // connection and publish counters: natsstats.go
 
 	id   string        // prefixes waiter keys: unique per Hub
 	next atomic.Uint64 // numbers waiter keys
@@ -43,13 +44,15 @@ type Hub struct {
 	openMu  sync.Mutex   // serialises opening tenants; taken before mu
 	mu      sync.RWMutex // guards the fields below
 	tenants map[string]*replica
+	down    map[string]*downTenant // listed tenants that failed to open: isolate.go
 	closed  bool
 }
 
 // Start connects to NATS (starting the embedded server unless
 // cfg.NATSURL is set), opens every tenant stream it finds, loads each
 // tenant's snapshot and replays the tail, and returns once every replica
-// has caught up with its stream. ctx bounds the start-up only; Close stops
+// has caught up with its stream. A tenant that cannot be opened does not
+// stop it: it is served once it opens (isolate.go). ctx bounds the start-up only; Close stops
 // the Hub. With cfg.NATSURL, a server without JetStream fails with
 // ErrNoJetStream.
 func Start(ctx context.Context, cfg Config) (*Hub, error) {
@@ -57,7 +60,8 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica)}
+	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica),
+		down: make(map[string]*downTenant)}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -75,6 +79,11 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.reopenDown(h.ctx)
+	}()
 	if h.srv != nil {
 		h.wg.Add(1)
 		go func() {
@@ -90,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 			h.discover(h.ctx, cfg.DiscoverInterval, newTenants)
 		}()
 	}
-	h.log.Info("hub: ready", "tenants", len(h.tenants), "nats", h.natsURL())
+	h.log.Info("hub: ready", "tenants", len(h.tenants), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
 	return h, nil
 }
 
@@ -120,7 +129,7 @@ func (h *Hub) connect(ctx context.Context) error {
 		}
 		h.srv = s
 	}
-	nc, err := connect(url, h.srv, h.log)
+	nc, err := connect(url, h.srv, h.log, h.connHandlers()...)
 	if err != nil {
 		return err
 	}
@@ -140,8 +149,28 @@ func (h *Hub) natsURL() string {
 	return h.cfg.NATSURL
 }
 
-// openAll opens every tenant stream (RW_*) of the NATS account.
+// openAll opens every tenant stream (RW_*) of the NATS account that is not
+// open yet, each on its own: a tenant that fails to open is marked down,
+// logged and retried in the background (isolate.go), and the others open.
+// It fails only where the streams cannot be listed, or ctx ends.
 func (h *Hub) openAll(ctx context.Context) error {
+	tenants, err := h.listTenants(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		if h.lookup(t) != nil || h.downErr(t) != nil { // down ones: reopenDown's
+			continue
+		}
+		if err := h.tryOpen(ctx, t); err != nil && (ctx.Err() != nil || errors.Is(err, ErrClosed)) {
+			return err
+		}
+	}
+	return nil
+}
+
+// listTenants returns the tenants whose stream the NATS account holds.
+func (h *Hub) listTenants(ctx context.Context) ([]string, error) {
 	names := h.js.StreamNames(ctx)
 	var tenants []string
 	for name := range names.Name() {
@@ -150,14 +179,9 @@ func (h *Hub) openAll(ctx context.Context) error {
 		}
 	}
 	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return unavailable("the log is unavailable", fmt.Errorf("list streams: %w", err))
+		return nil, unavailable("the log is unavailable", fmt.Errorf("list streams: %w", err))
 	}
-	for _, t := range tenants {
-		if _, err := h.replica(ctx, t, false); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tenants, nil
 }
 
 // Close stops the Hub in order: no new tenants, replica goroutines stopped

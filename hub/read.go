@@ -117,7 +117,7 @@ func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) er
 	}
 	r := h.lookup(l.Tenant)
 	if r == nil {
-		return errorf(ErrNotFound, "board %q", l.Board)
+		return h.missing(l.Tenant, errorf(ErrNotFound, "board %q", l.Board))
 	}
 	at := l.At
 	if at.IsZero() {

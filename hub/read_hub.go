@@ -66,7 +66,7 @@ func (h *Hub) page(l Loc, rows func(View) ([]Row, error)) (Page, error) {
 func (h *Hub) Board(tenant, board string) (BoardInfo, error) {
 	r := h.lookup(tenant)
 	if r == nil {
-		return BoardInfo{}, errorf(ErrNotFound, "board %q", board)
+		return BoardInfo{}, h.missing(tenant, errorf(ErrNotFound, "board %q", board))
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -108,7 +108,7 @@ func (h *Hub) infoLocked(name string, bs *boardState) BoardInfo {
 func (h *Hub) Identity(tenant, id string) (Identity, error) {
 	r := h.lookup(tenant)
 	if r == nil {
-		return Identity{}, errorf(ErrNotFound, "identity %q", id)
+		return Identity{}, h.missing(tenant, errorf(ErrNotFound, "identity %q", id))
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -36,6 +36,7 @@ type replica struct {
 	done    chan struct{} // closed when the replica goroutine has returned
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
+	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
 
 	waitMu   sync.Mutex // guards the fields below
 	waiters  map[string]*flight

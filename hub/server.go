@@ -47,9 +47,9 @@ func startEmbedded(dataDir string, maxStore int64) (*server.Server, error) {
 }
 
 // connect dials the embedded server in-process (s not nil; url is then
-// empty and unused), or url. Asynchronous connection errors go to log
-// (nats.go would write them to stderr).
-func connect(url string, s *server.Server, log *slog.Logger) (*nats.Conn, error) {
+// empty and unused), or url, with extra options added. Asynchronous
+// connection errors go to log (nats.go would write them to stderr).
+func connect(url string, s *server.Server, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if sub != nil {
@@ -58,6 +58,7 @@ func connect(url string, s *server.Server, log *slog.Logger) (*nats.Conn, error)
 			}
 			log.Warn("hub: NATS", "err", err)
 		})}
+	opts = append(opts, extra...)
 	if s != nil {
 		opts = append(opts, nats.InProcessServer(s))
 	}

@@ -12,6 +12,7 @@ type TenantStats struct {
 	Start    uint64        // stream sequence of the snapshot the replica started from; 0: the stream's start
 	ApplyLag time.Duration // from the last applied event's storing to its apply
 	Boards   []BoardInfo   // with the size of each board's current primary window
+	Writable bool          // false while its writes fail fast: the last one failed after the whole WriteTimeout
 }
 
 // Stats returns every open tenant's replica state, sorted by tenant. Cost:
@@ -32,7 +33,7 @@ func (h *Hub) Stats() []TenantStats {
 		}
 		out = append(out, TenantStats{
 			Tenant: name, Applied: r.applied.Load(), Start: r.startSeq,
-			ApplyLag: time.Duration(r.lag.Load()), Boards: h.Boards(name),
+			ApplyLag: time.Duration(r.lag.Load()), Boards: h.Boards(name), Writable: !r.down.Load(),
 		})
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -99,7 +100,7 @@ func (h *Hub) Writable(ctx context.Context) error {
 	}
 	info, err := h.js.AccountInfo(ctx)
 	if err != nil {
-		return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info: %w", err))
+		return jetStreamUnreachable(err)
 	}
 	if max := info.Limits.MaxStore; max > 0 && int64(info.Store) >= max {
 		return storeFull(fmt.Sprintf("%d of %d bytes used", info.Store, max))
@@ -113,6 +114,9 @@ func (h *Hub) Writable(ctx context.Context) error {
 func embeddedWritable(s *server.Server) error {
 	if !s.JetStreamEnabled() {
 		return errorf(ErrUnavailable, "NATS has JetStream disabled (was the disk full?)")
+	}
+	if s.JetStreamIsClustered() && !s.JetStreamIsCurrent() {
+		return errorf(ErrUnavailable, "JetStream has no cluster leader: too few nodes reachable")
 	}
 	info, err := s.Jsz(&server.JSzOptions{})
 	if err != nil {
@@ -209,4 +213,18 @@ func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
 		c.StoreDir = filepath.Dir(c.StoreDir)
 	}
 	return h.srv.EnableJetStream(&c)
+}
+
+// jetStreamUnreachable is Writable's error where NATS is connected but
+// JetStream did not answer: its reason says which way, for /readyz.
+func jetStreamUnreachable(err error) error {
+	cause := fmt.Errorf("JetStream account info: %w", err)
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return unavailable("JetStream does not answer: no cluster leader, or its servers unreachable", cause)
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == 10008:
+		return unavailable("JetStream is temporarily unavailable: a cluster leader is being elected", cause)
+	}
+	return unavailable("NATS is unavailable", cause)
 }

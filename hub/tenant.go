@@ -48,11 +48,20 @@ func (h *Hub) lookup(tenant string) *replica {
 
 // replica returns tenant's replica, opening it (and with create, creating
 // its stream) on first use. Opening loads the snapshot and waits until the
-// replica has caught up with the stream.
+// replica has caught up with the stream. A tenant that failed to open
+// answers its error at once while it is down (isolate.go).
 func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica, error) {
 	if r := h.lookup(tenant); r != nil {
 		return r, nil
 	}
+	if err := h.downErr(tenant); err != nil {
+		return nil, err
+	}
+	return h.openOnce(ctx, tenant, create)
+}
+
+// openOnce opens tenant under openMu unless it is open or the Hub closed.
+func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replica, error) {
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
 	h.mu.RLock()
@@ -68,14 +77,17 @@ func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica
 }
 
 // open starts tenant's replica and waits until it has caught up with the
-// stream. Called with openMu held. A snapshot that does not decode, or is
+// stream. Called with openMu held. Each NATS call is bounded by
+// callTimeout, the replay by ctx only. A snapshot that does not decode, or is
 // ahead of the stream (the stream was recreated), is ignored.
 func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {
-	stream, err := h.stream(ctx, tenant, create)
+	cctx, cancel := context.WithTimeout(ctx, callTimeout) // each call: a stream without a leader fails in time
+	defer cancel()
+	stream, err := h.stream(cctx, tenant, create)
 	if err != nil {
 		return nil, err
 	}
-	info, err := stream.Info(ctx)
+	info, err := stream.Info(cctx)
 	if err != nil {
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream info %s: %w", streamName(tenant), err))
 	}
@@ -88,7 +100,9 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		st = newState()
 	}
 	r := newReplica(tenant, st, h.log, h.snaps)
-	if err := h.startReplica(ctx, r); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := h.startReplica(sctx, r); err != nil {
 		return nil, err
 	}
 	err = r.waitApplied(ctx, info.State.LastSeq)
@@ -112,6 +126,7 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 			Retention:  jetstream.LimitsPolicy,
 			DenyDelete: true,
 			DenyPurge:  true,
+			Duplicates: dupWindow, // covers publish's retries: publish.go
 		})
 	}
 	if err != nil && isStoreFull(err) {

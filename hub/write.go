@@ -2,11 +2,11 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/identity"
 )
 
@@ -189,8 +189,11 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 		return nil, err
 	}
 	r, err := h.replica(ctx, tenant, false)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) {
 		return nil, errorf(ErrNotFound, "board %q", board)
+	}
+	if err != nil {
+		return nil, err // unavailable: the tenant is down, or NATS
 	}
 	r.mu.RLock()
 	_, ok := r.st.boards[board]
@@ -209,8 +212,9 @@ func (h *Hub) commitErr(ctx context.Context, r *replica, ev *event) error {
 	return out.err
 }
 
-// commit stamps ev with the acceptance time, publishes it, waits for the
-// ack and then for r to apply it, and returns what apply gave.
+// commit stamps ev with the acceptance time, publishes it (its waiter key
+// as its message id, retried through a leader change: publish.go), waits
+// for the ack and then for r to apply it, and returns what apply gave.
 func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error) {
 	ev.At = h.cfg.Now().UnixMilli()
 	ev.Waiter = h.waiterKey()
@@ -223,10 +227,9 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
-	if _, err := h.js.Publish(ctx, r.subject, data, jetstream.WithExpectStream(r.stream)); err != nil {
-		return outcome{}, h.publishErr(err, r.stream)
+	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
+		return outcome{}, err
 	}
-	h.store.noteOK()
 	select {
 	case <-f.done:
 		return f.out, nil

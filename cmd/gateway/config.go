@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/rankwire/rankwire/hub"
 )
 
 // Config is everything the gateway reads from flags and the environment.
@@ -30,6 +32,8 @@ type Config struct {
 	MetricsAddr string        // where to serve /metrics; empty means nowhere
 	IdleTimeout time.Duration // close a keep-alive connection idle this long
 	ReadTimeout time.Duration // a request body must arrive within this
+
+	WriteTimeout time.Duration // how long a write may wait for JetStream, retrying through a leader change
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -68,6 +72,8 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
+	// Writes through a leader change: docs/OPERATIONS.md "When NATS fails".
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", 10*time.Second, "how `long` a write may wait for JetStream, retrying through a leader change, before it answers 503")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
 		fs.PrintDefaults()
@@ -127,7 +133,20 @@ func (c Config) validate() error {
 	case c.MaxStore != 0 && c.NATSURL != "":
 		return errors.New("--max-store: applies to the embedded NATS server only; set the limit on the external one")
 	}
+	if err := c.validateWrite(); err != nil {
+		return err
+	}
 	return c.validateListeners()
+}
+
+// validateWrite checks --write-timeout: at least a second, so a leader
+// change (about a second) can pass, and at most hub.MaxWriteTimeout, which
+// the streams' duplicate window covers.
+func (c Config) validateWrite() error {
+	if c.WriteTimeout < time.Second || c.WriteTimeout > hub.MaxWriteTimeout {
+		return fmt.Errorf("--write-timeout %v: want 1s..%v", c.WriteTimeout, hub.MaxWriteTimeout)
+	}
+	return nil
 }
 
 // validateListeners checks the listener and timeout flags.

@@ -24,7 +24,8 @@ func TestParseConfig(t *testing.T) {
 	d, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
 	if err != nil || d.Addr != "127.0.0.1:8080" || d.DataDir != "./data" || d.PushInterval != 100*time.Millisecond || d.NATSURL != "" || d.KeysFile != "" ||
 		d.SlowTimeout != 10*time.Second || d.PingInterval != 30*time.Second || d.MaxConns != 20_000 ||
-		d.MetricsAddr != "127.0.0.1:9464" || d.IdleTimeout != time.Minute || d.ReadTimeout != 30*time.Second {
+		d.MetricsAddr != "127.0.0.1:9464" || d.IdleTimeout != time.Minute || d.ReadTimeout != 30*time.Second ||
+		d.WriteTimeout != 10*time.Second {
 		t.Errorf("defaults: %+v %v", d, err)
 	}
 }
@@ -51,6 +52,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"idle timeout too long", []string{"--idle-timeout", "2h"}, nil, "--idle-timeout"},
 		{"read timeout too short", []string{"--read-timeout", "500ms"}, nil, "--read-timeout 500ms: want 1s..10m"},
 		{"read timeout negative", nil, map[string]string{"RANKWIRE_READ_TIMEOUT": "-1s"}, "--read-timeout"},
+		{"write timeout too short", []string{"--write-timeout", "999ms"}, nil, "--write-timeout 999ms: want 1s..1m0s"},
+		{"write timeout past the duplicate window", []string{"--write-timeout", "61s"}, nil, "--write-timeout 1m1s"},
+		{"write timeout negative env", nil, map[string]string{"RANKWIRE_WRITE_TIMEOUT": "-1s"}, "--write-timeout"},
+		{"write timeout not a duration", nil, map[string]string{"RANKWIRE_WRITE_TIMEOUT": "10"}, "RANKWIRE_WRITE_TIMEOUT"},
 		{"metrics addr without port", []string{"--metrics-addr", "localhost"}, nil, "--metrics-addr \"localhost\": want host:port"},
 		{"metrics on the API port", []string{"--addr", "127.0.0.1:8080", "--metrics-addr", "127.0.0.1:8080"}, nil, "must differ from --addr"},
 	}
@@ -71,7 +76,7 @@ func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 		t.Fatalf("--help: %v", err)
 	}
 	for _, want := range []string{"-addr", "-data", "-nats", "-keys", "-push-interval", "-allowed-origins", "RANKWIRE_PUSH_INTERVAL",
-		"-metrics-addr", "-idle-timeout", "-read-timeout"} {
+		"-metrics-addr", "-idle-timeout", "-read-timeout", "-write-timeout"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %s", want)
 		}

@@ -50,7 +50,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		defer stopPprof()
 	}
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval,
-		MaxStore: cfg.MaxStore})
+		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout})
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}

@@ -1,0 +1,57 @@
+package api
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// natsCollector reports the hub's NATS connection and publishes at scrape
+// time (hub.NATS, atomic loads only), and the tenants that are not
+// writable: those whose stream could not be opened, and the open ones
+// whose writes fail fast (hubCollector's rankwire_tenant_writable).
+type natsCollector struct {
+	hub                                                    *hub.Hub
+	connected, disconnects, reconnects, errs, retries, lat *prometheus.Desc
+	down                                                   *prometheus.Desc
+}
+
+func newNATSCollector(h *hub.Hub) *natsCollector {
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return &natsCollector{
+		hub:         h,
+		connected:   d("rankwire_nats_connected", "1 while the gateway's NATS connection is up, else 0."),
+		disconnects: d("rankwire_nats_disconnects_total", "Times the NATS connection was lost."),
+		reconnects:  d("rankwire_nats_reconnects_total", "Times the NATS connection came back."),
+		errs:        d("rankwire_publish_errors_total", "Writes whose publish to JetStream failed after its retries (answered 503: outcome unknown)."),
+		retries:     d("rankwire_publish_retries_total", "Publish attempts beyond each write's first (a leader change, a timeout, no responders)."),
+		lat:         d("rankwire_publish_duration_seconds", "Time from a write's first publish attempt to JetStream's ack or the final failure, retries included."),
+		down:        d("rankwire_tenants_unavailable", "Tenants whose stream is listed but could not be opened; retried in the background."),
+	}
+}
+
+// Describe sends the descriptors.
+func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down} {
+		ch <- d
+	}
+}
+
+// Collect sends one sample of each. Cost: O(histogram buckets).
+func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.hub.NATS()
+	up := 0.0
+	if s.Connected {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(c.disconnects, prometheus.CounterValue, float64(s.Disconnects))
+	ch <- prometheus.MustNewConstMetric(c.reconnects, prometheus.CounterValue, float64(s.Reconnects))
+	ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(s.PublishErrors))
+	ch <- prometheus.MustNewConstMetric(c.retries, prometheus.CounterValue, float64(s.Retries))
+	buckets := make(map[float64]uint64, len(hub.PublishBuckets))
+	for i, le := range hub.PublishBuckets {
+		buckets[le] = s.LatencyCounts[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(c.lat, s.Publishes, s.LatencySum.Seconds(), buckets)
+	ch <- prometheus.MustNewConstMetric(c.down, prometheus.GaugeValue, float64(c.hub.DownTenants()))
+}

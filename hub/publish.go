@@ -1,0 +1,158 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Publishing through a leader change. Every event carries a JetStream
+// message id (Nats-Msg-Id), its waiter key: unique per event of every Hub,
+// and the same on every attempt to publish that event. JetStream stores a
+// message whose id it saw within the stream's duplicate window once, and
+// acknowledges the repeat as a duplicate of the first; so a publish whose
+// ack was lost (a leader change between storing and answering) can be
+// sent again and applies once.
+//
+// publish retries an attempt that failed with an error of a stream
+// between leaders (no responders, a timeout, the cluster temporarily
+// unavailable, the connection reconnecting) with backoff, for up to
+// Config.WriteTimeout: a failover shorter than that is a slower ack. A
+// stream that is gone, or JetStream refusing the message, fails at once.
+// A tenant whose last write failed after the whole WriteTimeout is
+// "down": its next writes make one attempt of at most downAttempt, so a
+// tenant that stays unavailable answers 503 within about a second while
+// every other tenant is served; its first success clears it.
+
+const (
+	attemptTimeout = 2 * time.Second        // one publish attempt
+	downAttempt    = 800 * time.Millisecond // the single attempt of a tenant marked down
+	firstBackoff   = 50 * time.Millisecond  // wait before the second attempt; doubles
+	maxBackoff     = 1 * time.Second        // longest wait between two attempts
+
+	// dupWindow is the tenant streams' duplicate window. It must outlast
+	// the longest retry: MaxWriteTimeout.
+	dupWindow = 2 * time.Minute
+	// MaxWriteTimeout is the longest Config.WriteTimeout: retries never
+	// outlast the duplicate window.
+	MaxWriteTimeout = time.Minute
+)
+
+// publish publishes data to r's stream with msgID as its message id and
+// returns once JetStream acknowledged it, retrying as the file comment
+// says. ctx still bounds the whole. Errors: ErrClosed when ctx or the Hub
+// ended, ErrStoreFull, else ErrUnavailable (the outcome is unknown: the
+// caller's retry with the same idempotency id applies once). Cost: one
+// round trip when NATS is well. Safe for concurrent use.
+func (h *Hub) publish(ctx context.Context, r *replica, data []byte, msgID string) error {
+	start := time.Now()
+	budget := h.cfg.WriteTimeout
+	if r.down.Load() {
+		budget = downAttempt
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	err := h.publishLoop(wctx, r, data, msgID)
+	h.nstats.observePublish(time.Since(start), err)
+	switch {
+	case err == nil:
+		h.markUp(r)
+		return nil
+	case h.ctx.Err() != nil:
+		return ErrClosed
+	case ctx.Err() != nil || isStoreFull(err): // the caller gave up, or JetStream refused
+		return h.publishErr(err, r.stream)
+	}
+	h.markDown(r, err)
+	return h.publishErr(err, r.stream)
+}
+
+// publishLoop makes attempts until one succeeds, one fails for good, or
+// ctx ends; it returns the last attempt's error.
+func (h *Hub) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
+	wait := firstBackoff
+	for {
+		err := h.publishOnce(ctx, r, data, msgID)
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		if h.streamGone(ctx, r) {
+			return fmt.Errorf("%w (stream %s: not found)", err, r.stream)
+		}
+		h.nstats.retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// publishOnce is one attempt, bounded by attemptTimeout. The client's own
+// retry on no responders is off: publishLoop retries, and counts.
+func (h *Hub) publishOnce(ctx context.Context, r *replica, data []byte, msgID string) error {
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	_, err := h.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
+		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return fmt.Errorf("publish attempt: %w", nats.ErrTimeout)
+	}
+	return err
+}
+
+// retryableCodes are JetStream's errors of a stream between leaders: the
+// cluster temporarily unavailable (10008) and the stream offline (10118).
+var retryableCodes = []jetstream.ErrorCode{10008, 10118}
+
+// retryable reports whether err means "no leader, timeout, no responders
+// or reconnecting": worth another attempt with the same message id.
+func retryable(err error) bool {
+	switch {
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse),
+		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrDisconnected):
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		for _, c := range retryableCodes {
+			if apiErr.ErrorCode == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// streamGone reports whether JetStream says r's stream does not exist (it
+// was deleted): no retry brings it back. An answer that does not come
+// within downAttempt (no leader) is not "gone".
+func (h *Hub) streamGone(ctx context.Context, r *replica) bool {
+	ictx, cancel := context.WithTimeout(ctx, downAttempt)
+	defer cancel()
+	_, err := h.js.Stream(ictx, r.stream)
+	return errors.Is(err, jetstream.ErrStreamNotFound)
+}
+
+// markDown notes that a write of r failed after its whole budget, with a
+// log line when r was up.
+func (h *Hub) markDown(r *replica, err error) {
+	if !r.down.Swap(true) {
+		h.log.Warn("hub: tenant's log unavailable: its writes answer 503 at once until one succeeds",
+			"tenant", r.tenant, "err", err)
+	}
+}
+
+// markUp notes a write of r that succeeded, with a log line when r was down.
+func (h *Hub) markUp(r *replica) {
+	h.store.noteOK()
+	if r.down.Swap(false) {
+		h.log.Info("hub: tenant's log available again", "tenant", r.tenant)
+	}
+}
