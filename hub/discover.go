@@ -47,6 +47,13 @@ func (h *Hub) watchNewTenants() tenantWatch {
 	return tenantWatch{wake: wake, stop: func() { _ = sub.Unsubscribe() }}
 }
 
+// close ends the watch; the zero tenantWatch has nothing to end.
+func (w tenantWatch) close() {
+	if w.stop != nil {
+		w.stop()
+	}
+}
+
 // discover opens the tenant streams that appear after start: tenants created
 // through another gateway sharing the NATS cluster. It looks when JetStream
 // announces a new tenant stream (w: normally within milliseconds) and, as a
@@ -54,7 +61,7 @@ func (h *Hub) watchNewTenants() tenantWatch {
 // not send them), every interval. Cost: one stream listing per look. A
 // failure is logged and retried at the next look. It runs until ctx ends.
 func (h *Hub) discover(ctx context.Context, interval time.Duration, w tenantWatch) {
-	defer w.stop()
+	defer w.close()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -75,7 +75,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		return nil, err
 	}
 	h.shareSnapshots(ctx)
+	var newTenants tenantWatch
+	if cfg.DiscoverInterval > 0 {
+		// Before the first look: a tenant created after it is announced.
+		newTenants = h.watchNewTenants()
+	}
 	if err := h.openAll(ctx); err != nil {
+		newTenants.close()
 		h.Close()
 		return nil, err
 	}
@@ -92,7 +98,6 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		}()
 	}
 	if cfg.DiscoverInterval > 0 {
-		newTenants := h.watchNewTenants() // before the look below: no tenant falls between them
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
