@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -28,7 +29,8 @@ const DefaultSubmissionsPerSecond = 100_000
 type Config struct {
 	Hub      *hub.Hub
 	Verifier *auth.Verifier
-	// Keys supplies per-tenant limits. Nil means every tenant has the defaults.
+	// Keys supplies per-tenant limits. Nil means every tenant has the
+	// defaults. Server.ReloadKeys replaces it, with the Verifier's keys.
 	Keys *auth.Keyring
 	// Ready reports whether the gateway serves: /readyz answers 503 until it
 	// does. Nil means always ready.
@@ -87,7 +89,8 @@ type Server struct {
 	metrics *metrics
 	router  chi.Router
 	limits  limiters
-	live    *live // the WebSocket side: ws_live.go
+	live    *live                        // the WebSocket side: ws_live.go
+	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
@@ -112,7 +115,8 @@ func New(cfg Config) *Server {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
-	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
+	s.keys.Store(cfg.Keys)
+	s.limits = limiters{keys: s.keyring, rate: cfg.SubmissionsPerSecond}
 	s.live = newLive(s)
 	s.router = s.routes()
 	return s

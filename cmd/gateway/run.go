@@ -79,6 +79,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	var serving atomic.Bool
 	srv := newHTTPServer(cfg, h, keys, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	srv.ConnState = guard.ConnState
+	defer watchReload(cfg.KeysFile, srv.Handler.(*api.Server), log)() // SIGHUP: reload.go
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(guard.Listener(ln)) }()
 	serving.Store(true)
