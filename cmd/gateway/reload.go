@@ -10,24 +10,50 @@ import (
 	"github.com/rankwire/rankwire/auth"
 )
 
-// watchReload reloads the key file on each SIGHUP until the returned stop
-// is called (PROTOCOL.md, "Keys reload"). One goroutine; signals that
-// arrive during a reload coalesce into one more (the channel holds one).
-func watchReload(keysFile string, a *api.Server, log *slog.Logger) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for range hup {
-			reloadKeys(keysFile, a, log)
-		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		close(hup)
-		<-done
+// reloader reloads the key file on SIGHUP (PROTOCOL.md, "Keys reload").
+// run creates it first thing, so that a SIGHUP during start-up is held
+// (the channel holds one; more coalesce) instead of ending the process,
+// and hands it the API once that exists. One goroutine; reloads run one
+// at a time.
+type reloader struct {
+	keysFile string
+	log      *slog.Logger
+	hup      chan os.Signal
+	api      chan *api.Server // holds the API from serve; closed by stop
+	done     chan struct{}    // closed when the goroutine returns
+}
+
+func newReloader(keysFile string, log *slog.Logger) *reloader {
+	r := &reloader{keysFile: keysFile, log: log, hup: make(chan os.Signal, 1),
+		api: make(chan *api.Server, 1), done: make(chan struct{})}
+	signal.Notify(r.hup, syscall.SIGHUP)
+	go r.loop()
+	return r
+}
+
+func (r *reloader) loop() {
+	defer close(r.done)
+	a, ok := <-r.api
+	if !ok {
+		return // stopped before serving
 	}
+	for range r.hup {
+		reloadKeys(r.keysFile, a, r.log)
+	}
+}
+
+// serve starts reloading into a, including a SIGHUP held since start-up.
+// Call it at most once, before stop.
+func (r *reloader) serve(a *api.Server) { r.api <- a }
+
+// stop ends the reloads, waiting for one under way. SIGHUP is ignored from
+// then on: the process is shutting down, and SIGHUP's default action would
+// end it before the hub wrote its snapshots.
+func (r *reloader) stop() {
+	signal.Ignore(syscall.SIGHUP) // also ends r.hup's registration: nothing more is sent on it
+	close(r.hup)
+	close(r.api)
+	<-r.done
 }
 
 // reloadKeys re-reads the key file and swaps it in whole, or, where the

@@ -34,7 +34,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	if err != nil {
 		return err
 	}
-	defer unlock() // last: after the hub has written its snapshots
+	defer unlock()                           // last: after the hub has written its snapshots
+	reload := newReloader(cfg.KeysFile, log) // SIGHUP: reload.go
+	defer reload.stop()
 	keys, demo, err := loadKeys(cfg)
 	if err != nil {
 		return err
@@ -79,7 +81,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	var serving atomic.Bool
 	srv := newHTTPServer(cfg, h, keys, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	srv.ConnState = guard.ConnState
-	defer watchReload(cfg.KeysFile, srv.Handler.(*api.Server), log)() // SIGHUP: reload.go
+	reload.serve(srv.Handler.(*api.Server))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(guard.Listener(ln)) }()
 	serving.Store(true)
