@@ -34,8 +34,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	if err != nil {
 		return err
 	}
-	defer unlock()                           // last: after the hub has written its snapshots
-	reload := newReloader(cfg.KeysFile, log) // SIGHUP: reload.go
+	defer unlock() // last: after the hub has written its snapshots
+	// SIGHUP reloads the key file (reload.go); caught from here on.
+	reload := newReloader(cfg.KeysFile, log)
 	defer reload.stop()
 	keys, demo, err := loadKeys(cfg)
 	if err != nil {
