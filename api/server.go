@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,6 +92,7 @@ type Server struct {
 	limits  limiters
 	live    *live                        // the WebSocket side: ws_live.go
 	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
+	reload  sync.Mutex                   // one ReloadKeys at a time
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:

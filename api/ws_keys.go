@@ -14,10 +14,12 @@ import (
 // removed, closes with 4003. A connection already over a lowered
 // connection cap stays; new ones wait below it. It returns what changed,
 // for the caller's log. Nil next is refused with auth.ErrKeyFile and
-// changes nothing. Safe for concurrent use, and with every request: the
-// swap is atomic, and a verification never waits for it. Cost: the
+// changes nothing. Safe for concurrent use: reloads run one at a time, and
+// no request waits for one (the swap is atomic). Cost: the
 // Verifier's Swap, O(tenants with a rate bucket) and O(connections).
 func (s *Server) ReloadKeys(next *auth.Keyring) (auth.KeyChanges, error) {
+	s.reload.Lock() // the Verifier's and the limits' keyrings stay one
+	defer s.reload.Unlock()
 	old, err := s.cfg.Verifier.Swap(next)
 	if err != nil {
 		return auth.KeyChanges{}, err
