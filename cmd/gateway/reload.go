@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
@@ -66,6 +67,7 @@ func reloadKeys(keysFile string, a *api.Server, log *slog.Logger) {
 		log.Info("SIGHUP: no --keys file (demo mode), nothing to reload")
 		return
 	}
+	start := time.Now()
 	next, err := auth.LoadKeys(keysFile)
 	if err == nil {
 		var ch auth.KeyChanges
@@ -73,7 +75,7 @@ func reloadKeys(keysFile string, a *api.Server, log *slog.Logger) {
 		if err == nil {
 			log.Info("keys reloaded", "file", keysFile, "tenants", len(next.Tenants()),
 				"added_tenants", ch.AddedTenants, "removed_tenants", ch.RemovedTenants,
-				"added_keys", ch.AddedKeys, "removed_keys", ch.RemovedKeys)
+				"added_keys", ch.AddedKeys, "removed_keys", ch.RemovedKeys, "took", time.Since(start).Round(time.Microsecond))
 			return
 		}
 	}
