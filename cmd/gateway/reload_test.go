@@ -192,3 +192,27 @@ func TestSIGHUPDemoMode(t *testing.T) {
 		t.Errorf("healthz after SIGHUP in demo mode: %d %v", code, err)
 	}
 }
+
+// TestSIGHUPDuringShutdown: SIGHUPs arriving while the gateway shuts down
+// neither end it early nor stop it from exiting 0.
+func TestSIGHUPDuringShutdown(t *testing.T) {
+	keys, _ := keyFile(t)
+	p := startGateway(t, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir())
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			break // already gone: the exit status below tells how
+		}
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM and SIGHUPs: %v", err)
+		}
+		p.done <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit 30 s after SIGTERM")
+	}
+}
