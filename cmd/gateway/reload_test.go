@@ -102,6 +102,12 @@ func TestSIGHUPRotatesKeys(t *testing.T) {
 	if got := status(p, t2); got != 200 {
 		t.Errorf("t2's token after the reload: %d, want 200", got)
 	}
+	if code, err := call("PUT", p.url("/v1/boards/new"), t2, "{}", nil); code != 200 {
+		t.Errorf("t2 creating a board after the reload: %d %v", code, err)
+	}
+	if code, err := call("POST", p.url("/v1/boards/new/scores"), t2, `{"member":"m","score":1}`, nil); code != 200 {
+		t.Errorf("t2 submitting after the reload: %d %v", code, err)
+	}
 	if got := status(p, old); got != 401 {
 		t.Errorf("removed kid k1's token after the reload: %d, want 401", got)
 	}
