@@ -145,8 +145,8 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 
 // boardLimit is tenant's board limit from the key file, or the default.
 func (s *Server) boardLimit(tenant string) int {
-	if s.cfg.Keys != nil {
-		if lim, ok := s.cfg.Keys.Limits(tenant); ok {
+	if keys := s.keyring(); keys != nil {
+		if lim, ok := keys.Limits(tenant); ok {
 			return lim.BoardLimit()
 		}
 	}

@@ -77,7 +77,7 @@ func (l *live) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 	if err != nil {
 		tenant := sc.Tenant
 		if tenant == "" {
-			tenant = keyTenant(l.s.cfg.Keys, tok)
+			tenant = keyTenant(l.s.keyring(), tok)
 		}
 		l.refusals.refused(refusedToken, tokenAttrs(err, tenant)...)
 		e := tokenClose(err)

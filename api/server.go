@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -28,7 +30,8 @@ const DefaultSubmissionsPerSecond = 100_000
 type Config struct {
 	Hub      *hub.Hub
 	Verifier *auth.Verifier
-	// Keys supplies per-tenant limits. Nil means every tenant has the defaults.
+	// Keys supplies per-tenant limits. Nil means every tenant has the
+	// defaults. Server.ReloadKeys replaces it, with the Verifier's keys.
 	Keys *auth.Keyring
 	// Ready reports whether the gateway serves: /readyz answers 503 until it
 	// does. Nil means always ready.
@@ -87,8 +90,10 @@ type Server struct {
 	metrics *metrics
 	router  chi.Router
 	limits  limiters
-	live    *live       // the WebSocket side: ws_live.go
-	refused *refusalLog // HTTP refusals (401, 403, 429), rate-limited
+	live    *live                        // the WebSocket side: ws_live.go
+	refused *refusalLog                  // HTTP refusals (401, 403, 429), rate-limited
+	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
+	reload  sync.Mutex                   // one ReloadKeys at a time
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
@@ -113,7 +118,8 @@ func New(cfg Config) *Server {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
-	s.limits = limiters{keys: cfg.Keys, rate: cfg.SubmissionsPerSecond}
+	s.keys.Store(cfg.Keys)
+	s.limits = limiters{keys: s.keyring, rate: cfg.SubmissionsPerSecond}
 	s.live = newLive(s)
 	s.refused = newRefusalLog(s.log, "http refused")
 	s.router = s.routes()
@@ -232,7 +238,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		sc, err := s.cfg.Verifier.Verify(token)
 		if err != nil {
-			s.refused.refused(refusedToken, append(tokenAttrs(err, keyTenant(s.cfg.Keys, token)),
+			s.refused.refused(refusedToken, append(tokenAttrs(err, keyTenant(s.keyring(), token)),
 				"method", r.Method, "path", truncate(r.URL.Path))...)
 			refuseConn(w, r)
 			writeError(w, toError(err, s.log))

@@ -36,12 +36,13 @@ func (c *wsConn) auth(token string, authed bool) {
 	}
 	switch {
 	case err != nil:
-		c.refuseToken(err, keyTenant(c.l.s.cfg.Keys, token))
+		c.refuseToken(err, keyTenant(c.l.s.keyring(), token))
 	case !c.l.admit(sc.Tenant):
 		c.l.refusals.refused(refusedCap, "tenant", sc.Tenant)
 		c.close(newClose(closeOverLimit, "tenant at its connection cap"))
 	default:
 		c.setScope(sc, true)
+		c.closeIfRevoked(sc) // a reload may have raced the verification
 	}
 }
 
@@ -78,6 +79,7 @@ func (c *wsConn) refresh(sc auth.Scope, err error) {
 		c.refuseToken(errors.New("token of another tenant"), sc.Tenant)
 	case mayConnect(sc) != nil:
 		c.refuseToken(errNoReadRole, sc.Tenant)
+	case c.closeIfRevoked(sc): // a reload raced the verification
 	default:
 		for id, s := range c.narrow(sc) {
 			c.l.eng.Unsubscribe(s.sub)

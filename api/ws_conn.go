@@ -91,6 +91,9 @@ func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 	c.armPing()
 	if sc != nil {
 		c.setScope(*sc, true)
+		if c.closeIfRevoked(*sc) { // a reload raced the verification
+			return
+		}
 	} else {
 		c.mu.Lock()
 		c.timer = time.AfterFunc(c.l.authTO, func() { c.close(newClose(closeExpired, "no auth message in time")) })

@@ -71,8 +71,8 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // connCap returns tenant's connection cap.
 func (l *live) connCap(tenant string) int {
-	if l.s.cfg.Keys != nil {
-		if lim, ok := l.s.cfg.Keys.Limits(tenant); ok && lim.Connections > 0 {
+	if keys := l.s.keyring(); keys != nil {
+		if lim, ok := keys.Limits(tenant); ok && lim.Connections > 0 {
 			return lim.Connections
 		}
 	}

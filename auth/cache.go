@@ -13,8 +13,9 @@ const DefaultCacheSize = 10_000
 // token is a bearer secret held in memory anyway while its request runs;
 // the cache keeps it no longer than its exp plus Leeway. When full it
 // forgets everything at once: cheap, bounded, and the next requests
-// re-verify. Keys never change while a Verifier lives, so a token that
-// verified once stays valid until its expiry.
+// re-verify. Each cache belongs to one Keyring of its Verifier (Swap starts
+// a new one), so a token that verified once stays valid until its expiry
+// for as long as the keys that verified it are current.
 type tokenCache struct {
 	max int
 

@@ -8,7 +8,8 @@
 //   - token verification: a Verifier selects the key by the JWT header's kid, pins
 //     the algorithm to that key's, requires tnt, exp and aud "rankwire", honours
 //     exp, nbf and iat with Leeway, and refuses a token whose tnt is not the key's
-//     tenant;
+//     tenant. Verifier.Swap replaces its Keyring while it serves (the gateway's
+//     SIGHUP), and CompareKeys says which tenants and kids that adds and removes;
 //   - claims to scope: a Scope holds the tenant, subject, roles and board glob
 //     patterns and answers Can, CanBoard and Allows.
 //
@@ -16,8 +17,10 @@
 //
 // The package imports only the standard library and github.com/golang-jwt/jwt/v5;
 // it must not import board, identity, hub, subscriptions or api. Every value it
-// builds is immutable after construction and safe for concurrent use; it holds no
-// locks.
+// builds is immutable after construction and safe for concurrent use, but for the
+// Verifier, whose keys are one atomic pointer to an immutable state and whose
+// cache of verified tokens has a lock of its own; verification never waits for a
+// Swap.
 //
 // # Errors
 //

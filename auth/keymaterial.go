@@ -104,7 +104,8 @@ func keyTypeName(pub any) string {
 }
 
 // materialID identifies key material: the secret's bytes or the public key's
-// PKIX encoding. Only ParseKeys calls it, once per key.
+// PKIX encoding. ParseKeys calls it once per key, CompareKeys twice per
+// key present in both keyrings.
 func materialID(verify any) string {
 	if secret, ok := verify.([]byte); ok {
 		return "secret:" + string(secret)

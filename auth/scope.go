@@ -68,6 +68,7 @@ func (r Role) String() string {
 // for concurrent use.
 type Scope struct {
 	Tenant  string // the tnt claim; always a key's tenant
+	Kid     string // the key that verified the token (the header's kid)
 	Subject string // the sub claim: the player's member id; empty where absent
 	Roles   Role   // granted roles as written; Can applies admin's implications
 	// Boards are glob patterns ('*' matches any run of characters) limiting

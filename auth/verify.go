@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -32,13 +33,25 @@ type Options struct {
 	CacheSize int
 }
 
-// Verifier checks tokens against a Keyring. Apart from its cache of verified
-// tokens (guarded by its own lock) it is immutable after NewVerifier
-// and safe for concurrent use.
+// Verifier checks tokens against its current Keyring, which Swap replaces
+// while it serves (the gateway's SIGHUP). Safe for concurrent use:
+// verification loads the current keys with one atomic read and never waits
+// for a Swap.
 type Verifier struct {
-	keys  map[string]verifyKey // by kid; never written after NewVerifier
-	now   func() time.Time
-	cache *tokenCache // nil when off
+	now       func() time.Time
+	cacheSize int
+	state     atomic.Pointer[verifierState]
+}
+
+// verifierState is what one Keyring becomes: its keys with their parsers
+// and a cache of the tokens they verified. It is never written after
+// newState, but for the cache (guarded by its own lock), so a Swap replaces
+// it whole. The cache goes with its keys: a token verified by a key that a
+// Swap removed is never answered from the next state's cache.
+type verifierState struct {
+	ring  *Keyring
+	keys  map[string]verifyKey // by kid
+	cache *tokenCache          // nil when off
 }
 
 // verifyKey is a key with its own parser, pinned to the key's algorithm.
@@ -66,11 +79,36 @@ func NewVerifier(k *Keyring, opt Options) *Verifier {
 	if now == nil {
 		now = time.Now
 	}
-	v := &Verifier{keys: make(map[string]verifyKey, len(k.keys)), now: now, cache: newTokenCache(opt.CacheSize)}
-	for kid, key := range k.keys {
-		v.keys[kid] = verifyKey{Key: key, parser: newParser(key.Alg, now), keyfunc: key.keyfunc}
-	}
+	v := &Verifier{now: now, cacheSize: opt.CacheSize}
+	v.state.Store(v.newState(k))
 	return v
+}
+
+// newState builds the keys of k with their parsers and an empty cache.
+// Cost: one parser per key.
+func (v *Verifier) newState(k *Keyring) *verifierState {
+	st := &verifierState{ring: k, keys: make(map[string]verifyKey, len(k.keys)), cache: newTokenCache(v.cacheSize)}
+	for kid, key := range k.keys {
+		st.keys[kid] = verifyKey{Key: key, parser: newParser(key.Alg, v.now), keyfunc: key.keyfunc}
+	}
+	return st
+}
+
+// Keyring returns the Keyring tokens are verified against now. O(1), one
+// atomic load.
+func (v *Verifier) Keyring() *Keyring { return v.state.Load().ring }
+
+// Swap makes k the Keyring that verifies every token from now on and
+// returns the one it replaces. Tokens of keys k lacks are refused from
+// then on (ErrUnknownKey), cached ones included: the cache starts empty.
+// A Verify already running may finish against the old keys. Nil k is
+// refused with ErrKeyFile and changes nothing. Cost: one parser per key of
+// k, built before the swap; Verify never waits for it.
+func (v *Verifier) Swap(k *Keyring) (*Keyring, error) {
+	if k == nil {
+		return nil, fmt.Errorf("%w: nil Keyring", ErrKeyFile)
+	}
+	return v.state.Swap(v.newState(k)).ring, nil
 }
 
 // newParser returns a parser that accepts only alg and checks the claims
@@ -99,19 +137,20 @@ func (k Key) keyfunc(*jwt.Token) (any, error) { return k.verify, nil }
 // verified before costs a map lookup until it expires (Options.CacheSize).
 // Safe for concurrent use.
 func (v *Verifier) Verify(token string) (Scope, error) {
-	if sc, ok := v.cache.get(token, v.now()); ok {
+	st := v.state.Load()
+	if sc, ok := st.cache.get(token, v.now()); ok {
 		return sc, nil
 	}
-	sc, err := v.verify(token)
+	sc, err := st.verify(token)
 	if err == nil {
-		v.cache.put(token, sc)
+		st.cache.put(token, sc)
 	}
 	return sc, err
 }
 
-// verify checks token's signature and claims.
-func (v *Verifier) verify(token string) (Scope, error) {
-	key, err := v.keyFor(token)
+// verify checks token's signature and claims against st's keys.
+func (st *verifierState) verify(token string) (Scope, error) {
+	key, err := st.keyFor(token)
 	if err != nil {
 		return Scope{}, err
 	}
@@ -132,7 +171,7 @@ type header struct {
 // alg is the key's: an HS256 token can never reach an RS256 key (the key
 // confusion attack), nor can "alg": "none" reach any key. The key's parser
 // checks the alg again.
-func (v *Verifier) keyFor(token string) (verifyKey, error) {
+func (st *verifierState) keyFor(token string) (verifyKey, error) {
 	h, err := peekHeader(token)
 	if err != nil {
 		return verifyKey{}, err
@@ -140,7 +179,7 @@ func (v *Verifier) keyFor(token string) (verifyKey, error) {
 	if h.Kid == "" {
 		return verifyKey{}, fmt.Errorf("%w: header has no kid", ErrUnknownKey)
 	}
-	key, ok := v.keys[h.Kid]
+	key, ok := st.keys[h.Kid]
 	if !ok {
 		return verifyKey{}, fmt.Errorf("%w: kid %.64q", ErrUnknownKey, h.Kid)
 	}
@@ -208,6 +247,7 @@ func (k verifyKey) scope(c *claims) (Scope, error) {
 	}
 	return Scope{
 		Tenant:  c.Tenant,
+		Kid:     k.ID,
 		Subject: c.Subject,
 		Roles:   parseRoles(c.Roles),
 		Boards:  c.Boards,

@@ -29,7 +29,7 @@ func TestParserPinsAlgorithm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := NewVerifier(k, Options{}).keys["r"]
+	key := NewVerifier(k, Options{}).state.Load().keys["r"]
 	forged := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 		"tnt": "t", "aud": Audience, "exp": time.Now().Add(time.Hour).Unix()})
 	forged.Header["kid"] = "r"

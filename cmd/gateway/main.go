@@ -1,7 +1,8 @@
 // Command gateway runs rankwire: the HTTP API (and live views) over a hub
 // on NATS JetStream, embedded by default. Flags and environment become a
-// Config; run wires the parts, serves until SIGTERM or interrupt, and shuts
-// down in order. See docs/OPERATIONS.md.
+// Config; run wires the parts, serves until SIGTERM or interrupt (SIGHUP
+// reloads the key file: reload.go), and shuts down in order. See
+// docs/OPERATIONS.md.
 package main
 
 import (

@@ -35,6 +35,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	defer unlock() // last: after the hub has written its snapshots
+	// SIGHUP reloads the key file (reload.go); caught from here on.
+	reload := newReloader(cfg.KeysFile, log)
+	defer reload.stop()
 	keys, demo, err := loadKeys(cfg)
 	if err != nil {
 		return err
@@ -79,6 +82,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	var serving atomic.Bool
 	srv := newHTTPServer(cfg, h, keys, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	srv.ConnState = guard.ConnState
+	reload.serve(srv.Handler.(*api.Server))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(guard.Listener(ln)) }()
 	serving.Store(true)
