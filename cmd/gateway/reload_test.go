@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/internal/await"
 )
@@ -114,31 +115,57 @@ func TestSIGHUPRotatesKeys(t *testing.T) {
 	if got := status(p, rotated); got != 200 {
 		t.Errorf("new kid k1b's token after the reload: %d, want 200", got)
 	}
-	if code := closeCode(ctx, live); code != 4003 {
-		t.Errorf("k1's live WebSocket closed %d, want 4003", code)
+	if code, err := closeCode(ctx, live); code != 4003 {
+		t.Errorf("k1's live WebSocket closed %d (%v), want 4003", code, err)
 	}
-	first, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+rotated, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The closed k1 connection gives its slot back once its close handshake
+	// is over, a moment after the client saw the close: until then a new one
+	// is refused at the cap of 1 too. Wait for one that is let in.
+	first := dialAdmitted(ctx, t, "ws://"+p.addr+"/v1/ws?access_token="+rotated)
 	defer first.CloseNow()
 	second, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/v1/ws?access_token="+rotated, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer second.CloseNow()
-	if code := closeCode(ctx, second); code != 4029 {
-		t.Errorf("t1's second WebSocket under the reloaded cap of 1 closed %d, want 4029", code)
+	if code, err := closeCode(ctx, second); code != 4029 {
+		t.Errorf("t1's second WebSocket under the reloaded cap of 1 closed %d (%v), want 4029", code, err)
 	}
 }
 
-// closeCode reads c until it ends and returns the close code (-1 without one).
-func closeCode(ctx context.Context, c *websocket.Conn) websocket.StatusCode {
+// dialAdmitted dials url until a connection is let in: one that answers a
+// subscribe (here with an error: the board does not exist) instead of
+// closing at once as a refused one does. (A read with a deadline would not
+// do: coder/websocket closes the connection when a read's context ends.)
+func dialAdmitted(ctx context.Context, t *testing.T, url string) *websocket.Conn {
+	t.Helper()
+	var c *websocket.Conn
+	await.For(t, 10*time.Second, func() error {
+		var err error
+		if c, _, err = websocket.Dial(ctx, url, nil); err != nil {
+			return err
+		}
+		sub := map[string]any{"type": "subscribe", "id": "probe", "board": "no-such-board", "view": map[string]any{"kind": "top", "limit": 1}}
+		if err := wsjson.Write(ctx, c, sub); err != nil {
+			return fmt.Errorf("refused: %v", err)
+		}
+		var reply map[string]any
+		if err := wsjson.Read(ctx, c, &reply); err != nil {
+			return fmt.Errorf("refused: %v", err)
+		}
+		return nil
+	})
+	return c
+}
+
+// closeCode reads c until it ends and returns the close code (-1 without
+// one) and the error the read ended with.
+func closeCode(ctx context.Context, c *websocket.Conn) (websocket.StatusCode, error) {
 	var err error
 	for err == nil {
 		_, _, err = c.Read(ctx)
 	}
-	return websocket.CloseStatus(err)
+	return websocket.CloseStatus(err), err
 }
 
 // TestSIGHUPBadFileKeepsKeys: a key file that does not parse, one with a
