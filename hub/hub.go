@@ -95,13 +95,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, err := startEmbedded(h.cfg.DataDir, h.cfg.MaxStore)
+		s, err := startEmbedded(h.cfg)
 		if err != nil {
 			return err
 		}
 		h.srv = s
 	}
-	nc, err := connect(url, h.srv, h.log)
+	nc, err := connect(url, h.srv, authOptions(h.cfg, h.srv != nil), h.log)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,15 @@ func (h *Hub) connect(ctx context.Context) error {
 	if h.js, err = jetstream.New(nc); err != nil {
 		return fmt.Errorf("hub: jetstream: %w", err)
 	}
-	return checkJetStream(ctx, h.js, h.natsURL())
+	check := checkJetStream
+	if h.srv != nil && h.cfg.Cluster.Name != "" {
+		check = waitJetStream
+	}
+	if err := check(ctx, h.js, h.natsURL()); err != nil {
+		return err
+	}
+	h.applyReplicas(ctx)
+	return nil
 }
 
 // natsURL names the NATS server in logs: the external URL, or "in-process"

@@ -112,6 +112,7 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 			Retention:  jetstream.LimitsPolicy,
 			DenyDelete: true,
 			DenyPurge:  true,
+			Replicas:   h.cfg.Replicas,
 		})
 	}
 	if err != nil && isStoreFull(err) {
