@@ -79,6 +79,9 @@ func clusterOptions(opts *server.Options, c Cluster) error {
 	if c.Name == "" && len(c.Routes) > 0 {
 		return fmt.Errorf("%w: routes need a cluster name", ErrClusterConfig)
 	}
+	if c.Name != "" && len(c.Routes) == 0 { // JetStream refuses a cluster without routes
+		return fmt.Errorf("%w: a cluster needs routes (they may include this node's own)", ErrClusterConfig)
+	}
 	if c.Node != "" {
 		opts.ServerName = c.Node
 	}
@@ -91,6 +94,9 @@ func clusterOptions(opts *server.Options, c Cluster) error {
 		host, port, err := hostPort("client listener", c.ClientListen)
 		if err != nil {
 			return err
+		}
+		if port == 0 {
+			port = server.RANDOM_PORT // 0 would mean NATS's 4222
 		}
 		opts.DontListen, opts.Host, opts.Port = false, host, port
 		opts.Username, opts.Password = ClientUser, ClientPassword(c.Secret)

@@ -123,6 +123,9 @@ func (h *Hub) connect(ctx context.Context) error {
 // natsURL names the NATS server in logs: the external URL, or "in-process"
 // for the embedded server, which has no URL because it listens on no port.
 func (h *Hub) natsURL() string {
+	if h.srv != nil && h.cfg.Cluster.Name != "" {
+		return "in-process (embedded, node " + h.srv.Name() + " of cluster " + h.cfg.Cluster.Name + ")"
+	}
 	if h.srv != nil {
 		return "in-process (embedded)"
 	}
