@@ -82,6 +82,8 @@ func (c Config) validateClusterNeeds() error {
 		return errors.New("--cluster: the embedded server's; with --nats the cluster is the external one")
 	case c.Cluster != "" && c.ClusterSecretFile == "":
 		return errors.New("--cluster: needs --cluster-secret-file")
+	case c.Cluster != "" && len(c.Routes) == 0:
+		return errors.New("--cluster: needs --routes (every node's cluster listener, this one's included)")
 	case c.Cluster == "" && len(c.Routes) > 0:
 		return errors.New("--routes: needs --cluster")
 	case c.NATSListen != "" && c.NATSURL != "":
