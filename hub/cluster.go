@@ -90,8 +90,14 @@ func clusterOptions(opts *server.Options, c Cluster) error {
 			return err
 		}
 	}
-	if c.ClientListen != "" {
-		host, port, err := hostPort("client listener", c.ClientListen)
+	listen := c.ClientListen
+	if listen == "" && c.Name != "" {
+		// nats-server starts routing only once a client listener is up:
+		// a clustered node without one listens on a loopback port.
+		listen = "127.0.0.1:0"
+	}
+	if listen != "" {
+		host, port, err := hostPort("client listener", listen)
 		if err != nil {
 			return err
 		}
@@ -136,7 +142,9 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream, url string) erro
 	ctx, cancel := context.WithTimeout(ctx, clusterWait)
 	defer cancel()
 	for {
-		err := checkJetStream(ctx, js, url)
+		try, cancelTry := context.WithTimeout(ctx, 2*time.Second) // an early request may get no answer at all
+		err := checkJetStream(try, js, url)
+		cancelTry()
 		if err == nil {
 			return nil
 		}

@@ -101,7 +101,8 @@ func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) err
 // credentials file and TLS files.
 func authOptions(cfg Config, embedded bool) []nats.Option {
 	var opts []nats.Option
-	if cfg.Cluster.Secret != "" && (!embedded || cfg.Cluster.ClientListen != "") {
+	asks := cfg.Cluster.ClientListen != "" || cfg.Cluster.Name != "" // the embedded server's client listener
+	if cfg.Cluster.Secret != "" && (!embedded || asks) {
 		opts = append(opts, nats.UserInfo(ClientUser, ClientPassword(cfg.Cluster.Secret)))
 	}
 	if embedded {
