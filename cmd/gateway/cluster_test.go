@@ -154,13 +154,16 @@ func TestThreeNodeCluster(t *testing.T) {
 		body := fmt.Sprintf(`{"id":"s%d","member":"p%d","score":%d}`, i, i%50, i)
 		return call("POST", n.p.url("/v1/boards/b/scores"), tok, body, nil)
 	}
-	// The board reaches the other nodes through the tenant's stream.
+	// The tenant's stream, new on node 1, reaches the other nodes (their
+	// discovery), and the board with it.
+	created := time.Now()
 	await.For(t, 30*time.Second, func() error {
 		if s, err := submit(nodes[1], 0); s != 200 {
 			return fmt.Errorf("submit through node 2: %d %v", s, err)
 		}
 		return nil
 	})
+	t.Logf("a new tenant created on node 1 served by node 2 after %v", time.Since(created).Round(time.Millisecond))
 	for i := 1; i <= 100; i++ {
 		if status, err := submit(nodes[i%2], i); status != 200 {
 			t.Fatalf("submit %d: %d %v", i, status, err)
