@@ -2,16 +2,21 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
 )
 
@@ -133,12 +138,16 @@ func TestThreeNodeCluster(t *testing.T) {
 	for _, p := range ports {
 		routes = append(routes, "nats://127.0.0.1:"+p)
 	}
+	natsPort := freePorts(t, 1)[0] // node 1's --nats-listen, to look at the stream
 	nodes := make([]*clusterNode, 3)
 	addrs := make([]chan string, 3)
 	for i := range nodes {
 		nodes[i] = &clusterNode{env: []string{"RANKWIRE_KEYS=" + keys, "RANKWIRE_DATA=" + t.TempDir(),
 			"RANKWIRE_NODE=n" + fmt.Sprint(i+1), "RANKWIRE_CLUSTER=rw-test", "RANKWIRE_CLUSTER_LISTEN=127.0.0.1:" + ports[i],
 			"RANKWIRE_ROUTES=" + strings.Join(routes, ","), "RANKWIRE_CLUSTER_SECRET_FILE=" + secret}}
+		if i == 0 {
+			nodes[i].env = append(nodes[i].env, "RANKWIRE_NATS_LISTEN=127.0.0.1:"+natsPort)
+		}
 		addrs[i] = nodes[i].launch(t)
 	}
 	start := time.Now()
@@ -223,5 +232,52 @@ func TestThreeNodeCluster(t *testing.T) {
 	t.Logf("killed node back and equal in %v: %v", time.Since(restart).Round(time.Millisecond), after.Seq)
 	if after.Seq <= before.Seq {
 		t.Fatalf("seq did not advance: %d then %d", before.Seq, after.Seq)
+	}
+	bringsReplicasBack(t, nodes[2], "nats://127.0.0.1:"+natsPort, secret)
+}
+
+// bringsReplicasBack lowers the tenant's stream to 1 replica through the
+// --nats-listen port (with the secret's password), restarts node n, and
+// sees the stream back at 3 replicas with n's log line saying so.
+func bringsReplicasBack(t *testing.T, n *clusterNode, url, secretFile string) {
+	t.Helper()
+	secret, err := readSecret(secretFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(url, nats.UserInfo(hub.ClientUser, hub.ClientPassword(secret)))
+	if err != nil {
+		t.Fatalf("--nats-listen with the secret: %v", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	replicas := func() int {
+		s, err := js.Stream(ctx, "RW_t1")
+		if err != nil {
+			t.Fatalf("stream info: %v", err)
+		}
+		return s.CachedInfo().Config.Replicas
+	}
+	if r := replicas(); r != 3 {
+		t.Fatalf("stream created with %d replicas, want 3", r)
+	}
+	s, _ := js.Stream(ctx, "RW_t1")
+	cfg := s.CachedInfo().Config
+	cfg.Replicas = 1
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatalf("lower to 1 replica: %v", err)
+	}
+	n.kill9(t)
+	n.wait(t, n.launch(t))
+	if r := replicas(); r != 3 {
+		t.Fatalf("after a restart with --replicas 3 the stream has %d replicas", r)
+	}
+	if got := n.p.logged(regexp.MustCompile(`stream brought to the configured replicas" stream=RW_t1 from=1 to=3`)); len(got) != 1 {
+		t.Fatalf("no log line for the replicas change")
 	}
 }
