@@ -274,6 +274,11 @@ func bringsReplicasBack(t *testing.T, n *clusterNode, url, secretFile string) {
 	}
 	n.kill9(t)
 	n.wait(t, n.launch(t))
+	for _, leak := range []string{secret, hub.ClientPassword(secret)} {
+		if got := n.p.logged(regexp.MustCompile(regexp.QuoteMeta(leak))); len(got) > 0 {
+			t.Fatalf("the log holds the secret or a password derived from it: %q", got[0])
+		}
+	}
 	if r := replicas(); r != 3 {
 		t.Fatalf("after a restart with --replicas 3 the stream has %d replicas", r)
 	}
