@@ -127,9 +127,9 @@ func readSecret(path string) (string, error) {
 
 // hubCluster turns the flags into the hub's cluster and auth settings.
 func (c Config) hubCluster(secret string) (hub.Cluster, hub.NATSAuth) {
-	hc := hub.Cluster{Node: c.Node, Name: c.Cluster, Routes: c.Routes, Secret: secret, ClientListen: c.NATSListen}
-	if c.Cluster != "" {
-		hc.Listen = c.ClusterListen
+	hc := hub.Cluster{Name: c.Cluster, Routes: c.Routes, Secret: secret, ClientListen: c.NATSListen}
+	if c.Cluster != "" { // alone, the server keeps its name: nothing changes without cluster flags
+		hc.Node, hc.Listen = c.Node, c.ClusterListen
 	}
 	return hc, hub.NATSAuth{Creds: c.NATSCreds, TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
 }

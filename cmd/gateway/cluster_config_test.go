@@ -90,3 +90,24 @@ func TestClusterSecretFile(t *testing.T) {
 		t.Fatalf("good secret: %q, %v", s, err)
 	}
 }
+
+// Without cluster flags the hub gets no cluster settings at all (so the
+// embedded server opens no port and keeps its name); with them it gets
+// every one.
+func TestHubClusterSettings(t *testing.T) {
+	c, err := parseConfig([]string{"--node", "x"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc, _ := c.hubCluster(""); hc.Node != "" || hc.Name != "" || hc.Listen != "" || hc.ClientListen != "" {
+		t.Fatalf("cluster settings without cluster flags: %+v", hc)
+	}
+	c, err = parseConfig([]string{"--node", "x", "--cluster", "c", "--cluster-secret-file", "/s", "--routes", "nats://a:1",
+		"--cluster-listen", "127.0.0.1:7"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc, _ := c.hubCluster("sec"); hc.Node != "x" || hc.Name != "c" || hc.Listen != "127.0.0.1:7" || hc.Secret != "sec" || len(hc.Routes) != 1 {
+		t.Fatalf("cluster settings: %+v", hc)
+	}
+}
