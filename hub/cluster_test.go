@@ -150,3 +150,47 @@ func TestClusterConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// Config.Sync reaches the embedded JetStream: SyncAlways and an interval.
+func TestSyncPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		sync     time.Duration
+		always   bool
+		interval time.Duration
+	}{{SyncAlways, true, 2 * time.Minute}, {time.Second, false, time.Second}} { // NATS keeps its 2 min interval under always
+		s, err := startEmbedded(Config{DataDir: t.TempDir(), Sync: tc.sync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.JetStreamConfig()
+		s.Shutdown()
+		if got.SyncAlways != tc.always || got.SyncInterval != tc.interval {
+			t.Errorf("Sync %v: JetStream SyncAlways %v SyncInterval %v", tc.sync, got.SyncAlways, got.SyncInterval)
+		}
+	}
+}
+
+// A Hub with NATSURL and the cluster secret logs in to a server that asks
+// for the secret's client password (a node's --nats-listen); without the
+// secret, or with another, it is refused.
+func TestExternalWithClusterSecret(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), NoSigs: true, NoLog: true, Username: ClientUser, Password: ClientPassword(testSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	url := "nats://" + s.Addr().String()
+	for _, secret := range []string{"", "another-secret-of-length"} {
+		h, err := Start(testCtx(t), Config{DataDir: t.TempDir(), NATSURL: url, Cluster: Cluster{Secret: secret}})
+		if err == nil {
+			h.Close()
+			t.Fatalf("secret %q: connected", secret)
+		}
+	}
+	startHub(t, Config{NATSURL: url, Cluster: Cluster{Secret: testSecret}})
+}
