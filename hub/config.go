@@ -62,6 +62,51 @@ type Config struct {
 	// with ErrUnavailable (publish.go). Zero means 10 s; values above
 	// MaxWriteTimeout (the duplicate window's margin) count as it.
 	WriteTimeout time.Duration
+
+	// Cluster makes the embedded server join a NATS cluster (Cluster.Name
+	// set), and may open an authenticated client listener. Ignored with
+	// NATSURL, where Cluster.Secret (if set) supplies the user and password
+	// of the client listener of a clustered gateway (--nats-listen).
+	Cluster Cluster
+
+	// NATSAuth is how the Hub authenticates to NATSURL: a credentials file
+	// and TLS files. Ignored without NATSURL.
+	NATSAuth NATSAuth
+
+	// Replicas is the JetStream replica count of every tenant's stream: 1,
+	// 3 or 5. Streams are created with it, and existing streams are brought
+	// to it at start. Zero means 1 alone and 3 with Cluster.Name.
+	Replicas int
+
+	// Sync is the embedded JetStream's fsync policy: zero means NATS's
+	// default interval; SyncAlways fsyncs every write before acknowledging
+	// it; a positive duration is the interval. Ignored with NATSURL.
+	Sync time.Duration
+}
+
+// SyncAlways is Config.Sync's value for "fsync before every acknowledgement".
+const SyncAlways time.Duration = -1
+
+// Cluster is the embedded server's place in a NATS cluster.
+type Cluster struct {
+	Node   string   // this server's name, unique in the cluster; empty: the host name
+	Name   string   // the cluster's name; empty: no cluster
+	Listen string   // host:port for routes from the other nodes
+	Routes []string // nats://host:port of the other nodes' cluster listeners
+	// Secret authenticates routes and client connections: both sides derive
+	// the user and password from it (RouteUser, ClientUser). Never logged.
+	Secret string
+	// ClientListen is host:port of a client listener that asks for the
+	// user and password derived from Secret; empty: none (no client port).
+	ClientListen string
+}
+
+// NATSAuth holds the files that authenticate the Hub to an external NATS.
+type NATSAuth struct {
+	Creds   string // a NATS credentials (.creds) file
+	TLSCA   string // CA certificate that signs the servers' certificates
+	TLSCert string // client certificate, with TLSKey
+	TLSKey  string
 }
 
 func (c Config) withDefaults() Config {
@@ -87,6 +132,13 @@ func (c Config) withDefaults() Config {
 		c.WriteTimeout = 10 * time.Second
 	}
 	c.WriteTimeout = min(c.WriteTimeout, MaxWriteTimeout)
+
+	if c.Replicas == 0 {
+		c.Replicas = 1
+		if c.Cluster.Name != "" && c.NATSURL == "" {
+			c.Replicas = 3
+		}
+	}
 	if c.PushInterval <= 0 {
 		c.PushInterval = 100 * time.Millisecond
 	}

@@ -109,15 +109,16 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 }
 
 // shareSnapshots opens the cluster's snapshot bucket where other nodes may
-// share this NATS (an external server or cluster): snapshots are then
+// share this NATS (an external server or cluster, or the embedded server
+// in a cluster), with the tenants' replica count: snapshots are then
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
 // that cannot be opened is logged; the node goes on with local files.
 func (h *Hub) shareSnapshots(ctx context.Context) {
-	if h.srv != nil {
+	if h.srv != nil && h.cfg.Cluster.Name == "" {
 		return
 	}
-	shared, err := openSharedSnapshots(ctx, h.js, 1, h.log)
+	shared, err := openSharedSnapshots(ctx, h.js, h.cfg.Replicas, h.log)
 	if err != nil {
 		h.log.Warn("hub: snapshots stay local", "err", err)
 		return
@@ -128,13 +129,13 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, err := startEmbedded(h.cfg.DataDir, h.cfg.MaxStore)
+		s, err := startEmbedded(h.cfg)
 		if err != nil {
 			return err
 		}
 		h.srv = s
 	}
-	nc, err := connect(url, h.srv, h.log, h.connHandlers()...)
+	nc, err := connect(url, h.srv, authOptions(h.cfg, h.srv != nil), h.log, h.connHandlers()...)
 	if err != nil {
 		return err
 	}
@@ -142,12 +143,23 @@ func (h *Hub) connect(ctx context.Context) error {
 	if h.js, err = jetstream.New(nc); err != nil {
 		return fmt.Errorf("hub: jetstream: %w", err)
 	}
-	return checkJetStream(ctx, h.js, h.natsURL())
+	check := checkJetStream
+	if h.srv != nil && h.cfg.Cluster.Name != "" {
+		check = waitJetStream
+	}
+	if err := check(ctx, h.js, h.natsURL()); err != nil {
+		return err
+	}
+	h.applyReplicas(ctx)
+	return nil
 }
 
 // natsURL names the NATS server in logs: the external URL, or "in-process"
 // for the embedded server, which has no URL because it listens on no port.
 func (h *Hub) natsURL() string {
+	if h.srv != nil && h.cfg.Cluster.Name != "" {
+		return "in-process (embedded, node " + h.srv.Name() + " of cluster " + h.cfg.Cluster.Name + ")"
+	}
 	if h.srv != nil {
 		return "in-process (embedded)"
 	}

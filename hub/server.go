@@ -17,22 +17,34 @@ import (
 // connections.
 const startTimeout = 10 * time.Second
 
-// startEmbedded starts a nats-server with JetStream on dataDir/nats that
-// listens on no port at all (DontListen): the Hub reaches it in-process
-// (connect with nats.InProcessServer), so no other process can read or
-// write the streams through it. maxStore is JetStream's disk limit in bytes
-// (0: NATS's default). The caller shuts it down.
-func startEmbedded(dataDir string, maxStore int64) (*server.Server, error) {
+// startEmbedded starts a nats-server with JetStream on cfg.DataDir/nats.
+// Without cfg.Cluster it listens on no port at all (DontListen): the Hub
+// reaches it in-process (connect with nats.InProcessServer), so no other
+// process can read or write the streams through it. With cfg.Cluster.Name
+// it takes and opens routes, and with cfg.Cluster.ClientListen it opens a
+// client listener; both ask for the passwords derived from the cluster
+// secret. cfg.MaxStore is JetStream's disk limit in bytes (0: NATS's
+// default). The caller shuts it down.
+func startEmbedded(cfg Config) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: "rankwire",
 		DontListen: true,
 		JetStream:  true,
-		StoreDir:   filepath.Join(dataDir, "nats"),
+		StoreDir:   filepath.Join(cfg.DataDir, "nats"),
 		NoSigs:     true,
 		NoLog:      true,
 	}
-	if maxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
-		opts.JetStreamMaxStore = maxStore
+	if cfg.MaxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
+		opts.JetStreamMaxStore = cfg.MaxStore
+	}
+	switch {
+	case cfg.Sync == SyncAlways:
+		opts.SyncAlways = true
+	case cfg.Sync > 0:
+		opts.SyncInterval = cfg.Sync
+	}
+	if err := clusterOptions(opts, cfg.Cluster); err != nil {
+		return nil, err
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -47,9 +59,10 @@ func startEmbedded(dataDir string, maxStore int64) (*server.Server, error) {
 }
 
 // connect dials the embedded server in-process (s not nil; url is then
-// empty and unused), or url, with extra options added. Asynchronous
-// connection errors go to log (nats.go would write them to stderr).
-func connect(url string, s *server.Server, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
+// empty and unused), or url, with auth and extra options added.
+// Asynchronous connection errors go to log (nats.go would write them to
+// stderr).
+func connect(url string, s *server.Server, auth []nats.Option, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name("rankwire-hub"), nats.MaxReconnects(-1),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if sub != nil {
@@ -62,6 +75,7 @@ func connect(url string, s *server.Server, log *slog.Logger, extra ...nats.Optio
 	if s != nil {
 		opts = append(opts, nats.InProcessServer(s))
 	}
+	opts = append(opts, auth...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, unavailable("NATS is unavailable", fmt.Errorf("connect %s: %w", url, err))
@@ -81,4 +95,30 @@ func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) err
 		return fmt.Errorf("%w (%s): %v", ErrNoJetStream, url, err)
 	}
 	return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info from %s: %w", url, err))
+}
+
+// authOptions are the nats.go options that authenticate the Hub: to its
+// own embedded server when that asks for a password (a client listener),
+// or to cfg.NATSURL with the cluster secret's client password, a
+// credentials file and TLS files.
+func authOptions(cfg Config, embedded bool) []nats.Option {
+	var opts []nats.Option
+	asks := cfg.Cluster.ClientListen != "" || cfg.Cluster.Name != "" // the embedded server's client listener
+	if cfg.Cluster.Secret != "" && (!embedded || asks) {
+		opts = append(opts, nats.UserInfo(ClientUser, ClientPassword(cfg.Cluster.Secret)))
+	}
+	if embedded {
+		return opts
+	}
+	a := cfg.NATSAuth
+	if a.Creds != "" {
+		opts = append(opts, nats.UserCredentials(a.Creds))
+	}
+	if a.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(a.TLSCA))
+	}
+	if a.TLSCert != "" || a.TLSKey != "" {
+		opts = append(opts, nats.ClientCert(a.TLSCert, a.TLSKey))
+	}
+	return opts
 }

@@ -128,6 +128,7 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 			DenyDelete: true,
 			DenyPurge:  true,
 			Duplicates: dupWindow, // covers publish's retries: publish.go
+			Replicas:   h.cfg.Replicas,
 		})
 	}
 	if err != nil && isStoreFull(err) {

@@ -28,6 +28,20 @@ type Config struct {
 	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
 	MaxStore     int64         // bytes the embedded JetStream may store; 0: NATS's default
 
+	// Cluster: see docs/CLUSTERING.md.
+	Node              string        // this node's name in the cluster
+	Cluster           string        // cluster name; set: the embedded server joins a cluster
+	ClusterListen     string        // host:port for routes from the other nodes
+	Routes            []string      // nats://host:port of the other nodes
+	ClusterSecretFile string        // file holding the cluster secret
+	NATSListen        string        // authenticated NATS client listener; empty: none
+	Replicas          int           // JetStream replicas of tenant streams; 0: 1 alone, 3 with --cluster
+	Sync              time.Duration // hub.SyncAlways, an interval, or 0 for NATS's default
+	NATSCreds         string        // credentials file for --nats
+	NATSTLSCA         string        // CA file for --nats
+	NATSTLSCert       string        // client certificate for --nats
+	NATSTLSKey        string        // client key for --nats
+
 	// Listeners and timeouts: see docs/OPERATIONS.md "Listeners and timeouts".
 	MetricsAddr string        // where to serve /metrics; empty means nowhere
 	IdleTimeout time.Duration // close a keep-alive connection idle this long
@@ -68,6 +82,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		return err
 	})
 	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
+	clusterFlags(fs, &c)
 	// Listeners and timeouts: keep these together.
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
@@ -134,6 +149,9 @@ func (c Config) validate() error {
 		return errors.New("--max-store: applies to the embedded NATS server only; set the limit on the external one")
 	}
 	if err := c.validateWrite(); err != nil {
+		return err
+	}
+	if err := c.validateCluster(); err != nil {
 		return err
 	}
 	return c.validateListeners()

@@ -52,8 +52,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		}
 		defer stopPprof()
 	}
+	secret, err := readSecret(cfg.ClusterSecretFile)
+	if err != nil {
+		return err
+	}
+	cluster, natsAuth := cfg.hubCluster(secret)
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval,
-		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout})
+		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout,
+		Cluster: cluster, NATSAuth: natsAuth, Replicas: cfg.Replicas, Sync: cfg.Sync})
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rankwire/rankwire/hub"
+)
+
+// minSecret is the shortest cluster secret accepted, in bytes.
+const minSecret = 16
+
+// clusterFlags declares the cluster flags (docs/CLUSTERING.md) on fs.
+func clusterFlags(fs *flag.FlagSet, c *Config) {
+	host, _ := os.Hostname()
+	fs.StringVar(&c.Node, "node", host, "this node's `name` in the cluster")
+	fs.StringVar(&c.Cluster, "cluster", "", "cluster `name`; setting it makes the embedded NATS server join a cluster (needs --cluster-secret-file)")
+	fs.StringVar(&c.ClusterListen, "cluster-listen", "0.0.0.0:6222", "host:port `address` where this node takes routes from the others")
+	fs.Func("routes", "comma-separated nats://host:port `URLs` of the other nodes' cluster listeners", func(v string) error {
+		c.Routes = splitList(v)
+		return nil
+	})
+	fs.StringVar(&c.ClusterSecretFile, "cluster-secret-file", "", "`file` holding the secret every node presents to join (routes) and that --nats-listen asks for")
+	fs.StringVar(&c.NATSListen, "nats-listen", "", "host:port `address` of a NATS client listener (user and password derived from the cluster secret) for gateways run with --nats; empty: none")
+	fs.IntVar(&c.Replicas, "replicas", 0, "JetStream `replicas` of each tenant's stream: 1, 3 or 5 (default 1 alone, 3 with --cluster)")
+	fs.Func("sync", "JetStream fsync `policy`: always, or an interval such as 1s (default NATS's interval)", func(v string) error {
+		if v == "always" {
+			c.Sync = hub.SyncAlways
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want always or a positive interval such as 1s")
+		}
+		c.Sync = d
+		return nil
+	})
+	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` for --nats")
+	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "CA certificate `file` for --nats")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "client certificate `file` for --nats (with --nats-tls-key)")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "client key `file` for --nats (with --nats-tls-cert)")
+}
+
+// validateCluster checks the cluster flags and their combinations.
+func (c Config) validateCluster() error {
+	if err := c.validateClusterNeeds(); err != nil {
+		return err
+	}
+	if c.Replicas != 0 && c.Replicas != 1 && c.Replicas != 3 && c.Replicas != 5 {
+		return fmt.Errorf("--replicas %d: want 1, 3 or 5", c.Replicas)
+	}
+	if c.Replicas > 1 && c.Cluster == "" && c.NATSURL == "" {
+		return fmt.Errorf("--replicas %d: needs --cluster (or --nats): a single node holds one replica", c.Replicas)
+	}
+	if c.Sync != 0 && c.NATSURL != "" {
+		return errors.New("--sync: applies to the embedded NATS server only; set sync_interval on the external one")
+	}
+	for _, r := range c.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "nats" || u.Host == "" || u.User != nil || u.Path != "" {
+			return fmt.Errorf("--routes %q: want nats://host:port without credentials", r)
+		}
+	}
+	for name, addr := range map[string]string{"--cluster-listen": c.ClusterListen, "--nats-listen": c.NATSListen} {
+		if _, _, err := net.SplitHostPort(addr); addr != "" && err != nil {
+			return fmt.Errorf("%s %q: want host:port", name, addr)
+		}
+	}
+	return c.validateNATSAuth()
+}
+
+// validateClusterNeeds checks which flags need which.
+func (c Config) validateClusterNeeds() error {
+	switch {
+	case c.Cluster != "" && c.NATSURL != "":
+		return errors.New("--cluster: the embedded server's; with --nats the cluster is the external one")
+	case c.Cluster != "" && c.ClusterSecretFile == "":
+		return errors.New("--cluster: needs --cluster-secret-file")
+	case c.Cluster != "" && len(c.Routes) == 0:
+		return errors.New("--cluster: needs --routes (every node's cluster listener, this one's included)")
+	case c.Cluster == "" && len(c.Routes) > 0:
+		return errors.New("--routes: needs --cluster")
+	case c.NATSListen != "" && c.NATSURL != "":
+		return errors.New("--nats-listen: the embedded server's; not with --nats")
+	case c.NATSListen != "" && c.ClusterSecretFile == "":
+		return errors.New("--nats-listen: needs --cluster-secret-file")
+	case c.Cluster != "" && strings.TrimSpace(c.Node) == "":
+		return errors.New("--node: must not be empty")
+	}
+	return nil
+}
+
+// validateNATSAuth checks the --nats credentials and TLS flags.
+func (c Config) validateNATSAuth() error {
+	anyAuth := c.NATSCreds != "" || c.NATSTLSCA != "" || c.NATSTLSCert != "" || c.NATSTLSKey != ""
+	switch {
+	case anyAuth && c.NATSURL == "":
+		return errors.New("--nats-creds, --nats-tls-*: need --nats")
+	case (c.NATSTLSCert == "") != (c.NATSTLSKey == ""):
+		return errors.New("--nats-tls-cert and --nats-tls-key: give both or neither")
+	}
+	return nil
+}
+
+// readSecret reads the cluster secret from path: surrounding white space
+// trimmed, at least minSecret bytes. The error never holds the secret.
+func readSecret(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--cluster-secret-file: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < minSecret {
+		return "", fmt.Errorf("--cluster-secret-file %s: the secret must be at least %d bytes", path, minSecret)
+	}
+	return s, nil
+}
+
+// hubCluster turns the flags into the hub's cluster and auth settings.
+func (c Config) hubCluster(secret string) (hub.Cluster, hub.NATSAuth) {
+	hc := hub.Cluster{Name: c.Cluster, Routes: c.Routes, Secret: secret, ClientListen: c.NATSListen}
+	if c.Cluster != "" { // alone, the server keeps its name: nothing changes without cluster flags
+		hc.Node, hc.Listen = c.Node, c.ClusterListen
+	}
+	return hc, hub.NATSAuth{Creds: c.NATSCreds, TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
+}

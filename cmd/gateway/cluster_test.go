@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/await"
+)
+
+// clusterNode is one gateway process of a 3-node embedded cluster: its
+// environment is kept so that it restarts on the same --data and ports.
+type clusterNode struct {
+	env []string
+	p   *proc
+}
+
+// launch starts the node's process without waiting for it: a clustered
+// node is ready only once a quorum is up, so the test starts all three
+// before waiting on any.
+func (n *clusterNode) launch(t *testing.T) chan string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}
+	cmd.Env = append(os.Environ(), append(base, n.env...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdout: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stdout = p.stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done; p.done <- nil })
+	n.p = p
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log = append(p.log, sc.Text())
+			p.mu.Unlock()
+			if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	return addr
+}
+
+// wait takes the node's ready address, failing after 90 s.
+func (n *clusterNode) wait(t *testing.T, addr chan string) {
+	t.Helper()
+	select {
+	case n.p.addr = <-addr:
+	case <-time.After(90 * time.Second):
+		n.p.mu.Lock()
+		defer n.p.mu.Unlock()
+		t.Fatalf("node not ready after 90 s; log:\n%s", strings.Join(n.p.log, "\n"))
+	}
+}
+
+// kill9 kills the node's process with SIGKILL and waits for it to exit.
+func (n *clusterNode) kill9(t *testing.T) {
+	t.Helper()
+	if err := n.p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := <-n.p.done
+	n.p.done <- err
+}
+
+// freePorts returns k loopback TCP ports free a moment ago.
+func freePorts(t *testing.T, k int) []string {
+	t.Helper()
+	var ls []net.Listener
+	var out []string
+	for i := 0; i < k; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		out = append(out, port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return out
+}
+
+// topPage is the part of a top read the cluster test compares.
+type topPage struct {
+	Seq   uint64 `json:"seq"`
+	Total int    `json:"total"`
+	Rows  []struct {
+		Member string  `json:"member"`
+		Score  float64 `json:"score"`
+	} `json:"rows"`
+}
+
+func (pg topPage) String() string {
+	return fmt.Sprintf("seq %d total %d rows %v", pg.Seq, pg.Total, pg.Rows)
+}
+
+// TestThreeNodeCluster starts three gateway processes forming one
+// embedded JetStream cluster with 3 replicas, writes with ids through two
+// of them, reads the same rows and seq on all three, kills one with -9,
+// keeps writing through the others (logging the longest write gap),
+// restarts it on its --data and sees it catch up.
+func TestThreeNodeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three gateway processes")
+	}
+	keys, sk := keyFile(t)
+	tok := adminToken(t, sk)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("a-test-cluster-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 3)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, "nats://127.0.0.1:"+p)
+	}
+	natsPort := freePorts(t, 1)[0] // node 1's --nats-listen, to look at the stream
+	nodes := make([]*clusterNode, 3)
+	addrs := make([]chan string, 3)
+	for i := range nodes {
+		nodes[i] = &clusterNode{env: []string{"RANKWIRE_KEYS=" + keys, "RANKWIRE_DATA=" + t.TempDir(),
+			"RANKWIRE_NODE=n" + fmt.Sprint(i+1), "RANKWIRE_CLUSTER=rw-test", "RANKWIRE_CLUSTER_LISTEN=127.0.0.1:" + ports[i],
+			"RANKWIRE_ROUTES=" + strings.Join(routes, ","), "RANKWIRE_CLUSTER_SECRET_FILE=" + secret}}
+		if i == 0 {
+			nodes[i].env = append(nodes[i].env, "RANKWIRE_NATS_LISTEN=127.0.0.1:"+natsPort)
+		}
+		addrs[i] = nodes[i].launch(t)
+	}
+	start := time.Now()
+	for i, n := range nodes {
+		n.wait(t, addrs[i])
+	}
+	t.Logf("three nodes ready in %v", time.Since(start).Round(time.Millisecond))
+
+	if status, err := call("PUT", nodes[0].p.url("/v1/boards/b"), tok, `{"policy":"latest"}`, nil); status != 200 {
+		t.Fatalf("create board through node 1: %d %v", status, err)
+	}
+	submit := func(n *clusterNode, i int) (int, error) {
+		body := fmt.Sprintf(`{"id":"s%d","member":"p%d","score":%d}`, i, i%50, i)
+		return call("POST", n.p.url("/v1/boards/b/scores"), tok, body, nil)
+	}
+	// The tenant's stream, new on node 1, reaches the other nodes (their
+	// discovery), and the board with it.
+	created := time.Now()
+	await.For(t, 30*time.Second, func() error {
+		if s, err := submit(nodes[1], 0); s != 200 {
+			return fmt.Errorf("submit through node 2: %d %v", s, err)
+		}
+		return nil
+	})
+	t.Logf("a new tenant created on node 1 served by node 2 after %v", time.Since(created).Round(time.Millisecond))
+	for i := 1; i <= 100; i++ {
+		if status, err := submit(nodes[i%2], i); status != 200 {
+			t.Fatalf("submit %d: %d %v", i, status, err)
+		}
+	}
+	same := func(ns []*clusterNode, out *topPage) error {
+		var pages []topPage
+		for i, n := range ns {
+			var pg topPage
+			if status, err := call("GET", n.p.url("/v1/boards/b/top?limit=100"), tok, "", &pg); status != 200 || err != nil {
+				return fmt.Errorf("node %d: %d %v", i+1, status, err)
+			}
+			pages = append(pages, pg)
+		}
+		for i, pg := range pages[1:] {
+			if pg.String() != pages[0].String() {
+				return fmt.Errorf("node %d: %v; node 1: %v", i+2, pg, pages[0])
+			}
+		}
+		*out = pages[0]
+		return nil
+	}
+	var before topPage
+	await.For(t, 20*time.Second, func() error { return same(nodes, &before) })
+	t.Logf("all three nodes: seq %d, %d members", before.Seq, before.Total)
+
+	nodes[2].kill9(t)
+	var mu sync.Mutex
+	var gap, longest time.Duration
+	last := time.Now()
+	for i := 101; i <= 200; i++ {
+		n := nodes[i%2]
+		for attempt := 0; ; attempt++ { // same id: a retried submission applies once
+			status, _ := submit(n, i)
+			if status == 200 {
+				break
+			}
+			if attempt > 300 {
+				t.Fatalf("submit %d after the kill: still %d", i, status)
+			}
+			n = nodes[(i+attempt+1)%2]
+		}
+		mu.Lock()
+		if gap = time.Since(last); gap > longest {
+			longest = gap
+		}
+		last = time.Now()
+		mu.Unlock()
+	}
+	t.Logf("longest write gap with one node killed: %v", longest.Round(time.Millisecond))
+
+	restart := time.Now()
+	addr := nodes[2].launch(t)
+	nodes[2].wait(t, addr)
+	var after topPage
+	await.For(t, 30*time.Second, func() error { return same(nodes, &after) })
+	t.Logf("killed node back and equal in %v: %v", time.Since(restart).Round(time.Millisecond), after.Seq)
+	if after.Seq <= before.Seq {
+		t.Fatalf("seq did not advance: %d then %d", before.Seq, after.Seq)
+	}
+	bringsReplicasBack(t, nodes[2], "nats://127.0.0.1:"+natsPort, secret)
+}
+
+// bringsReplicasBack lowers the tenant's stream to 1 replica through the
+// --nats-listen port (with the secret's password), restarts node n, and
+// sees the stream back at 3 replicas with n's log line saying so.
+func bringsReplicasBack(t *testing.T, n *clusterNode, url, secretFile string) {
+	t.Helper()
+	secret, err := readSecret(secretFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(url, nats.UserInfo(hub.ClientUser, hub.ClientPassword(secret)))
+	if err != nil {
+		t.Fatalf("--nats-listen with the secret: %v", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	replicas := func() int {
+		s, err := js.Stream(ctx, "RW_t1")
+		if err != nil {
+			t.Fatalf("stream info: %v", err)
+		}
+		return s.CachedInfo().Config.Replicas
+	}
+	if r := replicas(); r != 3 {
+		t.Fatalf("stream created with %d replicas, want 3", r)
+	}
+	s, _ := js.Stream(ctx, "RW_t1")
+	cfg := s.CachedInfo().Config
+	cfg.Replicas = 1
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatalf("lower to 1 replica: %v", err)
+	}
+	n.kill9(t)
+	n.wait(t, n.launch(t))
+	for _, leak := range []string{secret, hub.ClientPassword(secret)} {
+		if got := n.p.logged(regexp.MustCompile(regexp.QuoteMeta(leak))); len(got) > 0 {
+			t.Fatalf("the log holds the secret or a password derived from it: %q", got[0])
+		}
+	}
+	if r := replicas(); r != 3 {
+		t.Fatalf("after a restart with --replicas 3 the stream has %d replicas", r)
+	}
+	if got := n.p.logged(regexp.MustCompile(`stream brought to the configured replicas" stream=RW_t1 from=1 to=3`)); len(got) != 1 {
+		t.Fatalf("no log line for the replicas change")
+	}
+}

@@ -1,0 +1,189 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The users that the cluster secret's passwords belong to.
+const (
+	RouteUser  = "rankwire-route"
+	ClientUser = "rankwire"
+)
+
+// clusterWait bounds how long a clustered node waits at start for the
+// JetStream meta leader (a quorum of nodes up).
+const clusterWait = 60 * time.Second
+
+// ErrClusterConfig is the class of errors in Config.Cluster.
+var ErrClusterConfig = errors.New("hub: cluster configuration")
+
+// derivePassword derives the password of user from the cluster secret:
+// hex SHA-256 of user, a NUL and the secret. Different per user, so a
+// client password cannot open a route. O(len(secret)).
+func derivePassword(secret, user string) string {
+	sum := sha256.Sum256([]byte(user + "\x00" + secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// ClientPassword is the password of ClientUser on a node's client listener
+// (--nats-listen) for secret.
+func ClientPassword(secret string) string { return derivePassword(secret, ClientUser) }
+
+// hostPort splits a host:port listen address.
+func hostPort(field, addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s %q: want host:port", ErrClusterConfig, field, addr)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("%w: %s %q: want a port 0..65535", ErrClusterConfig, field, addr)
+	}
+	return host, port, nil
+}
+
+// routeURLs parses the nats://host:port routes and adds the route user
+// and password derived from secret.
+func routeURLs(routes []string, secret string) ([]*url.URL, error) {
+	out := make([]*url.URL, 0, len(routes))
+	for _, r := range routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "nats" || u.Host == "" || u.User != nil {
+			return nil, fmt.Errorf("%w: route %q: want nats://host:port without credentials", ErrClusterConfig, r)
+		}
+		u.User = url.UserPassword(RouteUser, derivePassword(secret, RouteUser))
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// clusterOptions sets the route and client listeners of opts from c.
+// Without c.Name and c.ClientListen it leaves opts alone (no port).
+func clusterOptions(opts *server.Options, c Cluster) error {
+	if (c.Name != "" || c.ClientListen != "") && c.Secret == "" {
+		return fmt.Errorf("%w: a cluster or a client listener needs the secret", ErrClusterConfig)
+	}
+	if c.Name == "" && len(c.Routes) > 0 {
+		return fmt.Errorf("%w: routes need a cluster name", ErrClusterConfig)
+	}
+	if c.Name != "" && len(c.Routes) == 0 { // JetStream refuses a cluster without routes
+		return fmt.Errorf("%w: a cluster needs routes (they may include this node's own)", ErrClusterConfig)
+	}
+	if c.Node != "" {
+		opts.ServerName = c.Node
+	}
+	if c.Name != "" {
+		if err := routeOptions(opts, c); err != nil {
+			return err
+		}
+	}
+	listen := c.ClientListen
+	if listen == "" && c.Name != "" {
+		// nats-server starts routing only once a client listener is up:
+		// a clustered node without one listens on a loopback port.
+		listen = "127.0.0.1:0"
+	}
+	if listen != "" {
+		host, port, err := hostPort("client listener", listen)
+		if err != nil {
+			return err
+		}
+		if port == 0 {
+			port = server.RANDOM_PORT // 0 would mean NATS's 4222
+		}
+		opts.DontListen, opts.Host, opts.Port = false, host, port
+		opts.Username, opts.Password = ClientUser, ClientPassword(c.Secret)
+	}
+	return nil
+}
+
+// routeOptions sets the cluster block of opts: name, listener, routes and
+// the route authorization derived from c.Secret.
+func routeOptions(opts *server.Options, c Cluster) error {
+	host, port, err := hostPort("cluster listener", c.Listen)
+	if err != nil {
+		return err
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // 0 would mean "no cluster"
+	}
+	routes, err := routeURLs(c.Routes, c.Secret)
+	if err != nil {
+		return err
+	}
+	if opts.ServerName == "rankwire" {
+		if opts.ServerName, err = os.Hostname(); err != nil {
+			return fmt.Errorf("%w: node name: %v", ErrClusterConfig, err)
+		}
+	}
+	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: port,
+		Username: RouteUser, Password: derivePassword(c.Secret, RouteUser)}
+	opts.Routes = routes
+	return nil
+}
+
+// waitJetStream polls AccountInfo until JetStream answers: in a cluster it
+// does once a meta leader is elected (a quorum of nodes up). Bounded by
+// clusterWait and ctx; returns the last error.
+func waitJetStream(ctx context.Context, js jetstream.JetStream, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, clusterWait)
+	defer cancel()
+	for {
+		try, cancelTry := context.WithTimeout(ctx, 2*time.Second) // an early request may get no answer at all
+		err := checkJetStream(try, js, url)
+		cancelTry()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// applyReplicas brings every tenant stream whose replica count differs
+// from Config.Replicas to it, logging each change. A stream that cannot be
+// updated (too few nodes) is logged and left as it is: it keeps working.
+// One UpdateStream per stream that differs.
+func (h *Hub) applyReplicas(ctx context.Context) {
+	names := h.js.StreamNames(ctx)
+	for name := range names.Name() {
+		if t, ok := strings.CutPrefix(name, streamPrefix); !ok || !validName(t) {
+			continue
+		}
+		s, err := h.js.Stream(ctx, name)
+		if err != nil {
+			h.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
+			continue
+		}
+		cfg := s.CachedInfo().Config
+		if cfg.Replicas == h.cfg.Replicas {
+			continue
+		}
+		from := cfg.Replicas
+		cfg.Replicas = h.cfg.Replicas
+		if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+			h.log.Error("hub: replicas: could not change the stream's replicas", "stream", name, "from", from, "to", h.cfg.Replicas, "err", err)
+			continue
+		}
+		h.log.Info("hub: replicas: stream brought to the configured replicas", "stream", name, "from", from, "to", h.cfg.Replicas)
+	}
+	if err := names.Err(); err != nil {
+		h.log.Warn("hub: replicas: listing streams", "err", err)
+	}
+}
