@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -161,29 +162,85 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream, url string) erro
 // updated (too few nodes) is logged and left as it is: it keeps working.
 // One UpdateStream per stream that differs.
 func (h *Hub) applyReplicas(ctx context.Context) {
-	names := h.js.StreamNames(ctx)
+	if !h.cfg.replicasGiven && (h.srv == nil || h.cfg.Cluster.Name == "") {
+		return // nothing asked for: leave the streams as they are
+	}
+	lctx, cancel := context.WithTimeout(ctx, replicasTimeout)
+	names := h.js.StreamNames(lctx)
+	var streams []string
 	for name := range names.Name() {
-		if t, ok := strings.CutPrefix(name, streamPrefix); !ok || !validName(t) {
-			continue
+		if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
+			streams = append(streams, name)
 		}
-		s, err := h.js.Stream(ctx, name)
-		if err != nil {
-			h.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
-			continue
-		}
-		cfg := s.CachedInfo().Config
-		if cfg.Replicas == h.cfg.Replicas {
-			continue
-		}
-		from := cfg.Replicas
-		cfg.Replicas = h.cfg.Replicas
-		if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
-			h.log.Error("hub: replicas: could not change the stream's replicas", "stream", name, "from", from, "to", h.cfg.Replicas, "err", err)
-			continue
-		}
-		h.log.Info("hub: replicas: stream brought to the configured replicas", "stream", name, "from", from, "to", h.cfg.Replicas)
 	}
 	if err := names.Err(); err != nil {
 		h.log.Warn("hub: replicas: listing streams", "err", err)
 	}
+	cancel()
+	var failed []string
+	for _, name := range streams {
+		if !h.applyReplicasTo(ctx, name) {
+			failed = append(failed, name)
+		}
+	}
+	if len(failed) > 0 {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.retryReplicas(h.ctx, failed)
+		}()
+	}
+}
+
+// replicasRetryFor is how long changes of the replica count that failed at
+// start are retried: a node that restarts asks for placement on peers
+// (itself among them) that the cluster sees as offline until it rejoins.
+const replicasRetryFor = 2 * time.Minute
+
+// retryReplicas retries the change of each stream in names every second
+// until it succeeds, ctx ends or replicasRetryFor has passed.
+func (h *Hub) retryReplicas(ctx context.Context, names []string) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	deadline := time.Now().Add(replicasRetryFor)
+	for len(names) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		names = slices.DeleteFunc(names, func(name string) bool { return h.applyReplicasTo(ctx, name) })
+	}
+	if len(names) > 0 {
+		h.log.Error("hub: replicas: gave up changing the streams' replicas", "streams", names, "after", replicasRetryFor)
+	}
+}
+
+// replicasTimeout bounds each call of applyReplicas: a stream that does not
+// answer (a permission, a lost quorum) is logged and passed over, and never
+// uses up the start-up's time, which the tenants need.
+const replicasTimeout = 2 * time.Second
+
+// applyReplicasTo brings stream name to the configured replica count and
+// reports whether it has it now.
+func (h *Hub) applyReplicasTo(ctx context.Context, name string) bool {
+	ctx, cancel := context.WithTimeout(ctx, replicasTimeout)
+	defer cancel()
+	s, err := h.js.Stream(ctx, name)
+	if err != nil {
+		h.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
+		return false
+	}
+	cfg := s.CachedInfo().Config
+	if cfg.Replicas == h.cfg.Replicas {
+		return true
+	}
+	from := cfg.Replicas
+	cfg.Replicas = h.cfg.Replicas
+	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+		h.log.Warn("hub: replicas: could not change the stream's replicas yet", "stream", name, "from", from, "to", h.cfg.Replicas, "err", err)
+		return false
+	}
+	h.log.Info("hub: replicas: stream brought to the configured replicas", "stream", name, "from", from, "to", h.cfg.Replicas)
+	return true
 }

@@ -75,8 +75,12 @@ type Config struct {
 
 	// Replicas is the JetStream replica count of every tenant's stream: 1,
 	// 3 or 5. Streams are created with it, and existing streams are brought
-	// to it at start. Zero means 1 alone and 3 with Cluster.Name.
+	// to it at start where it was given or the embedded server is clustered
+	// (an external cluster's streams that an operator raised by hand are not
+	// lowered to a default). Zero means 1 alone and 3 with Cluster.Name.
 	Replicas int
+	// replicasGiven records that Replicas was set, not defaulted.
+	replicasGiven bool
 
 	// Sync is the embedded JetStream's fsync policy: zero means NATS's
 	// default interval; SyncAlways fsyncs every write before acknowledging
@@ -133,6 +137,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.WriteTimeout = min(c.WriteTimeout, MaxWriteTimeout)
 
+	c.replicasGiven = c.replicasGiven || c.Replicas != 0
 	if c.Replicas == 0 {
 		c.Replicas = 1
 		if c.Cluster.Name != "" && c.NATSURL == "" {

@@ -118,6 +118,8 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 	if h.srv != nil && h.cfg.Cluster.Name == "" {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
+	defer cancel()
 	shared, err := openSharedSnapshots(ctx, h.js, h.cfg.Replicas, h.log)
 	if err != nil {
 		h.log.Warn("hub: snapshots stay local", "err", err)

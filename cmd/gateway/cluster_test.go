@@ -279,9 +279,14 @@ func bringsReplicasBack(t *testing.T, n *clusterNode, url, secretFile string) {
 			t.Fatalf("the log holds the secret or a password derived from it: %q", got[0])
 		}
 	}
-	if r := replicas(); r != 3 {
-		t.Fatalf("after a restart with --replicas 3 the stream has %d replicas", r)
-	}
+	// The restarted node asks for the change while the cluster still sees it
+	// offline: it retries until it can (hub.retryReplicas).
+	await.For(t, 30*time.Second, func() error {
+		if r := replicas(); r != 3 {
+			return fmt.Errorf("after a restart with --replicas 3 the stream has %d replicas; the node logged: %q", r, n.p.logged(regexp.MustCompile(`replicas`)))
+		}
+		return nil
+	})
 	if got := n.p.logged(regexp.MustCompile(`stream brought to the configured replicas" stream=RW_t1 from=1 to=3`)); len(got) != 1 {
 		t.Fatalf("no log line for the replicas change")
 	}
