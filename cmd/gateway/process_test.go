@@ -105,6 +105,23 @@ func startGateway(t *testing.T, env ...string) *proc {
 // followed by it.
 func startGatewayCmd(t *testing.T, argv []string, env ...string) *proc {
 	t.Helper()
+	p, addr := spawnGateway(t, argv, env...)
+	select {
+	case p.addr = <-addr:
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		t.Fatalf("gateway exited before ready: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("gateway not ready after 60 s")
+	}
+	return p
+}
+
+// spawnGateway starts the gateway command line argv with env (RANKWIRE_*
+// variables) on free API and metrics ports, killed at cleanup, and returns
+// it with the channel its ready address will come on; it does not wait.
+func spawnGateway(t *testing.T, argv []string, env ...string) (*proc, chan string) {
+	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// Any free metrics port: gateways of concurrent tests never collide.
 	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}
@@ -118,18 +135,11 @@ func startGatewayCmd(t *testing.T, argv []string, env ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
+	// The exit is put back: a test may have taken it already and put it back.
+	t.Cleanup(func() { _ = cmd.Process.Kill(); p.done <- <-p.done })
 	addr := make(chan string, 1)
 	go p.scan(stderr, addr)
-	select {
-	case p.addr = <-addr:
-	case err := <-p.done:
-		p.done <- err // for the cleanup
-		t.Fatalf("gateway exited before ready: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("gateway not ready after 60 s")
-	}
-	return p
+	return p, addr
 }
 
 // scan reads the gateway's log, reports the ready address, and reports the
