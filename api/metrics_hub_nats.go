@@ -13,25 +13,28 @@ type natsCollector struct {
 	hub                                                    *hub.Hub
 	connected, disconnects, reconnects, errs, retries, lat *prometheus.Desc
 	down                                                   *prometheus.Desc
+	resets, applyTimeouts                                  *prometheus.Desc
 }
 
 func newNATSCollector(h *hub.Hub) *natsCollector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	return &natsCollector{
-		hub:         h,
-		connected:   d("rankwire_nats_connected", "1 while the gateway's NATS connection is up, else 0."),
-		disconnects: d("rankwire_nats_disconnects_total", "Times the NATS connection was lost."),
-		reconnects:  d("rankwire_nats_reconnects_total", "Times the NATS connection came back."),
-		errs:        d("rankwire_publish_errors_total", "Writes whose publish to JetStream failed after its retries (answered 503: outcome unknown)."),
-		retries:     d("rankwire_publish_retries_total", "Publish attempts beyond each write's first (a leader change, a timeout, no responders)."),
-		lat:         d("rankwire_publish_duration_seconds", "Time from a write's first publish attempt to JetStream's ack or the final failure, retries included."),
-		down:        d("rankwire_tenants_unavailable", "Tenants whose stream is listed but could not be opened; retried in the background."),
+		hub:           h,
+		connected:     d("rankwire_nats_connected", "1 while the gateway's NATS connection is up, else 0."),
+		disconnects:   d("rankwire_nats_disconnects_total", "Times the NATS connection was lost."),
+		reconnects:    d("rankwire_nats_reconnects_total", "Times the NATS connection came back."),
+		errs:          d("rankwire_publish_errors_total", "Writes whose publish to JetStream failed after its retries (answered 503: outcome unknown)."),
+		retries:       d("rankwire_publish_retries_total", "Publish attempts beyond each write's first (a leader change, a timeout, no responders)."),
+		lat:           d("rankwire_publish_duration_seconds", "Time from a write's first publish attempt to JetStream's ack or the final failure, retries included."),
+		down:          d("rankwire_tenants_unavailable", "Tenants whose stream is listed but could not be opened; retried in the background."),
+		resets:        d("rankwire_replica_consumer_resets_total", "Replicas' stream consumers replaced because they failed or stalled (a server died, a leader changed)."),
+		applyTimeouts: d("rankwire_apply_timeouts_total", "Writes JetStream stored that answered 503 because this node did not apply them within the write timeout."),
 	}
 }
 
 // Describe sends the descriptors.
 func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down} {
+	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down, c.resets, c.applyTimeouts} {
 		ch <- d
 	}
 }
@@ -54,4 +57,6 @@ func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstHistogram(c.lat, s.Publishes, s.LatencySum.Seconds(), buckets)
 	ch <- prometheus.MustNewConstMetric(c.down, prometheus.GaugeValue, float64(c.hub.DownTenants()))
+	ch <- prometheus.MustNewConstMetric(c.resets, prometheus.CounterValue, float64(s.ConsumerResets))
+	ch <- prometheus.MustNewConstMetric(c.applyTimeouts, prometheus.CounterValue, float64(s.ApplyTimeouts))
 }

@@ -69,18 +69,14 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	if t.err != nil {
 		return nil, t.err
 	}
-	select {
-	case <-t.f.done:
-		g := t.f.out.groups
-		if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
-			return nil, errorf(ErrInternal, "event applied without group %d", t.i)
-		}
-		return g[t.i].results, g[t.i].err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-r.done:
-		return nil, ErrClosed
+	if err := h.awaitApply(ctx, r, t.f); err != nil {
+		return nil, err
 	}
+	g := t.f.out.groups
+	if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
+		return nil, errorf(ErrInternal, "event applied without group %d", t.i)
+	}
+	return g[t.i].results, g[t.i].err
 }
 
 // itemsSize estimates the JSON encoding of items in bytes, counting the

@@ -15,13 +15,15 @@ var PublishBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 // natsStats counts what the Hub's NATS connection and its publishes went
 // through, for metrics. Lock-free: every field is atomic.
 type natsStats struct {
-	disconnects   atomic.Uint64
-	reconnects    atomic.Uint64
-	publishes     atomic.Uint64     // publish calls (each with its retries), failed or not
-	publishErrors atomic.Uint64     // publish calls that failed after their retries
-	retries       atomic.Uint64     // attempts after a call's first
-	latencyNanos  atomic.Uint64     // sum over publish calls, their retries included
-	buckets       [16]atomic.Uint64 // calls per PublishBuckets bound (non-cumulative); the last: above all
+	disconnects    atomic.Uint64
+	reconnects     atomic.Uint64
+	publishes      atomic.Uint64     // publish calls (each with its retries), failed or not
+	publishErrors  atomic.Uint64     // publish calls that failed after their retries
+	retries        atomic.Uint64     // attempts after a call's first
+	consumerResets atomic.Uint64     // replicas' consumers replaced after a failure or stall (follow.go)
+	applyTimeouts  atomic.Uint64     // stored writes answered 503: not applied here within WriteTimeout
+	latencyNanos   atomic.Uint64     // sum over publish calls, their retries included
+	buckets        [16]atomic.Uint64 // calls per PublishBuckets bound (non-cumulative); the last: above all
 }
 
 // observePublish records one publish call that took d and ended with err.
@@ -46,6 +48,12 @@ type NATSStats struct {
 	Publishes     uint64 // publish calls, each counted once however many attempts it made
 	PublishErrors uint64 // publish calls that failed (the write answered 503)
 	Retries       uint64 // attempts beyond each call's first
+	// ConsumerResets counts replicas' stream consumers replaced because
+	// they failed or stalled (a server died, a leader changed).
+	ConsumerResets uint64
+	// ApplyTimeouts counts writes JetStream stored that answered 503
+	// because this node did not apply them within the write timeout.
+	ApplyTimeouts uint64
 	LatencySum    time.Duration
 	// LatencyCounts[i] is the number of publish calls that took at most
 	// PublishBuckets[i] seconds (cumulative, as Prometheus histograms).
@@ -59,6 +67,7 @@ func (h *Hub) NATS() NATSStats {
 	out := NATSStats{
 		Connected: h.Connected(), Disconnects: s.disconnects.Load(), Reconnects: s.reconnects.Load(),
 		Publishes: s.publishes.Load(), PublishErrors: s.publishErrors.Load(), Retries: s.retries.Load(),
+		ConsumerResets: s.consumerResets.Load(), ApplyTimeouts: s.applyTimeouts.Load(),
 		LatencySum: time.Duration(s.latencyNanos.Load()), LatencyCounts: make([]uint64, len(PublishBuckets)),
 	}
 	var acc uint64

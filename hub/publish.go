@@ -98,8 +98,11 @@ func (h *Hub) publishLoop(ctx context.Context, r *replica, data []byte, msgID st
 func (h *Hub) publishOnce(ctx context.Context, r *replica, data []byte, msgID string) error {
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
-	_, err := h.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
+	ack, err := h.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
+	if err == nil {
+		r.follow.noteStored(ack.Sequence) // the replica's watchdog expects it (follow.go)
+	}
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
 		return fmt.Errorf("publish attempt: %w", nats.ErrTimeout)
 	}

@@ -2,13 +2,10 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // replica is one tenant's replicated state and the goroutine that applies the
@@ -34,6 +31,8 @@ type replica struct {
 	applied atomic.Uint64 // stream sequence of the last applied event
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned
+
+	follow follower // the fetcher's position in the stream (follow.go)
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
@@ -95,6 +94,7 @@ func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) 
 		r.mu.Lock()
 	}
 	r.applied.Store(st.seq)
+	r.follow.fetched.Store(st.seq)
 	r.savedSeq.Store(st.seq)
 	r.startSeq = st.seq
 	r.snapAt = time.Now()
@@ -103,23 +103,21 @@ func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) 
 }
 
 // run applies the stream from the event after the state's sequence until ctx
-// ends, then writes a final snapshot. It owns msgs and stops it, the
-// fetcher goroutine that decodes events ahead of apply, and the saver
-// goroutine (snapshot.go).
-func (r *replica) run(ctx context.Context, msgs jetstream.MessagesContext) {
+// ends, then writes a final snapshot. It owns the fetcher goroutine, which
+// runs fetch (follow.go: it reads the stream, decodes events ahead of
+// apply, and closes evs once ctx ended), and the saver goroutine
+// (snapshot.go).
+func (r *replica) run(ctx context.Context, fetch func(evs chan<- delivery)) {
 	defer close(r.done)
 	var saver sync.WaitGroup
 	saver.Go(func() { r.saveLoop(r.saves) })
 	defer r.finalSnapshot()
 	defer saver.Wait()
 	defer close(r.saves)
-	stop := context.AfterFunc(ctx, msgs.Stop)
-	defer stop()
-	defer msgs.Stop()
 	evs := make(chan delivery, fetchAhead)
 	var fetcher sync.WaitGroup
 	defer fetcher.Wait()
-	fetcher.Go(func() { r.fetch(ctx, msgs, evs) })
+	fetcher.Go(func() { fetch(evs) })
 	for d := range evs {
 		if ctx.Err() == nil {
 			r.handle(d)
@@ -136,33 +134,6 @@ type delivery struct {
 	stored time.Time // JetStream's timestamp: the lag metric only
 	ev     *event
 	err    error // the event did not decode
-}
-
-// fetch reads msgs and decodes each event on the fetcher goroutine, so that
-// decoding overlaps the replica's apply of the events before. It closes evs
-// when msgs stops (ctx ended).
-func (r *replica) fetch(ctx context.Context, msgs jetstream.MessagesContext, evs chan<- delivery) {
-	defer close(evs)
-	for {
-		msg, err := msgs.Next()
-		if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-			return
-		}
-		if err != nil {
-			r.log.Warn("hub: replica fetch", "err", err)
-			continue
-		}
-		md, err := msg.Metadata()
-		if err != nil {
-			r.log.Error("hub: message without metadata", "err", err)
-			continue
-		}
-		d := delivery{seq: md.Sequence.Stream, stored: md.Timestamp}
-		if d.seq > r.applied.Load() {
-			d.ev, d.err = decodeEvent(msg.Data())
-		}
-		evs <- d
-	}
 }
 
 // handle applies one event. An event that does not decode is consumed and

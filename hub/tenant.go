@@ -142,36 +142,29 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 
 // The replica's pull of its stream: each pull request lives pullExpiry, and
 // the server sends a heartbeat every pullHeartbeat while it has nothing to
-// deliver. Two missed heartbeats make the ordered consumer recreate itself
-// on whichever server now leads the stream, so a replica notices a leader
-// change or a lost consumer in about a second, not the library's default
-// ten (a 5 s heartbeat on a 30 s pull). Cost: about 2.5 small messages a
-// second per idle tenant.
+// deliver. Two missed heartbeats make the fetcher replace its consumer on
+// whichever server now leads the stream (follow.go), so a replica notices a
+// leader change or a lost consumer in about a second, not the library's
+// default ten (a 5 s heartbeat on a 30 s pull). Cost: about 2.5 small
+// messages a second per idle tenant.
 const (
 	pullExpiry    = 2 * time.Second
 	pullHeartbeat = 500 * time.Millisecond
 )
 
-// startReplica starts r's goroutine on an ordered consumer from the event
-// after r's snapshot, and r's committer. Both stop when the Hub closes.
+// startReplica starts r's goroutine on a consumer from the event after r's
+// snapshot, and r's committer. Both stop when the Hub closes. The first
+// consumer is made here, bounded by ctx, so that a tenant whose stream
+// cannot be read fails to open at once.
 func (h *Hub) startReplica(ctx context.Context, r *replica) error {
-	cfg := jetstream.OrderedConsumerConfig{}
-	if seq := r.applied.Load(); seq > 0 {
-		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cfg.OptStartSeq = seq + 1
-	}
-	cons, err := h.js.OrderedConsumer(ctx, r.stream, cfg)
+	msgs, name, err := h.consume(ctx, r)
 	if err != nil {
-		return unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))
-	}
-	msgs, err := cons.Messages(jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat))
-	if err != nil {
-		return unavailable(logUnavailable, fmt.Errorf("consume %s: %w", r.stream, err))
+		return err
 	}
 	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
-		r.run(h.ctx, msgs)
+		r.run(h.ctx, func(evs chan<- delivery) { h.follow(h.ctx, r, msgs, name, evs) })
 	}()
 	go func() {
 		defer h.wg.Done()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rankwire/rankwire/identity"
@@ -230,12 +231,32 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
 		return outcome{}, err
 	}
+	if err := h.awaitApply(ctx, r, f); err != nil {
+		return outcome{}, err
+	}
+	return f.out, nil
+}
+
+// awaitApply waits until r applied the event f stands for, which JetStream
+// has stored, for up to Config.WriteTimeout. A replica that has not
+// applied it by then (its consumer is being replaced, or it is far behind)
+// answers ErrUnavailable: the event is stored and will be applied, and the
+// caller's retry with the same idempotency id answers as the original.
+// Without the bound a reply could wait for ever on a wedged replica.
+func (h *Hub) awaitApply(ctx context.Context, r *replica, f *flight) error {
+	t := time.NewTimer(h.cfg.WriteTimeout)
+	defer t.Stop()
 	select {
 	case <-f.done:
-		return f.out, nil
+		return nil
 	case <-ctx.Done():
-		return outcome{}, ctx.Err()
+		return ctx.Err()
 	case <-r.done:
-		return outcome{}, ErrClosed
+		return ErrClosed
+	case <-t.C:
+		h.nstats.applyTimeouts.Add(1)
+		h.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
+			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", h.cfg.WriteTimeout)
+		return unavailable("stored, but not applied on this node in time; retry with the same id", nil)
 	}
 }
