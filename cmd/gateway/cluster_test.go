@@ -97,15 +97,10 @@ func (pg topPage) String() string {
 // keeps writing through the others (logging the longest write gap),
 // restarts it on its --data and sees it catch up.
 //
-// Run it with RANKWIRE_CLUSTER_TEST=1. It is kept out of the default run
-// (and so out of CI) until a known bug is fixed: in about one run in
-// seven, after the kill a surviving node's replica stops applying (its
-// ordered consumer does not come back), and a submission through that
-// node, acknowledged by JetStream, waits for the local apply without end.
-// docs/CLUSTERING.md, "Not done yet".
+// It runs in the default test run and in CI (about 10 s); -short skips it.
 func TestThreeNodeCluster(t *testing.T) {
-	if testing.Short() || os.Getenv("RANKWIRE_CLUSTER_TEST") != "1" {
-		t.Skip("set RANKWIRE_CLUSTER_TEST=1: three gateway processes, and a known hang after a kill (see the doc comment)")
+	if testing.Short() {
+		t.Skip("-short: three gateway processes")
 	}
 	keys, sk := keyFile(t)
 	tok := adminToken(t, sk)
