@@ -37,10 +37,11 @@
 // read waits for one slice, never a whole event. Each tenant also has one
 // committer goroutine that publishes the tenant's Submit calls in groups
 // (committer.go). Lock order: Hub.openMu, then Hub.mu, then replica.mu, then
-// replica.waitMu. No lock is held across a NATS round trip except openMu,
-// which only serialises the opening of new tenants; each of its NATS calls
-// is bounded by callTimeout, and a tenant that failed to open answers from
-// Hub.down without taking openMu (isolate.go). Hub.mu guards the down marks
+// replica.waitMu. No lock is held across a NATS round trip except openMu's
+// read lock, which each opening of a tenant holds so that Close can wait
+// for them; tenants open concurrently, one opening per tenant shared by its
+// callers (tenant.go), each NATS call bounded by callTimeout, and a tenant
+// that failed to open answers from Hub.down (isolate.go). Hub.mu guards the down marks
 // with the tenants. Publishes retry with one message id per event for up
 // to Config.WriteTimeout (publish.go).
 package hub

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,11 +42,13 @@ type Hub struct {
 
 	feed atomic.Pointer[feedHolder] // the change feed's consumer; see feed.go
 
-	openMu  sync.Mutex   // serialises opening tenants; taken before mu
-	mu      sync.RWMutex // guards the fields below
-	tenants map[string]*replica
-	down    map[string]*downTenant // listed tenants that failed to open: isolate.go
-	closed  bool
+	openMu   sync.RWMutex        // read-held by each opening in flight, write-held by Close to wait for them; taken before mu
+	mu       sync.RWMutex        // guards the fields below
+	openHook func(tenant string) // tests only: called as a tenant's opening starts
+	tenants  map[string]*replica
+	opening  map[string]*openCall   // tenants being opened: tenant.go
+	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
+	closed   bool
 }
 
 // Start connects to NATS (starting the embedded server unless
@@ -61,7 +64,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
 	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica),
-		down: make(map[string]*downTenant)}
+		opening: make(map[string]*openCall), down: make(map[string]*downTenant)}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -169,21 +172,39 @@ func (h *Hub) natsURL() string {
 }
 
 // openAll opens every tenant stream (RW_*) of the NATS account that is not
-// open yet, each on its own: a tenant that fails to open is marked down,
-// logged and retried in the background (isolate.go), and the others open.
-// It fails only where the streams cannot be listed, or ctx ends.
+// open yet, each on its own and a few at a time (a replay is mostly
+// CPU-bound): a tenant that fails to open is marked down, logged and
+// retried in the background (isolate.go), and the others open. It fails
+// only where the streams cannot be listed, or ctx ends.
 func (h *Hub) openAll(ctx context.Context) error {
 	tenants, err := h.listTenants(ctx)
 	if err != nil {
 		return err
 	}
+	slots := make(chan struct{}, max(4, runtime.GOMAXPROCS(0))) // a few more than cores: opening also waits on NATS
+	var wg sync.WaitGroup
 	for _, t := range tenants {
 		if h.lookup(t) != nil || h.downErr(t) != nil { // down ones: reopenDown's
 			continue
 		}
-		if err := h.tryOpen(ctx, t); err != nil && (ctx.Err() != nil || errors.Is(err, ErrClosed)) {
-			return err
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
 		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			_ = h.tryOpen(ctx, t)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if h.ctx.Err() != nil {
+		return ErrClosed
 	}
 	return nil
 }
@@ -208,16 +229,16 @@ func (h *Hub) listTenants(ctx context.Context) ([]string, error) {
 // the embedded server shut down. Calls in flight fail with ErrClosed.
 // Safe to call more than once.
 func (h *Hub) Close() error {
-	h.openMu.Lock()
 	h.mu.Lock()
 	already := h.closed
 	h.closed = true
 	h.mu.Unlock()
-	h.openMu.Unlock()
 	if already {
 		return nil
 	}
-	h.cancel()
+	h.cancel() // openings in flight stop replaying
+	h.openMu.Lock()
+	h.openMu.Unlock() // none in flight now, and none starts: closed is set
 	h.wg.Wait()
 	if h.nc != nil {
 		if err := h.nc.Drain(); err != nil {

@@ -61,24 +61,78 @@ func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica
 	return h.openOnce(ctx, tenant, create)
 }
 
-// openOnce opens tenant under openMu unless it is open or the Hub closed.
+// openCall is one tenant's opening in progress: callers asking for the
+// same tenant meanwhile wait for done and take its outcome.
+type openCall struct {
+	done chan struct{}
+	r    *replica
+	err  error
+}
+
+// openOnce opens tenant unless it is open or the Hub closed. Different
+// tenants open concurrently, each on its caller's goroutine; callers of
+// one tenant share its single opening. A caller that may create the
+// tenant does not take a "not found" from a caller that may not: it opens
+// again itself.
 func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replica, error) {
-	h.openMu.Lock()
-	defer h.openMu.Unlock()
+	for {
+		h.mu.Lock()
+		r, closed, call := h.tenants[tenant], h.closed, h.opening[tenant]
+		if closed || r != nil {
+			h.mu.Unlock()
+			if closed {
+				return nil, ErrClosed
+			}
+			return r, nil
+		}
+		if call == nil {
+			call = &openCall{done: make(chan struct{})}
+			h.opening[tenant] = call
+			h.mu.Unlock()
+			return h.runOpen(ctx, tenant, create, call)
+		}
+		h.mu.Unlock()
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if call.err == nil || !create || !errors.Is(call.err, ErrNotFound) {
+			return call.r, call.err
+		}
+	}
+}
+
+// runOpen opens tenant for call and hands its outcome to call's waiters.
+// It holds openMu's read lock, so that Close, which takes the write lock
+// after marking the Hub closed, waits for openings in flight and no
+// replica starts after Close waited for the replicas.
+func (h *Hub) runOpen(ctx context.Context, tenant string, create bool, call *openCall) (*replica, error) {
+	h.openMu.RLock()
+	defer h.openMu.RUnlock()
 	h.mu.RLock()
-	r, closed := h.tenants[tenant], h.closed
+	closed := h.closed
 	h.mu.RUnlock()
 	if closed {
-		return nil, ErrClosed
+		call.err = ErrClosed
+	} else {
+		h.mu.RLock()
+		hook := h.openHook
+		h.mu.RUnlock()
+		if hook != nil {
+			hook(tenant)
+		}
+		call.r, call.err = h.open(ctx, tenant, create)
 	}
-	if r != nil {
-		return r, nil
-	}
-	return h.open(ctx, tenant, create)
+	h.mu.Lock()
+	delete(h.opening, tenant)
+	h.mu.Unlock()
+	close(call.done)
+	return call.r, call.err
 }
 
 // open starts tenant's replica and waits until it has caught up with the
-// stream. Called with openMu held. Each NATS call is bounded by
+// stream. Called by runOpen only. Each NATS call is bounded by
 // callTimeout, the replay by ctx only. A snapshot that does not decode, or is
 // ahead of the stream (the stream was recreated), is ignored.
 func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {

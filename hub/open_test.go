@@ -1,0 +1,66 @@
+package hub
+
+import (
+	"testing"
+)
+
+// A cold tenant's opening (its replay) does not hold up another tenant's:
+// while one tenant's opening is held, another opens and is read, and a
+// second caller of the held tenant shares its opening.
+func TestColdTenantsOpenIndependently(t *testing.T) {
+	url := startNATS(t)
+	h := startHub(t, Config{NATSURL: url, DiscoverInterval: -1}) // opens tenants on first use only
+	h1 := startHub(t, Config{NATSURL: url})
+	mustPut(t, h1, "cold", "b", Settings{})
+	mustPut(t, h1, "warm", "b", Settings{})
+	mustSubmit(t, h1, "warm", "b", Item{Member: "p1", Score: 7})
+	if h.lookup("cold") != nil || h.lookup("warm") != nil {
+		t.Fatal("tenants opened before first use")
+	}
+	entered, release := make(chan string, 4), make(chan struct{})
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+	})
+	h.mu.Lock()
+	h.openHook = func(tenant string) {
+		if tenant == "cold" {
+			entered <- tenant
+			<-release
+		}
+	}
+	h.mu.Unlock()
+	coldDone := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := h.replica(testCtx(t), "cold", false)
+			coldDone <- err
+		}()
+	}
+	<-entered
+	if _, err := h.replica(testCtx(t), "warm", false); err != nil {
+		t.Fatalf("warm tenant while cold one opens: %v", err)
+	}
+	if got := top(t, h, Loc{Tenant: "warm", Board: "b"}); len(got) != 1 || got[0] != "p1:7" {
+		t.Fatalf("warm board %v", got)
+	}
+	select {
+	case err := <-coldDone:
+		t.Fatalf("cold tenant's opening ended while held: %v", err)
+	default:
+	}
+	close(release)
+	released = true
+	for range 2 {
+		if err := <-coldDone; err != nil {
+			t.Fatalf("cold tenant: %v", err)
+		}
+	}
+	select {
+	case tn := <-entered:
+		t.Fatalf("%s opened twice: its callers should share one opening", tn)
+	default:
+	}
+}
