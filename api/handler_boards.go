@@ -6,6 +6,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/names"
 )
 
 // boardJSON is a board as the protocol shows it.
@@ -88,8 +89,8 @@ func (s *Server) listBoards(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	after := r.URL.Query().Get("after")
-	if after != "" && !boardName.MatchString(after) {
-		return badRequest("after: %q is not a board name (%s)", truncate(after), boardName)
+	if after != "" && !names.Valid(after) {
+		return badRequest("after: %q is not a board name (%s)", truncate(after), names.Pattern)
 	}
 	infos, more := s.hub.BoardsPage(sc.Tenant, after, limit, sc.CanBoard)
 	out := make([]boardJSON, len(infos))

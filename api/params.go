@@ -3,15 +3,16 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/identity"
+	"github.com/rankwire/rankwire/internal/names"
 )
 
 // Bounds on what a client controls, from PROTOCOL.md.
@@ -23,16 +24,12 @@ const (
 	maxRankArg = 1 << 31
 )
 
-// boardName is PROTOCOL.md's board name: never '.', '*' or '>', which would
-// reach into NATS subjects.
-var boardName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
 // boardFor returns the {board} of the route after checking its name and
 // that the token may use it for role.
 func boardFor(r *http.Request, role auth.Role) (string, error) {
 	name := chi.URLParam(r, "board")
-	if !boardName.MatchString(name) {
-		return "", badRequest("board: %q does not match %s", truncate(name), boardName)
+	if !names.Valid(name) {
+		return "", badRequest("board: %q does not match %s", truncate(name), names.Pattern)
 	}
 	sc := scopeOf(r)
 	if !sc.Can(role) {

@@ -13,6 +13,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/identity"
+	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
@@ -175,8 +176,8 @@ func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, erro
 // liveLoc returns the board-window m addresses, if sc reaches its board.
 // sc has the read role: a connection's token always has.
 func liveLoc(m clientMsg, sc auth.Scope) (hub.Loc, error) {
-	if !boardName.MatchString(m.Board) {
-		return hub.Loc{}, badRequest("board: %q does not match %s", truncate(m.Board), boardName)
+	if !names.Valid(m.Board) {
+		return hub.Loc{}, badRequest("board: %q does not match %s", truncate(m.Board), names.Pattern)
 	}
 	if !sc.CanBoard(m.Board) {
 		return hub.Loc{}, forbidden("board: %q is not among the token's boards", m.Board)

@@ -8,9 +8,10 @@ import (
 	"io"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/rankwire/rankwire/internal/names"
 )
 
 // Algorithms a key may be pinned to, as written in the key file and the JWT header.
@@ -24,10 +25,6 @@ const (
 // MinSecretLen is the shortest HS256 secret accepted, in bytes: the size of
 // the SHA-256 output, as RFC 7518 §3.2 requires.
 const MinSecretLen = 32
-
-// nameRE is the board-name rule; tenant names follow it because they become
-// NATS subject parts.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // Limits are a tenant's quotas from the key file. The api layer enforces them.
 type Limits struct {
@@ -188,8 +185,8 @@ func decodeStrict(data []byte, v any) error {
 }
 
 func (b *builder) addTenant(name string, t tenantEntry) error {
-	if !nameRE.MatchString(name) {
-		return &KeyFileError{Tenant: name, Err: fmt.Errorf("name must match %s", nameRE)}
+	if !names.Valid(name) {
+		return &KeyFileError{Tenant: name, Err: fmt.Errorf("name must match %s", names.Pattern)}
 	}
 	if err := checkLimits(t.Limits); err != nil {
 		return &KeyFileError{Tenant: name, Field: "limits", Err: err}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/rankwire/rankwire/internal/names"
 )
 
 // DemoKid is the kid of the key GenerateDemo makes.
@@ -106,8 +108,8 @@ func numericDate(t time.Time) *jwt.NumericDate {
 // Limits are zero (gateway defaults). It fails only for a tenant name outside
 // the board-name rule.
 func GenerateDemo(tenant string) (*Keyring, SigningKey, error) {
-	if !nameRE.MatchString(tenant) {
-		return nil, SigningKey{}, fmt.Errorf("%w: tenant %q: name must match %s", ErrMint, tenant, nameRE)
+	if !names.Valid(tenant) {
+		return nil, SigningKey{}, fmt.Errorf("%w: tenant %q: name must match %s", ErrMint, tenant, names.Pattern)
 	}
 	secret := make([]byte, MinSecretLen)
 	rand.Read(secret) // never fails; crashes the program if the OS has no randomness

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/internal/names"
 )
 
 const streamPrefix = "RW_"
@@ -14,21 +16,7 @@ const streamPrefix = "RW_"
 func streamName(tenant string) string  { return streamPrefix + tenant }
 func subjectName(tenant string) string { return "rw." + tenant + ".ev" }
 
-// validName reports whether s matches ^[a-z0-9][a-z0-9_-]{0,63}$, the
-// protocol's rule for tenant and board names: safe inside NATS subjects and
-// stream names.
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > 64 || s[0] == '-' || s[0] == '_' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+func validName(s string) bool { return names.Valid(s) }
 
 func checkNames(tenant, board string) error {
 	if !validName(tenant) {

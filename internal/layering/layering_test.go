@@ -13,13 +13,14 @@ const module = "github.com/rankwire/rankwire/"
 var allowed = map[string][]string{
 	"board":         nil,
 	"identity":      nil,
-	"auth":          {"github.com/golang-jwt/jwt/v5"},
+	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names"},
 	"subscriptions": {module + "board"},
-	"hub":           {module + "board", module + "identity", "github.com/nats-io/"},
+	"hub":           {module + "board", module + "identity", module + "internal/names", "github.com/nats-io/"},
 	"web":           nil,
 	"security":      nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody":  nil,
+	"internal/names":     nil,
 	"internal/connguard": nil,
 }
 
