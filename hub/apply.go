@@ -19,7 +19,7 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 	case evSettings:
 		out.err = s.applySettings(ev)
 	case evSubmit:
-		out.results, out.err = s.applySubmit(seq, ev.At, ev.Board, ev.Items)
+		out.results, out.err = s.applySubmit(seq, ev.At, ev.KeepIDs, ev.Board, ev.Items, ev.digestsOf(0))
 	case evGroup:
 		out.groups = s.applyGroups(seq, ev)
 	case evLink:
@@ -42,7 +42,7 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 func (s *state) applyGroups(seq uint64, ev *event) []groupOutcome {
 	out := make([]groupOutcome, len(ev.Groups))
 	for i, g := range ev.Groups {
-		out[i].results, out[i].err = s.applySubmit(seq, ev.At, g.Board, g.Items)
+		out[i].results, out[i].err = s.applySubmit(seq, ev.At, ev.KeepIDs, g.Board, g.Items, ev.digestsOf(i))
 	}
 	return out
 }
@@ -107,26 +107,39 @@ func (bs *boardState) update(set Settings) error {
 	return nil
 }
 
-// applySubmit applies items to board name at time at. Every applySlice
-// items it calls s.yield (see state), so readers may see a prefix of the
-// batch.
-func (s *state) applySubmit(seq uint64, at int64, name string, items []Item) ([]Result, error) {
+// applySubmit applies items to board name at time at, after forgetting the
+// board's idempotency ids accepted more than keepIDs ms before at (0: none;
+// seen.go). digests are the items' id digests where computed ahead
+// (event.prepare), else nil. Every applySlice items it calls s.yield (see
+// state), so readers may see a prefix of the batch.
+func (s *state) applySubmit(seq uint64, at, keepIDs int64, name string, items []Item, digests []idDigest) ([]Result, error) {
 	bs, err := s.board(name)
 	if err != nil {
 		return nil, err
+	}
+	if keepIDs > 0 {
+		bs.seen.expire(at - keepIDs)
 	}
 	ws, primary := bs.windowsAt(at)
 	res := make([]Result, len(items))
 	for i, it := range items {
 		s.step()
-		if orig, ok := bs.seen[it.ID]; ok && it.ID != "" {
-			orig.Duplicate = true
-			res[i] = orig
-			continue
+		var d idDigest
+		if it.ID != "" {
+			if digests != nil {
+				d = digests[i]
+			} else {
+				d = digestID(it.ID)
+			}
+			if orig, ok := bs.seen.get(d); ok {
+				orig.Duplicate = true
+				res[i] = orig
+				continue
+			}
 		}
 		res[i] = s.submitItem(name, ws, primary, seq, it)
 		if it.ID != "" {
-			bs.seen[it.ID] = res[i]
+			bs.seen.put(d, at, res[i])
 		}
 	}
 	return res, nil

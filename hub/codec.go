@@ -43,6 +43,52 @@ type event struct {
 	// was accepted: creating a board past it fails with ErrLimit. Absent
 	// (old events, PutBoard) means no limit.
 	MaxBoards int `json:"mb,omitempty"`
+	// KeepIDs, on evSubmit and evGroup, is how long (ms) the boards it
+	// writes keep idempotency ids: applying it first forgets older ones
+	// (seen.go). Absent (old events, no retention) means for ever.
+	KeepIDs int64 `json:"ki,omitempty"`
+
+	// digests[g][i] stands for the idempotency id of item i of group g
+	// (evSubmit: group 0 is Items), zero where it has none: computed by
+	// prepare on the fetcher goroutine, ahead of apply. Never encoded.
+	digests [][]idDigest
+}
+
+// prepare computes ev's id digests (see event.digests). Cost: one SHA-256
+// per item with an id.
+func (ev *event) prepare() {
+	switch ev.Kind {
+	case evSubmit:
+		ev.digests = [][]idDigest{digestItems(ev.Items)}
+	case evGroup:
+		ev.digests = make([][]idDigest, len(ev.Groups))
+		for i, g := range ev.Groups {
+			ev.digests[i] = digestItems(g.Items)
+		}
+	}
+}
+
+// digestsOf returns the digests of group g of ev, nil where prepare did not
+// run (apply then computes them itself).
+func (ev *event) digestsOf(g int) []idDigest {
+	if g < len(ev.digests) {
+		return ev.digests[g]
+	}
+	return nil
+}
+
+func digestItems(items []Item) []idDigest {
+	var out []idDigest
+	for i, it := range items {
+		if it.ID == "" {
+			continue
+		}
+		if out == nil {
+			out = make([]idDigest, len(items))
+		}
+		out[i] = digestID(it.ID)
+	}
+	return out
 }
 
 // group is one Submit call's batch inside an evGroup event: applied in

@@ -143,7 +143,8 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 // ack and hands every call its ticket. An event over the connection's payload limit
 // (escapes beyond the estimate) is split in halves.
 func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
-	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]group, len(reqs))}
+	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]group, len(reqs)),
+		KeepIDs: h.cfg.IdempotencyRetention.Milliseconds()}
 	for i, req := range reqs {
 		ev.Groups[i] = group{Board: req.board, Items: req.items}
 	}

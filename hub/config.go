@@ -63,6 +63,13 @@ type Config struct {
 	// MaxWriteTimeout (the duplicate window's margin) count as it.
 	WriteTimeout time.Duration
 
+	// IdempotencyRetention is how long a board keeps a submission's
+	// idempotency id: a repeat later than that applies again. Zero means
+	// for ever. It travels in each submission's event, so apply decides
+	// in stream order and every node forgets the same ids (seen.go).
+	// Non-zero values below MinIdempotencyRetention count as it.
+	IdempotencyRetention time.Duration
+
 	// Cluster makes the embedded server join a NATS cluster (Cluster.Name
 	// set), and may open an authenticated client listener. Ignored with
 	// NATSURL, where Cluster.Secret (if set) supplies the user and password
@@ -136,6 +143,9 @@ func (c Config) withDefaults() Config {
 		c.WriteTimeout = 10 * time.Second
 	}
 	c.WriteTimeout = min(c.WriteTimeout, MaxWriteTimeout)
+	if c.IdempotencyRetention > 0 {
+		c.IdempotencyRetention = max(c.IdempotencyRetention, MinIdempotencyRetention)
+	}
 
 	c.replicasGiven = c.replicasGiven || c.Replicas != 0
 	if c.Replicas == 0 {

@@ -35,6 +35,10 @@ func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 			fmt.Fprintf(&buf, "%s/%v/%d/%d:", name, k.kind, k.start, w.seq)
 			buf.Write(data)
 		}
+		ids := &snapWriter{} // the kept idempotency ids, in the order applied
+		bs.seen.each(ids.seen)
+		fmt.Fprintf(&buf, "%s/ids/%d:", name, bs.seen.len())
+		buf.Write(ids.buf)
 	}
 	return buf.Bytes()
 }

@@ -186,6 +186,9 @@ func (h *Hub) readConsumer(ctx context.Context, r *replica, msgs jetstream.Messa
 		d := delivery{seq: seq, stored: md.Timestamp}
 		if seq > r.applied.Load() {
 			d.ev, d.err = decodeEvent(msg.Data())
+			if d.err == nil {
+				d.ev.prepare() // digests off the replica goroutine
+			}
 		}
 		select {
 		case evs <- d:

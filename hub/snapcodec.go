@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"slices"
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
@@ -30,15 +29,8 @@ func (w *snapWriter) board(name string, bs *boardState) error {
 		return err
 	}
 	w.bytes(set)
-	ids := make([]string, 0, len(bs.seen))
-	for id := range bs.seen {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	w.uint(uint64(len(ids)))
-	for _, id := range ids {
-		w.result(id, bs.seen[id])
-	}
+	w.uint(uint64(bs.seen.len()))
+	bs.seen.each(w.seen)
 	keys := bs.sortedWindows()
 	w.uint(uint64(len(keys)))
 	for _, k := range keys {
@@ -49,14 +41,15 @@ func (w *snapWriter) board(name string, bs *boardState) error {
 	return nil
 }
 
-func (w *snapWriter) result(id string, r Result) {
-	w.str(id)
-	w.str(r.Member)
-	w.float(r.Score)
-	w.float(r.Subscore)
-	w.uint(uint64(r.Rank))
-	w.uint(b2u(r.Applied))
-	w.uint(r.Seq)
+func (w *snapWriter) seen(d idDigest, e seenEntry) {
+	w.buf = append(w.buf, d[:]...)
+	w.str(e.member)
+	w.float(e.score)
+	w.float(e.subscore)
+	w.uint(uint64(e.rank))
+	w.uint(b2u(e.applied))
+	w.uint(e.seq)
+	w.int(e.at)
 }
 
 func (w *snapWriter) window(k windowKey, win *window) error {
@@ -187,20 +180,31 @@ func (r *snapReader) board(s *state) {
 	bs := s.newBoardState(set)
 	s.boards[name] = bs
 	for n := r.count(); n > 0 && r.err == nil; n-- {
-		id := r.str()
-		bs.seen[id] = r.result()
+		r.seen(bs.seen)
 	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		r.window(bs)
 	}
 }
 
-func (r *snapReader) result() Result {
+// seen reads one kept idempotency id into s, in the order applied.
+func (r *snapReader) seen(s *seenIDs) {
+	if len(r.buf) < len(idDigest{}) {
+		r.fail("truncated id digest")
+		return
+	}
+	d := idDigest(r.buf[:len(idDigest{})])
+	r.buf = r.buf[len(idDigest{}):]
 	res := Result{Member: r.str(), Score: r.float(), Subscore: r.float()}
 	res.Rank = int(r.uint())
 	res.Applied = r.uint() == 1
 	res.Seq = r.uint()
-	return res
+	at := r.int()
+	if _, dup := s.m[d]; dup || r.err != nil {
+		r.fail("id digest")
+		return
+	}
+	s.put(d, at, res)
 }
 
 func (r *snapReader) window(bs *boardState) {

@@ -17,16 +17,20 @@ import (
 // DataDir/snapshots/<tenant>.snap, replaced atomically (write a temporary
 // file, fsync, rename). Layout, all integers uvarints unless noted:
 //
-//	magic "RWSNAP1\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP2\n"  seq  len+identity.Index bytes  nboards
 //	per board, by name: name  len+settings JSON  nseen
-//	  per seen id, by id: id  member  score f64  subscore f64  rank  applied  seq
+//	  per kept idempotency id, in the order applied (seen.go):
+//	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)
 //	  nwindows; per window, by kind then start: kind  start (varint)  seq  len+board bytes
 //	CRC-32C of everything before, 4 bytes little-endian
 //
 // Strings are length-prefixed. The encoding is deterministic: equal states
-// give equal files.
+// give equal files. A snapshot of an older layout (RWSNAP1, which kept the
+// ids themselves and not their acceptance times) is ignored like a damaged
+// one: the node replays the stream, which gives the same state as every
+// other node's.
 
-const snapMagic = "RWSNAP1\n"
+const snapMagic = "RWSNAP2\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

@@ -37,7 +37,7 @@ func TestSnapshotRestart(t *testing.T) {
 	}
 	feed(t, b, clk, 8, 30) // the tail after the snapshot
 	want = fingerprint(t, b, "t1")
-	seen := len(b.lookup("t1").st.boards["s"].seen)
+	seen := b.lookup("t1").st.boards["s"].seen.len()
 	b.Close()
 
 	data[len(data)/2] ^= 0xff // corrupt: ignored, the whole stream replays
@@ -48,7 +48,7 @@ func TestSnapshotRestart(t *testing.T) {
 	if got := fingerprint(t, c, "t1"); !bytes.Equal(got, want) {
 		t.Fatal("full replay differs from the snapshot-plus-tail state")
 	}
-	if got := len(c.lookup("t1").st.boards["s"].seen); got != seen || seen == 0 {
+	if got := c.lookup("t1").st.boards["s"].seen.len(); got != seen || seen == 0 {
 		t.Fatalf("seen ids after replay %d, want %d", got, seen)
 	}
 }

@@ -35,20 +35,16 @@ func (s *state) step() {
 	}
 }
 
-// boardState is one board: its settings, windows and seen idempotency ids.
-//
-// seen keeps every idempotency id ever applied on the board with its
-// original result, forever (until the board is deleted). Cost per id: the
-// id's bytes plus about 90 bytes (a 16-byte string header and a 56-byte
-// Result per map slot, with the Swiss table's control bytes and 7/8 load);
-// the Result's member string shares the identity index's copy.
+// boardState is one board: its settings, windows and seen idempotency ids
+// (seen.go: kept until the board is deleted, or for the retention the
+// events carry).
 type boardState struct {
 	settings Settings
 	cfg      board.Config
 	windows  map[windowKey]*window
 	newest   [len(kindNames)]int64 // newest window start per kind, where has
 	has      [len(kindNames)]bool
-	seen     map[string]Result
+	seen     *seenIDs
 }
 
 // window is one board-window and its version: seq grows by one for every
@@ -87,7 +83,7 @@ func (s *state) newBoardState(set Settings) *boardState {
 		settings: set,
 		cfg:      cfg,
 		windows:  make(map[windowKey]*window),
-		seen:     make(map[string]Result),
+		seen:     newSeenIDs(),
 	}
 }
 

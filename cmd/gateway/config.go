@@ -48,6 +48,8 @@ type Config struct {
 	ReadTimeout time.Duration // a request body must arrive within this
 
 	WriteTimeout time.Duration // how long a write may wait for JetStream, retrying through a leader change
+
+	IdempotencyRetention time.Duration // how long boards keep idempotency ids; 0: for ever
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -89,6 +91,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
 	// Writes through a leader change: docs/OPERATIONS.md "When NATS fails".
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 10*time.Second, "how `long` a write may wait for JetStream, retrying through a leader change, before it answers 503")
+	fs.DurationVar(&c.IdempotencyRetention, "idempotency-retention", 0, "how `long` a board keeps a submission's idempotency id (a repeat after that applies again); 0: for ever")
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
 		fs.PrintDefaults()
@@ -163,6 +166,9 @@ func (c Config) validate() error {
 func (c Config) validateWrite() error {
 	if c.WriteTimeout < time.Second || c.WriteTimeout > hub.MaxWriteTimeout {
 		return fmt.Errorf("--write-timeout %v: want 1s..%v", c.WriteTimeout, hub.MaxWriteTimeout)
+	}
+	if c.IdempotencyRetention != 0 && c.IdempotencyRetention < hub.MinIdempotencyRetention {
+		return fmt.Errorf("--idempotency-retention %v: want 0 (for ever) or at least %v", c.IdempotencyRetention, hub.MinIdempotencyRetention)
 	}
 	return nil
 }
