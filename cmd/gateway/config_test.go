@@ -55,6 +55,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"write timeout too short", []string{"--write-timeout", "999ms"}, nil, "--write-timeout 999ms: want 1s..1m0s"},
 		{"write timeout past the duplicate window", []string{"--write-timeout", "61s"}, nil, "--write-timeout 1m1s"},
 		{"write timeout negative env", nil, map[string]string{"RANKWIRE_WRITE_TIMEOUT": "-1s"}, "--write-timeout"},
+		{"idempotency retention under an hour", []string{"--idempotency-retention", "10m"}, nil, "--idempotency-retention 10m0s: want 0 (for ever) or at least 1h0m0s"},
+		{"idempotency retention negative", nil, map[string]string{"RANKWIRE_IDEMPOTENCY_RETENTION": "-1h"}, "--idempotency-retention"},
 		{"write timeout not a duration", nil, map[string]string{"RANKWIRE_WRITE_TIMEOUT": "10"}, "RANKWIRE_WRITE_TIMEOUT"},
 		{"metrics addr without port", []string{"--metrics-addr", "localhost"}, nil, "--metrics-addr \"localhost\": want host:port"},
 		{"metrics on the API port", []string{"--addr", "127.0.0.1:8080", "--metrics-addr", "127.0.0.1:8080"}, nil, "must differ from --addr"},
