@@ -164,7 +164,7 @@ func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
 // applied; its result shows the entry as it stands.
 func (s *state) submitItem(name string, ws []*window, primary int, seq uint64, it Item) Result {
 	h, err := s.ix.Intern(it.Member)
-	if err != nil {
+	if err != nil || h > maxMembers { // past the limit (checkMemberRoom): kept unranked, on every node alike
 		return Result{Member: it.Member}
 	}
 	var res Result

@@ -1,7 +1,9 @@
 package hub
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -121,4 +123,25 @@ func BenchmarkSeenIDs(b *testing.B) {
 	}
 	b.ReportMetric(perID, "B/id") // after the loop: ResetTimer drops reported metrics
 	runtime.KeepAlive(s)
+}
+
+// A submission that could take the tenant past the most member ids a
+// board ranks is refused at ingest, naming member; one within it is
+// applied.
+func TestMemberLimitAtIngest(t *testing.T) {
+	old := maxMembers
+	maxMembers = 3
+	t.Cleanup(func() { maxMembers = old })
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	mustSubmit(t, h, "t1", "b", Item{Member: "p1", Score: 1}, Item{Member: "p2", Score: 2})
+	_, err := h.Submit(testCtx(t), "t1", "b", []Item{{Member: "p3", Score: 3}, {Member: "p4", Score: 4}})
+	var he *Error
+	if !errors.As(err, &he) || !errors.Is(err, ErrLimit) || !strings.HasPrefix(he.Msg, "member: ") {
+		t.Fatalf("err = %v, want a limit naming member", err)
+	}
+	mustSubmit(t, h, "t1", "b", Item{Member: "p3", Score: 3})
+	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); len(got) != 3 {
+		t.Fatalf("board %v", got)
+	}
 }

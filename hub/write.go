@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
 )
 
@@ -32,7 +33,28 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkMemberRoom(len(items)); err != nil {
+		return nil, err
+	}
 	return h.submitGrouped(ctx, r, board, items)
+}
+
+// maxMembers is the most member ids a tenant may hold: the largest handle
+// a board ranks. A variable so that tests can reach it.
+var maxMembers uint32 = board.MaxMember
+
+// checkMemberRoom fails with ErrLimit, naming member, where n new members
+// could take the tenant's member handles past maxMembers: checked at
+// ingest so that a submission is refused with a clear error rather than
+// applied unranked. Apply checks again in stream order (submitItem).
+func (r *replica) checkMemberRoom(n int) error {
+	r.mu.RLock()
+	have := r.st.ix.MaxHandle()
+	r.mu.RUnlock()
+	if uint64(have)+uint64(n) > uint64(maxMembers) {
+		return errorf(ErrLimit, "member: the tenant holds %d member ids; the most is %d", have, maxMembers)
+	}
+	return nil
 }
 
 func validateItems(items []Item) error {
