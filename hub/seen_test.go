@@ -3,9 +3,9 @@ package hub
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
