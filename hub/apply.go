@@ -178,8 +178,12 @@ func (s *state) submitItem(name string, ws []*window, primary int, seq uint64, i
 			w.seq++
 			s.feed.note(name, w, c)
 		}
-		if i == primary {
-			res = w.result(h, c.Applied && err == nil)
+		if i == primary && err == nil {
+			// The change carries the member's entry and rank after it: a
+			// second search (w.result) would cost as much as the update.
+			res = Result{Score: c.New.Score, Subscore: c.New.Subscore, Rank: c.NewRank, Applied: c.Applied, Seq: w.seq}
+		} else if i == primary {
+			res = w.result(h, false)
 		}
 	}
 	res.Member, _ = s.ix.Name(h)
