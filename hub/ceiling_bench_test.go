@@ -1,0 +1,72 @@
+package hub
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BenchmarkJetStreamCeiling measures what the embedded JetStream server
+// acknowledges on its own: events of a submission's size (one item, about
+// 100 bytes, and 100 items, about 5 KB, encoded as the gateway encodes
+// them) published to a file stream with nobody consuming it, 64 in flight
+// as 64 clients would keep them. It is the ceiling of the gateway's
+// durable submissions per second on this machine; items/s is reported.
+//
+//	go test ./hub -run '^$' -bench 'JetStreamCeiling' -benchtime 20000x -count 3
+func BenchmarkJetStreamCeiling(b *testing.B) {
+	for _, items := range []int{1, 100} {
+		b.Run("items="+strconv.Itoa(items), func(b *testing.B) {
+			dir := b.TempDir()
+			h, err := Start(context.Background(), Config{DataDir: dir, DiscoverInterval: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close()
+			ctx := context.Background()
+			if _, err := h.js.CreateStream(ctx, jetstream.StreamConfig{Name: "CEIL", Subjects: []string{"ceil"},
+				Storage: jetstream.FileStorage, Duplicates: dupWindow}); err != nil {
+				b.Fatal(err)
+			}
+			ev := &event{Kind: evGroup, At: time.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: []group{{Board: "b"}}}
+			for i := range items {
+				ev.Groups[0].Items = append(ev.Groups[0].Items, Item{Member: "player-" + strconv.Itoa(100000+i), Score: 12345, ID: "match-" + strconv.Itoa(i)})
+			}
+			data, err := encodeEvent(ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inflight := make(chan jetstream.PubAckFuture, 64)
+			done := make(chan error, 1)
+			go func() {
+				for f := range inflight {
+					select {
+					case <-f.Ok():
+					case err := <-f.Err():
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			start := time.Now()
+			b.ResetTimer()
+			for i := range b.N {
+				f, err := h.js.PublishAsync("ceil", data, jetstream.WithMsgID(h.id+strconv.Itoa(i)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				inflight <- f
+			}
+			close(inflight)
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N*items)/time.Since(start).Seconds(), "items/s")
+			b.ReportMetric(float64(len(data)), "B/event")
+		})
+	}
+}
