@@ -40,6 +40,9 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 // if each were its own evSubmit at the same time and sequence: a group
 // whose board is missing fails alone.
 func (s *state) applyGroups(seq uint64, ev *event) []groupOutcome {
+	if lanes := laneBoards(ev); parallelApply && len(lanes) > 1 {
+		return s.applyLanes(seq, ev, lanes)
+	}
 	out := make([]groupOutcome, len(ev.Groups))
 	for i, g := range ev.Groups {
 		out[i].results, out[i].err = s.applySubmit(seq, ev.At, ev.KeepIDs, g.Board, g.Items, ev.digestsOf(i))
@@ -163,10 +166,26 @@ func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
 // rejects (checked at ingest, so only a sum overflow in practice) is not
 // applied; its result shows the entry as it stands.
 func (s *state) submitItem(name string, ws []*window, primary int, seq uint64, it Item) Result {
-	h, err := s.ix.Intern(it.Member)
-	if err != nil || h > maxMembers { // past the limit (checkMemberRoom): kept unranked, on every node alike
+	h, ok := s.intern(it.Member)
+	if !ok {
 		return Result{Member: it.Member}
 	}
+	return s.submitHandle(name, ws, primary, seq, it, h)
+}
+
+// intern returns member's handle, interning it where new, or false where
+// the index refuses it or the handle is past maxMembers (checkMemberRoom
+// refuses such a submission at ingest; apply keeps it unranked, on every
+// node alike).
+func (s *state) intern(member string) (uint32, bool) {
+	h, err := s.ix.Intern(member)
+	return h, err == nil && h <= maxMembers
+}
+
+// submitHandle applies item it of member h to every window. It reads the
+// identity index but never writes it, so lanes of different boards may
+// run it at once (apply_lanes.go).
+func (s *state) submitHandle(name string, ws []*window, primary int, seq uint64, it Item, h uint32) Result {
 	var res Result
 	for i, w := range ws {
 		if w == nil {
