@@ -2,7 +2,7 @@
 // on NATS JetStream, embedded by default. Flags and environment become a
 // Config; run wires the parts, serves until SIGTERM or interrupt (SIGHUP
 // reloads the key file: reload.go), and shuts down in order. See
-// docs/OPERATIONS.md.
+// docs/OPERATIONS.md. `gateway verify` is the audit replay (verify.go).
 package main
 
 import (
@@ -17,6 +17,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "verify" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		status := runVerify(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(status)
+	}
 	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
