@@ -62,7 +62,7 @@ func runVerify(ctx context.Context, args []string, getenv func(string) string, o
 	}
 	cfg := hub.Config{DataDir: *data, NATSURL: *url, Cluster: hub.Cluster{Secret: secret},
 		NATSAuth: hub.NATSAuth{Creds: *creds, TLSCA: *ca, TLSCert: *cert, TLSKey: *key},
-		Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Logger:   slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	audits, err := hub.Verify(ctx, cfg, tenants)
 	if err != nil {
 		fmt.Fprintln(errOut, "gateway verify:", err)
