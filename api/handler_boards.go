@@ -11,29 +11,36 @@ import (
 
 // boardJSON is a board as the protocol shows it.
 type boardJSON struct {
-	Name          string   `json:"name"`
-	Order         string   `json:"order"`
-	SubscoreOrder string   `json:"subscore_order"`
-	Policy        string   `json:"policy"`
-	Tiebreak      string   `json:"tiebreak"`
-	Windows       []string `json:"windows"`
-	Retention     int      `json:"retention"`
-	Members       int      `json:"members"`
+	Name          string      `json:"name"`
+	Order         string      `json:"order"`
+	SubscoreOrder string      `json:"subscore_order"`
+	Policy        string      `json:"policy"`
+	Tiebreak      string      `json:"tiebreak"`
+	Windows       []string    `json:"windows"`
+	Retention     int         `json:"retention"`
+	StartsAt      string      `json:"starts_at,omitempty"`
+	EndsAt        string      `json:"ends_at,omitempty"`
+	Prizes        []hub.Prize `json:"prizes,omitempty"`
+	Members       int         `json:"members"`
 }
 
 func toBoardJSON(b hub.BoardInfo) boardJSON {
 	s := b.Settings
-	return boardJSON{b.Name, s.Order, s.SubscoreOrder, s.Policy, s.Tiebreak, s.Windows, s.Retention, b.Members}
+	return boardJSON{b.Name, s.Order, s.SubscoreOrder, s.Policy, s.Tiebreak, s.Windows, s.Retention,
+		s.StartsAt, s.EndsAt, s.Prizes, b.Members}
 }
 
 // settingsJSON is the body of PUT /v1/boards/{board}.
 type settingsJSON struct {
-	Order         string   `json:"order"`
-	SubscoreOrder string   `json:"subscore_order"`
-	Policy        string   `json:"policy"`
-	Tiebreak      string   `json:"tiebreak"`
-	Windows       []string `json:"windows"`
-	Retention     int      `json:"retention"`
+	Order         string      `json:"order"`
+	SubscoreOrder string      `json:"subscore_order"`
+	Policy        string      `json:"policy"`
+	Tiebreak      string      `json:"tiebreak"`
+	Windows       []string    `json:"windows"`
+	Retention     int         `json:"retention"`
+	StartsAt      string      `json:"starts_at"`
+	EndsAt        string      `json:"ends_at"`
+	Prizes        []hub.Prize `json:"prizes"`
 }
 
 func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {

@@ -147,6 +147,7 @@ func (s *Server) routes() chi.Router {
 			r.Post("/reset", s.handle(s.resetBoard))
 			r.Post("/scores", s.handle(s.submit))
 			r.Get("/top", s.handle(s.top))
+			r.Get("/standings", s.handle(s.standings))
 			r.Get("/ranks/{rank}", s.handle(s.atRank))
 			r.Get("/members", s.handle(s.members))
 			r.Get("/members/{member}", s.handle(s.member))

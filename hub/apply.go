@@ -73,6 +73,9 @@ func (s *state) applySettings(ev *event) error {
 		s.boards[ev.Board] = s.newBoardState(set)
 		return nil
 	}
+	if err := bs.checkSettingsChange(ev.At, set); err != nil {
+		return err
+	}
 	return bs.update(set)
 }
 
@@ -103,6 +106,7 @@ func (bs *boardState) update(set Settings) error {
 		}
 	}
 	bs.settings = set
+	bs.starts, bs.ends = set.times()
 	bs.dropUnkept()
 	for k := range kindNames {
 		bs.prune(kind(k))
@@ -118,6 +122,9 @@ func (bs *boardState) update(set Settings) error {
 func (s *state) applySubmit(seq uint64, at, keepIDs int64, name string, items []Item, digests []idDigest) ([]Result, error) {
 	bs, err := s.board(name)
 	if err != nil {
+		return nil, err
+	}
+	if err := bs.checkOpen(at); err != nil {
 		return nil, err
 	}
 	if keepIDs > 0 {
@@ -229,6 +236,9 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 	}
 	for _, m := range lr.Merges {
 		for name, bs := range s.boards {
+			if bs.ended(ev.At) {
+				continue // final standings never change: both entries stay as they were
+			}
 			bs.merge(m, seq, s.feed, name)
 		}
 	}
@@ -270,6 +280,9 @@ func (s *state) applyRemove(ev *event) error {
 	if err != nil {
 		return err
 	}
+	if err := bs.checkNotEnded(ev.At, "removing a member"); err != nil {
+		return err
+	}
 	h, ok := s.ix.Resolve(ev.Member)
 	removed := false
 	for _, w := range bs.windows {
@@ -292,6 +305,9 @@ func (s *state) applyRemove(ev *event) error {
 func (s *state) applyReset(ev *event) error {
 	bs, err := s.board(ev.Board)
 	if err != nil {
+		return err
+	}
+	if err := bs.checkNotEnded(ev.At, "a reset"); err != nil {
 		return err
 	}
 	if w := bs.windows[windowKey{kindAll, 0}]; w != nil && w.b.Len() > 0 {

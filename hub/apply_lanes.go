@@ -74,6 +74,9 @@ func (s *state) applyLanes(seq uint64, ev *event, boards []string) []groupOutcom
 	fresh := make(map[string]map[idDigest]struct{}, len(boards)) // ids first put in this event, per board
 	for gi, g := range ev.Groups {
 		bs, err := s.board(g.Board)
+		if err == nil {
+			err = bs.checkOpen(ev.At)
+		}
 		if err != nil {
 			out[gi].err = err
 			continue

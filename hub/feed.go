@@ -244,7 +244,7 @@ func (v Window) Seq() uint64 {
 }
 
 // Name returns the external id of member handle h. O(1).
-func (v Window) Name(h uint32) (string, bool) { return v.ix.Name(h) }
+func (v Window) Name(h uint32) (string, bool) { return v.ix.Label(h) }
 
 // Resolve returns the member handle an id or alias names. O(1).
 func (v Window) Resolve(id string) (uint32, bool) { return v.ix.Resolve(id) }

@@ -84,7 +84,7 @@ func (v View) Members(members []string) []Row {
 }
 
 func (v View) row(r board.Row) Row {
-	name, _ := v.ix.Name(r.Member)
+	name, _ := v.ix.Label(r.Member) // retired only on a board no merge folds: an ended tournament
 	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore}
 }
 

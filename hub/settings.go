@@ -23,6 +23,12 @@ type Settings struct {
 	Tiebreak      string   `json:"tiebreak"`       // "earliest" (default) or "latest"
 	Windows       []string `json:"windows"`        // kinds kept; default ["all"]
 	Retention     int      `json:"retention"`      // past windows kept per kind; 0 means 8
+
+	// A tournament (tournament.go): submissions accepted before StartsAt
+	// or at or after EndsAt are refused; Prizes label ranges of ranks.
+	StartsAt string  `json:"starts_at,omitempty"` // RFC 3339; empty: open from creation
+	EndsAt   string  `json:"ends_at,omitempty"`   // RFC 3339; empty: never ends
+	Prizes   []Prize `json:"prizes,omitempty"`
 }
 
 // normalize validates s and fills in the defaults, so that equal settings
@@ -42,6 +48,10 @@ func (s Settings) normalize() (Settings, error) {
 	}
 	if s.Retention == 0 {
 		s.Retention = DefaultRetention
+	}
+	s.Prizes = slices.Clone(s.Prizes)
+	if err := s.normalizeTournament(); err != nil {
+		return s, err
 	}
 	return s, nil
 }

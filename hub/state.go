@@ -45,6 +45,8 @@ type boardState struct {
 	newest   [len(kindNames)]int64 // newest window start per kind, where has
 	has      [len(kindNames)]bool
 	seen     *seenIDs
+	starts   int64 // settings' StartsAt and EndsAt in unix ms; 0: unset
+	ends     int64
 }
 
 // window is one board-window and its version: seq grows by one for every
@@ -79,11 +81,14 @@ func newState() *state {
 func (s *state) newBoardState(set Settings) *boardState {
 	cfg, _ := set.boardConfig() // normalized settings always parse
 	cfg.CompareMembers = s.ix.Compare
+	starts, ends := set.times()
 	return &boardState{
 		settings: set,
 		cfg:      cfg,
 		windows:  make(map[windowKey]*window),
 		seen:     newSeenIDs(),
+		starts:   starts,
+		ends:     ends,
 	}
 }
 

@@ -317,7 +317,7 @@ func diffRows(where string, bx, by *board.Board, st, snap *state, add func(strin
 }
 
 func rowString(s *state, r board.Row) string {
-	name, _ := s.ix.Name(r.Member)
+	name, _ := s.ix.Label(r.Member)
 	return fmt.Sprintf("%s %v/%v", name, r.Score, r.Subscore)
 }
 

@@ -36,7 +36,21 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 	if err := r.checkMemberRoom(len(items)); err != nil {
 		return nil, err
 	}
+	if err := r.checkOpen(board, h.cfg.Now().UnixMilli()); err != nil {
+		return nil, err // apply decides again by the acceptance time
+	}
 	return h.submitGrouped(ctx, r, board, items)
+}
+
+// checkOpen fails with ErrConflict where board is outside its time at
+// now (tournament.go), sparing the stream an event apply would refuse.
+func (r *replica) checkOpen(board string, now int64) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if bs := r.st.boards[board]; bs != nil {
+		return bs.checkOpen(now)
+	}
+	return nil
 }
 
 // maxMembers is the most member ids a tenant may hold: the largest handle

@@ -113,6 +113,18 @@ func (ix *Index) Name(h uint32) (string, bool) {
 	return ix.names[h], true
 }
 
+// Label returns the external id handle h was assigned, live or retired
+// (merged into another), or false for 0 or an unknown handle. A board
+// whose entries a merge did not fold (an ended tournament keeps its final
+// standings) still names its members with it. O(1), no allocation.
+// Read-only.
+func (ix *Index) Label(h uint32) (string, bool) {
+	if !ix.known(h) {
+		return "", false
+	}
+	return ix.names[h], true
+}
+
 // Canonical returns the live handle that h is now: h itself while live, the
 // handle it merged into (following later merges) once retired, or false for
 // 0 or an unknown handle. O(1) expected. Read-only.

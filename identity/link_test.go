@@ -211,3 +211,28 @@ func TestLinkSharedPlaceholder(t *testing.T) {
 	}
 	mustCheck(t, ix)
 }
+
+// Label names a handle after a merge retired it, where Name does not.
+func TestLabelOfRetired(t *testing.T) {
+	ix := New()
+	a, _ := ix.Intern("ann")
+	b, _ := ix.Intern("bob")
+	if _, err := ix.Link("ann", []string{"bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ix.Name(b); ok {
+		t.Fatal("bob's handle still live after the merge")
+	}
+	if got, ok := ix.Label(b); !ok || got != "bob" {
+		t.Fatalf("Label(retired) = %q, %v", got, ok)
+	}
+	if got, ok := ix.Label(a); !ok || got != "ann" {
+		t.Fatalf("Label(live) = %q, %v", got, ok)
+	}
+	if _, ok := ix.Label(0); ok {
+		t.Fatal("Label(0) answered")
+	}
+	if _, ok := ix.Label(99); ok {
+		t.Fatal("Label(unknown) answered")
+	}
+}
