@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -116,19 +117,49 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // in a cluster), with the tenants' replica count: snapshots are then
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
-// that cannot be opened is logged; the node goes on with local files.
+// that cannot be opened within replicasTimeout (a cluster still forming
+// its quorum) is logged and opened in the background, retried with backoff
+// until it opens or the Hub closes; meanwhile snapshots stay local.
 func (h *Hub) shareSnapshots(ctx context.Context) {
 	if h.srv != nil && h.cfg.Cluster.Name == "" {
 		return
 	}
+	if h.openShared(ctx) {
+		return
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		wait := time.Second
+		for {
+			select {
+			case <-h.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if h.openShared(h.ctx) {
+				h.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
+				return
+			}
+			wait = min(2*wait, 30*time.Second)
+		}
+	}()
+}
+
+// openShared makes one bounded attempt to open the bucket, logging a
+// failure; it reports whether the bucket is open.
+func (h *Hub) openShared(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
 	defer cancel()
 	shared, err := openSharedSnapshots(ctx, h.js, h.cfg.Replicas, h.log)
 	if err != nil {
-		h.log.Warn("hub: snapshots stay local", "err", err)
-		return
+		if h.ctx.Err() == nil {
+			h.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
+		}
+		return false
 	}
-	h.snaps.shared = shared
+	h.snaps.shared.Store(shared)
+	return true
 }
 
 func (h *Hub) connect(ctx context.Context) error {

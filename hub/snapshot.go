@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,7 +44,7 @@ type snapshotter struct {
 	every    int           // events between snapshots; < 0: only at Close
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
-	shared   *sharedSnapshots // the cluster's object store of snapshots; nil: local files only
+	shared   atomic.Pointer[sharedSnapshots] // the cluster's object store of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
 }
 
 func (s *snapshotter) path(tenant string) string {
@@ -56,15 +57,16 @@ func (s *snapshotter) path(tenant string) string {
 // that cannot be read only costs a longer replay. O(snapshot size).
 func (s *snapshotter) load(ctx context.Context, tenant string) (*state, error) {
 	st, err := s.loadLocal(tenant)
-	if s.shared == nil {
+	shared := s.shared.Load()
+	if shared == nil {
 		return st, err
 	}
 	var seq uint64
 	if err == nil {
 		seq = st.seq
 	}
-	if shared, ok := s.shared.load(ctx, tenant, seq); ok {
-		return shared, nil
+	if loaded, ok := shared.load(ctx, tenant, seq); ok {
+		return loaded, nil
 	}
 	return st, err
 }
@@ -176,8 +178,8 @@ func (r *replica) save(j snapJob) {
 	}
 	r.savedSeq.Store(j.seq)
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
-	if r.snaps.shared != nil {
-		r.snaps.shared.save(r.tenant, j.seq, j.data)
+	if shared := r.snaps.shared.Load(); shared != nil {
+		shared.save(r.tenant, j.seq, j.data)
 	}
 }
 

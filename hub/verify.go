@@ -81,7 +81,7 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 		return nil, err
 	}
 	if store, err := h.js.ObjectStore(ctx, sharedBucket); err == nil {
-		h.snaps.shared = &sharedSnapshots{store: store, log: h.log}
+		h.snaps.shared.Store(&sharedSnapshots{store: store, log: h.log})
 	}
 	if len(tenants) == 0 {
 		var err error
@@ -172,10 +172,10 @@ func (h *Hub) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit)
 	if data, err := os.ReadFile(path); err == nil {
 		add("file "+path, data)
 	}
-	if h.snaps.shared != nil {
+	if shared := h.snaps.shared.Load(); shared != nil {
 		sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
 		defer cancel()
-		if data, err := h.snaps.shared.store.GetBytes(sctx, tenant); err == nil {
+		if data, err := shared.store.GetBytes(sctx, tenant); err == nil {
 			add("shared bucket "+sharedBucket, data)
 		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 			a.Err = fmt.Errorf("shared snapshot: %w", err)

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -93,49 +91,27 @@ func (pg topPage) String() string {
 
 // TestThreeNodeCluster starts three gateway processes forming one
 // embedded JetStream cluster with 3 replicas, writes with ids through two
-// of them, reads the same rows and seq on all three, kills one with -9,
-// keeps writing through the others (logging the longest write gap),
-// restarts it on its --data and sees it catch up.
+// of them, and reads the same rows and seq on all three. It then kills -9
+// the node leading the tenant's stream while a WebSocket client watches
+// the board through it, keeps writing through the two others (logging the
+// longest write gap), and checks: every acknowledged submission on both
+// survivors; the client resumed on a survivor with since and an unbroken
+// prev chain; the killed node restarted on its --data and equal; a
+// stream's replicas brought back by a restart; and a fourth node with an
+// empty --data ready from the shared snapshot, equal too.
 //
-// It runs in the default test run and in CI (about 10 s); -short skips it.
+// It runs in the default test run and in CI (about 30 s); -short skips it.
 func TestThreeNodeCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
 	}
-	keys, sk := keyFile(t)
-	tok := adminToken(t, sk)
-	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte("a-test-cluster-secret-0123456789\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ports := freePorts(t, 3)
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, "nats://127.0.0.1:"+p)
-	}
-	natsPort := freePorts(t, 1)[0] // node 1's --nats-listen, to look at the stream
-	nodes := make([]*clusterNode, 3)
-	addrs := make([]chan string, 3)
-	for i := range nodes {
-		nodes[i] = &clusterNode{env: []string{"RANKWIRE_KEYS=" + keys, "RANKWIRE_DATA=" + t.TempDir(),
-			"RANKWIRE_NODE=n" + fmt.Sprint(i+1), "RANKWIRE_CLUSTER=rw-test", "RANKWIRE_CLUSTER_LISTEN=127.0.0.1:" + ports[i],
-			"RANKWIRE_ROUTES=" + strings.Join(routes, ","), "RANKWIRE_CLUSTER_SECRET_FILE=" + secret}}
-		if i == 0 {
-			nodes[i].env = append(nodes[i].env, "RANKWIRE_NATS_LISTEN=127.0.0.1:"+natsPort)
-		}
-		addrs[i] = nodes[i].launch(t)
-	}
-	start := time.Now()
-	for i, n := range nodes {
-		n.wait(t, addrs[i])
-	}
-	t.Logf("three nodes ready in %v", time.Since(start).Round(time.Millisecond))
-
+	c := startCluster(t, 3)
+	nodes, tok := c.nodes, c.tok
 	if status, err := call("PUT", nodes[0].p.url("/v1/boards/b"), tok, `{"policy":"latest"}`, nil); status != 200 {
 		t.Fatalf("create board through node 1: %d %v", status, err)
 	}
 	submit := func(n *clusterNode, i int) (int, error) {
-		body := fmt.Sprintf(`{"id":"s%d","member":"p%d","score":%d}`, i, i%50, i)
+		body := fmt.Sprintf(`{"id":"s%d","member":"m%d","score":%d}`, i, i, i)
 		return call("POST", n.p.url("/v1/boards/b/scores"), tok, body, nil)
 	}
 	// The tenant's stream, new on node 1, reaches the other nodes (their
@@ -148,38 +124,33 @@ func TestThreeNodeCluster(t *testing.T) {
 		return nil
 	})
 	t.Logf("a new tenant created on node 1 served by node 2 after %v", time.Since(created).Round(time.Millisecond))
+	acked := []int{0}
 	for i := 1; i <= 100; i++ {
 		if status, err := submit(nodes[i%2], i); status != 200 {
 			t.Fatalf("submit %d: %d %v", i, status, err)
 		}
-	}
-	same := func(ns []*clusterNode, out *topPage) error {
-		var pages []topPage
-		for i, n := range ns {
-			var pg topPage
-			if status, err := call("GET", n.p.url("/v1/boards/b/top?limit=100"), tok, "", &pg); status != 200 || err != nil {
-				return fmt.Errorf("node %d: %d %v", i+1, status, err)
-			}
-			pages = append(pages, pg)
-		}
-		for i, pg := range pages[1:] {
-			if pg.String() != pages[0].String() {
-				return fmt.Errorf("node %d: %v; node 1: %v", i+2, pg, pages[0])
-			}
-		}
-		*out = pages[0]
-		return nil
+		acked = append(acked, i)
 	}
 	var before topPage
-	await.For(t, 20*time.Second, func() error { return same(nodes, &before) })
+	await.For(t, 20*time.Second, func() error { return samePages(nodes, tok, &before) })
 	t.Logf("all three nodes: seq %d, %d members", before.Seq, before.Total)
 
-	nodes[2].kill9(t)
-	var mu sync.Mutex
-	var gap, longest time.Duration
+	leader := c.streamLeader(t, "RW_t1")
+	victim := nodes[leader]
+	var survivors []*clusterNode
+	for i, n := range nodes {
+		if i != leader {
+			survivors = append(survivors, n)
+		}
+	}
+	watch := startWatch(t, victim, tok)
+	startWatch(t, survivors[0], tok) // a client there too: its node keeps the board's recent changes for since
+	victim.kill9(t)
+	t.Logf("killed n%d, the stream's leader", leader+1)
+	var longest time.Duration
 	last := time.Now()
 	for i := 101; i <= 200; i++ {
-		n := nodes[i%2]
+		n := survivors[i%2]
 		for attempt := 0; ; attempt++ { // same id: a retried submission applies once
 			status, _ := submit(n, i)
 			if status == 200 {
@@ -188,27 +159,33 @@ func TestThreeNodeCluster(t *testing.T) {
 			if attempt > 300 {
 				t.Fatalf("submit %d after the kill: still %d", i, status)
 			}
-			n = nodes[(i+attempt+1)%2]
+			n = survivors[(i+attempt+1)%2]
 		}
-		mu.Lock()
-		if gap = time.Since(last); gap > longest {
-			longest = gap
-		}
+		acked = append(acked, i)
+		longest = max(longest, time.Since(last))
 		last = time.Now()
-		mu.Unlock()
 	}
-	t.Logf("longest write gap with one node killed: %v", longest.Round(time.Millisecond))
+	t.Logf("longest write gap with the stream's leader killed: %v", longest.Round(time.Millisecond))
+	if longest > 15*time.Second {
+		t.Fatalf("longest write gap %v", longest)
+	}
+	var mid topPage
+	await.For(t, 20*time.Second, func() error { return samePages(survivors, tok, &mid) })
+	for _, n := range survivors {
+		haveEveryAcked(t, n, tok, acked)
+	}
+	watch.resume(t, survivors[0], tok)
 
 	restart := time.Now()
-	addr := nodes[2].launch(t)
-	nodes[2].wait(t, addr)
+	victim.wait(t, victim.launch(t))
 	var after topPage
-	await.For(t, 30*time.Second, func() error { return same(nodes, &after) })
-	t.Logf("killed node back and equal in %v: %v", time.Since(restart).Round(time.Millisecond), after.Seq)
+	await.For(t, 30*time.Second, func() error { return samePages(nodes, tok, &after) })
+	t.Logf("killed node back and equal in %v: seq %d", time.Since(restart).Round(time.Millisecond), after.Seq)
 	if after.Seq <= before.Seq {
 		t.Fatalf("seq did not advance: %d then %d", before.Seq, after.Seq)
 	}
-	bringsReplicasBack(t, nodes[2], "nats://127.0.0.1:"+natsPort, secret)
+	bringsReplicasBack(t, nodes[2], c.natsURL(t, nodes[(leader+1)%3]), c.secret)
+	c.fourthFromSharedSnapshot(t, after)
 }
 
 // bringsReplicasBack lowers the tenant's stream to 1 replica through the
