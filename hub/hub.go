@@ -118,8 +118,8 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
 // that cannot be opened within replicasTimeout (a cluster still forming
-// its quorum) is logged and opened in the background, retried with backoff
-// until it opens or the Hub closes; meanwhile snapshots stay local.
+// its quorum) is logged and opened in the background, retried every 1 to
+// 5 s until it opens or the Hub closes; meanwhile snapshots stay local.
 func (h *Hub) shareSnapshots(ctx context.Context) {
 	if h.srv != nil && h.cfg.Cluster.Name == "" {
 		return
@@ -141,7 +141,7 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 				h.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
 				return
 			}
-			wait = min(2*wait, 30*time.Second)
+			wait = min(2*wait, 5*time.Second)
 		}
 	}()
 }

@@ -316,6 +316,20 @@ func (c *cluster) fourthFromSharedSnapshot(t *testing.T, want topPage) {
 	t.Helper()
 	n := c.nodes[1]
 	stop(t, n.p)
+	js, done := c.jetStream(t, c.nodes[0])
+	defer done()
+	await.For(t, 10*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		os, err := js.ObjectStore(ctx, "rankwire_snapshots")
+		if err == nil {
+			_, err = os.GetInfo(ctx, "t1")
+		}
+		if err != nil {
+			return fmt.Errorf("no shared snapshot after a graceful stop: %v; the stopped node's snapshot lines %q", err, n.p.logged(regexp.MustCompile(`snapshot`)))
+		}
+		return nil
+	})
 	n.wait(t, n.launch(t))
 	fourth := c.newNode(t, len(c.nodes))
 	start := time.Now()
