@@ -13,7 +13,7 @@ type natsCollector struct {
 	hub                                                    *hub.Hub
 	connected, disconnects, reconnects, errs, retries, lat *prometheus.Desc
 	down                                                   *prometheus.Desc
-	resets, applyTimeouts                                  *prometheus.Desc
+	resets, applyTimeouts, leaders, quorumLost             *prometheus.Desc
 }
 
 func newNATSCollector(h *hub.Hub) *natsCollector {
@@ -28,13 +28,15 @@ func newNATSCollector(h *hub.Hub) *natsCollector {
 		lat:           d("rankwire_publish_duration_seconds", "Time from a write's first publish attempt to JetStream's ack or the final failure, retries included."),
 		down:          d("rankwire_tenants_unavailable", "Tenants whose stream is listed but could not be opened; retried in the background."),
 		resets:        d("rankwire_replica_consumer_resets_total", "Replicas' stream consumers replaced because they failed or stalled (a server died, a leader changed)."),
+		leaders:       d("rankwire_nats_stream_leader_changes_total", "Leader elections JetStream announced for tenant streams (a failover, a restart; clusters only)."),
+		quorumLost:    d("rankwire_nats_stream_quorum_lost_total", "Losses of a tenant stream's quorum JetStream announced: its writes wait for a majority of replicas."),
 		applyTimeouts: d("rankwire_apply_timeouts_total", "Writes JetStream stored that answered 503 because this node did not apply them within the write timeout."),
 	}
 }
 
 // Describe sends the descriptors.
 func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down, c.resets, c.applyTimeouts} {
+	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down, c.resets, c.applyTimeouts, c.leaders, c.quorumLost} {
 		ch <- d
 	}
 }
@@ -59,4 +61,6 @@ func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.down, prometheus.GaugeValue, float64(c.hub.DownTenants()))
 	ch <- prometheus.MustNewConstMetric(c.resets, prometheus.CounterValue, float64(s.ConsumerResets))
 	ch <- prometheus.MustNewConstMetric(c.applyTimeouts, prometheus.CounterValue, float64(s.ApplyTimeouts))
+	ch <- prometheus.MustNewConstMetric(c.leaders, prometheus.CounterValue, float64(s.LeaderChanges))
+	ch <- prometheus.MustNewConstMetric(c.quorumLost, prometheus.CounterValue, float64(s.QuorumLost))
 }

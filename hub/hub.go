@@ -79,6 +79,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		return nil, err
 	}
 	h.shareSnapshots(ctx)
+	h.watchLeaders()
 	var newTenants tenantWatch
 	if cfg.DiscoverInterval > 0 {
 		// Before the first look: a tenant created after it is announced.

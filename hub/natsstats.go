@@ -22,6 +22,8 @@ type natsStats struct {
 	retries        atomic.Uint64     // attempts after a call's first
 	consumerResets atomic.Uint64     // replicas' consumers replaced after a failure or stall (follow.go)
 	applyTimeouts  atomic.Uint64     // stored writes answered 503: not applied here within WriteTimeout
+	leaderChanges  atomic.Uint64     // tenant streams' leader elections announced (leader.go)
+	quorumLost     atomic.Uint64     // tenant streams' quorum losses announced
 	latencyNanos   atomic.Uint64     // sum over publish calls, their retries included
 	buckets        [16]atomic.Uint64 // calls per PublishBuckets bound (non-cumulative); the last: above all
 }
@@ -54,7 +56,10 @@ type NATSStats struct {
 	// ApplyTimeouts counts writes JetStream stored that answered 503
 	// because this node did not apply them within the write timeout.
 	ApplyTimeouts uint64
-	LatencySum    time.Duration
+	// LeaderChanges and QuorumLost count the leader elections and quorum
+	// losses JetStream announced for tenant streams (clusters only).
+	LeaderChanges, QuorumLost uint64
+	LatencySum                time.Duration
 	// LatencyCounts[i] is the number of publish calls that took at most
 	// PublishBuckets[i] seconds (cumulative, as Prometheus histograms).
 	LatencyCounts []uint64
@@ -68,6 +73,7 @@ func (h *Hub) NATS() NATSStats {
 		Connected: h.Connected(), Disconnects: s.disconnects.Load(), Reconnects: s.reconnects.Load(),
 		Publishes: s.publishes.Load(), PublishErrors: s.publishErrors.Load(), Retries: s.retries.Load(),
 		ConsumerResets: s.consumerResets.Load(), ApplyTimeouts: s.applyTimeouts.Load(),
+		LeaderChanges: s.leaderChanges.Load(), QuorumLost: s.quorumLost.Load(),
 		LatencySum: time.Duration(s.latencyNanos.Load()), LatencyCounts: make([]uint64, len(PublishBuckets)),
 	}
 	var acc uint64

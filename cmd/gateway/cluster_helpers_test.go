@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -349,4 +351,34 @@ func (c *cluster) fourthFromSharedSnapshot(t *testing.T, want topPage) {
 		t.Fatalf("after the fourth node joined: %v, want %v", got, want)
 	}
 	t.Logf("the fourth node: %s; equal to the others at seq %d", fourth.p.logged(loaded)[0], got.Seq)
+}
+
+// leaderChanged checks that every survivor logged the tenant stream's new
+// leader, not the killed node, and counts it in its metrics.
+func leaderChanged(t *testing.T, survivors []*clusterNode, killed int) {
+	t.Helper()
+	elected := regexp.MustCompile(`stream leader elected" tenant=t1 leader=n([0-9])`)
+	metricsAt := regexp.MustCompile(`msg=ready .*metrics_addr=(\S+)`)
+	for _, n := range survivors {
+		await.For(t, 10*time.Second, func() error {
+			lines := n.p.logged(elected)
+			if len(lines) == 0 {
+				return fmt.Errorf("no leader election logged")
+			}
+			if m := elected.FindStringSubmatch(lines[len(lines)-1]); m[1] == fmt.Sprint(killed+1) {
+				return fmt.Errorf("the last election logged names the killed node: %s", lines[len(lines)-1])
+			}
+			return nil
+		})
+		m := metricsAt.FindStringSubmatch(n.p.logged(metricsAt)[0])
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !regexp.MustCompile(`(?m)^rankwire_nats_stream_leader_changes_total [1-9]`).Match(body) {
+			t.Fatalf("no leader change counted in the metrics")
+		}
+	}
 }

@@ -171,6 +171,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	}
 	var mid topPage
 	await.For(t, 20*time.Second, func() error { return samePages(survivors, tok, &mid) })
+	leaderChanged(t, survivors, leader)
 	for _, n := range survivors {
 		haveEveryAcked(t, n, tok, acked)
 	}
