@@ -135,6 +135,26 @@ func (c *client) ensureBoard(ctx context.Context, settings string) error {
 	return nil
 }
 
+// awaitBoard waits until every gateway serves the board: on a cluster the
+// others open a new tenant within milliseconds of its creation, and a
+// load that started at once would count their 404s. At most 10 s.
+func (c *client) awaitBoard(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for range c.bases {
+		for {
+			st, err := c.do(ctx, http.MethodGet, c.boardPath(), nil, nil) // the next gateway in turn
+			if err == nil && st == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("loadtest: board %q not served by every gateway after 10 s: HTTP %d, %v", c.board, st, err)
+			}
+			time.Sleep(20 * time.Millisecond) // polling a remote gateway: no event to wait on
+		}
+	}
+	return nil
+}
+
 // members returns the board's member count (all window).
 func (c *client) members(ctx context.Context) (int, error) {
 	var info struct {

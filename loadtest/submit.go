@@ -94,6 +94,9 @@ func RunSubmit(ctx context.Context, cfg SubmitConfig) (SubmitReport, error) {
 	if err := c.ensureBoard(ctx, `{}`); err != nil {
 		return SubmitReport{}, err
 	}
+	if err := c.awaitBoard(ctx); err != nil {
+		return SubmitReport{}, err
+	}
 	rep := SubmitReport{Clients: cfg.Clients, Batch: cfg.Batch}
 	if rep.BoardBefore, err = c.members(ctx); err != nil {
 		return rep, err

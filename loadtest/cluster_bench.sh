@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# cluster_bench.sh runs the measurements of docs/BENCHMARKS.md "Several
+# nodes and fsync" on this machine: durable submissions per second with
+# --sync always against the default on one embedded node, and on a
+# 3-node embedded cluster with 1 replica against 3, each single and in
+# batches of 100, with Redis as the peer in the same run (AOF fsync every
+# second and always). Everything listens on 127.0.0.1 only; every process
+# it starts is stopped by its PID.
+#
+#	loadtest/cluster_bench.sh [sync|cluster|redis|all]
+#
+# Environment: RUNS (default 2), D (duration per run, default 8s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-2}
+D=${D:-8s}
+PORT=${PORT:-18090}
+RPORT=${RPORT:-16390}
+URL=http://127.0.0.1:$PORT
+source loadtest/bench_lib.sh
+
+load() { "$work/rwload" submit -keys "$work/keys.json" -metrics "" -q -d "$D" "$@"; }
+
+# sync compares --sync always with the default on one node.
+sync_runs() {
+	for i in $(seq "$RUNS"); do
+		for s in default always; do
+			flags=()
+			[ "$s" = always ] && flags=(--sync always)
+			for b in 1 100; do
+				echo "== one node, --sync $s, batch $b, run $i"
+				start_gw --metrics-addr '' "${flags[@]}"
+				load -url "$URL" -clients 64 -batch "$b"
+				stop_gw
+			done
+		done
+	done
+}
+
+# CL holds the cluster's gateway PIDs.
+CL=()
+stop_cluster() {
+	for p in "${CL[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${CL[@]}"; do wait "$p" 2>/dev/null || true; done
+	CL=()
+}
+
+# start_cluster REPLICAS starts three embedded nodes on fresh data dirs.
+start_cluster() {
+	stop_cluster
+	echo 'a-bench-cluster-secret-0123456789' >"$work/secret"
+	routes=nats://127.0.0.1:17221,nats://127.0.0.1:17222,nats://127.0.0.1:17223
+	for n in 1 2 3; do
+		rm -rf "$work/c$n"
+		"$work/gateway" --keys "$work/keys.json" --data "$work/c$n" --addr "127.0.0.1:1809$n" --metrics-addr '' \
+			--node "n$n" --cluster bench --cluster-listen "127.0.0.1:1722$n" --routes "$routes" \
+			--cluster-secret-file "$work/secret" --replicas "$1" 2>"$work/c$n.log" &
+		CL+=($!)
+	done
+	for n in 1 2 3; do
+		for _ in $(seq 600); do
+			curl -fs "http://127.0.0.1:1809$n/readyz" >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+	done
+}
+
+cluster_runs() {
+	urls=http://127.0.0.1:18091,http://127.0.0.1:18092,http://127.0.0.1:18093
+	for i in $(seq "$RUNS"); do
+		for r in 1 3; do
+			for b in 1 100; do
+				echo "== three nodes, --replicas $r, batch $b, run $i"
+				start_cluster "$r"
+				load -url "$urls" -clients 64 -batch "$b"
+				stop_cluster
+			done
+		done
+	done
+}
+
+redis_runs() {
+	for fs in everysec always; do
+		mkdir -p "$work/redis-$fs"
+		redis-server --bind 127.0.0.1 --port "$RPORT" --save '' --appendonly yes --appendfsync "$fs" \
+			--dir "$work/redis-$fs" --daemonize no --loglevel warning &
+		RS=$!
+		for _ in $(seq 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+		for i in $(seq "$RUNS"); do
+			echo "== redis ZADD, appendfsync $fs, run $i"
+			echo "-P 1:   $(redis-benchmark -h 127.0.0.1 -p "$RPORT" -c 64 -n 300000 -r 1000000 -P 1 -t zadd -q | tr '\r' '\n' | grep 'requests per second')"
+			echo "-P 100: $(redis-benchmark -h 127.0.0.1 -p "$RPORT" -c 64 -n 2000000 -r 1000000 -P 100 -t zadd -q | tr '\r' '\n' | grep 'requests per second')"
+		done
+		kill "$RS"
+		wait "$RS" || true
+		RS=""
+	done
+}
+
+trap 'stop_cluster; cleanup' EXIT
+case "${1:-all}" in
+sync) sync_runs ;;
+cluster) cluster_runs ;;
+redis) redis_runs ;;
+all) sync_runs; cluster_runs; redis_runs ;;
+*) echo "usage: $0 [sync|cluster|redis|all]" >&2; exit 2 ;;
+esac
