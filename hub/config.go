@@ -80,6 +80,13 @@ type Config struct {
 	// and TLS files. Ignored without NATSURL.
 	NATSAuth NATSAuth
 
+	// JSDomain is the JetStream domain of the servers that hold the
+	// streams, for a gateway whose NATSURL is a leaf node without
+	// JetStream of its own (a region attached to a central cluster: its
+	// API requests then go to $JS.<domain>.API). Empty: the account's own
+	// JetStream. Ignored without NATSURL.
+	JSDomain string
+
 	// Replicas is the JetStream replica count of every tenant's stream: 1,
 	// 3 or 5. Streams are created with it, and existing streams are brought
 	// to it at start where it was given or the embedded server is clustered

@@ -177,7 +177,12 @@ func (h *Hub) connect(ctx context.Context) error {
 		return err
 	}
 	h.nc = nc
-	if h.js, err = jetstream.New(nc); err != nil {
+	if h.cfg.JSDomain != "" && url != "" {
+		h.js, err = jetstream.NewWithDomain(nc, h.cfg.JSDomain)
+	} else {
+		h.js, err = jetstream.New(nc)
+	}
+	if err != nil {
 		return fmt.Errorf("hub: jetstream: %w", err)
 	}
 	check := checkJetStream

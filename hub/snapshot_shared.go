@@ -25,6 +25,9 @@ const sharedBucket = "rankwire_snapshots"
 // costs a node a longer replay, never a failed start.
 const sharedTimeout = 30 * time.Second
 
+// sharedInfoTimeout bounds the look at the bucket before an upload.
+const sharedInfoTimeout = 2 * time.Second
+
 // sharedSnapshots is the object store of the tenants' snapshots. Safe for
 // concurrent use.
 type sharedSnapshots struct {
@@ -86,11 +89,22 @@ func (s *sharedSnapshots) load(ctx context.Context, tenant string, seq uint64) (
 // holds one at seq or later (another node's). Two nodes racing may both
 // write; either result is a valid snapshot.
 func (s *sharedSnapshots) save(tenant string, seq uint64, data []byte) {
+	// A short look first: a bucket that does not answer (NATS gone, a
+	// region cut off) must not hold a shutdown for the upload's timeout.
+	ictx, icancel := context.WithTimeout(context.Background(), sharedInfoTimeout)
+	info, err := s.store.GetInfo(ictx, tenant)
+	icancel()
+	switch {
+	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
+		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
+		return
+	case err == nil && info.Metadata["seq"] != "":
+		if shared, perr := strconv.ParseUint(info.Metadata["seq"], 10, 64); perr == nil && shared >= seq {
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
-	if shared, ok := s.seq(ctx, tenant); ok && shared >= seq {
-		return
-	}
 	meta := jetstream.ObjectMeta{Name: tenant, Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)}}
 	if _, err := s.store.Put(ctx, meta, bytes.NewReader(data)); err != nil {
 		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)

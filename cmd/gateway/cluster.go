@@ -42,6 +42,7 @@ func clusterFlags(fs *flag.FlagSet, c *Config) {
 		return nil
 	})
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` for --nats")
+	fs.StringVar(&c.NATSDomain, "nats-domain", "", "JetStream `domain` of the servers holding the streams, when --nats is a leaf node without JetStream (a region)")
 	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "CA certificate `file` for --nats")
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "client certificate `file` for --nats (with --nats-tls-key)")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "client key `file` for --nats (with --nats-tls-cert)")
@@ -102,6 +103,8 @@ func (c Config) validateNATSAuth() error {
 	switch {
 	case anyAuth && c.NATSURL == "":
 		return errors.New("--nats-creds, --nats-tls-*: need --nats")
+	case c.NATSDomain != "" && c.NATSURL == "":
+		return errors.New("--nats-domain: needs --nats")
 	case (c.NATSTLSCert == "") != (c.NATSTLSKey == ""):
 		return errors.New("--nats-tls-cert and --nats-tls-key: give both or neither")
 	}

@@ -35,6 +35,7 @@ func TestClusterFlagsRefused(t *testing.T) {
 		{"route with credentials", []string{"--cluster", "c", "--cluster-secret-file", "/s", "--routes", "nats://u:p@a:1"}, "without credentials"},
 		{"cluster-listen no port", append([]string{"--cluster-listen", "somehost"}, sec...), "--cluster-listen"},
 		{"creds without nats", []string{"--nats-creds", "/c"}, "need --nats"},
+		{"domain without nats", []string{"--nats-domain", "hub"}, "--nats-domain: needs --nats"},
 		{"cert without key", []string{"--nats", "nats://a:1", "--nats-tls-cert", "/c"}, "--nats-tls-key"},
 		{"empty node", append([]string{"--node", " "}, sec...), "--node"},
 	}

@@ -41,6 +41,7 @@ type Config struct {
 	NATSTLSCA         string        // CA file for --nats
 	NATSTLSCert       string        // client certificate for --nats
 	NATSTLSKey        string        // client key for --nats
+	NATSDomain        string        // JetStream domain for --nats on a leaf node
 
 	// Listeners and timeouts: see docs/OPERATIONS.md "Listeners and timeouts".
 	MetricsAddr string        // where to serve /metrics; empty means nowhere

@@ -59,7 +59,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	cluster, natsAuth := cfg.hubCluster(secret)
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
-		Cluster: cluster, NATSAuth: natsAuth, Replicas: cfg.Replicas, Sync: cfg.Sync})
+		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}
