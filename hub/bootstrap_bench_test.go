@@ -1,8 +1,11 @@
 package hub
 
 import (
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // BenchmarkBootstrapShared measures how long a new node takes to serve a
@@ -58,4 +61,94 @@ func buildShared(b *testing.B, url string, n int) {
 		b.Fatalf("Close: %v", err)
 	}
 	b.Logf("built %d members and stored the snapshot in %v", n, time.Since(start))
+}
+
+// BenchmarkBootstrapSharedEvents is the shape: a tenant of
+// 1,000,000 members written as 1,000,000 single-item events. The node
+// that wrote the first 900,000 stored its snapshot in the bucket when it
+// closed; the last 100,000 events (the most a tail holds: snapshots are
+// taken every 100,000 events) came after, with no node running. Each op
+// is a fresh node's Start until ready: fetch, decode, replay the tail.
+//
+//	go test ./hub -run '^$' -bench 'BootstrapSharedEvents' -benchtime 3x -timeout 20m
+func BenchmarkBootstrapSharedEvents(b *testing.B) {
+	const n, tail = 1_000_000, 100_000
+	url := startNATS(b)
+	h, err := Start(benchCtx(b), Config{DataDir: b.TempDir(), NATSURL: url, SnapshotEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := h.PutBoard(benchCtx(b), "t1", "s", Settings{}); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	publishSingles(b, h.js, 0, n-tail)
+	r := h.lookup("t1")
+	if err := r.waitApplied(benchCtx(b), r.follow.stored.Load()); err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Close(); err != nil { // stores the snapshot at 900,001 in the bucket
+		b.Fatal(err)
+	}
+	tailNode, err := Start(benchCtx(b), Config{DataDir: b.TempDir(), NATSURL: url, SnapshotEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	publishSingles(b, tailNode.js, n-tail, n)
+	tailNode.snaps.shared.Store(nil) // its snapshot must not reach the bucket: the tail stays a tail
+	tailNode.Close()
+	b.Logf("built %d members in %d events in %v", n, n+1, time.Since(start))
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		dir := b.TempDir()
+		b.StartTimer()
+		fresh, err := Start(benchCtx(b), Config{DataDir: dir, NATSURL: url, SnapshotEvery: -1})
+		if err != nil {
+			b.Fatalf("Start: %v", err)
+		}
+		b.StopTimer()
+		if got := boardMembers(b, fresh); got != n {
+			b.Fatalf("new node: %d members, want %d", got, n)
+		}
+		if st := fresh.Stats(); len(st) != 1 || st[0].Start == 0 {
+			b.Fatalf("new node did not start from the shared snapshot: %+v", st)
+		}
+		fresh.snaps.shared.Store(nil)
+		fresh.Close()
+		b.StartTimer()
+	}
+}
+
+// publishSingles publishes one single-item group event per member m<from>
+// .. m<to-1> to tenant t1's stream, 256 in flight, as the gateway encodes
+// them.
+func publishSingles(b *testing.B, js jetstream.JetStream, from, to int) {
+	b.Helper()
+	acks := make(chan jetstream.PubAckFuture, 256)
+	done := make(chan error, 1)
+	go func() {
+		for f := range acks {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for m := from; m < to; m++ {
+		ev := &event{Kind: evGroup, At: 1, Groups: []group{{Board: "s", Items: []Item{{Member: "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)}}}}}
+		data, _ := encodeEvent(ev)
+		f, err := js.PublishAsync(subjectName("t1"), data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		acks <- f
+	}
+	close(acks)
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
 }
