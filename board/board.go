@@ -10,7 +10,7 @@ import (
 type Board struct {
 	cfg    Config
 	words  []uint64             // the arena: header at 0, then node records (arena.go)
-	loc    []uint32             // member handle → node offset; 0 means absent
+	loc    memberIndex          // member handle → node offset (index.go)
 	free   [maxLevel + 1]uint32 // freed records by height, linked through next0
 	chunks [heightClasses]chunk
 	level  int // levels in use, 1..maxLevel; the header's links above are unused
@@ -44,10 +44,10 @@ func (b *Board) Grow(n int) {
 	if n <= 0 {
 		return
 	}
-	b.loc = grow(b.loc, b.length+n+1-len(b.loc))
+	b.loc.reserve(n, b.length+n)
 	// A node averages 4 + 4/3 words (p = 1/4): reserve 5.4 for the
 	// randomness of heights and the chunks' slack.
-	b.words = grow(b.words, n*27/5+heightClasses*chunkWords)
+	b.words = grow(b.words, n*27/5+heightClasses*int(chunkSize(b.length+n)))
 }
 
 func grow[T any](s []T, n int) []T {
@@ -60,19 +60,9 @@ func grow[T any](s []T, n int) []T {
 }
 
 // nodeOf returns the node of member, or 0.
-func (b *Board) nodeOf(member uint32) uint32 {
-	if int(member) < len(b.loc) {
-		return b.loc[member]
-	}
-	return 0
-}
+func (b *Board) nodeOf(member uint32) uint32 { return b.loc.get(member) }
 
-func (b *Board) setLoc(member, x uint32) {
-	if int(member) >= len(b.loc) {
-		b.loc = append(b.loc, make([]uint32, int(member)+1-len(b.loc))...)
-	}
-	b.loc[member] = x
-}
+func (b *Board) setLoc(member, x uint32) { b.loc.set(member, x) }
 
 // Submit applies s under the board's policy and reports what moved.
 // O(log N). An error (a non-finite score, or a sum that overflows) leaves the
@@ -191,7 +181,7 @@ func (b *Board) Remove(member uint32) (Change, bool) {
 	b.searchNode(x, &p)
 	c.OldRank = p.rank[0] + 1
 	b.unlinkNode(x, &p)
-	b.loc[member] = 0
+	b.loc.del(member)
 	b.release(x)
 	return c, true
 }

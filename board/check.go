@@ -94,14 +94,23 @@ func (b *Board) checkLevel(i int, ranks map[uint32]int) error {
 // checkIndex verifies that the member index names exactly the listed nodes.
 func (b *Board) checkIndex(ranks map[uint32]int) error {
 	n := 0
-	for m, x := range b.loc {
-		if x == 0 {
-			continue
-		}
+	var bad error
+	b.loc.each(func(m, x uint32) {
 		n++
-		if _, ok := ranks[x]; !ok || b.member(x) != uint32(m) {
-			return fmt.Errorf("board: index maps member %d to a node not holding it", m)
+		if _, ok := ranks[x]; bad == nil && (!ok || b.member(x) != m) {
+			bad = fmt.Errorf("board: index maps member %d to a node not holding it", m)
 		}
+	})
+	if bad != nil {
+		return bad
+	}
+	for x := range ranks {
+		if b.loc.get(b.member(x)) != x {
+			return fmt.Errorf("board: member %d's node is not in the index", b.member(x))
+		}
+	}
+	if b.loc.dense == nil && b.loc.n != n {
+		return errors.New("board: sparse index count is off")
 	}
 	if n != b.length {
 		return errors.New("board: index and list disagree in size")

@@ -58,8 +58,10 @@ type window struct {
 	room int       // entries the board has room for, as reserve last grew it
 }
 
-// minReserve is the fewest entries reserve adds room for.
-const minReserve = 4096
+// minReserve is the fewest entries reserve adds room for: small, so that a
+// board-window of a few entries (a tournament of ten players) costs a few
+// kilobytes; a growing one reserves half its size each time.
+const minReserve = 16
 
 // reserve grows w's board ahead by half its size once it is full, so that
 // a growing board copies its arena about once per 1.5× instead of on every
