@@ -24,6 +24,7 @@
 // # Concurrency
 //
 // Engine and Outbox are safe for concurrent use. Lock order: the board owner's
-// read lock (held by the caller of Apply and Subscribe), then Engine.mu, then
+// read lock (held by the caller of Apply and Subscribe), then Engine.mu (the map of
+// board-windows, briefly), then a board-window's own lock, then
 // Outbox.mu. Apply and Flush must be called from one goroutine (the ticker).
 package subscriptions

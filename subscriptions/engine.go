@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -23,18 +24,20 @@ type Config struct {
 
 // Engine holds every live view: per board-window, the distinct views with
 // their watchers, the indexes that find the views a change touched, and the
-// ring of recent changes. Safe for concurrent use; see the package doc for
-// the lock order and the Apply/Flush contract.
+// ring of recent changes. Each board-window has a lock of its own, so that
+// a subscription waits only for its own board-window's work, never for a
+// whole tick, and Flush works on several board-windows (of any tenants) at
+// once. Safe for concurrent use; see the package doc for the lock order and
+// the Apply/Flush contract.
 type Engine struct {
 	cfg       Config
 	coalesced atomic.Uint64 // pending messages replaced by newer ones
+	ticks     atomic.Uint64 // Flushes so far
+	views     atomic.Int64
+	subs      [len(kindNames)]atomic.Int64
 
-	mu      sync.Mutex // guards the fields below and every view, window and Sub.seq
+	mu      sync.RWMutex // guards the map only; taken before a windowState's mu
 	windows map[Key]*windowState
-	changed []*view // views with a diff since the last Flush
-	ticks   uint64  // Flushes so far
-	views   int
-	subs    [len(kindNames)]int
 }
 
 // NewEngine returns an empty Engine.
@@ -48,8 +51,12 @@ func NewEngine(cfg Config) *Engine {
 	return &Engine{cfg: cfg, windows: make(map[Key]*windowState)}
 }
 
-// windowState is one watched board-window. Engine.mu guards it.
+// windowState is one watched board-window. Its mu guards it, its views
+// and their watchers' Sub.seq.
 type windowState struct {
+	mu      sync.Mutex
+	gone    bool    // evicted from Engine.windows: a caller holding it looks again
+	changed []*view // views with a diff since the last Flush
 	key     Key
 	views   map[string]*view
 	ranks   rankIndex // positional views (top, rank, around) by their spans
@@ -61,7 +68,7 @@ type windowState struct {
 }
 
 // view is one distinct view: a spec over a board-window, its state at seq,
-// and its watchers. Engine.mu guards it.
+// and its watchers. Its windowState's mu guards it.
 type view struct {
 	ws       *windowState
 	key      string
@@ -84,11 +91,9 @@ type Stats struct {
 
 // Stats returns the current gauges and counters. O(kinds).
 func (e *Engine) Stats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st := Stats{Views: e.views, Subscriptions: map[Kind]int{}, Coalesced: e.coalesced.Load()}
+	st := Stats{Views: int(e.views.Load()), Subscriptions: map[Kind]int{}, Coalesced: e.coalesced.Load()}
 	for _, k := range Kinds {
-		st.Subscriptions[k] = e.subs[k]
+		st.Subscriptions[k] = int(e.subs[k].Load())
 	}
 	return st
 }
@@ -104,12 +109,12 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 		return nil, fmt.Errorf("%w: %d", ErrBadSpec, spec.Kind)
 	}
 	spec = spec.normalize()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v := e.viewFor(key, w, spec)
+	ws := e.lockWindow(key, w)
+	defer ws.mu.Unlock()
+	v := e.viewFor(ws, w, spec)
 	s := &Sub{id: id, idJSON: appendString(nil, id), kind: spec.Kind, v: v, out: out}
 	v.watchers[s] = struct{}{}
-	e.subs[spec.Kind]++
+	e.subs[spec.Kind].Add(1)
 	first := v.snapshot()
 	if since != nil {
 		if d, ok := v.resume(*since, w); ok {
@@ -121,15 +126,34 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	return s, nil
 }
 
-// viewFor returns the view of spec over key, creating the window state and
-// the view as needed.
-func (e *Engine) viewFor(key Key, w Window, spec Spec) *view {
-	ws := e.windows[key]
-	if ws == nil {
-		ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{}, shifts: rankIndex{},
-			handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq())}
-		e.windows[key] = ws
+// lockWindow returns key's window state, created where missing, with its
+// lock held. A state evicted between the lookup and the lock is looked up
+// again.
+func (e *Engine) lockWindow(key Key, w Window) *windowState {
+	for {
+		e.mu.RLock()
+		ws := e.windows[key]
+		e.mu.RUnlock()
+		if ws == nil {
+			e.mu.Lock()
+			if ws = e.windows[key]; ws == nil {
+				ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{}, shifts: rankIndex{},
+					handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq())}
+				e.windows[key] = ws
+			}
+			e.mu.Unlock()
+		}
+		ws.mu.Lock()
+		if !ws.gone {
+			return ws
+		}
+		ws.mu.Unlock()
 	}
+}
+
+// viewFor returns the view of spec over ws, which the caller has locked,
+// creating it as needed.
+func (e *Engine) viewFor(ws *windowState, w Window, spec Spec) *view {
 	ws.idle = 0
 	k := spec.key()
 	if v := ws.views[k]; v != nil {
@@ -138,31 +162,31 @@ func (e *Engine) viewFor(key Key, w Window, spec Spec) *view {
 	v := &view{ws: ws, key: k, spec: spec, st: compute(spec, w), seq: w.Seq(), total: boardLen(w), watchers: map[*Sub]struct{}{}}
 	ws.views[k] = v
 	ws.index(v)
-	e.views++
+	e.views.Add(1)
 	return v
 }
 
 // Unsubscribe ends s and drops its pending message. The view goes with its
 // last watcher. O(view's index entries). Safe to call more than once.
 func (e *Engine) Unsubscribe(s *Sub) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	v := s.v
+	ws := v.ws
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
 	if _, ok := v.watchers[s]; !ok {
 		return
 	}
 	delete(v.watchers, s)
-	e.subs[s.kind]--
+	e.subs[s.kind].Add(-1)
 	s.out.drop(s)
 	if len(v.watchers) > 0 {
 		return
 	}
-	ws := v.ws
 	ws.unindex(v)
 	delete(ws.views, v.key)
-	e.views--
+	e.views.Add(-1)
 	if len(ws.views) == 0 {
-		ws.idle = e.ticks + 1
+		ws.idle = e.ticks.Load() + 1
 	}
 }
 
@@ -174,10 +198,15 @@ func (e *Engine) Unsubscribe(s *Sub) {
 // Call it from the ticker goroutine only, at most once per key between
 // Flushes.
 func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.mu.RLock()
 	ws := e.windows[key]
+	e.mu.RUnlock()
 	if ws == nil {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.gone {
 		return
 	}
 	if reset {
@@ -208,7 +237,7 @@ func (e *Engine) recompute(v *view, w Window) {
 	if v.tick != nil {
 		v.full = true
 	} else {
-		e.changed = append(e.changed, v)
+		v.ws.changed = append(v.ws.changed, v)
 	}
 	v.tick = &body{diff: true, prev: v.seq, seq: w.Seq(), total: boardLen(w), rows: put, gone: gone}
 	v.seq, v.total, v.snap = w.Seq(), boardLen(w), nil
@@ -217,13 +246,39 @@ func (e *Engine) recompute(v *view, w Window) {
 // Flush encodes each changed view's diff once and offers the shared bytes
 // to every watcher's outbox: a watcher whose last message is the diff's prev
 // and has nothing pending gets the diff, any other one a snapshot (shared
-// too). Never blocks on a client. Cost: O(changed views × rows + their
-// watchers). Call it from the ticker goroutine, without the board's lock.
+// too). Board-windows are flushed on up to GOMAXPROCS goroutines at once,
+// each under its own lock only. Never blocks on a client. Cost: O(watched
+// board-windows + changed views × rows + their watchers). Call it from the
+// ticker goroutine, without the board's lock.
 func (e *Engine) Flush() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, v := range e.changed {
-		e.changed[i] = nil
+	e.mu.RLock()
+	all := make([]*windowState, 0, len(e.windows))
+	for _, ws := range e.windows {
+		all = append(all, ws)
+	}
+	e.mu.RUnlock()
+	var next atomic.Int64
+	work := func() {
+		for i := next.Add(1) - 1; i < int64(len(all)); i = next.Add(1) - 1 {
+			e.flushWindow(all[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(all)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	e.ticks.Add(1)
+	e.evictIdle()
+}
+
+// flushWindow offers ws's changed views to their watchers.
+func (e *Engine) flushWindow(ws *windowState) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for i, v := range ws.changed {
+		ws.changed[i] = nil
 		var d *shared
 		if !v.full && len(v.watchers) > 0 {
 			d = &shared{typ: "diff", body: appendBody(nil, *v.tick), seq: v.tick.seq, prev: v.tick.prev}
@@ -233,9 +288,7 @@ func (e *Engine) Flush() {
 			e.deliver(v, s, d)
 		}
 	}
-	e.changed = e.changed[:0]
-	e.ticks++
-	e.evictIdle()
+	ws.changed = ws.changed[:0]
 }
 
 func (e *Engine) deliver(v *view, s *Sub, d *shared) {
@@ -251,10 +304,16 @@ func (e *Engine) deliver(v *view, s *Sub, d *shared) {
 // evictIdle drops the board-windows nobody has watched for IdleTicks.
 // O(watched board-windows).
 func (e *Engine) evictIdle() {
+	ticks := e.ticks.Load()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for k, ws := range e.windows {
-		if ws.idle > 0 && e.ticks-ws.idle >= uint64(e.cfg.IdleTicks) {
+		ws.mu.Lock()
+		if ws.idle > 0 && ticks-ws.idle >= uint64(e.cfg.IdleTicks) {
+			ws.gone = true
 			delete(e.windows, k)
 		}
+		ws.mu.Unlock()
 	}
 }
 

@@ -32,7 +32,7 @@ func (m multiIndex[K]) remove(k K, v *view) {
 
 // rankIndex finds the views whose rank spans meet a changed span without
 // scanning every view: views are filed under each 128-rank bucket their
-// spans touch. Not safe for concurrent use: Engine.mu guards it.
+// spans touch. Not safe for concurrent use: its board-window's lock guards it.
 type rankIndex multiIndex[int]
 
 func (ix rankIndex) add(v *view, spans []span) {

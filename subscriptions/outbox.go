@@ -55,7 +55,7 @@ type Sub struct {
 	v      *view
 	out    *Outbox
 
-	seq uint64 // seq of the last message given to out; guarded by Engine.mu
+	seq uint64 // seq of the last message given to out; guarded by its board-window's lock
 
 	pending *shared // guarded by out.mu: the one message waiting for the writer
 	queued  bool    // guarded by out.mu: s is in out.ready
@@ -161,7 +161,7 @@ func (o *Outbox) put(s *Sub, m *shared) (replaced bool) { return o.offer(s, m, n
 // (one lock per watcher per tick): d, the view's diff, where it chains on
 // to what s was given last and nothing waits; else v's snapshot. It reports
 // whether a pending message was replaced (a coalesced state). A nil v
-// means d unconditionally (put). The caller holds Engine.mu, which guards
+// means d unconditionally (put). The caller holds the board-window's lock, which guards
 // s.seq and v. O(1), never blocks.
 func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	o.mu.Lock()

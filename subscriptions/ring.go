@@ -18,7 +18,7 @@ func stepOf(c Change) step {
 }
 
 // ring keeps the most recent changes of one board-window: it knows every
-// change with from < seq ≤ last. Not safe for concurrent use: Engine.mu
+// change with from < seq ≤ last. Not safe for concurrent use: its board-window's lock
 // guards it.
 type ring struct {
 	buf        []step
