@@ -44,9 +44,18 @@ func (c *recordingConn) note(what string) {
 	c.mu.Unlock()
 }
 
-func (c *recordingConn) SetDeadline(t time.Time) error      { c.note("SetDeadline"); return c.Conn.SetDeadline(t) }
-func (c *recordingConn) SetReadDeadline(t time.Time) error  { c.note("SetReadDeadline"); return c.Conn.SetReadDeadline(t) }
-func (c *recordingConn) SetWriteDeadline(t time.Time) error { c.note("SetWriteDeadline"); return c.Conn.SetWriteDeadline(t) }
+func (c *recordingConn) SetDeadline(t time.Time) error {
+	c.note("SetDeadline")
+	return c.Conn.SetDeadline(t)
+}
+func (c *recordingConn) SetReadDeadline(t time.Time) error {
+	c.note("SetReadDeadline")
+	return c.Conn.SetReadDeadline(t)
+}
+func (c *recordingConn) SetWriteDeadline(t time.Time) error {
+	c.note("SetWriteDeadline")
+	return c.Conn.SetWriteDeadline(t)
+}
 
 // recordingWriter hijacks as flowWriter does: the connection wrapped, a
 // bufio.Writer of controlFrameMax bytes.
