@@ -109,10 +109,11 @@ scenario_b() {
 # shared top 10, their own around (radius 5), a single rank and a
 # 10-member friends view, of a 100,000-member board; 10,000 submissions/s.
 scenario_m() {
+	local subs=${SUBS:-18000} # the gateway's connection budget (RLIMIT_NOFILE less a tenth) must hold them and the writers
 	for i in $(seq "$RUNS"); do
-		echo "== (m) 18,000 × mixed views, 1e5 members, 10,000 submissions/s, run $i"
+		echo "== (m) $subs × mixed views, 1e5 members, 10,000 submissions/s, run $i"
 		start_fanout_gw
-		fanout "m-18000-run$i" -board mixed -subs 18000 -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
+		fanout "m-$subs-run$i" -board mixed -subs "$subs" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
 			-rate 10000 -batch 250 -writers 16
 		stop_gw
 	done
