@@ -209,25 +209,61 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	if ws.gone {
 		return
 	}
+	var dirty []*view
 	if reset {
 		ws.ring.reset(w.Seq())
 		for _, v := range ws.views {
-			e.recompute(v, w)
+			dirty = append(dirty, v)
 		}
-		return
+	} else {
+		for _, c := range changes {
+			ws.ring.push(c)
+		}
+		for v := range ws.dirty(changes, w) {
+			dirty = append(dirty, v)
+		}
 	}
-	for _, c := range changes {
-		ws.ring.push(c)
+	e.recomputeAll(dirty, w)
+}
+
+// parallelViews is the fewest dirty views of one board-window worth
+// reading on several goroutines: below it, starting them costs more than
+// it saves.
+const parallelViews = 256
+
+// recomputeAll reads every view of vs again and keeps each diff for Flush.
+// The reads (compute: the board and identities only, under the caller's
+// read lock of the board) run on up to GOMAXPROCS goroutines where there
+// are many, so that one hot board-window's tick uses every core; folding
+// each result into the board-window's indexes stays on this goroutine.
+func (e *Engine) recomputeAll(vs []*view, w Window) {
+	states := make([]state, len(vs))
+	workers := min(runtime.GOMAXPROCS(0), len(vs)/parallelViews)
+	if workers < 2 {
+		for i, v := range vs {
+			states[i] = compute(v.spec, w)
+		}
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for i := next.Add(1) - 1; i < int64(len(vs)); i = next.Add(1) - 1 {
+					states[i] = compute(vs[i].spec, w)
+				}
+			})
+		}
+		wg.Wait()
 	}
-	for v := range ws.dirty(changes, w) {
-		e.recompute(v, w)
+	for i, v := range vs {
+		e.recompute(v, states[i], w)
 	}
 }
 
-// recompute reads v again and keeps the diff for Flush where it changed.
-// A change of total alone is no change of the view: it sends nothing.
-func (e *Engine) recompute(v *view, w Window) {
-	st := compute(v.spec, w)
+// recompute takes st, v read again, and keeps the diff for Flush where it
+// changed. A change of total alone is no change of the view: it sends
+// nothing.
+func (e *Engine) recompute(v *view, st state, w Window) {
 	put, gone := diffRows(v.st.rows, st.rows)
 	v.ws.reindex(v, st)
 	v.st = st
