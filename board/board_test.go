@@ -288,3 +288,28 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestCountBefore(t *testing.T) {
+	b, _ := New(Config{})
+	for m := uint32(1); m <= 5; m++ {
+		if _, err := b.Submit(Submission{Member: m, Score: float64(10 * m), Seq: uint64(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		e    Entry
+		want int
+	}{
+		{Entry{Member: 5, Score: 50, Seq: 5}, 0},  // the first entry itself
+		{Entry{Member: 3, Score: 30, Seq: 3}, 2},  // a middle entry
+		{Entry{Member: 9, Score: 30, Seq: 2}, 2},  // an earlier seq at 30 orders before member 3
+		{Entry{Member: 9, Score: 30, Seq: 4}, 3},  // a later seq orders after it
+		{Entry{Member: 9, Score: 1}, 5},           // after every entry
+		{Entry{Member: 9, Score: math.Inf(1)}, 0}, // before every entry
+		{Entry{Member: 1, Score: 10, Seq: 1}, 4},  // the last entry
+	} {
+		if got := b.CountBefore(tc.e); got != tc.want {
+			t.Errorf("CountBefore(%+v) = %d, want %d", tc.e, got, tc.want)
+		}
+	}
+}

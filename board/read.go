@@ -129,3 +129,11 @@ func (b *Board) CountBetter(score, subscore float64) int {
 	}
 	return b.countBefore(&k, true)
 }
+
+// CountBefore returns how many entries order strictly before e's position
+// (score, subscore, sequence, member) on this board, whether or not e is on
+// it: the entries a cursor that stopped at e has already passed. O(log N).
+func (b *Board) CountBefore(e Entry) int {
+	k := b.keyOf(e)
+	return b.countBefore(&k, false)
+}
