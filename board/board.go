@@ -8,14 +8,18 @@ import (
 // Board is one board-window's ranked set. Create it with New or Decode.
 // Not safe for concurrent use: see the package doc.
 type Board struct {
-	cfg    Config
-	words  []uint64             // the arena: header at 0, then node records (arena.go)
-	loc    memberIndex          // member handle → node offset (index.go)
-	free   [maxLevel + 1]uint32 // freed records by height, linked through next0
-	chunks [heightClasses]chunk
-	level  int // levels in use, 1..maxLevel; the header's links above are unused
-	length int
-	rng    uint64
+	cfg        Config
+	words      []uint64             // towers: header at 0, then records (tower.go)
+	loc        memberIndex          // member handle → leaf id (index.go)
+	free       [maxLevel + 1]uint32 // freed towers by height, linked through next0
+	chunks     [heightClasses]chunk
+	leaves     [][]leaf // leaf pages (leaf.go)
+	freeLeaves []uint32
+	nextLeaf   uint32
+	limit      int // the entries a leaf holds at most: leafCap, less in tests
+	level      int // levels in use, 1..maxLevel; the header's links above are unused
+	length     int
+	rng        uint64
 }
 
 // New returns an empty board with the given settings.
@@ -23,7 +27,7 @@ func New(cfg Config) (*Board, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	b := &Board{cfg: cfg, level: 1, rng: cfg.Seed}
+	b := &Board{cfg: cfg, level: 1, rng: cfg.Seed, limit: leafCap}
 	if b.rng == 0 {
 		b.rng = 1
 	}
@@ -39,15 +43,16 @@ func (b *Board) Config() Config { return b.cfg }
 func (b *Board) Len() int { return b.length }
 
 // Grow reserves room for n more entries, with handles up to Len()+n, so
-// that building a board of known size allocates once.
+// that building a board of known size allocates little more.
 func (b *Board) Grow(n int) {
 	if n <= 0 {
 		return
 	}
 	b.loc.reserve(n, b.length+n)
-	// A node averages 4 + 4/3 words (p = 1/4): reserve 5.4 for the
-	// randomness of heights and the chunks' slack.
-	b.words = grow(b.words, n*27/5+heightClasses*int(chunkSize(b.length+n)))
+	// Leaves average about two thirds full; a tower averages 5 + 4/3 words.
+	towers := n/(b.limit*2/3) + 1
+	b.words = grow(b.words, towers*32/5+heightClasses*int(chunkSize(b.length+n)))
+	b.leaves = grow(b.leaves, towers/bigPageLeaves+1)
 }
 
 func grow[T any](s []T, n int) []T {
@@ -59,10 +64,15 @@ func grow[T any](s []T, n int) []T {
 	return t
 }
 
-// nodeOf returns the node of member, or 0.
-func (b *Board) nodeOf(member uint32) uint32 { return b.loc.get(member) }
-
-func (b *Board) setLoc(member, x uint32) { b.loc.set(member, x) }
+// slot finds member's entry: its tower and its slot in the tower's leaf.
+func (b *Board) slot(member uint32) (x uint32, j int, ok bool) {
+	id := b.loc.get(member)
+	if id == 0 {
+		return 0, 0, false
+	}
+	l := b.leafAt(id)
+	return l.tower, l.slotOf(member, b.count(l.tower)), true
+}
 
 // Submit applies s under the board's policy and reports what moved.
 // O(log N). An error (a non-finite score, or a sum that overflows) leaves the
@@ -76,16 +86,16 @@ func (b *Board) Submit(s Submission) (Change, error) {
 	}
 	// Adding +0 turns -0 into +0, as the order treats them.
 	e := Entry{Member: s.Member, Score: s.Score + 0, Subscore: s.Subscore + 0, Seq: s.Seq}
-	x := b.nodeOf(s.Member)
-	if x == 0 {
+	x, j, ok := b.slot(s.Member)
+	if !ok {
 		return b.insert(e)
 	}
-	old := b.entryAt(x)
+	old := b.entryOf(b.leafOf(x), j)
 	next, applied, err := b.apply(old, e)
 	if err != nil {
 		return Change{}, fmt.Errorf("member %d: %w", s.Member, err)
 	}
-	c, err := b.replace(x, old, next)
+	c, err := b.replace(x, j, old, next)
 	c.Applied = applied
 	return c, err
 }
@@ -102,87 +112,205 @@ func checkFinite(score, subscore float64) error {
 
 // insert adds e for a member that has no entry.
 func (b *Board) insert(e Entry) (Change, error) {
-	h := b.randomHeight()
-	x, err := b.alloc(h)
+	k := b.keyOf(e)
+	r, err := b.add(&k)
 	if err != nil {
 		return Change{}, err
 	}
-	k := b.keyOf(e)
-	b.words[x+wMember] = uint64(h) << 32
-	b.writeKey(x, &k)
-	var p path
-	b.search(&k, &p)
-	r := b.linkNode(x, h, &p)
-	b.setLoc(e.Member, x)
 	return Change{Member: e.Member, NewRank: r, New: e, Applied: true}, nil
 }
 
-// replace moves node x from entry old to entry next. An unchanged sort key
-// touches nothing; a key that still sits between x's neighbours is written
-// in place; otherwise x is unlinked and relinked at the same height.
-func (b *Board) replace(x uint32, old, next Entry) (Change, error) {
-	c := Change{Member: old.Member, Old: old, New: next}
-	k := b.keyOf(next)
-	if b.cmp(x, &k) == 0 {
-		c.New = old
-		c.OldRank = b.rankOf(x)
-		c.NewRank = c.OldRank
-		return c, nil
+// add places key k, whose member has no entry, and returns its rank. A
+// full leaf splits first; the first entry of an empty board makes a leaf.
+func (b *Board) add(k *key) (int, error) {
+	var p path
+	x := b.locate(k, &p)
+	if x == 0 {
+		h := b.randomHeight()
+		y, err := b.allocTower(h)
+		if err != nil {
+			return 0, err
+		}
+		b.writeKey(y, k)
+		b.linkAfter(y, h, &p, 0)
+		x = b.locate(k, &p)
 	}
-	var from, to path
-	xk := b.nodeKey(x)
-	b.search2(&xk, &k, &from, &to)
-	c.OldRank = from.rank[0] + 1
-	if to.prev[0] == x || to.prev[0] == from.prev[0] {
-		// The new key sits where x sits: no link changes.
-		b.writeKey(x, &k)
-		c.NewRank = c.OldRank
-		return c, nil
+	// A full leaf passes its last entry to a next leaf with room, as a
+	// B*-tree does, and splits only where that fails: leaves stay about
+	// four fifths full instead of two thirds.
+	for tries := 0; b.count(x) == b.limit; tries++ {
+		if tries > 0 || !b.spill(x, &p) {
+			if err := b.split(x, &p); err != nil {
+				return 0, err
+			}
+		}
+		x = b.locate(k, &p)
 	}
-	b.unlinkNode(x, &from)
-	b.writeKey(x, &k)
-	to.without(x, &from, c.OldRank, b.level)
-	c.NewRank = b.linkNode(x, b.height(x), &to)
-	return c, nil
+	l, n := b.leafOf(x), b.count(x)
+	j := b.countPreceding(l, n, k, false)
+	l.move(j+1, l, j, n-j)
+	l.put(j, k)
+	b.setCount(x, n+1)
+	if j == 0 {
+		b.writeKey(x, k)
+	}
+	for i := 1; i < b.level; i++ {
+		b.addSpan(p.prev[i], i, 1)
+	}
+	b.length++
+	b.loc.set(k.member, b.leafID(x))
+	return p.rank[0] + j + 1, nil
 }
 
-// without adjusts p, a path found while node x (at rank r, with path xp)
-// was linked, to the list after x was unlinked: where x was a predecessor,
-// x's own predecessor takes its place; predecessors after x move up a rank.
-// Levels at or above level were emptied by the unlink and start at the header.
-func (p *path) without(x uint32, xp *path, r, level int) {
-	for i := range maxLevel {
-		switch {
-		case i >= level:
-			p.prev[i], p.rank[i] = 0, 0
-		case p.prev[i] == x:
-			p.prev[i], p.rank[i] = xp.prev[i], xp.rank[i]
-		case p.rank[i] > r:
-			p.rank[i]--
+// spill moves the last entry of tower x's leaf to the front of the next
+// leaf, where that leaf has room for it and one more, and reports whether
+// it did. p is the path to x. The links into the next tower now end one
+// entry earlier, and its own links pass one more.
+func (b *Board) spill(x uint32, p *path) bool {
+	y := b.next0(x)
+	if y == 0 || b.count(y) > b.limit-2 {
+		return false
+	}
+	lx, ly := b.leafOf(x), b.leafOf(y)
+	nx, ny := b.count(x), b.count(y)
+	ly.move(1, ly, 0, ny)
+	ly.move(0, lx, nx-1, 1)
+	b.setCount(x, nx-1)
+	b.setCount(y, ny+1)
+	k := ly.keyAt(0)
+	b.writeKey(y, &k)
+	b.loc.set(k.member, b.leafID(y))
+	for i := 1; i < b.height(y); i++ {
+		b.addSpan(p.prev[i], i, -1)
+		b.addSpan(y, i, 1)
+	}
+	return true
+}
+
+// split moves the upper half of tower x's full leaf into a new tower linked
+// after x, whose height is drawn. p is the path to x; it is stale after.
+func (b *Board) split(x uint32, p *path) error {
+	h := b.randomHeight()
+	y, err := b.allocTower(h)
+	if err != nil {
+		return err
+	}
+	n := b.count(x)
+	keep := n / 2
+	lx, ly := b.leafOf(x), b.leafOf(y)
+	ly.move(0, lx, keep, n-keep)
+	b.setCount(x, keep)
+	b.setCount(y, n-keep)
+	k := ly.keyAt(0)
+	b.writeKey(y, &k)
+	id := b.leafID(y)
+	for _, m := range ly.member[:n-keep] {
+		b.loc.set(m, id)
+	}
+	b.linkAfter(y, h, p, p.rank[0]+keep)
+	return nil
+}
+
+// removeSlot deletes slot j of tower x's leaf; p is the path to x. A leaf
+// left empty is unlinked; one left half full or less takes in the next
+// leaf where both fit in three quarters of a leaf, so that leaves stay
+// full enough for memory to follow the entries.
+func (b *Board) removeSlot(x uint32, j int, p *path) {
+	l, n := b.leafOf(x), b.count(x)
+	b.loc.del(l.member[j])
+	l.move(j, l, j+1, n-j-1)
+	b.setCount(x, n-1)
+	for i := 1; i < b.level; i++ {
+		b.addSpan(p.prev[i], i, -1)
+	}
+	b.length--
+	if n == 1 {
+		var q path
+		b.searchBefore(x, &q)
+		b.unlink(x, &q)
+		b.release(x)
+		return
+	}
+	if j == 0 {
+		k := l.keyAt(0)
+		b.writeKey(x, &k)
+	}
+	if n-1 <= b.limit/2 {
+		if y := b.next0(x); y != 0 && n-1+b.count(y) <= b.limit*3/4 {
+			b.mergeNext(x, y, p)
 		}
 	}
 }
 
-// searchNode fills p with the predecessors of node x.
-func (b *Board) searchNode(x uint32, p *path) {
-	k := b.nodeKey(x)
-	b.search(&k, p)
+// mergeNext moves the entries of tower y, x's level-0 successor, into x's
+// leaf and unlinks y. p is the path to x, which is also the path before y.
+func (b *Board) mergeNext(x, y uint32, p *path) {
+	lx, ly := b.leafOf(x), b.leafOf(y)
+	nx, ny := b.count(x), b.count(y)
+	lx.move(nx, ly, 0, ny)
+	id := b.leafID(x)
+	for _, m := range ly.member[:ny] {
+		b.loc.set(m, id)
+	}
+	b.setCount(x, nx+ny)
+	b.unlink(y, p)
+	b.release(y)
+}
+
+// replace moves the entry in slot j of tower x's leaf from old to next. An
+// unchanged sort key touches nothing; a key that still sits between its
+// neighbours in the leaf is written in place; otherwise the entry is
+// removed and added again.
+func (b *Board) replace(x uint32, j int, old, next Entry) (Change, error) {
+	c := Change{Member: old.Member, Old: old, New: next}
+	k := b.keyOf(next)
+	l, n := b.leafOf(x), b.count(x)
+	var p path
+	if same := b.cmpSlot(l, j, &k) == 0; same || b.fitsSlot(x, l, n, j, &k) {
+		if same {
+			c.New = old
+		} else {
+			l.put(j, &k)
+		}
+		c.OldRank = b.pathTo(x, &p) + j + 1
+		c.NewRank = c.OldRank
+		return c, nil
+	}
+	c.OldRank = b.pathTo(x, &p) + j + 1
+	b.removeSlot(x, j, &p)
+	r, err := b.add(&k)
+	if err != nil {
+		return Change{}, err
+	}
+	c.NewRank = r
+	return c, nil
+}
+
+// fitsSlot reports whether k, replacing slot j of x's leaf l of n entries,
+// still orders after slot j-1 and before slot j+1 (or the next leaf). Slot
+// 0 is left to the general path, since its key is also x's tower key.
+func (b *Board) fitsSlot(x uint32, l *leaf, n, j int, k *key) bool {
+	if j == 0 || b.cmpSlot(l, j-1, k) >= 0 {
+		return false
+	}
+	if j < n-1 {
+		return b.cmpSlot(l, j+1, k) > 0
+	}
+	y := b.next0(x)
+	return y == 0 || b.cmp(y, k) > 0
 }
 
 // Remove deletes member's entry and reports its old rank, or false where it
 // had none. O(log N).
 func (b *Board) Remove(member uint32) (Change, bool) {
-	x := b.nodeOf(member)
-	if x == 0 {
+	x, j, ok := b.slot(member)
+	if !ok {
 		return Change{}, false
 	}
-	c := Change{Member: member, Old: b.entryAt(x), Applied: true}
+	c := Change{Member: member, Old: b.entryOf(b.leafOf(x), j), Applied: true}
 	var p path
-	b.searchNode(x, &p)
-	c.OldRank = p.rank[0] + 1
-	b.unlinkNode(x, &p)
-	b.loc.del(member)
-	b.release(x)
+	c.OldRank = b.pathTo(x, &p) + j + 1
+	b.removeSlot(x, j, &p)
 	return c, true
 }
 
@@ -194,25 +322,26 @@ func (b *Board) Merge(into, from uint32, seq uint64) (gone, kept Change, err err
 	if into == from {
 		return Change{}, Change{}, ErrSameMember
 	}
-	fx := b.nodeOf(from)
-	if fx == 0 {
+	fx, fj, ok := b.slot(from)
+	if !ok {
 		return Change{}, Change{}, nil
 	}
-	fe := b.entryAt(fx)
-	ix := b.nodeOf(into)
-	if ix == 0 {
+	fe := b.entryOf(b.leafOf(fx), fj)
+	ix, ij, ok := b.slot(into)
+	if !ok {
 		gone, _ = b.Remove(from)
 		fe.Member = into
 		kept, err = b.insert(fe)
 		return gone, kept, err
 	}
-	ie := b.entryAt(ix)
+	ie := b.entryOf(b.leafOf(ix), ij)
 	merged, err := b.combine(ie, fe, seq)
 	if err != nil {
 		return Change{}, Change{}, fmt.Errorf("merge %d into %d: %w", from, into, err)
 	}
 	gone, _ = b.Remove(from)
-	kept, err = b.replace(b.nodeOf(into), ie, merged)
+	ix, ij, _ = b.slot(into) // the removal may have moved into's entry
+	kept, err = b.replace(ix, ij, ie, merged)
 	kept.Applied = true
 	return gone, kept, err
 }

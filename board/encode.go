@@ -42,7 +42,10 @@ func (b *Board) AppendBinary(dst []byte) ([]byte, error) {
 	dst = append(dst, byte(c.Order), byte(c.SubscoreOrder), byte(c.Policy), byte(c.Tiebreak))
 	dst = binary.AppendUvarint(dst, uint64(b.length))
 	for x := b.next0(0); x != 0; x = b.next0(x) {
-		dst = appendEntry(dst, b.entryAt(x))
+		l := b.leafOf(x)
+		for j := range b.count(x) {
+			dst = appendEntry(dst, b.entryOf(l, j))
+		}
 	}
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], crcTable)), nil
 }
@@ -123,49 +126,76 @@ func checkFrame(data []byte) ([]byte, error) {
 	return data[len(magic):end], nil
 }
 
-// appendAll reads n entries in rank order and appends each after the last,
-// keeping the search path to the tail so every append is O(levels).
+// appendAll reads n entries in rank order and appends each after the last:
+// leaves are filled to decodeFill and never searched, and the path to the
+// tail is kept, so every append is O(levels) and touches memory in order.
 func (b *Board) appendAll(d *decoder, n int) error {
-	var p path
+	var (
+		p    path // the path to the tail tower
+		tail uint32
+		last key
+	)
+	fill := b.limit - b.limit/8 // room for a few inserts before a split
 	for i := 0; i < n; i++ {
 		e := d.entry()
 		if d.err != nil {
 			return fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, d.err)
 		}
-		if err := b.appendOne(e, &p, i); err != nil {
+		k, err := b.checkAppend(e, i, &last)
+		if err != nil {
 			return err
 		}
+		if tail == 0 || b.count(tail) == fill {
+			if tail, err = b.appendTower(&k, &p); err != nil {
+				return err
+			}
+		}
+		l, c := b.leafOf(tail), b.count(tail)
+		l.put(c, &k)
+		b.setCount(tail, c+1)
+		for i := 1; i < b.level; i++ {
+			b.addSpan(p.prev[i], i, 1)
+		}
+		b.length++
+		b.loc.set(k.member, b.leafID(tail))
+		last = k
 	}
 	return nil
 }
 
-func (b *Board) appendOne(e Entry, p *path, i int) error {
+// checkAppend returns entry i's key, or why it cannot follow the entry
+// before it (whose key is last).
+func (b *Board) checkAppend(e Entry, i int, last *key) (key, error) {
 	if err := checkFinite(e.Score, e.Subscore); err != nil {
-		return fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, err)
+		return key{}, fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, err)
 	}
 	if e.Member > MaxMember {
-		return fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, ErrBadMember)
+		return key{}, fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, ErrBadMember)
 	}
-	if b.nodeOf(e.Member) != 0 {
-		return fmt.Errorf("%w: entry %d: member %d repeats", ErrCorrupt, i, e.Member)
+	if b.loc.get(e.Member) != 0 {
+		return key{}, fmt.Errorf("%w: entry %d: member %d repeats", ErrCorrupt, i, e.Member)
 	}
 	k := b.keyOf(e)
-	if i > 0 && b.cmp(p.prev[0], &k) >= 0 {
-		return fmt.Errorf("%w: entry %d is out of order", ErrCorrupt, i)
+	if i > 0 && b.cmpKeys(last, &k) >= 0 {
+		return key{}, fmt.Errorf("%w: entry %d is out of order", ErrCorrupt, i)
 	}
+	return k, nil
+}
+
+// appendTower links a new, empty tower with key k after the tail, which p
+// leads to, and makes p lead to it.
+func (b *Board) appendTower(k *key, p *path) (uint32, error) {
 	h := b.randomHeight()
-	x, err := b.alloc(h)
+	y, err := b.allocTower(h)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	b.words[x+wMember] = uint64(h) << 32
-	b.writeKey(x, &k)
-	r := b.linkNode(x, h, p)
-	b.setLoc(e.Member, x)
-	for l := 0; l < h; l++ {
-		p.prev[l], p.rank[l] = x, r
+	b.writeKey(y, k)
+	b.linkAfter(y, h, p, b.length)
+	for l := range h {
+		p.prev[l], p.rank[l] = y, b.length
 	}
-	return nil
+	return y, nil
 }
 
 // decoder reads entries, recording the first error and returning zeros after.

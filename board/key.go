@@ -61,36 +61,33 @@ func (b *Board) keyOf(e Entry) key {
 	}
 }
 
-// entryAt decodes the entry of node x.
-func (b *Board) entryAt(x uint32) Entry {
-	w := b.words[x : x+wLinks : x+wLinks]
-	seq := w[wSeq]
-	if b.cfg.Tiebreak == LatestFirst {
-		seq = ^seq
-	}
-	return Entry{
-		Member:   uint32(w[wMember]),
-		Score:    keyFloat(w[wScore], b.cfg.Order),
-		Subscore: keyFloat(w[wSub], b.cfg.SubscoreOrder),
-		Seq:      seq,
-	}
-}
-
-// nodeKey returns node x's key.
-func (b *Board) nodeKey(x uint32) key {
+// towerKey returns tower x's key: its leaf's first entry's.
+func (b *Board) towerKey(x uint32) key {
 	w := b.words[x : x+wLinks : x+wLinks]
 	return key{score: w[wScore], sub: w[wSub], seq: w[wSeq], member: uint32(w[wMember])}
 }
 
-// writeKey stores k into node x, keeping x's height.
+// cmpKeys compares two keys in the board's order.
+func (b *Board) cmpKeys(x, k *key) int {
+	switch {
+	case x.score != k.score:
+		return cmpU64(x.score, k.score)
+	case x.sub != k.sub:
+		return cmpU64(x.sub, k.sub)
+	case x.seq != k.seq:
+		return cmpU64(x.seq, k.seq)
+	}
+	return b.cmpMembers(x.member, k.member)
+}
+
+// writeKey stores k as tower x's key, keeping x's height and count.
 func (b *Board) writeKey(x uint32, k *key) {
 	w := b.words[x : x+wLinks : x+wLinks]
 	w[wScore], w[wSub], w[wSeq] = k.score, k.sub, k.seq
 	w[wMember] = w[wMember]&^0xffffffff | uint64(k.member)
 }
 
-// cmp compares node x with k: negative where x orders first, zero where x
-// holds k's member with k's sort key.
+// cmp compares tower x's key with k: negative where x orders first.
 func (b *Board) cmp(x uint32, k *key) int {
 	w := b.words[x : x+wLinks : x+wLinks]
 	switch {
@@ -104,7 +101,7 @@ func (b *Board) cmp(x uint32, k *key) int {
 	return b.cmpMembers(uint32(w[wMember]), k.member)
 }
 
-// before reports whether node x orders strictly before k.
+// before reports whether tower x's key orders strictly before k.
 func (b *Board) before(x uint32, k *key) bool {
 	w := b.words[x : x+wLinks : x+wLinks]
 	if w[wScore] != k.score {
@@ -119,7 +116,7 @@ func (b *Board) before(x uint32, k *key) bool {
 	return b.cmpMembers(uint32(w[wMember]), k.member) < 0
 }
 
-// scoreBefore reports whether node x's (score, subscore) orders strictly
+// scoreBefore reports whether tower x's (score, subscore) orders strictly
 // before k's, ignoring sequence and member.
 func (b *Board) scoreBefore(x uint32, k *key) bool {
 	w := b.words[x : x+wSub+1 : x+wSub+1]

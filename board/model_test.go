@@ -131,6 +131,9 @@ func newHarness(t testing.TB, cfg Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Small leaves make 40 members split, merge and empty leaves all the
+	// time; one configuration in five keeps the real size.
+	b.limit = testLimit(cfg)
 	return &harness{t: t, b: b, m: newModel(cfg)}
 }
 
@@ -242,6 +245,12 @@ func (h *harness) verifyMembers(want []Row) {
 			h.fail("CountBetter(%v, %v) = %d, want %d", w.Score, w.Subscore, got, better)
 		}
 	}
+}
+
+// testLimit picks a leaf size for a configuration.
+func testLimit(cfg Config) int {
+	limits := []int{2, 3, 4, 5, leafCap}
+	return limits[(int(cfg.Policy)*4+int(cfg.Order)*2+int(cfg.Tiebreak))%len(limits)]
 }
 
 // configs lists every combination of policy, orders and tiebreak.

@@ -2,20 +2,22 @@ package board
 
 // Get returns member's entry with its rank, or false. O(log N).
 func (b *Board) Get(member uint32) (Row, bool) {
-	x := b.nodeOf(member)
-	if x == 0 {
+	x, j, ok := b.slot(member)
+	if !ok {
 		return Row{}, false
 	}
-	return Row{Rank: b.rankOf(x), Entry: b.entryAt(x)}, true
+	var p path
+	return Row{Rank: b.pathTo(x, &p) + j + 1, Entry: b.entryOf(b.leafOf(x), j)}, true
 }
 
 // Rank returns member's 1-based rank, or false. O(log N).
 func (b *Board) Rank(member uint32) (int, bool) {
-	x := b.nodeOf(member)
-	if x == 0 {
+	x, j, ok := b.slot(member)
+	if !ok {
 		return 0, false
 	}
-	return b.rankOf(x), true
+	var p path
+	return b.pathTo(x, &p) + j + 1, true
 }
 
 // At returns the row at 1-based rank r, or false past either end. O(log N).
@@ -23,7 +25,8 @@ func (b *Board) At(r int) (Row, bool) {
 	if r < 1 || r > b.length {
 		return Row{}, false
 	}
-	return Row{Rank: r, Entry: b.entryAt(b.nodeAt(r))}, true
+	x, j := b.find(r)
+	return Row{Rank: r, Entry: b.entryOf(b.leafOf(x), j)}, true
 }
 
 // Range appends to dst up to limit rows from rank offset+1 on and returns
@@ -33,75 +36,53 @@ func (b *Board) Range(offset, limit int, dst []Row) []Row {
 	if offset < 0 || limit <= 0 || offset >= b.length {
 		return dst
 	}
-	return b.appendRows(dst, b.nodeAt(offset+1), offset+1, limit)
+	x, j := b.find(offset + 1)
+	return b.appendRows(dst, x, j, offset+1, limit)
 }
 
-// appendRows appends up to n rows starting with node x at rank r.
-func (b *Board) appendRows(dst []Row, x uint32, r, n int) []Row {
-	for ; x != 0 && n > 0; n-- {
-		dst = append(dst, Row{Rank: r, Entry: b.entryAt(x)})
-		x, r = b.next0(x), r+1
-	}
+// appendRows appends up to n rows starting with slot j of tower x, at rank r.
+func (b *Board) appendRows(dst []Row, x uint32, j, r, n int) []Row {
+	b.ascend(x, j, r, func(row Row) bool {
+		dst = append(dst, row)
+		n--
+		return n > 0
+	})
 	return dst
+}
+
+// ascend calls fn with each row from slot j of tower x (rank r) on, until
+// fn returns false or the board ends.
+func (b *Board) ascend(x uint32, j, r int, fn func(Row) bool) {
+	for ; x != 0; x, j = b.next0(x), 0 {
+		l, n := b.leafOf(x), b.count(x)
+		for ; j < n; j, r = j+1, r+1 {
+			if !fn(Row{Rank: r, Entry: b.entryOf(l, j)}) {
+				return
+			}
+		}
+	}
 }
 
 // Around appends to dst the rows from radius ranks above member to radius
 // ranks below it, member's own included, clipped at both ends, or reports
 // false where member has no entry. O(log N + radius).
 func (b *Board) Around(member uint32, radius int, dst []Row) ([]Row, bool) {
-	x := b.nodeOf(member)
-	if x == 0 {
+	x, j, ok := b.slot(member)
+	if !ok {
 		return dst, false
 	}
 	radius = max(radius, 0)
-	r, y, up := b.rankAround(x, radius)
-	return b.appendRows(dst, y, r-up, up+radius+1), true
-}
-
-// rankAround returns x's rank and the node up ranks above it, up ≤ n. Three
-// independent chains of loads run in lockstep so that their cache misses
-// overlap: the rank search from the header, the walk back from x, and a walk
-// forward from x that only warms the cache for the rows the caller reads next.
-func (b *Board) rankAround(x uint32, n int) (rank int, y uint32, up int) {
-	k := b.nodeKey(x)
-	y, z, down := x, x, 0
-	cur, r := uint32(0), 0
-	for i := b.level - 1; i >= 0; i-- {
-		for {
-			y, up = b.stepBack(y, up, n)
-			z, down = b.stepForward(z, down, n)
-			next, span := b.link(cur, i)
-			if next == 0 || !b.before(next, &k) {
-				break
-			}
-			cur, r = next, r+span
-		}
+	var p path
+	r := b.pathTo(x, &p) + j + 1
+	// Start at member's slot and step back up to radius rows, leaf by leaf.
+	sx, sj, up := x, j, min(j, radius)
+	sj -= up
+	for y := b.back(x); up < radius && y != 0; y = b.back(y) {
+		n := b.count(y)
+		take := min(n, radius-up)
+		sx, sj, up = y, n-take, up+take
 	}
-	for prev := -1; up != prev; {
-		prev = up
-		y, up = b.stepBack(y, up, n)
-	}
-	return r + 1, y, up
-}
-
-// stepBack moves y one rank up unless it has moved n already or is first.
-func (b *Board) stepBack(y uint32, up, n int) (uint32, int) {
-	if up < n {
-		if p := b.back(y); p != 0 {
-			return p, up + 1
-		}
-	}
-	return y, up
-}
-
-// stepForward moves z one rank down unless it has moved n already or is last.
-func (b *Board) stepForward(z uint32, down, n int) (uint32, int) {
-	if down < n {
-		if next := b.next0(z); next != 0 {
-			return next, down + 1
-		}
-	}
-	return z, down
+	return b.appendRows(dst, sx, sj, r-up, up+radius+1), true
 }
 
 // Ascend calls fn with each row from rank from on, in rank order, until fn
@@ -111,11 +92,8 @@ func (b *Board) Ascend(from int, fn func(Row) bool) {
 	if from > b.length {
 		return
 	}
-	for x, r := b.nodeAt(from), from; x != 0; x, r = b.next0(x), r+1 {
-		if !fn(Row{Rank: r, Entry: b.entryAt(x)}) {
-			return
-		}
-	}
+	x, j := b.find(from)
+	b.ascend(x, j, from, fn)
 }
 
 // CountBetter returns how many entries have a strictly better (score,

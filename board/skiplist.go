@@ -1,64 +1,75 @@
 package board
 
-// path is a search path: at every level i below the board's level, the last
-// node ordering before the key (prev[i], 0 for the header) and that node's
-// rank (rank[i], 0 for the header). It lives on the caller's stack, so read
+// path is a search path: at every level i below the board's level, a tower
+// (prev[i], 0 for the header) and the number of entries before its leaf
+// (rank[i], 0 for the header). It lives on the caller's stack, so read
 // paths never write shared scratch space.
+//
+// Two kinds are used. A path to tower x holds, at each level, the last
+// tower at or before x on that level: x itself below x's height. Every
+// link out of it passes over x or starts at x, so adding an entry to x's
+// leaf adds one to the span of each. A path before x holds the last tower
+// strictly before x: what unlinking x needs.
 type path struct {
 	prev [maxLevel]uint32
 	rank [maxLevel]int
 }
 
-// search fills p with the predecessors of k. O(log N) expected.
-func (b *Board) search(k *key, p *path) {
+// locate fills p with the path to the leaf where k belongs: the last tower
+// whose first key orders at or before k or, where k orders before every
+// leaf, the first leaf. It returns that tower, or 0 on an empty board.
+func (b *Board) locate(k *key, p *path) uint32 {
 	x, r := uint32(0), 0
 	for i := b.level - 1; i >= 0; i-- {
 		for {
 			next, span := b.link(x, i)
-			if next == 0 || !b.before(next, k) {
+			if next == 0 || b.cmp(next, k) > 0 {
 				break
 			}
 			x, r = next, r+span
 		}
 		p.prev[i], p.rank[i] = x, r
 	}
+	if x != 0 {
+		return x
+	}
+	first := b.next0(0)
+	if first == 0 {
+		return 0
+	}
+	for i := range b.height(first) {
+		p.prev[i] = first // rank stays 0: no entry precedes the first leaf
+	}
+	return first
 }
 
-// search2 fills pa and pb with the predecessors of ka and kb in one
-// descent. The two paths are independent chains of loads, so stepping them
-// in lockstep lets the processor wait for both cache misses at once: an
-// update costs little more than one search instead of two.
-func (b *Board) search2(ka, kb *key, pa, pb *path) {
-	xa, ra, xb, rb := uint32(0), 0, uint32(0), 0
+// pathTo fills p with the path to tower x and returns the entries before
+// its leaf. O(log N), on towers only.
+func (b *Board) pathTo(x uint32, p *path) int {
+	k := b.towerKey(x)
+	b.locate(&k, p)
+	return p.rank[0]
+}
+
+// searchBefore fills p with the path before tower x.
+func (b *Board) searchBefore(x uint32, p *path) {
+	k := b.towerKey(x)
+	y, r := uint32(0), 0
 	for i := b.level - 1; i >= 0; i-- {
 		for {
-			na, sa := b.link(xa, i)
-			nb, sb := b.link(xb, i)
-			stepA := na != 0 && b.before(na, ka)
-			stepB := nb != 0 && b.before(nb, kb)
-			if stepA {
-				xa, ra = na, ra+sa
-			}
-			if stepB {
-				xb, rb = nb, rb+sb
-			}
-			if !stepA && !stepB {
+			next, span := b.link(y, i)
+			if next == 0 || b.cmp(next, &k) >= 0 {
 				break
 			}
+			y, r = next, r+span
 		}
-		pa.prev[i], pa.rank[i] = xa, ra
-		pb.prev[i], pb.rank[i] = xb, rb
+		p.prev[i], p.rank[i] = y, r
 	}
 }
 
-// rankOf returns the rank of node x, searching by its own key. O(log N).
-func (b *Board) rankOf(x uint32) int {
-	k := b.nodeKey(x)
-	return b.countBefore(&k, false) + 1
-}
-
-// countBefore returns how many nodes order strictly before k, comparing
-// only score and subscore where scoreOnly is set. O(log N).
+// countBefore returns how many entries order strictly before k, comparing
+// only score and subscore where scoreOnly is set. O(log N): down the towers
+// to the last leaf that starts before k, then a binary search in it.
 func (b *Board) countBefore(k *key, scoreOnly bool) int {
 	x, r := uint32(0), 0
 	for i := b.level - 1; i >= 0; i-- {
@@ -70,75 +81,80 @@ func (b *Board) countBefore(k *key, scoreOnly bool) int {
 			x, r = next, r+span
 		}
 	}
-	return r
+	if x == 0 {
+		return 0
+	}
+	return r + b.countPreceding(b.leafOf(x), b.count(x), k, scoreOnly)
 }
 
-// nodeAt returns the node at 1-based rank r, 1 ≤ r ≤ Len. O(log N): it
-// descends while the spans do not overshoot.
-func (b *Board) nodeAt(r int) uint32 {
-	x, traversed := uint32(0), 0
+// find returns the tower whose leaf holds 1-based rank r, 1 ≤ r ≤ Len, and
+// r's slot in it. O(log N): it descends while the spans stay short of r.
+func (b *Board) find(r int) (x uint32, slot int) {
+	before := 0
 	for i := b.level - 1; i >= 0; i-- {
 		for {
 			next, span := b.link(x, i)
-			if next == 0 || traversed+span > r {
+			if next == 0 || before+span >= r {
 				break
 			}
-			x, traversed = next, traversed+span
-		}
-		if traversed == r {
-			return x
+			x, before = next, before+span
 		}
 	}
-	return 0
+	// The header holds no entries, so the level-0 step above always leaves it.
+	return x, r - before - 1
 }
 
-// linkNode inserts node x, whose key is written and whose height is h, after
-// the predecessors in p, and returns its rank. Spans are Redis's arithmetic:
-// x sits rank[0]+1; the link from prev[i] now spans to x, and x's link
-// inherits the rest of prev[i]'s old span.
-func (b *Board) linkNode(x uint32, h int, p *path) int {
-	if h > b.level {
-		for i := b.level; i < h; i++ {
-			p.prev[i], p.rank[i] = 0, 0
-			b.setLink(0, i, 0, b.length)
-		}
-		b.level = h
+// raise brings the board's level up to h, filling p's new levels with the
+// header, whose new links span every entry (they lead to nil).
+func (b *Board) raise(h int, p *path) {
+	for i := b.level; i < h; i++ {
+		p.prev[i], p.rank[i] = 0, 0
+		b.setLink(0, i, 0, b.length)
 	}
-	for i := 0; i < h; i++ {
-		u := p.prev[i]
-		next, span := b.link(u, i)
-		b.setLink(x, i, next, span-(p.rank[0]-p.rank[i]))
-		b.setLink(u, i, x, p.rank[0]-p.rank[i]+1)
-	}
-	for i := h; i < b.level; i++ {
-		b.addSpan(p.prev[i], i, 1)
-	}
+	b.level = max(b.level, h)
+}
+
+// linkAfter links tower y, of height h, whose leaf holds entries already
+// counted in b.length, right after the tower p leads to, and before that
+// tower's level-0 successor. before is the number of entries before y's
+// leaf. On levels below h the old link's span is shared between the
+// predecessor and y; above, a link that passed over y's entries passes
+// over them still.
+func (b *Board) linkAfter(y uint32, h int, p *path, before int) {
+	b.raise(h, p)
+	x := p.prev[0]
 	after := b.next0(x)
-	b.setBack(x, p.prev[0])
-	b.setBack(after, x) // after == 0 makes x the header's tail
-	b.length++
-	return p.rank[0] + 1
-}
-
-// unlinkNode removes node x, whose predecessors are in p, from every level.
-// The record stays allocated: the caller reuses or releases it.
-func (b *Board) unlinkNode(x uint32, p *path) {
-	for i := 0; i < b.level; i++ {
+	b.setNext0(y, after)
+	b.setNext0(x, y)
+	b.setBack(y, x)
+	b.setBack(after, y) // after == 0 makes y the header's tail
+	for i := 1; i < h; i++ {
 		u := p.prev[i]
 		next, span := b.link(u, i)
-		if next == x {
-			xnext, xspan := b.link(x, i)
-			b.setLink(u, i, xnext, span+xspan-1)
-		} else {
-			b.addSpan(u, i, -1)
-		}
+		head := before - p.rank[i]
+		b.setLink(y, i, next, span-head)
+		b.setLink(u, i, y, head)
 	}
-	b.setBack(b.next0(x), b.back(x))
+}
+
+// unlink removes tower x, whose path before is p, from every level. Its
+// entries have left the board or moved into the tower before it, so every
+// span that passed over them keeps its count. The record stays allocated:
+// the caller releases it.
+func (b *Board) unlink(x uint32, p *path) {
+	for i := 1; i < b.height(x); i++ {
+		u := p.prev[i]
+		_, span := b.link(u, i)
+		xnext, xspan := b.link(x, i)
+		b.setLink(u, i, xnext, span+xspan)
+	}
+	prev, after := b.back(x), b.next0(x)
+	b.setNext0(prev, after)
+	b.setBack(after, prev)
 	for b.level > 1 {
 		if next, _ := b.link(0, b.level-1); next != 0 {
 			break
 		}
 		b.level--
 	}
-	b.length--
 }
