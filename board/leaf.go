@@ -1,6 +1,5 @@
 package board
 
-
 // Entries live in leaves: sorted blocks of up to leafCap entries, stored
 // column by column (all score keys, then all subscore keys, …) so that a
 // binary search over a leaf reads one 256-byte column and the whole leaf
