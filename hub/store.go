@@ -93,6 +93,9 @@ func (h *Hub) Writable(ctx context.Context) error {
 		if h.disk.full.Load() {
 			return storeFull(fmt.Sprintf("the disk under it has %d bytes free", h.disk.free.Load()))
 		}
+		if h.disk.restarting.Load() {
+			return errorf(ErrUnavailable, "JetStream is restarting")
+		}
 		return embeddedWritable(h.srv)
 	}
 	if h.store.recentlyFull(time.Now()) {
@@ -149,6 +152,11 @@ const diskEvery = time.Second
 type diskState struct {
 	full atomic.Bool  // the disk under the store is full now
 	free atomic.Int64 // free bytes at the last look
+	// restarting is set while the disk watch restarts JetStream. NATS
+	// marks JetStream enabled before its API subscriptions are set up, and
+	// a request in that window races inside nats-server, so writes are
+	// refused until the restart has returned.
+	restarting atomic.Bool
 }
 
 // watchDisk runs the disk watch of the embedded server until ctx ends.
@@ -203,6 +211,8 @@ func (h *Hub) checkDisk(free int64, cfg *server.JetStreamConfig) {
 // restartJetStream stops the embedded JetStream and starts it again with
 // cfg, reloading every stream from disk.
 func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
+	h.disk.restarting.Store(true)
+	defer h.disk.restarting.Store(false)
 	if err := h.srv.ShutdownJetStream(); err != nil {
 		return err
 	}
