@@ -1,5 +1,7 @@
 package board
 
+import "slices"
+
 // Get returns member's entry with its rank, or false. O(log N).
 func (b *Board) Get(member uint32) (Row, bool) {
 	x, j, ok := b.slot(member)
@@ -40,13 +42,37 @@ func (b *Board) Range(offset, limit int, dst []Row) []Row {
 	return b.appendRows(dst, x, j, offset+1, limit)
 }
 
-// appendRows appends up to n rows starting with slot j of tower x, at rank r.
+// appendRows appends up to n rows starting with slot j of tower x, at rank
+// r. It decodes the leaf's columns in a plain loop: the top rows of a
+// board are the most read thing in the gateway.
 func (b *Board) appendRows(dst []Row, x uint32, j, r, n int) []Row {
-	b.ascend(x, j, r, func(row Row) bool {
-		dst = append(dst, row)
-		n--
-		return n > 0
-	})
+	dst = slices.Grow(dst, max(0, min(n, b.length-r+1)))
+	o, so := b.cfg.Order, b.cfg.SubscoreOrder
+	var flip uint64 // LatestFirst stores ^seq
+	if b.cfg.Tiebreak == LatestFirst {
+		flip = ^uint64(0)
+	}
+	for ; x != 0 && n > 0; x, j = b.next0(x), 0 {
+		l := b.leafOf(x)
+		end := min(b.count(x), j+n)
+		n -= end - j
+		sc := l.score[j:end]
+		sb, sq, mb := l.sub[j:end][:len(sc)], l.seq[j:end][:len(sc)], l.member[j:end][:len(sc)]
+		at := len(dst)
+		dst = dst[:at+len(sc)]
+		out := dst[at:][:len(sc)]
+		for i, k := range sc {
+			// Field by field: a composite literal is built on the stack
+			// and copied, which doubles the cost of a row.
+			row := &out[i]
+			row.Rank = r + i
+			row.Member = mb[i]
+			row.Score = keyFloat(k, o)
+			row.Subscore = keyFloat(sb[i], so)
+			row.Seq = sq[i] ^ flip
+		}
+		r += end - j
+	}
 	return dst
 }
 
