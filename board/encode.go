@@ -136,6 +136,15 @@ func (b *Board) appendAll(d *decoder, n int) error {
 		last key
 	)
 	fill := b.limit - b.limit/8 // room for a few inserts before a split
+	// Members are indexed in batches: a handle is a random write into an
+	// index as large as the tenant, a cache (and TLB) miss each, and a
+	// tight loop of them keeps many in flight where one per decoded entry
+	// would wait for each in turn.
+	var (
+		batch    [256]uint64 // member<<32 | leaf id
+		batched  int
+		repeated uint32 // nonzero once a member was indexed twice
+	)
 	for i := 0; i < n; i++ {
 		e := d.entry()
 		if d.err != nil {
@@ -157,8 +166,16 @@ func (b *Board) appendAll(d *decoder, n int) error {
 			b.addSpan(p.prev[i], i, 1)
 		}
 		b.length++
-		b.loc.set(k.member, b.leafID(tail))
+		batch[batched] = uint64(k.member)<<32 | uint64(b.leafID(tail))
+		if batched++; batched == len(batch) {
+			repeated |= b.loc.swapAll(batch[:])
+			batched = 0
+		}
 		last = k
+	}
+	repeated |= b.loc.swapAll(batch[:batched])
+	if repeated != 0 {
+		return fmt.Errorf("%w: a member appears twice", ErrCorrupt)
 	}
 	return nil
 }
@@ -171,9 +188,6 @@ func (b *Board) checkAppend(e Entry, i int, last *key) (key, error) {
 	}
 	if e.Member > MaxMember {
 		return key{}, fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, ErrBadMember)
-	}
-	if b.loc.get(e.Member) != 0 {
-		return key{}, fmt.Errorf("%w: entry %d: member %d repeats", ErrCorrupt, i, e.Member)
 	}
 	k := b.keyOf(e)
 	if i > 0 && b.cmpKeys(last, &k) >= 0 {

@@ -78,6 +78,32 @@ func (ix *memberIndex) set(h, x uint32) {
 	}
 }
 
+// swap maps member h to node x (x != 0) and returns h's old mapping, 0
+// where h was absent. On the dense form it neither branches on the old
+// value nor waits for it: a caller that only folds the results together,
+// as Decode does to detect a repeated member, lets the cache misses of
+// many random handles overlap.
+func (ix *memberIndex) swap(h, x uint32) uint32 {
+	if ix.dense != nil && int(h) < len(ix.dense) {
+		old := ix.dense[h]
+		ix.dense[h] = x
+		return old
+	}
+	old := ix.get(h)
+	ix.set(h, x)
+	return old
+}
+
+// swapAll swaps each member<<32 | node pair in and returns the OR of the
+// old mappings: nonzero where some member was already indexed.
+func (ix *memberIndex) swapAll(pairs []uint64) uint32 {
+	var old uint32
+	for _, p := range pairs {
+		old |= ix.swap(uint32(p>>32), uint32(p))
+	}
+	return old
+}
+
 // put stores h -> x in the sparse table, reporting whether h is new.
 func (ix *memberIndex) put(h, x uint32) bool {
 	mask := uint64(len(ix.slots) - 1)
