@@ -88,9 +88,9 @@ func (b *Board) addSpan(x uint32, i int, d int) {
 // Records are carved from chunks, one chunk in use per height class (1, 2,
 // 3, and 4 or more), so that tall towers sit together: a search visits few
 // towers on the upper levels, over and over, and packing them densely keeps
-// those levels in cache. A leaf of ~47 entries under each tower means a
-// million members need ~21,000 towers, ~1.1 MB in all, and the towers of
-// height ≥ 2 about 0.3 MB: the index above the leaves stays in the caches.
+// those levels in cache. A leaf of ~90 entries under each tower means a
+// million members need ~11,000 towers, ~0.6 MB in all: the whole index
+// above the leaves fits in a 1 MB L2 cache.
 //
 // A board of few entries (a tournament's board-window of ten players) would
 // spend a page per height class on one record, so its chunks are
