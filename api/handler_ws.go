@@ -6,6 +6,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/wsflow"
 )
 
 // serveWS upgrades GET /v1/ws to a WebSocket of live views (PROTOCOL.md,
@@ -21,7 +22,7 @@ import (
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	l := s.live
 	sc, refused := l.admitRequest(r)
-	fw := &flowWriter{ResponseWriter: w, slowTO: l.slowTO}
+	fw := &wsflow.Writer{ResponseWriter: w, SlowTimeout: l.slowTO}
 	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // origins checked above
 	if err != nil {
 		if sc != nil {
@@ -29,12 +30,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		}
 		return // Accept answered the request: not a WebSocket upgrade
 	}
-	c := newWSConn(l, ws, fw.conn)
+	c := newWSConn(l, ws, fw.Conn())
 	if sc == nil && refused == nil {
 		// Until its auth message it is as idle as a connection that sent
 		// nothing: the connection budget may evict it (wsConn.setScope
 		// marks it busy).
-		connguard.Waiting(fw.conn.Conn)
+		connguard.Waiting(fw.Conn().Conn)
 	}
 	if !l.track(c) {
 		l.metrics.closed(closeGoingAway)

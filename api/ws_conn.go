@@ -14,19 +14,20 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
 // wsConn is one WebSocket of live views. One goroutine of its own serves
 // it (serve: it reads and handles client messages, one at a time); the
 // writer pool writes its outbox; timers ping it and end it at its token's
-// expiry; its flowConn drains a stalled write. All end with the connection
+// expiry; its wsflow.Conn drains a stalled write. All end with the connection
 // (ended) and are waited for by serve. The engine only ever puts into the
 // outbox, so it never waits on the client.
 type wsConn struct {
 	l     *live
 	ws    *websocket.Conn
-	flow  *flowConn
+	flow  *wsflow.Conn
 	out   *subscriptions.Outbox
 	sched atomic.Int32 // the writer pool's state: schedIdle, …
 
@@ -53,15 +54,15 @@ type liveSub struct {
 	board string
 }
 
-func newWSConn(l *live, ws *websocket.Conn, flow *flowConn) *wsConn {
+func newWSConn(l *live, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
 	c := &wsConn{l: l, ws: ws, flow: flow, subs: map[string]liveSub{},
 		done: make(chan struct{}), written: make(chan struct{}, 1)}
 	c.out = subscriptions.NewOutbox(0, func() { l.pool.schedule(c) })
-	flow.resumed = func() { l.pool.schedule(c) }
-	flow.stalled = func() {
+	flow.OnResume(func() { l.pool.schedule(c) })
+	flow.OnStall(func() {
 		l.metrics.slowCloses.Inc()
 		c.close(newClose(closeSlow, "client too slow: bytes waited unsent past the slow timeout"))
-	}
+	})
 	ws.SetReadLimit(maxWSMessage)
 	return c
 }
@@ -80,7 +81,7 @@ func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 		// The close also ends a running ping and a drain.
 		c.ws.CloseNow()
 		c.pings.Wait()
-		c.flow.drains.Wait()
+		c.flow.Wait()
 	}()
 	c.l.metrics.conns.Inc()
 	defer c.l.metrics.conns.Dec()

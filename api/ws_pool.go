@@ -1,10 +1,10 @@
 package api
 
 import (
-	"encoding/binary"
 	"runtime"
 	"sync"
 
+	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
@@ -28,7 +28,7 @@ const (
 // (GOMAXPROCS) instead of one per connection: a tick that offers ten
 // thousand messages wakes no goroutine per connection, and an idle
 // connection costs no writer stack. Writers never wait for a client: the
-// connection's flowConn takes every write, and one that stalls is left
+// connection's wsflow.Conn takes every write, and one that stalls is left
 // out until its drain finishes.
 //
 // Invariant: a connection is in the queue at most once and served by at
@@ -164,7 +164,7 @@ type poolWriter struct {
 // write; it reports whether more waits. A connection whose drain is under
 // way gets nothing: its drain schedules it when done.
 func (w *poolWriter) turn(c *wsConn) (more bool) {
-	if c.flow.busy() {
+	if c.flow.Busy() {
 		return false
 	}
 	w.out = w.out[:0]
@@ -184,7 +184,7 @@ func (w *poolWriter) turn(c *wsConn) (more bool) {
 	}
 	w.messages += n
 	if n > 0 {
-		c.flow.send(w.out) // an error means the connection is closing: its reader cleans up
+		c.flow.Send(w.out) // an error means the connection is closing: its reader cleans up
 		c.wrote()
 	}
 	if cap(w.out) > 4*maxTurnBytes {
@@ -194,22 +194,7 @@ func (w *poolWriter) turn(c *wsConn) (more bool) {
 }
 
 // appendTextFrame appends m as one unfragmented, unmasked WebSocket text
-// frame (RFC 6455, section 5.2): FIN and opcode 1, then the payload length
-// in 7, 7+16 or 7+64 bits. The writers frame data messages themselves,
-// rather than through coder/websocket's Conn.Write, so that a turn's
-// messages leave in one write without a lock, a context and a buffer copy
-// per message; coder/websocket frames everything else (see flowConn).
+// frame (see wsflow.AppendTextHeader).
 func appendTextFrame(dst []byte, m subscriptions.Message) []byte {
-	const finText = 0x81
-	switch n := m.Size(); {
-	case n <= 125:
-		dst = append(dst, finText, byte(n))
-	case n <= 0xffff:
-		dst = append(dst, finText, 126)
-		dst = binary.BigEndian.AppendUint16(dst, uint16(n))
-	default:
-		dst = append(dst, finText, 127)
-		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
-	}
-	return m.AppendTo(dst)
+	return m.AppendTo(wsflow.AppendTextHeader(dst, m.Size()))
 }

@@ -142,10 +142,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 		}
 		return fmt.Errorf("no connection yet")
 	})
-	c.flow.mu.Lock() // a drain under way: writers give the connection nothing
-	c.flow.draining = true
-	c.flow.stuck.Store(true)
-	c.flow.mu.Unlock()
+	release := c.flow.Hold() // a drain under way: writers give the connection nothing
 
 	const bad = 100
 	var burst []byte
@@ -161,8 +158,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 		}
 		return nil
 	})
-	c.flow.drains.Add(1) // the drain ends: it writes the backlog, then resumes
-	go c.flow.drain()
+	release() // the drain ends: it writes the backlog, then resumes
 
 	for n := 0; n < bad; {
 		op, p, err := r.frame()

@@ -1,8 +1,9 @@
-package api
+package wsflow
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -14,32 +15,32 @@ import (
 	"time"
 )
 
-// maxBacklog bounds what a stalled connection keeps unsent. The writers
+// MaxBacklog bounds what a stalled connection keeps unsent. The writers
 // stop giving it messages while it is stalled (its subscriptions coalesce
 // in the outbox instead), so only the message in flight and control
 // frames (pongs, the close frame) wait here; more means a broken peer.
-const maxBacklog = 1 << 20
+const MaxBacklog = 1 << 20
 
-// errBacklogFull is a stalled connection's write error past maxBacklog.
-var errBacklogFull = errors.New("websocket: the client stopped reading and its backlog is full")
+// ErrBacklogFull is a stalled connection's write error past MaxBacklog.
+var ErrBacklogFull = errors.New("websocket: the client stopped reading and its backlog is full")
 
-// flowConn is a hijacked WebSocket socket whose writes never block: what
+// Conn is a hijacked WebSocket socket whose writes never block: what
 // the socket does not take at once waits in a backlog that a goroutine of
-// the connection's own drains, with a deadline. The writer pool (ws_pool.go)
+// the connection's own drains, with a deadline. A writer pool
 // can so serve ten thousand connections with a few goroutines: a slow
 // client stalls its own backlog, never a writer.
 //
 // Two writers share the socket: the pool sends whole data frames of its
 // own (send), coder/websocket writes control frames (pings, pongs, close)
 // through Write. Frames must not interleave, so coder/websocket gets a
-// bufio.Writer of controlFrameMax bytes: each control frame (at most 125
+// bufio.Writer of ControlFrameMax bytes: each control frame (at most 125
 // bytes of payload) then reaches Write whole, in one call; it writes
 // nothing else, since every data message goes through the pool.
 //
 // Invariant: bytes reach the socket in the order of the calls. While
 // draining, every write appends to the backlog; only the drainer writes to
 // the socket.
-type flowConn struct {
+type Conn struct {
 	net.Conn
 	raw     syscall.RawConn // nil: no non-blocking path, every write drains
 	slowTO  time.Duration   // how long a drain may wait for the client
@@ -61,8 +62,8 @@ type flowConn struct {
 	rawWrite func(fd uintptr) bool // f.writeOnce, bound once
 }
 
-func newFlowConn(c net.Conn, slowTO time.Duration) *flowConn {
-	f := &flowConn{Conn: c, slowTO: slowTO, stalled: func() {}, resumed: func() {}}
+func NewConn(c net.Conn, slowTO time.Duration) *Conn {
+	f := &Conn{Conn: c, slowTO: slowTO, stalled: func() {}, resumed: func() {}}
 	if sc, ok := c.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			f.raw = raw
@@ -72,8 +73,35 @@ func newFlowConn(c net.Conn, slowTO time.Duration) *flowConn {
 	return f
 }
 
+// OnStall sets what runs once a drain fails because the client stopped
+// reading (by default nothing). Set it before the first write.
+func (f *Conn) OnStall(fn func()) { f.stalled = fn }
+
+// OnResume sets what runs once a drain has emptied the backlog: writers may
+// send again (by default nothing). Set it before the first write.
+func (f *Conn) OnResume(fn func()) { f.resumed = fn }
+
+// Wait waits for a running drain to end: after the socket is closed, it
+// ends at once.
+func (f *Conn) Wait() { f.drains.Wait() }
+
+// Hold marks the connection as draining, as a client that stopped reading
+// would, without writing anything, until the returned release starts the
+// drain of whatever was sent meanwhile. For tests of what writers and
+// outboxes do while a connection is stalled.
+func (f *Conn) Hold() (release func()) {
+	f.mu.Lock()
+	f.draining = true
+	f.stuck.Store(true)
+	f.mu.Unlock()
+	return func() {
+		f.drains.Add(1)
+		go f.drain()
+	}
+}
+
 // Write takes all of p or fails; it never waits for the client.
-func (f *flowConn) Write(p []byte) (int, error) {
+func (f *Conn) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -85,9 +113,9 @@ func (f *flowConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// send writes p, a whole number of frames, as one write: the writer
+// Send writes p, a whole number of frames, as one write: the writer
 // pool's path. It keeps no reference to p.
-func (f *flowConn) send(p []byte) error {
+func (f *Conn) Send(p []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -96,17 +124,17 @@ func (f *flowConn) send(p []byte) error {
 	return f.sendLocked(p)
 }
 
-// busy reports whether a drain is under way (writers should give the
+// Busy reports whether a drain is under way (writers should give the
 // connection nothing new until resumed is called) or a write failed. One
 // atomic load: the writers ask before every turn.
-func (f *flowConn) busy() bool { return f.stuck.Load() }
+func (f *Conn) Busy() bool { return f.stuck.Load() }
 
 // sendLocked writes p as far as the socket takes it now and hands the rest
 // to a drain. f.mu is held.
-func (f *flowConn) sendLocked(p []byte) error {
+func (f *Conn) sendLocked(p []byte) error {
 	if f.draining {
-		if len(f.backlog)+len(p) > maxBacklog {
-			f.err = errBacklogFull
+		if len(f.backlog)+len(p) > MaxBacklog {
+			f.err = ErrBacklogFull
 			f.stuck.Store(true)
 			return f.err
 		}
@@ -131,7 +159,7 @@ func (f *flowConn) sendLocked(p []byte) error {
 
 // tryWrite makes one non-blocking write: how much of p the socket took,
 // zero when its buffer is full. f.mu is held.
-func (f *flowConn) tryWrite(p []byte) (int, error) {
+func (f *Conn) tryWrite(p []byte) (int, error) {
 	if f.raw == nil {
 		return 0, nil
 	}
@@ -154,7 +182,7 @@ func (f *flowConn) tryWrite(p []byte) (int, error) {
 // empty, then calls resumed; a client that does not read within the
 // deadline fails every later write and gets stalled. Ends also when the
 // connection closes (the write fails at once).
-func (f *flowConn) drain() {
+func (f *Conn) drain() {
 	defer f.drains.Done()
 	for {
 		f.mu.Lock()
@@ -183,19 +211,22 @@ func (f *flowConn) drain() {
 	}
 }
 
-// controlFrameMax is the longest control frame: a 2-byte header and at
+// ControlFrameMax is the longest control frame: a 2-byte header and at
 // most 125 bytes of payload (RFC 6455, section 5.5).
-const controlFrameMax = 2 + 125
+const ControlFrameMax = 2 + 125
 
-// flowWriter hands coder/websocket a flowConn with small buffers instead
+// Writer hands coder/websocket a Conn with small buffers instead
 // of net/http's: the hijacked connection keeps a bufio.Reader of
-// readBufSize and a bufio.Writer of controlFrameMax bytes (see flowConn),
+// readBufSize and a bufio.Writer of ControlFrameMax bytes (see Conn),
 // 8 KiB less per connection than net/http's 4 KiB each.
-type flowWriter struct {
+type Writer struct {
 	http.ResponseWriter
-	slowTO time.Duration
-	conn   *flowConn // set by Hijack
+	SlowTimeout time.Duration // how long a drain may wait for the client
+	conn        *Conn         // set by Hijack
 }
+
+// Conn returns the connection Hijack made, or nil before it.
+func (w *Writer) Conn() *Conn { return w.conn }
 
 // readBufSize is a connection's read buffer: client messages are few,
 // and a longer one is read past it, straight into the message.
@@ -203,20 +234,40 @@ const readBufSize = 128
 
 // Hijack takes over the connection, carrying over whatever the client
 // sent after the upgrade request.
-func (w *flowWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *Writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
 	early, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	w.conn = newFlowConn(c, w.slowTO)
+	w.conn = NewConn(c, w.SlowTimeout)
 	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(early)), w.conn), max(readBufSize, len(early)))
 	if _, err := br.Peek(len(early)); err != nil { // buffered: Accept keeps only what br holds
 		c.Close()
 		return nil, nil, err
 	}
-	return w.conn, bufio.NewReadWriter(br, bufio.NewWriterSize(w.conn, controlFrameMax)), nil
+	return w.conn, bufio.NewReadWriter(br, bufio.NewWriterSize(w.conn, ControlFrameMax)), nil
 }
 
 // Unwrap exposes the wrapped writer to http.ResponseController.
-func (w *flowWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// AppendTextHeader appends the header of one unfragmented, unmasked
+// WebSocket text frame (RFC 6455, section 5.2) of an n-byte payload: FIN
+// and opcode 1, then the length in 7, 7+16 or 7+64 bits. The caller
+// appends the payload. Writers frame data messages themselves, rather than
+// through coder/websocket's Conn.Write, so that a turn's messages leave in
+// one write without a lock, a context and a buffer copy per message;
+// coder/websocket frames everything else (see Conn).
+func AppendTextHeader(dst []byte, n int) []byte {
+	const finText = 0x81
+	switch {
+	case n <= 125:
+		return append(dst, finText, byte(n))
+	case n <= 0xffff:
+		dst = append(dst, finText, 126)
+		return binary.BigEndian.AppendUint16(dst, uint16(n))
+	}
+	dst = append(dst, finText, 127)
+	return binary.BigEndian.AppendUint64(dst, uint64(n))
+}

@@ -1,12 +1,12 @@
 //go:build !unix
 
-package api
+package wsflow
 
 import "syscall"
 
 // writeOnce takes nothing where write(2) on the descriptor is not at hand:
 // every write goes through the drain, a blocking write with a deadline.
-func (f *flowConn) writeOnce(uintptr) bool {
+func (f *Conn) writeOnce(uintptr) bool {
 	f.rawErr = syscall.EAGAIN
 	return true
 }

@@ -1,12 +1,12 @@
 //go:build unix
 
-package api
+package wsflow
 
 import "syscall"
 
 // writeOnce is RawConn.Write's function: one write(2), retried only when
 // a signal interrupted it; true, so that the runtime never parks on it.
-func (f *flowConn) writeOnce(fd uintptr) bool {
+func (f *Conn) writeOnce(fd uintptr) bool {
 	for f.rawN < len(f.rawBuf) {
 		n, err := syscall.Write(int(fd), f.rawBuf[f.rawN:])
 		if err == syscall.EINTR {

@@ -1,4 +1,4 @@
-package api
+package wsflow
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,12 +16,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/internal/await"
 )
 
-// flowPair returns a flowConn over the server side of a loopback TCP
+// flowPair returns a Conn over the server side of a loopback TCP
 // connection, and the client side.
-func flowPair(t *testing.T, slowTO time.Duration) (*flowConn, net.Conn) {
+func flowPair(t *testing.T, slowTO time.Duration) (*Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -42,11 +41,11 @@ func flowPair(t *testing.T, slowTO time.Duration) (*flowConn, net.Conn) {
 	// megabytes. The client's buffer stays as it is: tiny windows crawl.
 	server.(*net.TCPConn).SetWriteBuffer(4 << 10)
 	client.SetReadDeadline(time.Now().Add(30 * time.Second)) // a lost byte fails, not hangs
-	f := newFlowConn(server, slowTO)
+	f := NewConn(server, slowTO)
 	t.Cleanup(func() {
 		client.Close()
 		f.Close()
-		f.drains.Wait()
+		f.Wait()
 	})
 	return f, client
 }
@@ -72,14 +71,14 @@ func chunk(writer byte, seq uint32, size int) []byte {
 func TestFlowConnOrderThroughStall(t *testing.T) {
 	f, client := flowPair(t, 10*time.Second)
 	var resumed atomic.Int32
-	f.resumed = func() { resumed.Add(1) }
-	const perWriter, bigSize, smallSize = 100, 8 << 10, 100 // 0.8 MB: within maxBacklog
+	f.OnResume(func() { resumed.Add(1) })
+	const perWriter, bigSize, smallSize = 100, 8 << 10, 100 // 0.8 MB: within MaxBacklog
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		for i := range uint32(perWriter) {
-			if err := f.send(chunk('S', i, bigSize)); err != nil {
+			if err := f.Send(chunk('S', i, bigSize)); err != nil {
 				t.Errorf("send %d: %v", i, err)
 				return
 			}
@@ -95,7 +94,7 @@ func TestFlowConnOrderThroughStall(t *testing.T) {
 		}
 	}()
 	wg.Wait() // neither writer waited for the client: it has read nothing yet
-	if !f.busy() {
+	if !f.Busy() {
 		t.Fatal("0.8 MB written to a client that reads nothing, and no drain under way")
 	}
 	next := map[byte]uint32{}
@@ -120,14 +119,14 @@ func TestFlowConnOrderThroughStall(t *testing.T) {
 		}
 		next[w]++
 	}
-	checkFor(t, 5*time.Second, func() error {
-		if f.busy() || resumed.Load() == 0 {
-			return fmt.Errorf("busy %v, resumed %d times", f.busy(), resumed.Load())
+	await.For(t, 5*time.Second, func() error {
+		if f.Busy() || resumed.Load() == 0 {
+			return fmt.Errorf("busy %v, resumed %d times", f.Busy(), resumed.Load())
 		}
 		return nil
 	})
 	// Drained: writes go straight to the socket again.
-	if err := f.send(chunk('S', perWriter, 10)); err != nil {
+	if err := f.Send(chunk('S', perWriter, 10)); err != nil {
 		t.Fatalf("send after the drain: %v", err)
 	}
 }
@@ -137,13 +136,13 @@ func TestFlowConnOrderThroughStall(t *testing.T) {
 func TestFlowConnStalled(t *testing.T) {
 	f, _ := flowPair(t, 200*time.Millisecond)
 	stalled := make(chan struct{})
-	f.stalled = func() { close(stalled) }
+	f.OnStall(func() { close(stalled) })
 	big := make([]byte, 256<<10)
-	for i := 0; !f.busy(); i++ {
+	for i := 0; !f.Busy(); i++ {
 		if i > 1000 {
 			t.Fatal("256 MB taken by a client that reads nothing")
 		}
-		if err := f.send(big); err != nil {
+		if err := f.Send(big); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,7 +157,7 @@ func TestFlowConnStalled(t *testing.T) {
 }
 
 // TestFlowConnBacklogBound: what waits while draining is bounded; past
-// maxBacklog a write fails instead of growing memory.
+// MaxBacklog a write fails instead of growing memory.
 func TestFlowConnBacklogBound(t *testing.T) {
 	f, _ := flowPair(t, time.Minute)
 	big := make([]byte, 256<<10)
@@ -167,16 +166,16 @@ func TestFlowConnBacklogBound(t *testing.T) {
 		if i > 1000 {
 			t.Fatal("no bound on the backlog")
 		}
-		err = f.send(big)
+		err = f.Send(big)
 	}
-	if err != errBacklogFull {
-		t.Fatalf("err %v, want errBacklogFull", err)
+	if err != ErrBacklogFull {
+		t.Fatalf("err %v, want ErrBacklogFull", err)
 	}
 	f.mu.Lock()
 	n := len(f.backlog)
 	f.mu.Unlock()
-	if n > maxBacklog {
-		t.Fatalf("backlog %d bytes, bound %d", n, maxBacklog)
+	if n > MaxBacklog {
+		t.Fatalf("backlog %d bytes, bound %d", n, MaxBacklog)
 	}
 }
 
@@ -191,7 +190,7 @@ func TestTextFramesReadByCoderWebsocket(t *testing.T) {
 		msgs[i] = []byte(strings.Repeat(string(rune('a'+i)), n))
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fw := &flowWriter{ResponseWriter: w, slowTO: 5 * time.Second}
+		fw := &Writer{ResponseWriter: w, SlowTimeout: 5 * time.Second}
 		ws, err := websocket.Accept(fw, r, nil)
 		if err != nil {
 			return
@@ -202,21 +201,19 @@ func TestTextFramesReadByCoderWebsocket(t *testing.T) {
 			ws.Read(context.Background())
 			close(done)
 		}()
-		out := subscriptions.NewOutbox(len(msgs), nil)
 		var frames []byte
 		for i, m := range msgs {
-			out.Send(m)
-			next, _ := out.Next()
-			frames = appendTextFrame(frames, next)
+			frames = AppendTextHeader(frames, len(m))
+			frames = append(frames, m...)
 			if i == len(msgs)/2 {
-				fw.conn.send(frames)
+				fw.Conn().Send(frames)
 				frames = nil
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				ws.Ping(ctx) // a control frame between the data frames
 				cancel()
 			}
 		}
-		fw.conn.send(frames)
+		fw.Conn().Send(frames)
 		<-done
 	}))
 	defer srv.Close()
@@ -238,37 +235,4 @@ func TestTextFramesReadByCoderWebsocket(t *testing.T) {
 		}
 	}
 	c.Close(websocket.StatusNormalClosure, "")
-}
-
-// TestWriterPoolQueue: connections leave the writers' queue in the order
-// they came, each once, however takes and pushes interleave.
-func TestWriterPoolQueue(t *testing.T) {
-	p := newWriterPool(nil)
-	conns := make([]*wsConn, 100)
-	for i := range conns {
-		conns[i] = &wsConn{}
-	}
-	var got []*wsConn
-	batch := make([]*wsConn, 0, 16)
-	next := 0
-	for round := 0; len(got) < len(conns); round++ {
-		for range round % 7 * 5 { // pushes of 0, 5, …, 30 between takes
-			if next < len(conns) {
-				p.push(conns[next])
-				next++
-			}
-		}
-		if p.head == len(p.queue) {
-			continue // take would wait
-		}
-		got = append(got, p.take(batch)...)
-		if len(p.queue)-p.head > next-len(got) || p.head > len(p.queue) {
-			t.Fatalf("round %d: queue %d from %d, %d pushed, %d taken", round, len(p.queue), p.head, next, len(got))
-		}
-	}
-	for i, c := range got {
-		if c != conns[i] {
-			t.Fatalf("connection %d came out at %d", slices.Index(conns, c), i)
-		}
-	}
 }

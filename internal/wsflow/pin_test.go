@@ -1,4 +1,4 @@
-package api
+package wsflow
 
 import (
 	"bufio"
@@ -15,10 +15,10 @@ import (
 )
 
 // The delivery plane writes data frames to the hijacked socket itself and
-// leaves control frames to coder/websocket (ws_flow.go). That is safe only
+// leaves control frames to coder/websocket (conn.go). That is safe only
 // while the library (1) writes every control frame through the bufio.Writer
 // the hijack gives it, whole, in one Write of the socket when that buffer
-// holds controlFrameMax bytes, and writes nothing else there (it sends no
+// holds ControlFrameMax bytes, and writes nothing else there (it sends no
 // data frame of its own: we never call its Write), and (2) sets no deadline
 // on the socket (the drain owns the write deadline). These tests pin both
 // against the real library, so that an upgrade that breaks one fails CI.
@@ -57,8 +57,8 @@ func (c *recordingConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(t)
 }
 
-// recordingWriter hijacks as flowWriter does: the connection wrapped, a
-// bufio.Writer of controlFrameMax bytes.
+// recordingWriter hijacks as Writer does: the connection wrapped, a
+// bufio.Writer of ControlFrameMax bytes.
 type recordingWriter struct {
 	http.ResponseWriter
 	conn *recordingConn
@@ -70,7 +70,7 @@ func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.conn = &recordingConn{Conn: c}
-	return w.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.conn, controlFrameMax)), nil
+	return w.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.conn, ControlFrameMax)), nil
 }
 
 // frameLen returns the length of the WebSocket frame at the start of p
@@ -127,7 +127,7 @@ func TestCoderWebSocketWritesControlFramesWholeAndSetsNoDeadline(t *testing.T) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.deadlines) > 0 {
-		t.Errorf("coder/websocket set deadlines on the hijacked socket: %v (the drain owns them: ws_flow.go)", rc.deadlines)
+		t.Errorf("coder/websocket set deadlines on the hijacked socket: %v (the drain owns them: conn.go)", rc.deadlines)
 	}
 	var pings, pongs, closes int
 	for i, w := range rc.writes {
