@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,48 @@ func TestResumeDiffs(t *testing.T) {
 	m, _ = c2.out.Next()
 	if raw := m.AppendTo(nil); string(raw[:18]) != `{"type":"snapshot"` {
 		t.Fatalf("resume past the ring answered %s, want a snapshot", raw)
+	}
+}
+
+// TestReplacedPendingIsADiff: a slow client whose pending message is
+// replaced gets a diff from the last message its writer took, where the
+// ring still reaches it, and a snapshot where it does not.
+func TestReplacedPendingIsADiff(t *testing.T) {
+	w := newTestWindow(t, board.Config{})
+	e := NewEngine(Config{RingSize: 8})
+	key := Key{"t", "b", "all"}
+	c := newClient()
+	spec := Spec{Kind: Top, Limit: 3}
+	for i := range 5 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	w.tick(e, key)
+	e.Subscribe(key, w, c.out, "s", spec, nil)
+	c.drain(t)
+	taken := c.seq["s"]
+	for i := range 3 { // three ticks the client does not read: one message waits, replaced twice
+		w.submit(t, fmt.Sprint("p", i), float64(10+i))
+		w.tick(e, key)
+	}
+	m, _ := c.out.Next()
+	raw := m.AppendTo(nil)
+	if string(raw[:14]) != `{"type":"diff"` || !strings.Contains(string(raw), fmt.Sprintf(`"prev":%d`, taken)) {
+		t.Fatalf("replaced message %s, want a diff from seq %d", raw, taken)
+	}
+	c.apply(t, raw)
+	if want := rowsOf(compute(spec, w).rows); !sameRows(c.state["s"], want) {
+		t.Fatalf("after the catch-up diff: %v, want %v", c.state["s"], want)
+	}
+	if _, more := c.out.Next(); more {
+		t.Fatal("a second message waits")
+	}
+
+	for i := range 12 { // more changes than the ring keeps
+		w.submit(t, fmt.Sprint("q", i), float64(100+i))
+		w.tick(e, key)
+	}
+	m, _ = c.out.Next()
+	if raw := m.AppendTo(nil); string(raw[:18]) != `{"type":"snapshot"` {
+		t.Fatalf("replaced message past the ring: %s, want a snapshot", raw)
 	}
 }

@@ -58,6 +58,8 @@ type Sub struct {
 	seq uint64 // seq of the last message given to out; guarded by its board-window's lock
 
 	pending *shared // guarded by out.mu: the one message waiting for the writer
+	sent    uint64  // guarded by out.mu: the seq of the last message the writer took
+	hasSent bool    // guarded by out.mu: the writer took one
 	queued  bool    // guarded by out.mu: s is in out.ready
 	dropped bool    // guarded by out.mu: unsubscribed
 }
@@ -133,6 +135,7 @@ func (o *Outbox) Next() (Message, bool) {
 		s.queued = false
 		if sh := s.pending; sh != nil {
 			s.pending = nil
+			s.sent, s.hasSent = sh.seq, true
 			return Message{sub: s, sh: sh}, true
 		}
 	}
@@ -159,7 +162,9 @@ func (o *Outbox) put(s *Sub, m *shared) (replaced bool) { return o.offer(s, m, n
 
 // offer gives s, whose view v just changed, its next message in one step
 // (one lock per watcher per tick): d, the view's diff, where it chains on
-// to what s was given last and nothing waits; else v's snapshot. It reports
+// to what s was given last and nothing waits; else a diff from what the
+// writer took last, where the ring reaches it (a slow client's replaced
+// message); else v's snapshot. It reports
 // whether a pending message was replaced (a coalesced state). A nil v
 // means d unconditionally (put). The caller holds the board-window's lock, which guards
 // s.seq and v. O(1), never blocks.
@@ -172,7 +177,13 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	replaced = s.pending != nil
 	m := d
 	if v != nil && (m == nil || replaced || s.seq != m.prev) {
-		m = v.snapshot()
+		m = nil
+		if s.hasSent {
+			m, _ = v.catchUp(s.sent)
+		}
+		if m == nil {
+			m = v.snapshot()
+		}
 	}
 	s.pending = m
 	if !s.queued {

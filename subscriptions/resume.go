@@ -9,11 +9,34 @@ import "slices"
 // that the old state lacked; gone are the old state's ranks the view lost.
 // Per subscription, not shared: O(changes since + rows).
 func (v *view) resume(since uint64, w Window) (*shared, bool) {
+	return v.diffSince(since, w.Pending(), 0)
+}
+
+// maxCatchUp bounds the changes a catch-up diff is built from: past it, the
+// shared snapshot costs the engine nothing more per watcher.
+const maxCatchUp = 256
+
+// catchUp returns the diff from since, the seq of the last message a
+// watcher's writer took, to v's state: what replaces a pending message the
+// client never got, so that a slow client receives a diff rather than a
+// full snapshot. False where the ring no longer reaches since or more than
+// maxCatchUp changes passed. The ring holds every change up to v.seq once
+// the tick computed v, so no pending changes are needed.
+func (v *view) catchUp(since uint64) (*shared, bool) {
+	if v.seq > v.ws.ring.last {
+		return nil, false
+	}
+	return v.diffSince(since, nil, maxCatchUp)
+}
+
+// diffSince builds the diff from since to v's state from the ring and
+// pending, or reports false; limit > 0 bounds the changes it reads.
+func (v *view) diffSince(since uint64, pending []Change, limit int) (*shared, bool) {
 	if since > v.seq {
 		return nil, false
 	}
-	steps, ok := v.ws.ring.since(since, v.seq, w.Pending())
-	if !ok {
+	steps, ok := v.ws.ring.since(since, v.seq, pending)
+	if !ok || (limit > 0 && len(steps) > limit) {
 		return nil, false
 	}
 	old := v.ranksBefore(steps)
