@@ -292,3 +292,56 @@ func TestHealthAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreRank: the rank a new entry would take, ties included, on both
+// orders and tiebreaks, and the bad inputs named.
+func TestScoreRank(t *testing.T) {
+	e := newEnv(t, Config{})
+	tok := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/desc", tok, `{"order":"desc"}`)
+	e.must(200, "PUT", "/v1/boards/asc", tok, `{"order":"asc","tiebreak":"latest"}`)
+	for _, b := range []string{"desc", "asc"} {
+		e.must(200, "POST", "/v1/boards/"+b+"/scores", tok,
+			`{"scores":[{"member":"p1","score":100},{"member":"p2","score":300},{"member":"p3","score":200,"subscore":5}]}`)
+	}
+	for _, tc := range []struct {
+		board, query string
+		rank         float64
+	}{
+		{"desc", "score=1000", 1},
+		{"desc", "score=300", 2}, // ties go to the earlier entry
+		{"desc", "score=200&subscore=5", 3},
+		{"desc", "score=200&subscore=6", 2},
+		{"desc", "score=250", 2},
+		{"desc", "score=-1", 4},
+		{"asc", "score=100", 1}, // latest-first: a new entry wins the tie
+		{"asc", "score=150", 2},
+		{"asc", "score=300", 3},
+		{"asc", "score=301", 4},
+	} {
+		got := e.must(200, "GET", "/v1/boards/"+tc.board+"/score-rank?"+tc.query, tok, "")
+		if got["rank"] != tc.rank || got["total"] != 3.0 {
+			t.Errorf("%s ?%s: %v, want rank %v of 3", tc.board, tc.query, got, tc.rank)
+		}
+	}
+	e.must(200, "PUT", "/v1/boards/empty", tok, `{}`)
+	if got := e.must(200, "GET", "/v1/boards/empty/score-rank?score=5", tok, ""); got["rank"] != 1.0 || got["total"] != 0.0 {
+		t.Errorf("an empty board: %v", got)
+	}
+	for _, tc := range []struct{ query, field string }{
+		{"", "score"},
+		{"score=abc", "score"},
+		{"score=NaN", "score"},
+		{"score=Inf", "score"},
+		{"score=1&subscore=-Inf", "subscore"},
+		{"score=1e999", "score"},
+	} {
+		status, out := e.do("GET", "/v1/boards/desc/score-rank?"+tc.query, tok, "")
+		if code, msg := errCode(out); status != 400 || code == "" || !strings.Contains(msg, tc.field) {
+			t.Errorf("?%s: %d %s %q, want 400 naming %s", tc.query, status, code, msg, tc.field)
+		}
+	}
+	e.must(404, "GET", "/v1/boards/nope/score-rank?score=1", tok, "")
+	e.must(403, "GET", "/v1/boards/desc/score-rank?score=1", e.token("a", auth.RoleSubmit), "") // no read role
+	e.must(404, "GET", "/v1/boards/desc/score-rank?score=1", e.token("b", admin), "")           // another tenant
+}

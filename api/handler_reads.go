@@ -139,3 +139,28 @@ func (s *Server) reply(w http.ResponseWriter, v any, err error) error {
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
+
+// scoreRankJSON answers GET .../score-rank.
+type scoreRankJSON struct {
+	Rank  int `json:"rank"`
+	Total int `json:"total"`
+}
+
+// scoreRank answers the rank a new entry with ?score= (required) and
+// ?subscore= (default 0) would take now.
+func (s *Server) scoreRank(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	score, err := floatParam(r, "score", 0, true)
+	if err != nil {
+		return err
+	}
+	sub, err := floatParam(r, "subscore", 0, false)
+	if err != nil {
+		return err
+	}
+	rank, total, err := s.hub.ScoreRank(l, score, sub)
+	return s.reply(w, scoreRankJSON{Rank: rank, Total: total}, err)
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -73,6 +74,23 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 		return def, nil
 	}
 	return parseBounded(name, s, lo, hi)
+}
+
+// floatParam reads query parameter name as a finite number, or def where it
+// is absent; required makes an absent one a bad request.
+func floatParam(r *http.Request, name string, def float64, required bool) (float64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		if required {
+			return 0, badRequest("%s: required", name)
+		}
+		return def, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, badRequest("%s: %q is not a finite number", name, truncate(s))
+	}
+	return v, nil
 }
 
 func parseBounded(name, s string, lo, hi int) (int, error) {

@@ -149,6 +149,7 @@ func (s *Server) routes() chi.Router {
 			r.Get("/top", s.handle(s.top))
 			r.Get("/standings", s.handle(s.standings))
 			r.Get("/ranks/{rank}", s.handle(s.atRank))
+			r.Get("/score-rank", s.handle(s.scoreRank))
 			r.Get("/members", s.handle(s.members))
 			r.Get("/members/{member}", s.handle(s.member))
 			r.Delete("/members/{member}", s.handle(s.removeMember))

@@ -123,8 +123,8 @@ func (b *Board) Ascend(from int, fn func(Row) bool) {
 }
 
 // CountBetter returns how many entries have a strictly better (score,
-// subscore) pair than the one given: a new entry with that pair would rank
-// CountBetter+1 under earliest-first ties. Infinities count as the
+// subscore) pair than the one given (for the rank a new entry would take,
+// which depends on the tiebreak, see CountBefore). Infinities count as the
 // extremes; NaN gives an unspecified count. O(log N).
 func (b *Board) CountBetter(score, subscore float64) int {
 	k := key{

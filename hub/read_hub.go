@@ -1,8 +1,11 @@
 package hub
 
 import (
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/rankwire/rankwire/board"
 )
 
 // Top returns up to limit rows from rank offset+1 on. See Read for errors.
@@ -118,4 +121,20 @@ func (h *Hub) Identity(tenant, id string) (Identity, error) {
 	}
 	name, _ := r.st.ix.Name(hd)
 	return Identity{Member: name, Aliases: r.st.ix.Aliases(hd)}, nil
+}
+
+// ScoreRank returns the rank a new entry with score and subscore would take
+// now, and the board-window's total: it would be the latest entry, so it
+// ranks after the entries with an equal pair on an earliest-first board and
+// before them on a latest-first one. See Read for errors.
+func (h *Hub) ScoreRank(l Loc, score, subscore float64) (rank, total int, err error) {
+	err = h.Read(l, func(v View) error {
+		total, rank = v.Total(), 1
+		if v.w != nil {
+			newest := board.Entry{Score: score, Subscore: subscore, Seq: math.MaxUint64}
+			rank += v.w.b.CountBefore(newest)
+		}
+		return nil
+	})
+	return rank, total, err
 }
