@@ -190,6 +190,10 @@ func (c *wsConn) readLoop() {
 // the read limit, which coder/websocket closed with 1009 itself.
 func (c *wsConn) readFailed(err error) {
 	if errors.Is(err, websocket.ErrMessageTooBig) {
+		// The rest of the message waits unread in the socket: without a
+		// linger, closing it sends a reset that can cost the client the
+		// 1009 close frame (it would see 1006 and reconnect).
+		c.flow.LingerOnClose()
 		c.l.metrics.closed(closeTooBig)
 		c.l.refusals.refused(refusedTooBig, c.tenantAttr()...)
 	}

@@ -139,7 +139,6 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 			case <-time.After(wait):
 			}
 			if h.openShared(h.ctx) {
-				h.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
 				return
 			}
 			wait = min(2*wait, 5*time.Second)
@@ -160,6 +159,7 @@ func (h *Hub) openShared(ctx context.Context) bool {
 		return false
 	}
 	h.snaps.shared.Store(shared)
+	h.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
 	return true
 }
 

@@ -317,6 +317,15 @@ func (w *watch) resume(t *testing.T, n *clusterNode, tok string) {
 func (c *cluster) fourthFromSharedSnapshot(t *testing.T, want topPage) {
 	t.Helper()
 	n := c.nodes[1]
+	// A node restarted moments ago may still be opening the bucket in the
+	// background (the cluster's JetStream settling): it uploads only once
+	// open.
+	await.For(t, 30*time.Second, func() error {
+		if len(n.p.logged(regexp.MustCompile(`snapshots shared through the bucket`))) == 0 {
+			return fmt.Errorf("node %d has not opened the snapshot bucket", 1)
+		}
+		return nil
+	})
 	stop(t, n.p)
 	js, done := c.jetStream(t, c.nodes[0])
 	defer done()

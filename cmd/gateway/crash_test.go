@@ -134,7 +134,7 @@ func stop(t *testing.T, p *proc) {
 	err := <-p.done
 	p.done <- err
 	if err != nil {
-		t.Fatalf("gateway exit: %v", err)
+		t.Fatalf("gateway exit: %v; its log from the first race report or panic on:\n%s", err, p.report())
 	}
 }
 

@@ -91,6 +91,21 @@ func (p *proc) logged(re *regexp.Regexp) []string {
 	return out
 }
 
+// report returns the log from the first race report or panic on (the last
+// 40 lines where there is none), for a failure message.
+func (p *proc) report() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	from := max(0, len(p.log)-40)
+	for i, l := range p.log {
+		if strings.Contains(l, "WARNING: DATA RACE") || strings.HasPrefix(l, "panic:") {
+			from = i
+			break
+		}
+	}
+	return strings.Join(p.log[from:min(len(p.log), from+120)], "\n")
+}
+
 var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 
 // startGateway starts a gateway subprocess with env (RANKWIRE_* variables)

@@ -50,6 +50,10 @@ type Conn struct {
 
 	stuck atomic.Bool // draining or err set: written under mu, read by busy without it
 
+	closeOnce sync.Once
+	closeErr  error
+	lingers   atomic.Bool // set by LingerOnClose
+
 	mu       sync.Mutex // guards the fields below
 	backlog  []byte     // unsent bytes, oldest first; owned by the drainer
 	draining bool
@@ -71,6 +75,46 @@ func NewConn(c net.Conn, slowTO time.Duration) *Conn {
 	}
 	f.rawWrite = f.writeOnce
 	return f
+}
+
+// lingerTimeout bounds how long a closed connection keeps reading what the
+// peer still sends (see Close).
+const lingerTimeout = time.Second
+
+// LingerOnClose makes Close linger: for a connection whose peer's last
+// message was refused unread (1009), with no read of the socket in progress.
+func (f *Conn) LingerOnClose() { f.lingers.Store(true) }
+
+// Close ends the connection. After LingerOnClose it does so gracefully: the
+// write side first, so that the peer gets the last frames and then a FIN,
+// while a goroutine of the connection's own reads and drops whatever the
+// peer still sends, until it closes too or lingerTimeout passes, and then
+// closes the socket. Closing a socket with unread bytes makes the kernel
+// answer with a reset, and a reset can destroy the close frame before the
+// client reads it: a client whose oversized message was refused with 1009
+// would see 1006 instead, and reconnect to send it again. Wait waits for
+// the linger. Only then: coder/websocket's reader must not be blocked on
+// the socket while it closes, or it races with the library's own close.
+func (f *Conn) Close() error {
+	f.closeOnce.Do(func() {
+		cw, ok := f.Conn.(interface{ CloseWrite() error })
+		if !ok || !f.lingers.Load() || cw.CloseWrite() != nil {
+			f.closeErr = f.Conn.Close()
+			return
+		}
+		f.drains.Add(1)
+		go f.linger()
+	})
+	return f.closeErr
+}
+
+// linger drops what the peer sends until it closes or lingerTimeout
+// passes, then closes the socket.
+func (f *Conn) linger() {
+	defer f.drains.Done()
+	defer f.Conn.Close()
+	f.Conn.SetReadDeadline(time.Now().Add(lingerTimeout))
+	io.Copy(io.Discard, f.Conn)
 }
 
 // OnStall sets what runs once a drain fails because the client stopped

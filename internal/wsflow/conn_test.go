@@ -236,3 +236,26 @@ func TestTextFramesReadByCoderWebsocket(t *testing.T) {
 	}
 	c.Close(websocket.StatusNormalClosure, "")
 }
+
+// TestCloseLingers: closing a connection whose peer sent bytes the server
+// never read still delivers the server's last bytes and a clean end, not a
+// reset that would destroy them (a 1009 close frame, in the gateway).
+func TestCloseLingers(t *testing.T) {
+	f, client := flowPair(t, 5*time.Second)
+	if _, err := client.Write(make([]byte, 256<<10)); err != nil { // never read by the server
+		t.Fatal(err)
+	}
+	if err := f.Send([]byte("bye")); err != nil {
+		t.Fatal(err)
+	}
+	f.LingerOnClose()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(client)
+	if err != nil || string(got) != "bye" {
+		t.Fatalf("read %q, %v; want \"bye\" and a clean end", got, err)
+	}
+	client.Close()
+	f.Wait() // the linger ends once the client has closed
+}
