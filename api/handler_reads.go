@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -17,7 +18,9 @@ type rowJSON struct {
 type pageJSON struct {
 	Seq   uint64    `json:"seq"`
 	Total int       `json:"total"`
+	Count *int      `json:"count,omitempty"` // a score range's entries in all
 	Rows  []rowJSON `json:"rows"`
+	Next  string    `json:"next,omitempty"` // a cursor where more rows follow
 }
 
 // memberJSON is a single row with its board-window's seq and total; the
@@ -37,7 +40,11 @@ func toPageJSON(p hub.Page) pageJSON {
 	for i, r := range p.Rows {
 		rows[i] = rowJSON(r)
 	}
-	return pageJSON{p.Seq, p.Total, rows}
+	out := pageJSON{Seq: p.Seq, Total: p.Total, Rows: rows}
+	if p.Next != nil {
+		out.Next = p.Next.String()
+	}
+	return out
 }
 
 func toMemberJSON(p hub.Page, percent bool) memberJSON {
@@ -63,8 +70,50 @@ func (s *Server) top(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.hub.Top(l, offset, limit)
+	after, err := cursorParam(r, "after")
+	if err != nil {
+		return err
+	}
+	if after != nil && r.URL.Query().Has("offset") {
+		return badRequest("after: not with offset (a cursor is the position to read on from)")
+	}
+	p, err := s.hub.Top(l, offset, after, limit)
 	return s.reply(w, toPageJSON(p), err)
+}
+
+// scores answers GET .../scores?min=&max=: the rows whose score lies in
+// [min, max] in rank order, with their count, a page at a time.
+func (s *Server) scores(w http.ResponseWriter, r *http.Request) error {
+	l, err := locFor(r)
+	if err != nil {
+		return err
+	}
+	lo, err := floatParam(r, "min", math.Inf(-1), false)
+	if err != nil {
+		return err
+	}
+	hi, err := floatParam(r, "max", math.Inf(1), false)
+	if err != nil {
+		return err
+	}
+	if lo > hi {
+		return badRequest("min: %v is above max %v", lo, hi)
+	}
+	limit, err := intParam(r, "limit", 10, 1, MaxLimit)
+	if err != nil {
+		return err
+	}
+	after, err := cursorParam(r, "after")
+	if err != nil {
+		return err
+	}
+	p, count, err := s.hub.ScoreRange(l, lo, hi, after, limit)
+	if err != nil {
+		return err
+	}
+	out := toPageJSON(p)
+	out.Count = &count
+	return s.reply(w, out, nil)
 }
 
 // memberLoc returns the board-window and the {member} of a member read.

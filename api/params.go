@@ -93,6 +93,20 @@ func floatParam(r *http.Request, name string, def float64, required bool) (float
 	return v, nil
 }
 
+// cursorParam reads query parameter name as a cursor from an earlier
+// page's next, or nil where it is absent.
+func cursorParam(r *http.Request, name string) (*hub.Cursor, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return nil, nil
+	}
+	c, err := hub.ParseCursor(s)
+	if err != nil {
+		return nil, badRequest("%s: %q is not a cursor from a page's next", name, truncate(s))
+	}
+	return &c, nil
+}
+
 func parseBounded(name, s string, lo, hi int) (int, error) {
 	v, err := strconv.Atoi(s)
 	if err != nil || v < lo || v > hi {

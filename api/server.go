@@ -146,6 +146,7 @@ func (s *Server) routes() chi.Router {
 			r.Delete("/", s.handle(s.deleteBoard))
 			r.Post("/reset", s.handle(s.resetBoard))
 			r.Post("/scores", s.handle(s.submit))
+			r.Get("/scores", s.handle(s.scores))
 			r.Get("/top", s.handle(s.top))
 			r.Get("/standings", s.handle(s.standings))
 			r.Get("/ranks/{rank}", s.handle(s.atRank))

@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -199,6 +200,36 @@ func (h *harness) verify(c Change) {
 	}
 	h.verifyRows(want)
 	h.verifyMembers(want)
+	h.verifyScoreSpans(want)
+}
+
+// verifyScoreSpans checks ScoreSpan over ranges whose ends fall on, between
+// and beyond the step's scores (-3..3), against a scan of the model's rows.
+func (h *harness) verifyScoreSpans(want []Row) {
+	ends := []float64{math.Inf(-1), -3.5, -3, -1, -0.5, 0, 1, 1 + 1e-9, 2.5, 3, math.Inf(1)}
+	for i, lo := range ends {
+		for _, hi := range ends[i:] {
+			from, to := -1, -1
+			for j, r := range want {
+				if r.Score >= lo && r.Score <= hi {
+					if from < 0 {
+						from = j
+					}
+					to = j + 1
+				}
+			}
+			gotFrom, gotTo := h.b.ScoreSpan(lo, hi)
+			if from < 0 {
+				if gotTo != gotFrom {
+					h.fail("ScoreSpan(%v, %v) = %d, %d: want an empty span", lo, hi, gotFrom, gotTo)
+				}
+				continue
+			}
+			if gotFrom != from || gotTo != to {
+				h.fail("ScoreSpan(%v, %v) = %d, %d, want %d, %d", lo, hi, gotFrom, gotTo, from, to)
+			}
+		}
+	}
 }
 
 func (h *harness) verifyRows(want []Row) {
@@ -243,6 +274,10 @@ func (h *harness) verifyMembers(want []Row) {
 		}
 		if got := h.b.CountBetter(w.Score, w.Subscore); got != better {
 			h.fail("CountBetter(%v, %v) = %d, want %d", w.Score, w.Subscore, got, better)
+		}
+		// A cursor at an entry that is on the board has passed the rows above it.
+		if got := h.b.CountBefore(w.Entry); got != w.Rank-1 {
+			h.fail("CountBefore(%v) = %d, want %d", w.Entry, got, w.Rank-1)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package board
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Get returns member's entry with its rank, or false. O(log N).
 func (b *Board) Get(member uint32) (Row, bool) {
@@ -140,4 +143,21 @@ func (b *Board) CountBetter(score, subscore float64) int {
 func (b *Board) CountBefore(e Entry) int {
 	k := b.keyOf(e)
 	return b.countBefore(&k, false)
+}
+
+// ScoreSpan locates the entries whose score lies in [lo, hi] (lo ≤ hi;
+// infinities count as the extremes): they hold ranks from+1 to to, in rank
+// order, so to−from of them. The subscore plays no part. O(log N).
+func (b *Board) ScoreSpan(lo, hi float64) (from, to int) {
+	better, worse := hi, lo
+	if b.cfg.Order == Asc {
+		better, worse = lo, hi
+	}
+	// The smallest key of the better end's score, and the largest of the
+	// worse end's: no finite subscore maps to either extreme of sub.
+	first := key{score: floatKey(better, b.cfg.Order)}
+	last := key{score: floatKey(worse, b.cfg.Order), sub: math.MaxUint64}
+	from = b.countBefore(&first, true)
+	to = b.countBefore(&last, true)
+	return from, max(to, from)
 }

@@ -93,14 +93,14 @@ func TestBoardEvents(t *testing.T) {
 	if err := h.Reset(ctx, "t1", "b"); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := h.Top(loc, 0, 10)
+	p, _ := h.Top(loc, 0, nil, 10)
 	if p.Total != 0 || p.Seq != 4 {
 		t.Fatalf("after reset %+v, want empty at seq 4", p)
 	}
 	if err := h.DeleteBoard(ctx, "t1", "b"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.Top(loc, 0, 10)
+	_, err = h.Top(loc, 0, nil, 10)
 	wantErr(t, err, ErrNotFound)
 	wantErr(t, h.DeleteBoard(ctx, "t1", "b"), ErrNotFound)
 	if len(h.Boards("t1")) != 0 {

@@ -39,7 +39,7 @@ func TestGroupCommit(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	pa, _ := h.Top(Loc{Tenant: "t1", Board: "a"}, 0, 0)
+	pa, _ := h.Top(Loc{Tenant: "t1", Board: "a"}, 0, nil, 0)
 	pb, _ := h.Member(Loc{Tenant: "t1", Board: "b"}, "shared")
 	if pa.Total+pb.Total != callers*calls+2 {
 		t.Fatalf("members a %d + b %d, want %d", pa.Total, pb.Total, callers*calls+2)

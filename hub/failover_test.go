@@ -257,7 +257,7 @@ func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
 		}
 		t.Logf("submit %d to the broken tenant: 503 after %v", i, d)
 	}
-	_, err := h.Top(Loc{Tenant: "broken", Board: "b"}, 0, 10)
+	_, err := h.Top(Loc{Tenant: "broken", Board: "b"}, 0, nil, 10)
 	wantErr(t, err, ErrUnavailable)
 	_, err = h.PutBoard(testCtx(t), "broken", "c", Settings{})
 	wantErr(t, err, ErrUnavailable)

@@ -91,7 +91,7 @@ func mustSubmit(t *testing.T, h *Hub, tenant, board string, items ...Item) []Res
 // top returns "member:score" strings of the whole window, for compact checks.
 func top(t *testing.T, h *Hub, l Loc) []string {
 	t.Helper()
-	p, err := h.Top(l, 0, 1000)
+	p, err := h.Top(l, 0, nil, 1000)
 	if err != nil {
 		t.Fatalf("Top %+v: %v", l, err)
 	}

@@ -110,7 +110,7 @@ func TestDiscoversTenantsOfOtherGateways(t *testing.T) {
 	mustPut(t, a, "late", "b", Settings{})
 	mustSubmit(t, a, "late", "b", Item{Member: "p1", Score: 7})
 	checkFor(t, 10*time.Second, func() error {
-		p, err := b.Top(Loc{Tenant: "late", Board: "b"}, 0, 10)
+		p, err := b.Top(Loc{Tenant: "late", Board: "b"}, 0, nil, 10)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func TestNewTenantSeenWithinASecond(t *testing.T) {
 	mustPut(t, a, "fresh", "b", Settings{})
 	mustSubmit(t, a, "fresh", "b", Item{Member: "p1", Score: 7})
 	checkFor(t, time.Second, func() error {
-		p, err := b.Top(Loc{Tenant: "fresh", Board: "b"}, 0, 10)
+		p, err := b.Top(Loc{Tenant: "fresh", Board: "b"}, 0, nil, 10)
 		if err != nil {
 			return err
 		}

@@ -48,7 +48,7 @@ func BenchmarkReadUnderWrites(b *testing.B) {
 		var err error
 		switch i % 3 {
 		case 0:
-			_, err = h.Top(loc, 0, 10)
+			_, err = h.Top(loc, 0, nil, 10)
 		case 1:
 			_, err = h.Member(loc, m)
 		default:

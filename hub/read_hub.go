@@ -8,9 +8,42 @@ import (
 	"github.com/rankwire/rankwire/board"
 )
 
-// Top returns up to limit rows from rank offset+1 on. See Read for errors.
-func (h *Hub) Top(l Loc, offset, limit int) (Page, error) {
-	return h.page(l, func(v View) ([]Row, error) { return v.Top(offset, limit), nil })
+// Top returns up to limit rows from rank offset+1 on, or, where after is
+// not nil, from the first entry that orders after it; Page.Next is set
+// where more rows follow. See Read for errors.
+func (h *Hub) Top(l Loc, offset int, after *Cursor, limit int) (Page, error) {
+	var p Page
+	err := h.Read(l, func(v View) error {
+		p.Seq, p.Total = v.Seq(), v.Total()
+		from := offset
+		if after != nil {
+			from = v.passed(*after)
+		}
+		p.Rows, p.Next = v.span(from, p.Total, limit)
+		return nil
+	})
+	return p, err
+}
+
+// ScoreRange returns up to limit rows whose score lies in [lo, hi], in rank
+// order, from the first or from the first after the cursor after, with
+// Page.Next where more of them follow, and how many entries the range
+// holds in all. O(log N + rows). See Read for errors.
+func (h *Hub) ScoreRange(l Loc, lo, hi float64, after *Cursor, limit int) (p Page, count int, err error) {
+	err = h.Read(l, func(v View) error {
+		p.Seq, p.Total = v.Seq(), v.Total()
+		if v.w == nil {
+			return nil
+		}
+		from, to := v.w.b.ScoreSpan(lo, hi)
+		count = to - from
+		if after != nil {
+			from = max(from, v.passed(*after))
+		}
+		p.Rows, p.Next = v.span(from, to, limit)
+		return nil
+	})
+	return p, count, err
 }
 
 // Member returns member's row (an id or alias) as a one-row Page, or

@@ -137,11 +137,11 @@ func TestNewNodeStartsFromSharedSnapshot(t *testing.T) {
 	if len(st) != 1 || st[0].Start != snapSeq || st[0].Applied != snapSeq+5 {
 		t.Fatalf("new node %+v, want to start from the shared snapshot at %d and apply 5 more", st, snapSeq)
 	}
-	want, err := c.Top(Loc{Tenant: "t1", Board: "b"}, 0, 100)
+	want, err := c.Top(Loc{Tenant: "t1", Board: "b"}, 0, nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Top(Loc{Tenant: "t1", Board: "b"}, 0, 100)
+	got, err := b.Top(Loc{Tenant: "t1", Board: "b"}, 0, nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,7 +210,7 @@ func (h *Hub) Standings(tenant, board string, offset, limit int) (Standings, err
 		out.Final = now.UnixMilli() >= ends+finalAfter.Milliseconds()
 		l.At = time.UnixMilli(ends - 1) // the window the end falls in
 	}
-	p, err := h.Top(l, offset, limit)
+	p, err := h.Top(l, offset, nil, limit)
 	if err != nil {
 		return Standings{}, err
 	}

@@ -51,6 +51,7 @@ type Page struct {
 	Seq   uint64
 	Total int
 	Rows  []Row
+	Next  *Cursor // where a paged read has more rows: read on from here
 }
 
 // BoardInfo describes one board: its settings and the size of its current

@@ -46,7 +46,7 @@ func TestWindows(t *testing.T) {
 	}
 	clk.set(date(2026, 3, 7)) // day 4 falls out of retention (keeps 5, 6, 7)
 	mustSubmit(t, h, "t1", "b", Item{Member: "c", Score: 3})
-	if p, _ := h.Top(day(4), 0, 10); p.Total != 0 {
+	if p, _ := h.Top(day(4), 0, nil, 10); p.Total != 0 {
 		t.Errorf("day 4 kept past retention: %+v", p)
 	}
 	if got := top(t, h, day(5)); !slices.Equal(got, []string{"b:2"}) {
@@ -61,7 +61,7 @@ func TestWindows(t *testing.T) {
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b", Window: "week"}); len(got) != 3 {
 		t.Errorf("week after reset: %v", got)
 	}
-	_, err := h.Top(Loc{Tenant: "t1", Board: "b", Window: "month"}, 0, 10)
+	_, err := h.Top(Loc{Tenant: "t1", Board: "b", Window: "month"}, 0, nil, 10)
 	wantErr(t, err, ErrBadRequest)
 	res := mustSubmit(t, h, "t1", "b", Item{Member: "d", Score: 9})
 	if res[0].Rank != 1 || res[0].Seq != 5 {
