@@ -246,7 +246,9 @@ func FuzzSubmitBody(f *testing.F) {
 func FuzzSettingsBody(f *testing.F) {
 	fuzzBodies(f, newBodyTarget(f, "PUT", "/v1/boards/fz", 200, 409),
 		`{"order":"asc","policy":"sum","windows":["all","day"],"retention":3}`, `{"windows":["all",1]}`,
-		`{"retention":1e99}`, `{"tiebreak":"\ud800"}`)
+		`{"retention":1e99}`, `{"tiebreak":"\ud800"}`,
+		`{"rules":{"min_score":0,"max_score":1000,"max_step":50,"max_per_minute":60}}`, `{"rules":{"max_step":-1}}`,
+		`{"rules":{"min_score":"0"}}`, `{"rules":[]}`, `{"rules":{"max_per_minute":1.5}}`)
 }
 
 // FuzzIdentityBody: POST /v1/identities.

@@ -21,13 +21,14 @@ type boardJSON struct {
 	StartsAt      string      `json:"starts_at,omitempty"`
 	EndsAt        string      `json:"ends_at,omitempty"`
 	Prizes        []hub.Prize `json:"prizes,omitempty"`
+	Rules         *hub.Rules  `json:"rules,omitempty"`
 	Members       int         `json:"members"`
 }
 
 func toBoardJSON(b hub.BoardInfo) boardJSON {
 	s := b.Settings
 	return boardJSON{b.Name, s.Order, s.SubscoreOrder, s.Policy, s.Tiebreak, s.Windows, s.Retention,
-		s.StartsAt, s.EndsAt, s.Prizes, b.Members}
+		s.StartsAt, s.EndsAt, s.Prizes, s.Rules, b.Members}
 }
 
 // settingsJSON is the body of PUT /v1/boards/{board}.
@@ -41,6 +42,7 @@ type settingsJSON struct {
 	StartsAt      string      `json:"starts_at"`
 	EndsAt        string      `json:"ends_at"`
 	Prizes        []hub.Prize `json:"prizes"`
+	Rules         *hub.Rules  `json:"rules"`
 }
 
 func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {

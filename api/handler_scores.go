@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
@@ -31,6 +32,10 @@ type resultJSON struct {
 	Applied   bool    `json:"applied"`
 	Duplicate bool    `json:"duplicate"`
 	Seq       uint64  `json:"seq"`
+	// Set where the board's rules held the item instead of ranking it.
+	Quarantined bool   `json:"quarantined,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	QID         string `json:"qid,omitempty"`
 }
 
 // submit takes one submission or a batch, validated whole, and answers once
@@ -98,7 +103,14 @@ func (sc scoreJSON) item(prefix string) (hub.Item, error) {
 func toResultsJSON(rs []hub.Result) []resultJSON {
 	out := make([]resultJSON, len(rs))
 	for i, r := range rs {
-		out[i] = resultJSON{r.Member, r.Score, r.Subscore, r.Rank, r.Applied, r.Duplicate, r.Seq}
+		out[i] = resultJSON{Member: r.Member, Score: r.Score, Subscore: r.Subscore, Rank: r.Rank,
+			Applied: r.Applied, Duplicate: r.Duplicate, Seq: r.Seq}
+		if r.Reason != hub.ReasonNone {
+			out[i].Quarantined, out[i].Reason = r.Reason != hub.ReasonFull, r.Reason.String()
+		}
+		if r.QID != 0 {
+			out[i].QID = strconv.FormatUint(r.QID, 10)
+		}
 	}
 	return out
 }

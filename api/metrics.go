@@ -18,6 +18,7 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	submissions *prometheus.CounterVec
+	quarantined *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry, h *hub.Hub) *metrics {
@@ -30,10 +31,16 @@ func newMetrics(reg *prometheus.Registry, h *hub.Hub) *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route", "method"}),
 		submissions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rankwire_submissions_total", Help: "Submitted items by outcome: applied, kept (the policy kept the old entry), duplicate.",
+			Name: "rankwire_submissions_total", Help: "Submitted items by outcome: applied, kept (the policy kept the old entry), duplicate, quarantined (a board's rules held it, or refused it with the quarantine full).",
 		}, []string{"outcome"}),
+		quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rankwire_submissions_quarantined_total", Help: "Submitted items a board's rules held, by rule (quarantine_full: refused, the board's quarantine being full). Counted by the node that accepted the write.",
+		}, []string{"rule"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.submissions, newHubCollector(h), newNATSCollector(h))
+	for _, r := range hub.Reasons {
+		m.quarantined.WithLabelValues(r.String()) // every rule's series exists from the start, for rate()
+	}
+	reg.MustRegister(m.requests, m.latency, m.submissions, m.quarantined, newHubCollector(h), newNATSCollector(h))
 	return m
 }
 
@@ -42,6 +49,9 @@ func (m *metrics) countResults(rs []hub.Result) {
 		switch {
 		case r.Duplicate:
 			m.submissions.WithLabelValues("duplicate").Inc()
+		case r.Reason != hub.ReasonNone:
+			m.submissions.WithLabelValues("quarantined").Inc()
+			m.quarantined.WithLabelValues(r.Reason.String()).Inc()
 		case r.Applied:
 			m.submissions.WithLabelValues("applied").Inc()
 		default:

@@ -30,6 +30,12 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 		out.err = s.applyReset(ev)
 	case evDelete:
 		out.err = s.applyDelete(ev)
+	case evApprove:
+		var r Result
+		r, out.err = s.applyApprove(seq, ev)
+		out.results = []Result{r}
+	case evReject:
+		out.err = s.applyReject(ev)
 	default:
 		out.err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}
@@ -147,7 +153,7 @@ func (s *state) applySubmit(seq uint64, at, keepIDs int64, name string, items []
 				continue
 			}
 		}
-		res[i] = s.submitItem(name, ws, primary, seq, it)
+		res[i] = s.submitItem(bs, name, ws, primary, seq, at, it)
 		if it.ID != "" {
 			bs.seen.put(d, at, res[i])
 		}
@@ -169,13 +175,23 @@ func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
 	return ws, primary
 }
 
-// submitItem applies one item to every window. An item the index or board
-// rejects (checked at ingest, so only a sum overflow in practice) is not
-// applied; its result shows the entry as it stands.
-func (s *state) submitItem(name string, ws []*window, primary int, seq uint64, it Item) Result {
+// submitItem applies one item, accepted at at, to every window of board
+// bs, or quarantines it where it breaks the board's rules. An item the
+// index or board rejects (checked at ingest, so only a sum overflow in
+// practice) is not applied; its result shows the entry as it stands.
+func (s *state) submitItem(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item) Result {
 	h, ok := s.intern(it.Member)
 	if !ok {
 		return Result{Member: it.Member}
+	}
+	return s.submitJudged(bs, name, ws, primary, seq, at, it, h)
+}
+
+// submitJudged is submitItem with the member's handle h. It writes only
+// bs's state and reads the identity index, so lanes may run it at once.
+func (s *state) submitJudged(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
+	if why := bs.judge(ws[primary], at, it, h); why != ReasonNone {
+		return s.holdItem(bs, ws[primary], at, it, h, why)
 	}
 	return s.submitHandle(name, ws, primary, seq, it, h)
 }

@@ -136,7 +136,7 @@ func (s *state) laneItem(l *lane, seq uint64, at int64, it Item, d idDigest, h u
 	}
 	res := Result{Member: it.Member}
 	if h != 0 {
-		res = s.submitHandle(l.name, l.ws, l.primary, seq, it, h)
+		res = s.submitJudged(l.bs, l.name, l.ws, l.primary, seq, at, it, h)
 	}
 	if it.ID != "" {
 		l.bs.seen.put(d, at, res)

@@ -21,6 +21,8 @@ const (
 	evRemove   eventKind = "remove"   // remove a member from a board
 	evReset    eventKind = "reset"    // empty a board's all window
 	evDelete   eventKind = "delete"   // delete a board
+	evApprove  eventKind = "approve"  // rank a quarantined submission (rules.go)
+	evReject   eventKind = "reject"   // drop a quarantined submission
 )
 
 // event is one entry of a tenant's stream.
@@ -34,6 +36,7 @@ type event struct {
 	Groups   []group   `json:"g,omitempty"` // evGroup
 	Member   string    `json:"m,omitempty"` // evLink, evRemove
 	Aliases  []string  `json:"a,omitempty"` // evLink
+	QID      uint64    `json:"q,omitempty"` // evApprove, evReject
 
 	// NoMerge, on evLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old

@@ -39,6 +39,10 @@ func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 		bs.seen.each(ids.seen)
 		fmt.Fprintf(&buf, "%s/ids/%d:", name, bs.seen.len())
 		buf.Write(ids.buf)
+		held := &snapWriter{} // the quarantine and its per-minute counts
+		held.quarantine(&bs.quarantine)
+		fmt.Fprintf(&buf, "%s/held/%d:", name, len(bs.quarantine.held))
+		buf.Write(held.buf)
 	}
 	return buf.Bytes()
 }
@@ -50,10 +54,36 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 	ctx := testCtx(t)
 	mustPut(t, h, "t1", "s", Settings{Policy: "sum", Windows: []string{"all", "day"}})
 	mustPut(t, h, "t1", "b", Settings{Windows: []string{"week", "all"}, Tiebreak: "latest"})
+	three, two := 3.0, 2.0
+	mustPut(t, h, "t1", "q", Settings{Rules: &Rules{MaxScore: &three, MaxStep: &two, MaxPerMinute: 4}})
 	member := func() string { return fmt.Sprintf("p%d", rng.IntN(40)) }
+	decide := func(approve bool) {
+		held, _, _ := h.Quarantine("t1", "q", 0, MaxHeldPage)
+		if len(held) == 0 {
+			return
+		}
+		qid := held[rng.IntN(len(held))].QID
+		if approve {
+			_, _ = h.Approve(ctx, "t1", "q", qid)
+		} else {
+			_ = h.Reject(ctx, "t1", "q", qid)
+		}
+	}
 	for i := range n {
-		clk.set(clk.now().Add(time.Duration(rng.IntN(20)) * time.Hour))
-		switch rng.IntN(10) {
+		if rng.IntN(3) == 0 {
+			clk.set(clk.now().Add(time.Duration(rng.IntN(20)) * time.Hour))
+		} else {
+			clk.set(clk.now().Add(time.Duration(rng.IntN(40)) * time.Second)) // several in a minute
+		}
+		switch rng.IntN(13) {
+		case 10, 11:
+			decide(rng.IntN(2) == 0)
+		case 12:
+			items := make([]Item, 1+rng.IntN(20))
+			for j := range items {
+				items[j] = Item{Member: fmt.Sprintf("p%d", rng.IntN(6)), Score: float64(rng.IntN(5)), ID: fmt.Sprint(rng.IntN(300))}
+			}
+			mustSubmit(t, h, "t1", "q", items...)
 		case 0:
 			_, _ = h.Link(ctx, "t1", member(), []string{member()})
 		case 1:
@@ -86,5 +116,12 @@ func TestDeterminism(t *testing.T) {
 	}
 	if len(fa) < 1000 {
 		t.Fatalf("fingerprint suspiciously small: %d bytes", len(fa))
+	}
+	r := a.lookup("t1")
+	r.mu.RLock()
+	held := r.st.boards["q"].quarantine.last
+	r.mu.RUnlock()
+	if held == 0 {
+		t.Fatal("the feed held nothing in quarantine: the rules went untested")
 	}
 }

@@ -47,6 +47,8 @@ type seenEntry struct {
 	at              int64 // acceptance time, unix ms: retention only
 	rank            uint32
 	applied         bool
+	reason          Reason // a quarantined item's rule (rules.go), with its qid
+	qid             uint64
 }
 
 // seenIDs is one board's idempotency ids. Replica goroutine only.
@@ -68,14 +70,14 @@ func (s *seenIDs) get(d idDigest) (Result, bool) {
 		return Result{}, false
 	}
 	return Result{Member: e.member, Score: e.score, Subscore: e.subscore, Rank: int(e.rank),
-		Applied: e.applied, Seq: e.seq}, true
+		Applied: e.applied, Seq: e.seq, Reason: e.reason, QID: e.qid}, true
 }
 
 // put records the result of the id d stands for, accepted at at. d must
 // not be kept already. Amortised O(1).
 func (s *seenIDs) put(d idDigest, at int64, r Result) {
 	s.m[d] = seenEntry{member: r.Member, score: r.Score, subscore: r.Subscore, seq: r.Seq, at: at,
-		rank: uint32(r.Rank), applied: r.Applied}
+		rank: uint32(r.Rank), applied: r.Applied, reason: r.Reason, qid: r.QID}
 	s.order = append(s.order, d)
 }
 

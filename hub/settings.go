@@ -29,6 +29,10 @@ type Settings struct {
 	StartsAt string  `json:"starts_at,omitempty"` // RFC 3339; empty: open from creation
 	EndsAt   string  `json:"ends_at,omitempty"`   // RFC 3339; empty: never ends
 	Prizes   []Prize `json:"prizes,omitempty"`
+
+	// Rules quarantine suspicious submissions instead of ranking them
+	// (rules.go); nil checks nothing.
+	Rules *Rules `json:"rules,omitempty"`
 }
 
 // normalize validates s and fills in the defaults, so that equal settings
@@ -51,6 +55,9 @@ func (s Settings) normalize() (Settings, error) {
 	}
 	s.Prizes = slices.Clone(s.Prizes)
 	if err := s.normalizeTournament(); err != nil {
+		return s, err
+	}
+	if s.Rules, err = s.Rules.normalize(); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
@@ -38,7 +39,34 @@ func (w *snapWriter) board(name string, bs *boardState) error {
 			return err
 		}
 	}
+	w.quarantine(&bs.quarantine)
 	return nil
+}
+
+// quarantine writes a board's held items and per-minute counts, the
+// counts by handle so that equal states give equal bytes.
+func (w *snapWriter) quarantine(q *quarantine) {
+	w.uint(q.last)
+	w.uint(uint64(len(q.held)))
+	for _, h := range q.held {
+		w.uint(h.QID)
+		w.str(h.Member)
+		w.float(h.Score)
+		w.float(h.Subscore)
+		w.uint(uint64(h.Reason))
+		w.int(h.At)
+	}
+	w.int(q.minute)
+	handles := make([]uint32, 0, len(q.counts))
+	for h := range q.counts {
+		handles = append(handles, h)
+	}
+	slices.Sort(handles)
+	w.uint(uint64(len(handles)))
+	for _, h := range handles {
+		w.uint(uint64(h))
+		w.uint(uint64(q.counts[h]))
+	}
 }
 
 func (w *snapWriter) seen(d idDigest, e seenEntry) {
@@ -50,6 +78,8 @@ func (w *snapWriter) seen(d idDigest, e seenEntry) {
 	w.uint(b2u(e.applied))
 	w.uint(e.seq)
 	w.int(e.at)
+	w.uint(uint64(e.reason))
+	w.uint(e.qid)
 }
 
 func (w *snapWriter) window(k windowKey, win *window) error {
@@ -185,6 +215,37 @@ func (r *snapReader) board(s *state) {
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		r.window(bs)
 	}
+	r.quarantine(&bs.quarantine)
+}
+
+// quarantine reads a board's held items (QIDs increasing, none past the
+// last handed out) and per-minute counts (handles increasing).
+func (r *snapReader) quarantine(q *quarantine) {
+	q.last = r.uint()
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		h := Held{QID: r.uint(), Member: r.str(), Score: r.float(), Subscore: r.float(), Reason: Reason(r.uint()), At: r.int()}
+		if h.QID == 0 || h.QID > q.last || (len(q.held) > 0 && h.QID <= q.held[len(q.held)-1].QID) ||
+			h.Reason == ReasonNone || h.Reason >= ReasonFull {
+			r.fail("held item")
+			return
+		}
+		q.held = append(q.held, h)
+	}
+	q.minute = r.int()
+	n := r.count()
+	if n > 0 {
+		q.counts = make(map[uint32]uint32, n)
+	}
+	prev := int64(-1)
+	for ; n > 0 && r.err == nil; n-- {
+		h, c := r.uint(), r.uint()
+		if int64(h) <= prev || h > math.MaxUint32 || c == 0 || c > math.MaxUint32 {
+			r.fail("minute count")
+			return
+		}
+		prev = int64(h)
+		q.counts[uint32(h)] = uint32(c)
+	}
 }
 
 // seen reads one kept idempotency id into s, in the order applied.
@@ -200,6 +261,7 @@ func (r *snapReader) seen(s *seenIDs) {
 	res.Applied = r.uint() == 1
 	res.Seq = r.uint()
 	at := r.int()
+	res.Reason, res.QID = Reason(r.uint()), r.uint()
 	if _, dup := s.m[d]; dup || r.err != nil {
 		r.fail("id digest")
 		return

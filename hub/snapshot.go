@@ -18,20 +18,23 @@ import (
 // DataDir/snapshots/<tenant>.snap, replaced atomically (write a temporary
 // file, fsync, rename). Layout, all integers uvarints unless noted:
 //
-//	magic "RWSNAP2\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP3\n"  seq  len+identity.Index bytes  nboards
 //	per board, by name: name  len+settings JSON  nseen
 //	  per kept idempotency id, in the order applied (seen.go):
-//	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)
+//	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
 //	  nwindows; per window, by kind then start: kind  start (varint)  seq  len+board bytes
+//	  the quarantine (rules.go): last qid  nheld
+//	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)
+//	  minute (varint)  ncounts; per count, by handle: handle  count
 //	CRC-32C of everything before, 4 bytes little-endian
 //
 // Strings are length-prefixed. The encoding is deterministic: equal states
 // give equal files. A snapshot of an older layout (RWSNAP1, which kept the
-// ids themselves and not their acceptance times) is ignored like a damaged
-// one: the node replays the stream, which gives the same state as every
+// ids themselves and not their acceptance times; RWSNAP2, without the
+// quarantine) is ignored like a damaged one: the node replays the stream, which gives the same state as every
 // other node's.
 
-const snapMagic = "RWSNAP2\n"
+const snapMagic = "RWSNAP3\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

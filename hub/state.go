@@ -39,14 +39,15 @@ func (s *state) step() {
 // (seen.go: kept until the board is deleted, or for the retention the
 // events carry).
 type boardState struct {
-	settings Settings
-	cfg      board.Config
-	windows  map[windowKey]*window
-	newest   [len(kindNames)]int64 // newest window start per kind, where has
-	has      [len(kindNames)]bool
-	seen     *seenIDs
-	starts   int64 // settings' StartsAt and EndsAt in unix ms; 0: unset
-	ends     int64
+	settings   Settings
+	cfg        board.Config
+	windows    map[windowKey]*window
+	newest     [len(kindNames)]int64 // newest window start per kind, where has
+	has        [len(kindNames)]bool
+	seen       *seenIDs
+	starts     int64 // settings' StartsAt and EndsAt in unix ms; 0: unset
+	ends       int64
+	quarantine quarantine // held submissions and per-minute counts (rules.go)
 }
 
 // window is one board-window and its version: seq grows by one for every

@@ -26,6 +26,11 @@ type Result struct {
 	Applied   bool   // the policy took the item
 	Duplicate bool   // the ID was seen before: this is the original result
 	Seq       uint64 // the primary window's seq after the item
+	// Reason, where not ReasonNone, is the rule the item broke: it was
+	// quarantined (held under QID) instead of ranked (rules.go); with
+	// ReasonFull it was refused, the quarantine being full.
+	Reason Reason
+	QID    uint64
 }
 
 // Loc addresses one board-window of a tenant. Window "" means all; At

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+)
+
+// heldJSON is one quarantined submission.
+type heldJSON struct {
+	QID      string  `json:"qid"`
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+	Reason   string  `json:"reason"`
+	At       string  `json:"at"` // acceptance time, RFC 3339 UTC
+}
+
+type quarantineJSON struct {
+	Rows []heldJSON `json:"rows"`
+	Next string     `json:"next,omitempty"`
+}
+
+// quarantine answers GET .../quarantine?limit=100&after=QID (role admin).
+func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r, "limit", 100, 1, hub.MaxHeldPage)
+	if err != nil {
+		return err
+	}
+	var after uint64
+	if a := r.URL.Query().Get("after"); a != "" {
+		if after, err = parseQID("after", a); err != nil {
+			return err
+		}
+	}
+	rows, more, err := s.hub.Quarantine(scopeOf(r).Tenant, name, after, limit)
+	if err != nil {
+		return err
+	}
+	out := quarantineJSON{Rows: make([]heldJSON, len(rows))}
+	for i, h := range rows {
+		out.Rows[i] = heldJSON{QID: strconv.FormatUint(h.QID, 10), Member: h.Member, Score: h.Score,
+			Subscore: h.Subscore, Reason: h.Reason.String(), At: fmtTime(h.At)}
+	}
+	if more {
+		out.Next = out.Rows[len(out.Rows)-1].QID
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// approve answers POST .../quarantine/{qid}/approve (role admin): the
+// submission is ranked now, and the answer is its result.
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
+	name, qid, err := qidRoute(r)
+	if err != nil {
+		return err
+	}
+	res, err := s.hub.Approve(r.Context(), scopeOf(r).Tenant, name, qid)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toResultsJSON([]hub.Result{res})[0])
+	return nil
+}
+
+// reject answers POST .../quarantine/{qid}/reject (role admin).
+func (s *Server) reject(w http.ResponseWriter, r *http.Request) error {
+	name, qid, err := qidRoute(r)
+	if err != nil {
+		return err
+	}
+	if err := s.hub.Reject(r.Context(), scopeOf(r).Tenant, name, qid); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"qid": strconv.FormatUint(qid, 10), "rejected": true})
+	return nil
+}
+
+func qidRoute(r *http.Request) (string, uint64, error) {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return "", 0, err
+	}
+	qid, err := parseQID("qid", chi.URLParam(r, "qid"))
+	return name, qid, err
+}
+
+func parseQID(field, s string) (uint64, error) {
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || v == 0 {
+		return 0, badRequest("%s: %q is not a quarantine id", field, truncate(s))
+	}
+	return v, nil
+}
+
+// fmtTime writes unix ms as RFC 3339 in UTC with milliseconds.
+func fmtTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
