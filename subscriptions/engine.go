@@ -77,9 +77,11 @@ type view struct {
 	seq      uint64
 	total    int
 	watchers map[*Sub]struct{}
-	tick     *body   // the diff since the last Flush, or nil
-	full     bool    // the view changed twice before one Flush: send snapshots
-	snap     *shared // cached snapshot at seq, or nil
+	tick     *body              // the diff since the last Flush, or nil
+	full     bool               // the view changed twice before one Flush: send snapshots
+	snap     *shared            // cached snapshot at seq, or nil
+	catches  map[uint64]*shared // catch-up diffs to seq by their since (nil: refused); see catchUp
+	catchAt  uint64             // the seq catches lead to
 }
 
 // Stats are the Engine's gauges and counters, for metrics.

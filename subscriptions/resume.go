@@ -22,12 +22,33 @@ const maxCatchUp = 256
 // full snapshot. False where the ring no longer reaches since or more than
 // maxCatchUp changes passed. The ring holds every change up to v.seq once
 // the tick computed v, so no pending changes are needed.
+//
+// Watchers of one view that fell behind mostly fell behind to the same few
+// seqs (the ticks they last took), so the diffs are shared: kept per since
+// until v changes, at most maxCatchUps of them, refusals included.
 func (v *view) catchUp(since uint64) (*shared, bool) {
 	if v.seq > v.ws.ring.last {
 		return nil, false
 	}
-	return v.diffSince(since, nil, maxCatchUp)
+	if v.catchAt != v.seq {
+		clear(v.catches)
+		v.catchAt = v.seq
+	}
+	if d, ok := v.catches[since]; ok {
+		return d, d != nil
+	}
+	d, ok := v.diffSince(since, nil, maxCatchUp)
+	if len(v.catches) < maxCatchUps {
+		if v.catches == nil {
+			v.catches = make(map[uint64]*shared)
+		}
+		v.catches[since] = d // nil where refused
+	}
+	return d, ok
 }
+
+// maxCatchUps bounds the catch-up diffs a view keeps for one seq.
+const maxCatchUps = 64
 
 // diffSince builds the diff from since to v's state from the ring and
 // pending, or reports false; limit > 0 bounds the changes it reads.
