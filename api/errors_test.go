@@ -251,6 +251,13 @@ func FuzzSettingsBody(f *testing.F) {
 		`{"rules":{"min_score":"0"}}`, `{"rules":[]}`, `{"rules":{"max_per_minute":1.5}}`)
 }
 
+// FuzzProfileBody: PUT /v1/members/{member}/profile.
+func FuzzProfileBody(f *testing.F) {
+	fuzzBodies(f, newBodyTarget(f, "PUT", "/v1/members/p1/profile", 200),
+		`{"name":"GoldenAce","avatar":"https://cdn.example/a.png","country":"MT"}`, `{"name":""}`,
+		`{"name":"a","avatar":"https://\u0000"}`, `{"name":"a","country":"m"}`, "{\"name\":\"\xff\"}")
+}
+
 // FuzzIdentityBody: POST /v1/identities.
 func FuzzIdentityBody(f *testing.F) {
 	fuzzBodies(f, newBodyTarget(f, "POST", "/v1/identities", 200),

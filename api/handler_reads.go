@@ -13,6 +13,14 @@ type rowJSON struct {
 	Member   string  `json:"member"`
 	Score    float64 `json:"score"`
 	Subscore float64 `json:"subscore"`
+	Name     string  `json:"name,omitempty"` // the member's profile, where it has one
+	Avatar   string  `json:"avatar,omitempty"`
+	Country  string  `json:"country,omitempty"`
+}
+
+func toRowJSON(r hub.Row) rowJSON {
+	return rowJSON{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
+		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country}
 }
 
 type pageJSON struct {
@@ -32,13 +40,16 @@ type memberJSON struct {
 	Member     string   `json:"member"`
 	Score      float64  `json:"score"`
 	Subscore   float64  `json:"subscore"`
+	Name       string   `json:"name,omitempty"` // the member's profile, where it has one
+	Avatar     string   `json:"avatar,omitempty"`
+	Country    string   `json:"country,omitempty"`
 	TopPercent *float64 `json:"top_percent,omitempty"`
 }
 
 func toPageJSON(p hub.Page) pageJSON {
 	rows := make([]rowJSON, len(p.Rows))
 	for i, r := range p.Rows {
-		rows[i] = rowJSON(r)
+		rows[i] = toRowJSON(r)
 	}
 	out := pageJSON{Seq: p.Seq, Total: p.Total, Rows: rows}
 	if p.Next != nil {
@@ -49,7 +60,8 @@ func toPageJSON(p hub.Page) pageJSON {
 
 func toMemberJSON(p hub.Page, percent bool) memberJSON {
 	r := p.Rows[0]
-	m := memberJSON{Seq: p.Seq, Total: p.Total, Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore}
+	m := memberJSON{Seq: p.Seq, Total: p.Total, Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
+		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country}
 	if percent && p.Total > 0 {
 		pct := 100 * float64(r.Rank) / float64(p.Total)
 		m.TopPercent = &pct

@@ -51,7 +51,7 @@ func toStandingsJSON(st hub.Standings) standingsJSON {
 		out.EndedAt = &st.EndedAt
 	}
 	for i, r := range st.Rows {
-		out.Rows[i] = standingRowJSON{rowJSON{r.Rank, r.Member, r.Score, r.Subscore}, r.Prize}
+		out.Rows[i] = standingRowJSON{toRowJSON(r.Row), r.Prize}
 	}
 	return out
 }

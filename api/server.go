@@ -161,6 +161,8 @@ func (s *Server) routes() chi.Router {
 		})
 		r.Post("/identities", s.handle(s.link))
 		r.Get("/identities/{id}", s.handle(s.identity))
+		r.Put("/members/{member}/profile", s.handle(s.putProfile))
+		r.Get("/members/{member}/profile", s.handle(s.getProfile))
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {

@@ -250,14 +250,19 @@ func asRows(out map[string]any) map[int]rowJSON {
 	list, _ := out["rows"].([]any)
 	for _, r := range list {
 		m := r.(map[string]any)
-		row := rowJSON{Rank: int(m["rank"].(float64)), Member: m["member"].(string), Score: m["score"].(float64), Subscore: m["subscore"].(float64)}
-		rows[row.Rank] = row
+		rows[int(m["rank"].(float64))] = rowOf(m)
 	}
 	if _, ok := out["rank"]; ok && out["rows"] == nil {
-		row := rowJSON{Rank: int(out["rank"].(float64)), Member: out["member"].(string), Score: out["score"].(float64), Subscore: out["subscore"].(float64)}
-		rows[row.Rank] = row
+		rows[int(out["rank"].(float64))] = rowOf(out)
 	}
 	return rows
+}
+
+// rowOf reads a decoded row, its profile fields included.
+func rowOf(m map[string]any) rowJSON {
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	return rowJSON{Rank: int(m["rank"].(float64)), Member: str("member"), Score: m["score"].(float64), Subscore: m["subscore"].(float64),
+		Name: str("name"), Avatar: str("avatar"), Country: str("country")}
 }
 
 // checkFor waits for cond: internal/await.For.

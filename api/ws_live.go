@@ -187,6 +187,10 @@ func (f *liveFeed) Flush() {
 // liveWindow adapts hub.Window to subscriptions.Window.
 type liveWindow struct{ hub.Window }
 
+func (w liveWindow) Profile(h uint32) subscriptions.Profile {
+	return subscriptions.Profile(w.Window.Profile(h))
+}
+
 func (w liveWindow) Pending() []subscriptions.Change {
 	hp := w.Window.Pending()
 	out := make([]subscriptions.Change, len(hp))

@@ -65,6 +65,10 @@ func submitRandom(e *liveEnv, r *rand.Rand, board, tok string) {
 	if r.IntN(2) == 0 {
 		e.do("DELETE", fmt.Sprintf("/v1/boards/%s/members/p%d", board, r.IntN(15)), tok, "")
 	}
+	if r.IntN(2) == 0 { // a profile change is a change of every view showing the member
+		e.must(200, "PUT", fmt.Sprintf("/v1/members/p%d/profile", r.IntN(15)), tok,
+			fmt.Sprintf(`{"name":"Player %d","country":"%s"}`, r.IntN(1000), []string{"MT", "GB", "DE"}[r.IntN(3)]))
+	}
 }
 
 // sameAsHTTP compares a subscription's state with the HTTP read; a 404

@@ -36,6 +36,8 @@ func (s *state) apply(seq uint64, ev *event) outcome {
 		out.results = []Result{r}
 	case evReject:
 		out.err = s.applyReject(ev)
+	case evProfile:
+		out.err = s.applyProfile(seq, ev)
 	default:
 		out.err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}
@@ -251,6 +253,7 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 		return linkError(err)
 	}
 	for _, m := range lr.Merges {
+		s.mergeProfile(m.Into, m.From)
 		for name, bs := range s.boards {
 			if bs.ended(ev.At) {
 				continue // final standings never change: both entries stay as they were

@@ -23,6 +23,7 @@ const (
 	evDelete   eventKind = "delete"   // delete a board
 	evApprove  eventKind = "approve"  // rank a quarantined submission (rules.go)
 	evReject   eventKind = "reject"   // drop a quarantined submission
+	evProfile  eventKind = "profile"  // set a member's profile (profile.go)
 )
 
 // event is one entry of a tenant's stream.
@@ -37,6 +38,7 @@ type event struct {
 	Member   string    `json:"m,omitempty"` // evLink, evRemove
 	Aliases  []string  `json:"a,omitempty"` // evLink
 	QID      uint64    `json:"q,omitempty"` // evApprove, evReject
+	Profile  *Profile  `json:"p,omitempty"` // evProfile
 
 	// NoMerge, on evLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old

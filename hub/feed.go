@@ -209,14 +209,15 @@ func (k windowKey) String() string {
 // only inside Feed.Apply or the function given to ReadWindow, which hold
 // the tenant's read lock. Every method is read-only.
 type Window struct {
-	ix  *identity.Index
-	w   *window // nil: the window holds nothing
-	log *feedLog
-	fk  feedKey
+	ix       *identity.Index
+	w        *window // nil: the window holds nothing
+	log      *feedLog
+	fk       feedKey
+	profiles map[uint32]Profile
 }
 
 func (s *state) windowOf(fk feedKey) Window {
-	win := Window{ix: s.ix, log: s.feed, fk: fk}
+	win := Window{ix: s.ix, log: s.feed, fk: fk, profiles: s.profiles}
 	if bs := s.boards[fk.board]; bs != nil {
 		win.w = bs.windows[fk.key]
 	}
@@ -245,6 +246,10 @@ func (v Window) Seq() uint64 {
 
 // Name returns the external id of member handle h. O(1).
 func (v Window) Name(h uint32) (string, bool) { return v.ix.Label(h) }
+
+// Profile returns member handle h's public profile, zero where it has
+// none. O(1).
+func (v Window) Profile(h uint32) Profile { return v.profiles[h] }
 
 // Resolve returns the member handle an id or alias names. O(1).
 func (v Window) Resolve(id string) (uint32, bool) { return v.ix.Resolve(id) }

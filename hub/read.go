@@ -12,8 +12,9 @@ import (
 // short and call nothing of the Hub from it. Every method is read-only and
 // costs O(log N) plus the rows returned.
 type View struct {
-	ix *identity.Index
-	w  *window // nil: the window holds nothing (yet, or any more)
+	ix       *identity.Index
+	w        *window // nil: the window holds nothing (yet, or any more)
+	profiles map[uint32]Profile
 }
 
 // Seq returns the board-window's version (0 for a window never written).
@@ -85,7 +86,7 @@ func (v View) Members(members []string) []Row {
 
 func (v View) row(r board.Row) Row {
 	name, _ := v.ix.Label(r.Member) // retired only on a board no merge folds: an ended tournament
-	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore}
+	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: v.profiles[r.Member]}
 }
 
 func (v View) rows(rs []board.Row) []Row {
@@ -102,7 +103,7 @@ func (v View) rows(rs []board.Row) []Row {
 // not keep. A window with no entries yet reads as empty, seq 0.
 func (h *Hub) Read(l Loc, fn func(View) error) error {
 	return h.locate(l, func(st *state, bs *boardState, key windowKey) error {
-		return fn(View{ix: st.ix, w: bs.windows[key]})
+		return fn(View{ix: st.ix, w: bs.windows[key], profiles: st.profiles})
 	})
 }
 

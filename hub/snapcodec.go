@@ -43,6 +43,23 @@ func (w *snapWriter) board(name string, bs *boardState) error {
 	return nil
 }
 
+// profiles writes the members' profiles by handle.
+func (w *snapWriter) profiles(ps map[uint32]Profile) {
+	handles := make([]uint32, 0, len(ps))
+	for h := range ps {
+		handles = append(handles, h)
+	}
+	slices.Sort(handles)
+	w.uint(uint64(len(handles)))
+	for _, h := range handles {
+		p := ps[h]
+		w.uint(uint64(h))
+		w.str(p.Name)
+		w.str(p.Avatar)
+		w.str(p.Country)
+	}
+}
+
 // quarantine writes a board's held items and per-minute counts, the
 // counts by handle so that equal states give equal bytes.
 func (w *snapWriter) quarantine(q *quarantine) {
@@ -189,6 +206,7 @@ func decodeState(data []byte) (*state, error) {
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		r.board(s)
 	}
+	r.profiles(s)
 	if r.err == nil && len(r.buf) != 0 {
 		r.fail("trailing bytes")
 	}
@@ -216,6 +234,33 @@ func (r *snapReader) board(s *state) {
 		r.window(bs)
 	}
 	r.quarantine(&bs.quarantine)
+}
+
+// profiles reads the members' profiles: handles increasing, each one the
+// identity index has handed out, each profile valid.
+func (r *snapReader) profiles(s *state) {
+	n := r.count()
+	prev := int64(-1)
+	for ; n > 0 && r.err == nil; n-- {
+		h := r.uint()
+		p := Profile{Name: r.str(), Avatar: r.str(), Country: r.str()}
+		if r.err != nil {
+			return
+		}
+		if int64(h) <= prev || h > uint64(s.ix.MaxHandle()) {
+			r.fail("profile handle")
+			return
+		}
+		if q, err := p.normalize(); err != nil || q != p {
+			r.fail("profile")
+			return
+		}
+		prev = int64(h)
+		if s.profiles == nil {
+			s.profiles = map[uint32]Profile{}
+		}
+		s.profiles[uint32(h)] = p
+	}
 }
 
 // quarantine reads a board's held items (QIDs increasing, none past the

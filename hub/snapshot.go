@@ -26,6 +26,7 @@ import (
 //	  the quarantine (rules.go): last qid  nheld
 //	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)
 //	  minute (varint)  ncounts; per count, by handle: handle  count
+//	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
 //	CRC-32C of everything before, 4 bytes little-endian
 //
 // Strings are length-prefixed. The encoding is deterministic: equal states
@@ -215,5 +216,6 @@ func encodeState(s *state) ([]byte, error) {
 			return nil, err
 		}
 	}
+	w.profiles(s.profiles)
 	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
 }

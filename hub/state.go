@@ -16,6 +16,10 @@ type state struct {
 	seq    uint64   // stream sequence of the last applied event
 	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
 
+	// profiles are the members' public profiles by handle (profile.go);
+	// nil until the first.
+	profiles map[uint32]Profile
+
 	// yield, where set, is called by apply every applySlice items of a
 	// submission: the replica releases and retakes its write lock there, so
 	// that reads wait for a slice rather than a whole event. It must not

@@ -49,6 +49,7 @@ type Row struct {
 	Member   string
 	Score    float64
 	Subscore float64
+	Profile  Profile // the member's public profile; zero where it has none
 }
 
 // Page is the answer to a read: the board-window's seq and total, and rows.

@@ -16,8 +16,9 @@ type testWindow struct {
 	b       *board.Board
 	seq     uint64
 	names   []string
-	ids     map[string]uint32
-	pending []Change
+	ids      map[string]uint32
+	pending  []Change
+	profiles map[uint32]Profile
 }
 
 func newTestWindow(t testing.TB, cfg board.Config) *testWindow {
@@ -31,6 +32,9 @@ func newTestWindow(t testing.TB, cfg board.Config) *testWindow {
 func (w *testWindow) Board() *board.Board { return w.b }
 func (w *testWindow) Seq() uint64         { return w.seq }
 func (w *testWindow) Pending() []Change   { return w.pending }
+func (w *testWindow) Profile(h uint32) Profile {
+	return w.profiles[h]
+}
 func (w *testWindow) Resolve(id string) (uint32, bool) {
 	h, ok := w.ids[id]
 	return h, ok

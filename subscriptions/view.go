@@ -21,6 +21,15 @@ type Window interface {
 	// Pending returns the changes applied to the board-window since the
 	// last Apply for it, oldest first (the next Apply will carry them).
 	Pending() []Change
+	// Profile returns member handle h's public profile (zero: none). A
+	// change of it comes as a Change of the member at its own rank.
+	Profile(h uint32) Profile
+}
+
+// Profile is a member's public profile as rows show it; empty fields are
+// left out of the row.
+type Profile struct {
+	Name, Avatar, Country string
 }
 
 // Change is one applied mutation of a board-window: the board's report,
@@ -54,11 +63,13 @@ type Row struct {
 	Member   string
 	Score    float64
 	Subscore float64
+	Profile  Profile
 	handle   uint32
 }
 
 func (r Row) same(o Row) bool {
-	return r.Rank == o.Rank && r.handle == o.handle && r.Score == o.Score && r.Subscore == o.Subscore
+	return r.Rank == o.Rank && r.handle == o.handle && r.Score == o.Score && r.Subscore == o.Subscore &&
+		r.Profile == o.Profile
 }
 
 // span is a closed range of ranks.
@@ -163,7 +174,7 @@ func named(w Window, rs []board.Row) []Row {
 
 func namedRow(w Window, r board.Row) Row {
 	name, _ := w.Name(r.Member)
-	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, handle: r.Member}
+	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: w.Profile(r.Member), handle: r.Member}
 }
 
 // diffRows returns what turns old into new (both in rank order): the rows

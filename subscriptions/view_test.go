@@ -63,9 +63,9 @@ func TestChangeSpan(t *testing.T) {
 }
 
 func TestEncodeMatchesJSON(t *testing.T) {
-	b := body{diff: true, seq: 9, prev: 7, total: 3, rows: []Row{{Rank: 1, Member: "a\"b\\c\u00e9", Score: 1e21, Subscore: -0.5}, {Rank: 2, Member: "x", Score: 1e-7}}, gone: []int{3}}
+	b := body{diff: true, seq: 9, prev: 7, total: 3, rows: []Row{{Rank: 1, Member: "a\"b\\c\u00e9", Score: 1e21, Subscore: -0.5}, {Rank: 2, Member: "x", Score: 1e-7, Profile: Profile{Name: "N\"é", Avatar: "https://a/b.png", Country: "MT"}}}, gone: []int{3}}
 	got := string(appendBody(nil, b))
-	want := `"seq":9,"prev":7,"total":3,"rows":[{"rank":1,"member":"a\"b\\cé","score":1e+21,"subscore":-0.5},{"rank":2,"member":"x","score":1e-07,"subscore":0}],"gone":[3]}`
+	want := `"seq":9,"prev":7,"total":3,"rows":[{"rank":1,"member":"a\"b\\cé","score":1e+21,"subscore":-0.5},{"rank":2,"member":"x","score":1e-07,"subscore":0,"name":"N\"é","avatar":"https://a/b.png","country":"MT"}],"gone":[3]}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rankwire/rankwire/auth"
+)
+
+// TestProfilesAPI: PUT and GET a profile, rows carrying it in every read,
+// the fields checked and named, the roles and tenants that may not.
+func TestProfilesAPI(t *testing.T) {
+	e := newEnv(t, Config{})
+	tok := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/b", tok, `{"prizes":[{"from":1,"to":1,"prize":"€5"}]}`)
+	e.must(200, "POST", "/v1/boards/b/scores", tok, `{"scores":[{"member":"p1","score":10},{"member":"p2","score":5}]}`)
+	e.must(404, "GET", "/v1/members/p1/profile", tok, "")
+	sub := e.token("a", auth.RoleSubmit)
+	got := e.must(200, "PUT", "/v1/members/p1/profile", sub, `{"name":"GoldenAce","avatar":"https://cdn.example/a.png","country":"mt"}`)
+	if got["name"] != "GoldenAce" || got["country"] != "MT" {
+		t.Fatalf("put: %v", got)
+	}
+	if got := e.must(200, "GET", "/v1/members/p1/profile", e.token("a", auth.RoleRead), ""); got["avatar"] != "https://cdn.example/a.png" {
+		t.Fatalf("get: %v", got)
+	}
+	for _, read := range []string{"/top", "/members/p1", "/members/p1/around?radius=1", "/ranks/1", "/members?ids=p1,p2", "/standings", "/scores?min=0"} {
+		out := e.must(200, "GET", "/v1/boards/b"+read, tok, "")
+		row := out
+		if rows, ok := out["rows"].([]any); ok {
+			row = rows[0].(map[string]any)
+		}
+		if row["member"] != "p1" || row["name"] != "GoldenAce" || row["country"] != "MT" {
+			t.Errorf("%s: first row %v, want p1 with its profile", read, row)
+		}
+	}
+	if rows := e.must(200, "GET", "/v1/boards/b/top", tok, "")["rows"].([]any); rows[1].(map[string]any)["name"] != nil {
+		t.Errorf("a member without a profile shows one: %v", rows[1])
+	}
+	for _, tc := range []struct{ body, field string }{
+		{`{}`, "name"},
+		{`{"name":""}`, "name"},
+		{`{"name":"` + strings.Repeat("x", 65) + `"}`, "name"},
+		{`{"name":"a\u0000"}`, "name"},
+		{`{"name":"a","avatar":"javascript:alert(1)"}`, "avatar"},
+		{`{"name":"a","avatar":"http://cdn.example/a.png"}`, "avatar"},
+		{`{"name":"a","country":"ZZ"}`, "country"},
+		{`{"name":"a","email":"x@y"}`, "email"},
+		{`{"name":1}`, "name"},
+	} {
+		status, out := e.do("PUT", "/v1/members/p1/profile", tok, tc.body)
+		if code, msg := errCode(out); status != 400 || code == "" || !strings.Contains(msg, tc.field) {
+			t.Errorf("PUT %s: %d %s %q, want 400 naming %s", tc.body, status, code, msg, tc.field)
+		}
+	}
+	status, out := e.do("PUT", "/v1/members/bad%ff/profile", tok, `{"name":"a"}`)
+	if code, msg := errCode(out); status != 400 || code == "" || !strings.HasPrefix(msg, "member") {
+		t.Errorf("a bad member id: %d %s %q", status, code, msg)
+	}
+	// A read token may not set a profile; another tenant sees none and its
+	// profile of the same id is its own.
+	e.must(403, "PUT", "/v1/members/p1/profile", e.token("a", auth.RoleRead), `{"name":"Mallory"}`)
+	other := e.token("b", admin)
+	e.must(404, "GET", "/v1/members/p1/profile", other, "")
+	e.must(200, "PUT", "/v1/boards/b", other, `{}`)
+	e.must(200, "PUT", "/v1/members/p1/profile", other, `{"name":"Mallory"}`)
+	if got := e.must(200, "GET", "/v1/members/p1/profile", tok, ""); got["name"] != "GoldenAce" {
+		t.Fatalf("another tenant's write changed this one's profile: %v", got)
+	}
+}

@@ -1,0 +1,168 @@
+package hub
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rankwire/rankwire/board"
+	"github.com/rankwire/rankwire/identity"
+)
+
+// Profiles. A member may have a public profile (a display name, an avatar
+// URL, a country) that reads and live views show beside its rows. A
+// profile belongs to the member, not to a board: it is tenant state, set by
+// an evProfile event, keyed by the member's handle, and follows a merge
+// (the surviving member keeps its own, or takes the merged one's where it
+// had none). Setting it is a change of every board-window that ranks the
+// member: each gets a new seq and a change at the member's rank, so that
+// every live view showing the member sends its row again. Boards that have
+// ended are left alone (their seq and standings never change); their rows
+// show the current profile when read.
+
+// Profile is a member's public profile. Name is required; the zero Profile
+// means none.
+type Profile struct {
+	Name    string `json:"name"`              // 1..MaxProfileName bytes of UTF-8, no control characters
+	Avatar  string `json:"avatar,omitempty"`  // "" or an https URL of at most MaxAvatarLen bytes
+	Country string `json:"country,omitempty"` // "" or an ISO 3166-1 alpha-2 code, upper case
+}
+
+// Limits of a profile.
+const (
+	MaxProfileName = 64
+	MaxAvatarLen   = 512
+)
+
+// normalize checks p, naming the field, and upper-cases its country.
+func (p Profile) normalize() (Profile, error) {
+	switch {
+	case p.Name == "" || len(p.Name) > MaxProfileName:
+		return p, errorf(ErrBadRequest, "name: %d bytes, want 1..%d", len(p.Name), MaxProfileName)
+	case !utf8.ValidString(p.Name) || hasControl(p.Name):
+		return p, errorf(ErrBadRequest, "name: invalid UTF-8 or a control character")
+	case len(p.Avatar) > MaxAvatarLen:
+		return p, errorf(ErrBadRequest, "avatar: %d bytes, at most %d", len(p.Avatar), MaxAvatarLen)
+	}
+	if p.Avatar != "" {
+		u, err := url.Parse(p.Avatar)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || !utf8.ValidString(p.Avatar) || hasControl(p.Avatar) {
+			return p, errorf(ErrBadRequest, "avatar: %q is not an https URL", clip(p.Avatar))
+		}
+	}
+	if p.Country != "" {
+		c := strings.ToUpper(p.Country)
+		if len(c) != 2 || !strings.Contains(countryCodes, " "+c+" ") {
+			return p, errorf(ErrBadRequest, "country: %q is not an ISO 3166-1 alpha-2 code", clip(p.Country))
+		}
+		p.Country = c
+	}
+	return p, nil
+}
+
+// countryCodes lists the officially assigned ISO 3166-1 alpha-2 codes,
+// each between spaces.
+const countryCodes = " AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS" +
+	" BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES" +
+	" ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM" +
+	" IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME" +
+	" MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG" +
+	" PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY" +
+	" SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM" +
+	" ZW "
+
+// applyProfile sets ev.Member's profile (interning the member where new)
+// and touches every open board-window that ranks it.
+func (s *state) applyProfile(seq uint64, ev *event) error {
+	if ev.Profile == nil {
+		return errorf(ErrInternal, "profile missing")
+	}
+	p, err := ev.Profile.normalize()
+	if err != nil {
+		return err
+	}
+	h, ok := s.intern(ev.Member)
+	if !ok {
+		return errorf(ErrLimit, "member: the tenant holds too many member ids")
+	}
+	if s.profiles == nil {
+		s.profiles = map[uint32]Profile{}
+	}
+	if s.profiles[h] == p {
+		return nil // no change: no new seq either
+	}
+	s.profiles[h] = p
+	for _, name := range sortedBoards(s) {
+		bs := s.boards[name]
+		if bs.ended(ev.At) {
+			continue
+		}
+		for _, k := range bs.sortedWindows() {
+			w := bs.windows[k]
+			if row, ok := w.b.Get(h); ok {
+				w.seq++
+				s.feed.note(name, w, board.Change{Member: h, OldRank: row.Rank, NewRank: row.Rank,
+					Old: row.Entry, New: row.Entry, Applied: true})
+			}
+		}
+	}
+	return nil
+}
+
+// mergeProfile moves the profile of a member merged away (from) to the one
+// it was merged into, unless that one has its own.
+func (s *state) mergeProfile(into, from uint32) {
+	p, ok := s.profiles[from]
+	if !ok {
+		return
+	}
+	delete(s.profiles, from)
+	if _, has := s.profiles[into]; !has {
+		s.profiles[into] = p
+	}
+}
+
+// PutProfile sets member's profile (an id or alias; a member that has
+// never submitted is created) and returns it as stored. The error names
+// the field.
+func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) (Profile, error) {
+	if err := checkNames(tenant, ""); err != nil {
+		return Profile{}, err
+	}
+	if p := identity.Reason(member); p != "" {
+		return Profile{}, errorf(ErrBadRequest, "member: %s", p)
+	}
+	p, err := p.normalize()
+	if err != nil {
+		return Profile{}, err
+	}
+	r, err := h.replica(ctx, tenant, true)
+	if err != nil {
+		return Profile{}, err
+	}
+	if err := r.checkMemberRoom(1); err != nil {
+		return Profile{}, err
+	}
+	if err := h.commitErr(ctx, r, &event{Kind: evProfile, Member: member, Profile: &p}); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
+}
+
+// Profile returns member's profile (an id or alias), or ErrNotFound where
+// it has none.
+func (h *Hub) Profile(tenant, member string) (Profile, error) {
+	r := h.lookup(tenant)
+	if r == nil {
+		return Profile{}, h.missing(tenant, errorf(ErrNotFound, "profile of %q", member))
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if hd, ok := r.st.ix.Resolve(member); ok {
+		if p, ok := r.st.profiles[hd]; ok {
+			return p, nil
+		}
+	}
+	return Profile{}, errorf(ErrNotFound, "profile of %q", member)
+}
