@@ -13,9 +13,9 @@ import (
 // seq bumped by every change, an id index, and the changes since the last
 // Apply. Only the tests' single goroutine touches it.
 type testWindow struct {
-	b       *board.Board
-	seq     uint64
-	names   []string
+	b        *board.Board
+	seq      uint64
+	names    []string
 	ids      map[string]uint32
 	pending  []Change
 	profiles map[uint32]Profile
