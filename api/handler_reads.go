@@ -225,3 +225,41 @@ func (s *Server) scoreRank(w http.ResponseWriter, r *http.Request) error {
 	rank, total, err := s.hub.ScoreRank(l, score, sub)
 	return s.reply(w, scoreRankJSON{Rank: rank, Total: total}, err)
 }
+
+// historyJSON answers GET .../members/{member}/history.
+type historyJSON struct {
+	Member string      `json:"member"`
+	Points []pointJSON `json:"points"`
+}
+
+// pointJSON is a past window's final standing (window) or one of the
+// member's own changes (at).
+type pointJSON struct {
+	Window string  `json:"window,omitempty"`
+	At     string  `json:"at,omitempty"`
+	Rank   int     `json:"rank"`
+	Score  float64 `json:"score"`
+	Total  int     `json:"total"`
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
+	l, m, err := memberLoc(r)
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Has("at") {
+		return badRequest("at: history reads the retained windows as they stand; leave it out")
+	}
+	pts, err := s.hub.History(l, m)
+	if err != nil {
+		return err
+	}
+	out := historyJSON{Member: m, Points: make([]pointJSON, len(pts))}
+	for i, p := range pts {
+		out.Points[i] = pointJSON{Window: p.Window, Rank: p.Rank, Score: p.Score, Total: p.Total}
+		if p.Window == "" {
+			out.Points[i].At = fmtTime(p.At)
+		}
+	}
+	return s.reply(w, out, nil)
+}

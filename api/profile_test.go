@@ -67,3 +67,35 @@ func TestProfilesAPI(t *testing.T) {
 		t.Fatalf("another tenant's write changed this one's profile: %v", got)
 	}
 }
+
+// TestHistoryAPI: a member's own changes with their times, past windows'
+// standings, the errors named; another tenant cannot read it.
+func TestHistoryAPI(t *testing.T) {
+	e := newEnv(t, Config{})
+	tok := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/b", tok, `{"windows":["all","day"]}`)
+	e.must(200, "POST", "/v1/boards/b/scores", tok, `{"scores":[{"member":"p1","score":10},{"member":"p2","score":20},{"member":"p1","score":30}]}`)
+	out := e.must(200, "GET", "/v1/boards/b/members/p1/history", e.token("a", auth.RoleRead), "")
+	pts := out["points"].([]any)
+	first := pts[0].(map[string]any)
+	if out["member"] != "p1" || len(pts) != 2 || first["score"] != 30.0 || first["rank"] != 1.0 || first["total"] != 2.0 ||
+		!strings.HasSuffix(first["at"].(string), "Z") || first["window"] != nil {
+		t.Fatalf("history: %v", out)
+	}
+	if out := e.must(200, "GET", "/v1/boards/b/members/p1/history?window=day", tok, ""); len(out["points"].([]any)) != 0 {
+		t.Fatalf("no past day yet: %v", out)
+	}
+	for _, tc := range []struct{ query, field string }{
+		{"window=month", "window"},
+		{"window=year", "window"},
+		{"at=2026-01-01", "at"},
+	} {
+		status, out := e.do("GET", "/v1/boards/b/members/p1/history?"+tc.query, tok, "")
+		if code, msg := errCode(out); status != 400 || code == "" || !strings.HasPrefix(msg, tc.field) {
+			t.Errorf("?%s: %d %s %q, want 400 naming %s", tc.query, status, code, msg, tc.field)
+		}
+	}
+	e.must(404, "GET", "/v1/boards/b/members/nobody/history", tok, "")
+	e.must(404, "GET", "/v1/boards/b/members/p1/history", e.token("b", admin), "")
+	e.must(403, "GET", "/v1/boards/b/members/p1/history", e.token("a", auth.RoleSubmit), "")
+}

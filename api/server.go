@@ -158,6 +158,7 @@ func (s *Server) routes() chi.Router {
 			r.Get("/members/{member}", s.handle(s.member))
 			r.Delete("/members/{member}", s.handle(s.removeMember))
 			r.Get("/members/{member}/around", s.handle(s.around))
+			r.Get("/members/{member}/history", s.handle(s.history))
 		})
 		r.Post("/identities", s.handle(s.link))
 		r.Get("/identities/{id}", s.handle(s.identity))

@@ -195,7 +195,7 @@ func (s *state) submitJudged(bs *boardState, name string, ws []*window, primary 
 	if why := bs.judge(ws[primary], at, it, h); why != ReasonNone {
 		return s.holdItem(bs, ws[primary], at, it, h, why)
 	}
-	return s.submitHandle(name, ws, primary, seq, it, h)
+	return s.submitHandle(bs, name, ws, primary, seq, at, it, h)
 }
 
 // intern returns member's handle, interning it where new, or false where
@@ -210,7 +210,10 @@ func (s *state) intern(member string) (uint32, bool) {
 // submitHandle applies item it of member h to every window. It reads the
 // identity index but never writes it, so lanes of different boards may
 // run it at once (apply_lanes.go).
-func (s *state) submitHandle(name string, ws []*window, primary int, seq uint64, it Item, h uint32) Result {
+//
+// An applied change of the primary window is a point of the member's rank
+// history (history.go).
+func (s *state) submitHandle(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
 	var res Result
 	for i, w := range ws {
 		if w == nil {
@@ -226,6 +229,10 @@ func (s *state) submitHandle(name string, ws []*window, primary int, seq uint64,
 			// The change carries the member's entry and rank after it: a
 			// second search (w.result) would cost as much as the update.
 			res = Result{Score: c.New.Score, Subscore: c.New.Subscore, Rank: c.NewRank, Applied: c.Applied, Seq: w.seq}
+			if c.Applied && c.NewRank > 0 {
+				bs.history.add(point{at: at, score: c.New.Score, member: h, rank: uint32(c.NewRank),
+					total: uint32(w.b.Len()), window: w.key.start})
+			}
 		} else if i == primary {
 			res = w.result(h, false)
 		}

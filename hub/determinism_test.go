@@ -39,8 +39,9 @@ func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 		bs.seen.each(ids.seen)
 		fmt.Fprintf(&buf, "%s/ids/%d:", name, bs.seen.len())
 		buf.Write(ids.buf)
-		held := &snapWriter{} // the quarantine and its per-minute counts
+		held := &snapWriter{} // the quarantine and its per-minute counts, the history
 		held.quarantine(&bs.quarantine)
+		held.history(&bs.history)
 		fmt.Fprintf(&buf, "%s/held/%d:", name, len(bs.quarantine.held))
 		buf.Write(held.buf)
 	}

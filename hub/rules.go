@@ -276,7 +276,7 @@ func (s *state) applyApprove(seq uint64, ev *event) (Result, error) {
 	bs.quarantine.take(ev.QID)
 	ws, primary := bs.windowsAt(ev.At)
 	it := Item{Member: held.Member, Score: held.Score, Subscore: held.Subscore}
-	return s.submitHandle(ev.Board, ws, primary, seq, it, h), nil
+	return s.submitHandle(bs, ev.Board, ws, primary, seq, ev.At, it, h), nil
 }
 
 // applyReject drops the held item ev.QID. ErrNotFound for an unknown QID.

@@ -40,7 +40,22 @@ func (w *snapWriter) board(name string, bs *boardState) error {
 		}
 	}
 	w.quarantine(&bs.quarantine)
+	w.history(&bs.history)
 	return nil
+}
+
+// history writes a board's kept history points, oldest first.
+func (w *snapWriter) history(hs *history) {
+	w.uint(hs.next)
+	w.uint(uint64(min(hs.next, uint64(len(hs.pts)))))
+	hs.each(func(p point) {
+		w.uint(uint64(p.member))
+		w.int(p.at)
+		w.float(p.score)
+		w.uint(uint64(p.rank))
+		w.uint(uint64(p.total))
+		w.int(p.window)
+	})
 }
 
 // profiles writes the members' profiles by handle.
@@ -234,6 +249,36 @@ func (r *snapReader) board(s *state) {
 		r.window(bs)
 	}
 	r.quarantine(&bs.quarantine)
+	r.history(&bs.history)
+}
+
+// history reads a board's history points into the ring a board that
+// recorded next points in all would have, at their absolute places.
+func (r *snapReader) history(hs *history) {
+	next, n := r.uint(), r.count()
+	if r.err != nil || uint64(n) > next || n > capFor(next) {
+		r.fail("history")
+		return
+	}
+	if c := capFor(next); c > 0 {
+		hs.pts = make([]point, c)
+		hs.head = map[uint32]uint64{}
+	}
+	hs.next = next - uint64(n)
+	for ; n > 0 && r.err == nil; n-- {
+		p := point{member: uint32(r.uint()), at: r.int(), score: r.float()}
+		rank, total := r.uint(), r.uint()
+		p.window = r.int()
+		if rank == 0 || rank > math.MaxUint32 || total > math.MaxUint32 {
+			r.fail("history point")
+			return
+		}
+		p.rank, p.total = uint32(rank), uint32(total)
+		p.prev = hs.head[p.member]
+		hs.pts[hs.next%uint64(len(hs.pts))] = p
+		hs.next++
+		hs.head[p.member] = hs.next
+	}
 }
 
 // profiles reads the members' profiles: handles increasing, each one the

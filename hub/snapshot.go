@@ -26,6 +26,8 @@ import (
 //	  the quarantine (rules.go): last qid  nheld
 //	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)
 //	  minute (varint)  ncounts; per count, by handle: handle  count
+//	  the history (history.go): points recorded in all  nkept
+//	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)
 //	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
 //	CRC-32C of everything before, 4 bytes little-endian
 //

@@ -52,6 +52,7 @@ type boardState struct {
 	starts     int64 // settings' StartsAt and EndsAt in unix ms; 0: unset
 	ends       int64
 	quarantine quarantine // held submissions and per-minute counts (rules.go)
+	history    history    // recent changes of the primary window (history.go)
 }
 
 // window is one board-window and its version: seq grows by one for every
