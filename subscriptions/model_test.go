@@ -170,16 +170,16 @@ func TestReplacedPendingIsADiff(t *testing.T) {
 	e := NewEngine(Config{RingSize: 8})
 	key := Key{"t", "b", "all"}
 	c := newClient()
-	spec := Spec{Kind: Top, Limit: 3}
-	for i := range 5 {
-		w.submit(t, fmt.Sprint("p", i), float64(i))
+	spec := Spec{Kind: Top, Limit: 10}
+	for i := range 20 {
+		w.submit(t, fmt.Sprint("p", i), float64(i)) // p19 leads, p10 is 10th
 	}
 	w.tick(e, key)
 	e.Subscribe(key, w, c.out, "s", spec, nil)
 	c.drain(t)
 	taken := c.seq["s"]
 	for i := range 3 { // three ticks the client does not read: one message waits, replaced twice
-		w.submit(t, fmt.Sprint("p", i), float64(10+i))
+		w.submit(t, "p10", 10+float64(i+1)/10) // the 10th row changes, nothing else
 		w.tick(e, key)
 	}
 	m, _ := c.out.Next()
@@ -195,8 +195,20 @@ func TestReplacedPendingIsADiff(t *testing.T) {
 		t.Fatal("a second message waits")
 	}
 
+	// Every row of the view changing: the diff would be longer than the
+	// snapshot, which goes instead.
+	for i := range 3 {
+		w.submit(t, fmt.Sprint("r", i), float64(100+i))
+		w.tick(e, key)
+	}
+	m, _ = c.out.Next()
+	if raw := m.AppendTo(nil); string(raw[:18]) != `{"type":"snapshot"` {
+		t.Fatalf("replaced message with every row new: %s, want the snapshot", raw)
+	}
+	c.drain(t)
+
 	for i := range 12 { // more changes than the ring keeps
-		w.submit(t, fmt.Sprint("q", i), float64(100+i))
+		w.submit(t, fmt.Sprint("q", i), float64(200+i))
 		w.tick(e, key)
 	}
 	m, _ = c.out.Next()

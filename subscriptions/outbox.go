@@ -163,8 +163,8 @@ func (o *Outbox) put(s *Sub, m *shared) (replaced bool) { return o.offer(s, m, n
 // offer gives s, whose view v just changed, its next message in one step
 // (one lock per watcher per tick): d, the view's diff, where it chains on
 // to what s was given last and nothing waits; else a diff from what the
-// writer took last, where the ring reaches it (a slow client's replaced
-// message); else v's snapshot. It reports
+// writer took last, where the ring reaches it and it is shorter than the
+// snapshot (a slow client's replaced message); else v's snapshot. It reports
 // whether a pending message was replaced (a coalesced state). A nil v
 // means d unconditionally (put). The caller holds the board-window's lock, which guards
 // s.seq and v. O(1), never blocks.
@@ -177,12 +177,14 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	replaced = s.pending != nil
 	m := d
 	if v != nil && (m == nil || replaced || s.seq != m.prev) {
-		m = nil
+		// The smaller of the catch-up diff (where the ring reaches) and the
+		// snapshot: a diff keyed by rank repeats every row that shifted, so a
+		// new leader of a top 10 makes it longer than the snapshot.
+		m = v.snapshot()
 		if s.hasSent {
-			m, _ = v.catchUp(s.sent)
-		}
-		if m == nil {
-			m = v.snapshot()
+			if d, ok := v.catchUp(s.sent); ok && len(d.body) < len(m.body) {
+				m = d
+			}
 		}
 	}
 	s.pending = m
