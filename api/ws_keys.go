@@ -34,6 +34,10 @@ func (s *Server) ReloadKeys(next *auth.Keyring) (auth.KeyChanges, error) {
 	return changes, nil
 }
 
+// Keyring returns the keyring in use: Config.Keys until a ReloadKeys, then
+// the reloaded one. O(1).
+func (s *Server) Keyring() *auth.Keyring { return s.keyring() }
+
 // keyring returns the keyring of limits and refusal logs: Config.Keys
 // until a ReloadKeys, then the reloaded one; nil where neither was set
 // (every tenant has the defaults). O(1), one atomic load.

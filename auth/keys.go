@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -69,9 +70,23 @@ func (k Key) String() string {
 // Keyring holds every tenant's keys and limits. It is immutable after
 // ParseKeys, LoadKeys or GenerateDemo and safe for concurrent use.
 type Keyring struct {
-	keys   map[string]Key    // by kid
-	limits map[string]Limits // by tenant; every tenant has an entry
+	keys     map[string]Key     // by kid
+	limits   map[string]Limits  // by tenant; every tenant has an entry
+	webhooks map[string]Webhook // by tenant, where it has one
 }
+
+// Webhook is where a tenant's notifications are POSTed, and the secret
+// their signature is keyed with (its bytes as written).
+type Webhook struct {
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
+}
+
+// String describes w without its secret.
+func (w Webhook) String() string { return "webhook " + w.URL }
+
+// MinWebhookSecretLen is the shortest webhook secret accepted, in bytes.
+const MinWebhookSecretLen = 16
 
 // KeyFileError says what is wrong with a key file and where. It wraps
 // ErrKeyFile and Err. Its message never includes a secret.
@@ -112,8 +127,9 @@ type (
 		Tenants map[string]tenantEntry `json:"tenants"`
 	}
 	tenantEntry struct {
-		Keys   []keyEntry `json:"keys"`
-		Limits Limits     `json:"limits"`
+		Keys    []keyEntry `json:"keys"`
+		Limits  Limits     `json:"limits"`
+		Webhook *Webhook   `json:"webhook"`
 	}
 	keyEntry struct {
 		Kid       string `json:"kid"`
@@ -152,7 +168,7 @@ func ParseKeys(data []byte) (*Keyring, error) {
 		return nil, &KeyFileError{Field: "tenants", Err: errors.New("no tenants")}
 	}
 	b := builder{
-		k:      &Keyring{keys: map[string]Key{}, limits: map[string]Limits{}},
+		k:      &Keyring{keys: map[string]Key{}, limits: map[string]Limits{}, webhooks: map[string]Webhook{}},
 		owners: map[string]Key{},
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Tenants)) {
@@ -199,7 +215,26 @@ func (b *builder) addTenant(name string, t tenantEntry) error {
 			return err
 		}
 	}
+	if t.Webhook != nil {
+		if err := checkWebhook(*t.Webhook); err != nil {
+			return &KeyFileError{Tenant: name, Field: "webhook", Err: err}
+		}
+		b.k.webhooks[name] = *t.Webhook
+	}
 	b.k.limits[name] = t.Limits
+	return nil
+}
+
+// checkWebhook checks a webhook's URL (http or https, a host, no user or
+// password) and secret; the error never includes the secret.
+func checkWebhook(w Webhook) error {
+	u, err := url.Parse(w.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return fmt.Errorf("url: %q is not an http or https URL with a host", w.URL)
+	}
+	if len(w.Secret) < MinWebhookSecretLen {
+		return fmt.Errorf("secret: %d bytes, need at least %d", len(w.Secret), MinWebhookSecretLen)
+	}
 	return nil
 }
 
@@ -282,6 +317,17 @@ func (k *Keyring) Tenants() []string {
 func (k *Keyring) Limits(tenant string) (Limits, bool) {
 	l, ok := k.limits[tenant]
 	return l, ok
+}
+
+// Webhooks returns every tenant's webhook, by tenant. O(tenants).
+func (k *Keyring) Webhooks() map[string]Webhook {
+	return maps.Clone(k.webhooks)
+}
+
+// Webhook returns a tenant's webhook, or false where it has none. O(1).
+func (k *Keyring) Webhook(tenant string) (Webhook, bool) {
+	w, ok := k.webhooks[tenant]
+	return w, ok
 }
 
 // Key returns the key with that kid, or false. O(1).

@@ -193,7 +193,7 @@ func (s *state) submitItem(bs *boardState, name string, ws []*window, primary in
 // bs's state and reads the identity index, so lanes may run it at once.
 func (s *state) submitJudged(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
 	if why := bs.judge(ws[primary], at, it, h); why != ReasonNone {
-		return s.holdItem(bs, ws[primary], at, it, h, why)
+		return s.holdItem(bs, name, ws[primary], at, it, h, why)
 	}
 	return s.submitHandle(bs, name, ws, primary, seq, at, it, h)
 }

@@ -33,6 +33,7 @@ type Hub struct {
 	store  storeHealth // refused writes: store.go
 	disk   diskState   // the embedded store's disk: store.go
 	nstats natsStats   // connection and publish counters: natsstats.go
+	note   notifier    // notifications: notify.go
 
 	id   string        // prefixes waiter keys: unique per Hub
 	next atomic.Uint64 // numbers waiter keys
@@ -102,6 +103,11 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 			h.watchDisk(h.ctx, h.cfg.DataDir)
 		}()
 	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.runNotify(h.ctx)
+	}()
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)
 		go func() {
@@ -195,6 +201,10 @@ func (h *Hub) connect(ctx context.Context) error {
 	h.applyReplicas(ctx)
 	return nil
 }
+
+// JetStream returns the Hub's JetStream context, for the notifications'
+// consumers (package webhook).
+func (h *Hub) JetStream() jetstream.JetStream { return h.js }
 
 // natsURL names the NATS server in logs: the external URL, or "in-process"
 // for the embedded server, which has no URL because it listens on no port.

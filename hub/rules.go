@@ -239,7 +239,7 @@ func (q *quarantine) page(after uint64, limit int) ([]Held, bool) {
 
 // holdItem quarantines item it of member h on board bs for reason and
 // returns its result: the member's entry as it stands, not applied.
-func (s *state) holdItem(bs *boardState, primary *window, at int64, it Item, h uint32, reason Reason) Result {
+func (s *state) holdItem(bs *boardState, name string, primary *window, at int64, it Item, h uint32, reason Reason) Result {
 	res := Result{Reason: reason}
 	if primary != nil {
 		res = primary.result(h, false)
@@ -247,6 +247,8 @@ func (s *state) holdItem(bs *boardState, primary *window, at int64, it Item, h u
 	}
 	if res.QID = bs.quarantine.hold(it, reason, at); res.QID == 0 {
 		res.Reason = ReasonFull
+	} else {
+		s.notes.noteHeld(s.tenant, name, bs.quarantine.held[len(bs.quarantine.held)-1])
 	}
 	res.Member, _ = s.ix.Name(h)
 	return res

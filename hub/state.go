@@ -16,6 +16,12 @@ type state struct {
 	seq    uint64   // stream sequence of the last applied event
 	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
 
+	// tenant names the state for notes, which hears of every quarantine
+	// apply makes (notify.go); nil hears nothing. Neither is state: they
+	// change nothing apply computes.
+	tenant string
+	notes  *notifier
+
 	// profiles are the members' public profiles by handle (profile.go);
 	// nil until the first.
 	profiles map[uint32]Profile

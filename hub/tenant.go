@@ -143,6 +143,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		st = newState()
 	}
 	r := newReplica(tenant, st, h.log, h.snaps)
+	st.tenant, st.notes = tenant, &h.note
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := h.startReplica(sctx, r); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/web"
+	"github.com/rankwire/rankwire/webhook"
 )
 
 // shutdownTimeout bounds a graceful shutdown: in-flight requests finish
@@ -88,7 +89,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	var serving atomic.Bool
 	srv := newHTTPServer(cfg, h, keys, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	srv.ConnState = guard.ConnState
-	reload.serve(srv.Handler.(*api.Server))
+	a := srv.Handler.(*api.Server)
+	reload.serve(a)
+	hooks := startWebhooks(h, a, reg, log)
+	defer hooks.Close() // before closeHub: it reads the notifications' stream
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(guard.Listener(ln)) }()
 	serving.Store(true)
@@ -199,4 +203,29 @@ func loadKeys(cfg Config) (*auth.Keyring, *demoKey, error) {
 		return nil, nil, err
 	}
 	return keys, &demoKey{key: sk}, nil
+}
+
+// startWebhooks delivers each tenant's notifications to the webhook its
+// key file entry names (the keyring in use, so a reload takes effect), and
+// registers the deliveries' counters.
+func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slog.Logger) *webhook.Deliverer {
+	d := webhook.Start(webhook.Config{JS: h.JetStream(), Logger: log, Hooks: func() map[string]webhook.Hook {
+		out := map[string]webhook.Hook{}
+		for tenant, w := range a.Keyring().Webhooks() {
+			out[tenant] = webhook.Hook{URL: w.URL, Secret: w.Secret}
+		}
+		return out
+	}})
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_webhook_delivered_total",
+			Help: "Notifications a tenant's webhook took (answered 2xx)."},
+			func() float64 { return float64(d.Stats().Delivered) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_webhook_failures_total",
+			Help: "Webhook attempts that failed (no answer, or not 2xx); each is retried with backoff."},
+			func() float64 { return float64(d.Stats().Failed) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_webhook_dropped_total",
+			Help: "Notifications given up after 24 h of failed attempts."},
+			func() float64 { return float64(d.Stats().Dropped) }),
+	)
+	return d
 }

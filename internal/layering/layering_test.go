@@ -17,7 +17,10 @@ var allowed = map[string][]string{
 	"subscriptions": {module + "board"},
 	"hub":           {module + "board", module + "identity", module + "internal/names", "github.com/nats-io/"},
 	"web":           nil,
-	"security":      nil, // tests only: they drive the gateway binary from outside
+	// webhook delivers the hub's notifications over HTTP: the hub's types
+	// and its JetStream, nothing of the API.
+	"webhook":  {module + "hub", "github.com/nats-io/"},
+	"security": nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody":  nil,
 	"internal/names":     nil,

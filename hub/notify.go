@@ -1,0 +1,321 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Notifications. When a board ends, when a day, week or month window
+// closes, and when a submission is quarantined, the gateway publishes a
+// Notification to the tenant's subject rw.<tenant>.notify, stored in the
+// stream NotifyStream, from which webhooks are delivered (package notify).
+//
+// Every node derives the same notifications from the same state, and every
+// node publishes them: each carries an ID made of what it is about
+// ("board.ended:weekly:1796342400000"), which is also its JetStream message
+// id, and the stream keeps ids for NotifyDedup, so each is stored once
+// whichever nodes publish it and however often. A node that was down
+// publishes on its return what came due meanwhile, up to NotifyDedup old;
+// a node remembers what it published, so that a due notification costs one
+// publish per node, not one per tick.
+//
+// Timing: a board's end and a window's close are final finalAfter after
+// the time (a write accepted just before may still arrive), so their
+// notifications go out then, with the final rows. A quarantine goes out
+// when the node applies it.
+
+// The notifications' stream and its limits.
+const (
+	NotifyStream = "rankwire_notify"
+	NotifyDedup  = 24 * time.Hour // ids remembered: a notification older than this is not published again
+	notifyMaxAge = 72 * time.Hour // kept for delivery: webhooks retry for 24 h
+	notifyRows   = 100            // rows of a board.ended or window.closed notification
+	notifyTick   = 500 * time.Millisecond
+)
+
+// NotifySubject returns the subject a tenant's notifications go to.
+func NotifySubject(tenant string) string { return "rw." + tenant + ".notify" }
+
+// Notification is one notification, as published (JSON).
+type Notification struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"` // board.ended, window.closed, submission.quarantined
+	Tenant string `json:"tenant"`
+	Board  string `json:"board"`
+	// Window names the window: "all" for a board's end where it keeps
+	// all, else the window's kind and first day ("day:2026-11-22").
+	Window string      `json:"window,omitempty"`
+	At     string      `json:"at"` // what it is about happened then (RFC 3339, UTC)
+	Seq    uint64      `json:"seq,omitempty"`
+	Total  int         `json:"total,omitempty"`
+	Rows   []NotifyRow `json:"rows,omitempty"`
+	// A quarantined submission.
+	QID      string  `json:"qid,omitempty"`
+	Member   string  `json:"member,omitempty"`
+	Score    float64 `json:"score,omitempty"`
+	Subscore float64 `json:"subscore,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// NotifyRow is a ranked row of a notification, with its prize.
+type NotifyRow struct {
+	Rank     int     `json:"rank"`
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+	Name     string  `json:"name,omitempty"`
+	Prize    string  `json:"prize,omitempty"`
+}
+
+// notifier is the Hub's side of notifications: the quarantines apply
+// reported, and what this node has published.
+type notifier struct {
+	mu    sync.Mutex
+	held  []heldNote       // quarantines applied since the last tick
+	retry []Notification   // quarantines whose publish failed
+	sent  map[string]int64 // ids published, with when (unix ms), pruned after NotifyDedup
+}
+
+// heldNote is a quarantine as apply reports it.
+type heldNote struct {
+	tenant, board string
+	held          Held
+}
+
+// maxHeldNotes bounds the quarantines waiting for the next tick; past it
+// the oldest are dropped (logged): a flood of cheats must not grow memory.
+const maxHeldNotes = 100_000
+
+// noteHeld records a quarantine for the next tick. Never blocks on I/O.
+func (n *notifier) noteHeld(tenant, board string, h Held) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	if len(n.held) >= maxHeldNotes {
+		n.held = n.held[1:]
+	}
+	n.held = append(n.held, heldNote{tenant, board, h})
+	n.mu.Unlock()
+}
+
+// openNotify creates (or updates) the notifications' stream.
+func (h *Hub) openNotify(ctx context.Context) error {
+	_, err := h.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:       NotifyStream,
+		Subjects:   []string{NotifySubject("*")},
+		Storage:    jetstream.FileStorage,
+		Retention:  jetstream.LimitsPolicy,
+		MaxAge:     notifyMaxAge,
+		Duplicates: NotifyDedup,
+		Replicas:   h.cfg.Replicas,
+	})
+	return err
+}
+
+// runNotify opens the stream (retrying while a cluster forms), then every
+// notifyTick publishes what came due. It stops when ctx ends.
+func (h *Hub) runNotify(ctx context.Context) {
+	wait := time.Second
+	for {
+		octx, cancel := context.WithTimeout(ctx, replicasTimeout)
+		err := h.openNotify(octx)
+		cancel()
+		if err == nil {
+			break
+		}
+		h.log.Warn("hub: the notifications' stream cannot be opened yet; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+	t := time.NewTicker(notifyTick)
+	defer t.Stop()
+	for {
+		h.notifyDue(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// notifyDue publishes the notifications due now that this node has not
+// published yet.
+func (h *Hub) notifyDue(ctx context.Context) {
+	now := h.cfg.Now().UnixMilli()
+	var due []Notification
+	h.mu.RLock()
+	tenants := make([]*replica, 0, len(h.tenants))
+	for _, r := range h.tenants {
+		tenants = append(tenants, r)
+	}
+	h.mu.RUnlock()
+	for _, r := range tenants {
+		r.mu.RLock()
+		due = append(due, r.st.dueNotifications(r.tenant, now, h.note.published)...)
+		r.mu.RUnlock()
+	}
+	due = append(due, h.note.takeHeld(now)...)
+	for _, n := range due {
+		if err := h.publishNote(ctx, n); err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("hub: a notification was not published; retrying", "id", n.ID, "err", err)
+			}
+			if n.Type == "submission.quarantined" {
+				h.note.requeue(n)
+			}
+			continue
+		}
+		h.note.markSent(n.ID, now)
+	}
+	h.note.prune(now)
+}
+
+// publishNote publishes n with its ID as the message id.
+func (h *Hub) publishNote(ctx context.Context, n Notification) error {
+	data, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("encode notification: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	msg := nats.NewMsg(NotifySubject(n.Tenant))
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgIDHeader, n.ID)
+	_, err = h.js.PublishMsg(ctx, msg)
+	return err
+}
+
+// published reports whether this node published id already.
+func (n *notifier) published(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.sent[id]
+	return ok
+}
+
+func (n *notifier) markSent(id string, now int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sent == nil {
+		n.sent = map[string]int64{}
+	}
+	n.sent[id] = now
+}
+
+// prune forgets ids published more than NotifyDedup ago.
+func (n *notifier) prune(now int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, at := range n.sent {
+		if now-at > NotifyDedup.Milliseconds() {
+			delete(n.sent, id)
+		}
+	}
+}
+
+// takeHeld returns the quarantines noted since the last tick that are
+// recent enough to be news (a replay at start re-applies old ones) and not
+// published yet, as notifications.
+func (n *notifier) takeHeld(now int64) []Notification {
+	n.mu.Lock()
+	held, out := n.held, n.retry
+	n.held, n.retry = nil, nil
+	n.mu.Unlock()
+	for _, hn := range held {
+		if now-hn.held.At > NotifyDedup.Milliseconds() {
+			continue
+		}
+		note := quarantineNote(hn.tenant, hn.board, hn.held)
+		if !n.published(note.ID) {
+			out = append(out, note)
+		}
+	}
+	return out
+}
+
+// requeue puts back a quarantine whose publish failed.
+func (n *notifier) requeue(note Notification) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.retry = append(n.retry, note)
+}
+
+func quarantineNote(tenant, board string, h Held) Notification {
+	return Notification{
+		ID: fmt.Sprintf("submission.quarantined:%s:%d", board, h.QID), Type: "submission.quarantined",
+		Tenant: tenant, Board: board, At: fmtMs(h.At), QID: fmt.Sprint(h.QID), Member: h.Member,
+		Score: h.Score, Subscore: h.Subscore, Reason: h.Reason.String(),
+	}
+}
+
+// dueNotifications returns the board.ended and window.closed notifications
+// of s due at now (final, and at most NotifyDedup old) that sent does not
+// report as published. The caller holds the replica's read lock.
+func (s *state) dueNotifications(tenant string, now int64, sent func(string) bool) []Notification {
+	var out []Notification
+	settle := finalAfter.Milliseconds()
+	for _, name := range sortedBoards(s) {
+		bs := s.boards[name]
+		if bs.ends != 0 && now >= bs.ends+settle && now-bs.ends < NotifyDedup.Milliseconds() {
+			id := fmt.Sprintf("board.ended:%s:%d", name, bs.ends)
+			if !sent(id) {
+				k := keyAt(bs.settings.primaryKind(), bs.ends-1)
+				out = append(out, s.closeNote(tenant, name, bs, k, id, "board.ended", bs.ends))
+			}
+		}
+		for _, kn := range bs.settings.Windows {
+			k, _ := parseKind(kn)
+			if k == kindAll {
+				continue
+			}
+			cur := keyAt(k, now-settle) // the newest window closed settle ago or more is the one before it
+			closed := cur.back(1)
+			if now-cur.start >= NotifyDedup.Milliseconds() || bs.windows[closed] == nil {
+				continue
+			}
+			id := fmt.Sprintf("window.closed:%s:%s:%d", name, k, closed.start)
+			if !sent(id) {
+				out = append(out, s.closeNote(tenant, name, bs, closed, id, "window.closed", cur.start))
+			}
+		}
+	}
+	return out
+}
+
+// closeNote builds a board.ended or window.closed notification of window
+// k of board name: its top rows with prizes.
+func (s *state) closeNote(tenant, name string, bs *boardState, k windowKey, id, typ string, at int64) Notification {
+	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: windowName(k), At: fmtMs(at)}
+	w := bs.windows[k]
+	if w == nil {
+		return n
+	}
+	v := View{ix: s.ix, w: w, profiles: s.profiles}
+	n.Seq, n.Total = w.seq, w.b.Len()
+	for _, r := range v.Top(0, notifyRows) {
+		n.Rows = append(n.Rows, NotifyRow{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
+			Name: r.Profile.Name, Prize: bs.settings.prizeFor(r.Rank)})
+	}
+	return n
+}
+
+// windowName names a window in notifications: "all", or its kind and
+// first day.
+func windowName(k windowKey) string {
+	if k.kind == kindAll {
+		return "all"
+	}
+	return k.kind.String() + ":" + time.UnixMilli(k.start).UTC().Format(time.DateOnly)
+}

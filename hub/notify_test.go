@@ -1,0 +1,108 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// notes reads every notification stored for tenant, in stream order.
+func notes(t *testing.T, h *Hub, tenant string) []Notification {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := h.js.OrderedConsumer(ctx, NotifyStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{NotifySubject(tenant)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.js.Stream(ctx, NotifyStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Notification
+	if info.CachedInfo().State.Msgs == 0 {
+		return nil
+	}
+	batch, err := c.FetchNoWait(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		var n Notification
+		if err := json.Unmarshal(m.Data(), &n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// waitNotes waits until tenant has n notifications stored and returns them.
+func waitNotes(t *testing.T, h *Hub, tenant string, n int) []Notification {
+	t.Helper()
+	var got []Notification
+	checkFor(t, 10*time.Second, func() error {
+		if got = notes(t, h, tenant); len(got) < n {
+			return fmt.Errorf("%d notifications, want %d: %+v", len(got), n, got)
+		}
+		return nil
+	})
+	return got
+}
+
+// A quarantine, a day's close and a board's end each give one notification
+// with the final rows and prizes, stored once however many nodes publish
+// it; another tenant's subject gets none of them.
+func TestNotifications(t *testing.T) {
+	url := startNATS(t)
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clk := newClock(start)
+	h := startHub(t, Config{Now: clk.now, NATSURL: url})
+	other := startHub(t, Config{Now: clk.now, NATSURL: url, DiscoverInterval: -1})
+	mustPut(t, h, "t1", "cup", Settings{Windows: []string{"all", "day"}, EndsAt: "2026-12-02T12:00:00Z",
+		Prizes: []Prize{{From: 1, To: 1, Prize: "€100"}}, Rules: &Rules{MaxScore: f64(1000)}})
+	mustPut(t, h, "t2", "cup", Settings{})
+	mustSubmit(t, h, "t1", "cup", Item{Member: "p1", Score: 50}, Item{Member: "p2", Score: 70}, Item{Member: "cheat", Score: 1e9})
+	if _, err := other.replica(testCtx(t), "t1", false); err != nil { // a second node publishing the same
+		t.Fatal(err)
+	}
+	got := waitNotes(t, h, "t1", 1)
+	q := got[0]
+	if q.Type != "submission.quarantined" || q.Member != "cheat" || q.Reason != "max_score" || q.QID != "1" ||
+		q.ID != "submission.quarantined:cup:1" || q.At != "2026-12-01T10:00:00.000Z" {
+		t.Fatalf("the quarantine's notification: %+v", q)
+	}
+
+	clk.set(time.Date(2026, 12, 2, 0, 0, 30, 0, time.UTC)) // the day closed, but not finalAfter ago
+	mustSubmit(t, h, "t1", "cup", Item{Member: "p3", Score: 10})
+	time.Sleep(2 * notifyTick) // a notification that is not due must not go: nothing to await
+	if got := notes(t, h, "t1"); len(got) != 1 {
+		t.Fatalf("the day's close went out before it was final: %+v", got)
+	}
+	clk.set(time.Date(2026, 12, 2, 0, 1, 10, 0, time.UTC))
+	got = waitNotes(t, h, "t1", 2)
+	d := got[1]
+	if d.Type != "window.closed" || d.Window != "day:2026-12-01" || d.Total != 2 || len(d.Rows) != 2 ||
+		d.Rows[0].Member != "p2" || d.Rows[0].Prize != "€100" || d.Rows[1].Prize != "" || d.At != "2026-12-02T00:00:00.000Z" {
+		t.Fatalf("the day's close: %+v", d)
+	}
+
+	clk.set(time.Date(2026, 12, 2, 12, 1, 5, 0, time.UTC)) // the end plus finalAfter
+	got = waitNotes(t, h, "t1", 3)
+	e := got[2]
+	if e.Type != "board.ended" || e.Window != "all" || e.Total != 3 || e.Rows[0].Member != "p2" || e.Rows[0].Prize != "€100" ||
+		e.ID != "board.ended:cup:1796212800000" {
+		t.Fatalf("the board's end: %+v", e)
+	}
+	time.Sleep(4 * notifyTick) // both nodes keep ticking: nothing more may be stored
+	if got := notes(t, h, "t1"); len(got) != 3 {
+		t.Fatalf("%d notifications stored, want 3 (two nodes publish each): %+v", len(got), got)
+	}
+	if got := notes(t, h, "t2"); len(got) != 0 {
+		t.Fatalf("another tenant got %+v", got)
+	}
+}

@@ -1,0 +1,315 @@
+// Package webhook delivers each tenant's notifications (hub.Notification,
+// stored in the stream hub.NotifyStream) to the tenant's webhook: an HTTP
+// POST of the notification's JSON, signed with
+// `X-Rankwire-Signature: sha256=<hex HMAC-SHA256 of the body>` keyed with
+// the webhook's secret.
+//
+// Delivery is at least once and in order per tenant: each tenant has one
+// durable JetStream consumer, shared by every gateway of the cluster, that
+// lets one notification out at a time (MaxAckPending 1). The gateway that
+// holds it posts it until the receiver answers 2xx, waiting 1 s, 2 s, 4 s
+// ... up to 10 min between attempts, and acknowledges it then; the next
+// notification is let out only after that. A gateway that dies while
+// holding one leaves it unacknowledged: after AckWait (60 s) another
+// gateway gets it, first. One that stops gracefully hands it back (a NAK):
+// another gateway gets it at once, but JetStream forgets a NAK when its
+// server restarts, and then AckWait applies too. A notification still refused 24 h after it was stored is
+// dropped, logged and counted. Redirects are not followed.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/hub"
+)
+
+// Hook is where a tenant's notifications go.
+type Hook struct {
+	URL    string
+	Secret string // keys the signature: its bytes as written
+}
+
+// Config configures a Deliverer. JS and Hooks are required.
+type Config struct {
+	JS jetstream.JetStream
+	// Hooks returns every tenant's webhook; called every Resync, so that a
+	// reloaded key file takes effect.
+	Hooks  func() map[string]Hook
+	Client *http.Client  // nil: a client with a 10 s timeout that follows no redirect
+	Logger *slog.Logger  // nil: slog.Default()
+	Resync time.Duration // 0: 5 s
+	// Backoff returns the wait before attempt n+1 after n failed ones
+	// (n ≥ 1). nil: 1 s doubling, at most 10 min.
+	Backoff func(n int) time.Duration
+	GiveUp  time.Duration // 0: 24 h after the notification was stored
+	// AckWait is how long a held notification stays with its gateway
+	// without a sign of life before another may take it (the holder
+	// reports progress every AckWait/3 while it retries). 0: 60 s.
+	AckWait time.Duration
+}
+
+// Stats are the Deliverer's counters, for metrics.
+type Stats struct {
+	Delivered uint64 // notifications a receiver took (2xx)
+	Failed    uint64 // attempts refused or failed (any other answer, or none)
+	Dropped   uint64 // notifications given up after GiveUp
+}
+
+// Deliverer runs one delivery loop per tenant with a webhook. Start it with
+// Start and stop it with Close.
+type Deliverer struct {
+	cfg    Config
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	delivered, failed, dropped atomic.Uint64
+
+	mu    sync.Mutex // guards loops
+	loops map[string]*loop
+}
+
+// loop is one tenant's delivery goroutine and its hook.
+type loop struct {
+	hook   atomic.Pointer[Hook]
+	cancel context.CancelFunc
+}
+
+// Start starts delivering for every tenant Hooks names, and looks again
+// every Resync.
+func Start(cfg Config) *Deliverer {
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{
+			Timeout:       10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Resync <= 0 {
+		cfg.Resync = 5 * time.Second
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = func(n int) time.Duration { return min(time.Second<<min(n-1, 20), 10*time.Minute) }
+	}
+	if cfg.GiveUp <= 0 {
+		cfg.GiveUp = 24 * time.Hour
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 60 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Deliverer{cfg: cfg, cancel: cancel, loops: map[string]*loop{}}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.resync(ctx)
+	}()
+	return d
+}
+
+// Close stops every loop and waits for them. A notification being
+// delivered stays unacknowledged: another gateway (or this one, restarted)
+// delivers it.
+func (d *Deliverer) Close() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+// Stats returns the counters.
+func (d *Deliverer) Stats() Stats {
+	return Stats{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Dropped: d.dropped.Load()}
+}
+
+// resync starts a loop for each tenant that gained a webhook, updates the
+// hook of the others and stops those whose webhook went, every Resync.
+func (d *Deliverer) resync(ctx context.Context) {
+	t := time.NewTicker(d.cfg.Resync)
+	defer t.Stop()
+	for {
+		hooks := d.cfg.Hooks()
+		d.mu.Lock()
+		for tenant, l := range d.loops {
+			if _, ok := hooks[tenant]; !ok {
+				l.cancel()
+				delete(d.loops, tenant)
+			}
+		}
+		for tenant, h := range hooks {
+			l := d.loops[tenant]
+			if l == nil {
+				lctx, cancel := context.WithCancel(ctx)
+				l = &loop{cancel: cancel}
+				d.loops[tenant] = l
+				l.hook.Store(&h)
+				d.wg.Add(1)
+				go func() {
+					defer d.wg.Done()
+					d.run(lctx, tenant, l)
+				}()
+				continue
+			}
+			l.hook.Store(&h)
+		}
+		d.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// consumerName is a tenant's durable consumer: one per tenant, shared by
+// every gateway.
+func consumerName(tenant string) string { return "rankwire_webhook_" + tenant }
+
+// run delivers tenant's notifications one at a time until ctx ends.
+func (d *Deliverer) run(ctx context.Context, tenant string, l *loop) {
+	log := d.cfg.Logger.With("tenant", tenant)
+	var cons jetstream.Consumer
+	for wait := time.Second; cons == nil; wait = min(2*wait, 30*time.Second) {
+		c, err := d.cfg.JS.CreateOrUpdateConsumer(ctx, hub.NotifyStream, jetstream.ConsumerConfig{
+			Durable:       consumerName(tenant),
+			FilterSubject: hub.NotifySubject(tenant),
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       d.cfg.AckWait,
+			MaxAckPending: 1,
+			DeliverPolicy: jetstream.DeliverNewPolicy, // on creation only: a durable resumes where it was
+		})
+		if err == nil {
+			cons = c
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("webhook: the tenant's consumer cannot be made yet; retrying", "err", err, "in", wait)
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+	for ctx.Err() == nil {
+		msg, err := cons.Next(jetstream.FetchMaxWait(2 * time.Second))
+		if err != nil {
+			if !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				log.Warn("webhook: fetch failed; retrying", "err", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		d.deliver(ctx, log, l, msg)
+	}
+}
+
+// deliver posts msg until it is taken, given up or ctx ends: then it is
+// handed back (a NAK), so that another gateway, or this one restarted,
+// delivers it at once instead of after AckWait.
+func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, l *loop, msg jetstream.Msg) {
+	id := msg.Headers().Get(jetstream.MsgIDHeader)
+	meta, err := msg.Metadata()
+	if err != nil {
+		log.Error("webhook: a message without metadata; dropped", "err", err)
+		_ = msg.Term()
+		return
+	}
+	for attempt := 1; ; attempt++ {
+		hook := l.hook.Load()
+		err := d.post(ctx, hook, id, attempt, msg.Data())
+		if err == nil {
+			if err := msg.DoubleAck(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("webhook: delivered, but the ack was lost: it may be delivered again", "id", id, "err", err)
+			}
+			d.delivered.Add(1)
+			return
+		}
+		if ctx.Err() != nil {
+			_ = msg.Nak()
+			return
+		}
+		d.failed.Add(1)
+		if time.Since(meta.Timestamp) > d.cfg.GiveUp {
+			d.dropped.Add(1)
+			log.Error("webhook: a notification was refused for too long; dropped", "id", id, "attempts", attempt, "err", err)
+			_ = msg.Term()
+			return
+		}
+		wait := d.cfg.Backoff(attempt)
+		log.Warn("webhook: delivery failed; retrying", "id", id, "url", hook.URL, "attempt", attempt, "in", wait, "err", err)
+		if !d.hold(ctx, msg, wait) {
+			_ = msg.Nak()
+			return
+		}
+	}
+}
+
+// hold waits for wait, telling JetStream every ackWait/3 that msg is still
+// being worked on; false where ctx ended.
+func (d *Deliverer) hold(ctx context.Context, msg jetstream.Msg, wait time.Duration) bool {
+	for wait > 0 {
+		step := min(wait, d.cfg.AckWait/3)
+		if !sleep(ctx, step) {
+			return false
+		}
+		wait -= step
+		_ = msg.InProgress()
+	}
+	return true
+}
+
+// post sends one attempt; nil where the receiver answered 2xx.
+func (d *Deliverer) post(ctx context.Context, hook *Hook, id string, attempt int, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "rankwire-webhook")
+	req.Header.Set("X-Rankwire-Id", id)
+	req.Header.Set("X-Rankwire-Attempt", fmt.Sprint(attempt))
+	req.Header.Set("X-Rankwire-Signature", Sign(hook.Secret, body))
+	resp, err := d.cfg.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("answered %s", resp.Status)
+	}
+	return nil
+}
+
+// Sign returns the signature header's value for body: "sha256=" and the hex
+// HMAC-SHA256 of body keyed with secret's bytes.
+func Sign(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// sleep waits d or until ctx ends; false where ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
