@@ -16,11 +16,12 @@ type rowJSON struct {
 	Name     string  `json:"name,omitempty"` // the member's profile, where it has one
 	Avatar   string  `json:"avatar,omitempty"`
 	Country  string  `json:"country,omitempty"`
+	Review   bool    `json:"review,omitempty"` // the member has a submission under review (quarantined)
 }
 
 func toRowJSON(r hub.Row) rowJSON {
 	return rowJSON{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
-		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country}
+		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country, Review: r.Review}
 }
 
 type pageJSON struct {
@@ -43,6 +44,7 @@ type memberJSON struct {
 	Name       string   `json:"name,omitempty"` // the member's profile, where it has one
 	Avatar     string   `json:"avatar,omitempty"`
 	Country    string   `json:"country,omitempty"`
+	Review     bool     `json:"review,omitempty"`
 	TopPercent *float64 `json:"top_percent,omitempty"`
 }
 
@@ -61,7 +63,7 @@ func toPageJSON(p hub.Page) pageJSON {
 func toMemberJSON(p hub.Page, percent bool) memberJSON {
 	r := p.Rows[0]
 	m := memberJSON{Seq: p.Seq, Total: p.Total, Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
-		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country}
+		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country, Review: r.Review}
 	if percent && p.Total > 0 {
 		pct := 100 * float64(r.Rank) / float64(p.Total)
 		m.TopPercent = &pct

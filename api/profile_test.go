@@ -1,8 +1,10 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rankwire/rankwire/auth"
 )
@@ -98,4 +100,42 @@ func TestHistoryAPI(t *testing.T) {
 	e.must(404, "GET", "/v1/boards/b/members/nobody/history", tok, "")
 	e.must(404, "GET", "/v1/boards/b/members/p1/history", e.token("b", admin), "")
 	e.must(403, "GET", "/v1/boards/b/members/p1/history", e.token("a", auth.RoleSubmit), "")
+}
+
+// TestWSBoardMessage: a subscription to a tournament board first gets its
+// times and prizes, then its snapshot, whose rows carry profiles and the
+// review marker; a plain board sends no board message.
+func TestWSBoardMessage(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	adm := e.token("a", admin)
+	e.must(200, "PUT", "/v1/boards/cup", adm, `{"ends_at":"2099-01-01T00:00:00Z","prizes":[{"from":1,"to":1,"prize":"€5"}],"rules":{"max_score":100}}`)
+	e.must(200, "PUT", "/v1/boards/plain", adm, `{}`)
+	for _, b := range []string{"cup", "plain"} {
+		e.must(200, "POST", "/v1/boards/"+b+"/scores", adm, `{"scores":[{"member":"p1","score":10},{"member":"p2","score":20},{"member":"p2","score":500}]}`)
+	}
+	e.must(200, "PUT", "/v1/members/p1/profile", adm, `{"name":"Ace","avatar":"https://cdn.example/a.png"}`)
+	c := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
+	c.subscribe("s1", "cup", map[string]any{"kind": "top", "limit": 10})
+	c.subscribe("s2", "plain", map[string]any{"kind": "top", "limit": 10})
+	checkFor(t, 5*time.Second, func() error {
+		rows, ok := c.rows("s2")
+		if _, ok1 := c.rows("s1"); !ok || !ok1 || len(rows) != 2 {
+			return fmt.Errorf("no snapshots yet")
+		}
+		return nil
+	})
+	msgs := c.messages()
+	if m := msgs[0]; m.Type != "board" || *m.ID != "s1" || m.Board != "cup" || m.EndsAt != "2099-01-01T00:00:00.000Z" ||
+		len(m.Prizes) != 1 || m.Prizes[0].Prize != "€5" {
+		t.Fatalf("first message %+v, want the board message of s1", m)
+	}
+	for _, m := range msgs[1:] {
+		if m.Type == "board" {
+			t.Fatalf("a second board message: %+v", m)
+		}
+	}
+	rows, _ := c.rows("s1")
+	if rows[1].Member != "p2" || !rows[1].Review || rows[2].Name != "Ace" || rows[2].Avatar != "https://cdn.example/a.png" || rows[2].Review {
+		t.Fatalf("rows %+v: want p2 under review, p1 with its profile", rows)
+	}
 }

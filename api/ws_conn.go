@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -308,6 +309,37 @@ func (c *wsConn) subscribe(m clientMsg) {
 	c.mu.Lock()
 	c.subs[m.ID] = liveSub{sub: sub, board: m.Board}
 	c.mu.Unlock()
+	if raw := boardMessage(c.l.s.hub, sc.Tenant, m); raw != nil {
+		c.out.Send(raw) // control messages go first: it precedes the snapshot
+	}
+}
+
+// boardMsg tells a subscriber of a tournament board its times and prizes,
+// so that a widget can show the prize column, the countdown and the final
+// state: sent once per subscription, before its first message, for boards
+// with starts_at, ends_at or prizes only.
+type boardMsg struct {
+	Type     string      `json:"type"` // "board"
+	ID       string      `json:"id"`
+	Board    string      `json:"board"`
+	StartsAt string      `json:"starts_at,omitempty"`
+	EndsAt   string      `json:"ends_at,omitempty"`
+	Prizes   []hub.Prize `json:"prizes,omitempty"`
+}
+
+// boardMessage returns the board message of m's subscription, or nil for
+// a board that is no tournament.
+func boardMessage(h *hub.Hub, tenant string, m clientMsg) []byte {
+	info, err := h.Board(tenant, m.Board)
+	s := info.Settings
+	if err != nil || (s.StartsAt == "" && s.EndsAt == "" && len(s.Prizes) == 0) {
+		return nil
+	}
+	raw, err := json.Marshal(boardMsg{Type: "board", ID: m.ID, Board: m.Board, StartsAt: s.StartsAt, EndsAt: s.EndsAt, Prizes: s.Prizes})
+	if err != nil {
+		return nil
+	}
+	return raw
 }
 
 // joinError names the field of a hub's refusal of a join by its protocol

@@ -68,6 +68,12 @@ type wsMsg struct {
 	Gone    []int     `json:"gone"`
 	Code    string    `json:"code"`
 	Message string    `json:"message"`
+	Board   string    `json:"board"`   // a board message
+	EndsAt  string    `json:"ends_at"` // a board message
+	Prizes  []struct {
+		From, To int
+		Prize    string
+	} `json:"prizes"`
 }
 
 // wsClient is a real WebSocket client that applies snapshots and diffs as
@@ -151,6 +157,8 @@ func (wc *wsClient) apply(m wsMsg, raw []byte) {
 	switch m.Type {
 	case "error":
 		wc.errors = append(wc.errors, m)
+		return
+	case "board":
 		return
 	case "snapshot":
 		wc.state[id] = map[int]rowJSON{}
@@ -262,7 +270,7 @@ func asRows(out map[string]any) map[int]rowJSON {
 func rowOf(m map[string]any) rowJSON {
 	str := func(k string) string { s, _ := m[k].(string); return s }
 	return rowJSON{Rank: int(m["rank"].(float64)), Member: str("member"), Score: m["score"].(float64), Subscore: m["subscore"].(float64),
-		Name: str("name"), Avatar: str("avatar"), Country: str("country")}
+		Name: str("name"), Avatar: str("avatar"), Country: str("country"), Review: m["review"] == true}
 }
 
 // checkFor waits for cond: internal/await.For.

@@ -41,7 +41,7 @@ func TestWSViewsMatchHTTP(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	for _, policy := range []string{"best", "latest", "sum", "first"} {
 		board := "b-" + policy
-		e.must(200, "PUT", "/v1/boards/"+board, adm, `{"policy":"`+policy+`"}`)
+		e.must(200, "PUT", "/v1/boards/"+board, adm, `{"policy":"`+policy+`","rules":{"max_score":1000}}`)
 		c := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
 		for _, v := range liveViews {
 			c.subscribe(v.id, board, v.view)
@@ -64,6 +64,16 @@ func submitRandom(e *liveEnv, r *rand.Rand, board, tok string) {
 	e.must(200, "POST", "/v1/boards/"+board+"/scores", tok, `{"scores":[`+strings.Join(items, ",")+`]}`)
 	if r.IntN(2) == 0 {
 		e.do("DELETE", fmt.Sprintf("/v1/boards/%s/members/p%d", board, r.IntN(15)), tok, "")
+	}
+	if r.IntN(3) == 0 { // a held submission marks the member's rows as under review
+		e.must(200, "POST", "/v1/boards/"+board+"/scores", tok, fmt.Sprintf(`{"member":"p%d","score":5000}`, r.IntN(15)))
+	}
+	if r.IntN(3) == 0 { // a decision may clear the marker
+		held := e.must(200, "GET", "/v1/boards/"+board+"/quarantine", tok, "")["rows"].([]any)
+		if len(held) > 0 {
+			qid := held[r.IntN(len(held))].(map[string]any)["qid"].(string)
+			e.must(200, "POST", "/v1/boards/"+board+"/quarantine/"+qid+"/"+[]string{"approve", "reject"}[r.IntN(2)], tok, "")
+		}
 	}
 	if r.IntN(2) == 0 { // a profile change is a change of every view showing the member
 		e.must(200, "PUT", fmt.Sprintf("/v1/members/p%d/profile", r.IntN(15)), tok,

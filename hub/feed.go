@@ -214,12 +214,14 @@ type Window struct {
 	log      *feedLog
 	fk       feedKey
 	profiles map[uint32]Profile
+	q        *quarantine // the board's; nil where the board is gone
 }
 
 func (s *state) windowOf(fk feedKey) Window {
 	win := Window{ix: s.ix, log: s.feed, fk: fk, profiles: s.profiles}
 	if bs := s.boards[fk.board]; bs != nil {
 		win.w = bs.windows[fk.key]
+		win.q = &bs.quarantine
 	}
 	return win
 }
@@ -250,6 +252,10 @@ func (v Window) Name(h uint32) (string, bool) { return v.ix.Label(h) }
 // Profile returns member handle h's public profile, zero where it has
 // none. O(1).
 func (v Window) Profile(h uint32) Profile { return v.profiles[h] }
+
+// UnderReview reports whether member handle h has a submission in the
+// board's quarantine. O(1).
+func (v Window) UnderReview(h uint32) bool { return v.q != nil && v.q.underReview(h) }
 
 // Resolve returns the member handle an id or alias names. O(1).
 func (v Window) Resolve(id string) (uint32, bool) { return v.ix.Resolve(id) }

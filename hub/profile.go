@@ -94,20 +94,26 @@ func (s *state) applyProfile(seq uint64, ev *event) error {
 	}
 	s.profiles[h] = p
 	for _, name := range sortedBoards(s) {
-		bs := s.boards[name]
-		if bs.ended(ev.At) {
-			continue
-		}
-		for _, k := range bs.sortedWindows() {
-			w := bs.windows[k]
-			if row, ok := w.b.Get(h); ok {
-				w.seq++
-				s.feed.note(name, w, board.Change{Member: h, OldRank: row.Rank, NewRank: row.Rank,
-					Old: row.Entry, New: row.Entry, Applied: true})
-			}
+		if bs := s.boards[name]; !bs.ended(ev.At) {
+			s.touch(name, bs, h)
 		}
 	}
 	return nil
+}
+
+// touch records that member h's rows on board name show something new
+// (a profile, a review marker) without a change of its entries: each
+// window ranking it gets a new seq and a change at its own rank, so that
+// live views showing the member send its row again. O(windows × log N).
+func (s *state) touch(name string, bs *boardState, h uint32) {
+	for _, k := range bs.sortedWindows() {
+		w := bs.windows[k]
+		if row, ok := w.b.Get(h); ok {
+			w.seq++
+			s.feed.note(name, w, board.Change{Member: h, OldRank: row.Rank, NewRank: row.Rank,
+				Old: row.Entry, New: row.Entry, Applied: true})
+		}
+	}
 }
 
 // mergeProfile moves the profile of a member merged away (from) to the one

@@ -15,6 +15,7 @@ type View struct {
 	ix       *identity.Index
 	w        *window // nil: the window holds nothing (yet, or any more)
 	profiles map[uint32]Profile
+	q        *quarantine // the board's: whose rows show the review marker; nil: none
 }
 
 // Seq returns the board-window's version (0 for a window never written).
@@ -86,7 +87,8 @@ func (v View) Members(members []string) []Row {
 
 func (v View) row(r board.Row) Row {
 	name, _ := v.ix.Label(r.Member) // retired only on a board no merge folds: an ended tournament
-	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: v.profiles[r.Member]}
+	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: v.profiles[r.Member],
+		Review: v.q != nil && v.q.underReview(r.Member)}
 }
 
 func (v View) rows(rs []board.Row) []Row {
@@ -103,7 +105,7 @@ func (v View) rows(rs []board.Row) []Row {
 // not keep. A window with no entries yet reads as empty, seq 0.
 func (h *Hub) Read(l Loc, fn func(View) error) error {
 	return h.locate(l, func(st *state, bs *boardState, key windowKey) error {
-		return fn(View{ix: st.ix, w: bs.windows[key], profiles: st.profiles})
+		return fn(View{ix: st.ix, w: bs.windows[key], profiles: st.profiles, q: &bs.quarantine})
 	})
 }
 

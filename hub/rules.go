@@ -123,7 +123,8 @@ type Held struct {
 	Score    float64
 	Subscore float64
 	Reason   Reason
-	At       int64 // acceptance time, unix ms
+	At       int64  // acceptance time, unix ms
+	handle   uint32 // the member's handle when held: its rows show the review marker
 }
 
 // quarantine is a board's held items and per-minute counters. Replica
@@ -133,6 +134,25 @@ type quarantine struct {
 	held   []Held // sorted by QID
 	minute int64  // the minute (unix ms / 60,000) counts are for
 	counts map[uint32]uint32
+	review map[uint32]uint32 // held items by member handle, where any
+}
+
+// underReview reports whether member h has a held item. O(1).
+func (q *quarantine) underReview(h uint32) bool { return q.review[h] > 0 }
+
+// mark counts a held item of member h (delta 1) or its decision (-1),
+// and reports whether the member's review marker changed.
+func (q *quarantine) mark(h uint32, delta int) bool {
+	if q.review == nil {
+		q.review = map[uint32]uint32{}
+	}
+	n := int(q.review[h]) + delta
+	if n <= 0 {
+		delete(q.review, h)
+		return n == 0
+	}
+	q.review[h] = uint32(n)
+	return n == 1 && delta > 0
 }
 
 // count adds one submission of member h at acceptance time at and returns
@@ -193,12 +213,12 @@ func (bs *boardState) step(primary *window, it Item, h uint32) float64 {
 
 // hold keeps it as a held item for reason and returns its QID, or 0 where
 // the board holds MaxHeld items already.
-func (q *quarantine) hold(it Item, reason Reason, at int64) uint64 {
+func (q *quarantine) hold(it Item, reason Reason, at int64, h uint32) uint64 {
 	if len(q.held) >= MaxHeld {
 		return 0
 	}
 	q.last++
-	q.held = append(q.held, Held{QID: q.last, Member: it.Member, Score: it.Score, Subscore: it.Subscore, Reason: reason, At: at})
+	q.held = append(q.held, Held{QID: q.last, Member: it.Member, Score: it.Score, Subscore: it.Subscore, Reason: reason, At: at, handle: h})
 	return q.last
 }
 
@@ -245,10 +265,16 @@ func (s *state) holdItem(bs *boardState, name string, primary *window, at int64,
 		res = primary.result(h, false)
 		res.Reason = reason
 	}
-	if res.QID = bs.quarantine.hold(it, reason, at); res.QID == 0 {
+	if res.QID = bs.quarantine.hold(it, reason, at, h); res.QID == 0 {
 		res.Reason = ReasonFull
 	} else {
 		s.notes.noteHeld(s.tenant, name, bs.quarantine.held[len(bs.quarantine.held)-1])
+		if bs.quarantine.mark(h, 1) {
+			s.touch(name, bs, h) // its rows now show the review marker
+			if primary != nil {
+				res.Seq = primary.seq
+			}
+		}
 	}
 	res.Member, _ = s.ix.Name(h)
 	return res
@@ -276,6 +302,9 @@ func (s *state) applyApprove(seq uint64, ev *event) (Result, error) {
 		return Result{}, errorf(ErrLimit, "member %q: the tenant holds too many member ids", held.Member)
 	}
 	bs.quarantine.take(ev.QID)
+	if bs.quarantine.mark(held.handle, -1) {
+		s.touch(ev.Board, bs, held.handle) // the review marker goes
+	}
 	ws, primary := bs.windowsAt(ev.At)
 	it := Item{Member: held.Member, Score: held.Score, Subscore: held.Subscore}
 	return s.submitHandle(bs, ev.Board, ws, primary, seq, ev.At, it, h), nil
@@ -287,8 +316,12 @@ func (s *state) applyReject(ev *event) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := bs.quarantine.take(ev.QID); !ok {
+	held, ok := bs.quarantine.take(ev.QID)
+	if !ok {
 		return errorf(ErrNotFound, "qid %d on board %q", ev.QID, ev.Board)
+	}
+	if bs.quarantine.mark(held.handle, -1) {
+		s.touch(ev.Board, bs, held.handle) // the review marker goes
 	}
 	return nil
 }

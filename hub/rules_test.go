@@ -167,7 +167,7 @@ func TestQuarantineFull(t *testing.T) {
 	r.mu.Lock()
 	q := &r.st.boards["b"].quarantine
 	for i := range MaxHeld {
-		q.hold(Item{Member: "p", Score: 1}, ReasonMaxScore, int64(i))
+		q.hold(Item{Member: "p", Score: 1}, ReasonMaxScore, int64(i), 1)
 	}
 	r.mu.Unlock()
 	res := submitOne(t, h, "b", Item{Member: "x", Score: 5})

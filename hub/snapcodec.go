@@ -87,6 +87,7 @@ func (w *snapWriter) quarantine(q *quarantine) {
 		w.float(h.Subscore)
 		w.uint(uint64(h.Reason))
 		w.int(h.At)
+		w.uint(uint64(h.handle))
 	}
 	w.int(q.minute)
 	handles := make([]uint32, 0, len(q.counts))
@@ -314,12 +315,15 @@ func (r *snapReader) quarantine(q *quarantine) {
 	q.last = r.uint()
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		h := Held{QID: r.uint(), Member: r.str(), Score: r.float(), Subscore: r.float(), Reason: Reason(r.uint()), At: r.int()}
+		handle := r.uint()
 		if h.QID == 0 || h.QID > q.last || (len(q.held) > 0 && h.QID <= q.held[len(q.held)-1].QID) ||
-			h.Reason == ReasonNone || h.Reason >= ReasonFull {
+			h.Reason == ReasonNone || h.Reason >= ReasonFull || handle > math.MaxUint32 {
 			r.fail("held item")
 			return
 		}
+		h.handle = uint32(handle)
 		q.held = append(q.held, h)
+		q.mark(h.handle, 1)
 	}
 	q.minute = r.int()
 	n := r.count()

@@ -24,7 +24,7 @@ import (
 //	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
 //	  nwindows; per window, by kind then start: kind  start (varint)  seq  len+board bytes
 //	  the quarantine (rules.go): last qid  nheld
-//	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)
+//	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)  handle
 //	  minute (varint)  ncounts; per count, by handle: handle  count
 //	  the history (history.go): points recorded in all  nkept
 //	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)

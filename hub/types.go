@@ -50,6 +50,7 @@ type Row struct {
 	Score    float64
 	Subscore float64
 	Profile  Profile // the member's public profile; zero where it has none
+	Review   bool    // the member has a submission in the board's quarantine
 }
 
 // Page is the answer to a read: the board-window's seq and total, and rows.

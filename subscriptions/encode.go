@@ -64,6 +64,9 @@ func appendRow(dst []byte, r Row) []byte {
 			dst = appendString(dst, f.v)
 		}
 	}
+	if r.Review {
+		dst = append(dst, `,"review":true`...)
+	}
 	return append(dst, '}')
 }
 

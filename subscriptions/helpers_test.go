@@ -19,6 +19,7 @@ type testWindow struct {
 	ids      map[string]uint32
 	pending  []Change
 	profiles map[uint32]Profile
+	review   map[uint32]bool
 }
 
 func newTestWindow(t testing.TB, cfg board.Config) *testWindow {
@@ -35,6 +36,7 @@ func (w *testWindow) Pending() []Change   { return w.pending }
 func (w *testWindow) Profile(h uint32) Profile {
 	return w.profiles[h]
 }
+func (w *testWindow) UnderReview(h uint32) bool { return w.review[h] }
 func (w *testWindow) Resolve(id string) (uint32, bool) {
 	h, ok := w.ids[id]
 	return h, ok

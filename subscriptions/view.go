@@ -24,6 +24,9 @@ type Window interface {
 	// Profile returns member handle h's public profile (zero: none). A
 	// change of it comes as a Change of the member at its own rank.
 	Profile(h uint32) Profile
+	// UnderReview reports whether member handle h has a submission held
+	// for review; a change of it comes as a Change at the member's rank.
+	UnderReview(h uint32) bool
 }
 
 // Profile is a member's public profile as rows show it; empty fields are
@@ -64,12 +67,13 @@ type Row struct {
 	Score    float64
 	Subscore float64
 	Profile  Profile
+	Review   bool
 	handle   uint32
 }
 
 func (r Row) same(o Row) bool {
 	return r.Rank == o.Rank && r.handle == o.handle && r.Score == o.Score && r.Subscore == o.Subscore &&
-		r.Profile == o.Profile
+		r.Profile == o.Profile && r.Review == o.Review
 }
 
 // span is a closed range of ranks.
@@ -174,7 +178,7 @@ func named(w Window, rs []board.Row) []Row {
 
 func namedRow(w Window, r board.Row) Row {
 	name, _ := w.Name(r.Member)
-	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: w.Profile(r.Member), handle: r.Member}
+	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: w.Profile(r.Member), Review: w.UnderReview(r.Member), handle: r.Member}
 }
 
 // diffRows returns what turns old into new (both in rank order): the rows
