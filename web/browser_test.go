@@ -21,6 +21,10 @@ import (
 type shown struct {
 	Rank    int     `json:"rank"`
 	Member  string  `json:"member"`
+	Name    string  `json:"name"`
+	Avatar  string  `json:"avatar"`
+	Review  string  `json:"review"`
+	Prize   *string `json:"prize"`
 	Score   float64 `json:"score"`
 	Me      bool    `json:"me"`
 	Current bool    `json:"current"`
@@ -29,10 +33,12 @@ type shown struct {
 
 // seen is what one board shows: window.seen in testdata/e2e.html.
 type seen struct {
-	State  string  `json:"state"`
-	Status string  `json:"status"`
-	Live   string  `json:"live"`
-	Rows   []shown `json:"rows"`
+	State     string  `json:"state"`
+	Status    string  `json:"status"`
+	Live      string  `json:"live"`
+	Countdown string  `json:"countdown"`
+	PrizeHead bool    `json:"prizeHead"`
+	Rows      []shown `json:"rows"`
 }
 
 // row is a row as the HTTP API reads it.
@@ -492,5 +498,67 @@ func waitLiveTop10(t *testing.T, ctx context.Context, g *gateway, id, what strin
 			return fmt.Sprintf("%+v", s)
 		}
 		return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=10"))
+	})
+}
+
+// TestBoardTournamentStates: a tournament board shows profile names and
+// avatars, the prize column, the countdown to its end, a quiet marker on a
+// member under review (gone once the submission is decided), and turns
+// final once the end passed, keeping its rows; a plain board shows none of
+// it.
+func TestBoardTournamentStates(t *testing.T) {
+	g := startGateway(t)
+	ends := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	g.call("PUT", "/v1/boards/cup", `{"ends_at":"`+ends+`","prizes":[{"from":1,"to":1,"prize":"€100"},{"from":2,"to":3,"prize":"€10"}],"rules":{"max_score":1000}}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":300},{"member":"p2","score":200},{"member":"p3","score":100},{"member":"p4","score":50}]}`, nil)
+	g.call("PUT", "/v1/members/p1/profile", `{"name":"GoldenAce","avatar":"https://cdn.example/a.png","country":"MT"}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"member":"p2","score":99999}`, nil) // held: p2 under review
+	board(g, "plain", 3)
+	ctx := page(t, g)
+	mount(t, ctx, "cup", map[string]string{"board": "cup", "token": readToken(g, "p4"), "locale": "en-US"})
+	mount(t, ctx, "plain", map[string]string{"board": "plain", "token": readToken(g, "p4"), "locale": "en-US"})
+	waitFor(t, "the tournament board's rows", 10*time.Second, func() string {
+		s := look(t, ctx, "cup")
+		if len(s.Rows) != 4 || s.State != "live" {
+			return fmt.Sprintf("%+v", s)
+		}
+		return ""
+	})
+	s := look(t, ctx, "cup")
+	want := []struct{ member, name, prize, review string }{
+		{"p1", "GoldenAce", "€100", ""}, {"p2", "p2", "€10", "Under review"}, {"p3", "p3", "€10", ""}, {"p4", "p4", "", ""},
+	}
+	for i, w := range want {
+		r := s.Rows[i]
+		if r.Member != w.member || r.Name != w.name || r.Prize == nil || *r.Prize != w.prize || r.Review != w.review {
+			t.Errorf("row %d: %+v, want %+v", i+1, r, w)
+		}
+	}
+	if s.Rows[0].Avatar != "https://cdn.example/a.png" || s.Rows[1].Avatar != "" {
+		t.Errorf("avatars: %q %q", s.Rows[0].Avatar, s.Rows[1].Avatar)
+	}
+	if !s.PrizeHead || !strings.HasPrefix(s.Countdown, "Ends in 00:0") {
+		t.Errorf("prize column %v, countdown %q", s.PrizeHead, s.Countdown)
+	}
+	p := look(t, ctx, "plain")
+	if p.PrizeHead || p.Countdown != "" || p.Rows[0].Prize != nil {
+		t.Errorf("a plain board shows tournament parts: %+v", p)
+	}
+
+	var held struct{ Rows []struct{ QID string } }
+	g.call("GET", "/v1/boards/cup/quarantine", "", &held)
+	g.call("POST", "/v1/boards/cup/quarantine/"+held.Rows[0].QID+"/reject", "", nil)
+	waitFor(t, "the review marker gone", 10*time.Second, func() string {
+		if r := look(t, ctx, "cup").Rows[1]; r.Review != "" {
+			return fmt.Sprintf("%+v", r)
+		}
+		return ""
+	})
+	waitFor(t, "the final state", 15*time.Second, func() string {
+		s := look(t, ctx, "cup")
+		if s.State != "final" || s.Countdown != "Final standings" || len(s.Rows) != 4 {
+			return fmt.Sprintf("state %q countdown %q rows %d", s.State, s.Countdown, len(s.Rows))
+		}
+		return ""
 	})
 }

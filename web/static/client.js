@@ -314,6 +314,12 @@ export class RankwireClient extends EventTarget {
       return;
     }
     if (msg.type === "error") return this._onError(msg);
+    if (msg.type === "board") {
+      // A tournament board's times and prizes, before the first snapshot.
+      const sub = this._subs.get(msg.id);
+      if (sub && !sub.closed) sub.handlers.board?.(msg);
+      return;
+    }
     if (msg.type !== "snapshot" && msg.type !== "diff") return; // a newer server's message
     const sub = this._subs.get(msg.id);
     if (!sub || sub.closed) return; // stale: an id we replaced

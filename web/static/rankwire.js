@@ -14,7 +14,11 @@
 // hint}, rankwire-update {type, seq, total, rows}, rankwire-error {code,
 // message}, rankwire-rank {member, rank, previous}, rankwire-token-expired
 // {reason} (set a new token attribute to go on). States: loading, live,
-// empty, error, reconnecting, expired. See docs/EMBED.md.
+// empty, error, reconnecting, expired, final (a tournament board whose
+// ends_at has passed). A tournament board also shows a prize column, the
+// countdown to its end, and a quiet marker on a row whose member has a
+// submission under review; rows show the member's profile name and
+// avatar where it has one. See docs/EMBED.md.
 import { RankwireClient, sortedRows } from "./client.js";
 import { styles } from "./styles.js";
 
@@ -28,6 +32,17 @@ const defaultStrings = {
   cannotConnect: "Cannot connect. Check the gateway URL, the token and the gateway's allowed origins.",
   yourRank: (rank, moved) => `Your rank is now ${rank}${moved}.`,
   up: (n) => `, up ${n}`, down: (n) => `, down ${n}`,
+  prize: "Prize", final: "Final", finalStandings: "Final standings", review: "Under review",
+  endsIn: (t) => `Ends in ${t}`, startsIn: (t) => `Starts in ${t}`,
+};
+
+// duration writes ms as "2d 03:04:05", "03:04:05" or "04:05".
+const duration = (ms) => {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+  const two = (n) => String(n).padStart(2, "0");
+  const hms = h || d ? `${two(h)}:${two(m)}:${two(s % 60)}` : `${two(m)}:${two(s % 60)}`;
+  return d ? `${d}d ${hms}` : hms;
 };
 
 // Why a message is shown instead of the table, by the protocol's error codes.
@@ -72,15 +87,17 @@ export class RankwireBoard extends HTMLElement {
       <div class="frame" part="frame">
         <div class="badge" part="badge" aria-hidden="true"><span></span></div>
         <table part="table">
-          <caption part="caption"><span class="label"></span><span class="total"></span></caption>
-          <thead><tr><th scope="col" class="rank"></th><th scope="col" class="player"></th><th scope="col" class="score"></th></tr></thead>
+          <caption part="caption"><span class="label"></span><span class="total"></span><span class="countdown" part="countdown" hidden></span></caption>
+          <thead><tr><th scope="col" class="rank"></th><th scope="col" class="player"></th><th scope="col" class="score"></th><th scope="col" class="prize" hidden></th></tr></thead>
           <tbody></tbody>
         </table>
         <p class="status" part="status" role="status"></p>
         <div class="sr-only" aria-live="polite" aria-atomic="true"></div>
       </div>`;
     const $ = (s) => this._root.querySelector(s);
-    this._els = { tbody: $("tbody"), status: $(".status"), live: $("[aria-live]"), label: $(".label"), total: $(".total"), badge: $(".badge span"), head: $("thead tr") };
+    this._els = { tbody: $("tbody"), status: $(".status"), live: $("[aria-live]"), label: $(".label"), total: $(".total"), badge: $(".badge span"), head: $("thead tr"), countdown: $(".countdown") };
+    this._board = null; // a tournament board's {starts_at, ends_at, prizes}, from its board message
+    this._tick = null; // the countdown's interval
     this._onClientState = (e) => this._clientState(e.detail);
     this._onClientError = (e) => this._emit("rankwire-error", e.detail);
   }
@@ -106,6 +123,7 @@ export class RankwireBoard extends HTMLElement {
   disconnectedCallback() {
     this._unsubscribe();
     this._dropOwnClient();
+    this._stopCountdown();
   }
 
   attributeChangedCallback(name, old, value) {
@@ -161,6 +179,7 @@ export class RankwireBoard extends HTMLElement {
     this._view = null;
     this._ranks.clear();
     this._announced = undefined;
+    this._setBoard(null);
     const spec = this._spec();
     if (!spec.board) return this._fail({ code: "bad_request", message: "set the board attribute" });
     if (!this._client && !this._own) {
@@ -172,7 +191,53 @@ export class RankwireBoard extends HTMLElement {
     c.addEventListener("state", this._onClientState);
     c.addEventListener("error", this._onClientError);
     this._setState(c.state === "reconnecting" ? "reconnecting" : "loading");
-    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e) });
+    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e), board: (b) => this._setBoard(b) });
+  }
+
+  // _setBoard takes a tournament board's times and prizes (null: none):
+  // the prize column shows where it has prizes, the countdown where it has
+  // an end, and the state turns final once the end has passed.
+  _setBoard(b) {
+    this._board = b;
+    this._stopCountdown();
+    this._renderHead();
+    if (b && (b.ends_at || b.starts_at)) {
+      this._countdown();
+      this._tick = setInterval(() => this._countdown(), 1000);
+    }
+    if (this._view) this._render();
+  }
+
+  _stopCountdown() {
+    clearInterval(this._tick);
+    this._tick = null;
+    this._els.countdown.hidden = true;
+  }
+
+  // _countdown shows the time to the start or the end, and turns the
+  // element final at the end (its rows, frozen by the gateway, stay).
+  _countdown() {
+    const b = this._board, el = this._els.countdown, now = Date.now();
+    const starts = b.starts_at ? Date.parse(b.starts_at) : NaN, ends = b.ends_at ? Date.parse(b.ends_at) : NaN;
+    el.hidden = false;
+    if (now < starts) el.textContent = this.strings.startsIn(duration(starts - now));
+    else if (now < ends) el.textContent = this.strings.endsIn(duration(ends - now));
+    else if (ends <= now) {
+      el.textContent = this.strings.finalStandings;
+      clearInterval(this._tick);
+      this._tick = null;
+      if (this._state !== "error") this._setState("final");
+    } else el.hidden = true;
+  }
+
+  _ended() {
+    return !!(this._board?.ends_at && Date.parse(this._board.ends_at) <= Date.now());
+  }
+
+  // _prize returns the prize of rank, or "".
+  _prize(rank) {
+    for (const p of this._board?.prizes || []) if (rank >= p.from && rank <= p.to) return p.prize;
+    return "";
   }
 
   // _clientState follows the client's connection: the reason for a
@@ -183,14 +248,14 @@ export class RankwireBoard extends HTMLElement {
     else if (state === "expired") {
       this._setState("expired", { reason, code });
       this._emit("rankwire-token-expired", { reason });
-    } else if (state === "open" && this._view) this._setState(this._view.rows.size ? "live" : "empty");
+    } else if (state === "open" && this._view) this._setState(this._ended() ? "final" : this._view.rows.size ? "live" : "empty");
     else if (state === "error") this._fail({ code: code || "forbidden", message: reason || "connection refused", refused: code === "forbidden" }, true);
   }
 
   _update(view, msg) {
     this._view = view;
     this._render();
-    this._setState(view.rows.size ? "live" : "empty");
+    this._setState(this._ended() ? "final" : view.rows.size ? "live" : "empty");
     this._emit("rankwire-update", { type: msg.type, seq: view.seq, total: view.total, rows: this.rows });
   }
 
@@ -251,10 +316,12 @@ export class RankwireBoard extends HTMLElement {
   }
 
   _renderHead() {
-    const [r, p, s] = this._els.head.children;
+    const [r, p, s, z] = this._els.head.children;
     r.textContent = this.strings.rank;
     p.textContent = this.strings.player;
     s.textContent = this.strings.score;
+    z.textContent = this.strings.prize;
+    z.hidden = !this._board?.prizes?.length;
     this._els.label.textContent = this.getAttribute("label") || "Leaderboard";
   }
 
@@ -292,18 +359,36 @@ export class RankwireBoard extends HTMLElement {
     const fresh = !tr;
     if (fresh) {
       tr = document.createElement("tr");
-      tr.innerHTML = `<td class="rank"><span class="pos"></span></td><th scope="row" class="player"></th><td class="score"></td>`;
+      tr.innerHTML = `<td class="rank"><span class="pos"></span></td><th scope="row" class="player"><img class="avatar" part="avatar" alt="" width="20" height="20" loading="lazy" referrerpolicy="no-referrer" hidden><span class="name"></span><span class="review" part="review" hidden></span></th><td class="score"></td><td class="prize" part="prize" hidden></td>`;
       this._trs.set(row.member, tr);
       if (this._ranks.size) {
         tr.classList.add("enter"); // not on the first snapshot
         tr.addEventListener("animationend", () => tr.classList.remove("enter"), { once: true });
       }
     }
-    const [rankTd, th, scoreTd] = tr.children;
+    const [rankTd, th, scoreTd, prizeTd] = tr.children;
+    const [img, name, review] = th.children;
     rankTd.firstChild.textContent = nf.format(row.rank);
-    th.textContent = row.member;
+    name.textContent = row.name || row.member; // a profile's name where the member has one
     th.title = row.member;
+    // Only https avatars (the gateway accepts no other); a broken one hides.
+    const avatar = typeof row.avatar === "string" && row.avatar.startsWith("https://") ? row.avatar : "";
+    if (img.getAttribute("src") !== avatar) {
+      if (avatar) img.src = avatar;
+      else img.removeAttribute("src");
+      img.hidden = !avatar;
+      img.onerror = () => { img.hidden = true; };
+    }
+    // A quiet marker, with words for screen readers, on a member under review.
+    review.hidden = !row.review;
+    review.textContent = row.review ? "⚑" : "";
+    review.title = row.review ? this.strings.review : "";
+    if (row.review) review.setAttribute("aria-label", this.strings.review);
+    else review.removeAttribute("aria-label");
+    tr.classList.toggle("review", !!row.review);
     scoreTd.textContent = nf.format(row.score);
+    prizeTd.hidden = !this._board?.prizes?.length;
+    prizeTd.textContent = this._prize(row.rank);
     tr.toggleAttribute("data-podium", row.rank <= 3);
     const isMe = me !== "" && row.member === me;
     tr.classList.toggle("me", isMe);

@@ -52,6 +52,13 @@ th, td { padding: 0 1rem; height: var(--rw-row-height); text-align: start; white
 thead th { font-size: .72rem; letter-spacing: .06em; text-transform: uppercase; color: var(--rw-muted);
   height: 2rem; font-weight: 600; border-bottom: 1px solid var(--rw-border); }
 .rank { width: 5.5rem; }
+.prize { width: 24%; text-align: end; color: var(--rw-accent); font-weight: 600; }
+caption .countdown { display: block; font-weight: 500; font-size: .8rem; color: var(--rw-muted); margin-top: .15rem; }
+caption .countdown[hidden] { display: none; }
+.avatar { width: 1.25rem; height: 1.25rem; border-radius: 50%; object-fit: cover; vertical-align: -.3rem;
+  margin-inline-end: .45rem; background: var(--rw-border); }
+.review { margin-inline-start: .4rem; font-size: .75rem; color: var(--rw-muted); opacity: .8; }
+tbody tr.review th .name { color: var(--rw-muted); }
 .score { width: 30%; text-align: end; }
 tbody th { font-weight: 500; }
 tbody tr { background: var(--rw-bg); position: relative; }
@@ -78,6 +85,7 @@ tbody tr[data-podium] .pos { color: var(--rw-accent); font-weight: 700; }
 :host([state="live"]) .badge::before { background: var(--rw-up); box-shadow: 0 0 0 0 var(--rw-up); animation: rw-pulse 2s infinite; }
 :host([state="reconnecting"]) .badge::before { background: #e0a100; }
 :host([state="error"]) .badge::before { background: var(--rw-down); }
+:host([state="final"]) .badge::before { background: var(--rw-accent); }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 /* A row new to the view flashes rather than fading in: on a busy rank (the
    prize line) a new row arrives with every push, and must stay readable. */

@@ -117,6 +117,20 @@ export const tests = {
     eq(wsURL("http://h:8080/v1/ws?x=1"), "ws://h:8080/v1/ws", "already the endpoint");
   },
 
+  async "a board message reaches the subscription's board handler, before its snapshot"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, timers: new FakeClock() });
+    const seen = [];
+    c.subscribe({ board: "cup", view: { kind: "top" } }, { board: (b) => seen.push(["board", b.ends_at, b.prizes.length]), update: (v) => seen.push(["update", v.seq]) });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const id = FakeWS.all[0].subs()[0].id;
+    FakeWS.all[0].serverSends({ type: "board", id: "someone-else", board: "cup", ends_at: "x", prizes: [] });
+    FakeWS.all[0].serverSends({ type: "board", id, board: "cup", ends_at: "2099-01-01T00:00:00.000Z", prizes: [{ from: 1, to: 1, prize: "€5" }] });
+    FakeWS.all[0].serverSends({ type: "snapshot", id, seq: 4, total: 0, rows: [] });
+    eq(seen, [["board", "2099-01-01T00:00:00.000Z", 1], ["update", 4]], "board then update, for its own id only");
+    c.close();
+  },
+
   async "client authenticates, subscribes, applies"() {
     FakeWS.all = [];
     const c = new RankwireClient({ url: "http://h", token: jwt({ sub: "me", exp: 4e9 }), WebSocket: FakeWS });
