@@ -46,6 +46,7 @@ type Stats struct {
 	SubmissionsPerSecond float64 `json:"submissions_per_second"`
 	Connections          int     `json:"connections"` // open WebSockets
 	Players              int     `json:"players"`     // members of the demo board
+	Sprint               string  `json:"sprint"`      // the board of the sprint tournament under way
 }
 
 // Options configures Handler. The zero value serves the widget only.

@@ -20,6 +20,7 @@ type Config struct {
 	KeysFile     string        // tenants' key file; empty generates a demo tenant
 	PushInterval time.Duration // coalescing interval of live views
 	Demo         bool          // seed the demo tenant with a simulated board
+	DemoRound    time.Duration // length of the demo's sprint tournaments
 	LogFormat    string        // "text" or "json"
 	PprofAddr    string        // where to serve /debug/pprof; empty means nowhere
 	Origins      []string      // browser origins allowed to open WebSockets besides our own
@@ -72,6 +73,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.StringVar(&c.KeysFile, "keys", "", "the tenants' key `file`; empty generates a demo tenant and key and prints tokens")
 	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
 	fs.BoolVar(&c.Demo, "demo", false, "seed the demo tenant's board \"weekly\" with players (implied without --keys)")
+	fs.DurationVar(&c.DemoRound, "demo-round", 5*time.Minute, "how `long` each of the demo's sprint tournaments runs before the next starts (1m..24h)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.Func("allowed-origins", "comma-separated `origins` (host patterns, e.g. lobby.example.com,*.casino.io) whose pages may open WebSockets; empty: the gateway's own host only", func(v string) error {
 		c.Origins = splitList(v)
@@ -145,6 +147,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("--slow-timeout %v: want 1s..10m", c.SlowTimeout)
 	case c.PingInterval < time.Second || c.PingInterval > 10*time.Minute:
 		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
+	case c.DemoRound < time.Minute || c.DemoRound > 24*time.Hour:
+		return fmt.Errorf("--demo-round %v: want 1m..24h", c.DemoRound)
 	case c.MaxConns < 1 || c.MaxConns > 1_000_000:
 		return fmt.Errorf("--max-connections %d: want 1..1000000", c.MaxConns)
 	case c.MaxStore != 0 && c.MaxStore < minStore:

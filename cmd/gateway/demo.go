@@ -51,10 +51,13 @@ func seedDemo(ctx context.Context, h *hub.Hub, sim *simulation, seed bool) error
 
 // startDemo seeds the demo board and starts the simulated tournament; the
 // returned stop ends it and waits for it.
-func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, log *slog.Logger) (stop func(), err error) {
-	d.h, d.sim = h, newSimulation(h, log)
+func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, round time.Duration, log *slog.Logger) (stop func(), err error) {
+	d.h, d.sim = h, newSimulation(h, log, round)
 	if err := seedDemo(ctx, h, d.sim, seed); err != nil {
 		return nil, err
+	}
+	if _, err := d.sim.sprint.ensure(ctx, time.Now()); err != nil {
+		return nil, fmt.Errorf("opening a sprint: %w", err)
 	}
 	return d.sim.start(ctx), nil
 }
@@ -67,7 +70,7 @@ const demoSessionTTL = 15 * time.Minute
 // who can reach the gateway gets one.
 func (d *demoKey) Session() (web.Session, error) {
 	exp := time.Now().Add(demoSessionTTL).Truncate(time.Second)
-	tok, err := auth.Mint(d.key, auth.Claims{Tenant: demoTenant, Subject: demoViewer, Roles: auth.RoleRead, Boards: []string{demoBoard}, Expiry: exp})
+	tok, err := auth.Mint(d.key, auth.Claims{Tenant: demoTenant, Subject: demoViewer, Roles: auth.RoleRead, Boards: []string{demoBoard, sprintPrefix + "*"}, Expiry: exp})
 	return web.Session{Token: tok, Expires: exp, Board: demoBoard, Member: demoViewer,
 		Friends: append([]string{demoViewer}, d.sim.friends...), Prize: 100}, err
 }
@@ -92,7 +95,7 @@ func (d *demoKey) Stats() web.Stats {
 		}
 		d.last, d.sent = now, float64(count)
 	}
-	return web.Stats{SubmissionsPerSecond: math.Round(d.rate), Connections: int(conns), Players: players}
+	return web.Stats{SubmissionsPerSecond: math.Round(d.rate), Connections: int(conns), Players: players, Sprint: d.sim.sprint.Current()}
 }
 
 // gathered sums every series of the metric name in g; 0 where it has none.
@@ -122,7 +125,8 @@ func printDemo(w io.Writer, addr string, d *demoKey) {
 	fmt.Fprintf(w, `
 rankwire is serving on %[1]s (demo tenant %[2]q, board %[3]q; tokens valid 24 h)
 
-demo page:   %[1]s/   (a simulated tournament of 20,000 players, live)
+demo page:   %[1]s/   (a simulated tournament of 20,000 players, live, and sprint tournaments
+             that end and roll over, with prizes and a cheater whose scores land in quarantine)
 
 admin token: %[4]s
 read token:  %[5]s
@@ -130,6 +134,8 @@ read token:  %[5]s
 try:
   curl -s -H "Authorization: Bearer %[5]s" "%[1]s/v1/boards/%[3]s/top?limit=5"
   curl -s -X POST -H "Authorization: Bearer %[4]s" -d '{"member":"you","score":9999}' "%[1]s/v1/boards/%[3]s/scores"
+  curl -s -H "Authorization: Bearer %[4]s" "%[1]s/v1/boards/%[6]s/quarantine"
+  curl -s -H "Authorization: Bearer %[4]s" "%[1]s/v1/boards/%[6]s/standings?limit=10"
 
-`, base, demoTenant, demoBoard, admin, read)
+`, base, demoTenant, demoBoard, admin, read, d.sim.sprint.Current())
 }

@@ -76,7 +76,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		metricsAddr = addr
 	}
 	if demo != nil {
-		stopDemo, err := demo.startDemo(ctx, h, cfg.Demo || cfg.KeysFile == "", log)
+		stopDemo, err := demo.startDemo(ctx, h, cfg.Demo || cfg.KeysFile == "", cfg.DemoRound, log)
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}

@@ -42,6 +42,7 @@ type simulation struct {
 	rng     *rand.Rand // run's goroutine only, after preload
 	players []simPlayer
 	friends []string
+	sprint  *sprints // the sprint tournaments (sprint.go)
 
 	submitted atomic.Int64 // items submitted so far, for the stats panel
 }
@@ -51,9 +52,13 @@ type simulation struct {
 // and skills; their luck comes from a fresh seed on every start. With a fixed
 // luck seed too, every restart replayed the previous run's sessions, which
 // policy best keeps as they were: the board froze while the page said LIVE.
-func newSimulation(h *hub.Hub, log *slog.Logger) *simulation {
+func newSimulation(h *hub.Hub, log *slog.Logger, round time.Duration) *simulation {
 	skills := rand.New(rand.NewPCG(2026, 5))
 	s := &simulation{h: h, log: log, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	if round <= 0 {
+		round = 5 * time.Minute // a Config not built from flags (tests)
+	}
+	s.sprint = &sprints{s: s, round: round}
 	s.players = make([]simPlayer, demoPlayers)
 	for i := range s.players {
 		// Skill is log-normal: most players are ordinary, a few are sharks.
@@ -116,7 +121,7 @@ func (s *simulation) preload(ctx context.Context) error {
 			return fmt.Errorf("preloading players %d..: %w", start, err)
 		}
 	}
-	return nil
+	return s.profiles(ctx)
 }
 
 // start runs the tournament until ctx ends; stop waits for it.
@@ -153,6 +158,7 @@ func (s *simulation) run(ctx context.Context) {
 		n := int(owed)
 		owed -= float64(n)
 		s.submit(ctx, s.batch(n))
+		s.sprint.play(ctx, time.Now(), (n+2)/3)
 	}
 }
 

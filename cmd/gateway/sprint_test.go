@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/await"
+)
+
+// The demo's sprints: a round opens with prizes and rules, its players have
+// profiles, the cheater's score lands in quarantine, the round ends (its
+// standings then carry ended_at and prizes) and the next opens; rounds
+// older than sprintKeep are deleted.
+func TestDemoSprints(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	round := 2 * time.Second
+	s := newSimulation(h, slog.New(slog.NewTextHandler(io.Discard, nil)), round)
+	s.players = s.players[:50] // profiles for 50, not 20,000
+	if err := s.profiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := h.Profile(demoTenant, s.players[7].name); err != nil || p.Name != displayName(s.players[7].name) || p.Country == "" {
+		t.Fatalf("a player's profile: %+v %v", p, err)
+	}
+	now := time.Now()
+	board, err := s.sprint.ensure(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sprint.play(ctx, now, 30)
+	if _, err := h.Submit(ctx, demoTenant, board, []hub.Item{cheat()}); err != nil {
+		t.Fatal(err)
+	}
+	held, _, err := h.Quarantine(demoTenant, board, 0, 10)
+	if err != nil || len(held) == 0 || held[len(held)-1].Member != demoCheater || held[len(held)-1].Reason != hub.ReasonMaxScore {
+		t.Fatalf("the cheater in quarantine: %+v %v", held, err)
+	}
+	if p, _ := h.Top(hub.Loc{Tenant: demoTenant, Board: board}, 0, nil, 3); len(p.Rows) == 0 || p.Rows[0].Profile.Name == "" {
+		t.Fatalf("the sprint's top rows show no profile names: %+v", p.Rows)
+	}
+	await.For(t, 10*time.Second, func() error {
+		st, err := h.Standings(demoTenant, board, 0, 10)
+		if err != nil || st.EndedAt == "" || st.Rows[0].Prize != "€1,000" {
+			return fmt.Errorf("standings %+v %v", st, err)
+		}
+		return nil
+	})
+	next, err := s.sprint.ensure(ctx, time.Now())
+	if err != nil || next == board || s.sprint.Current() != next {
+		t.Fatalf("the next round: %q (was %q), %v", next, board, err)
+	}
+	// Far ahead: the rounds older than sprintKeep go.
+	later, err := s.sprint.ensure(ctx, time.Now().Add(time.Duration(sprintKeep+1)*round))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Board(demoTenant, board); err == nil {
+		t.Fatalf("round %s kept after %s opened", board, later)
+	}
+	if _, err := h.Board(demoTenant, later); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDisplayName(t *testing.T) {
+	for in, want := range map[string]string{"LuckyFox7": "Lucky Fox 7", "RoyalAce81": "Royal Ace 81", "Cheat0r9000": "Cheat 0r 9000", "player-01": "player-01"} {
+		if got := displayName(in); got != want {
+			t.Errorf("displayName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
