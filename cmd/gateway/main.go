@@ -2,7 +2,8 @@
 // on NATS JetStream, embedded by default. Flags and environment become a
 // Config; run wires the parts, serves until SIGTERM or interrupt (SIGHUP
 // reloads the key file: reload.go), and shuts down in order. See
-// docs/OPERATIONS.md. `gateway verify` is the audit replay (verify.go).
+// docs/OPERATIONS.md. `gateway verify` is the audit replay (verify.go);
+// `gateway token` mints a token from the key file (token.go).
 package main
 
 import (
@@ -17,6 +18,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "token" {
+		os.Exit(runToken(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "verify" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		status := runVerify(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr)
