@@ -48,6 +48,8 @@ type Config struct {
 	MetricsAddr string        // where to serve /metrics; empty means nowhere
 	IdleTimeout time.Duration // close a keep-alive connection idle this long
 	ReadTimeout time.Duration // a request body must arrive within this
+	TLSCert     string        // PEM certificate chain for direct TLS on --addr; empty: plain HTTP
+	TLSKey      string        // its PEM private key
 
 	WriteTimeout time.Duration // how long a write may wait for JetStream, retrying through a leader change
 
@@ -92,6 +94,8 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (chain) `file`: serve HTTPS and WSS on --addr (with --tls-key); empty: plain HTTP, e.g. behind a TLS-terminating proxy")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	// Writes through a leader change: docs/OPERATIONS.md "When NATS fails".
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 10*time.Second, "how `long` a write may wait for JetStream, retrying through a leader change, before it answers 503")
 	fs.DurationVar(&c.IdempotencyRetention, "idempotency-retention", 0, "how `long` a board keeps a submission's idempotency id (a repeat after that applies again); 0: for ever")
@@ -185,6 +189,9 @@ func (c Config) validateListeners() error {
 		return fmt.Errorf("--idle-timeout %v: want 1s..1h", c.IdleTimeout)
 	case c.ReadTimeout < time.Second || c.ReadTimeout > 10*time.Minute:
 		return fmt.Errorf("--read-timeout %v: want 1s..10m", c.ReadTimeout)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key: give both or neither")
 	}
 	if c.MetricsAddr != "" {
 		_, port, err := net.SplitHostPort(c.MetricsAddr)

@@ -18,6 +18,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "-version" || os.Args[1] == "version") {
+		fmt.Println(versionString())
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "token" {
 		os.Exit(runToken(os.Args[2:], os.Stdout, os.Stderr))
 	}

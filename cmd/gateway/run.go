@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +83,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		}
 		defer stopDemo() // before closeHub: the simulation submits to the hub
 	}
+	tlsCfg, err := serverTLS(cfg)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
@@ -94,11 +99,18 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	hooks := startWebhooks(h, a, reg, log)
 	defer hooks.Close() // before closeHub: it reads the notifications' stream
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(guard.Listener(ln)) }()
+	go func() {
+		if tlsCfg != nil {
+			srv.TLSConfig = tlsCfg
+			errc <- srv.ServeTLS(guard.Listener(ln), "", "")
+			return
+		}
+		errc <- srv.Serve(guard.Listener(ln))
+	}()
 	serving.Store(true)
 	addr := ln.Addr().String()
-	log.Info("ready", "addr", addr, "metrics_addr", metricsAddr, "data", cfg.DataDir, "nats", natsMode(cfg),
-		"connection_budget", guard.Budget())
+	log.Info("ready", "addr", addr, "tls", tlsCfg != nil, "metrics_addr", metricsAddr, "data", cfg.DataDir, "nats", natsMode(cfg),
+		"connection_budget", guard.Budget(), "version", versionString())
 	if demo != nil {
 		printDemo(out, addr, demo)
 	}
@@ -228,4 +240,18 @@ func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slo
 			func() float64 { return float64(d.Stats().Dropped) }),
 	)
 	return d
+}
+
+// serverTLS loads --tls-cert and --tls-key, or returns nil without them.
+// HTTP/1.1 only: WebSockets upgrade an HTTP/1.1 connection (a browser that
+// negotiated HTTP/2 would need RFC 8441, which the gateway does not speak).
+func serverTLS(cfg Config) (*tls.Config, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, nil
 }
