@@ -3,7 +3,8 @@
 // Config; run wires the parts, serves until SIGTERM or interrupt (SIGHUP
 // reloads the key file: reload.go), and shuts down in order. See
 // docs/OPERATIONS.md. `gateway verify` is the audit replay (verify.go);
-// `gateway token` mints a token from the key file (token.go).
+// `gateway token` mints a token from the key file (token.go); `gateway
+// import` and `gateway export` move scores in and standings out (port.go).
 package main
 
 import (
@@ -24,6 +25,16 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "token" {
 		os.Exit(runToken(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && (os.Args[1] == "import" || os.Args[1] == "export") {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		run := runImport
+		if os.Args[1] == "export" {
+			run = runExport
+		}
+		status := run(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(status)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "verify" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)

@@ -19,7 +19,9 @@ var allowed = map[string][]string{
 	"web":           nil,
 	// webhook delivers the hub's notifications over HTTP: the hub's types
 	// and its JetStream, nothing of the API.
-	"webhook":  {module + "hub", "github.com/nats-io/"},
+	"webhook": {module + "hub", "github.com/nats-io/"},
+	// client is the Go SDK: it speaks the public protocol only.
+	"client":   {"github.com/coder/websocket"},
 	"security": nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody":  nil,

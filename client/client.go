@@ -1,0 +1,462 @@
+// Package client is the Go SDK of rankwire: typed calls for the HTTP API
+// and Watch, a live view that follows a board over WebSocket, reconnecting
+// and resuming (since) across a list of gateways.
+//
+//	c, err := client.New([]string{"https://rank-1.example.com", "https://rank-2.example.com"}, client.WithToken(token))
+//	res, err := c.Submit(ctx, "weekly", client.Score{Member: "p42", Score: 4500, ID: "round-7"})
+//	for state, err := range c.Watch(ctx, "weekly", client.Top(10)) { ... }
+//
+// Every call answers the gateway's error as an *Error (errors.As), with the
+// HTTP status, the protocol's code and the message naming the field. The
+// protocol is docs/PROTOCOL.md.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Client calls one or more gateways of one deployment. Safe for concurrent
+// use.
+type Client struct {
+	urls  []string
+	next  atomic.Uint32 // the gateway the next call tries first
+	token func(ctx context.Context) (string, error)
+	http  *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithToken makes every call carry token.
+func WithToken(token string) Option {
+	return func(c *Client) { c.token = func(context.Context) (string, error) { return token, nil } }
+}
+
+// WithTokenFunc makes every call ask f for its token (a refreshing source);
+// Watch asks again on every reconnect.
+func WithTokenFunc(f func(ctx context.Context) (string, error)) Option {
+	return func(c *Client) { c.token = f }
+}
+
+// WithHTTPClient sets the HTTP client (timeouts, TLS, proxies). The default
+// has a 30 s timeout.
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// New returns a Client of the gateways at urls (base URLs such as
+// "https://rank.example.com"). A call that cannot reach one gateway, or
+// gets 503 from it, tries the next.
+func New(urls []string, opts ...Option) (*Client, error) {
+	if len(urls) == 0 {
+		return nil, errors.New("client: no gateway URL")
+	}
+	c := &Client{http: &http.Client{Timeout: 30 * time.Second}}
+	for _, u := range urls {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return nil, fmt.Errorf("client: %q is not an http or https URL", u)
+		}
+		c.urls = append(c.urls, strings.TrimRight(u, "/"))
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.token == nil {
+		return nil, errors.New("client: no token: pass WithToken or WithTokenFunc")
+	}
+	return c, nil
+}
+
+// Error is an error answer of the gateway.
+type Error struct {
+	Status  int    // the HTTP status
+	Code    string // the protocol's code: bad_request, unauthorized, forbidden, not_found, conflict, rate_limited, too_large, unavailable, internal
+	Message string // names the field at fault
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("rankwire: %d %s: %s", e.Status, e.Code, e.Message) }
+
+// IsCode reports whether err is an *Error with code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// do sends one request, trying the gateways in turn where one is
+// unreachable or unavailable, and decodes a 2xx answer into out.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("client: encode: %w", err)
+		}
+	}
+	tok, err := c.token(ctx)
+	if err != nil {
+		return fmt.Errorf("client: token: %w", err)
+	}
+	first := int(c.next.Load())
+	var last error
+	for i := range c.urls {
+		n := (first + i) % len(c.urls)
+		u := c.urls[n] + path
+		if len(query) > 0 {
+			u += "?" + query.Encode()
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(payload))
+		if err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			last = fmt.Errorf("client: %s %s: %w", method, c.urls[n], err)
+			continue
+		}
+		err = decode(resp, out)
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && len(c.urls) > 1 && method == http.MethodGet {
+			last = err // a read elsewhere is as good; a write is left to the caller's retry with its ids
+			continue
+		}
+		c.next.Store(uint32(n))
+		return err
+	}
+	return last
+}
+
+// decode reads resp: a 2xx body into out, else an *Error.
+func decode(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("client: read answer: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
+			return &Error{Status: resp.StatusCode, Code: "internal", Message: strings.TrimSpace(string(raw))}
+		}
+		return &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("client: decode answer: %w", err)
+	}
+	return nil
+}
+
+func boardPath(board string, rest ...string) string {
+	return "/v1/boards/" + url.PathEscape(board) + strings.Join(rest, "")
+}
+
+// Row is a ranked entry with the member's profile where it has one.
+type Row struct {
+	Rank     int     `json:"rank"`
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+	Name     string  `json:"name,omitempty"`
+	Avatar   string  `json:"avatar,omitempty"`
+	Country  string  `json:"country,omitempty"`
+	Review   bool    `json:"review,omitempty"` // a submission of the member is under review
+}
+
+// Page is a read's answer: the board-window's version and size and rows;
+// Next, where set, reads on (ReadOptions.After); Count is a score range's size.
+type Page struct {
+	Seq   uint64 `json:"seq"`
+	Total int    `json:"total"`
+	Count int    `json:"count"`
+	Rows  []Row  `json:"rows"`
+	Next  string `json:"next"`
+}
+
+// Window picks a board-window: Kind all (""), day, week or month, and At a
+// past one (zero: the current).
+type Window struct {
+	Kind string
+	At   time.Time
+}
+
+func (w Window) query(q url.Values) url.Values {
+	if q == nil {
+		q = url.Values{}
+	}
+	if w.Kind != "" {
+		q.Set("window", w.Kind)
+	}
+	if !w.At.IsZero() {
+		q.Set("at", w.At.UTC().Format(time.DateOnly))
+	}
+	return q
+}
+
+// Prize is a range of ranks and its prize label.
+type Prize struct {
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+	Prize string `json:"prize"`
+}
+
+// Rules quarantine suspicious submissions; nil fields do not check.
+type Rules struct {
+	MinScore     *float64 `json:"min_score,omitempty"`
+	MaxScore     *float64 `json:"max_score,omitempty"`
+	MaxStep      *float64 `json:"max_step,omitempty"`
+	MaxPerMinute int      `json:"max_per_minute,omitempty"`
+}
+
+// Settings are a board's settings (PUT /v1/boards/{board}); zero fields
+// take the gateway's defaults.
+type Settings struct {
+	Order         string   `json:"order,omitempty"`
+	SubscoreOrder string   `json:"subscore_order,omitempty"`
+	Policy        string   `json:"policy,omitempty"`
+	Tiebreak      string   `json:"tiebreak,omitempty"`
+	Windows       []string `json:"windows,omitempty"`
+	Retention     int      `json:"retention,omitempty"`
+	StartsAt      string   `json:"starts_at,omitempty"`
+	EndsAt        string   `json:"ends_at,omitempty"`
+	Prizes        []Prize  `json:"prizes,omitempty"`
+	Rules         *Rules   `json:"rules,omitempty"`
+}
+
+// Board is a board as the gateway shows it.
+type Board struct {
+	Name string `json:"name"`
+	Settings
+	Members int `json:"members"`
+}
+
+// PutBoard creates board or changes its settings.
+func (c *Client) PutBoard(ctx context.Context, board string, s Settings) (Board, error) {
+	var out Board
+	return out, c.do(ctx, http.MethodPut, boardPath(board), nil, s, &out)
+}
+
+// Board reads a board's settings and size.
+func (c *Client) Board(ctx context.Context, board string) (Board, error) {
+	var out Board
+	return out, c.do(ctx, http.MethodGet, boardPath(board), nil, nil, &out)
+}
+
+// DeleteBoard deletes a board with its windows.
+func (c *Client) DeleteBoard(ctx context.Context, board string) error {
+	return c.do(ctx, http.MethodDelete, boardPath(board), nil, nil, nil)
+}
+
+// Reset empties a board's all window.
+func (c *Client) Reset(ctx context.Context, board string) error {
+	return c.do(ctx, http.MethodPost, boardPath(board, "/reset"), nil, nil, nil)
+}
+
+// Score is one submission. ID, where set, makes a retry safe: the board
+// answers a repeat with the original result.
+type Score struct {
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore,omitempty"`
+	ID       string  `json:"id,omitempty"`
+}
+
+// Result is one submission's outcome.
+type Result struct {
+	Member      string  `json:"member"`
+	Score       float64 `json:"score"`
+	Subscore    float64 `json:"subscore"`
+	Rank        int     `json:"rank"`
+	Applied     bool    `json:"applied"`
+	Duplicate   bool    `json:"duplicate"`
+	Seq         uint64  `json:"seq"`
+	Quarantined bool    `json:"quarantined"`
+	Reason      string  `json:"reason"`
+	QID         string  `json:"qid"`
+}
+
+// MaxBatch is the most scores one Submit takes.
+const MaxBatch = 1000
+
+// Submit submits up to MaxBatch scores in one durable batch and returns
+// one result each, in order.
+func (c *Client) Submit(ctx context.Context, board string, scores ...Score) ([]Result, error) {
+	var out struct{ Results []Result }
+	err := c.do(ctx, http.MethodPost, boardPath(board, "/scores"), nil, map[string]any{"scores": scores}, &out)
+	return out.Results, err
+}
+
+// ReadOptions page a read: Limit rows (0: the gateway's default) from rank
+// Offset+1, or after the cursor After (a Page's Next).
+type ReadOptions struct {
+	Window
+	Limit  int
+	Offset int
+	After  string
+}
+
+func (o ReadOptions) query() url.Values {
+	q := o.Window.query(nil)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Offset > 0 {
+		q.Set("offset", strconv.Itoa(o.Offset))
+	}
+	if o.After != "" {
+		q.Set("after", o.After)
+	}
+	return q
+}
+
+// Top reads rows from the top of a board-window.
+func (c *Client) Top(ctx context.Context, board string, o ReadOptions) (Page, error) {
+	var out Page
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/top"), o.query(), nil, &out)
+}
+
+// Scores reads the rows whose score lies in [min, max], with their count.
+func (c *Client) Scores(ctx context.Context, board string, min, max float64, o ReadOptions) (Page, error) {
+	q := o.query()
+	q.Set("min", strconv.FormatFloat(min, 'g', -1, 64))
+	q.Set("max", strconv.FormatFloat(max, 'g', -1, 64))
+	var out Page
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/scores"), q, nil, &out)
+}
+
+// Around reads radius rows above and below member, its own included.
+func (c *Client) Around(ctx context.Context, board, member string, radius int, w Window) (Page, error) {
+	q := w.query(nil)
+	q.Set("radius", strconv.Itoa(radius))
+	var out Page
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/members/", url.PathEscape(member), "/around"), q, nil, &out)
+}
+
+// Member reads member's row; an *Error not_found where it has none.
+func (c *Client) Member(ctx context.Context, board, member string, w Window) (Row, error) {
+	var out Row
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/members/", url.PathEscape(member)), w.query(nil), nil, &out)
+}
+
+// ScoreRank returns the rank a new entry with score and subscore would take.
+func (c *Client) ScoreRank(ctx context.Context, board string, score, subscore float64) (rank, total int, err error) {
+	q := url.Values{"score": {strconv.FormatFloat(score, 'g', -1, 64)}, "subscore": {strconv.FormatFloat(subscore, 'g', -1, 64)}}
+	var out struct{ Rank, Total int }
+	err = c.do(ctx, http.MethodGet, boardPath(board, "/score-rank"), q, nil, &out)
+	return out.Rank, out.Total, err
+}
+
+// StandingRow is a row of the standings with its prize.
+type StandingRow struct {
+	Row
+	Prize string `json:"prize,omitempty"`
+}
+
+// Standings are a board's standings: Final once its end passed for good.
+type Standings struct {
+	Final   bool          `json:"final"`
+	EndedAt *string       `json:"ended_at"`
+	Seq     uint64        `json:"seq"`
+	Total   int           `json:"total"`
+	Rows    []StandingRow `json:"rows"`
+}
+
+// Standings reads limit rows of a board's standings from rank offset+1.
+func (c *Client) Standings(ctx context.Context, board string, offset, limit int) (Standings, error) {
+	q := url.Values{"offset": {strconv.Itoa(offset)}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out Standings
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/standings"), q, nil, &out)
+}
+
+// Held is a quarantined submission.
+type Held struct {
+	QID      string  `json:"qid"`
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+	Reason   string  `json:"reason"`
+	At       string  `json:"at"`
+}
+
+// Quarantine lists up to limit held submissions after the qid after ("":
+// from the first), and the qid to read on from ("" at the end).
+func (c *Client) Quarantine(ctx context.Context, board, after string, limit int) ([]Held, string, error) {
+	q := url.Values{}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Rows []Held
+		Next string
+	}
+	err := c.do(ctx, http.MethodGet, boardPath(board, "/quarantine"), q, nil, &out)
+	return out.Rows, out.Next, err
+}
+
+// Approve ranks a held submission now and returns its result.
+func (c *Client) Approve(ctx context.Context, board, qid string) (Result, error) {
+	var out Result
+	return out, c.do(ctx, http.MethodPost, boardPath(board, "/quarantine/", url.PathEscape(qid), "/approve"), nil, nil, &out)
+}
+
+// Reject drops a held submission.
+func (c *Client) Reject(ctx context.Context, board, qid string) error {
+	return c.do(ctx, http.MethodPost, boardPath(board, "/quarantine/", url.PathEscape(qid), "/reject"), nil, nil, nil)
+}
+
+// Profile is a member's public profile.
+type Profile struct {
+	Name    string `json:"name"`
+	Avatar  string `json:"avatar,omitempty"`
+	Country string `json:"country,omitempty"`
+}
+
+// PutProfile sets member's profile.
+func (c *Client) PutProfile(ctx context.Context, member string, p Profile) (Profile, error) {
+	var out Profile
+	return out, c.do(ctx, http.MethodPut, "/v1/members/"+url.PathEscape(member)+"/profile", nil, p, &out)
+}
+
+// Profile reads member's profile.
+func (c *Client) Profile(ctx context.Context, member string) (Profile, error) {
+	var out Profile
+	return out, c.do(ctx, http.MethodGet, "/v1/members/"+url.PathEscape(member)+"/profile", nil, nil, &out)
+}
+
+// Identity is a member with its aliases.
+type Identity struct {
+	Member  string   `json:"member"`
+	Aliases []string `json:"aliases"`
+}
+
+// Link links aliases to member (merging members where the token may).
+func (c *Client) Link(ctx context.Context, member string, aliases ...string) (Identity, error) {
+	var out Identity
+	return out, c.do(ctx, http.MethodPost, "/v1/identities", nil, Identity{Member: member, Aliases: aliases}, &out)
+}

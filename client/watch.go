@@ -1,0 +1,281 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// View is a live view's spec; see Top, Around, AtRank and Members.
+type View struct {
+	Kind    string   `json:"kind"` // top, around, rank, members
+	Limit   int      `json:"limit,omitempty"`
+	Offset  int      `json:"offset,omitempty"`
+	Radius  int      `json:"radius,omitempty"`
+	Member  string   `json:"member,omitempty"`
+	Rank    int      `json:"rank,omitempty"`
+	Members []string `json:"members,omitempty"`
+}
+
+// Top is the view of the top n rows.
+func Top(n int) View { return View{Kind: "top", Limit: n} }
+
+// Around is the view of radius rows above and below member.
+func Around(member string, radius int) View {
+	return View{Kind: "around", Member: member, Radius: radius}
+}
+
+// AtRank is the view of one rank (a prize line).
+func AtRank(rank int) View { return View{Kind: "rank", Rank: rank} }
+
+// Members is the view of some members' rows (friends).
+func Members(ids ...string) View { return View{Kind: "members", Members: ids} }
+
+// ViewState is a live view as of Seq: its rows in rank order and the
+// board-window's size.
+type ViewState struct {
+	Seq   uint64
+	Total int
+	Rows  []Row
+}
+
+// WatchOption tunes Watch.
+type WatchOption func(*watch)
+
+// WatchWindow watches a window other than all (day, week, month).
+func WatchWindow(kind string) WatchOption { return func(w *watch) { w.window = kind } }
+
+// WatchBackoff sets the reconnect backoff: a random wait below
+// min(max, base·2^n) before the n-th retry in a row. The default is 250 ms
+// doubling to 8 s.
+func WatchBackoff(base, max time.Duration) WatchOption {
+	return func(w *watch) { w.base, w.max = base, max }
+}
+
+type watch struct {
+	c         *Client
+	board     string
+	view      View
+	window    string
+	base, max time.Duration
+}
+
+// Watch follows a live view of board. It yields the view's state after
+// every change (the first yield is its current state), until ctx ends,
+// the loop stops, or an error that no retry can mend: a refused view
+// (an *Error with code not_found, forbidden or bad_request) or a refused
+// token or origin (close 4003), which it yields once before it ends.
+// When a connection drops it reconnects, to the next gateway of the
+// Client's list, and resumes with since: the states it yields follow one
+// another without a gap, whichever gateway serves them. A token that
+// expired (close 4001) is asked for again (WithTokenFunc).
+func (c *Client) Watch(ctx context.Context, board string, v View, opts ...WatchOption) iter.Seq2[ViewState, error] {
+	w := &watch{c: c, board: board, view: v, base: 250 * time.Millisecond, max: 8 * time.Second}
+	for _, o := range opts {
+		o(w)
+	}
+	return func(yield func(ViewState, error) bool) {
+		var st *state
+		failed := 0
+		for n := int(c.next.Load()); ; n++ {
+			url := c.urls[n%len(c.urls)]
+			next, err := w.session(ctx, url, st, yield)
+			switch {
+			case errors.Is(err, errStop) || ctx.Err() != nil:
+				return
+			case err != nil && isFatal(err):
+				yield(ViewState{}, err)
+				return
+			}
+			if next != nil && next.seq != stateSeq(st) {
+				failed = 0 // it got through: the next try is the first of a new run
+			}
+			st = next
+			failed++
+			wait := time.Duration(rand.Int64N(int64(min(w.max, w.base<<min(failed-1, 20))) + 1))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+// errStop: the caller stopped the loop.
+var errStop = errors.New("client: watch stopped")
+
+// state is a view as the client holds it: rows keyed by rank.
+type state struct {
+	seq   uint64
+	total int
+	rows  map[int]Row
+}
+
+func stateSeq(st *state) uint64 {
+	if st == nil {
+		return 0
+	}
+	return st.seq
+}
+
+func (st *state) snapshot() ViewState {
+	rows := make([]Row, 0, len(st.rows))
+	for _, r := range st.rows {
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b Row) int { return a.Rank - b.Rank })
+	return ViewState{Seq: st.seq, Total: st.total, Rows: rows}
+}
+
+// message is a server message of the live view.
+type message struct {
+	Type    string  `json:"type"`
+	ID      *string `json:"id"`
+	Seq     uint64  `json:"seq"`
+	Prev    *uint64 `json:"prev"`
+	Total   int     `json:"total"`
+	Rows    []Row   `json:"rows"`
+	Gone    []int   `json:"gone"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+}
+
+// closeError is a connection the gateway closed, with its code.
+type closeError struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+func (e *closeError) Error() string {
+	return fmt.Sprintf("rankwire: connection closed %d: %s", e.code, e.reason)
+}
+
+// isFatal reports whether err ends Watch: a refused view or a refused
+// connection (close 4003, or 1009: a message the gateway would not take).
+func isFatal(err error) bool {
+	var ce *closeError
+	if errors.As(err, &ce) {
+		return ce.code == 4003 || ce.code == websocket.StatusMessageTooBig
+	}
+	var e *Error
+	return errors.As(err, &e) && (e.Code == "not_found" || e.Code == "forbidden" || e.Code == "bad_request")
+}
+
+// session runs one connection to url: it subscribes (with since where st
+// holds a state), applies and yields every message, and returns the state
+// it got to and why it ended.
+func (w *watch) session(ctx context.Context, base string, st *state, yield func(ViewState, error) bool) (*state, error) {
+	tok, err := w.c.token(ctx)
+	if err != nil {
+		return st, fmt.Errorf("client: token: %w", err)
+	}
+	hc := *w.c.http
+	hc.Timeout = 0 // the handshake is bounded below; the connection lives on
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, _, err := websocket.Dial(dctx, wsURL(base), &websocket.DialOptions{HTTPClient: &hc})
+	cancel()
+	if err != nil {
+		return st, err
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(1 << 20)
+	sub := map[string]any{"type": "subscribe", "id": "w", "board": w.board, "view": w.view}
+	if w.window != "" {
+		sub["window"] = w.window
+	}
+	if st != nil {
+		sub["since"] = st.seq
+	}
+	for _, m := range []any{map[string]any{"type": "auth", "token": tok}, sub} {
+		raw, _ := json.Marshal(m)
+		if err := conn.Write(ctx, websocket.MessageText, raw); err != nil {
+			return st, err
+		}
+	}
+	for {
+		_, raw, err := conn.Read(ctx)
+		if err != nil {
+			if code := websocket.CloseStatus(err); code != -1 {
+				var reason string
+				var ce websocket.CloseError
+				if errors.As(err, &ce) {
+					reason = ce.Reason
+				}
+				return st, &closeError{code: code, reason: reason}
+			}
+			return st, err
+		}
+		var m message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			continue // not ours to read: a newer gateway's message
+		}
+		next, err := apply(st, m)
+		if err != nil {
+			return st, err
+		}
+		if next == st {
+			continue
+		}
+		st = next
+		if !yield(st.snapshot(), nil) {
+			conn.Close(websocket.StatusNormalClosure, "done")
+			return st, errStop
+		}
+	}
+}
+
+// errGap: a diff that does not follow the state held; a new connection
+// resumes from the state.
+var errGap = errors.New("client: a diff out of sequence")
+
+// apply returns the state after m (st itself where m changes nothing), or
+// the error m carries.
+func apply(st *state, m message) (*state, error) {
+	switch m.Type {
+	case "error":
+		return st, &Error{Status: 0, Code: m.Code, Message: m.Message}
+	case "snapshot":
+		next := &state{seq: m.Seq, total: m.Total, rows: map[int]Row{}}
+		for _, r := range m.Rows {
+			next.rows[r.Rank] = r
+		}
+		return next, nil
+	case "diff":
+		if st == nil || m.Prev == nil || *m.Prev != st.seq {
+			return st, errGap
+		}
+		next := &state{seq: m.Seq, total: m.Total, rows: make(map[int]Row, len(st.rows))}
+		for k, r := range st.rows {
+			next.rows[k] = r
+		}
+		for _, g := range m.Gone {
+			delete(next.rows, g)
+		}
+		for _, r := range m.Rows {
+			next.rows[r.Rank] = r
+		}
+		return next, nil
+	}
+	return st, nil // board and later types: nothing for the rows
+}
+
+// wsURL turns a gateway's base URL into its WebSocket endpoint.
+func wsURL(base string) string {
+	switch {
+	case strings.HasPrefix(base, "https://"):
+		return "wss://" + strings.TrimPrefix(base, "https://") + "/v1/ws"
+	case strings.HasPrefix(base, "http://"):
+		return "ws://" + strings.TrimPrefix(base, "http://") + "/v1/ws"
+	}
+	return base + "/v1/ws"
+}
+

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rankwire/rankwire/client"
+)
+
+// `gateway import` and `gateway export` move scores in and standings out
+// through a running gateway's API (package client), so that they work
+// against any node of a deployment and obey its tokens and limits.
+
+// portFlags are the flags import and export share.
+type portFlags struct {
+	url, token, board string
+}
+
+func (p *portFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.url, "url", "http://127.0.0.1:8080", "the gateway's base `URL`s, comma-separated (the next is tried where one is down)")
+	fs.StringVar(&p.token, "token", "", "a `token` of the tenant (import: role submit; export: read); default $RANKWIRE_TOKEN")
+	fs.StringVar(&p.board, "board", "", "the `board` (required)")
+}
+
+func (p *portFlags) client() (*client.Client, error) {
+	if p.token == "" {
+		p.token = os.Getenv("RANKWIRE_TOKEN")
+	}
+	switch {
+	case p.board == "":
+		return nil, errors.New("--board: required")
+	case p.token == "":
+		return nil, errors.New("--token: required (or set RANKWIRE_TOKEN)")
+	}
+	c, err := client.New(splitList(p.url), client.WithToken(p.token))
+	if err != nil {
+		return nil, fmt.Errorf("--url: %w", err)
+	}
+	return c, nil
+}
+
+// runExport writes a board's standings as CSV to stdout: rank, member,
+// name, score, subscore, prize; the first line names the columns. Exit 0
+// written, 1 the gateway refused or failed, 2 bad arguments.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gateway export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var p portFlags
+	p.register(fs)
+	limit := fs.Int("limit", 0, "export at most this many `rows` from the top; 0: all")
+	if err := fs.Parse(args); err != nil {
+		return exitFor(err)
+	}
+	c, err := p.client()
+	if err != nil {
+		fmt.Fprintln(stderr, "gateway export:", err)
+		return 2
+	}
+	w := csv.NewWriter(stdout)
+	_ = w.Write([]string{"rank", "member", "name", "score", "subscore", "prize"})
+	const page = 1000
+	n := 0
+	var st client.Standings
+	for {
+		size := page
+		if *limit > 0 {
+			size = min(page, *limit-n)
+		}
+		if size <= 0 {
+			break
+		}
+		if st, err = c.Standings(ctx, p.board, n, size); err != nil {
+			fmt.Fprintln(stderr, "gateway export:", err)
+			return 1
+		}
+		for _, r := range st.Rows {
+			_ = w.Write([]string{strconv.Itoa(r.Rank), r.Member, r.Name, fmtFloat(r.Score), fmtFloat(r.Subscore), r.Prize})
+		}
+		n += len(st.Rows)
+		if len(st.Rows) < size {
+			break
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		fmt.Fprintln(stderr, "gateway export:", err)
+		return 1
+	}
+	state := "not final: the board is open, or ended less than 65 s ago"
+	if st.Final {
+		state = "final"
+	}
+	fmt.Fprintf(stderr, "exported %d rows of %s (%s, seq %d)\n", n, p.board, state, st.Seq)
+	return 0
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// importSummary counts what an import's submissions did.
+type importSummary struct {
+	read, applied, kept, duplicate, quarantined int
+}
+
+// runImport submits a file of scores (CSV with a header naming member,
+// score and optionally subscore and id; or JSON lines of
+// {"member","score","subscore","id"}) in batches of 1,000. A line without
+// an id gets one made of the file's name, the line's number and its
+// content, so that running the same import again applies nothing twice.
+// A batch refused as unavailable or rate limited is retried (the same ids);
+// a bad line stops the import before anything is sent, naming the line.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gateway import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var p portFlags
+	p.register(fs)
+	format := fs.String("format", "", "`csv` or `jsonl`; default: by the file's extension")
+	if err := fs.Parse(args); err != nil {
+		return exitFor(err)
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "gateway import: want one FILE (or - for standard input)")
+		return 2
+	}
+	c, err := p.client()
+	if err != nil {
+		fmt.Fprintln(stderr, "gateway import:", err)
+		return 2
+	}
+	path := fs.Arg(0)
+	in := io.Reader(os.Stdin)
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "gateway import:", err)
+			return 2
+		}
+		defer f.Close()
+		in = f
+	}
+	if *format == "" {
+		*format = "csv"
+		if strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson") || strings.HasSuffix(path, ".json") {
+			*format = "jsonl"
+		}
+	}
+	scores, err := readScores(in, *format, path)
+	if err != nil {
+		fmt.Fprintln(stderr, "gateway import:", err)
+		return 2
+	}
+	sum := importSummary{read: len(scores)}
+	start := time.Now()
+	for i := 0; i < len(scores); i += client.MaxBatch {
+		batch := scores[i:min(i+client.MaxBatch, len(scores))]
+		res, err := submitRetrying(ctx, c, p.board, batch)
+		if err != nil {
+			fmt.Fprintf(stderr, "\ngateway import: lines of batch %d (items %d..%d): %v\n", i/client.MaxBatch+1, i+1, i+len(batch), err)
+			sum.report(stdout, time.Since(start))
+			return 1
+		}
+		for _, r := range res {
+			switch {
+			case r.Duplicate:
+				sum.duplicate++
+			case r.Reason != "":
+				sum.quarantined++
+			case r.Applied:
+				sum.applied++
+			default:
+				sum.kept++
+			}
+		}
+		done := i + len(batch)
+		fmt.Fprintf(stderr, "\r%s %d/%d", progressBar(done, len(scores)), done, len(scores))
+	}
+	fmt.Fprintln(stderr)
+	sum.report(stdout, time.Since(start))
+	return 0
+}
+
+func (s importSummary) report(w io.Writer, took time.Duration) {
+	fmt.Fprintf(w, "read %d, applied %d, kept as they were %d, duplicates %d, quarantined %d, in %v\n",
+		s.read, s.applied, s.kept, s.duplicate, s.quarantined, took.Round(time.Millisecond))
+}
+
+// progressBar draws done of total in 30 cells.
+func progressBar(done, total int) string {
+	const cells = 30
+	n := cells
+	if total > 0 {
+		n = cells * done / total
+	}
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", cells-n) + "]"
+}
+
+// submitRetrying submits batch, retrying for up to a minute while the
+// gateway answers unavailable or rate limited: the items' ids make a retry
+// apply once.
+func submitRetrying(ctx context.Context, c *client.Client, board string, batch []client.Score) ([]client.Result, error) {
+	deadline := time.Now().Add(time.Minute)
+	for wait := 200 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		res, err := c.Submit(ctx, board, batch...)
+		if err == nil || !(client.IsCode(err, "unavailable") || client.IsCode(err, "rate_limited")) || time.Now().After(deadline) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// readScores reads every line of in before anything is sent, so that a
+// bad line stops the import with nothing half done.
+func readScores(in io.Reader, format, name string) ([]client.Score, error) {
+	switch format {
+	case "csv":
+		return readCSV(in, name)
+	case "jsonl":
+		return readJSONL(in, name)
+	}
+	return nil, fmt.Errorf("--format %q: want csv or jsonl", format)
+}
+
+func readCSV(in io.Reader, name string) ([]client.Score, error) {
+	r := csv.NewReader(in)
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: line 1: a header naming member and score: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(strings.ToLower(h))] = i
+	}
+	if _, ok := col["member"]; !ok {
+		return nil, fmt.Errorf("%s: line 1: no member column in the header %v", name, header)
+	}
+	if _, ok := col["score"]; !ok {
+		return nil, fmt.Errorf("%s: line 1: no score column in the header %v", name, header)
+	}
+	var out []client.Score
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		field := func(k string) string {
+			if i, ok := col[k]; ok && i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		s := client.Score{Member: field("member"), ID: field("id")}
+		if s.Score, err = parseScore(field("score")); err != nil {
+			return nil, fmt.Errorf("%s: line %d: score: %w", name, line, err)
+		}
+		if v := field("subscore"); v != "" {
+			if s.Subscore, err = parseScore(v); err != nil {
+				return nil, fmt.Errorf("%s: line %d: subscore: %w", name, line, err)
+			}
+		}
+		if s.Member == "" {
+			return nil, fmt.Errorf("%s: line %d: member: empty", name, line)
+		}
+		out = append(out, withID(s, name, line, strings.Join(rec, ",")))
+	}
+}
+
+func readJSONL(in io.Reader, name string) ([]client.Score, error) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var out []client.Score
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var s struct {
+			Member   string   `json:"member"`
+			Score    *float64 `json:"score"`
+			Subscore float64  `json:"subscore"`
+			ID       string   `json:"id"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", name, line, err)
+		}
+		switch {
+		case s.Member == "":
+			return nil, fmt.Errorf("%s: line %d: member: required", name, line)
+		case s.Score == nil:
+			return nil, fmt.Errorf("%s: line %d: score: required", name, line)
+		}
+		out = append(out, withID(client.Score{Member: s.Member, Score: *s.Score, Subscore: s.Subscore, ID: s.ID}, name, line, text))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+func parseScore(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f != f || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
+		return 0, fmt.Errorf("%q is not a finite number", v)
+	}
+	return f, nil
+}
+
+// withID gives s an idempotency id where the file has none: a digest of
+// the file's name, the line's number and its text.
+func withID(s client.Score, name string, line int, text string) client.Score {
+	if s.ID == "" {
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%s", name, line, text))
+		s.ID = "import-" + hex.EncodeToString(sum[:12])
+	}
+	return s
+}
+
+// exitFor is the exit status of a flag parse error: 0 for -h.
+func exitFor(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
