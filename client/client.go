@@ -84,7 +84,9 @@ type Error struct {
 	Message string // names the field at fault
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("rankwire: %d %s: %s", e.Status, e.Code, e.Message) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("rankwire: %d %s: %s", e.Status, e.Code, e.Message)
+}
 
 // IsCode reports whether err is an *Error with code.
 func IsCode(err error, code string) bool {

@@ -221,7 +221,9 @@ func TestWatchAcrossRestart(t *testing.T) {
 	if _, err := admin.Submit(ctx, "b", client.Score{Member: "b", Score: 2}); err != nil {
 		t.Fatal(err)
 	}
-	wait("b on top", func(st client.ViewState) bool { return len(st.Rows) == 2 && st.Rows[0].Member == "b" && st.Seq > first.Seq })
+	wait("b on top", func(st client.ViewState) bool {
+		return len(st.Rows) == 2 && st.Rows[0].Member == "b" && st.Seq > first.Seq
+	})
 
 	g.stop()
 	g.start()

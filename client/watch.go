@@ -278,4 +278,3 @@ func wsURL(base string) string {
 	}
 	return base + "/v1/ws"
 }
-
