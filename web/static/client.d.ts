@@ -1,0 +1,107 @@
+// Types of client.js: the rankwire live-view client. See docs/PROTOCOL.md
+// ("Live views over WebSocket") for the messages.
+
+/** A row of a view; name, avatar and country where the member has a profile. */
+export interface Row {
+  rank: number;
+  member: string;
+  score: number;
+  subscore: number;
+  name?: string;
+  avatar?: string;
+  country?: string;
+  /** The member has a submission under review (quarantined). */
+  review?: boolean;
+}
+
+/** A view as the client holds it: its rows keyed by rank. */
+export interface ViewState {
+  seq: number | null;
+  total: number;
+  rows: Map<number, Row>;
+}
+
+/** A server message of a subscription. */
+export interface SnapshotMessage { type: "snapshot"; id: string; seq: number; total: number; rows: Row[] }
+export interface DiffMessage { type: "diff"; id: string; seq: number; prev: number; total: number; rows: Row[]; gone: number[] }
+export interface ErrorMessage { type: "error"; id: string | null; code: string; message: string }
+export interface Prize { from: number; to: number; prize: string }
+/** A tournament board's times and prizes, before the first snapshot. */
+export interface BoardMessage { type: "board"; id: string; board: string; starts_at?: string; ends_at?: string; prizes?: Prize[] }
+export type ServerMessage = SnapshotMessage | DiffMessage | ErrorMessage | BoardMessage;
+
+export type ViewSpec =
+  | { kind: "top"; limit?: number; offset?: number }
+  | { kind: "around"; member?: string; radius?: number }
+  | { kind: "rank"; rank: number }
+  | { kind: "members"; members: string[] };
+
+export interface SubscribeSpec {
+  board: string;
+  /** all (default), day, week or month */
+  window?: string;
+  /** a past window: YYYY-MM-DD */
+  at?: string;
+  view: ViewSpec;
+}
+
+export interface Handlers {
+  update?(view: ViewState, msg: SnapshotMessage | DiffMessage): void;
+  error?(err: { code: string; message: string }): void;
+  board?(msg: BoardMessage): void;
+}
+
+export type ClientState = "idle" | "connecting" | "open" | "reconnecting" | "expired" | "error" | "closed";
+
+export interface StateDetail {
+  state: ClientState;
+  code?: number | string;
+  reason?: string;
+  hint?: string;
+}
+
+export interface Timers {
+  set(fn: () => void, ms: number): unknown;
+  clear(t: unknown): void;
+}
+
+export interface ClientOptions {
+  /** A gateway base URL, or several (tried in turn); default: where the module came from. */
+  url?: string | string[];
+  /** A read token (JWT). */
+  token?: string;
+  /** Returns a fresh token: called before the current one expires and after a 4001 close. */
+  getToken?: () => Promise<string>;
+  WebSocket?: typeof WebSocket;
+  backoff?: { base?: number; max?: number };
+  random?: () => number;
+  timers?: Timers;
+}
+
+/** A connection to a gateway carrying any number of live views. Events: "state" (StateDetail), "error", "tokenexpired". */
+export class RankwireClient extends EventTarget {
+  constructor(opts?: ClientOptions);
+  readonly urls: string[];
+  url: string;
+  token: string | null;
+  getToken: (() => Promise<string>) | null;
+  state: ClientState;
+  /** The token's sub: the viewer's member id, or "". */
+  readonly subject: string;
+  subscribe(spec: SubscribeSpec, handlers?: Handlers): { close(): void };
+  setToken(token: string): void;
+  close(): void;
+}
+
+export function emptyView(): ViewState;
+/** Applies a snapshot or diff; null where a diff does not follow state (resubscribe). */
+export function applyMessage(state: ViewState, msg: SnapshotMessage | DiffMessage): ViewState | null;
+export function sortedRows(state: ViewState): Row[];
+export function backoffDelay(n: number, opts?: { base?: number; max?: number; random?: () => number }): number;
+export function tokenClaims(token: string): { sub?: string; exp?: number; [claim: string]: unknown };
+export function refreshDelay(exp: number | undefined, now?: number): number | null;
+export function closeAction(code: number): "fatal" | "too-large" | "refresh" | "limit" | "failover" | "retry";
+export function limitDelay(n: number, opts?: { random?: () => number }): number;
+export const failedTriesHint: number;
+export const connectHint: string;
+export function wsURL(base?: string): string;
