@@ -15,7 +15,7 @@ import (
 // not hold the connection: the gateway answers or closes well before the
 // client would have finished, and never with a 5xx.
 func TestSlowBodyCutOff(t *testing.T) {
-	e := newEnv(t, Config{ReadTimeout: 300 * time.Millisecond})
+	e := newRawEnv(t, Config{ReadTimeout: 300 * time.Millisecond})
 	tok := e.token("a", admin)
 	e.must(200, "PUT", "/v1/boards/slow", tok, `{}`)
 	c, err := net.Dial("tcp", strings.TrimPrefix(e.srv.URL, "http://"))
@@ -70,7 +70,7 @@ func TestSlowBodyCutOff(t *testing.T) {
 // answered 401 at once and its connection closed, without waiting for the
 // body the client is still (slowly) sending.
 func TestRefusedBodyNotAwaited(t *testing.T) {
-	e := newEnv(t, Config{ReadTimeout: time.Minute})
+	e := newRawEnv(t, Config{ReadTimeout: time.Minute})
 	for _, auth := range []string{"", "Authorization: Bearer not-a-token\r\n"} {
 		c, err := net.Dial("tcp", strings.TrimPrefix(e.srv.URL, "http://"))
 		if err != nil {

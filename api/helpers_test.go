@@ -24,6 +24,7 @@ type env struct {
 	srv  *httptest.Server
 	keys *auth.Keyring
 	hub  *hub.Hub
+	api  *Server // the Server behind srv (which may wrap it)
 }
 
 func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
@@ -52,13 +53,27 @@ func startTestHub(t testing.TB, bLimits string, hc hub.Config) (*auth.Keyring, *
 	return keys, h
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t *testing.T, cfg Config) *env { return startEnv(t, cfg, true) }
+
+// newRawEnv is newEnv without the OpenAPI check, for the tests of what a
+// connection does (slow and refused bodies): the check's recorder answers
+// after the handler returns, where the server itself may answer earlier.
+func newRawEnv(t *testing.T, cfg Config) *env { return startEnv(t, cfg, false) }
+
+func startEnv(t *testing.T, cfg Config, checked bool) *env {
 	t.Helper()
 	keys, h := startTestHub(t, `"submissions_per_second":5`, hub.Config{})
 	cfg.Hub, cfg.Verifier, cfg.Keys = h, auth.NewVerifier(keys, auth.Options{}), keys
-	srv := httptest.NewServer(New(cfg))
+	// Every request and answer of the tests that use env is checked
+	// against the OpenAPI document (openapi_test.go).
+	s := New(cfg)
+	var handler http.Handler = s
+	if checked {
+		handler = specChecked(t, handler)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, keys: keys, hub: h}
+	return &env{t: t, srv: srv, keys: keys, hub: h, api: s}
 }
 
 // token mints a token of tenant ("a" or "b") with roles and board patterns.

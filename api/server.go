@@ -134,6 +134,7 @@ func (s *Server) routes() chi.Router {
 	r.Use(s.recoverer, s.measure, s.bodyDeadline)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	r.Get("/readyz", s.readyz)
+	r.Get("/openapi.json", serveOpenAPI)
 	// No /metrics: the gateway serves the Registry on its own listener.
 	r.Get("/v1/ws", s.serveWS) // outside the /v1 group: the WebSocket authenticates itself
 	s.mountStatic(r)           // the widget and the demo page: static.go

@@ -104,7 +104,7 @@ func reloadedWithout(t *testing.T) *auth.Keyring {
 // apply from the reload on, to a tenant that already has a rate bucket.
 func TestReloadKeysAppliesLimits(t *testing.T) {
 	e := newEnv(t, Config{})
-	s := e.srv.Config.Handler.(*Server)
+	s := e.api
 	admin := e.token("a", auth.RoleAdmin)
 	e.must(200, "PUT", "/v1/boards/b0", admin, "")
 	e.must(200, "POST", "/v1/boards/b0/scores", admin, `{"member":"m","score":1}`)
