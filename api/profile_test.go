@@ -139,3 +139,27 @@ func TestWSBoardMessage(t *testing.T) {
 		t.Fatalf("rows %+v: want p2 under review, p1 with its profile", rows)
 	}
 }
+
+// TestTenantPanel: GET /v1/tenant shows an admin the limits in force and
+// the live use on this gateway; other roles are refused.
+func TestTenantPanel(t *testing.T) {
+	e := newLiveEnv(t, Config{})
+	adm := e.token("b", admin)
+	e.must(200, "PUT", "/v1/boards/x", adm, `{}`)
+	c := e.dial("access_token="+e.tokenFor("b", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
+	c.subscribe("s1", "x", map[string]any{"kind": "top"})
+	c.subscribe("s2", "x", map[string]any{"kind": "rank", "rank": 1})
+	checkFor(t, 5*time.Second, func() error {
+		got := e.must(200, "GET", "/v1/tenant", adm, "")
+		subs, _ := got["subscriptions"].(map[string]any)
+		lim, _ := got["limits"].(map[string]any)
+		if got["tenant"] != "casino-b" || got["boards"] != 1.0 || got["connections"] != 1.0 || subs["x"] != 2.0 || lim["connections"] != 2.0 {
+			return fmt.Errorf("tenant panel %v", got)
+		}
+		return nil
+	})
+	e.must(403, "GET", "/v1/tenant", e.token("b", auth.RoleRead|auth.RoleSubmit), "")
+	if got := e.must(200, "GET", "/v1/tenant", e.token("a", admin), ""); got["tenant"] != "casino-a" || got["connections"] != 0.0 {
+		t.Fatalf("another tenant's panel: %v", got)
+	}
+}

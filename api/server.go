@@ -161,6 +161,7 @@ func (s *Server) routes() chi.Router {
 			r.Get("/members/{member}/around", s.handle(s.around))
 			r.Get("/members/{member}/history", s.handle(s.history))
 		})
+		r.Get("/tenant", s.handle(s.tenant))
 		r.Post("/identities", s.handle(s.link))
 		r.Get("/identities/{id}", s.handle(s.identity))
 		r.Put("/members/{member}/profile", s.handle(s.putProfile))

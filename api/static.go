@@ -12,4 +12,5 @@ func (s *Server) mountStatic(r chi.Router) {
 	r.Handle("/widget/*", s.cfg.Static)
 	r.Handle("/demo/*", s.cfg.Static)
 	r.Get("/", s.cfg.Static.ServeHTTP)
+	r.Get("/console", s.cfg.Static.ServeHTTP) // the operator console: it asks for an admin token itself
 }

@@ -562,3 +562,59 @@ func TestBoardTournamentStates(t *testing.T) {
 		return ""
 	})
 }
+
+// TestConsole: the operator console signs in with an admin token, shows the
+// tenant's limits and boards, opens a board with its live top rows, approves
+// a held submission (which then ranks, live), and finds a member with its
+// history; a read token is refused at sign-in.
+func TestConsole(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/cup", `{"prizes":[{"from":1,"to":1,"prize":"€5"}],"rules":{"max_score":100}}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":10},{"member":"p2","score":20},{"member":"p1","score":30},{"member":"cheat","score":5000}]}`, nil)
+	ctx := browser(t, 1200, 1000)
+	do(t, ctx, chromedp.Navigate(g.url("/console")))
+	signIn := func(tok string) {
+		t.Helper()
+		js[bool](t, ctx, fmt.Sprintf(`(() => { document.getElementById("token").value = %q; document.getElementById("signin-form").requestSubmit(); return true })()`, tok))
+	}
+	signIn(g.token("viewer", auth.RoleRead, time.Now().Add(time.Hour)))
+	waitFor(t, "a read token refused", 10*time.Second, func() string {
+		if a := js[string](t, ctx, `document.getElementById("alert").textContent`); !strings.Contains(a, "forbidden") {
+			return fmt.Sprintf("alert %q", a)
+		}
+		return ""
+	})
+	signIn(g.token("ops", auth.RoleAdmin, time.Now().Add(time.Hour)))
+	waitFor(t, "the tenant and its boards", 10*time.Second, func() string {
+		s := js[string](t, ctx, `document.getElementById("tenant-rows").textContent + "|" + document.getElementById("board-rows").textContent`)
+		if !strings.Contains(s, "Boards (limit)") || !strings.Contains(s, "cup") {
+			return s
+		}
+		return ""
+	})
+	js[bool](t, ctx, `(() => { document.querySelector('button[aria-label="Open board cup"]').click(); return true })()`)
+	waitFor(t, "the board's live rows and its quarantine", 10*time.Second, func() string {
+		s := js[string](t, ctx, `(() => { const el = document.getElementById("live"); const held = document.getElementById("held-rows").textContent;
+			return (el ? el.getAttribute("state") + " " + el.rows.map((r) => r.member).join(",") : "none") + " | " + held })()`)
+		if !strings.HasPrefix(s, "live p1,p2") || !strings.Contains(s, "cheat") || !strings.Contains(s, "max_score") {
+			return s
+		}
+		return ""
+	})
+	js[bool](t, ctx, `(() => { document.querySelector('button[aria-label^="Approve cheat"]').click(); return true })()`)
+	waitFor(t, "the approved submission ranked, live", 10*time.Second, func() string {
+		s := js[string](t, ctx, `document.getElementById("live").rows.map((r) => r.member).join(",") + " | " + !document.getElementById("held-empty").hidden`)
+		if s != "cheat,p1,p2 | true" {
+			return s
+		}
+		return ""
+	})
+	js[bool](t, ctx, `(() => { document.getElementById("member").value = "p1"; document.getElementById("member-form").requestSubmit(); return true })()`)
+	waitFor(t, "a member's row and history", 10*time.Second, func() string {
+		s := js[string](t, ctx, `(document.getElementById("member-row") || {}).textContent + " | " + (document.getElementById("member-history") || {children: []}).children.length`)
+		if !strings.HasPrefix(s, "p1: rank 2 of 3, score 30") || !strings.HasSuffix(s, "| 2") {
+			return s
+		}
+		return ""
+	})
+}

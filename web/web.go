@@ -65,6 +65,7 @@ func Handler(o Options) http.Handler {
 	files := http.FileServerFS(Static())
 	widget := http.StripPrefix("/widget", files)
 	mux.Handle("GET /widget/{file}", noIndex(cacheShort(widget)))
+	mux.Handle("GET /console", console())
 	if o.Demo != nil {
 		mux.Handle("GET /{$}", files)
 		mux.Handle("GET /demo/token", demoToken(o.Demo))
@@ -99,11 +100,28 @@ func cacheShort(h http.Handler) http.Handler {
 	})
 }
 
+// console serves the operator console (console.html): on every gateway,
+// demo or not; it holds no data and asks for an admin token.
+func console() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, err := fs.ReadFile(Static(), "console.html")
+		if err != nil {
+			notFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Frame-Options", "DENY") // no clickjacking of the Approve buttons
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		_, _ = w.Write(page)
+	})
+}
+
 // noIndex serves only the widget's modules: index.html is the demo page,
 // not part of the widget.
 func noIndex(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.PathValue("file") == "index.html" {
+		if f := r.PathValue("file"); f == "index.html" || f == "console.html" {
 			notFound(w, r)
 			return
 		}
