@@ -462,3 +462,85 @@ func (c *Client) Link(ctx context.Context, member string, aliases ...string) (Id
 	var out Identity
 	return out, c.do(ctx, http.MethodPost, "/v1/identities", nil, Identity{Member: member, Aliases: aliases}, &out)
 }
+
+// Boards lists up to limit boards the token reaches, by name, after the
+// board after ("": from the first), and the name to read on from ("" at the
+// end).
+func (c *Client) Boards(ctx context.Context, after string, limit int) ([]Board, string, error) {
+	q := url.Values{}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Boards []Board
+		Next   string
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/boards", q, nil, &out)
+	return out.Boards, out.Next, err
+}
+
+// AtRank reads the row at rank; an *Error not_found past the end.
+func (c *Client) AtRank(ctx context.Context, board string, rank int, w Window) (Row, error) {
+	var out Row
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/ranks/", strconv.Itoa(rank)), w.query(nil), nil, &out)
+}
+
+// Members reads the rows of some members (ids or aliases), in rank order;
+// those without an entry are left out.
+func (c *Client) Members(ctx context.Context, board string, ids []string, w Window) (Page, error) {
+	q := w.query(nil)
+	q.Set("ids", strings.Join(ids, ","))
+	var out Page
+	return out, c.do(ctx, http.MethodGet, boardPath(board, "/members"), q, nil, &out)
+}
+
+// RemoveMember removes member's entries from every window of board.
+func (c *Client) RemoveMember(ctx context.Context, board, member string) error {
+	return c.do(ctx, http.MethodDelete, boardPath(board, "/members/", url.PathEscape(member)), nil, nil, nil)
+}
+
+// HistoryPoint is a point of a member's rank history: Window for a past
+// window's final standing, At for one of its own recent changes.
+type HistoryPoint struct {
+	Window string  `json:"window"`
+	At     string  `json:"at"`
+	Rank   int     `json:"rank"`
+	Score  float64 `json:"score"`
+	Total  int     `json:"total"`
+}
+
+// History reads member's rank history for window kind: "" (or all) for its
+// recent changes, day, week or month for past windows' standings.
+func (c *Client) History(ctx context.Context, board, member, kind string) ([]HistoryPoint, error) {
+	var out struct{ Points []HistoryPoint }
+	err := c.do(ctx, http.MethodGet, boardPath(board, "/members/", url.PathEscape(member), "/history"), Window{Kind: kind}.query(nil), nil, &out)
+	return out.Points, err
+}
+
+// Identity reads the member an id or alias names, with its aliases.
+func (c *Client) Identity(ctx context.Context, id string) (Identity, error) {
+	var out Identity
+	return out, c.do(ctx, http.MethodGet, "/v1/identities/"+url.PathEscape(id), nil, nil, &out)
+}
+
+// Tenant is the tenant's limits in force and its use on the gateway asked.
+type Tenant struct {
+	Tenant string `json:"tenant"`
+	Limits struct {
+		SubmissionsPerSecond float64 `json:"submissions_per_second"`
+		Connections          int     `json:"connections"`
+		Boards               int     `json:"boards"`
+	} `json:"limits"`
+	Boards        int            `json:"boards"`
+	Connections   int            `json:"connections"`
+	Subscriptions map[string]int `json:"subscriptions"`
+}
+
+// Tenant reads the tenant's limits and use (role admin).
+func (c *Client) Tenant(ctx context.Context) (Tenant, error) {
+	var out Tenant
+	return out, c.do(ctx, http.MethodGet, "/v1/tenant", nil, nil, &out)
+}

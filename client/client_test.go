@@ -153,6 +153,37 @@ func TestCalls(t *testing.T) {
 		t.Fatalf("Around by alias: %+v %v", around, err)
 	}
 
+	if boards, next, err := c.Boards(ctx, "", 10); err != nil || len(boards) != 1 || boards[0].Members != 3 || next != "" {
+		t.Fatalf("Boards: %+v %q %v", boards, next, err)
+	}
+	if row, err := c.AtRank(ctx, "cup", 1, client.Window{}); err != nil || row.Member != "c" {
+		t.Fatalf("AtRank: %+v %v", row, err)
+	}
+	if p, err := c.Members(ctx, "cup", []string{"a", "b", "nobody"}, client.Window{}); err != nil || len(p.Rows) != 2 || p.Rows[0].Member != "b" {
+		t.Fatalf("Members: %+v %v", p, err)
+	}
+	if pts, err := c.History(ctx, "cup", "b", ""); err != nil || len(pts) != 1 || pts[0].At == "" {
+		t.Fatalf("History: %+v %v", pts, err)
+	}
+	if id, err := c.Identity(ctx, "email:a@x.io"); err != nil || id.Member != "a" {
+		t.Fatalf("Identity: %+v %v", id, err)
+	}
+	if tn, err := c.Tenant(ctx); err != nil || tn.Tenant != "t1" || tn.Limits.Boards == 0 {
+		t.Fatalf("Tenant: %+v %v", tn, err)
+	}
+	if err := c.RemoveMember(ctx, "cup", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Member(ctx, "cup", "b", client.Window{}); !client.IsCode(err, "not_found") {
+		t.Fatalf("a removed member: %v", err)
+	}
+	if err := c.Reset(ctx, "cup"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteBoard(ctx, "cup"); err != nil {
+		t.Fatal(err)
+	}
+
 	_, err = c.Submit(ctx, "cup", client.Score{Member: "", Score: 1})
 	var e *client.Error
 	if !errors.As(err, &e) || e.Status != 400 || e.Code != "bad_request" || e.Message == "" {
