@@ -134,6 +134,20 @@ func TestWSBoardMessage(t *testing.T) {
 			t.Fatalf("a second board message: %+v", m)
 		}
 	}
+	// A token that does not reach the board learns nothing of it.
+	narrow := e.dial("access_token="+e.tokenForBoards("a", "p1", "plain"), true, nil)
+	narrow.subscribe("n1", "cup", map[string]any{"kind": "top"})
+	checkFor(t, 5*time.Second, func() error {
+		if len(narrow.errorsSeen()) == 0 {
+			return fmt.Errorf("no error yet")
+		}
+		return nil
+	})
+	for _, m := range narrow.messages() {
+		if m.Type != "error" || m.Code != "forbidden" {
+			t.Fatalf("a token without the board got %+v", m)
+		}
+	}
 	rows, _ := c.rows("s1")
 	if rows[1].Member != "p2" || !rows[1].Review || rows[2].Name != "Ace" || rows[2].Avatar != "https://cdn.example/a.png" || rows[2].Review {
 		t.Fatalf("rows %+v: want p2 under review, p1 with its profile", rows)
@@ -162,4 +176,14 @@ func TestTenantPanel(t *testing.T) {
 	if got := e.must(200, "GET", "/v1/tenant", e.token("a", admin), ""); got["tenant"] != "casino-a" || got["connections"] != 0.0 {
 		t.Fatalf("another tenant's panel: %v", got)
 	}
+}
+
+// tokenForBoards mints a read token of tenant limited to board patterns.
+func (e *liveEnv) tokenForBoards(tenant, sub string, boards ...string) string {
+	key, _ := e.keys.SigningKey(tenant + "1")
+	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-" + tenant, Subject: sub, Roles: auth.RoleRead, Boards: boards, Expiry: time.Now().Add(time.Hour)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tok
 }

@@ -301,6 +301,13 @@ func (c *wsConn) subscribe(m clientMsg) {
 		c.reply(m.ID, badRequest("id: at most %d subscriptions per connection", MaxSubscriptions))
 		return
 	}
+	// The board message goes before the join: the join puts the snapshot in
+	// the outbox, and a writer may take it at once. (Where the join then
+	// fails, the error follows it; a client drops a board message of an id
+	// it does not hold.)
+	if raw := boardMessage(c.l.s.hub, sc, m); raw != nil {
+		c.out.Send(raw)
+	}
 	sub, err := c.join(m, sc)
 	if err != nil {
 		c.reply(m.ID, toError(err, c.l.s.log))
@@ -309,9 +316,6 @@ func (c *wsConn) subscribe(m clientMsg) {
 	c.mu.Lock()
 	c.subs[m.ID] = liveSub{sub: sub, board: m.Board}
 	c.mu.Unlock()
-	if raw := boardMessage(c.l.s.hub, sc.Tenant, m); raw != nil {
-		c.out.Send(raw) // control messages go first: it precedes the snapshot
-	}
 }
 
 // boardMsg tells a subscriber of a tournament board its times and prizes,
@@ -329,8 +333,11 @@ type boardMsg struct {
 
 // boardMessage returns the board message of m's subscription, or nil for
 // a board that is no tournament.
-func boardMessage(h *hub.Hub, tenant string, m clientMsg) []byte {
-	info, err := h.Board(tenant, m.Board)
+func boardMessage(h *hub.Hub, sc auth.Scope, m clientMsg) []byte {
+	if !sc.Can(auth.RoleRead) || !sc.CanBoard(m.Board) {
+		return nil // the join refuses it: nothing of the board goes out
+	}
+	info, err := h.Board(sc.Tenant, m.Board)
 	s := info.Settings
 	if err != nil || (s.StartsAt == "" && s.EndsAt == "" && len(s.Prizes) == 0) {
 		return nil
