@@ -109,7 +109,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	}()
 	serving.Store(true)
 	addr := ln.Addr().String()
-	log.Info("ready", "addr", addr, "tls", tlsCfg != nil, "metrics_addr", metricsAddr, "data", cfg.DataDir, "nats", natsMode(cfg),
+	// addr and metrics_addr lead the line, in that order: scripts and tests read them.
+	log.Info("ready", "addr", addr, "metrics_addr", metricsAddr, "tls", tlsCfg != nil, "data", cfg.DataDir, "nats", natsMode(cfg),
 		"connection_budget", guard.Budget(), "version", versionString())
 	if demo != nil {
 		printDemo(out, addr, demo)
