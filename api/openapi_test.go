@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -167,4 +168,71 @@ func truncateBody(b []byte) string {
 		return string(b[:300]) + "…"
 	}
 	return string(b)
+}
+
+var wsSpec struct {
+	once    sync.Once
+	schemas map[string]*openapi3.Schema // server messages by type
+	err     error
+}
+
+// wsSchemas returns the JSON Schemas of the server's WebSocket messages
+// (x-websocket.server), their $refs to components inlined.
+func wsSchemas(t testing.TB) map[string]*openapi3.Schema {
+	t.Helper()
+	wsSpec.once.Do(func() {
+		var raw struct {
+			XWebsocket struct {
+				Server map[string]json.RawMessage `json:"server"`
+			} `json:"x-websocket"`
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		if wsSpec.err = json.Unmarshal(OpenAPI(), &raw); wsSpec.err != nil {
+			return
+		}
+		wsSpec.schemas = map[string]*openapi3.Schema{}
+		for typ, body := range raw.XWebsocket.Server {
+			compact := func(b []byte) string {
+				var buf bytes.Buffer
+				_ = json.Compact(&buf, b)
+				return buf.String()
+			}
+			text := compact(body)
+			for name, s := range raw.Components.Schemas {
+				text = strings.ReplaceAll(text, `{"$ref":"#/components/schemas/`+name+`"}`, compact(s))
+			}
+			var sch openapi3.Schema
+			if wsSpec.err = json.Unmarshal([]byte(text), &sch); wsSpec.err != nil {
+				return
+			}
+			wsSpec.schemas[typ] = &sch
+		}
+	})
+	if wsSpec.err != nil || len(wsSpec.schemas) < 4 {
+		t.Fatalf("x-websocket schemas: %v (%d)", wsSpec.err, len(wsSpec.schemas))
+	}
+	return wsSpec.schemas
+}
+
+// checkWSMessage fails the test where raw, a server message, does not
+// match its type's schema in x-websocket.
+func checkWSMessage(t testing.TB, raw []byte) {
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Errorf("WebSocket message %s: %v", raw, err)
+		return
+	}
+	typ, _ := v["type"].(string)
+	sch := wsSchemas(t)[typ]
+	if sch == nil {
+		t.Errorf("WebSocket message of type %q is not in the OpenAPI document's x-websocket: %s", typ, raw)
+		return
+	}
+	var generic any
+	_ = json.Unmarshal(raw, &generic)
+	if err := sch.VisitJSON(generic); err != nil {
+		t.Errorf("WebSocket message %s does not match x-websocket.server.%s: %v", truncateBody(raw), typ, err)
+	}
 }

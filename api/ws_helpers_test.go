@@ -147,6 +147,7 @@ func (wc *wsClient) fail(err error) {
 }
 
 func (wc *wsClient) apply(m wsMsg, raw []byte) {
+	checkWSMessage(wc.t, raw) // every message of every WebSocket test, against x-websocket
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	id := ""
