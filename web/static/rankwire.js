@@ -322,6 +322,7 @@ export class RankwireBoard extends HTMLElement {
     s.textContent = this.strings.score;
     z.textContent = this.strings.prize;
     z.hidden = !this._board?.prizes?.length;
+    this.toggleAttribute("prizes", !z.hidden); // narrower scores, so that names keep their room
     this._els.label.textContent = this.getAttribute("label") || "Leaderboard";
   }
 

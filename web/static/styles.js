@@ -52,7 +52,9 @@ th, td { padding: 0 1rem; height: var(--rw-row-height); text-align: start; white
 thead th { font-size: .72rem; letter-spacing: .06em; text-transform: uppercase; color: var(--rw-muted);
   height: 2rem; font-weight: 600; border-bottom: 1px solid var(--rw-border); }
 .rank { width: 5.5rem; }
-.prize { width: 6.5rem; text-align: end; color: var(--rw-accent); font-weight: 600; }
+.prize { width: 6rem; text-align: end; color: var(--rw-accent); font-weight: 600; }
+:host([prizes]) .score { width: 22%; }
+:host([prizes]) .rank { width: 4.5rem; }
 caption .countdown { display: block; font-weight: 500; font-size: .8rem; color: var(--rw-muted); margin-top: .15rem; }
 caption .countdown[hidden] { display: none; }
 .avatar { width: 1.25rem; height: 1.25rem; border-radius: 50%; object-fit: cover; vertical-align: -.3rem;
