@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,8 +55,9 @@ func WithTokenFunc(f func(ctx context.Context) (string, error)) Option {
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
 // New returns a Client of the gateways at urls (base URLs such as
-// "https://rank.example.com"). A call that cannot reach one gateway, or
-// gets 503 from it, tries the next.
+// "https://rank.example.com"). A call that cannot connect to one gateway
+// tries the next, and so does a read answered 503; a write that may have
+// arrived is not sent again (retry it yourself, with its ids).
 func New(urls []string, opts ...Option) (*Client, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("client: no gateway URL")
@@ -130,6 +132,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 				return ctx.Err()
 			}
 			last = fmt.Errorf("client: %s %s: %w", method, c.urls[n], err)
+			if method != http.MethodGet && !isDialError(err) {
+				return last // it may have arrived: a write is the caller's to retry, with its ids
+			}
 			continue
 		}
 		err = decode(resp, out)
@@ -142,6 +147,13 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return err
 	}
 	return last
+}
+
+// isDialError reports whether err is a failure to connect: the request
+// never left, so another gateway may take it.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // decode reads resp: a 2xx body into out, else an *Error.
@@ -543,4 +555,18 @@ type Tenant struct {
 func (c *Client) Tenant(ctx context.Context) (Tenant, error) {
 	var out Tenant
 	return out, c.do(ctx, http.MethodGet, "/v1/tenant", nil, nil, &out)
+}
+
+// Status splits a call's error the way a load generator counts it: the
+// HTTP status of an answer (200 for none), or 0 and the error where no
+// answer came (the transport failed).
+func Status(err error) (int, error) {
+	var e *Error
+	switch {
+	case err == nil:
+		return http.StatusOK, nil
+	case errors.As(err, &e) && e.Status != 0:
+		return e.Status, nil
+	}
+	return 0, err
 }

@@ -274,3 +274,32 @@ func TestWatchAcrossRestart(t *testing.T) {
 		break
 	}
 }
+
+// A gateway that refuses connections is passed over, for reads and writes.
+func TestFailover(t *testing.T) {
+	g := startGateway(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c, err := client.New([]string{down, "http://" + g.addr}, client.WithToken(g.token("t1", "k1", auth.RoleAdmin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.PutBoard(ctx, "b", client.Settings{}); err != nil {
+		t.Fatalf("a write past a gateway that is down: %v", err)
+	}
+	if _, err := c.Top(ctx, "b", client.ReadOptions{}); err != nil {
+		t.Fatalf("a read: %v", err)
+	}
+	if st, err := client.Status(nil); st != 200 || err != nil {
+		t.Fatalf("Status(nil) = %d %v", st, err)
+	}
+	_, err = c.Board(ctx, "nope")
+	if st, err := client.Status(err); st != 404 || err != nil {
+		t.Fatalf("Status of a 404 = %d %v", st, err)
+	}
+}

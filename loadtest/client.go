@@ -1,11 +1,9 @@
 package loadtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	rwclient "github.com/rankwire/rankwire/client"
 )
 
 // Target is the gateway under load and how to reach it.
@@ -32,12 +32,15 @@ type Target struct {
 	Metrics string
 }
 
-// client is an HTTP client tuned for load: keep-alive connections, one per
-// concurrent worker, no compression. Safe for concurrent use.
+// client sends the load's HTTP requests through the Go SDK
+// (github.com/rankwire/rankwire/client): one SDK client per gateway,
+// taken in turn, so that the load spreads evenly and a gateway's failures
+// count as its own (the SDK alone would pass over a gateway that is down).
+// Keep-alive connections, one per concurrent worker, no compression. Safe
+// for concurrent use.
 type client struct {
-	bases []string      // the gateways' base URLs, taken in turn
-	next  atomic.Uint64 // the request count, which picks the base
-	auth  string
+	sdks  []*rwclient.Client // one per gateway, in the order of Target.URL
+	next  atomic.Uint64      // the request count, which picks the gateway
 	board string
 	http  *http.Client
 }
@@ -83,54 +86,60 @@ func newClient(t Target, conns int) (*client, error) {
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns,
 		DisableCompression: true, IdleConnTimeout: time.Minute,
 	}
-	return &client{
-		bases: bases, auth: "Bearer " + t.Token, board: t.Board,
-		http: &http.Client{Transport: tr, Timeout: 30 * time.Second},
-	}, nil
+	c := &client{board: t.Board, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	for _, b := range bases {
+		sdk, err := rwclient.New([]string{b}, rwclient.WithToken(t.Token), rwclient.WithHTTPClient(c.http))
+		if err != nil {
+			return nil, fmt.Errorf("loadtest: %w", err)
+		}
+		c.sdks = append(c.sdks, sdk)
+	}
+	return c, nil
 }
 
 func (c *client) close() { c.http.CloseIdleConnections() }
 
-// do sends one request and reads the whole reply. It returns the status,
-// or an error for a transport failure.
-func (c *client) do(ctx context.Context, method, path string, body []byte, into any) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+// sdk returns the next gateway's client, in turn.
+func (c *client) sdk() *rwclient.Client { return c.sdks[(c.next.Add(1)-1)%uint64(len(c.sdks))] }
+
+// submit sends items as one batch to the next gateway and returns the
+// HTTP status (0 where no answer came) and a transport error.
+func (c *client) submit(ctx context.Context, items []score) (int, error) {
+	scores := make([]rwclient.Score, len(items))
+	for i, it := range items {
+		scores[i] = rwclient.Score{Member: it.Member, Score: it.Score}
 	}
-	base := c.bases[(c.next.Add(1)-1)%uint64(len(c.bases))]
-	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", c.auth)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if into == nil || resp.StatusCode != http.StatusOK {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, err
-	}
-	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(into)
+	_, err := c.sdk().Submit(ctx, c.board, scores...)
+	return rwclient.Status(err)
 }
 
-func (c *client) boardPath() string { return "/v1/boards/" + url.PathEscape(c.board) }
+// read sends one read of kind (top, member, around) of member m to the
+// next gateway and returns the status as submit does.
+func (c *client) read(ctx context.Context, kind, m string) (int, error) {
+	sdk := c.sdk()
+	var err error
+	switch kind {
+	case "top":
+		_, err = sdk.Top(ctx, c.board, rwclient.ReadOptions{Limit: 10})
+	case "member":
+		_, err = sdk.Member(ctx, c.board, m, rwclient.Window{})
+	default:
+		_, err = sdk.Around(ctx, c.board, m, 5, rwclient.Window{})
+	}
+	return rwclient.Status(err)
+}
 
 // ensureBoard creates the board with settings (a PROTOCOL.md settings
 // object). An existing board with other settings answers 409, which is
 // fine: the load only needs the board to exist.
 func (c *client) ensureBoard(ctx context.Context, settings string) error {
-	st, err := c.do(ctx, http.MethodPut, c.boardPath(), []byte(settings), nil)
-	if err != nil {
-		return fmt.Errorf("loadtest: create board: %w", err)
+	var set rwclient.Settings
+	if err := json.Unmarshal([]byte(settings), &set); err != nil {
+		return fmt.Errorf("loadtest: board settings %s: %w", settings, err)
 	}
-	if st != http.StatusOK && st != http.StatusCreated && st != http.StatusConflict {
-		return fmt.Errorf("loadtest: create board %q: HTTP %d", c.board, st)
+	_, err := c.sdk().PutBoard(ctx, c.board, set)
+	if err != nil && !rwclient.IsCode(err, "conflict") {
+		return fmt.Errorf("loadtest: create board %q: %w", c.board, err)
 	}
 	return nil
 }
@@ -140,14 +149,14 @@ func (c *client) ensureBoard(ctx context.Context, settings string) error {
 // load that started at once would count their 404s. At most 10 s.
 func (c *client) awaitBoard(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
-	for range c.bases {
+	for _, sdk := range c.sdks {
 		for {
-			st, err := c.do(ctx, http.MethodGet, c.boardPath(), nil, nil) // the next gateway in turn
-			if err == nil && st == http.StatusOK {
+			_, err := sdk.Board(ctx, c.board)
+			if err == nil {
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("loadtest: board %q not served by every gateway after 10 s: HTTP %d, %v", c.board, st, err)
+				return fmt.Errorf("loadtest: board %q not served by every gateway after 10 s: %v", c.board, err)
 			}
 			time.Sleep(20 * time.Millisecond) // polling a remote gateway: no event to wait on
 		}
@@ -157,35 +166,17 @@ func (c *client) awaitBoard(ctx context.Context) error {
 
 // members returns the board's member count (all window).
 func (c *client) members(ctx context.Context) (int, error) {
-	var info struct {
-		Members int `json:"members"`
-	}
-	st, err := c.do(ctx, http.MethodGet, c.boardPath(), nil, &info)
-	if err == nil && st != http.StatusOK {
-		err = fmt.Errorf("HTTP %d", st)
-	}
+	b, err := c.sdk().Board(ctx, c.board)
 	if err != nil {
 		return 0, fmt.Errorf("loadtest: board info: %w", err)
 	}
-	return info.Members, nil
+	return b.Members, nil
 }
 
 // score is one submission as the protocol spells it.
 type score struct {
 	Member string  `json:"member"`
 	Score  float64 `json:"score"`
-}
-
-// submitBody encodes one submission, or a batch where len(items) > 1.
-func submitBody(items []score) []byte {
-	var v any = items[0]
-	if len(items) > 1 {
-		v = struct {
-			Scores []score `json:"scores"`
-		}{items}
-	}
-	b, _ := json.Marshal(v) // cannot fail: strings and finite floats
-	return b
 }
 
 // classify names a failed request for the error table: its HTTP status,

@@ -21,7 +21,7 @@ type sink interface {
 type gatewaySink struct{ c *client }
 
 func (g gatewaySink) submit(ctx context.Context, items []score) (int, string) {
-	st, err := g.c.do(ctx, http.MethodPost, g.c.boardPath()+"/scores", submitBody(items), nil)
+	st, err := g.c.submit(ctx, items)
 	if err != nil || st != http.StatusOK {
 		return 0, classify(st, err)
 	}

@@ -195,7 +195,6 @@ func startWrites(ctx context.Context, c *client, cfg ReadConfig) func() writeRes
 // worker that falls behind sends back to back, and skips ahead rather than
 // bursting when it is more than one interval late.
 func (w *submitter) paced(ctx context.Context, first time.Time, interval time.Duration) {
-	path := w.c.boardPath() + "/scores"
 	next := first
 	for ctx.Err() == nil {
 		if d := time.Until(next); d > 0 {
@@ -206,9 +205,9 @@ func (w *submitter) paced(ctx context.Context, first time.Time, interval time.Du
 			next = time.Now()
 		}
 		next = next.Add(interval)
-		body := submitBody(w.batch())
+		items := w.batch()
 		t0 := time.Now()
-		st, err := w.c.do(context.WithoutCancel(ctx), http.MethodPost, path, body, nil)
+		st, err := w.c.submit(context.WithoutCancel(ctx), items)
 		if err == nil && st == http.StatusOK {
 			w.rec.success(time.Since(t0), len(w.items))
 		} else {
@@ -272,7 +271,7 @@ func (r *reader) loop(ctx context.Context, budget *atomic.Int64, next time.Time,
 		next = next.Add(interval)
 		kind := readKinds[i%len(readKinds)]
 		t0 := time.Now()
-		st, err := r.c.do(ctx, http.MethodGet, r.path(kind), nil, nil)
+		st, err := r.c.read(ctx, kind, r.member())
 		switch {
 		case err == nil && st == http.StatusOK:
 			r.recs[kind].success(time.Since(t0), 1)
@@ -284,13 +283,5 @@ func (r *reader) loop(ctx context.Context, budget *atomic.Int64, next time.Time,
 	}
 }
 
-func (r *reader) path(kind string) string {
-	m := "m" + strconv.Itoa(r.rng.IntN(r.n))
-	switch kind {
-	case "top":
-		return r.c.boardPath() + "/top?limit=10"
-	case "member":
-		return r.c.boardPath() + "/members/" + m
-	}
-	return r.c.boardPath() + "/members/" + m + "/around?radius=5"
-}
+// member picks the member of a member or around read.
+func (r *reader) member() string { return "m" + strconv.Itoa(r.rng.IntN(r.n)) }

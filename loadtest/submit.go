@@ -144,11 +144,10 @@ type submitter struct {
 }
 
 func (w *submitter) loop(ctx context.Context, deadline time.Time, budget, done *atomic.Int64) {
-	path := w.c.boardPath() + "/scores"
 	for ctx.Err() == nil && time.Now().Before(deadline) && budget.Add(-1) >= 0 {
-		body := submitBody(w.batch())
+		items := w.batch()
 		t0 := time.Now()
-		st, err := w.c.do(ctx, http.MethodPost, path, body, nil)
+		st, err := w.c.submit(ctx, items)
 		switch {
 		case err == nil && st == http.StatusOK:
 			w.rec.success(time.Since(t0), len(w.items))
