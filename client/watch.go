@@ -174,35 +174,16 @@ func isFatal(err error) bool {
 // holds a state), applies and yields every message, and returns the state
 // it got to and why it ended.
 func (w *watch) session(ctx context.Context, base string, st *state, yield func(ViewState, error) bool) (*state, error) {
-	tok, err := w.c.token(ctx)
-	if err != nil {
-		return st, fmt.Errorf("client: token: %w", err)
-	}
-	hc := *w.c.http
-	hc.Timeout = 0 // the handshake is bounded below; the connection lives on
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, _, err := websocket.Dial(dctx, wsURL(base), &websocket.DialOptions{HTTPClient: &hc})
-	cancel()
+	conn, err := w.c.Dial(ctx, base, DialOptions{Timeout: 10 * time.Second})
 	if err != nil {
 		return st, err
 	}
 	defer conn.CloseNow()
-	conn.SetReadLimit(1 << 20)
-	sub := map[string]any{"type": "subscribe", "id": "w", "board": w.board, "view": w.view}
-	if w.window != "" {
-		sub["window"] = w.window
-	}
-	if st != nil {
-		sub["since"] = st.seq
-	}
-	for _, m := range []any{map[string]any{"type": "auth", "token": tok}, sub} {
-		raw, _ := json.Marshal(m)
-		if err := conn.Write(ctx, websocket.MessageText, raw); err != nil {
-			return st, err
-		}
+	if err := conn.Subscribe(ctx, "w", w.board, w.window, w.view, stateSeq(st)); err != nil {
+		return st, err
 	}
 	for {
-		_, raw, err := conn.Read(ctx)
+		raw, err := conn.ReadRaw(ctx)
 		if err != nil {
 			if code := websocket.CloseStatus(err); code != -1 {
 				var reason string
@@ -227,7 +208,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 		}
 		st = next
 		if !yield(st.snapshot(), nil) {
-			conn.Close(websocket.StatusNormalClosure, "done")
+			conn.Close("done")
 			return st, errStop
 		}
 	}

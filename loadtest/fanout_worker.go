@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	rwclient "github.com/rankwire/rankwire/client"
 )
 
 // workerConfig is what the coordinator sends a subscriber worker, as one
@@ -153,10 +155,18 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 		urls = append(urls, u+"?access_token="+url.QueryEscape(cfg.Token))
 	}
 	client := sourceClient(cfg.SrcIP)
+	var bases []string // the gateways' base URLs, for the SDK
+	for _, u := range strings.Split(cfg.URL, ",") {
+		bases = append(bases, strings.TrimSuffix(strings.Replace(u, "ws://", "http://", 1), "/v1/ws"))
+	}
+	sdk, err := rwclient.New(bases, rwclient.WithToken(cfg.Token), rwclient.WithHTTPClient(client))
+	if err != nil {
+		return fmt.Errorf("loadtest: %w", err)
+	}
 	k := max(cfg.PerConn, 1)
 	for from := cfg.From; from < cfg.To; from += k {
-		u := urls[from/k%len(urls)] // connection from/k, on the gateways in turn
-		c := &wsConn{url: u, board: cfg.Board, client: client, stats: stats, shard: from / k % statShards, maxConn: cfg.Reconnects}
+		base := bases[from/k%len(bases)] // connection from/k, on the gateways in turn
+		c := &wsConn{sdk: sdk, base: base, board: cfg.Board, client: client, stats: stats, shard: from / k % statShards, maxConn: cfg.Reconnects}
 		for i := from; i < min(from+k, cfg.To); i++ {
 			v, kind := cfg.Plan.view(i)
 			c.subs = append(c.subs, wsSub{id: subID(i-from, k), view: v, kind: kind})

@@ -2,19 +2,18 @@ package loadtest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/coder/websocket"
+
+	rwclient "github.com/rankwire/rankwire/client"
 )
 
 // View kinds a fan-out subscription watches, in the order of the report.
@@ -143,7 +142,8 @@ func subIndex(id []byte) (int, bool) {
 // is made per subscription: its place in the prev/seq chain, the scores it
 // has seen, its since on a reconnect. Owned by one goroutine.
 type wsConn struct {
-	url    string // ws://…/v1/ws?access_token=…
+	sdk    *rwclient.Client // dials and subscribes: the Go SDK's raw connection
+	base   string           // the gateway's base URL
 	board  string
 	client *http.Client // dials from the worker's source address
 	stats  *wsStats
@@ -151,7 +151,7 @@ type wsConn struct {
 
 	subs    []wsSub   // subscription j has id subs[j].id
 	maxConn int       // reconnects allowed
-	buf     []byte    // the last message read; reused by the next read
+	buf     []byte    // the Redis peer's last payload; reused (the gateway's come from the SDK's reused buffer)
 	msg     wsMessage // the last message decoded; its rows are reused
 }
 
@@ -211,13 +211,13 @@ func (c *wsConn) session(ctx context.Context, sem chan struct{}) error {
 	// At the stop, leave with a close handshake (bounded by the library's
 	// 5 s close timeouts) rather than a bare FIN: a cancelled Read would drop
 	// the connection without one.
-	stop := context.AfterFunc(ctx, func() { ws.Close(websocket.StatusNormalClosure, "rwload done") })
+	stop := context.AfterFunc(ctx, func() { ws.Close("rwload done") })
 	defer stop()
 	// For the same reason the reads get a context without Done, which also
 	// spares coder/websocket arming a timer per read.
 	rctx := context.WithoutCancel(ctx)
 	for {
-		data, err := c.read(rctx, ws)
+		data, err := ws.ReadRaw(rctx) // the buffer is reused: a message costs no allocation
 		if err != nil {
 			return err
 		}
@@ -225,43 +225,10 @@ func (c *wsConn) session(ctx context.Context, sem chan struct{}) error {
 	}
 }
 
-// readKeep is the largest read buffer a connection keeps between
-// messages: a top-100 snapshot fits, a rare larger message's buffer goes.
-const readKeep = 64 << 10
-
-// read reads the next message into c.buf and returns it. The buffer
-// grows as needed, up to the connection's read limit, and is reused, so
-// that a message costs no allocation: the result is valid until the next
-// read.
-func (c *wsConn) read(ctx context.Context, ws *websocket.Conn) ([]byte, error) {
-	_, r, err := ws.Reader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b := c.buf[:0]
-	for {
-		if len(b) == cap(b) {
-			b = slices.Grow(b, max(cap(b), 1024)) // doubling, from 1 KiB
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if c.buf = b; cap(b) > readKeep {
-		c.buf = nil
-	}
-	return b, nil
-}
-
 // dial connects and sends the subscriptions (each with its since after a
 // reconnect), holding a slot of sem so that a worker dials at a bounded
 // rate.
-func (c *wsConn) dial(ctx context.Context, sem chan struct{}) (*websocket.Conn, error) {
+func (c *wsConn) dial(ctx context.Context, sem chan struct{}) (*rwclient.Conn, error) {
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
@@ -270,34 +237,24 @@ func (c *wsConn) dial(ctx context.Context, sem chan struct{}) (*websocket.Conn, 
 	defer func() { <-sem }()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{HTTPClient: c.client, CompressionMode: websocket.CompressionDisabled})
+	ws, err := c.sdk.Dial(dctx, c.base, rwclient.DialOptions{HTTPClient: c.client, Timeout: 30 * time.Second})
 	if err != nil {
 		c.stats.dialErrors.Add(1)
 		c.stats.count(c.stats.errors, "dial: "+shortErr(err))
 		return nil, err
 	}
-	ws.SetReadLimit(1 << 20)
 	for j := range c.subs {
-		if err := c.subscribe(dctx, ws, &c.subs[j]); err != nil {
+		s := &c.subs[j]
+		if s.joined.IsZero() {
+			s.joined = time.Now()
+		}
+		v := rwclient.View{Kind: s.view.Kind, Limit: s.view.Limit, Member: s.view.Member, Radius: s.view.Radius, Rank: s.view.Rank, Members: s.view.Members}
+		if err := ws.Subscribe(dctx, s.id, c.board, "", v, s.seq); err != nil { // with since after a reconnect
 			ws.CloseNow()
 			return nil, err
 		}
 	}
 	return ws, nil
-}
-
-// subscribe sends s's subscribe message, with since where s has applied
-// a message, and marks when s first joined.
-func (c *wsConn) subscribe(ctx context.Context, ws *websocket.Conn, s *wsSub) error {
-	sub := map[string]any{"type": "subscribe", "id": s.id, "board": c.board, "view": s.view}
-	if s.seq > 0 {
-		sub["since"] = s.seq
-	}
-	msg, _ := json.Marshal(sub) // cannot fail: strings and ints
-	if s.joined.IsZero() {
-		s.joined = time.Now()
-	}
-	return ws.Write(ctx, websocket.MessageText, msg)
 }
 
 // sub returns the subscription id names, or nil. No allocation.

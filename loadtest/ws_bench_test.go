@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	rwclient "github.com/rankwire/rankwire/client"
 )
 
 // benchDiff is a gateway diff message as subscriptions/encode.go writes
@@ -134,12 +135,16 @@ func BenchmarkSubscriberSession(b *testing.B) {
 	}))
 	defer srv.Close()
 	stats := newWSStats()
-	s := &wsConn{url: "ws" + strings.TrimPrefix(srv.URL, "http"), board: "b", client: srv.Client(), stats: stats,
+	sdk, err := rwclient.New([]string{srv.URL}, rwclient.WithToken("t"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &wsConn{sdk: sdk, base: srv.URL, board: "b", client: srv.Client(), stats: stats,
 		subs: []wsSub{{id: "v", view: viewSpec{Kind: "top", Limit: 10}}}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := selfCPU()
-	err := s.session(context.Background(), make(chan struct{}, 1))
+	err = s.session(context.Background(), make(chan struct{}, 1))
 	b.StopTimer()
 	b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
