@@ -508,7 +508,7 @@ func waitLiveTop10(t *testing.T, ctx context.Context, g *gateway, id, what strin
 // it.
 func TestBoardTournamentStates(t *testing.T) {
 	g := startGateway(t)
-	ends := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	ends := time.Now().Add(9 * time.Second).UTC().Format(time.RFC3339Nano) // room for a slow start before the end
 	g.call("PUT", "/v1/boards/cup", `{"ends_at":"`+ends+`","prizes":[{"from":1,"to":1,"prize":"€100"},{"from":2,"to":3,"prize":"€10"}],"rules":{"max_score":1000}}`, nil)
 	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":300},{"member":"p2","score":200},{"member":"p3","score":100},{"member":"p4","score":50}]}`, nil)
 	g.call("PUT", "/v1/members/p1/profile", `{"name":"GoldenAce","avatar":"https://cdn.example/a.png","country":"MT"}`, nil)
@@ -554,7 +554,7 @@ func TestBoardTournamentStates(t *testing.T) {
 		}
 		return ""
 	})
-	waitFor(t, "the final state", 15*time.Second, func() string {
+	waitFor(t, "the final state", 20*time.Second, func() string {
 		s := look(t, ctx, "cup")
 		if s.State != "final" || s.Countdown != "Final standings" || len(s.Rows) != 4 {
 			return fmt.Sprintf("state %q countdown %q rows %d", s.State, s.Countdown, len(s.Rows))
