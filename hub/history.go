@@ -137,29 +137,24 @@ func (h *Hub) History(l Loc, member string) ([]HistoryPoint, error) {
 	if !ok {
 		return nil, errorf(ErrBadRequest, "window: %q is not one of all, day, week, month", clip(l.Window))
 	}
-	r := h.lookup(l.Tenant)
-	if r == nil {
-		return nil, h.missing(l.Tenant, errorf(ErrNotFound, "board %q", l.Board))
-	}
 	now := h.cfg.Now().UnixMilli()
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	bs, err := r.st.board(l.Board)
-	if err != nil {
-		return nil, err
-	}
-	if k != kindAll && !bs.keeps(k) {
-		return nil, errorf(ErrBadRequest, "window: the board keeps no %s windows", k)
-	}
-	hd, ok := r.st.ix.Resolve(member)
-	if !ok {
-		return nil, errorf(ErrNotFound, "member %q", member)
-	}
-	if k == kindAll {
-		pk := bs.settings.primaryKind()
-		return bs.history.recent(hd, keyAt(pk, now).start), nil
-	}
-	return bs.pastStandings(k, hd, keyAt(k, now).start), nil
+	var pts []HistoryPoint
+	err := h.readBoard(l.Tenant, l.Board, func(st *state, bs *boardState) error {
+		if k != kindAll && !bs.keeps(k) {
+			return errorf(ErrBadRequest, "window: the board keeps no %s windows", k)
+		}
+		hd, ok := st.ix.Resolve(member)
+		if !ok {
+			return errorf(ErrNotFound, "member %q", member)
+		}
+		if k == kindAll {
+			pts = bs.history.recent(hd, keyAt(bs.settings.primaryKind(), now).start)
+		} else {
+			pts = bs.pastStandings(k, hd, keyAt(k, now).start)
+		}
+		return nil
+	})
+	return pts, err
 }
 
 // pastStandings returns member h's final standing in each retained window

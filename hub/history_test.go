@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // History: past windows' final standings newest first, the member's own
@@ -65,6 +66,9 @@ func TestHistory(t *testing.T) {
 // the member index shrinks with them, and a snapshot restores the same
 // answers.
 func TestHistoryRingBounds(t *testing.T) {
+	if size := unsafe.Sizeof(point{}); size != 48 { // docs/PROTOCOL.md says a point costs 48 bytes
+		t.Errorf("a history point is %d bytes", size)
+	}
 	var hs history
 	hs.add(point{member: 7, rank: 1, total: 1, score: 1})
 	for i := range maxHistory + 500 {

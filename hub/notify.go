@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -76,10 +77,13 @@ type NotifyRow struct {
 // notifier is the Hub's side of notifications: the quarantines apply
 // reported, and what this node has published.
 type notifier struct {
-	mu    sync.Mutex
-	held  []heldNote       // quarantines applied since the last tick
-	retry []Notification   // quarantines whose publish failed
-	sent  map[string]int64 // ids published, with when (unix ms), pruned after NotifyDedup
+	ticks atomic.Uint64 // passes of notifyDue so far (tests wait on it)
+
+	mu     sync.Mutex
+	held   []heldNote       // quarantines applied since the last tick
+	retry  []Notification   // quarantines whose publish failed
+	sent   map[string]int64 // ids published, with when (unix ms), pruned after NotifyDedup
+	pruned int64            // when sent was last pruned (unix ms)
 }
 
 // heldNote is a quarantine as apply reports it.
@@ -88,8 +92,9 @@ type heldNote struct {
 	held          Held
 }
 
-// maxHeldNotes bounds the quarantines waiting for the next tick; past it
-// the oldest are dropped (logged): a flood of cheats must not grow memory.
+// maxHeldNotes bounds the quarantines waiting for the next tick: a flood
+// of cheats within one tick must not grow memory. Past it a quarantine
+// gets no notification (it is still held, and listed by GET .../quarantine).
 const maxHeldNotes = 100_000
 
 // noteHeld records a quarantine for the next tick. Never blocks on I/O.
@@ -98,10 +103,9 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 		return
 	}
 	n.mu.Lock()
-	if len(n.held) >= maxHeldNotes {
-		n.held = n.held[1:]
+	if len(n.held) < maxHeldNotes {
+		n.held = append(n.held, heldNote{tenant, board, h})
 	}
-	n.held = append(n.held, heldNote{tenant, board, h})
 	n.mu.Unlock()
 }
 
@@ -180,6 +184,7 @@ func (h *Hub) notifyDue(ctx context.Context) {
 		h.note.markSent(n.ID, now)
 	}
 	h.note.prune(now)
+	h.note.ticks.Add(1)
 }
 
 // publishNote publishes n with its ID as the message id.
@@ -214,10 +219,15 @@ func (n *notifier) markSent(id string, now int64) {
 	n.sent[id] = now
 }
 
-// prune forgets ids published more than NotifyDedup ago.
+// prune forgets ids published more than NotifyDedup ago, at most once a
+// minute: a walk of every id every tick would cost more than it frees.
 func (n *notifier) prune(now int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if now-n.pruned < time.Minute.Milliseconds() {
+		return
+	}
+	n.pruned = now
 	for id, at := range n.sent {
 		if now-at > NotifyDedup.Milliseconds() {
 			delete(n.sent, id)

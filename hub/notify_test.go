@@ -54,6 +54,18 @@ func waitNotes(t *testing.T, h *Hub, tenant string, n int) []Notification {
 	return got
 }
 
+// awaitTicks waits until h's notifier has made n more passes.
+func awaitTicks(t *testing.T, h *Hub, n uint64) {
+	t.Helper()
+	want := h.note.ticks.Load() + n
+	checkFor(t, 10*time.Second, func() error {
+		if got := h.note.ticks.Load(); got < want {
+			return fmt.Errorf("%d notifier passes, want %d", got, want)
+		}
+		return nil
+	})
+}
+
 // A quarantine, a day's close and a board's end each give one notification
 // with the final rows and prizes, stored once however many nodes publish
 // it; another tenant's subject gets none of them.
@@ -79,7 +91,7 @@ func TestNotifications(t *testing.T) {
 
 	clk.set(time.Date(2026, 12, 2, 0, 0, 30, 0, time.UTC)) // the day closed, but not finalAfter ago
 	mustSubmit(t, h, "t1", "cup", Item{Member: "p3", Score: 10})
-	time.Sleep(2 * notifyTick) // a notification that is not due must not go: nothing to await
+	awaitTicks(t, h, 2) // two passes that saw the day closed but not final
 	if got := notes(t, h, "t1"); len(got) != 1 {
 		t.Fatalf("the day's close went out before it was final: %+v", got)
 	}
@@ -98,7 +110,8 @@ func TestNotifications(t *testing.T) {
 		e.ID != "board.ended:cup:1796212800000" {
 		t.Fatalf("the board's end: %+v", e)
 	}
-	time.Sleep(4 * notifyTick) // both nodes keep ticking: nothing more may be stored
+	awaitTicks(t, h, 2) // both nodes pass again: nothing more may be stored
+	awaitTicks(t, other, 2)
 	if got := notes(t, h, "t1"); len(got) != 3 {
 		t.Fatalf("%d notifications stored, want 3 (two nodes publish each): %+v", len(got), got)
 	}

@@ -158,17 +158,17 @@ func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) 
 
 // Profile returns member's profile (an id or alias), or ErrNotFound where
 // it has none.
-func (h *Hub) Profile(tenant, member string) (Profile, error) {
-	r := h.lookup(tenant)
-	if r == nil {
-		return Profile{}, h.missing(tenant, errorf(ErrNotFound, "profile of %q", member))
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if hd, ok := r.st.ix.Resolve(member); ok {
-		if p, ok := r.st.profiles[hd]; ok {
-			return p, nil
+func (h *Hub) Profile(tenant, member string) (p Profile, err error) {
+	notFound := errorf(ErrNotFound, "profile of %q", member)
+	err = h.readTenant(tenant, notFound, func(st *state) error {
+		hd, ok := st.ix.Resolve(member)
+		if !ok {
+			return notFound
 		}
-	}
-	return Profile{}, errorf(ErrNotFound, "profile of %q", member)
+		if p, ok = st.profiles[hd]; !ok {
+			return notFound
+		}
+		return nil
+	})
+	return p, err
 }

@@ -109,6 +109,30 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 	})
 }
 
+// readTenant calls fn with tenant's state under its replica's read lock;
+// notFound (or why the tenant is down) where the tenant is not open.
+func (h *Hub) readTenant(tenant string, notFound error, fn func(st *state) error) error {
+	r := h.lookup(tenant)
+	if r == nil {
+		return h.missing(tenant, notFound)
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return fn(r.st)
+}
+
+// readBoard calls fn with tenant's state and its board under the
+// replica's read lock; ErrNotFound for an unknown tenant or board.
+func (h *Hub) readBoard(tenant, board string, fn func(st *state, bs *boardState) error) error {
+	return h.readTenant(tenant, errorf(ErrNotFound, "board %q", board), func(st *state) error {
+		bs, err := st.board(board)
+		if err != nil {
+			return err
+		}
+		return fn(st, bs)
+	})
+}
+
 // locate finds the board-window l names and calls fn with the tenant's
 // state, the board and the window's key, under the replica's read lock.
 // ErrBadRequest for an unknown window kind or one the board does not keep;
@@ -118,22 +142,14 @@ func (h *Hub) locate(l Loc, fn func(st *state, bs *boardState, key windowKey) er
 	if !ok {
 		return errorf(ErrBadRequest, "window: %q is not one of all, day, week, month", clip(l.Window))
 	}
-	r := h.lookup(l.Tenant)
-	if r == nil {
-		return h.missing(l.Tenant, errorf(ErrNotFound, "board %q", l.Board))
-	}
 	at := l.At
 	if at.IsZero() {
 		at = h.cfg.Now()
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	bs, err := r.st.board(l.Board)
-	if err != nil {
-		return err
-	}
-	if !bs.keeps(k) {
-		return errorf(ErrBadRequest, "window: %q is not kept by board %q", k, l.Board)
-	}
-	return fn(r.st, bs, keyAt(k, at.UnixMilli()))
+	return h.readBoard(l.Tenant, l.Board, func(st *state, bs *boardState) error {
+		if !bs.keeps(k) {
+			return errorf(ErrBadRequest, "window: %q is not kept by board %q", k, l.Board)
+		}
+		return fn(st, bs, keyAt(k, at.UnixMilli()))
+	})
 }

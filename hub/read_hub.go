@@ -99,18 +99,12 @@ func (h *Hub) page(l Loc, rows func(View) ([]Row, error)) (Page, error) {
 
 // Board returns one board's settings and the size of its current primary
 // window, or ErrNotFound.
-func (h *Hub) Board(tenant, board string) (BoardInfo, error) {
-	r := h.lookup(tenant)
-	if r == nil {
-		return BoardInfo{}, h.missing(tenant, errorf(ErrNotFound, "board %q", board))
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	bs, err := r.st.board(board)
-	if err != nil {
-		return BoardInfo{}, err
-	}
-	return h.infoLocked(board, bs), nil
+func (h *Hub) Board(tenant, board string) (info BoardInfo, err error) {
+	err = h.readBoard(tenant, board, func(_ *state, bs *boardState) error {
+		info = h.infoLocked(board, bs)
+		return nil
+	})
+	return info, err
 }
 
 // Boards lists the tenant's boards by name. O(boards).
@@ -141,19 +135,18 @@ func (h *Hub) infoLocked(name string, bs *boardState) BoardInfo {
 
 // Identity returns the member an id or alias resolves to, with its aliases,
 // or ErrNotFound.
-func (h *Hub) Identity(tenant, id string) (Identity, error) {
-	r := h.lookup(tenant)
-	if r == nil {
-		return Identity{}, h.missing(tenant, errorf(ErrNotFound, "identity %q", id))
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	hd, ok := r.st.ix.Resolve(id)
-	if !ok {
-		return Identity{}, errorf(ErrNotFound, "identity %q", id)
-	}
-	name, _ := r.st.ix.Name(hd)
-	return Identity{Member: name, Aliases: r.st.ix.Aliases(hd)}, nil
+func (h *Hub) Identity(tenant, id string) (ident Identity, err error) {
+	notFound := errorf(ErrNotFound, "identity %q", id)
+	err = h.readTenant(tenant, notFound, func(st *state) error {
+		hd, ok := st.ix.Resolve(id)
+		if !ok {
+			return notFound
+		}
+		name, _ := st.ix.Name(hd)
+		ident = Identity{Member: name, Aliases: st.ix.Aliases(hd)}
+		return nil
+	})
+	return ident, err
 }
 
 // ScoreRank returns the rank a new entry with score and subscore would take

@@ -106,16 +106,6 @@ func cloneF(p *float64) *float64 {
 	return &v
 }
 
-// equalRules reports whether two normalized rules check the same.
-func equalRules(a, b *Rules) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return eq(a.MinScore, b.MinScore) && eq(a.MaxScore, b.MaxScore) && eq(a.MaxStep, b.MaxStep) &&
-		a.MaxPerMinute == b.MaxPerMinute
-}
-
 // Held is one quarantined submission.
 type Held struct {
 	QID      uint64 // the board's id for it, increasing in stream order
@@ -301,10 +291,7 @@ func (s *state) applyApprove(seq uint64, ev *event) (Result, error) {
 	if !ok {
 		return Result{}, errorf(ErrLimit, "member %q: the tenant holds too many member ids", held.Member)
 	}
-	bs.quarantine.take(ev.QID)
-	if bs.quarantine.mark(held.handle, -1) {
-		s.touch(ev.Board, bs, held.handle) // the review marker goes
-	}
+	s.release(ev.Board, bs, ev.QID)
 	ws, primary := bs.windowsAt(ev.At)
 	it := Item{Member: held.Member, Score: held.Score, Subscore: held.Subscore}
 	return s.submitHandle(bs, ev.Board, ws, primary, seq, ev.At, it, h), nil
@@ -316,14 +303,21 @@ func (s *state) applyReject(ev *event) error {
 	if err != nil {
 		return err
 	}
-	held, ok := bs.quarantine.take(ev.QID)
-	if !ok {
+	if !s.release(ev.Board, bs, ev.QID) {
 		return errorf(ErrNotFound, "qid %d on board %q", ev.QID, ev.Board)
 	}
-	if bs.quarantine.mark(held.handle, -1) {
-		s.touch(ev.Board, bs, held.handle) // the review marker goes
-	}
 	return nil
+}
+
+// release takes the held item qid off board name's quarantine, clearing
+// its member's review marker where it was the member's last; false where
+// the board holds no such item.
+func (s *state) release(name string, bs *boardState, qid uint64) bool {
+	held, ok := bs.quarantine.take(qid)
+	if ok && bs.quarantine.mark(held.handle, -1) {
+		s.touch(name, bs, held.handle) // the review marker goes
+	}
+	return ok
 }
 
 // Approve ranks the quarantined submission qid of board as a new
@@ -358,16 +352,11 @@ func (h *Hub) Quarantine(tenant, board string, after uint64, limit int) ([]Held,
 	if limit < 1 || limit > MaxHeldPage {
 		return nil, false, errorf(ErrBadRequest, "limit: %d is not in 1..%d", limit, MaxHeldPage)
 	}
-	r := h.lookup(tenant)
-	if r == nil {
-		return nil, false, h.missing(tenant, errorf(ErrNotFound, "board %q", board))
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	bs, err := r.st.board(board)
-	if err != nil {
-		return nil, false, err
-	}
-	rows, more := bs.quarantine.page(after, limit)
-	return rows, more, nil
+	var rows []Held
+	var more bool
+	err := h.readBoard(tenant, board, func(_ *state, bs *boardState) error {
+		rows, more = bs.quarantine.page(after, limit)
+		return nil
+	})
+	return rows, more, err
 }
