@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -49,7 +48,7 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 	out := quarantineJSON{Rows: make([]heldJSON, len(rows))}
 	for i, h := range rows {
 		out.Rows[i] = heldJSON{QID: strconv.FormatUint(h.QID, 10), Member: h.Member, Score: h.Score,
-			Subscore: h.Subscore, Reason: h.Reason.String(), At: fmtTime(h.At)}
+			Subscore: h.Subscore, Reason: h.Reason.String(), At: hub.FormatTime(h.At)}
 	}
 	if more {
 		out.Next = out.Rows[len(out.Rows)-1].QID
@@ -101,9 +100,4 @@ func parseQID(field, s string) (uint64, error) {
 		return 0, badRequest("%s: %q is not a quarantine id", field, truncate(s))
 	}
 	return v, nil
-}
-
-// fmtTime writes unix ms as RFC 3339 in UTC with milliseconds.
-func fmtTime(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }

@@ -260,7 +260,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	for i, p := range pts {
 		out.Points[i] = pointJSON{Window: p.Window, Rank: p.Rank, Score: p.Score, Total: p.Total}
 		if p.Window == "" {
-			out.Points[i].At = fmtTime(p.At)
+			out.Points[i].At = hub.FormatTime(p.At)
 		}
 	}
 	return s.reply(w, out, nil)

@@ -265,7 +265,7 @@ func (n *notifier) requeue(note Notification) {
 func quarantineNote(tenant, board string, h Held) Notification {
 	return Notification{
 		ID: fmt.Sprintf("submission.quarantined:%s:%d", board, h.QID), Type: "submission.quarantined",
-		Tenant: tenant, Board: board, At: fmtMs(h.At), QID: fmt.Sprint(h.QID), Member: h.Member,
+		Tenant: tenant, Board: board, At: FormatTime(h.At), QID: fmt.Sprint(h.QID), Member: h.Member,
 		Score: h.Score, Subscore: h.Subscore, Reason: h.Reason.String(),
 	}
 }
@@ -307,7 +307,7 @@ func (s *state) dueNotifications(tenant string, now int64, sent func(string) boo
 // closeNote builds a board.ended or window.closed notification of window
 // k of board name: its top rows with prizes.
 func (s *state) closeNote(tenant, name string, bs *boardState, k windowKey, id, typ string, at int64) Notification {
-	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: windowName(k), At: fmtMs(at)}
+	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: windowName(k), At: FormatTime(at)}
 	w := bs.windows[k]
 	if w == nil {
 		return n

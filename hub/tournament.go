@@ -138,9 +138,9 @@ func (bs *boardState) ended(at int64) bool { return bs.ends != 0 && at >= bs.end
 func (bs *boardState) checkOpen(at int64) error {
 	switch {
 	case bs.starts != 0 && at < bs.starts:
-		return errorf(ErrConflict, "starts_at: submitted at %s, before the board starts at %s", fmtMs(at), bs.settings.StartsAt)
+		return errorf(ErrConflict, "starts_at: submitted at %s, before the board starts at %s", FormatTime(at), bs.settings.StartsAt)
 	case bs.ended(at):
-		return errorf(ErrConflict, "ends_at: submitted at %s, after the board ended at %s", fmtMs(at), bs.settings.EndsAt)
+		return errorf(ErrConflict, "ends_at: submitted at %s, after the board ended at %s", FormatTime(at), bs.settings.EndsAt)
 	}
 	return nil
 }
@@ -169,7 +169,9 @@ func (bs *boardState) checkSettingsChange(at int64, set Settings) error {
 	return nil
 }
 
-func fmtMs(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeLayout) }
+// FormatTime writes unix ms as the gateway writes every time: RFC 3339 in
+// UTC with milliseconds.
+func FormatTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeLayout) }
 
 // finalAfter is how long after ends_at the standings are declared final:
 // a write accepted just before the end may be retried for up to

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -319,7 +320,7 @@ func readJSONL(in io.Reader, name string) ([]client.Score, error) {
 
 func parseScore(v string) (float64, error) {
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f != f || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%q is not a finite number", v)
 	}
 	return f, nil

@@ -43,10 +43,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return exitFor(err)
 	}
 	tok, err := mintToken(*keysFile, *kid, *privateKey, *roles, *boards, *sub, *ttl, time.Now())
 	if err != nil {
