@@ -153,16 +153,14 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 		if err != nil {
 			return nil, err
 		}
-		var ws []string
 		for _, b := range bases {
 			u, err := url.Parse(b)
 			if err != nil {
 				return nil, err
 			}
 			host = u.Host // the source address family follows the gateways'; they share one
-			ws = append(ws, "ws://"+u.Host+"/v1/ws")
 		}
-		base.URL = strings.Join(ws, ",")
+		base.URL = strings.Join(bases, ",")
 	}
 	h, _, _ := net.SplitHostPort(host)
 	v4 := net.ParseIP(h).To4() != nil

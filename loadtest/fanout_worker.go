@@ -20,7 +20,7 @@ import (
 // coordinator's stop) or Hard passes, whichever is first.
 type workerConfig struct {
 	Mode        string        `json:"mode"` // "ws" (the gateway) or "redis" (the peer)
-	URL         string        `json:"url"`  // ws://…/v1/ws (several, comma-separated: connections take them in turn), or redis host:port
+	URL         string        `json:"url"`  // http://host:port of the gateway (several, comma-separated: connections take them in turn), or redis host:port
 	Token       string        `json:"token"`
 	Board       string        `json:"board"`
 	Plan        viewPlan      `json:"plan"`
@@ -147,18 +147,13 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 	if cfg.Mode == "redis" {
 		return runRedisSubscribers(ctx, cfg, stats, sem, &wg)
 	}
-	var urls []string
-	for _, u := range strings.Split(cfg.URL, ",") {
-		if err := checkLoopback(strings.Replace(u, "ws://", "http://", 1)); err != nil {
+	bases := strings.Split(cfg.URL, ",") // the gateways' base URLs
+	for _, b := range bases {
+		if err := checkLoopback(b); err != nil {
 			return err
 		}
-		urls = append(urls, u+"?access_token="+url.QueryEscape(cfg.Token))
 	}
 	client := sourceClient(cfg.SrcIP)
-	var bases []string // the gateways' base URLs, for the SDK
-	for _, u := range strings.Split(cfg.URL, ",") {
-		bases = append(bases, strings.TrimSuffix(strings.Replace(u, "ws://", "http://", 1), "/v1/ws"))
-	}
 	sdk, err := rwclient.New(bases, rwclient.WithToken(cfg.Token), rwclient.WithHTTPClient(client))
 	if err != nil {
 		return fmt.Errorf("loadtest: %w", err)
@@ -173,7 +168,10 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 		}
 		wg.Go(func() { c.run(ctx, sem) })
 	}
-	runStalled(ctx, cfg, urls[0], stats, sem, &wg) // the stalled ones on the first gateway
+	// The stalled ones on the first gateway, dialled raw: they need sockets
+	// of their own making (tiny receive windows).
+	stalled := "ws" + strings.TrimPrefix(bases[0], "http") + "/v1/ws?access_token=" + url.QueryEscape(cfg.Token)
+	runStalled(ctx, cfg, stalled, stats, sem, &wg)
 	return nil
 }
 

@@ -57,7 +57,7 @@ func TestFanoutWorkersGetEveryGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, wc := range wcs {
-		if wc.URL != "ws://127.0.0.1:8080/v1/ws,ws://127.0.0.1:8081/v1/ws" {
+		if wc.URL != "http://127.0.0.1:8080,http://127.0.0.1:8081" {
 			t.Errorf("worker URL %q", wc.URL)
 		}
 	}
