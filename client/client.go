@@ -418,13 +418,7 @@ type Held struct {
 // Quarantine lists up to limit held submissions after the qid after ("":
 // from the first), and the qid to read on from ("" at the end).
 func (c *Client) Quarantine(ctx context.Context, board, after string, limit int) ([]Held, string, error) {
-	q := url.Values{}
-	if after != "" {
-		q.Set("after", after)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
+	q := ReadOptions{Limit: limit, After: after}.query() // the same two parameters
 	var out struct {
 		Rows []Held
 		Next string
@@ -479,13 +473,7 @@ func (c *Client) Link(ctx context.Context, member string, aliases ...string) (Id
 // board after ("": from the first), and the name to read on from ("" at the
 // end).
 func (c *Client) Boards(ctx context.Context, after string, limit int) ([]Board, string, error) {
-	q := url.Values{}
-	if after != "" {
-		q.Set("after", after)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
+	q := ReadOptions{Limit: limit, After: after}.query() // the same two parameters
 	var out struct {
 		Boards []Board
 		Next   string
