@@ -7,29 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"testing"
 	"time"
 
-	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/client"
-	"github.com/rankwire/rankwire/hub"
-	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/gwtest"
 )
 
-// gateway is a real gateway in-process (a hub on an embedded NATS server
-// in dir, the API on addr); stop and start again is a restart on the same
-// address and data.
+// gateway is a real gateway in-process (internal/gwtest) with the keys of
+// tenants t1 (kid k1) and t2 (kid k2).
 type gateway struct {
+	*gwtest.Gateway
 	t    *testing.T
-	addr string
-	dir  string
 	keys *auth.Keyring
-	hub  *hub.Hub
-	api  *api.Server
-	srv  *http.Server
-	done chan error
 }
 
 func startGateway(t *testing.T) *gateway {
@@ -40,45 +31,7 @@ func startGateway(t *testing.T) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{t: t, addr: "127.0.0.1:0", dir: t.TempDir(), keys: keys}
-	g.start()
-	t.Cleanup(g.stop)
-	return g
-}
-
-func (g *gateway) start() {
-	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: g.dir, PushInterval: 10 * time.Millisecond})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	g.hub = h
-	g.api = api.New(api.Config{Hub: h, Verifier: auth.NewVerifier(g.keys, auth.Options{}), Keys: g.keys})
-	var ln net.Listener
-	await.For(g.t, 10*time.Second, func() error { // the old port may take a moment to be free
-		ln, err = net.Listen("tcp", g.addr)
-		return err
-	})
-	g.addr = ln.Addr().String()
-	g.srv = &http.Server{Handler: g.api}
-	g.done = make(chan error, 1)
-	go func() { g.done <- g.srv.Serve(ln) }()
-}
-
-// stop shuts down as SIGTERM does: WebSockets get 1001.
-func (g *gateway) stop() {
-	if g.srv == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = g.api.CloseWebSockets(ctx)
-	_ = g.srv.Shutdown(ctx)
-	<-g.done
-	g.hub.Close()
-	g.srv = nil
+	return &gateway{Gateway: gwtest.Start(t, gwtest.Options{Keys: keys, PushInterval: 10 * time.Millisecond}), t: t, keys: keys}
 }
 
 func (g *gateway) token(tenant, kid string, roles auth.Role) string {
@@ -91,7 +44,7 @@ func (g *gateway) token(tenant, kid string, roles auth.Role) string {
 }
 
 func (g *gateway) client(t *testing.T, tenant, kid string, roles auth.Role) *client.Client {
-	c, err := client.New([]string{"http://" + g.addr}, client.WithToken(g.token(tenant, kid, roles)))
+	c, err := client.New([]string{g.URL()}, client.WithToken(g.token(tenant, kid, roles)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +209,8 @@ func TestWatchAcrossRestart(t *testing.T) {
 		return len(st.Rows) == 2 && st.Rows[0].Member == "b" && st.Seq > first.Seq
 	})
 
-	g.stop()
-	g.start()
+	g.Stop()
+	g.Start()
 	if _, err := admin.Submit(ctx, "b", client.Score{Member: "c", Score: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +237,7 @@ func TestFailover(t *testing.T) {
 	}
 	down := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
-	c, err := client.New([]string{down, "http://" + g.addr}, client.WithToken(g.token("t1", "k1", auth.RoleAdmin)))
+	c, err := client.New([]string{down, g.URL()}, client.WithToken(g.token("t1", "k1", auth.RoleAdmin)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -17,10 +15,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
-	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/gwtest"
 	"github.com/rankwire/rankwire/web"
 )
 
@@ -125,21 +121,13 @@ func waitFor(t *testing.T, what string, timeout time.Duration, check func() stri
 	}
 }
 
-// gateway is the real gateway in-process: a hub on an embedded NATS server
-// in dataDir and the api Server over a loopback listener at addr, serving the
-// widget plus a test page at /demo/e2e.html. stop and start again on the same
-// addr and dataDir is a restart.
+// gateway is the real gateway in-process (internal/gwtest) serving the
+// widget plus a test page at /demo/e2e.html; Stop and Start again is a
+// restart.
 type gateway struct {
-	t       *testing.T
-	addr    string
-	dataDir string
-	keys    *auth.Keyring
-	origins []string // api.Config.AllowedOrigins
-	reg     *prometheus.Registry
-	hub     *hub.Hub
-	api     *api.Server
-	srv     *http.Server
-	done    chan error
+	*gwtest.Gateway
+	t    *testing.T
+	keys *auth.Keyring
 }
 
 const testKeys = `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"limits":{"connections":%d}}}}`
@@ -159,10 +147,8 @@ func startGatewayWith(t *testing.T, o gatewayOpts) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{t: t, addr: "127.0.0.1:0", dataDir: t.TempDir(), keys: keys, origins: o.origins}
-	g.start()
-	t.Cleanup(g.stop)
-	return g
+	gw := gwtest.Start(t, gwtest.Options{Keys: keys, Static: testPages(), Origins: o.origins})
+	return &gateway{Gateway: gw, t: t, keys: keys}
 }
 
 // testPages serves the test page and the JavaScript unit tests under /demo/,
@@ -176,51 +162,11 @@ func testPages() http.Handler {
 	return mux
 }
 
-func (g *gateway) start() {
-	t := g.t
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: g.dataDir, PushInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.hub = h
-	g.reg = prometheus.NewRegistry()
-	g.api = api.New(api.Config{Registry: g.reg, Hub: h, Verifier: auth.NewVerifier(g.keys, auth.Options{}), Keys: g.keys, Static: testPages(), AllowedOrigins: g.origins})
-	var ln net.Listener
-	// After a restart the old port may take a moment to be free again.
-	waitFor(t, "listen on "+g.addr, 10*time.Second, func() string {
-		ln, err = net.Listen("tcp", g.addr)
-		return errString(err)
-	})
-	g.addr = ln.Addr().String()
-	g.srv = &http.Server{Handler: g.api}
-	g.done = make(chan error, 1)
-	go func() { g.done <- g.srv.Serve(ln) }()
-}
-
-// stop shuts the gateway down as SIGTERM does: WebSockets get 1001.
-func (g *gateway) stop() {
-	if g.srv == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = g.api.CloseWebSockets(ctx)
-	_ = g.srv.Shutdown(ctx)
-	if err := <-g.done; !errors.Is(err, http.ErrServerClosed) {
-		g.t.Errorf("serve: %v", err)
-	}
-	g.hub.Close()
-	g.srv = nil
-}
-
 // closes returns how many WebSockets the gateway closed with code, from
 // its rankwire_ws_closes_total.
 func (g *gateway) closes(code int) float64 {
 	g.t.Helper()
-	mfs, err := g.reg.Gather()
+	mfs, err := g.Reg.Gather()
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -239,7 +185,7 @@ func (g *gateway) closes(code int) float64 {
 	return 0
 }
 
-func (g *gateway) url(path string) string { return "http://" + g.addr + path }
+func (g *gateway) url(path string) string { return g.URL() + path }
 
 // token mints a casino-a token for sub with roles, expiring at exp.
 func (g *gateway) token(sub string, roles auth.Role, exp time.Time) string {

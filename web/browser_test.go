@@ -214,7 +214,7 @@ func TestBoardRecoversAfterRestart(t *testing.T) {
 	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(g, "p1"), "limit": "5", "locale": "en-US"})
 	waitFor(t, "live", 10*time.Second, func() string { return sameRows(look(t, ctx, "top").Rows, g.rows("/v1/boards/slots/top?limit=5")) })
 
-	g.stop()
+	g.Stop()
 	waitFor(t, "reconnecting", 10*time.Second, func() string {
 		if s := look(t, ctx, "top"); s.State != "reconnecting" {
 			return "state " + s.State
@@ -224,7 +224,7 @@ func TestBoardRecoversAfterRestart(t *testing.T) {
 	if rows := look(t, ctx, "top").Rows; len(rows) != 5 {
 		t.Errorf("while reconnecting the board shows %d rows, want the last 5 it had", len(rows))
 	}
-	g.start()
+	g.Start()
 	g.call("POST", "/v1/boards/slots/scores", `{"member":"newcomer","score":99999}`, nil)
 	waitFor(t, "resumed after restart", 20*time.Second, func() string {
 		s := look(t, ctx, "top")
@@ -362,13 +362,13 @@ func TestViewerRowHighlighted(t *testing.T) {
 // the host); the pattern "127.0.0.1:<port>" does.
 func TestBoardRefusedOrigin(t *testing.T) {
 	g := startGateway(t) // serves the page: its origin is http://127.0.0.1:<g's port>
-	_, pagePort, _ := net.SplitHostPort(g.addr)
+	_, pagePort, _ := net.SplitHostPort(g.Addr)
 	portless := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1"}})
 	withPort := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1:" + pagePort}})
 	board(portless, "slots", 3)
 	board(withPort, "slots", 3)
 	ctx := page(t, g)
-	origin := "http://" + g.addr
+	origin := "http://" + g.Addr
 	mount(t, ctx, "refused", map[string]string{"board": "slots", "token": readToken(g, "p1"), "url": portless.url("")})
 	mount(t, ctx, "allowed", map[string]string{"board": "slots", "token": readToken(g, "p1"), "url": withPort.url("")})
 	waitFor(t, "access refused on screen, with the origin", 10*time.Second, func() string {
@@ -441,7 +441,7 @@ func TestBoardOverConnectionCap(t *testing.T) {
 // (no "cannot connect") and follows its submissions.
 func TestBoardFailsOverOn1001(t *testing.T) {
 	a := startGateway(t) // serves the page
-	_, pagePort, _ := net.SplitHostPort(a.addr)
+	_, pagePort, _ := net.SplitHostPort(a.Addr)
 	b := startGatewayWith(t, gatewayOpts{origins: []string{"127.0.0.1:" + pagePort}})
 	board(a, "slots", 12)
 	board(b, "slots", 12)
@@ -450,7 +450,7 @@ func TestBoardFailsOverOn1001(t *testing.T) {
 	waitFor(t, "live on the first", 10*time.Second, func() string { return sameRows(look(t, ctx, "top").Rows, a.rows("/v1/boards/slots/top?limit=5")) })
 	b.call("POST", "/v1/boards/slots/scores", `{"member":"only-on-b","score":99999}`, nil)
 
-	a.stop()
+	a.Stop()
 	waitFor(t, "live on the second", 10*time.Second, func() string {
 		s := look(t, ctx, "top")
 		if s.State != "live" {

@@ -21,8 +21,11 @@ var allowed = map[string][]string{
 	// and its JetStream, nothing of the API.
 	"webhook": {module + "hub", "github.com/nats-io/"},
 	// client is the Go SDK: it speaks the public protocol only.
-	"client":   {"github.com/coder/websocket"},
-	"security": nil, // tests only: they drive the gateway binary from outside
+	"client": {"github.com/coder/websocket"},
+	// gwtest runs a real gateway in-process, for the tests of the SDK and
+	// the widget: the API over the hub.
+	"internal/gwtest": {module + "api", module + "auth", module + "hub", "github.com/prometheus/"},
+	"security":        nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody":  nil,
 	"internal/names":     nil,
