@@ -93,8 +93,8 @@ func (s *state) applyProfile(seq uint64, ev *event) error {
 		return nil // no change: no new seq either
 	}
 	s.profiles[h] = p
-	for _, name := range sortedBoards(s) {
-		if bs := s.boards[name]; !bs.ended(ev.At) {
+	for name, bs := range s.boards { // any order: each window's seq is its own
+		if !bs.ended(ev.At) {
 			s.touch(name, bs, h)
 		}
 	}
@@ -106,8 +106,7 @@ func (s *state) applyProfile(seq uint64, ev *event) error {
 // window ranking it gets a new seq and a change at its own rank, so that
 // live views showing the member send its row again. O(windows × log N).
 func (s *state) touch(name string, bs *boardState, h uint32) {
-	for _, k := range bs.sortedWindows() {
-		w := bs.windows[k]
+	for _, w := range bs.windows { // any order: each window's seq is its own
 		if row, ok := w.b.Get(h); ok {
 			w.seq++
 			s.feed.note(name, w, board.Change{Member: h, OldRank: row.Rank, NewRank: row.Rank,

@@ -58,10 +58,12 @@ func appendRow(dst []byte, r Row) []byte {
 	dst = appendFloat(dst, r.Score)
 	dst = append(dst, `,"subscore":`...)
 	dst = appendFloat(dst, r.Subscore)
-	for _, f := range [...]struct{ key, v string }{{`,"name":`, r.Profile.Name}, {`,"avatar":`, r.Profile.Avatar}, {`,"country":`, r.Profile.Country}} {
-		if f.v != "" {
-			dst = append(dst, f.key...)
-			dst = appendString(dst, f.v)
+	if r.Profile != (Profile{}) { // most rows have none: one comparison
+		for _, f := range [...]struct{ key, v string }{{`,"name":`, r.Profile.Name}, {`,"avatar":`, r.Profile.Avatar}, {`,"country":`, r.Profile.Country}} {
+			if f.v != "" {
+				dst = append(dst, f.key...)
+				dst = appendString(dst, f.v)
+			}
 		}
 	}
 	if r.Review {
