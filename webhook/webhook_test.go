@@ -193,7 +193,8 @@ func TestGiveUp(t *testing.T) {
 }
 
 func TestSign(t *testing.T) {
-	// HMAC-SHA256 of "hello" keyed with "key" (RFC 4231-style check value).
+	// HMAC-SHA256 of "hello" keyed with "key", as Python computes it:
+	// hmac.new(b"key", b"hello", hashlib.sha256).hexdigest()
 	if got := Sign("key", []byte("hello")); got != "sha256=9307b3b915efb5171ff14d8cb55fbcc798c6c0ef1456d66ded1a6aa723a58b7b" {
 		t.Fatalf("Sign = %s", got)
 	}
