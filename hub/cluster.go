@@ -166,14 +166,17 @@ func (h *Hub) applyReplicas(ctx context.Context) {
 		return // nothing asked for: leave the streams as they are
 	}
 	lctx, cancel := context.WithTimeout(ctx, replicasTimeout)
-	names := h.js.StreamNames(lctx)
 	var streams []string
-	for name := range names.Name() {
-		if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
-			streams = append(streams, name)
+	err := h.api.do(func() error {
+		names := h.js.StreamNames(lctx)
+		for name := range names.Name() {
+			if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
+				streams = append(streams, name)
+			}
 		}
-	}
-	if err := names.Err(); err != nil {
+		return names.Err()
+	})
+	if err != nil {
 		h.log.Warn("hub: replicas: listing streams", "err", err)
 	}
 	cancel()
@@ -226,7 +229,7 @@ const replicasTimeout = 2 * time.Second
 func (h *Hub) applyReplicasTo(ctx context.Context, name string) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout)
 	defer cancel()
-	s, err := h.js.Stream(ctx, name)
+	s, err := gated(&h.api, func() (jetstream.Stream, error) { return h.js.Stream(ctx, name) })
 	if err != nil {
 		h.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
 		return false
@@ -237,7 +240,7 @@ func (h *Hub) applyReplicasTo(ctx context.Context, name string) bool {
 	}
 	from := cfg.Replicas
 	cfg.Replicas = h.cfg.Replicas
-	if _, err := h.js.UpdateStream(ctx, cfg); err != nil {
+	if err := h.api.do(func() error { _, err := h.js.UpdateStream(ctx, cfg); return err }); err != nil {
 		h.log.Warn("hub: replicas: could not change the stream's replicas yet", "stream", name, "from", from, "to", h.cfg.Replicas, "err", err)
 		return false
 	}

@@ -89,7 +89,7 @@ func (h *Hub) consume(ctx context.Context, r *replica) (jetstream.MessagesContex
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = seq + 1
 	}
-	cons, err := h.js.CreateOrUpdateConsumer(ctx, r.stream, cfg)
+	cons, err := gated(&h.api, func() (jetstream.Consumer, error) { return h.js.CreateOrUpdateConsumer(ctx, r.stream, cfg) })
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))
 	}
@@ -155,7 +155,7 @@ func (h *Hub) dropConsumer(r *replica, name string) {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, callTimeout)
 	defer cancel()
-	_ = h.js.DeleteConsumer(ctx, r.stream, name)
+	_ = h.api.do(func() error { return h.js.DeleteConsumer(ctx, r.stream, name) })
 }
 
 // readConsumer hands msgs' events to evs until the iterator fails, its

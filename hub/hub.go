@@ -32,6 +32,7 @@ type Hub struct {
 	snaps  *snapshotter
 	store  storeHealth // refused writes: store.go
 	disk   diskState   // the embedded store's disk: store.go
+	api    apiGate     // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
 	nstats natsStats   // connection and publish counters: natsstats.go
 	note   notifier    // notifications: notify.go
 
@@ -157,7 +158,7 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 func (h *Hub) openShared(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
 	defer cancel()
-	shared, err := openSharedSnapshots(ctx, h.js, h.cfg.Replicas, h.log)
+	shared, err := openSharedSnapshots(ctx, h.js, &h.api, h.cfg.Replicas, h.log)
 	if err != nil {
 		if h.ctx.Err() == nil {
 			h.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
@@ -258,17 +259,20 @@ func (h *Hub) openAll(ctx context.Context) error {
 
 // listTenants returns the tenants whose stream the NATS account holds.
 func (h *Hub) listTenants(ctx context.Context) ([]string, error) {
-	names := h.js.StreamNames(ctx)
 	var tenants []string
-	for name := range names.Name() {
-		if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
-			tenants = append(tenants, t)
+	err := h.api.do(func() error {
+		names := h.js.StreamNames(ctx)
+		for name := range names.Name() {
+			if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
+				tenants = append(tenants, t)
+			}
 		}
-	}
-	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return nil, unavailable("the log is unavailable", fmt.Errorf("list streams: %w", err))
-	}
-	return tenants, nil
+		if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+			return unavailable("the log is unavailable", fmt.Errorf("list streams: %w", err))
+		}
+		return nil
+	})
+	return tenants, err
 }
 
 // Close stops the Hub in order: no new tenants, replica goroutines stopped

@@ -111,16 +111,18 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 
 // openNotify creates (or updates) the notifications' stream.
 func (h *Hub) openNotify(ctx context.Context) error {
-	_, err := h.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       NotifyStream,
-		Subjects:   []string{NotifySubject("*")},
-		Storage:    jetstream.FileStorage,
-		Retention:  jetstream.LimitsPolicy,
-		MaxAge:     notifyMaxAge,
-		Duplicates: NotifyDedup,
-		Replicas:   h.cfg.Replicas,
+	return h.api.do(func() error {
+		_, err := h.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:       NotifyStream,
+			Subjects:   []string{NotifySubject("*")},
+			Storage:    jetstream.FileStorage,
+			Retention:  jetstream.LimitsPolicy,
+			MaxAge:     notifyMaxAge,
+			Duplicates: NotifyDedup,
+			Replicas:   h.cfg.Replicas,
+		})
+		return err
 	})
-	return err
 }
 
 // runNotify opens the stream (retrying while a cluster forms), then every

@@ -139,7 +139,10 @@ func retryable(err error) bool {
 func (h *Hub) streamGone(ctx context.Context, r *replica) bool {
 	ictx, cancel := context.WithTimeout(ctx, downAttempt)
 	defer cancel()
-	_, err := h.js.Stream(ictx, r.stream)
+	err := h.api.do(func() error {
+		_, err := h.js.Stream(ictx, r.stream)
+		return err
+	})
 	return errors.Is(err, jetstream.ErrStreamNotFound)
 }
 

@@ -32,27 +32,30 @@ const sharedInfoTimeout = 2 * time.Second
 // concurrent use.
 type sharedSnapshots struct {
 	store jetstream.ObjectStore
+	api   *apiGate // the Hub's: every request to the bucket passes it
 	log   *slog.Logger
 }
 
 // openSharedSnapshots creates or opens the bucket with replicas copies.
-func openSharedSnapshots(ctx context.Context, js jetstream.JetStream, replicas int, log *slog.Logger) (*sharedSnapshots, error) {
-	store, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:      sharedBucket,
-		Description: "rankwire: each tenant's newest snapshot, for nodes that start without one",
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(replicas, 1),
+func openSharedSnapshots(ctx context.Context, js jetstream.JetStream, api *apiGate, replicas int, log *slog.Logger) (*sharedSnapshots, error) {
+	store, err := gated(api, func() (jetstream.ObjectStore, error) {
+		return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      sharedBucket,
+			Description: "rankwire: each tenant's newest snapshot, for nodes that start without one",
+			Storage:     jetstream.FileStorage,
+			Replicas:    max(replicas, 1),
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hub: snapshot bucket %s: %w", sharedBucket, err)
 	}
-	return &sharedSnapshots{store: store, log: log}, nil
+	return &sharedSnapshots{store: store, api: api, log: log}, nil
 }
 
 // seq returns the stream sequence of tenant's shared snapshot, or false
 // where there is none (or it cannot be read now).
 func (s *sharedSnapshots) seq(ctx context.Context, tenant string) (uint64, bool) {
-	info, err := s.store.GetInfo(ctx, tenant)
+	info, err := gated(s.api, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrObjectNotFound) {
 			s.log.Warn("hub: shared snapshot info", "tenant", tenant, "err", err)
@@ -71,7 +74,7 @@ func (s *sharedSnapshots) load(ctx context.Context, tenant string, seq uint64) (
 	if shared, ok := s.seq(ctx, tenant); !ok || shared <= seq {
 		return nil, false
 	}
-	data, err := s.store.GetBytes(ctx, tenant)
+	data, err := gated(s.api, func() ([]byte, error) { return s.store.GetBytes(ctx, tenant) })
 	if err != nil {
 		s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
 		return nil, false
@@ -92,7 +95,7 @@ func (s *sharedSnapshots) save(tenant string, seq uint64, data []byte) {
 	// A short look first: a bucket that does not answer (NATS gone, a
 	// region cut off) must not hold a shutdown for the upload's timeout.
 	ictx, icancel := context.WithTimeout(context.Background(), sharedInfoTimeout)
-	info, err := s.store.GetInfo(ictx, tenant)
+	info, err := gated(s.api, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ictx, tenant) })
 	icancel()
 	switch {
 	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
@@ -106,7 +109,7 @@ func (s *sharedSnapshots) save(tenant string, seq uint64, data []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
 	meta := jetstream.ObjectMeta{Name: tenant, Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)}}
-	if _, err := s.store.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+	if _, err := gated(s.api, func() (*jetstream.ObjectInfo, error) { return s.store.Put(ctx, meta, bytes.NewReader(data)) }); err != nil {
 		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
 		return
 	}

@@ -101,7 +101,7 @@ func (h *Hub) Writable(ctx context.Context) error {
 	if h.store.recentlyFull(time.Now()) {
 		return ErrStoreFull
 	}
-	info, err := h.js.AccountInfo(ctx)
+	info, err := gated(&h.api, func() (*jetstream.AccountInfo, error) { return h.js.AccountInfo(ctx) })
 	if err != nil {
 		return jetStreamUnreachable(err)
 	}
@@ -213,8 +213,16 @@ func (h *Hub) checkDisk(free int64, cfg *server.JetStreamConfig) {
 func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
 	h.disk.restarting.Store(true)
 	defer h.disk.restarting.Store(false)
+	open := h.api.close() // apigate.go: no request of ours in flight from here
+	defer open()
 	if err := h.srv.ShutdownJetStream(); err != nil {
 		return err
+	}
+	// The server reads a connection in order: once the PING is answered,
+	// it has dispatched every request sent before, also those whose caller
+	// gave up waiting.
+	if err := h.nc.FlushTimeout(callTimeout); err != nil {
+		return fmt.Errorf("flush before restarting JetStream: %w", err)
 	}
 	c := *cfg
 	// The running config's StoreDir ends in "jetstream", which

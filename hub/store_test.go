@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,6 +59,23 @@ func TestJetStreamDisabledRecovers(t *testing.T) {
 	h := startHub(t, Config{SnapshotEvery: -1})
 	ctx := testCtx(t)
 	mustPut(t, h, "t1", "b", Settings{})
+	// API requests all through the restart: without the gate (apigate.go)
+	// the race detector finds one racing nats-server's EnableJetStream.
+	stop := make(chan struct{})
+	var requests sync.WaitGroup
+	requests.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			_ = h.JetStreamAPI(func() error { _, err := h.JetStream().AccountInfo(c); return err })
+			cancel()
+		}
+	})
+	defer func() { close(stop); requests.Wait() }()
 	if err := h.srv.ShutdownJetStream(); err != nil {
 		t.Fatal(err)
 	}

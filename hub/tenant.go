@@ -130,7 +130,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 	if err != nil {
 		return nil, err
 	}
-	info, err := stream.Info(cctx)
+	info, err := gated(&h.api, func() (*jetstream.StreamInfo, error) { return stream.Info(cctx) })
 	if err != nil {
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream info %s: %w", streamName(tenant), err))
 	}
@@ -158,20 +158,22 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 
 // stream returns tenant's stream, creating it where create allows.
 func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
-	s, err := h.js.Stream(ctx, streamName(tenant))
+	s, err := gated(&h.api, func() (jetstream.Stream, error) { return h.js.Stream(ctx, streamName(tenant)) })
 	if errors.Is(err, jetstream.ErrStreamNotFound) && !create {
 		return nil, errorf(ErrNotFound, "tenant %q", tenant)
 	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s, err = h.js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:       streamName(tenant),
-			Subjects:   []string{subjectName(tenant)},
-			Storage:    jetstream.FileStorage,
-			Retention:  jetstream.LimitsPolicy,
-			DenyDelete: true,
-			DenyPurge:  true,
-			Duplicates: dupWindow, // covers publish's retries: publish.go
-			Replicas:   h.cfg.Replicas,
+		s, err = gated(&h.api, func() (jetstream.Stream, error) {
+			return h.js.CreateStream(ctx, jetstream.StreamConfig{
+				Name:       streamName(tenant),
+				Subjects:   []string{subjectName(tenant)},
+				Storage:    jetstream.FileStorage,
+				Retention:  jetstream.LimitsPolicy,
+				DenyDelete: true,
+				DenyPurge:  true,
+				Duplicates: dupWindow, // covers publish's retries: publish.go
+				Replicas:   h.cfg.Replicas,
+			})
 		})
 	}
 	if err != nil && isStoreFull(err) {

@@ -46,6 +46,10 @@ type Hook struct {
 // Config configures a Deliverer. JS and Hooks are required.
 type Config struct {
 	JS jetstream.JetStream
+	// API runs each JetStream API request the Deliverer makes (creating a
+	// tenant's consumer): Hub.JetStreamAPI, which keeps them out of a
+	// restart of the embedded JetStream. nil: they run directly.
+	API func(request func() error) error
 	// Hooks returns every tenant's webhook; called every Resync, so that a
 	// reloaded key file takes effect.
 	Hooks  func() map[string]Hook
@@ -99,6 +103,9 @@ func Start(cfg Config) *Deliverer {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.API == nil {
+		cfg.API = func(request func() error) error { return request() }
 	}
 	if cfg.Resync <= 0 {
 		cfg.Resync = 5 * time.Second
@@ -183,13 +190,18 @@ func (d *Deliverer) run(ctx context.Context, tenant string, l *loop) {
 	log := d.cfg.Logger.With("tenant", tenant)
 	var cons jetstream.Consumer
 	for wait := time.Second; cons == nil; wait = min(2*wait, 30*time.Second) {
-		c, err := d.cfg.JS.CreateOrUpdateConsumer(ctx, hub.NotifyStream, jetstream.ConsumerConfig{
-			Durable:       consumerName(tenant),
-			FilterSubject: hub.NotifySubject(tenant),
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       d.cfg.AckWait,
-			MaxAckPending: 1,
-			DeliverPolicy: jetstream.DeliverNewPolicy, // on creation only: a durable resumes where it was
+		var c jetstream.Consumer
+		err := d.cfg.API(func() error {
+			var err error
+			c, err = d.cfg.JS.CreateOrUpdateConsumer(ctx, hub.NotifyStream, jetstream.ConsumerConfig{
+				Durable:       consumerName(tenant),
+				FilterSubject: hub.NotifySubject(tenant),
+				AckPolicy:     jetstream.AckExplicitPolicy,
+				AckWait:       d.cfg.AckWait,
+				MaxAckPending: 1,
+				DeliverPolicy: jetstream.DeliverNewPolicy, // on creation only: a durable resumes where it was
+			})
+			return err
 		})
 		if err == nil {
 			cons = c

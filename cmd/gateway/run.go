@@ -222,7 +222,7 @@ func loadKeys(cfg Config) (*auth.Keyring, *demoKey, error) {
 // key file entry names (the keyring in use, so a reload takes effect), and
 // registers the deliveries' counters.
 func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slog.Logger) *webhook.Deliverer {
-	d := webhook.Start(webhook.Config{JS: h.JetStream(), Logger: log, Hooks: func() map[string]webhook.Hook {
+	d := webhook.Start(webhook.Config{JS: h.JetStream(), API: h.JetStreamAPI, Logger: log, Hooks: func() map[string]webhook.Hook {
 		out := map[string]webhook.Hook{}
 		for tenant, w := range a.Keyring().Webhooks() {
 			out[tenant] = webhook.Hook{URL: w.URL, Secret: w.Secret}
