@@ -154,6 +154,24 @@ func (n *natsServer) start() {
 	n.s = s
 }
 
+// reload applies n.opts to the running server, once h has opened its
+// notifications' stream (its first notification tick comes after): a
+// stream created while nats-server reloads its options is a data race
+// inside the server (it reads them without a lock when adding a stream),
+// and that creation is the one request of h's that runs in the background.
+func (n *natsServer) reload(h *Hub) {
+	n.t.Helper()
+	checkFor(n.t, 10*time.Second, func() error {
+		if h.note.ticks.Load() == 0 {
+			return errors.New("the hub has not opened its notifications' stream yet")
+		}
+		return nil
+	})
+	if err := n.s.ReloadOptions(&n.opts); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
 func (n *natsServer) stop() {
 	n.s.Shutdown()
 	n.s.WaitForShutdown()
@@ -263,9 +281,7 @@ func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
 	wantErr(t, err, ErrUnavailable)
 
 	n.opts.Users = natsUsers(nil)
-	if err := n.s.ReloadOptions(&n.opts); err != nil {
-		t.Fatal(err)
-	}
+	n.reload(h)
 	checkFor(t, 10*time.Second, func() error {
 		if h.DownTenants() != 0 {
 			return errors.New("broken tenant still down")
@@ -315,9 +331,7 @@ func TestWritableSaysJetStreamDoesNotAnswer(t *testing.T) {
 		t.Fatalf("Writable: %v", err)
 	}
 	n.opts.Users = natsUsers(&server.Permissions{Publish: &server.SubjectPermission{Deny: []string{"$JS.API.INFO"}}})
-	if err := n.s.ReloadOptions(&n.opts); err != nil {
-		t.Fatal(err)
-	}
+	n.reload(h)
 	ctx, cancel := context.WithTimeout(testCtx(t), 500*time.Millisecond)
 	defer cancel()
 	err := h.Writable(ctx)
@@ -330,9 +344,7 @@ func TestWritableSaysJetStreamDoesNotAnswer(t *testing.T) {
 		t.Fatal("the connection should stay up: only JetStream is unreachable")
 	}
 	n.opts.Users = natsUsers(nil)
-	if err := n.s.ReloadOptions(&n.opts); err != nil {
-		t.Fatal(err)
-	}
+	n.reload(h)
 	checkFor(t, 5*time.Second, func() error { return h.Writable(testCtx(t)) })
 }
 
@@ -347,9 +359,7 @@ func TestOpenTenantThatStopsAnsweringFailsFast(t *testing.T) {
 		mustPut(t, h, tenant, "b", Settings{})
 	}
 	n.opts.Users = natsUsers(brokenPerms)
-	if err := n.s.ReloadOptions(&n.opts); err != nil {
-		t.Fatal(err)
-	}
+	n.reload(h)
 	submitBroken := func() (time.Duration, error) {
 		t0 := time.Now()
 		_, err := h.Submit(testCtx(t), "broken", "b", []Item{{Member: "p1", Score: 1}})
@@ -374,9 +384,7 @@ func TestOpenTenantThatStopsAnsweringFailsFast(t *testing.T) {
 		t.Fatalf("stats %+v: want broken not writable, good writable", h.Stats())
 	}
 	n.opts.Users = natsUsers(nil)
-	if err := n.s.ReloadOptions(&n.opts); err != nil {
-		t.Fatal(err)
-	}
+	n.reload(h)
 	checkFor(t, 10*time.Second, func() error {
 		_, err := submitBroken()
 		return err

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -247,14 +249,17 @@ func TestCrossTenantSubscribe(t *testing.T) {
 // test has boards of its own, so that a merge that gets through spoils no
 // other test.
 func TestIdentityMergeEscape(t *testing.T) {
+	// Names of this run's own: the gateway outlives a run (go test -count).
+	run := strconv.Itoa(int(mergeRuns.Add(1)))
+	board, champ, second, thief := "poker-merge-"+run, "merge-champ-"+run, "merge-second-"+run, "thief-"+run
 	adminA := tokA(t, base(tenantA, "admin"))
-	mustOK(t, "PUT", "/v1/boards/poker-merge", adminA, `{}`)
-	mustOK(t, "POST", "/v1/boards/poker-merge/scores", adminA, `{"scores":[{"member":"merge-champ","score":999999},{"member":"merge-second","score":5}]}`)
+	mustOK(t, "PUT", "/v1/boards/"+board, adminA, `{}`)
+	mustOK(t, "POST", "/v1/boards/"+board+"/scores", adminA, `{"scores":[{"member":"`+champ+`","score":999999},{"member":"`+second+`","score":5}]}`)
 	slotsSubmit := tokA(t, base(tenantA, "submit").with("boards", []string{"slots-*"}))
-	if r := do(t, "POST", "/v1/boards/poker-merge/scores", slotsSubmit, `{"member":"thief","score":1}`); r.status != 403 {
+	if r := do(t, "POST", "/v1/boards/"+board+"/scores", slotsSubmit, `{"member":"`+thief+`","score":1}`); r.status != 403 {
 		t.Fatalf("the direct way in is open: %d %s", r.status, r.body)
 	}
-	mustOK(t, "POST", "/v1/boards/slots-1/scores", slotsSubmit, `{"member":"thief","score":1}`)
+	mustOK(t, "POST", "/v1/boards/slots-1/scores", slotsSubmit, `{"member":"`+thief+`","score":1}`)
 	cases := []struct{ name, token string }{
 		{"submit token, boards slots-*", slotsSubmit},
 		{"submit token, all boards", tokA(t, base(tenantA, "submit"))},
@@ -263,32 +268,35 @@ func TestIdentityMergeEscape(t *testing.T) {
 		{"admin token, boards poker-* and slots-*", tokA(t, base(tenantA, "admin").with("boards", []string{"poker-*", "slots-*"}))},
 	}
 	for _, c := range cases {
-		r := do(t, "POST", "/v1/identities", c.token, `{"member":"thief","aliases":["device:thief-1","merge-champ"]}`)
+		r := do(t, "POST", "/v1/identities", c.token, `{"member":"`+thief+`","aliases":["device:`+thief+`","`+champ+`"]}`)
 		if r.status != 403 {
 			t.Errorf("%s: merging merge-champ into thief: %d %s, want 403", c.name, r.status, r.body)
-		} else if _, msg := protocolError(t, c.name, r); !strings.Contains(msg, "merge-champ") {
+		} else if _, msg := protocolError(t, c.name, r); !strings.Contains(msg, champ) {
 			t.Errorf("%s: refusal %q does not name the alias", c.name, msg)
 		}
 		// The other direction: thief as an alias of the champion merges too.
-		if r := do(t, "POST", "/v1/identities", c.token, `{"member":"merge-second","aliases":["thief"]}`); r.status != 403 {
+		if r := do(t, "POST", "/v1/identities", c.token, `{"member":"`+second+`","aliases":["`+thief+`"]}`); r.status != 403 {
 			t.Errorf("%s: merging thief into merge-second: %d %s, want 403", c.name, r.status, r.body)
 		}
 	}
-	top := mustOK(t, "GET", "/v1/boards/poker-merge/top", adminA, "").body
-	if !strings.Contains(top, `"rank":1,"member":"merge-champ","score":999999`) || strings.Contains(top, "thief") || !strings.Contains(top, `"total":2`) {
+	top := mustOK(t, "GET", "/v1/boards/"+board+"/top", adminA, "").body
+	if !strings.Contains(top, `"rank":1,"member":"`+champ+`","score":999999`) || strings.Contains(top, thief) || !strings.Contains(top, `"total":2`) {
 		t.Errorf("poker-merge rewritten through identity links: %s", top)
 	}
-	if r := do(t, "GET", "/v1/identities/device:thief-1", adminA, ""); r.status == 200 {
+	if r := do(t, "GET", "/v1/identities/device:"+thief, adminA, ""); r.status == 200 {
 		t.Errorf("a refused link was applied in part: %s", r.body)
 	}
 	// Aliases that resolve to nothing yet stay open to a scoped token, and
 	// an admin token reaching every board may merge.
-	mustOK(t, "POST", "/v1/identities", slotsSubmit, `{"member":"thief","aliases":["device:thief-phone"]}`)
-	mustOK(t, "POST", "/v1/identities", adminA, `{"member":"merge-champ","aliases":["merge-second"]}`)
-	if top := mustOK(t, "GET", "/v1/boards/poker-merge/top", adminA, "").body; !strings.Contains(top, `"total":1`) {
+	mustOK(t, "POST", "/v1/identities", slotsSubmit, `{"member":"`+thief+`","aliases":["device:`+thief+`-phone"]}`)
+	mustOK(t, "POST", "/v1/identities", adminA, `{"member":"`+champ+`","aliases":["`+second+`"]}`)
+	if top := mustOK(t, "GET", "/v1/boards/"+board+"/top", adminA, "").body; !strings.Contains(top, `"total":1`) {
 		t.Errorf("an allowed merge did not merge: %s", top)
 	}
 }
+
+// mergeRuns numbers the runs of TestIdentityMergeEscape.
+var mergeRuns atomic.Int32
 
 // TestRefreshWithAnotherTenantsToken: a connection of tenant A that sends
 // an auth message with tenant B's valid token is closed 4003, and nothing
