@@ -31,6 +31,10 @@ type wsConn struct {
 	flow  *wsflow.Conn
 	out   *subscriptions.Outbox
 	sched atomic.Int32 // the writer pool's state: schedIdle, …
+	// replies waiting for a writer's turn (see reply). Beside sched, which
+	// the writer touches anyway: at 10,000 connections a writer's turn
+	// that touched written's channel too paid a cache miss per message.
+	replyWaits atomic.Int32
 
 	ended     atomic.Bool   // the connection is closing: arm no more pings
 	done      chan struct{} // closed when the connection starts closing
@@ -243,6 +247,11 @@ func (c *wsConn) reply(id string, e *Error) {
 	if c.out.Send(raw) {
 		return
 	}
+	// Counted before Send is tried again: a writer's turn that frees room
+	// after that Send sees the count and leaves a token in written; one
+	// that freed it before, Send sees (both are sequentially consistent).
+	c.replyWaits.Add(1)
+	defer c.replyWaits.Add(-1)
 	t := time.NewTimer(c.l.slowTO)
 	defer t.Stop()
 	for !c.out.Send(raw) {
@@ -260,6 +269,9 @@ func (c *wsConn) reply(id string, e *Error) {
 // wrote tells a waiting reply that a writer's turn took messages. O(1),
 // never blocks: called by the writer pool.
 func (c *wsConn) wrote() {
+	if c.replyWaits.Load() == 0 {
+		return
+	}
 	select {
 	case c.written <- struct{}{}:
 	default:
