@@ -142,6 +142,11 @@ func TestDeliveryOrderRetryRestart(t *testing.T) {
 		if got := rc.taken(); !slices.Equal(got, want) {
 			return fmt.Errorf("taken %v, want %v", got, want)
 		}
+		// Counted once JetStream confirmed the ack, a round trip after
+		// the receiver answered.
+		if st := d.Stats(); st.Delivered != 3 {
+			return fmt.Errorf("stats %+v, want 3 delivered", st)
+		}
 		return nil
 	})
 	rc.mu.Lock()
