@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,9 +59,12 @@ func TestReplicaReplacesALostConsumer(t *testing.T) {
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); len(got) != 1 || got[0] != "p1:4" {
 		t.Fatalf("board %v, want p1:4 (every write applied once)", got)
 	}
-	if n := h.NATS().ConsumerResets; n < 3 {
-		t.Errorf("consumer resets %d, want at least 3", n)
-	}
+	checkFor(t, 5*time.Second, func() error { // counted once the creation returned, after the server has it
+		if n := h.NATS().ConsumerResets; n < 3 {
+			return fmt.Errorf("consumer resets %d, want at least 3", n)
+		}
+		return nil
+	})
 	if logs.count("replica's consumer lost") < 3 {
 		t.Errorf("no log line for each lost consumer")
 	}
