@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -42,6 +43,10 @@ func derivePassword(secret, user string) string {
 // ClientPassword is the password of ClientUser on a node's client listener
 // (--nats-listen) for secret.
 func ClientPassword(secret string) string { return derivePassword(secret, ClientUser) }
+
+// RoutePassword is the password of RouteUser on a node's route listener
+// for secret (for a NATS server run beside the gateways in their cluster).
+func RoutePassword(secret string) string { return derivePassword(secret, RouteUser) }
 
 // hostPort splits a host:port listen address.
 func hostPort(field, addr string) (string, int, error) {
@@ -133,7 +138,33 @@ func routeOptions(opts *server.Options, c Cluster) error {
 	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: port,
 		Username: RouteUser, Password: derivePassword(c.Secret, RouteUser)}
 	opts.Routes = routes
+	if c.RouteTLS.enabled() {
+		tc, err := routeTLSConfig(c.RouteTLS)
+		if err != nil {
+			return err
+		}
+		opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = tc, routeTLSTimeout.Seconds()
+	}
 	return nil
+}
+
+// routeTLSTimeout bounds a route's TLS handshake.
+const routeTLSTimeout = 2 * time.Second
+
+// routeTLSConfig builds the routes' mutual TLS from t with nats-server's
+// own builder. A node both dials and is dialed, so the CA verifies peers
+// in both roles: as the pool of client CAs (with a certificate required)
+// and as the roots for the servers it dials.
+func routeTLSConfig(t RouteTLS) (*tls.Config, error) {
+	if t.Cert == "" || t.Key == "" || t.CA == "" {
+		return nil, fmt.Errorf("%w: route TLS needs a certificate, its key and the CA", ErrClusterConfig)
+	}
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.Cert, KeyFile: t.Key, CaFile: t.CA, Verify: true})
+	if err != nil {
+		return nil, fmt.Errorf("%w: route TLS: %v", ErrClusterConfig, err)
+	}
+	tc.RootCAs = tc.ClientCAs
+	return tc, nil
 }
 
 // waitJetStream polls AccountInfo until JetStream answers: in a cluster it

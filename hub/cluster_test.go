@@ -194,3 +194,15 @@ func TestExternalWithClusterSecret(t *testing.T) {
 	}
 	startHub(t, Config{NATSURL: url, Cluster: Cluster{Secret: testSecret}})
 }
+
+// Route TLS with a file missing or unreadable is a configuration error
+// naming route TLS, before any port opens.
+func TestRouteTLSConfigRefused(t *testing.T) {
+	for _, rt := range []RouteTLS{{Cert: "c.pem", Key: "k.pem"}, {CA: "ca.pem"}, {Cert: "/nonexistent/c.pem", Key: "/nonexistent/k.pem", CA: "/nonexistent/ca.pem"}} {
+		var opts server.Options
+		err := clusterOptions(&opts, Cluster{Name: "c", Secret: "0123456789abcdef", Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}, RouteTLS: rt})
+		if !errors.Is(err, ErrClusterConfig) || !strings.Contains(err.Error(), "route TLS") {
+			t.Errorf("%+v: %v, want a cluster configuration error naming route TLS", rt, err)
+		}
+	}
+}

@@ -117,7 +117,21 @@ type Cluster struct {
 	// ClientListen is host:port of a client listener that asks for the
 	// user and password derived from Secret; empty: none (no client port).
 	ClientListen string
+	// RouteTLS encrypts the routes between the nodes, each side proving
+	// itself with a certificate that RouteTLS.CA signed; zero: plain routes.
+	RouteTLS RouteTLS
 }
+
+// RouteTLS holds the PEM files of mutual TLS on the cluster's routes. Every
+// node presents Cert (which must name the host that its peers dial, as
+// listed in their routes) and accepts only peers whose certificate CA
+// signed, both when it dials and when it is dialed.
+type RouteTLS struct {
+	Cert, Key, CA string
+}
+
+// enabled reports whether any file is given (then all three must be).
+func (t RouteTLS) enabled() bool { return t.Cert != "" || t.Key != "" || t.CA != "" }
 
 // NATSAuth holds the files that authenticate the Hub to an external NATS.
 type NATSAuth struct {

@@ -27,6 +27,9 @@ func clusterFlags(fs *flag.FlagSet, c *Config) {
 		return nil
 	})
 	fs.StringVar(&c.ClusterSecretFile, "cluster-secret-file", "", "`file` holding the secret every node presents to join (routes) and that --nats-listen asks for")
+	fs.StringVar(&c.ClusterTLSCert, "cluster-tls-cert", "", "this node's certificate `file` for TLS on routes (with --cluster-tls-key and --cluster-tls-ca; it must name the host the other nodes dial)")
+	fs.StringVar(&c.ClusterTLSKey, "cluster-tls-key", "", "the key `file` of --cluster-tls-cert")
+	fs.StringVar(&c.ClusterTLSCA, "cluster-tls-ca", "", "CA certificate `file` that signs every node's route certificate: routes from and to nodes without one are refused")
 	fs.StringVar(&c.NATSListen, "nats-listen", "", "host:port `address` of a NATS client listener (user and password derived from the cluster secret) for gateways run with --nats; empty: none")
 	fs.IntVar(&c.Replicas, "replicas", 0, "JetStream `replicas` of each tenant's stream: 1, 3 or 5 (default 1 alone, 3 with --cluster)")
 	fs.Func("sync", "JetStream fsync `policy`: always, or an interval such as 1s (default NATS's interval)", func(v string) error {
@@ -93,6 +96,10 @@ func (c Config) validateClusterNeeds() error {
 		return errors.New("--nats-listen: needs --cluster-secret-file")
 	case c.Cluster != "" && strings.TrimSpace(c.Node) == "":
 		return errors.New("--node: must not be empty")
+	case c.Cluster == "" && (c.ClusterTLSCert != "" || c.ClusterTLSKey != "" || c.ClusterTLSCA != ""):
+		return errors.New("--cluster-tls-*: need --cluster")
+	case (c.ClusterTLSCert == "") != (c.ClusterTLSKey == "") || (c.ClusterTLSCert == "") != (c.ClusterTLSCA == ""):
+		return errors.New("--cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca: give all three or none")
 	}
 	return nil
 }
@@ -133,6 +140,7 @@ func (c Config) hubCluster(secret string) (hub.Cluster, hub.NATSAuth) {
 	hc := hub.Cluster{Name: c.Cluster, Routes: c.Routes, Secret: secret, ClientListen: c.NATSListen}
 	if c.Cluster != "" { // alone, the server keeps its name: nothing changes without cluster flags
 		hc.Node, hc.Listen = c.Node, c.ClusterListen
+		hc.RouteTLS = hub.RouteTLS{Cert: c.ClusterTLSCert, Key: c.ClusterTLSKey, CA: c.ClusterTLSCA}
 	}
 	return hc, hub.NATSAuth{Creds: c.NATSCreds, TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
 }

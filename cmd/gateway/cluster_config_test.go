@@ -38,6 +38,9 @@ func TestClusterFlagsRefused(t *testing.T) {
 		{"domain without nats", []string{"--nats-domain", "hub"}, "--nats-domain: needs --nats"},
 		{"cert without key", []string{"--nats", "nats://a:1", "--nats-tls-cert", "/c"}, "--nats-tls-key"},
 		{"empty node", append([]string{"--node", " "}, sec...), "--node"},
+		{"route TLS without cluster", []string{"--cluster-tls-cert", "/c", "--cluster-tls-key", "/k", "--cluster-tls-ca", "/ca"}, "--cluster-tls-*: need --cluster"},
+		{"route TLS without CA", append([]string{"--cluster-tls-cert", "/c", "--cluster-tls-key", "/k"}, sec...), "give all three"},
+		{"route TLS CA alone", append([]string{"--cluster-tls-ca", "/ca"}, sec...), "give all three"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

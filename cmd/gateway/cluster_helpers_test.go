@@ -31,14 +31,16 @@ type cluster struct {
 	secret    string // the cluster secret file
 	ports     []string
 	natsPorts map[*clusterNode]string // each node's --nats-listen port
+	env       []string                // more settings of every node (RANKWIRE_*=...)
 }
 
 // startCluster starts k nodes with 3 replicas, every one with a
-// --nats-listen port, and waits until all are ready.
-func startCluster(t *testing.T, k int) *cluster {
+// --nats-listen port and the settings in env, and waits until all are
+// ready.
+func startCluster(t *testing.T, k int, env ...string) *cluster {
 	t.Helper()
 	keys, sk := keyFile(t)
-	c := &cluster{tok: adminToken(t, sk), keys: keys, natsPorts: map[*clusterNode]string{}}
+	c := &cluster{tok: adminToken(t, sk), keys: keys, natsPorts: map[*clusterNode]string{}, env: env}
 	c.secret = filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(c.secret, []byte("a-test-cluster-secret-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -71,6 +73,7 @@ func (c *cluster) newNode(t *testing.T, i int) *clusterNode {
 		"RANKWIRE_NODE=n" + fmt.Sprint(i+1), "RANKWIRE_CLUSTER=rw-test", "RANKWIRE_CLUSTER_LISTEN=127.0.0.1:" + c.ports[i],
 		"RANKWIRE_ROUTES=" + strings.Join(routes, ","), "RANKWIRE_CLUSTER_SECRET_FILE=" + c.secret,
 		"RANKWIRE_NATS_LISTEN=127.0.0.1:" + natsPort}}
+	n.env = append(n.env, c.env...)
 	c.natsPorts[n] = natsPort
 	return n
 }

@@ -35,6 +35,9 @@ type Config struct {
 	ClusterListen     string        // host:port for routes from the other nodes
 	Routes            []string      // nats://host:port of the other nodes
 	ClusterSecretFile string        // file holding the cluster secret
+	ClusterTLSCert    string        // this node's certificate for TLS on routes
+	ClusterTLSKey     string        // its key
+	ClusterTLSCA      string        // the CA that signs every node's route certificate
 	NATSListen        string        // authenticated NATS client listener; empty: none
 	Replicas          int           // JetStream replicas of tenant streams; 0: 1 alone, 3 with --cluster
 	Sync              time.Duration // hub.SyncAlways, an interval, or 0 for NATS's default
