@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,11 +16,44 @@ import (
 // of a tenant created through another one within a round trip.
 const streamCreated = "$JS.EVENT.ADVISORY.STREAM.CREATED."
 
-// tenantWatch reports, on wake, that JetStream announced a new tenant
-// stream; stop ends the subscription.
+// tenantWatch reports, on wake, that JetStream announced new tenant
+// streams, and which (announced); stop ends the subscription.
 type tenantWatch struct {
-	wake <-chan struct{}
-	stop func()
+	wake      <-chan struct{}
+	announced *announced
+	stop      func()
+}
+
+// maxAnnounced bounds the tenants announced and not yet looked for: past
+// it an announcement only wakes the look (which still opens every new
+// stream it lists); the poll catches the rest.
+const maxAnnounced = 1024
+
+// announced is the set of tenants announced since the last look. Safe for
+// concurrent use: the subscription adds, discover takes.
+type announced struct {
+	mu      sync.Mutex
+	tenants map[string]struct{}
+}
+
+func (a *announced) add(tenant string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.tenants) < maxAnnounced {
+		a.tenants[tenant] = struct{}{}
+	}
+}
+
+// take returns the tenants announced since the last take, and forgets them.
+func (a *announced) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]string, 0, len(a.tenants))
+	for t := range a.tenants {
+		out = append(out, t)
+	}
+	clear(a.tenants)
+	return out
 }
 
 // watchNewTenants subscribes to the stream-created advisories of tenant
@@ -27,10 +62,12 @@ type tenantWatch struct {
 // discover falls back to polling.
 func (h *Hub) watchNewTenants() tenantWatch {
 	wake := make(chan struct{}, 1) // one pending look is enough: a look opens every new tenant
+	seen := &announced{tenants: make(map[string]struct{})}
 	// "*" matches a whole subject token only: every stream's advisory
 	// arrives here, and the handler keeps the tenants'.
 	sub, err := h.nc.Subscribe(streamCreated+"*", func(m *nats.Msg) {
 		if t, ok := strings.CutPrefix(strings.TrimPrefix(m.Subject, streamCreated), streamPrefix); ok && validName(t) {
+			seen.add(t)
 			select {
 			case wake <- struct{}{}:
 			default:
@@ -42,9 +79,9 @@ func (h *Hub) watchNewTenants() tenantWatch {
 	}
 	if err != nil {
 		h.log.Warn("hub: no stream advisories; new tenants are found by polling only", "every", h.cfg.DiscoverInterval, "err", err)
-		return tenantWatch{wake: wake, stop: func() {}}
+		return tenantWatch{wake: wake, announced: seen, stop: func() {}}
 	}
-	return tenantWatch{wake: wake, stop: func() { _ = sub.Unsubscribe() }}
+	return tenantWatch{wake: wake, announced: seen, stop: func() { _ = sub.Unsubscribe() }}
 }
 
 // close ends the watch; the zero tenantWatch has nothing to end.
@@ -69,9 +106,39 @@ func (h *Hub) discover(ctx context.Context, interval time.Duration, w tenantWatc
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			h.lookForTenants(ctx, interval)
 		case <-w.wake:
+			h.lookForAnnounced(ctx, interval, w.announced.take())
 		}
+	}
+}
+
+// Announced tenants not listed yet are looked for again after
+// announcedRetry, doubling, until announcedGiveUp has passed; then the
+// poll is left to find them.
+const (
+	announcedRetry  = 10 * time.Millisecond
+	announcedGiveUp = 2 * time.Second
+)
+
+// lookForAnnounced looks for tenants until every announced one is open
+// (or down, which reopenDown retries), looking again with backoff while
+// one is missing: nats-server sends a stream's creation advisory before
+// the stream is listed in its account, so the first look can come too
+// early (TestNewTenantSeenFromTheAnnouncement failed 4 runs in 290 before).
+func (h *Hub) lookForAnnounced(ctx context.Context, interval time.Duration, tenants []string) {
+	start := time.Now()
+	for wait := announcedRetry; ; wait *= 2 {
 		h.lookForTenants(ctx, interval)
+		tenants = slices.DeleteFunc(tenants, func(t string) bool { return h.lookup(t) != nil || h.downErr(t) != nil })
+		if len(tenants) == 0 || time.Since(start) > announcedGiveUp {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
 	}
 }
 

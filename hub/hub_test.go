@@ -121,17 +121,19 @@ func TestDiscoversTenantsOfOtherGateways(t *testing.T) {
 	})
 }
 
-// TestNewTenantSeenWithinASecond: a tenant created through one gateway is
-// served by another within a second, from JetStream's stream-created
-// advisory: the poll, set to an hour here, cannot be what found it.
-func TestNewTenantSeenWithinASecond(t *testing.T) {
+// TestNewTenantSeenFromTheAnnouncement: a tenant created through one
+// gateway is served by another from JetStream's stream-created advisory:
+// the poll, set to an hour here, cannot be what found it. How soon is
+// logged (tens of milliseconds on a quiet machine), not asserted: the
+// bound only says "not the poll", so a loaded CI machine cannot fail it.
+func TestNewTenantSeenFromTheAnnouncement(t *testing.T) {
 	url := startNATS(t)
 	a := startHub(t, Config{NATSURL: url})
 	b := startHub(t, Config{NATSURL: url, DiscoverInterval: time.Hour})
 	start := time.Now()
 	mustPut(t, a, "fresh", "b", Settings{})
 	mustSubmit(t, a, "fresh", "b", Item{Member: "p1", Score: 7})
-	checkFor(t, time.Second, func() error {
+	checkFor(t, 10*time.Second, func() error {
 		p, err := b.Top(Loc{Tenant: "fresh", Board: "b"}, 0, nil, 10)
 		if err != nil {
 			return err
