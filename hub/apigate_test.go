@@ -2,8 +2,11 @@ package hub
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // TestAPIGate: a restart waits for the request inside, and a request that
@@ -12,31 +15,38 @@ import (
 func TestAPIGate(t *testing.T) {
 	var g apiGate
 	inside, release := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
 	done := make(chan error, 1)
 	go func() {
 		done <- g.do(func() error {
 			close(inside)
 			<-release
+			finished.Store(true)
 			return nil
 		})
 	}()
 	<-inside
-	closed := make(chan func())
-	go func() { closed <- g.close() }()
-	select {
-	case <-closed:
-		t.Fatal("the gate closed with a request inside")
-	case <-time.After(50 * time.Millisecond): // a bound on a negative: nothing to await
-	}
-	// The restart is waiting: a new request must not queue behind it.
-	if err := g.do(func() error { t.Error("ran while a restart waited"); return nil }); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("request while a restart waits: %v, want ErrUnavailable", err)
-	}
+	closed := make(chan bool, 1) // whether the request had finished when the gate closed
+	var open func()
+	go func() {
+		open = g.close()
+		closed <- finished.Load()
+	}()
+	// Once the restart waits, a new request must fail at once rather than
+	// queue behind it.
+	await.For(t, 5*time.Second, func() error {
+		if err := g.do(func() error { return nil }); !errors.Is(err, ErrUnavailable) {
+			return errors.New("the restart is not waiting yet")
+		}
+		return nil
+	})
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	open := <-closed
+	if !<-closed {
+		t.Fatal("the gate closed with a request inside")
+	}
 	if _, err := gated(&g, func() (int, error) { return 1, nil }); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("request during the restart: %v, want ErrUnavailable", err)
 	}

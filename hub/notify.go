@@ -15,7 +15,7 @@ import (
 // Notifications. When a board ends, when a day, week or month window
 // closes, and when a submission is quarantined, the gateway publishes a
 // Notification to the tenant's subject rw.<tenant>.notify, stored in the
-// stream NotifyStream, from which webhooks are delivered (package notify).
+// stream NotifyStream, from which webhooks are delivered (package webhook).
 //
 // Every node derives the same notifications from the same state, and every
 // node publishes them: each carries an ID made of what it is about
