@@ -33,18 +33,12 @@ type pageJSON struct {
 }
 
 // memberJSON is a single row with its board-window's seq and total; the
-// member read adds top_percent.
+// member read adds top_percent. The row's fields sit inline, between total
+// and top_percent.
 type memberJSON struct {
-	Seq        uint64   `json:"seq"`
-	Total      int      `json:"total"`
-	Rank       int      `json:"rank"`
-	Member     string   `json:"member"`
-	Score      float64  `json:"score"`
-	Subscore   float64  `json:"subscore"`
-	Name       string   `json:"name,omitempty"` // the member's profile, where it has one
-	Avatar     string   `json:"avatar,omitempty"`
-	Country    string   `json:"country,omitempty"`
-	Review     bool     `json:"review,omitempty"`
+	Seq   uint64 `json:"seq"`
+	Total int    `json:"total"`
+	rowJSON
 	TopPercent *float64 `json:"top_percent,omitempty"`
 }
 
@@ -62,8 +56,7 @@ func toPageJSON(p hub.Page) pageJSON {
 
 func toMemberJSON(p hub.Page, percent bool) memberJSON {
 	r := p.Rows[0]
-	m := memberJSON{Seq: p.Seq, Total: p.Total, Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
-		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country, Review: r.Review}
+	m := memberJSON{Seq: p.Seq, Total: p.Total, rowJSON: toRowJSON(r)}
 	if percent && p.Total > 0 {
 		pct := 100 * float64(r.Rank) / float64(p.Total)
 		m.TopPercent = &pct
