@@ -158,14 +158,14 @@ func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) 
 // Profile returns member's profile (an id or alias), or ErrNotFound where
 // it has none.
 func (h *Hub) Profile(tenant, member string) (p Profile, err error) {
-	notFound := errorf(ErrNotFound, "profile of %q", member)
+	notFound := func() error { return errorf(ErrNotFound, "profile of %q", member) }
 	err = h.readTenant(tenant, notFound, func(st *state) error {
 		hd, ok := st.ix.Resolve(member)
 		if !ok {
-			return notFound
+			return notFound()
 		}
 		if p, ok = st.profiles[hd]; !ok {
-			return notFound
+			return notFound()
 		}
 		return nil
 	})

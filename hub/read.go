@@ -110,11 +110,13 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 }
 
 // readTenant calls fn with tenant's state under its replica's read lock;
-// notFound (or why the tenant is down) where the tenant is not open.
-func (h *Hub) readTenant(tenant string, notFound error, fn func(st *state) error) error {
+// notFound's error (or why the tenant is down) where the tenant is not
+// open. notFound is a function so that a read that succeeds formats no
+// error: every read of the API comes through here.
+func (h *Hub) readTenant(tenant string, notFound func() error, fn func(st *state) error) error {
 	r := h.lookup(tenant)
 	if r == nil {
-		return h.missing(tenant, notFound)
+		return h.missing(tenant, notFound())
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -124,7 +126,7 @@ func (h *Hub) readTenant(tenant string, notFound error, fn func(st *state) error
 // readBoard calls fn with tenant's state and its board under the
 // replica's read lock; ErrNotFound for an unknown tenant or board.
 func (h *Hub) readBoard(tenant, board string, fn func(st *state, bs *boardState) error) error {
-	return h.readTenant(tenant, errorf(ErrNotFound, "board %q", board), func(st *state) error {
+	return h.readTenant(tenant, func() error { return errorf(ErrNotFound, "board %q", board) }, func(st *state) error {
 		bs, err := st.board(board)
 		if err != nil {
 			return err

@@ -141,3 +141,19 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(at(0.99), "p99-µs")
 	b.ReportMetric(at(0.999), "p99.9-µs")
 }
+
+// BenchmarkTopRead is one top?limit=10 read of a 10,000-member board from
+// the replica (no HTTP, no writes): the read path's own cost and
+// allocations, the rows included.
+//
+//	go test ./hub -run '^$' -bench 'TopRead' -benchmem -count 5
+func BenchmarkTopRead(b *testing.B) {
+	h := startReadBench(b, 10_000)
+	loc := Loc{Tenant: "t1", Board: "s"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.Top(loc, 0, nil, 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -136,11 +136,11 @@ func (h *Hub) infoLocked(name string, bs *boardState) BoardInfo {
 // Identity returns the member an id or alias resolves to, with its aliases,
 // or ErrNotFound.
 func (h *Hub) Identity(tenant, id string) (ident Identity, err error) {
-	notFound := errorf(ErrNotFound, "identity %q", id)
+	notFound := func() error { return errorf(ErrNotFound, "identity %q", id) }
 	err = h.readTenant(tenant, notFound, func(st *state) error {
 		hd, ok := st.ix.Resolve(id)
 		if !ok {
-			return notFound
+			return notFound()
 		}
 		name, _ := st.ix.Name(hd)
 		ident = Identity{Member: name, Aliases: st.ix.Aliases(hd)}
