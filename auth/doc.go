@@ -10,6 +10,10 @@
 //     exp, nbf and iat with Leeway, and refuses a token whose tnt is not the key's
 //     tenant. Verifier.Swap replaces its Keyring while it serves (the gateway's
 //     SIGHUP), and CompareKeys says which tenants and kids that adds and removes;
+//   - keys published by identity providers: a tenant whose key file entry names a
+//     jwks_url also verifies with the keys of that JSON Web Key Set, which
+//     Verifier.RunJWKS fetches, refreshes and re-fetches on an unknown kid, keeping
+//     the last good set while the provider fails (jwks.go, jwk.go);
 //   - claims to scope: a Scope holds the tenant, subject, roles and board glob
 //     patterns and answers Can, CanBoard and Allows.
 //

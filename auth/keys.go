@@ -73,6 +73,7 @@ type Keyring struct {
 	keys     map[string]Key     // by kid
 	limits   map[string]Limits  // by tenant; every tenant has an entry
 	webhooks map[string]Webhook // by tenant, where it has one
+	jwks     map[string]string  // by tenant: the URL of its JSON Web Key Set, where it has one
 }
 
 // Webhook is where a tenant's notifications are POSTed, and the secret
@@ -128,6 +129,7 @@ type (
 	}
 	tenantEntry struct {
 		Keys    []keyEntry `json:"keys"`
+		JWKSURL string     `json:"jwks_url"`
 		Limits  Limits     `json:"limits"`
 		Webhook *Webhook   `json:"webhook"`
 	}
@@ -168,7 +170,8 @@ func ParseKeys(data []byte) (*Keyring, error) {
 		return nil, &KeyFileError{Field: "tenants", Err: errors.New("no tenants")}
 	}
 	b := builder{
-		k:      &Keyring{keys: map[string]Key{}, limits: map[string]Limits{}, webhooks: map[string]Webhook{}},
+		k: &Keyring{keys: map[string]Key{}, limits: map[string]Limits{}, webhooks: map[string]Webhook{},
+			jwks: map[string]string{}},
 		owners: map[string]Key{},
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Tenants)) {
@@ -207,8 +210,14 @@ func (b *builder) addTenant(name string, t tenantEntry) error {
 	if err := checkLimits(t.Limits); err != nil {
 		return &KeyFileError{Tenant: name, Field: "limits", Err: err}
 	}
-	if len(t.Keys) == 0 {
-		return &KeyFileError{Tenant: name, Field: "keys", Err: errors.New("no keys")}
+	if t.JWKSURL != "" {
+		if err := checkJWKSURL(t.JWKSURL); err != nil {
+			return &KeyFileError{Tenant: name, Field: "jwks_url", Err: err}
+		}
+		b.k.jwks[name] = t.JWKSURL
+	}
+	if len(t.Keys) == 0 && t.JWKSURL == "" {
+		return &KeyFileError{Tenant: name, Field: "keys", Err: errors.New("no keys and no jwks_url")}
 	}
 	for _, e := range t.Keys {
 		if err := b.addKey(name, e); err != nil {
@@ -234,6 +243,16 @@ func checkWebhook(w Webhook) error {
 	}
 	if len(w.Secret) < MinWebhookSecretLen {
 		return fmt.Errorf("secret: %d bytes, need at least %d", len(w.Secret), MinWebhookSecretLen)
+	}
+	return nil
+}
+
+// checkJWKSURL accepts an https URL with a host and no user or password:
+// the keys it serves decide who is let in, so they must come over TLS.
+func checkJWKSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return fmt.Errorf("%q is not an https URL with a host", raw)
 	}
 	return nil
 }
@@ -328,6 +347,12 @@ func (k *Keyring) Webhooks() map[string]Webhook {
 func (k *Keyring) Webhook(tenant string) (Webhook, bool) {
 	w, ok := k.webhooks[tenant]
 	return w, ok
+}
+
+// JWKSURLs returns the URL of every tenant's JSON Web Key Set, by tenant,
+// for the tenants that name one. O(tenants).
+func (k *Keyring) JWKSURLs() map[string]string {
+	return maps.Clone(k.jwks)
 }
 
 // Key returns the key with that kid, or false. O(1).

@@ -47,10 +47,15 @@ func CompareKeys(old, next *Keyring) KeyChanges {
 }
 
 // Holds reports whether k has the key kid and it belongs to tenant: whether
-// a Scope verified with that key would still be let in. O(1).
+// a Scope verified with that key would still be let in. A kid that is not
+// in the file but whose tenant names a jwks_url is held: the key set, not
+// the file, decides it (a token's expiry bounds a session it let in). O(1).
 func (k *Keyring) Holds(kid, tenant string) bool {
 	key, ok := k.keys[kid]
-	return ok && key.Tenant == tenant
+	if !ok {
+		return k.jwks[tenant] != ""
+	}
+	return key.Tenant == tenant
 }
 
 func orEmpty(k *Keyring) *Keyring {

@@ -31,6 +31,9 @@ type Options struct {
 	// that a client sending the same token on every request pays for its
 	// signature once. Zero means DefaultCacheSize; negative turns it off.
 	CacheSize int
+	// JWKS tunes the fetching of the key sets that tenants' jwks_url name
+	// (RunJWKS).
+	JWKS JWKSOptions
 }
 
 // Verifier checks tokens against its current Keyring, which Swap replaces
@@ -41,6 +44,8 @@ type Verifier struct {
 	now       func() time.Time
 	cacheSize int
 	state     atomic.Pointer[verifierState]
+	jwks      atomic.Pointer[jwksState] // nil until RefreshJWKS ran
+	jwksRef   *jwksRefresher
 }
 
 // verifierState is what one Keyring becomes: its keys with their parsers
@@ -79,7 +84,7 @@ func NewVerifier(k *Keyring, opt Options) *Verifier {
 	if now == nil {
 		now = time.Now
 	}
-	v := &Verifier{now: now, cacheSize: opt.CacheSize}
+	v := &Verifier{now: now, cacheSize: opt.CacheSize, jwksRef: newJWKSRefresher(opt.JWKS)}
 	v.state.Store(v.newState(k))
 	return v
 }
@@ -108,7 +113,11 @@ func (v *Verifier) Swap(k *Keyring) (*Keyring, error) {
 	if k == nil {
 		return nil, fmt.Errorf("%w: nil Keyring", ErrKeyFile)
 	}
-	return v.state.Swap(v.newState(k)).ring, nil
+	old := v.state.Swap(v.newState(k)).ring
+	if len(k.jwks) > 0 {
+		v.jwksRef.poke() // a new jwks_url is fetched at once
+	}
+	return old, nil
 }
 
 // newParser returns a parser that accepts only alg and checks the claims
@@ -141,19 +150,22 @@ func (v *Verifier) Verify(token string) (Scope, error) {
 	if sc, ok := st.cache.get(token, v.now()); ok {
 		return sc, nil
 	}
-	sc, err := st.verify(token)
+	key, err := keyFor(st.keys, token)
+	if errors.Is(err, ErrUnknownKey) {
+		return v.verifyJWKS(st, token, err)
+	}
+	if err != nil {
+		return Scope{}, err
+	}
+	sc, err := key.verifyToken(token)
 	if err == nil {
 		st.cache.put(token, sc)
 	}
 	return sc, err
 }
 
-// verify checks token's signature and claims against st's keys.
-func (st *verifierState) verify(token string) (Scope, error) {
-	key, err := st.keyFor(token)
-	if err != nil {
-		return Scope{}, err
-	}
+// verifyToken checks token's signature and claims against k.
+func (key verifyKey) verifyToken(token string) (Scope, error) {
 	var c claims
 	if _, err := key.parser.ParseWithClaims(token, &c, key.keyfunc); err != nil {
 		return Scope{}, refusal(err, &c)
@@ -167,11 +179,11 @@ type header struct {
 	Kid string `json:"kid"`
 }
 
-// keyFor finds the key the token's header names and checks that the header's
-// alg is the key's: an HS256 token can never reach an RS256 key (the key
-// confusion attack), nor can "alg": "none" reach any key. The key's parser
-// checks the alg again.
-func (st *verifierState) keyFor(token string) (verifyKey, error) {
+// keyFor finds among keys the key the token's header names and checks that
+// the header's alg is the key's: an HS256 token can never reach an RS256 key
+// (the key confusion attack), nor can "alg": "none" reach any key. The key's
+// parser checks the alg again.
+func keyFor(keys map[string]verifyKey, token string) (verifyKey, error) {
 	h, err := peekHeader(token)
 	if err != nil {
 		return verifyKey{}, err
@@ -179,7 +191,7 @@ func (st *verifierState) keyFor(token string) (verifyKey, error) {
 	if h.Kid == "" {
 		return verifyKey{}, fmt.Errorf("%w: header has no kid", ErrUnknownKey)
 	}
-	key, ok := st.keys[h.Kid]
+	key, ok := keys[h.Kid]
 	if !ok {
 		return verifyKey{}, fmt.Errorf("%w: kid %.64q", ErrUnknownKey, h.Kid)
 	}
