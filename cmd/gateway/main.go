@@ -3,7 +3,8 @@
 // Config; run wires the parts, serves until SIGTERM or interrupt (SIGHUP
 // reloads the key file: reload.go), and shuts down in order. See
 // docs/OPERATIONS.md. `gateway verify` is the audit replay (verify.go);
-// `gateway token` mints a token from the key file (token.go); `gateway
+// `gateway token` mints a token from the key file (token.go), `gateway keygen`
+// writes a first key file (keygen.go); `gateway
 // import` and `gateway export` move scores in and standings out (port.go).
 package main
 
@@ -22,6 +23,9 @@ func main() {
 	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "-version" || os.Args[1] == "version") {
 		fmt.Println(versionString())
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "keygen" {
+		os.Exit(runKeygen(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "token" {
 		os.Exit(runToken(os.Args[2:], os.Stdout, os.Stderr))
