@@ -1,8 +1,14 @@
 // Package webhook delivers each tenant's notifications (hub.Notification,
 // stored in the stream hub.NotifyStream) to the tenant's webhook: an HTTP
-// POST of the notification's JSON, signed with
-// `X-Rankwire-Signature: sha256=<hex HMAC-SHA256 of the body>` keyed with
-// the webhook's secret.
+// POST of the notification's JSON, signed the Standard Webhooks way
+// (webhook-id, webhook-timestamp, webhook-signature: see sign.go), and with
+// the deprecated `X-Rankwire-Signature` of earlier releases.
+//
+// Only destinations the policy allows are connected to (policy.go): the
+// resolved address of every connection is checked at dial time, so that a
+// tenant's URL cannot reach the gateway's network (loopback, link-local
+// metadata services, private ranges, the gateway itself) unless the
+// operator allowed it. URLs are logged without path or query.
 //
 // Delivery is at least once and in order per tenant: each tenant has one
 // durable JetStream consumer, shared by every gateway of the cluster, that
@@ -20,18 +26,17 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rankwire/rankwire/hub"
@@ -52,9 +57,20 @@ type Config struct {
 	API func(request func() error) error
 	// Hooks returns every tenant's webhook; called every Resync, so that a
 	// reloaded key file takes effect.
-	Hooks  func() map[string]Hook
-	Client *http.Client  // nil: a client with a 10 s timeout that follows no redirect
-	Logger *slog.Logger  // nil: slog.Default()
+	Hooks func() map[string]Hook
+	// Allow lists the prefixes a webhook may connect to although the
+	// destination policy refuses them by default (loopback, link-local,
+	// private, unspecified, multicast, reserved): --webhook-allow. The
+	// gateway's own listeners (Self) are lifted only by a single address.
+	Allow []netip.Prefix
+	// Self holds the gateway's listen addresses (IP:port; an unspecified IP
+	// stands for every local address), which no webhook may reach.
+	Self    []string
+	Timeout time.Duration // of one attempt; 0: 10 s
+	Logger  *slog.Logger  // nil: slog.Default()
+	// Poll is how long one pull waits for a notification before asking
+	// again (an idle tenant's loop). 0: 2 s.
+	Poll   time.Duration
 	Resync time.Duration // 0: 5 s
 	// Backoff returns the wait before attempt n+1 after n failed ones
 	// (n ≥ 1). nil: 1 s doubling, at most 10 min.
@@ -71,16 +87,21 @@ type Stats struct {
 	Delivered uint64 // notifications a receiver took (2xx)
 	Failed    uint64 // attempts refused or failed (any other answer, or none)
 	Dropped   uint64 // notifications given up after GiveUp
+	// Refused counts attempts the destination policy refused (counted in
+	// Failed too), by reason (Reasons); every reason is present.
+	Refused map[string]uint64
 }
 
 // Deliverer runs one delivery loop per tenant with a webhook. Start it with
 // Start and stop it with Close.
 type Deliverer struct {
 	cfg    Config
+	client *http.Client // checks every destination with the policy
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	delivered, failed, dropped atomic.Uint64
+	refused                    [len(Reasons)]atomic.Uint64 // by index in Reasons
 
 	mu    sync.Mutex // guards loops
 	loops map[string]*loop
@@ -90,16 +111,20 @@ type Deliverer struct {
 type loop struct {
 	hook   atomic.Pointer[Hook]
 	cancel context.CancelFunc
+	// Touched only by the loop's goroutine: the rate limit of the log of
+	// refused destinations.
+	refusedLogged time.Time
+	refusedSince  int
 }
 
 // Start starts delivering for every tenant Hooks names, and looks again
 // every Resync.
 func Start(cfg Config) *Deliverer {
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{
-			Timeout:       10 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 2 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -120,7 +145,7 @@ func Start(cfg Config) *Deliverer {
 		cfg.AckWait = 60 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Deliverer{cfg: cfg, cancel: cancel, loops: map[string]*loop{}}
+	d := &Deliverer{cfg: cfg, cancel: cancel, loops: map[string]*loop{}, client: newClient(newPolicy(cfg.Allow, cfg.Self), cfg.Timeout)}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -139,7 +164,11 @@ func (d *Deliverer) Close() {
 
 // Stats returns the counters.
 func (d *Deliverer) Stats() Stats {
-	return Stats{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Dropped: d.dropped.Load()}
+	st := Stats{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Dropped: d.dropped.Load(), Refused: map[string]uint64{}}
+	for i, r := range Reasons {
+		st.Refused[r] = d.refused[i].Load()
+	}
+	return st
 }
 
 // resync starts a loop for each tenant that gained a webhook, updates the
@@ -216,9 +245,9 @@ func (d *Deliverer) run(ctx context.Context, tenant string, l *loop) {
 		}
 	}
 	for ctx.Err() == nil {
-		msg, err := cons.Next(jetstream.FetchMaxWait(2 * time.Second))
+		msg, err := cons.Next(jetstream.FetchMaxWait(d.cfg.Poll))
 		if err != nil {
-			if !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			if !idle(err) && ctx.Err() == nil {
 				log.Warn("webhook: fetch failed; retrying", "err", err)
 				sleep(ctx, time.Second)
 			}
@@ -226,6 +255,14 @@ func (d *Deliverer) run(ctx context.Context, tenant string, l *loop) {
 		}
 		d.deliver(ctx, log, l, msg)
 	}
+}
+
+// idle reports whether err from a pull only says that no notification
+// came within the wait: Next answers nats.ErrTimeout then, which is not
+// jetstream.ErrNoMessages, and a tenant with nothing to deliver would
+// otherwise log a warning at every poll.
+func idle(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // deliver posts msg until it is taken, given up or ctx ends: then it is
@@ -256,17 +293,41 @@ func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, l *loop, msg 
 		d.failed.Add(1)
 		if time.Since(meta.Timestamp) > d.cfg.GiveUp {
 			d.dropped.Add(1)
-			log.Error("webhook: a notification was refused for too long; dropped", "id", id, "attempts", attempt, "err", err)
+			log.Error("webhook: a notification was refused for too long; dropped", "id", id, "url", Redact(hook.URL), "attempts", attempt, "err", err)
 			_ = msg.Term()
 			return
 		}
 		wait := d.cfg.Backoff(attempt)
-		log.Warn("webhook: delivery failed; retrying", "id", id, "url", hook.URL, "attempt", attempt, "in", wait, "err", err)
+		d.logFailure(log, l, hook, id, attempt, wait, err)
 		if !d.hold(ctx, msg, wait) {
 			_ = msg.Nak()
 			return
 		}
 	}
+}
+
+// logFailure logs a failed attempt, the URL without path or query. A
+// destination the policy refused is counted by reason and logged at most
+// once a minute per tenant: it stays refused until the key file or
+// --webhook-allow changes.
+func (d *Deliverer) logFailure(log *slog.Logger, l *loop, hook *Hook, id string, attempt int, wait time.Duration, err error) {
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		log.Warn("webhook: delivery failed; retrying", "id", id, "url", Redact(hook.URL), "attempt", attempt, "in", wait, "err", err)
+		return
+	}
+	for i, r := range Reasons {
+		if r == refused.Reason {
+			d.refused[i].Add(1)
+		}
+	}
+	l.refusedSince++
+	if time.Since(l.refusedLogged) < time.Minute {
+		return
+	}
+	log.Warn("webhook: destination refused by policy; retrying", "id", id, "url", Redact(hook.URL), "addr", refused.Addr.String(),
+		"reason", refused.Reason, "refused_since_last_log", l.refusedSince, "attempt", attempt, "in", wait)
+	l.refusedLogged, l.refusedSince = time.Now(), 0
 }
 
 // hold waits for wait, telling JetStream every ackWait/3 that msg is still
@@ -293,10 +354,12 @@ func (d *Deliverer) post(ctx context.Context, hook *Hook, id string, attempt int
 	req.Header.Set("User-Agent", "rankwire-webhook")
 	req.Header.Set("X-Rankwire-Id", id)
 	req.Header.Set("X-Rankwire-Attempt", fmt.Sprint(attempt))
-	req.Header.Set("X-Rankwire-Signature", Sign(hook.Secret, body))
-	resp, err := d.cfg.Client.Do(req)
-	if err != nil {
+	if err := signRequest(req.Header, hook.Secret, id, time.Now(), body); err != nil {
 		return err
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return bareError(err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()
@@ -304,14 +367,6 @@ func (d *Deliverer) post(ctx context.Context, hook *Hook, id string, attempt int
 		return fmt.Errorf("answered %s", resp.Status)
 	}
 	return nil
-}
-
-// Sign returns the signature header's value for body: "sha256=" and the hex
-// HMAC-SHA256 of body keyed with secret's bytes.
-func Sign(secret string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
 // sleep waits d or until ctx ends; false where ctx ended.

@@ -3,11 +3,13 @@ package webhook
 import (
 	"context"
 	"crypto/hmac"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,6 +43,9 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if got := r.Header.Get("X-Rankwire-Signature"); !hmac.Equal([]byte(got), []byte(want)) {
 		rc.bad = append(rc.bad, "signature "+got)
 	}
+	if err := verify("whsec_"+base64.StdEncoding.EncodeToString([]byte(secret)), r.Header, body, time.Now(), 5*time.Minute); err != nil {
+		rc.bad = append(rc.bad, "webhook-signature: "+err.Error())
+	}
 	if err := json.Unmarshal(body, &n); err != nil || n.ID != r.Header.Get("X-Rankwire-Id") || r.Method != http.MethodPost {
 		rc.bad = append(rc.bad, fmt.Sprintf("body %s id %q: %v", body, r.Header.Get("X-Rankwire-Id"), err))
 	}
@@ -56,6 +61,17 @@ func (rc *receiver) taken() []string {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return slices.Clone(rc.took)
+}
+
+// loopbackAllowed is --webhook-allow 127.0.0.0/8: the tests' receivers
+// listen on loopback, which the destination policy refuses by default.
+func loopbackAllowed(t *testing.T) []netip.Prefix {
+	t.Helper()
+	allow, err := ParseAllow([]string{"127.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return allow
 }
 
 func startHub(t *testing.T, dir string) *hub.Hub {
@@ -101,7 +117,7 @@ func TestDeliveryOrderRetryRestart(t *testing.T) {
 	}
 	hooks := func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: secret}} }
 	fast := func(int) time.Duration { return 20 * time.Millisecond }
-	d := Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second})
+	d := Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second, Allow: loopbackAllowed(t)})
 	// Let the consumer exist before the first notification: it delivers
 	// what is stored after its creation.
 	await.For(t, 10*time.Second, func() error {
@@ -135,7 +151,7 @@ func TestDeliveryOrderRetryRestart(t *testing.T) {
 	defer h.Close()
 	quarantine(t, h, "c")
 	rc.failing.Store(false)
-	d = Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second})
+	d = Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second, Allow: loopbackAllowed(t)})
 	defer d.Close()
 	want := []string{"submission.quarantined:cup:1", "submission.quarantined:cup:2", "submission.quarantined:cup:3"}
 	await.For(t, 20*time.Second, func() error {
@@ -174,7 +190,7 @@ func TestGiveUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := Start(Config{JS: h.JetStream(), Hooks: func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: secret}} },
-		Backoff: func(int) time.Duration { return 20 * time.Millisecond }, GiveUp: 300 * time.Millisecond, Resync: 50 * time.Millisecond})
+		Backoff: func(int) time.Duration { return 20 * time.Millisecond }, GiveUp: 300 * time.Millisecond, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
 	defer d.Close()
 	await.For(t, 10*time.Second, func() error {
 		_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName("t1"))

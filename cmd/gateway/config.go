@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/webhook"
 )
 
 // Config is everything the gateway reads from flags and the environment.
@@ -57,6 +59,8 @@ type Config struct {
 	WriteTimeout time.Duration // how long a write may wait for JetStream, retrying through a leader change
 
 	IdempotencyRetention time.Duration // how long boards keep idempotency ids; 0: for ever
+
+	WebhookAllow []netip.Prefix // --webhook-allow: destinations webhooks may reach although refused by default
 }
 
 // envName is the environment variable of a flag: --push-interval reads
@@ -102,6 +106,10 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	// Writes through a leader change: docs/OPERATIONS.md "When NATS fails".
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 10*time.Second, "how `long` a write may wait for JetStream, retrying through a leader change, before it answers 503")
 	fs.DurationVar(&c.IdempotencyRetention, "idempotency-retention", 0, "how `long` a board keeps a submission's idempotency id (a repeat after that applies again); 0: for ever")
+	fs.Func("webhook-allow", "comma-separated `CIDRs` (e.g. 127.0.0.0/8,10.0.0.0/8) webhooks may connect to although loopback, link-local, private, multicast or unspecified; empty: none (docs/SECURITY.md)", func(v string) (err error) {
+		c.WebhookAllow, err = webhook.ParseAllow(splitList(v))
+		return err
+	})
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
 		fs.PrintDefaults()

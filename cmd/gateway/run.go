@@ -96,7 +96,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	srv.ConnState = guard.ConnState
 	a := srv.Handler.(*api.Server)
 	reload.serve(a)
-	hooks := startWebhooks(h, a, reg, log)
+	hooks := startWebhooks(h, a, reg, log, webhook.Config{Allow: cfg.WebhookAllow, Self: []string{ln.Addr().String(), metricsAddr}})
 	defer hooks.Close() // before closeHub: it reads the notifications' stream
 	errc := make(chan error, 1)
 	go func() {
@@ -220,15 +220,23 @@ func loadKeys(cfg Config) (*auth.Keyring, *demoKey, error) {
 
 // startWebhooks delivers each tenant's notifications to the webhook its
 // key file entry names (the keyring in use, so a reload takes effect), and
-// registers the deliveries' counters.
-func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slog.Logger) *webhook.Deliverer {
-	d := webhook.Start(webhook.Config{JS: h.JetStream(), API: h.JetStreamAPI, Logger: log, Hooks: func() map[string]webhook.Hook {
+// registers the deliveries' counters. dest holds the destination policy
+// (Allow, Self).
+func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slog.Logger, dest webhook.Config) *webhook.Deliverer {
+	dest.JS, dest.API, dest.Logger = h.JetStream(), h.JetStreamAPI, log
+	dest.Hooks = func() map[string]webhook.Hook {
 		out := map[string]webhook.Hook{}
 		for tenant, w := range a.Keyring().Webhooks() {
 			out[tenant] = webhook.Hook{URL: w.URL, Secret: w.Secret}
 		}
 		return out
-	}})
+	}
+	d := webhook.Start(dest)
+	for _, r := range webhook.Reasons {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_webhook_refused_total",
+			Help: "Webhook attempts refused by the destination policy, never connected (see --webhook-allow).", ConstLabels: prometheus.Labels{"reason": r}},
+			func() float64 { return float64(d.Stats().Refused[r]) }))
+	}
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_webhook_delivered_total",
 			Help: "Notifications a tenant's webhook took (answered 2xx)."},
