@@ -53,14 +53,16 @@ func (p *portFlags) client() (*client.Client, error) {
 }
 
 // runExport writes a board's standings as CSV to stdout: rank, member,
-// name, score, subscore, prize; the first line names the columns. Exit 0
-// written, 1 the gateway refused or failed, 2 bad arguments.
+// name, score, subscore, prize; the first line names the columns. The text
+// columns are neutralised for spreadsheets (see spreadsheetSafe) unless
+// --raw. Exit 0 written, 1 the gateway refused or failed, 2 bad arguments.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gateway export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var p portFlags
 	p.register(fs)
 	limit := fs.Int("limit", 0, "export at most this many `rows` from the top; 0: all")
+	raw := fs.Bool("raw", false, "write member ids, names and prizes as they are, for programs: no quote before a leading = + - @ tab or CR")
 	if err := fs.Parse(args); err != nil {
 		return exitFor(err)
 	}
@@ -68,6 +70,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		fmt.Fprintln(stderr, "gateway export:", err)
 		return 2
+	}
+	text := spreadsheetSafe
+	if *raw {
+		text = func(s string) string { return s }
 	}
 	w := csv.NewWriter(stdout)
 	_ = w.Write([]string{"rank", "member", "name", "score", "subscore", "prize"})
@@ -87,7 +93,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return 1
 		}
 		for _, r := range st.Rows {
-			_ = w.Write([]string{strconv.Itoa(r.Rank), r.Member, r.Name, fmtFloat(r.Score), fmtFloat(r.Subscore), r.Prize})
+			_ = w.Write([]string{strconv.Itoa(r.Rank), text(r.Member), text(r.Name), fmtFloat(r.Score), fmtFloat(r.Subscore), text(r.Prize)})
 		}
 		n += len(st.Rows)
 		if len(st.Rows) < size {
@@ -108,6 +114,21 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// spreadsheetSafe returns a text cell that a spreadsheet will show rather
+// than evaluate: one starting with =, +, -, @, tab or carriage return (a
+// formula, or DDE such as =cmd|' /C calc'!A0) gets a leading single quote,
+// as OWASP's CSV injection rule says. A member id or a player's name is the
+// tenant's players' own text, and the file is opened by the operator's
+// staff. Numeric columns (rank, score, subscore) are written by the
+// exporter from numbers, so a score -2 stays -2; a member id -2+3 becomes
+// '-2+3.
+func spreadsheetSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
 
 // importSummary counts what an import's submissions did.
 type importSummary struct {

@@ -119,3 +119,83 @@ func TestImportExport(t *testing.T) {
 		t.Fatalf("no token: %d", code)
 	}
 }
+
+func TestSpreadsheetSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"=1+1": "'=1+1", "+1": "'+1", "-2+3": "'-2+3", "@SUM(A1)": "'@SUM(A1)", "\tx": "'\tx", "\rx": "'\rx",
+		"": "", "ann": "ann", "a=1": "a=1", "'quoted": "'quoted", "€5": "€5",
+	} {
+		if got := spreadsheetSafe(in); got != want {
+			t.Errorf("spreadsheetSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// gateway export neutralises member ids, player names and prize labels
+// that a spreadsheet would evaluate (each of = + - @), never a number: a
+// score -2 stays -2, a member id -2 (text) becomes '-2; --raw writes
+// them as they are.
+func TestExportNeutralisesFormulas(t *testing.T) {
+	url, tok := runGateway(t)
+	c, _ := client.New([]string{url}, client.WithToken(tok))
+	ctx := context.Background()
+	prizes := []client.Prize{{From: 1, To: 1, Prize: "=1+1"}, {From: 2, To: 2, Prize: "+1"}, {From: 3, To: 3, Prize: "-1 EUR"}, {From: 4, To: 4, Prize: "@x"}}
+	if _, err := c.PutBoard(ctx, "inj", client.Settings{Prizes: prizes}); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		member, name string
+		score        float64
+	}{
+		{`=HYPERLINK("http://evil")`, `=cmd|' /C calc'!A0`, 5},
+		{"+1+1", "+name", 4},
+		{"-2+3", "-name", 3},
+		{"@SUM(A1)", "@name", 2},
+		{"-2", "", -2},
+	}
+	for _, r := range rows {
+		if _, err := c.Submit(ctx, "inj", client.Score{Member: r.member, Score: r.score, Subscore: -r.score}); err != nil {
+			t.Fatal(err)
+		}
+		if r.name != "" {
+			if _, err := c.PutProfile(ctx, r.member, client.Profile{Name: r.name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	export := func(args ...string) []string {
+		var out, errOut strings.Builder
+		if code := runExport(ctx, append([]string{"--url", url, "--token", tok, "--board", "inj"}, args...), &out, &errOut); code != 0 {
+			t.Fatalf("export %v: %d %s", args, code, errOut.String())
+		}
+		recs, err := csv.NewReader(strings.NewReader(out.String())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, r := range recs[1:] {
+			lines = append(lines, strings.Join(r, ","))
+		}
+		return lines
+	}
+	want := []string{
+		`1,'=HYPERLINK("http://evil"),'=cmd|' /C calc'!A0,5,-5,'=1+1`,
+		"2,'+1+1,'+name,4,-4,'+1",
+		"3,'-2+3,'-name,3,-3,'-1 EUR",
+		"4,'@SUM(A1),'@name,2,-2,'@x",
+		"5,'-2,,-2,2,",
+	}
+	if got := export(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("export:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantRaw := []string{
+		`1,=HYPERLINK("http://evil"),=cmd|' /C calc'!A0,5,-5,=1+1`,
+		"2,+1+1,+name,4,-4,+1",
+		"3,-2+3,-name,3,-3,-1 EUR",
+		"4,@SUM(A1),@name,2,-2,@x",
+		"5,-2,,-2,2,",
+	}
+	if got := export("--raw"); strings.Join(got, "\n") != strings.Join(wantRaw, "\n") {
+		t.Fatalf("export --raw:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantRaw, "\n"))
+	}
+}
