@@ -67,7 +67,9 @@ func newPolicy(allow []netip.Prefix, self []string) *policy {
 // address (a /32 or /128) lifts: allowing 127.0.0.0/8 for a receiver beside
 // the gateway does not open the gateway's own port.
 func (p *policy) check(ap netip.AddrPort) error {
-	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	// Unmapped, so that ::ffff:127.0.0.1 is loopback; unzoned, since a
+	// prefix contains no zoned address (fe80::1%eth0).
+	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
 	ip := ap.Addr()
 	if p.isSelf(ap) {
 		for _, a := range p.allow {

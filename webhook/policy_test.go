@@ -59,6 +59,8 @@ func TestPolicyCheck(t *testing.T) {
 		{"several prefixes", "10.1.2.3:80", allow("127.0.0.0/8", "10.0.0.0/8"), nil, ""},
 		{"a single IP", "192.168.1.7:80", allow("192.168.1.7"), nil, ""},
 		{"::1 allowed", "[::1]:80", allow("::1/128"), nil, ""},
+		{"a zoned link-local", "[fe80::1%eth0]:80", nil, nil, ReasonLinkLocal},
+		{"a zoned link-local allowed", "[fe80::1%eth0]:80", allow("fe80::/10"), nil, ""},
 		{"self", "127.0.0.1:8080", nil, []string{"127.0.0.1:8080"}, ReasonSelf},
 		{"self is not lifted by a range", "127.0.0.1:8080", allow("127.0.0.0/8"), []string{"127.0.0.1:8080"}, ReasonSelf},
 		{"self lifted by its single address", "127.0.0.1:8080", allow("127.0.0.1/32"), []string{"127.0.0.1:8080"}, ""},
