@@ -92,7 +92,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
 	var serving atomic.Bool
-	srv := newHTTPServer(cfg, h, keys, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
+	verifier := auth.NewVerifier(keys, auth.Options{JWKS: auth.JWKSOptions{Logger: log}})
+	stopJWKS := watchJWKS(ctx, verifier, reg)
+	defer stopJWKS()
+	srv := newHTTPServer(cfg, h, verifier, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	srv.ConnState = guard.ConnState
 	a := srv.Handler.(*api.Server)
 	reload.serve(a)
@@ -145,14 +148,14 @@ func newRegistry(guard *connguard.Guard) *prometheus.Registry {
 
 // newHTTPServer builds the API's HTTP server; demo, where not nil, adds
 // the demo page and its endpoints to the widget that is always served.
-func newHTTPServer(cfg Config, h *hub.Hub, keys *auth.Keyring, reg *prometheus.Registry, log *slog.Logger, ready func() bool, demo *demoKey) *http.Server {
+func newHTTPServer(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Registry, log *slog.Logger, ready func() bool, demo *demoKey) *http.Server {
 	static := web.Handler(web.Options{})
 	if demo != nil {
 		demo.reg = reg
 		static = web.Handler(web.Options{Demo: demo})
 	}
 	handler := api.New(api.Config{
-		Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys,
+		Hub: h, Verifier: verifier, Keys: verifier.Keyring(),
 		Ready: ready, Logger: log, Registry: reg, Static: static,
 		AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout, PingInterval: cfg.PingInterval,
 		MaxConnections: cfg.MaxConns, ReadTimeout: cfg.ReadTimeout,
