@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,8 +84,9 @@ type Webhook struct {
 	Secret string `json:"secret"`
 }
 
-// String describes w without its secret.
-func (w Webhook) String() string { return "webhook " + w.URL }
+// String describes w without its secret, and its URL without the path or
+// query, which often carry a secret of the receiver's own.
+func (w Webhook) String() string { return "webhook " + redactURL(w.URL) }
 
 // MinWebhookSecretLen is the shortest webhook secret accepted, in bytes.
 const MinWebhookSecretLen = 16
@@ -239,10 +241,18 @@ func (b *builder) addTenant(name string, t tenantEntry) error {
 func checkWebhook(w Webhook) error {
 	u, err := url.Parse(w.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return fmt.Errorf("url: %q is not an http or https URL with a host", w.URL)
+		// The URL is not quoted: its path or query may hold the receiver's secret.
+		return errors.New("url: not an http or https URL with a host and no user or password")
 	}
 	if len(w.Secret) < MinWebhookSecretLen {
 		return fmt.Errorf("secret: %d bytes, need at least %d", len(w.Secret), MinWebhookSecretLen)
+	}
+	// A Standard Webhooks secret: its key is the base64 after the prefix.
+	if rest, ok := strings.CutPrefix(w.Secret, "whsec_"); ok {
+		key, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil || len(key) < MinWebhookSecretLen {
+			return fmt.Errorf("secret: whsec_ must be followed by the base64 of at least %d bytes", MinWebhookSecretLen)
+		}
 	}
 	return nil
 }
