@@ -33,10 +33,13 @@ var allowed = map[string][]string{
 	// wsflow is the delivery plane's socket: the standard library only
 	// (its tests drive the real coder/websocket).
 	"internal/wsflow": nil,
+	// wire is the protocol's types: the standard library only, so that
+	// anything that speaks the protocol may import it.
+	"wire": nil,
 }
 
 // required lists the packages that must exist for the test to mean anything.
-var required = map[string]bool{"board": true, "identity": true}
+var required = map[string]bool{"board": true, "identity": true, "wire": true}
 
 // TestImports fails when a package imports anything outside the standard
 // library that its row of the table does not allow.

@@ -1,0 +1,236 @@
+package wire
+
+// Row is a ranked entry of a board-window, with the member's profile where
+// it has one. Every read and every live view shows rows this way.
+type Row struct {
+	Rank     int     `json:"rank"`              // 1-based
+	Member   string  `json:"member"`            // the canonical member id
+	Score    float64 `json:"score"`             // finite
+	Subscore float64 `json:"subscore"`          // finite; 0 where the board has none
+	Name     string  `json:"name,omitempty"`    // the profile's name, where the member has a profile
+	Avatar   string  `json:"avatar,omitempty"`  // the profile's https URL, where set
+	Country  string  `json:"country,omitempty"` // ISO 3166-1 alpha-2, upper case, where set
+	Review   bool    `json:"review,omitempty"`  // a submission of the member is in the board's quarantine
+}
+
+// Page answers GET .../top, .../scores, .../members and .../around.
+type Page struct {
+	Seq   uint64 `json:"seq"`             // the board-window's version; 0 for a window with no entries
+	Total int    `json:"total"`           // entries of the board-window
+	Count *int   `json:"count,omitempty"` // GET .../scores only: the entries in the score range
+	Rows  []Row  `json:"rows"`
+	Next  string `json:"next,omitempty"` // a cursor (pass it as after) where more rows follow
+}
+
+// MemberRow answers GET .../members/{member} (with TopPercent) and
+// GET .../ranks/{rank} (without): one row with its board-window's seq and
+// total, the row's fields inline.
+type MemberRow struct {
+	Seq   uint64 `json:"seq"`
+	Total int    `json:"total"`
+	Row
+	TopPercent *float64 `json:"top_percent,omitempty"` // 100 × rank / total
+}
+
+// Prize labels a range of ranks From..To (1..MaxPrizeRank) of a tournament.
+type Prize struct {
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+	Prize string `json:"prize"` // 1..MaxPrizeLabel bytes of UTF-8 without control characters
+}
+
+// Rules hold a submission in the board's quarantine instead of ranking
+// it; a nil field checks nothing.
+type Rules struct {
+	MinScore     *float64 `json:"min_score,omitempty"`      // a score below it is held
+	MaxScore     *float64 `json:"max_score,omitempty"`      // a score above it is held
+	MaxStep      *float64 `json:"max_step,omitempty"`       // an improvement by more than it is held; > 0
+	MaxPerMinute int      `json:"max_per_minute,omitempty"` // a member's submissions past it in a UTC minute are held; 0: no limit
+}
+
+// Settings is the body of PUT /v1/boards/{board}: every field optional, a
+// zero field the gateway's default. It replaces the board's settings.
+type Settings struct {
+	Order         string   `json:"order,omitempty"`          // desc (default) or asc
+	SubscoreOrder string   `json:"subscore_order,omitempty"` // desc (default) or asc
+	Policy        string   `json:"policy,omitempty"`         // best (default), latest, sum, first
+	Tiebreak      string   `json:"tiebreak,omitempty"`       // earliest (default) or latest
+	Windows       []string `json:"windows,omitempty"`        // all, day, week, month; default [all]
+	Retention     int      `json:"retention,omitempty"`      // past windows kept per kind, 0..MaxRetention; 0 means 8
+	StartsAt      string   `json:"starts_at,omitempty"`      // RFC 3339: submissions before it are refused
+	EndsAt        string   `json:"ends_at,omitempty"`        // RFC 3339: submissions at or after it are refused
+	Prizes        []Prize  `json:"prizes,omitempty"`         // up to MaxPrizes ranges, not overlapping
+	Rules         *Rules   `json:"rules,omitempty"`
+}
+
+// Board answers PUT and GET /v1/boards/{board}, and is each item of
+// BoardList: the board's normalized settings and its size.
+type Board struct {
+	Name          string   `json:"name"`
+	Order         string   `json:"order"`
+	SubscoreOrder string   `json:"subscore_order"`
+	Policy        string   `json:"policy"`
+	Tiebreak      string   `json:"tiebreak"`
+	Windows       []string `json:"windows"`
+	Retention     int      `json:"retention"`
+	StartsAt      string   `json:"starts_at,omitempty"` // UTC with milliseconds
+	EndsAt        string   `json:"ends_at,omitempty"`   // UTC with milliseconds
+	Prizes        []Prize  `json:"prizes,omitempty"`    // sorted by rank
+	Rules         *Rules   `json:"rules,omitempty"`
+	Members       int      `json:"members"` // entries of the board's primary window now
+}
+
+// BoardList answers GET /v1/boards: a page of the boards the token
+// reaches, in name order.
+type BoardList struct {
+	Boards []Board `json:"boards"`
+	Next   string  `json:"next,omitempty"` // the last board's name (pass it as after) where more follow
+}
+
+// Deleted answers DELETE /v1/boards/{board}.
+type Deleted struct {
+	Deleted string `json:"deleted"` // the board
+}
+
+// ResetDone answers POST /v1/boards/{board}/reset.
+type ResetDone struct {
+	Reset string `json:"reset"` // the board
+}
+
+// Removed answers DELETE /v1/boards/{board}/members/{member}.
+type Removed struct {
+	Removed string `json:"removed"` // the member as given
+}
+
+// Score is one submission: the body of POST .../scores, or an item of
+// Submission.Scores. Member and score are required; ID, where set, makes
+// a retry safe (a repeat answers the original result).
+type Score struct {
+	Member   string  `json:"member"`             // a member id or alias
+	Score    float64 `json:"score"`              // finite
+	Subscore float64 `json:"subscore,omitempty"` // finite
+	ID       string  `json:"id,omitempty"`       // at most MaxScoreID bytes
+}
+
+// Submission is the batch form of POST .../scores: 1..MaxBatch scores.
+type Submission struct {
+	Scores []Score `json:"scores"`
+}
+
+// Result is one submission's outcome, and the answer of an approval.
+type Result struct {
+	Member      string  `json:"member"` // the canonical id (an alias resolved)
+	Score       float64 `json:"score"`  // the member's entry after the item
+	Subscore    float64 `json:"subscore"`
+	Rank        int     `json:"rank"`
+	Applied     bool    `json:"applied"`   // false where the policy kept the old entry
+	Duplicate   bool    `json:"duplicate"` // a repeated id: the original result
+	Seq         uint64  `json:"seq"`       // the primary window's seq after the item
+	Quarantined bool    `json:"quarantined,omitempty"`
+	Reason      string  `json:"reason,omitempty"` // the rule broken, or quarantine_full
+	QID         string  `json:"qid,omitempty"`    // the quarantine id of a held item
+}
+
+// Results answers POST .../scores: one result per submission, in order.
+type Results struct {
+	Results []Result `json:"results"`
+}
+
+// ScoreRank answers GET .../score-rank: the rank a new entry would take.
+type ScoreRank struct {
+	Rank  int `json:"rank"`
+	Total int `json:"total"`
+}
+
+// StandingRow is a row of the standings with its prize, where its rank is
+// in a prize range.
+type StandingRow struct {
+	Row
+	Prize string `json:"prize,omitempty"`
+}
+
+// Standings answers GET .../standings.
+type Standings struct {
+	Final   bool          `json:"final"`    // the standings never change again
+	EndedAt *string       `json:"ended_at"` // null until the board's end passed
+	Seq     uint64        `json:"seq"`
+	Total   int           `json:"total"`
+	Rows    []StandingRow `json:"rows"`
+}
+
+// Held is one quarantined submission.
+type Held struct {
+	QID      string  `json:"qid"`
+	Member   string  `json:"member"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+	Reason   string  `json:"reason"` // the rule it broke
+	At       string  `json:"at"`     // the acceptance time, RFC 3339 UTC
+}
+
+// Quarantine answers GET .../quarantine, oldest first.
+type Quarantine struct {
+	Rows []Held `json:"rows"`
+	Next string `json:"next,omitempty"` // the last qid (pass it as after) where more follow
+}
+
+// Rejected answers POST .../quarantine/{qid}/reject.
+type Rejected struct {
+	QID      string `json:"qid"`
+	Rejected bool   `json:"rejected"` // always true
+}
+
+// Profile is a member's public profile: the body and answer of PUT and the
+// answer of GET /v1/members/{member}/profile.
+type Profile struct {
+	Name    string `json:"name"`              // 1..MaxProfileName bytes
+	Avatar  string `json:"avatar,omitempty"`  // an https URL of at most MaxAvatarURL bytes
+	Country string `json:"country,omitempty"` // ISO 3166-1 alpha-2 (stored upper case)
+}
+
+// Identity is a member and its aliases: the body of POST /v1/identities
+// and the answer of it and of GET /v1/identities/{id} (aliases sorted,
+// never null).
+type Identity struct {
+	Member  string   `json:"member"`
+	Aliases []string `json:"aliases"`
+}
+
+// History answers GET .../members/{member}/history, newest first.
+type History struct {
+	Member string         `json:"member"`
+	Points []HistoryPoint `json:"points"`
+}
+
+// HistoryPoint is a past window's final standing (Window set: its first
+// day) or one of the member's own changes (At set: its acceptance time).
+type HistoryPoint struct {
+	Window string  `json:"window,omitempty"`
+	At     string  `json:"at,omitempty"`
+	Rank   int     `json:"rank"`
+	Score  float64 `json:"score"`
+	Total  int     `json:"total"`
+}
+
+// Tenant answers GET /v1/tenant: the tenant's limits in force and what it
+// uses of them on the gateway asked.
+type Tenant struct {
+	Tenant        string         `json:"tenant"`
+	Limits        TenantLimits   `json:"limits"`
+	Boards        int            `json:"boards"`
+	Connections   int            `json:"connections"`   // this gateway's WebSockets of the tenant
+	Subscriptions map[string]int `json:"subscriptions"` // this gateway's live subscriptions by board
+}
+
+// TenantLimits are a tenant's limits in force.
+type TenantLimits struct {
+	SubmissionsPerSecond float64 `json:"submissions_per_second"`
+	Connections          int     `json:"connections"`
+	Boards               int     `json:"boards"`
+}
+
+// Ready answers GET /readyz: 200 with ready true, or 503 with the reason.
+type Ready struct {
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"`
+}
