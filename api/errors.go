@@ -11,28 +11,29 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
 
-// Error is a protocol error: an HTTP status, one of PROTOCOL.md's codes, and
-// a message that names the offending field.
+// Error is a protocol error: an HTTP status, one of PROTOCOL.md's codes
+// (wire.Codes), and a message that names the offending field.
 type Error struct {
 	Status  int
-	Code    string
+	Code    string // a wire.Code
 	Message string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 func badRequest(format string, args ...any) *Error {
-	return &Error{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...)}
+	return &Error{http.StatusBadRequest, string(wire.CodeBadRequest), fmt.Sprintf(format, args...)}
 }
 
 func forbidden(format string, args ...any) *Error {
-	return &Error{http.StatusForbidden, "forbidden", fmt.Sprintf(format, args...)}
+	return &Error{http.StatusForbidden, string(wire.CodeForbidden), fmt.Sprintf(format, args...)}
 }
 
 func notFound(format string, args ...any) *Error {
-	return &Error{http.StatusNotFound, "not_found", fmt.Sprintf(format, args...)}
+	return &Error{http.StatusNotFound, string(wire.CodeNotFound), fmt.Sprintf(format, args...)}
 }
 
 // statuses maps the protocol codes that a hub error may carry to HTTP.
@@ -97,7 +98,7 @@ func toError(err error, log *slog.Logger) *Error {
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return &Error{http.StatusRequestEntityTooLarge, "too_large",
+		return &Error{http.StatusRequestEntityTooLarge, string(wire.CodeTooLarge),
 			fmt.Sprintf("body: larger than %d bytes", tooBig.Limit)}
 	}
 	var he *hub.Error
@@ -113,7 +114,7 @@ func toError(err error, log *slog.Logger) *Error {
 		return a
 	}
 	log.Error("internal error", "err", err)
-	return &Error{http.StatusInternalServerError, "internal", "internal error"}
+	return &Error{http.StatusInternalServerError, string(wire.CodeInternal), "internal error"}
 }
 
 // hubMessage is the client message of a hub error (such as Hub.Writable's
@@ -146,33 +147,24 @@ var authMessages = []struct {
 	code   string
 	msg    string
 }{
-	{auth.ErrNoToken, http.StatusUnauthorized, "unauthorized", "token: missing"},
-	{auth.ErrMalformed, http.StatusUnauthorized, "unauthorized", "token: malformed"},
-	{auth.ErrUnknownKey, http.StatusUnauthorized, "unauthorized", "token: kid names no key of the gateway"},
-	{auth.ErrAlgorithm, http.StatusUnauthorized, "unauthorized", "token: alg is not the algorithm of its key"},
-	{auth.ErrBadSignature, http.StatusUnauthorized, "unauthorized", "token: bad signature"},
-	{auth.ErrExpired, http.StatusUnauthorized, "unauthorized", "token: expired"},
-	{auth.ErrNotYetValid, http.StatusUnauthorized, "unauthorized", "token: not valid yet"},
-	{auth.ErrMissingClaim, http.StatusUnauthorized, "unauthorized", "token: a required claim is missing"},
-	{auth.ErrAudience, http.StatusUnauthorized, "unauthorized", "token: aud does not contain \"rankwire\""},
-	{auth.ErrWrongTenant, http.StatusUnauthorized, "unauthorized", "token: tnt is not the tenant of its key"},
-	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "token: refused"},
-	{auth.ErrRole, http.StatusForbidden, "forbidden", "token: role not granted"},
-	{auth.ErrBoard, http.StatusForbidden, "forbidden", "token: does not reach the board"},
-	{auth.ErrForbidden, http.StatusForbidden, "forbidden", "token: not allowed"},
-}
-
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	{auth.ErrNoToken, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: missing"},
+	{auth.ErrMalformed, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: malformed"},
+	{auth.ErrUnknownKey, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: kid names no key of the gateway"},
+	{auth.ErrAlgorithm, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: alg is not the algorithm of its key"},
+	{auth.ErrBadSignature, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: bad signature"},
+	{auth.ErrExpired, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: expired"},
+	{auth.ErrNotYetValid, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: not valid yet"},
+	{auth.ErrMissingClaim, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: a required claim is missing"},
+	{auth.ErrAudience, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: aud does not contain \"rankwire\""},
+	{auth.ErrWrongTenant, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: tnt is not the tenant of its key"},
+	{auth.ErrUnauthorized, http.StatusUnauthorized, string(wire.CodeUnauthorized), "token: refused"},
+	{auth.ErrRole, http.StatusForbidden, string(wire.CodeForbidden), "token: role not granted"},
+	{auth.ErrBoard, http.StatusForbidden, string(wire.CodeForbidden), "token: does not reach the board"},
+	{auth.ErrForbidden, http.StatusForbidden, string(wire.CodeForbidden), "token: not allowed"},
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
-	var body errorBody
-	body.Error.Code, body.Error.Message = e.Code, e.Message
-	writeJSON(w, e.Status, body)
+	writeJSON(w, e.Status, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.Code(e.Code), Message: e.Message}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -7,42 +7,35 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/wire"
 )
 
-// boardJSON is a board as the protocol shows it.
-type boardJSON struct {
-	Name          string      `json:"name"`
-	Order         string      `json:"order"`
-	SubscoreOrder string      `json:"subscore_order"`
-	Policy        string      `json:"policy"`
-	Tiebreak      string      `json:"tiebreak"`
-	Windows       []string    `json:"windows"`
-	Retention     int         `json:"retention"`
-	StartsAt      string      `json:"starts_at,omitempty"`
-	EndsAt        string      `json:"ends_at,omitempty"`
-	Prizes        []hub.Prize `json:"prizes,omitempty"`
-	Rules         *hub.Rules  `json:"rules,omitempty"`
-	Members       int         `json:"members"`
-}
-
-func toBoardJSON(b hub.BoardInfo) boardJSON {
+// toBoard is a board as the protocol shows it.
+func toBoard(b hub.BoardInfo) wire.Board {
 	s := b.Settings
-	return boardJSON{b.Name, s.Order, s.SubscoreOrder, s.Policy, s.Tiebreak, s.Windows, s.Retention,
-		s.StartsAt, s.EndsAt, s.Prizes, s.Rules, b.Members}
+	return wire.Board{Name: b.Name, Order: s.Order, SubscoreOrder: s.SubscoreOrder, Policy: s.Policy,
+		Tiebreak: s.Tiebreak, Windows: s.Windows, Retention: s.Retention, StartsAt: s.StartsAt, EndsAt: s.EndsAt,
+		Prizes: toPrizes(s.Prizes), Rules: (*wire.Rules)(s.Rules), Members: b.Members}
 }
 
-// settingsJSON is the body of PUT /v1/boards/{board}.
-type settingsJSON struct {
-	Order         string      `json:"order"`
-	SubscoreOrder string      `json:"subscore_order"`
-	Policy        string      `json:"policy"`
-	Tiebreak      string      `json:"tiebreak"`
-	Windows       []string    `json:"windows"`
-	Retention     int         `json:"retention"`
-	StartsAt      string      `json:"starts_at"`
-	EndsAt        string      `json:"ends_at"`
-	Prizes        []hub.Prize `json:"prizes"`
-	Rules         *hub.Rules  `json:"rules"`
+// toSettings is the hub's form of a PUT /v1/boards/{board} body.
+func toSettings(w wire.Settings) hub.Settings {
+	var prizes []hub.Prize
+	for _, p := range w.Prizes {
+		prizes = append(prizes, hub.Prize(p))
+	}
+	return hub.Settings{Order: w.Order, SubscoreOrder: w.SubscoreOrder, Policy: w.Policy, Tiebreak: w.Tiebreak,
+		Windows: w.Windows, Retention: w.Retention, StartsAt: w.StartsAt, EndsAt: w.EndsAt, Prizes: prizes,
+		Rules: (*hub.Rules)(w.Rules)}
+}
+
+// toPrizes is prizes as the protocol shows them; nil for none.
+func toPrizes(prizes []hub.Prize) []wire.Prize {
+	var out []wire.Prize
+	for _, p := range prizes {
+		out = append(out, wire.Prize(p))
+	}
+	return out
 }
 
 func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {
@@ -50,18 +43,18 @@ func (s *Server) putBoard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body settingsJSON
+	var body wire.Settings
 	if r.ContentLength != 0 {
 		if err := decodeBody(r, &body); err != nil {
 			return err
 		}
 	}
 	tenant := scopeOf(r).Tenant
-	info, err := s.hub.PutBoardUpTo(r.Context(), tenant, name, hub.Settings(body), s.boardLimit(tenant))
+	info, err := s.hub.PutBoardUpTo(r.Context(), tenant, name, toSettings(body), s.boardLimit(tenant))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toBoardJSON(info))
+	writeJSON(w, http.StatusOK, toBoard(info))
 	return nil
 }
 
@@ -74,14 +67,14 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toBoardJSON(info))
+	writeJSON(w, http.StatusOK, toBoard(info))
 	return nil
 }
 
 // Paging of GET /v1/boards.
 const (
-	defaultBoardsLimit = 100
-	maxBoardsLimit     = 1000
+	defaultBoardsLimit = wire.DefaultBoardsLimit
+	maxBoardsLimit     = wire.MaxBoardsLimit
 )
 
 // listBoards lists, in name order, a page of the tenant's boards that the
@@ -102,29 +95,28 @@ func (s *Server) listBoards(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("after: %q is not a board name (%s)", truncate(after), names.Pattern)
 	}
 	infos, more := s.hub.BoardsPage(sc.Tenant, after, limit, sc.CanBoard)
-	out := make([]boardJSON, len(infos))
+	body := wire.BoardList{Boards: make([]wire.Board, len(infos))}
 	for i, b := range infos {
-		out[i] = toBoardJSON(b)
+		body.Boards[i] = toBoard(b)
 	}
-	body := map[string]any{"boards": out}
 	if more {
-		body["next"] = infos[len(infos)-1].Name
+		body.Next = infos[len(infos)-1].Name
 	}
 	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
 func (s *Server) deleteBoard(w http.ResponseWriter, r *http.Request) error {
-	return s.boardAction(w, r, "deleted", s.hub.DeleteBoard)
+	return s.boardAction(w, r, func(b string) any { return wire.Deleted{Deleted: b} }, s.hub.DeleteBoard)
 }
 
 func (s *Server) resetBoard(w http.ResponseWriter, r *http.Request) error {
-	return s.boardAction(w, r, "reset", s.hub.Reset)
+	return s.boardAction(w, r, func(b string) any { return wire.ResetDone{Reset: b} }, s.hub.Reset)
 }
 
 // boardAction runs an admin action on the route's board and answers
-// {verb: board}.
-func (s *Server) boardAction(w http.ResponseWriter, r *http.Request, verb string,
+// answer(board).
+func (s *Server) boardAction(w http.ResponseWriter, r *http.Request, answer func(board string) any,
 	act func(ctx context.Context, tenant, board string) error) error {
 	name, err := boardFor(r, auth.RoleAdmin)
 	if err != nil {
@@ -133,7 +125,7 @@ func (s *Server) boardAction(w http.ResponseWriter, r *http.Request, verb string
 	if err := act(r.Context(), scopeOf(r).Tenant, name); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{verb: name})
+	writeJSON(w, http.StatusOK, answer(name))
 	return nil
 }
 
@@ -149,7 +141,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if err := s.hub.RemoveMember(r.Context(), scopeOf(r).Tenant, name, m); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"removed": m})
+	writeJSON(w, http.StatusOK, wire.Removed{Removed: m})
 	return nil
 }
 

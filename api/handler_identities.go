@@ -6,12 +6,8 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
-
-type identityJSON struct {
-	Member  string   `json:"member"`
-	Aliases []string `json:"aliases"`
-}
 
 // link links aliases to a member. Role submit or admin links aliases that
 // name nobody yet; merging members (an alias that already names another
@@ -23,7 +19,7 @@ func (s *Server) link(w http.ResponseWriter, r *http.Request) error {
 	if !sc.Can(auth.RoleSubmit) {
 		return forbidden("role submit or admin: not granted")
 	}
-	var body identityJSON
+	var body wire.Identity
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
@@ -47,11 +43,12 @@ func (s *Server) identity(w http.ResponseWriter, r *http.Request) error {
 	return s.reply(w, toIdentityJSON(ident), err)
 }
 
-func toIdentityJSON(id hub.Identity) identityJSON {
+// toIdentityJSON is id as the protocol shows it: aliases never null.
+func toIdentityJSON(id hub.Identity) wire.Identity {
 	if id.Aliases == nil {
 		id.Aliases = []string{}
 	}
-	return identityJSON(id)
+	return wire.Identity(id)
 }
 
 // mayMerge reports whether sc may merge members: role admin and a token

@@ -5,15 +5,8 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
-
-// profileJSON is a member's public profile, as PUT takes it and GET and
-// rows show it.
-type profileJSON struct {
-	Name    string `json:"name"`
-	Avatar  string `json:"avatar,omitempty"`
-	Country string `json:"country,omitempty"`
-}
 
 // putProfile answers PUT /v1/members/{member}/profile (role submit or
 // admin): the profile replaces the member's previous one.
@@ -26,12 +19,12 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body profileJSON
+	var body wire.Profile
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
 	p, err := s.hub.PutProfile(r.Context(), sc.Tenant, member, hub.Profile(body))
-	return s.reply(w, profileJSON(p), err)
+	return s.reply(w, wire.Profile(p), err)
 }
 
 // getProfile answers GET /v1/members/{member}/profile (any role).
@@ -42,5 +35,5 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := s.hub.Profile(sc.Tenant, member)
-	return s.reply(w, profileJSON(p), err)
+	return s.reply(w, wire.Profile(p), err)
 }

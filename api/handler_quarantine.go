@@ -8,22 +8,8 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
-
-// heldJSON is one quarantined submission.
-type heldJSON struct {
-	QID      string  `json:"qid"`
-	Member   string  `json:"member"`
-	Score    float64 `json:"score"`
-	Subscore float64 `json:"subscore"`
-	Reason   string  `json:"reason"`
-	At       string  `json:"at"` // acceptance time, RFC 3339 UTC
-}
-
-type quarantineJSON struct {
-	Rows []heldJSON `json:"rows"`
-	Next string     `json:"next,omitempty"`
-}
 
 // quarantine answers GET .../quarantine?limit=100&after=QID (role admin).
 func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
@@ -45,9 +31,9 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := quarantineJSON{Rows: make([]heldJSON, len(rows))}
+	out := wire.Quarantine{Rows: make([]wire.Held, len(rows))}
 	for i, h := range rows {
-		out.Rows[i] = heldJSON{QID: strconv.FormatUint(h.QID, 10), Member: h.Member, Score: h.Score,
+		out.Rows[i] = wire.Held{QID: strconv.FormatUint(h.QID, 10), Member: h.Member, Score: h.Score,
 			Subscore: h.Subscore, Reason: h.Reason.String(), At: hub.FormatTime(h.At)}
 	}
 	if more {
@@ -68,7 +54,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toResultsJSON([]hub.Result{res})[0])
+	writeJSON(w, http.StatusOK, toResults([]hub.Result{res})[0])
 	return nil
 }
 
@@ -81,7 +67,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) error {
 	if err := s.hub.Reject(r.Context(), scopeOf(r).Tenant, name, qid); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"qid": strconv.FormatUint(qid, 10), "rejected": true})
+	writeJSON(w, http.StatusOK, wire.Rejected{QID: strconv.FormatUint(qid, 10), Rejected: true})
 	return nil
 }
 

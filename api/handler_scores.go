@@ -7,10 +7,13 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
 
-// scoreJSON is one submission. Member and Score are pointers so that a
-// missing field is told apart from an empty or zero one.
+// scoreJSON is one submission as the api decodes it (wire.Score is what
+// clients send). Member and Score are pointers so that a missing field is
+// told apart from an empty or zero one: wire.Score cannot, and must not
+// make the SDK's callers write pointers.
 type scoreJSON struct {
 	Member   *string  `json:"member"`
 	Score    *float64 `json:"score"`
@@ -22,20 +25,6 @@ type scoreJSON struct {
 type submitJSON struct {
 	scoreJSON
 	Scores []scoreJSON `json:"scores"`
-}
-
-type resultJSON struct {
-	Member    string  `json:"member"`
-	Score     float64 `json:"score"`
-	Subscore  float64 `json:"subscore"`
-	Rank      int     `json:"rank"`
-	Applied   bool    `json:"applied"`
-	Duplicate bool    `json:"duplicate"`
-	Seq       uint64  `json:"seq"`
-	// Set where the board's rules held the item instead of ranking it.
-	Quarantined bool   `json:"quarantined,omitempty"`
-	Reason      string `json:"reason,omitempty"`
-	QID         string `json:"qid,omitempty"`
 }
 
 // submit takes one submission or a batch, validated whole, and answers once
@@ -62,7 +51,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.metrics.countResults(results)
-	writeJSON(w, http.StatusOK, map[string]any{"results": toResultsJSON(results)})
+	writeJSON(w, http.StatusOK, wire.Results{Results: toResults(results)})
 	return nil
 }
 
@@ -100,10 +89,11 @@ func (sc scoreJSON) item(prefix string) (hub.Item, error) {
 	return hub.Item{Member: *sc.Member, Score: *sc.Score, Subscore: sc.Subscore, ID: sc.ID}, nil
 }
 
-func toResultsJSON(rs []hub.Result) []resultJSON {
-	out := make([]resultJSON, len(rs))
+// toResults is rs as the protocol shows them.
+func toResults(rs []hub.Result) []wire.Result {
+	out := make([]wire.Result, len(rs))
 	for i, r := range rs {
-		out[i] = resultJSON{Member: r.Member, Score: r.Score, Subscore: r.Subscore, Rank: r.Rank,
+		out[i] = wire.Result{Member: r.Member, Score: r.Score, Subscore: r.Subscore, Rank: r.Rank,
 			Applied: r.Applied, Duplicate: r.Duplicate, Seq: r.Seq}
 		if r.Reason != hub.ReasonNone {
 			out[i].Quarantined, out[i].Reason = r.Reason != hub.ReasonFull, r.Reason.String()

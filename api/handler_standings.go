@@ -5,22 +5,8 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
-
-// standingRowJSON is a row of a board's standings with its prize.
-type standingRowJSON struct {
-	rowJSON
-	Prize string `json:"prize,omitempty"`
-}
-
-// standingsJSON is the answer of GET /v1/boards/{board}/standings.
-type standingsJSON struct {
-	Final   bool              `json:"final"`
-	EndedAt *string           `json:"ended_at"` // null until the board's end passed
-	Seq     uint64            `json:"seq"`
-	Total   int               `json:"total"`
-	Rows    []standingRowJSON `json:"rows"`
-}
 
 // standings answers a board's standings with prizes; final once its end
 // passed by more than the longest write retry (hub.Standings).
@@ -41,17 +27,18 @@ func (s *Server) standings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toStandingsJSON(st))
+	writeJSON(w, http.StatusOK, toStandings(st))
 	return nil
 }
 
-func toStandingsJSON(st hub.Standings) standingsJSON {
-	out := standingsJSON{Final: st.Final, Seq: st.Seq, Total: st.Total, Rows: make([]standingRowJSON, len(st.Rows))}
+// toStandings is st as the protocol shows it.
+func toStandings(st hub.Standings) wire.Standings {
+	out := wire.Standings{Final: st.Final, Seq: st.Seq, Total: st.Total, Rows: make([]wire.StandingRow, len(st.Rows))}
 	if st.EndedAt != "" {
 		out.EndedAt = &st.EndedAt
 	}
 	for i, r := range st.Rows {
-		out.Rows[i] = standingRowJSON{toRowJSON(r.Row), r.Prize}
+		out.Rows[i] = wire.StandingRow{Row: toRow(r.Row), Prize: r.Prize}
 	}
 	return out
 }

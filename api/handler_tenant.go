@@ -4,21 +4,8 @@ import (
 	"net/http"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/wire"
 )
-
-// tenantJSON answers GET /v1/tenant: the tenant's limits in force and
-// what it uses of them on this gateway.
-type tenantJSON struct {
-	Tenant string `json:"tenant"`
-	Limits struct {
-		SubmissionsPerSecond float64 `json:"submissions_per_second"`
-		Connections          int     `json:"connections"`
-		Boards               int     `json:"boards"`
-	} `json:"limits"`
-	Boards        int            `json:"boards"`
-	Connections   int            `json:"connections"`   // this gateway's WebSockets of the tenant
-	Subscriptions map[string]int `json:"subscriptions"` // this gateway's live subscriptions by board
-}
 
 // tenant answers GET /v1/tenant (role admin): the operator console's panel.
 // O(the gateway's connections).
@@ -27,7 +14,7 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) error {
 	if !sc.Can(auth.RoleAdmin) {
 		return forbidden("role admin: not granted")
 	}
-	var out tenantJSON
+	var out wire.Tenant
 	out.Tenant = sc.Tenant
 	out.Limits.SubmissionsPerSecond = s.limits.perSecond(sc.Tenant)
 	out.Limits.Connections = s.live.connCap(sc.Tenant)
