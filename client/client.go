@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/rankwire/rankwire/wire"
 )
 
 // Client calls one or more gateways of one deployment. Safe for concurrent
@@ -164,13 +166,11 @@ func decode(resp *http.Response, out any) error {
 		return fmt.Errorf("client: read answer: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e wire.ErrorBody
 		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
-			return &Error{Status: resp.StatusCode, Code: "internal", Message: strings.TrimSpace(string(raw))}
+			return &Error{Status: resp.StatusCode, Code: string(wire.CodeInternal), Message: strings.TrimSpace(string(raw))}
 		}
-		return &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+		return &Error{Status: resp.StatusCode, Code: string(e.Error.Code), Message: e.Error.Message}
 	}
 	if out == nil {
 		return nil
@@ -185,27 +185,46 @@ func boardPath(board string, rest ...string) string {
 	return "/v1/boards/" + url.PathEscape(board) + strings.Join(rest, "")
 }
 
-// Row is a ranked entry with the member's profile where it has one.
-type Row struct {
-	Rank     int     `json:"rank"`
-	Member   string  `json:"member"`
-	Score    float64 `json:"score"`
-	Subscore float64 `json:"subscore"`
-	Name     string  `json:"name,omitempty"`
-	Avatar   string  `json:"avatar,omitempty"`
-	Country  string  `json:"country,omitempty"`
-	Review   bool    `json:"review,omitempty"` // a submission of the member is under review
-}
-
-// Page is a read's answer: the board-window's version and size and rows;
-// Next, where set, reads on (ReadOptions.After); Count is a score range's size.
-type Page struct {
-	Seq   uint64 `json:"seq"`
-	Total int    `json:"total"`
-	Count int    `json:"count"`
-	Rows  []Row  `json:"rows"`
-	Next  string `json:"next"`
-}
+// The protocol's bodies, as package wire defines them (docs/PROTOCOL.md).
+type (
+	// Row is a ranked entry with the member's profile where it has one.
+	Row = wire.Row
+	// Page is a read's answer: the board-window's version and size and
+	// rows; Next, where set, reads on (ReadOptions.After); Count, a score
+	// range's size, is set by Scores only.
+	Page = wire.Page
+	// MemberRow is one row with its board-window's seq and total.
+	MemberRow = wire.MemberRow
+	// Prize is a range of ranks and its prize label.
+	Prize = wire.Prize
+	// Rules quarantine suspicious submissions; nil fields do not check.
+	Rules = wire.Rules
+	// Settings are a board's settings (PUT /v1/boards/{board}); zero
+	// fields take the gateway's defaults.
+	Settings = wire.Settings
+	// Board is a board as the gateway shows it.
+	Board = wire.Board
+	// Score is one submission. ID, where set, makes a retry safe: the
+	// board answers a repeat with the original result.
+	Score = wire.Score
+	// Result is one submission's outcome.
+	Result = wire.Result
+	// StandingRow is a row of the standings with its prize.
+	StandingRow = wire.StandingRow
+	// Standings are a board's standings: Final once its end passed for good.
+	Standings = wire.Standings
+	// Held is a quarantined submission.
+	Held = wire.Held
+	// Profile is a member's public profile.
+	Profile = wire.Profile
+	// Identity is a member with its aliases.
+	Identity = wire.Identity
+	// HistoryPoint is a point of a member's rank history: Window for a
+	// past window's final standing, At for one of its own recent changes.
+	HistoryPoint = wire.HistoryPoint
+	// Tenant is the tenant's limits in force and its use on the gateway asked.
+	Tenant = wire.Tenant
+)
 
 // Window picks a board-window: Kind all (""), day, week or month, and At a
 // past one (zero: the current).
@@ -225,43 +244,6 @@ func (w Window) query(q url.Values) url.Values {
 		q.Set("at", w.At.UTC().Format(time.DateOnly))
 	}
 	return q
-}
-
-// Prize is a range of ranks and its prize label.
-type Prize struct {
-	From  int    `json:"from"`
-	To    int    `json:"to"`
-	Prize string `json:"prize"`
-}
-
-// Rules quarantine suspicious submissions; nil fields do not check.
-type Rules struct {
-	MinScore     *float64 `json:"min_score,omitempty"`
-	MaxScore     *float64 `json:"max_score,omitempty"`
-	MaxStep      *float64 `json:"max_step,omitempty"`
-	MaxPerMinute int      `json:"max_per_minute,omitempty"`
-}
-
-// Settings are a board's settings (PUT /v1/boards/{board}); zero fields
-// take the gateway's defaults.
-type Settings struct {
-	Order         string   `json:"order,omitempty"`
-	SubscoreOrder string   `json:"subscore_order,omitempty"`
-	Policy        string   `json:"policy,omitempty"`
-	Tiebreak      string   `json:"tiebreak,omitempty"`
-	Windows       []string `json:"windows,omitempty"`
-	Retention     int      `json:"retention,omitempty"`
-	StartsAt      string   `json:"starts_at,omitempty"`
-	EndsAt        string   `json:"ends_at,omitempty"`
-	Prizes        []Prize  `json:"prizes,omitempty"`
-	Rules         *Rules   `json:"rules,omitempty"`
-}
-
-// Board is a board as the gateway shows it.
-type Board struct {
-	Name string `json:"name"`
-	Settings
-	Members int `json:"members"`
 }
 
 // PutBoard creates board or changes its settings.
@@ -286,37 +268,14 @@ func (c *Client) Reset(ctx context.Context, board string) error {
 	return c.do(ctx, http.MethodPost, boardPath(board, "/reset"), nil, nil, nil)
 }
 
-// Score is one submission. ID, where set, makes a retry safe: the board
-// answers a repeat with the original result.
-type Score struct {
-	Member   string  `json:"member"`
-	Score    float64 `json:"score"`
-	Subscore float64 `json:"subscore,omitempty"`
-	ID       string  `json:"id,omitempty"`
-}
-
-// Result is one submission's outcome.
-type Result struct {
-	Member      string  `json:"member"`
-	Score       float64 `json:"score"`
-	Subscore    float64 `json:"subscore"`
-	Rank        int     `json:"rank"`
-	Applied     bool    `json:"applied"`
-	Duplicate   bool    `json:"duplicate"`
-	Seq         uint64  `json:"seq"`
-	Quarantined bool    `json:"quarantined"`
-	Reason      string  `json:"reason"`
-	QID         string  `json:"qid"`
-}
-
 // MaxBatch is the most scores one Submit takes.
-const MaxBatch = 1000
+const MaxBatch = wire.MaxBatch
 
 // Submit submits up to MaxBatch scores in one durable batch and returns
 // one result each, in order.
 func (c *Client) Submit(ctx context.Context, board string, scores ...Score) ([]Result, error) {
-	var out struct{ Results []Result }
-	err := c.do(ctx, http.MethodPost, boardPath(board, "/scores"), nil, map[string]any{"scores": scores}, &out)
+	var out wire.Results
+	err := c.do(ctx, http.MethodPost, boardPath(board, "/scores"), nil, wire.Submission{Scores: scores}, &out)
 	return out.Results, err
 }
 
@@ -366,33 +325,19 @@ func (c *Client) Around(ctx context.Context, board, member string, radius int, w
 	return out, c.do(ctx, http.MethodGet, boardPath(board, "/members/", url.PathEscape(member), "/around"), q, nil, &out)
 }
 
-// Member reads member's row; an *Error not_found where it has none.
-func (c *Client) Member(ctx context.Context, board, member string, w Window) (Row, error) {
-	var out Row
+// Member reads member's row with its top_percent; an *Error not_found
+// where it has none.
+func (c *Client) Member(ctx context.Context, board, member string, w Window) (MemberRow, error) {
+	var out MemberRow
 	return out, c.do(ctx, http.MethodGet, boardPath(board, "/members/", url.PathEscape(member)), w.query(nil), nil, &out)
 }
 
 // ScoreRank returns the rank a new entry with score and subscore would take.
 func (c *Client) ScoreRank(ctx context.Context, board string, score, subscore float64) (rank, total int, err error) {
 	q := url.Values{"score": {strconv.FormatFloat(score, 'g', -1, 64)}, "subscore": {strconv.FormatFloat(subscore, 'g', -1, 64)}}
-	var out struct{ Rank, Total int }
+	var out wire.ScoreRank
 	err = c.do(ctx, http.MethodGet, boardPath(board, "/score-rank"), q, nil, &out)
 	return out.Rank, out.Total, err
-}
-
-// StandingRow is a row of the standings with its prize.
-type StandingRow struct {
-	Row
-	Prize string `json:"prize,omitempty"`
-}
-
-// Standings are a board's standings: Final once its end passed for good.
-type Standings struct {
-	Final   bool          `json:"final"`
-	EndedAt *string       `json:"ended_at"`
-	Seq     uint64        `json:"seq"`
-	Total   int           `json:"total"`
-	Rows    []StandingRow `json:"rows"`
 }
 
 // Standings reads limit rows of a board's standings from rank offset+1.
@@ -405,24 +350,11 @@ func (c *Client) Standings(ctx context.Context, board string, offset, limit int)
 	return out, c.do(ctx, http.MethodGet, boardPath(board, "/standings"), q, nil, &out)
 }
 
-// Held is a quarantined submission.
-type Held struct {
-	QID      string  `json:"qid"`
-	Member   string  `json:"member"`
-	Score    float64 `json:"score"`
-	Subscore float64 `json:"subscore"`
-	Reason   string  `json:"reason"`
-	At       string  `json:"at"`
-}
-
 // Quarantine lists up to limit held submissions after the qid after ("":
 // from the first), and the qid to read on from ("" at the end).
 func (c *Client) Quarantine(ctx context.Context, board, after string, limit int) ([]Held, string, error) {
 	q := ReadOptions{Limit: limit, After: after}.query() // the same two parameters
-	var out struct {
-		Rows []Held
-		Next string
-	}
+	var out wire.Quarantine
 	err := c.do(ctx, http.MethodGet, boardPath(board, "/quarantine"), q, nil, &out)
 	return out.Rows, out.Next, err
 }
@@ -438,13 +370,6 @@ func (c *Client) Reject(ctx context.Context, board, qid string) error {
 	return c.do(ctx, http.MethodPost, boardPath(board, "/quarantine/", url.PathEscape(qid), "/reject"), nil, nil, nil)
 }
 
-// Profile is a member's public profile.
-type Profile struct {
-	Name    string `json:"name"`
-	Avatar  string `json:"avatar,omitempty"`
-	Country string `json:"country,omitempty"`
-}
-
 // PutProfile sets member's profile.
 func (c *Client) PutProfile(ctx context.Context, member string, p Profile) (Profile, error) {
 	var out Profile
@@ -455,12 +380,6 @@ func (c *Client) PutProfile(ctx context.Context, member string, p Profile) (Prof
 func (c *Client) Profile(ctx context.Context, member string) (Profile, error) {
 	var out Profile
 	return out, c.do(ctx, http.MethodGet, "/v1/members/"+url.PathEscape(member)+"/profile", nil, nil, &out)
-}
-
-// Identity is a member with its aliases.
-type Identity struct {
-	Member  string   `json:"member"`
-	Aliases []string `json:"aliases"`
 }
 
 // Link links aliases to member (merging members where the token may).
@@ -474,17 +393,14 @@ func (c *Client) Link(ctx context.Context, member string, aliases ...string) (Id
 // end).
 func (c *Client) Boards(ctx context.Context, after string, limit int) ([]Board, string, error) {
 	q := ReadOptions{Limit: limit, After: after}.query() // the same two parameters
-	var out struct {
-		Boards []Board
-		Next   string
-	}
+	var out wire.BoardList
 	err := c.do(ctx, http.MethodGet, "/v1/boards", q, nil, &out)
 	return out.Boards, out.Next, err
 }
 
 // AtRank reads the row at rank; an *Error not_found past the end.
-func (c *Client) AtRank(ctx context.Context, board string, rank int, w Window) (Row, error) {
-	var out Row
+func (c *Client) AtRank(ctx context.Context, board string, rank int, w Window) (MemberRow, error) {
+	var out MemberRow
 	return out, c.do(ctx, http.MethodGet, boardPath(board, "/ranks/", strconv.Itoa(rank)), w.query(nil), nil, &out)
 }
 
@@ -502,20 +418,10 @@ func (c *Client) RemoveMember(ctx context.Context, board, member string) error {
 	return c.do(ctx, http.MethodDelete, boardPath(board, "/members/", url.PathEscape(member)), nil, nil, nil)
 }
 
-// HistoryPoint is a point of a member's rank history: Window for a past
-// window's final standing, At for one of its own recent changes.
-type HistoryPoint struct {
-	Window string  `json:"window"`
-	At     string  `json:"at"`
-	Rank   int     `json:"rank"`
-	Score  float64 `json:"score"`
-	Total  int     `json:"total"`
-}
-
 // History reads member's rank history for window kind: "" (or all) for its
 // recent changes, day, week or month for past windows' standings.
 func (c *Client) History(ctx context.Context, board, member, kind string) ([]HistoryPoint, error) {
-	var out struct{ Points []HistoryPoint }
+	var out wire.History
 	err := c.do(ctx, http.MethodGet, boardPath(board, "/members/", url.PathEscape(member), "/history"), Window{Kind: kind}.query(nil), nil, &out)
 	return out.Points, err
 }
@@ -524,19 +430,6 @@ func (c *Client) History(ctx context.Context, board, member, kind string) ([]His
 func (c *Client) Identity(ctx context.Context, id string) (Identity, error) {
 	var out Identity
 	return out, c.do(ctx, http.MethodGet, "/v1/identities/"+url.PathEscape(id), nil, nil, &out)
-}
-
-// Tenant is the tenant's limits in force and its use on the gateway asked.
-type Tenant struct {
-	Tenant string `json:"tenant"`
-	Limits struct {
-		SubmissionsPerSecond float64 `json:"submissions_per_second"`
-		Connections          int     `json:"connections"`
-		Boards               int     `json:"boards"`
-	} `json:"limits"`
-	Boards        int            `json:"boards"`
-	Connections   int            `json:"connections"`
-	Subscriptions map[string]int `json:"subscriptions"`
 }
 
 // Tenant reads the tenant's limits and use (role admin).

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/rankwire/rankwire/wire"
 )
 
 // Conn is one live-view connection with its raw messages: for programs
@@ -58,7 +60,7 @@ func (c *Client) Dial(ctx context.Context, base string, o DialOptions) (*Conn, e
 	}
 	ws.SetReadLimit(1 << 20)
 	conn := &Conn{ws: ws}
-	if err := conn.send(dctx, map[string]any{"type": "auth", "token": tok}); err != nil {
+	if err := conn.send(dctx, wire.Auth{Type: wire.TypeAuth, Token: tok}); err != nil {
 		ws.CloseNow()
 		return nil, err
 	}
@@ -69,19 +71,21 @@ func (c *Client) Dial(ctx context.Context, base string, o DialOptions) (*Conn, e
 // not 0, asks for a diff from that seq (a resume) rather than a snapshot.
 // window is "" (all), day, week or month.
 func (c *Conn) Subscribe(ctx context.Context, id, board, window string, v View, since uint64) error {
-	m := map[string]any{"type": "subscribe", "id": id, "board": board, "view": v}
-	if window != "" {
-		m["window"] = window
-	}
+	return c.send(ctx, subscribeMsg(id, board, window, v, since))
+}
+
+// subscribeMsg is Subscribe's message.
+func subscribeMsg(id, board, window string, v View, since uint64) wire.Subscribe {
+	m := wire.Subscribe{Type: wire.TypeSubscribe, ID: id, Board: board, Window: window, View: v}
 	if since > 0 {
-		m["since"] = since
+		m.Since = &since
 	}
-	return c.send(ctx, m)
+	return m
 }
 
 // Unsubscribe ends the view named id.
 func (c *Conn) Unsubscribe(ctx context.Context, id string) error {
-	return c.send(ctx, map[string]any{"type": "unsubscribe", "id": id})
+	return c.send(ctx, wire.Unsubscribe{Type: wire.TypeUnsubscribe, ID: id})
 }
 
 func (c *Conn) send(ctx context.Context, m any) error {

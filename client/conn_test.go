@@ -56,7 +56,7 @@ func TestConnReadRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.CloseNow()
-	if auth := <-first; string(auth) != `{"token":"tok","type":"auth"}` {
+	if auth := <-first; string(auth) != `{"type":"auth","token":"tok"}` {
 		t.Fatalf("the first message %s, want the auth message", auth)
 	}
 	for _, n := range sizes[:len(sizes)-1] {

@@ -12,32 +12,27 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/rankwire/rankwire/wire"
 )
 
 // View is a live view's spec; see Top, Around, AtRank and Members.
-type View struct {
-	Kind    string   `json:"kind"` // top, around, rank, members
-	Limit   int      `json:"limit,omitempty"`
-	Offset  int      `json:"offset,omitempty"`
-	Radius  int      `json:"radius,omitempty"`
-	Member  string   `json:"member,omitempty"`
-	Rank    int      `json:"rank,omitempty"`
-	Members []string `json:"members,omitempty"`
-}
+type View = wire.View
 
 // Top is the view of the top n rows.
-func Top(n int) View { return View{Kind: "top", Limit: n} }
+func Top(n int) View { return View{Kind: wire.KindTop, Limit: &n} }
 
-// Around is the view of radius rows above and below member.
+// Around is the view of radius rows above and below member (radius 0:
+// the member's row alone).
 func Around(member string, radius int) View {
-	return View{Kind: "around", Member: member, Radius: radius}
+	return View{Kind: wire.KindAround, Member: member, Radius: &radius}
 }
 
 // AtRank is the view of one rank (a prize line).
-func AtRank(rank int) View { return View{Kind: "rank", Rank: rank} }
+func AtRank(rank int) View { return View{Kind: wire.KindRank, Rank: rank} }
 
 // Members is the view of some members' rows (friends).
-func Members(ids ...string) View { return View{Kind: "members", Members: ids} }
+func Members(ids ...string) View { return View{Kind: wire.KindMembers, Members: ids} }
 
 // ViewState is a live view as of Seq: its rows in rank order and the
 // board-window's size.
@@ -136,19 +131,6 @@ func (st *state) snapshot() ViewState {
 	return ViewState{Seq: st.seq, Total: st.total, Rows: rows}
 }
 
-// message is a server message of the live view.
-type message struct {
-	Type    string  `json:"type"`
-	ID      *string `json:"id"`
-	Seq     uint64  `json:"seq"`
-	Prev    *uint64 `json:"prev"`
-	Total   int     `json:"total"`
-	Rows    []Row   `json:"rows"`
-	Gone    []int   `json:"gone"`
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-}
-
 // closeError is a connection the gateway closed, with its code.
 type closeError struct {
 	code   websocket.StatusCode
@@ -159,16 +141,20 @@ func (e *closeError) Error() string {
 	return fmt.Sprintf("rankwire: connection closed %d: %s", e.code, e.reason)
 }
 
-// isFatal reports whether err ends Watch: a refused view or a refused
-// connection (close 4003, or 1009: a message the gateway would not take).
+// isFatal reports whether err ends Watch: a refused view or a close code
+// after which the protocol says not to reconnect (wire.CloseCode.Final:
+// 4003 refused, 1007 or 1009 a message the gateway would not take).
 func isFatal(err error) bool {
 	var ce *closeError
 	if errors.As(err, &ce) {
-		return ce.code == 4003 || ce.code == websocket.StatusMessageTooBig
+		return wire.CloseCode(ce.code).Final()
 	}
 	var e *Error
-	return errors.As(err, &e) && (e.Code == "not_found" || e.Code == "forbidden" || e.Code == "bad_request")
+	return errors.As(err, &e) && fatalCodes[wire.Code(e.Code)]
 }
+
+// fatalCodes are the error codes of a refused view: no retry mends them.
+var fatalCodes = map[wire.Code]bool{wire.CodeNotFound: true, wire.CodeForbidden: true, wire.CodeBadRequest: true}
 
 // session runs one connection to url: it subscribes (with since where st
 // holds a state), applies and yields every message, and returns the state
@@ -195,7 +181,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 			}
 			return st, err
 		}
-		var m message
+		var m wire.ServerMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			continue // not ours to read: a newer gateway's message
 		}
@@ -220,17 +206,17 @@ var errGap = errors.New("client: a diff out of sequence")
 
 // apply returns the state after m (st itself where m changes nothing), or
 // the error m carries.
-func apply(st *state, m message) (*state, error) {
+func apply(st *state, m wire.ServerMessage) (*state, error) {
 	switch m.Type {
-	case "error":
-		return st, &Error{Status: 0, Code: m.Code, Message: m.Message}
-	case "snapshot":
+	case wire.TypeError:
+		return st, &Error{Status: 0, Code: string(m.Code), Message: m.Message}
+	case wire.TypeSnapshot:
 		next := &state{seq: m.Seq, total: m.Total, rows: map[int]Row{}}
 		for _, r := range m.Rows {
 			next.rows[r.Rank] = r
 		}
 		return next, nil
-	case "diff":
+	case wire.TypeDiff:
 		if st == nil || m.Prev == nil || *m.Prev != st.seq {
 			return st, errGap
 		}

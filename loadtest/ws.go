@@ -72,13 +72,15 @@ type viewPlan struct {
 }
 
 // viewSpec is one subscription's view, as the protocol spells it.
-type viewSpec struct {
-	Kind    string   `json:"kind"`
-	Limit   int      `json:"limit,omitempty"`
-	Member  string   `json:"member,omitempty"`
-	Radius  int      `json:"radius,omitempty"`
-	Rank    int      `json:"rank,omitempty"`
-	Members []string `json:"members,omitempty"`
+type viewSpec = rwclient.View
+
+// optional is n for a view's limit or radius, or nil (the gateway's
+// default) for 0.
+func optional(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }
 
 // view returns subscription i's view and its kind's index in viewKinds.
@@ -95,9 +97,9 @@ func (p viewPlan) view(i int) (viewSpec, int) {
 	j := int((uint64(i) * 2654435761) % uint64(n))
 	switch k {
 	case 0:
-		return viewSpec{Kind: "top", Limit: p.Limit}, 0
+		return viewSpec{Kind: "top", Limit: optional(p.Limit)}, 0
 	case 1:
-		return viewSpec{Kind: "around", Member: "m" + strconv.Itoa(j), Radius: p.Radius}, 1
+		return viewSpec{Kind: "around", Member: "m" + strconv.Itoa(j), Radius: optional(p.Radius)}, 1
 	case 2:
 		return viewSpec{Kind: "rank", Rank: 1 + i%min(n, 1000)}, 2
 	}
@@ -248,8 +250,7 @@ func (c *wsConn) dial(ctx context.Context, sem chan struct{}) (*rwclient.Conn, e
 		if s.joined.IsZero() {
 			s.joined = time.Now()
 		}
-		v := rwclient.View{Kind: s.view.Kind, Limit: s.view.Limit, Member: s.view.Member, Radius: s.view.Radius, Rank: s.view.Rank, Members: s.view.Members}
-		if err := ws.Subscribe(dctx, s.id, c.board, "", v, s.seq); err != nil { // with since after a reconnect
+		if err := ws.Subscribe(dctx, s.id, c.board, "", s.view, s.seq); err != nil { // with since after a reconnect
 			ws.CloseNow()
 			return nil, err
 		}

@@ -140,7 +140,7 @@ func BenchmarkSubscriberSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := &wsConn{sdk: sdk, base: srv.URL, board: "b", client: srv.Client(), stats: stats,
-		subs: []wsSub{{id: "v", view: viewSpec{Kind: "top", Limit: 10}}}}
+		subs: []wsSub{{id: "v", view: rwclient.Top(10)}}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := selfCPU()

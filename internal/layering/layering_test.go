@@ -20,8 +20,9 @@ var allowed = map[string][]string{
 	// webhook delivers the hub's notifications over HTTP: the hub's types
 	// and its JetStream, nothing of the API.
 	"webhook": {module + "hub", "github.com/nats-io/"},
-	// client is the Go SDK: it speaks the public protocol only.
-	"client": {"github.com/coder/websocket"},
+	// client is the Go SDK: it speaks the public protocol only, whose
+	// types are package wire's.
+	"client": {"github.com/coder/websocket", module + "wire"},
 	// gwtest runs a real gateway in-process, for the tests of the SDK and
 	// the widget: the API over the hub.
 	"internal/gwtest": {module + "api", module + "auth", module + "hub", "github.com/prometheus/"},
