@@ -37,6 +37,14 @@ func TestViewChecker(t *testing.T) {
 	runK6(t, bin, "run", "--quiet", "--no-color", "selftest.js")
 }
 
+// TestGolden runs golden.js, which feeds the view checker the protocol's
+// golden messages (wire/testdata) and compares the state it makes with
+// them; its thresholds fail unless every comparison passed.
+func TestGolden(t *testing.T) {
+	bin := findK6(t)
+	runK6(t, bin, "run", "--quiet", "--no-color", "golden.js")
+}
+
 // runK6 runs k6 with args in this directory, failing the test with its
 // output when it exits non-zero or takes over two minutes.
 func runK6(t *testing.T, bin string, args ...string) {
