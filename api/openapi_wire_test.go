@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -379,5 +381,37 @@ func TestOperationIDs(t *testing.T) {
 	}
 	if n < 25 {
 		t.Fatalf("only %d operations", n)
+	}
+}
+
+// TestWireLimits: wire's limits are the ones the gateway enforces, until
+// the gateway reads them from wire. (The WebSocket plane's are left to its
+// own package, which is moving.)
+func TestWireLimits(t *testing.T) {
+	for _, l := range []struct {
+		name       string
+		wire, gate int
+	}{
+		{"MaxBody", wire.MaxBody, DefaultMaxBody},
+		{"MaxBatch", wire.MaxBatch, hub.MaxBatch},
+		{"MaxScoreID", wire.MaxScoreID, hub.MaxIDLen},
+		{"MaxAliases", wire.MaxAliases, hub.MaxAliases},
+		{"MaxReadLimit", wire.MaxReadLimit, MaxLimit},
+		{"MaxReadRadius", wire.MaxReadRadius, MaxRadius},
+		{"MaxReadIDs", wire.MaxReadIDs, MaxIDs},
+		{"MaxQuarantinePage", wire.MaxQuarantinePage, hub.MaxHeldPage},
+		{"MaxRetention", wire.MaxRetention, hub.MaxRetention},
+		{"MaxPrizes", wire.MaxPrizes, hub.MaxPrizes},
+		{"MaxPrizeRank", wire.MaxPrizeRank, hub.MaxPrizeRank},
+		{"MaxPrizeLabel", wire.MaxPrizeLabel, hub.MaxPrizeLen},
+		{"MaxPerMinute", wire.MaxPerMinute, hub.MaxPerMinuteLimit},
+		{"MaxProfileName", wire.MaxProfileName, hub.MaxProfileName},
+		{"MaxAvatarURL", wire.MaxAvatarURL, hub.MaxAvatarLen},
+		{"MaxHistoryPoints", wire.MaxHistoryPoints, hub.MaxHistoryPoints},
+		{"SinceChanges", wire.SinceChanges, subscriptions.DefaultRingSize},
+	} {
+		if l.wire != l.gate {
+			t.Errorf("wire.%s = %d, the gateway enforces %d", l.name, l.wire, l.gate)
+		}
 	}
 }
