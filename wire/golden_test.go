@@ -181,3 +181,31 @@ func TestCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestServerMessageIsTheUnion: ServerMessage, which clients decode any
+// server message into, has exactly the members of the server messages.
+func TestServerMessageIsTheUnion(t *testing.T) {
+	union := map[string]bool{}
+	for _, v := range []any{wire.Snapshot{}, wire.Diff{}, wire.ErrorMessage{}, wire.BoardMessage{}} {
+		for _, name := range jsonNames(reflect.TypeOf(v)) {
+			union[name] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, name := range jsonNames(reflect.TypeOf(wire.ServerMessage{})) {
+		got[name] = true
+	}
+	if !reflect.DeepEqual(got, union) {
+		t.Fatalf("ServerMessage has %v, the server messages %v", got, union)
+	}
+}
+
+// jsonNames lists t's json member names.
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
