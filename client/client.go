@@ -8,7 +8,8 @@
 //
 // Every call answers the gateway's error as an *Error (errors.As), with the
 // HTTP status, the protocol's code and the message naming the field. The
-// protocol is docs/PROTOCOL.md.
+// protocol is docs/PROTOCOL.md; its bodies and messages are package wire's
+// types, which Row, Page, Score, View and the others name here.
 package client
 
 import (
