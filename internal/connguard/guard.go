@@ -14,6 +14,14 @@
 // http.Server.ConnState, which must be set to Guard.ConnState on every
 // server that serves a wrapped listener.
 //
+// A server may put TLS on top of a wrapped listener (tls.NewListener, or
+// http.Server.ServeTLS): ConnState, Waiting and Busy see through a
+// *tls.Conn, or any connection with a NetConn method, to the Guard's own
+// connection underneath, so that a TLS connection is counted, marked and
+// evicted exactly as a plain one. Wrapping the other way round (the Guard
+// around a TLS listener) would hide nothing either, but would not count
+// a connection until its handshake ended.
+//
 // The package imports the standard library only.
 package connguard
 
@@ -178,7 +186,7 @@ func (g *Guard) release(c *conn) {
 // that serves one of the Guard's listeners. Connections of other listeners
 // are ignored.
 func (g *Guard) ConnState(nc net.Conn, st http.ConnState) {
-	c, ok := nc.(*conn)
+	c, ok := own(nc)
 	if !ok || c.g != g {
 		return
 	}
@@ -214,7 +222,7 @@ func Waiting(nc net.Conn) { mark(nc, true) }
 func Busy(nc net.Conn) { mark(nc, false) }
 
 func mark(nc net.Conn, waiting bool) {
-	c, ok := nc.(*conn)
+	c, ok := own(nc)
 	if !ok {
 		return
 	}
@@ -229,6 +237,29 @@ func mark(nc net.Conn, waiting bool) {
 		g.waiting.Remove(c.elem)
 		c.elem = nil
 	}
+}
+
+// netConner is a connection layered on another: *tls.Conn.
+type netConner interface{ NetConn() net.Conn }
+
+// maxLayers bounds own's unwrapping, against a NetConn that returns its
+// own receiver.
+const maxLayers = 4
+
+// own returns the Guard's connection under nc: nc itself, or what its
+// NetConn methods lead to (a *tls.Conn over a guarded connection).
+func own(nc net.Conn) (*conn, bool) {
+	for range maxLayers {
+		switch v := nc.(type) {
+		case *conn:
+			return v, true
+		case netConner:
+			nc = v.NetConn()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // warn logs the eviction and refusal counts, at most once per logEvery.
