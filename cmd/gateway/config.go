@@ -90,7 +90,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	})
 	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
 	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
-	fs.IntVar(&c.MaxConns, "max-connections", 20_000, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`")
+	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`; 0: half the connection budget, at most 20000")
 	fs.Func("max-store", "bytes of disk the embedded JetStream may use, e.g. 50GB or 512MiB; past it writes answer 503 until space is freed; empty: NATS's default, 75% of the free disk at start", func(v string) (err error) {
 		c.MaxStore, err = parseSize(v)
 		return err
@@ -164,8 +164,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
 	case c.DemoRound < time.Minute || c.DemoRound > 24*time.Hour:
 		return fmt.Errorf("--demo-round %v: want 1m..24h", c.DemoRound)
-	case c.MaxConns < 1 || c.MaxConns > 1_000_000:
-		return fmt.Errorf("--max-connections %d: want 1..1000000", c.MaxConns)
+	case c.MaxConns < 0 || c.MaxConns > 1_000_000:
+		return fmt.Errorf("--max-connections %d: want 0 (half the connection budget) or 1..1000000", c.MaxConns)
 	case c.MaxStore != 0 && c.MaxStore < minStore:
 		return fmt.Errorf("--max-store %d bytes: want at least 1MiB", c.MaxStore)
 	case c.MaxStore != 0 && c.NATSURL != "":

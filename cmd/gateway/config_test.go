@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	d, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
 	if err != nil || d.Addr != "127.0.0.1:8080" || d.DataDir != "./data" || d.PushInterval != 100*time.Millisecond || d.NATSURL != "" || d.KeysFile != "" ||
-		d.SlowTimeout != 10*time.Second || d.PingInterval != 30*time.Second || d.MaxConns != 20_000 ||
+		d.SlowTimeout != 10*time.Second || d.PingInterval != 30*time.Second || d.MaxConns != 0 ||
 		d.MetricsAddr != "127.0.0.1:9464" || d.IdleTimeout != time.Minute || d.ReadTimeout != 30*time.Second ||
 		d.WriteTimeout != 10*time.Second {
 		t.Errorf("defaults: %+v %v", d, err)
@@ -46,7 +46,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"empty data", []string{"--data", ""}, nil, "data"},
 		{"slow timeout too short", []string{"--slow-timeout", "10ms"}, nil, "slow-timeout"},
 		{"ping interval too long", []string{"--ping-interval", "1h"}, nil, "ping-interval"},
-		{"no connections", []string{"--max-connections", "0"}, nil, "max-connections"},
+		{"negative connections", []string{"--max-connections", "-1"}, nil, "max-connections"},
 		{"bad connections env", nil, map[string]string{"RANKWIRE_MAX_CONNECTIONS": "many"}, "RANKWIRE_MAX_CONNECTIONS"},
 		{"idle timeout zero", []string{"--idle-timeout", "0s"}, nil, "--idle-timeout 0s: want 1s..1h"},
 		{"idle timeout too long", []string{"--idle-timeout", "2h"}, nil, "--idle-timeout"},

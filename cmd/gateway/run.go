@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -47,6 +46,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	// Every listener's connections count against one budget of file
 	// descriptors: see internal/connguard.
 	guard := connguard.New(connguard.Options{Logger: log})
+	cfg.MaxConns = connectionCaps(cfg.MaxConns, guard.Budget(), keys, log) // listen.go
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, guard, log)
 		if err != nil {
@@ -87,9 +87,9 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listenAPI(cfg.Addr, tlsCfg, guard) // listen.go
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+		return err
 	}
 	var serving atomic.Bool
 	verifier := auth.NewVerifier(keys, auth.Options{JWKS: auth.JWKSOptions{Logger: log}})
@@ -97,24 +97,18 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	defer stopJWKS()
 	srv := newHTTPServer(cfg, h, verifier, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
 	srv.ConnState = guard.ConnState
+	http1Only(srv)
 	a := srv.Handler.(*api.Server)
 	reload.serve(a)
 	hooks := startWebhooks(h, a, reg, log, webhook.Config{Allow: cfg.WebhookAllow, Self: []string{ln.Addr().String(), metricsAddr}})
 	defer hooks.Close() // before closeHub: it reads the notifications' stream
 	errc := make(chan error, 1)
-	go func() {
-		if tlsCfg != nil {
-			srv.TLSConfig = tlsCfg
-			errc <- srv.ServeTLS(guard.Listener(ln), "", "")
-			return
-		}
-		errc <- srv.Serve(guard.Listener(ln))
-	}()
+	go func() { errc <- srv.Serve(ln) }()
 	serving.Store(true)
 	addr := ln.Addr().String()
 	// addr and metrics_addr lead the line, in that order: scripts and tests read them.
 	log.Info("ready", "addr", addr, "metrics_addr", metricsAddr, "tls", tlsCfg != nil, "data", cfg.DataDir, "nats", natsMode(cfg),
-		"connection_budget", guard.Budget(), "version", versionString())
+		"connection_budget", guard.Budget(), "max_connections", cfg.MaxConns, "version", versionString())
 	if demo != nil {
 		printDemo(out, addr, demo)
 	}

@@ -52,7 +52,7 @@ func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
 }
 
 // With --tls-cert and --tls-key the gateway serves HTTPS and WSS on --addr
-// (HTTP/1.1), and refuses plain HTTP there.
+// (HTTP/1.1 only, whatever the client offers), and refuses plain HTTP there.
 func TestDirectTLS(t *testing.T) {
 	keys, sk := keyFile(t)
 	cert, key, pool := selfSigned(t)
@@ -82,6 +82,7 @@ func TestDirectTLS(t *testing.T) {
 		t.Fatalf("PUT over TLS: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	assertHTTP1Only(t, addr, pool)
 
 	// A WebSocket over TLS gets its snapshot.
 	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
