@@ -131,7 +131,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.measure, s.bodyDeadline)
+	r.Use(s.recoverer, s.measure, s.bodyDeadline, closeUnread) // closeUnread: unread.go
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.json", serveOpenAPI)
