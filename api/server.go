@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/connguard"
 )
 
 // DefaultMaxBody is the largest request body accepted when Config.MaxBody is zero.
@@ -255,6 +256,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, toError(err, s.log))
 			return
 		}
+		connguard.BusyContext(r.Context()) // authenticated: the connection budget keeps it (internal/connguard)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
 	})
 }

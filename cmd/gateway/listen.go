@@ -33,6 +33,17 @@ func listenAPI(addr string, tlsCfg *tls.Config, guard *connguard.Guard) (net.Lis
 	return tls.NewListener(gl, tlsCfg), nil
 }
 
+// guardServer counts srv's requests against guard: a request in progress
+// may be evicted for the budget until the API has verified its token
+// (connguard's AuthConnState; api marks the request busy then), so that
+// only an authenticated client holds a connection the budget cannot take
+// back, whatever its path. It also makes srv speak HTTP/1.1 only.
+func guardServer(srv *http.Server, guard *connguard.Guard) {
+	srv.ConnState = guard.AuthConnState
+	srv.ConnContext = connguard.ConnContext
+	http1Only(srv)
+}
+
 // http1Only makes srv speak HTTP/1.1 only, with or without TLS: a
 // WebSocket upgrades an HTTP/1.1 connection (RFC 8441, WebSockets over
 // HTTP/2, is not spoken), and the connection budget counts one request per

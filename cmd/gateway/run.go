@@ -96,8 +96,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	stopJWKS := watchJWKS(ctx, verifier, reg)
 	defer stopJWKS()
 	srv := newHTTPServer(cfg, h, verifier, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
-	srv.ConnState = guard.ConnState
-	http1Only(srv)
+	guardServer(srv, guard) // listen.go
 	a := srv.Handler.(*api.Server)
 	reload.serve(a)
 	hooks := startWebhooks(h, a, reg, log, webhook.Config{Allow: cfg.WebhookAllow, Self: []string{ln.Addr().String(), metricsAddr}})

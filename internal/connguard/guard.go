@@ -12,7 +12,8 @@
 // (StateActive) or that was hijacked. Only when no connection can be
 // evicted is the newcomer closed instead. The Guard learns the states from
 // http.Server.ConnState, which must be set to Guard.ConnState on every
-// server that serves a wrapped listener.
+// server that serves a wrapped listener, or to Guard.AuthConnState where
+// only the requests a handler vouches for (BusyContext) may not be evicted.
 //
 // A server may put TLS on top of a wrapped listener (tls.NewListener, or
 // http.Server.ServeTLS): ConnState, Waiting and Busy see through a
@@ -27,6 +28,7 @@ package connguard
 
 import (
 	"container/list"
+	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -208,6 +210,62 @@ func (g *Guard) ConnState(nc net.Conn, st http.ConnState) {
 			g.waiting.Remove(c.elem)
 			c.elem = nil
 		}
+	}
+}
+
+// AuthConnState is ConnState for a server whose handlers say which
+// requests they trust: a connection with a request in progress stays
+// evictable, where it waited, until a handler calls BusyContext for it
+// (the gateway's API does once the request's token is verified). So only
+// an authenticated request holds a connection the budget cannot take
+// back; a request of a client without a token, on any path, can be
+// evicted. Between requests a connection waits again, from the back of
+// the queue. Hijacked connections are as in ConnState. The server's
+// ConnContext must be ConnContext, so that BusyContext finds the
+// connection. O(1).
+func (g *Guard) AuthConnState(nc net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateActive:
+		return // still waiting, where it was, until BusyContext
+	case http.StateIdle:
+		g.requeue(nc)
+		return
+	}
+	g.ConnState(nc, st)
+}
+
+// requeue puts nc at the back of the waiting connections, whether it was
+// among them or not.
+func (g *Guard) requeue(nc net.Conn) {
+	c, ok := own(nc)
+	if !ok || c.g != g {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case c.closed:
+	case c.elem == nil:
+		c.elem = g.waiting.PushBack(c)
+	default:
+		g.waiting.MoveToBack(c.elem)
+	}
+}
+
+type connKey struct{}
+
+// ConnContext returns ctx carrying nc, for BusyContext. Set it as the
+// http.Server's ConnContext next to AuthConnState.
+func ConnContext(ctx context.Context, nc net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, nc)
+}
+
+// BusyContext marks the connection of the request whose context ctx is
+// (see ConnContext) as never to be evicted, until its request ends. A
+// context without a connection is ignored. O(1).
+func BusyContext(ctx context.Context) {
+	if nc, ok := ctx.Value(connKey{}).(net.Conn); ok {
+		Busy(nc)
 	}
 }
 
