@@ -71,11 +71,18 @@ func connectionCaps(maxConns, budget int, keys *auth.Keyring, log *slog.Logger) 
 		log.Warn("--max-connections reaches the connection budget: one tenant's WebSockets can hold every connection",
 			"max_connections", maxConns, "connection_budget", budget)
 	}
+	warnTenantCaps(keys, budget, log)
+	return maxConns
+}
+
+// warnTenantCaps logs a WARN for each tenant whose key file cap on
+// WebSockets reaches budget, at start and at each reload of the key file.
+// O(tenants).
+func warnTenantCaps(keys *auth.Keyring, budget int, log *slog.Logger) {
 	for _, tenant := range keys.Tenants() {
 		if l, _ := keys.Limits(tenant); l.Connections >= budget {
 			log.Warn("a tenant's connections limit reaches the connection budget: its WebSockets can hold every connection",
 				"tenant", tenant, "connections", l.Connections, "connection_budget", budget)
 		}
 	}
-	return maxConns
 }

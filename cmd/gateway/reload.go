@@ -9,6 +9,7 @@ import (
 
 	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/connguard"
 )
 
 // reloader reloads the key file on SIGHUP (PROTOCOL.md, "Keys reload").
@@ -76,6 +77,9 @@ func reloadKeys(keysFile string, a *api.Server, log *slog.Logger) {
 			log.Info("keys reloaded", "file", keysFile, "tenants", len(next.Tenants()),
 				"added_tenants", ch.AddedTenants, "removed_tenants", ch.RemovedTenants,
 				"added_keys", ch.AddedKeys, "removed_keys", ch.RemovedKeys, "took", time.Since(start).Round(time.Microsecond))
+			// The gateway's Guard has the default budget (run): the same
+			// descriptor limit, read again.
+			warnTenantCaps(next, connguard.DefaultBudget(), log)
 			return
 		}
 	}

@@ -92,9 +92,11 @@ func TestSIGHUPRotatesKeys(t *testing.T) {
 
 	rewrite(t, keys, fmt.Sprintf(`{"tenants":{
 		"t1":{"keys":[{"kid":"k1b","alg":"HS256","secret":%q}],"limits":{"connections":1}},
-		"t2":{"keys":[{"kid":"k2","alg":"HS256","secret":%q}]}}}`, secretOf("r"), secretOf("s")))
+		"t2":{"keys":[{"kid":"k2","alg":"HS256","secret":%q}],"limits":{"connections":1000000}}}}`, secretOf("r"), secretOf("s")))
 	p.hup(t)
 	line := p.awaitLogged(t, regexp.MustCompile(`msg="keys reloaded"`), 1)[0]
+	// t2's cap is past any connection budget: the reload warns, naming it.
+	p.awaitLogged(t, regexp.MustCompile(`level=WARN msg="a tenant's connections limit reaches the connection budget.*tenant=t2 connections=1000000`), 1)
 	for _, want := range []string{`added_tenants=[t2]`, `removed_keys=[k1]`, `added_keys="[k1b k2]"`} {
 		if !strings.Contains(line, want) {
 			t.Errorf("reload log %q lacks %s", line, want)
