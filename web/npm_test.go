@@ -44,7 +44,8 @@ func TestDiffLogicWithNodeTestRunner(t *testing.T) {
 }
 
 // TestNpmPack: the npm package (static/package.json) packs exactly the
-// widget, the client, their type declarations, the styles and the README,
+// widget, the client, their type declarations, the styles, the README and
+// the LICENSE (a copy of the repository's, checked by scripts' TestRelease),
 // with the package's name and exports; nothing of the demo page.
 func TestNpmPack(t *testing.T) {
 	npm := tool(t, "npm", "npm")
@@ -69,7 +70,7 @@ func TestNpmPack(t *testing.T) {
 		files = append(files, f.Path)
 	}
 	slices.Sort(files)
-	want := []string{"README.md", "client.d.ts", "client.js", "package.json", "rankwire.d.ts", "rankwire.js", "styles.js"}
+	want := []string{"LICENSE", "README.md", "client.d.ts", "client.js", "package.json", "rankwire.d.ts", "rankwire.js", "styles.js"}
 	if packs[0].Name != "@rankwire/widget" || !slices.Equal(files, want) {
 		t.Fatalf("packed %s: %v, want %v", packs[0].Name, files, want)
 	}
