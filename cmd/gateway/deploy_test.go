@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // gatewayFlags returns the names of every flag the gateway takes, from its
@@ -82,8 +86,12 @@ func uncommented(t *testing.T, path string) string {
 func TestDeployNamesOnlyWhatExists(t *testing.T) {
 	flags := gatewayFlags(t)
 	flagRef := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	manifests, err := filepath.Glob("../../deploy/kubernetes/*.yaml")
+	if err != nil || len(manifests) < 3 {
+		t.Fatalf("deploy/kubernetes: %v %v", manifests, err)
+	}
 	runsGateway := []string{"../../Dockerfile", "../../scripts/release.Dockerfile", "../../deploy/systemd/rankwire.service", "../../deploy/kubernetes/rankwire.yaml"}
-	for _, path := range runsGateway {
+	for _, path := range append(slices.Clone(runsGateway), manifests...) {
 		text := uncommented(t, path)
 		if strings.HasSuffix(path, "Dockerfile") { // its other lines are Docker's own (COPY --from)
 			var run []string
@@ -557,4 +565,186 @@ func verifyUnit(t *testing.T, unit, bin string) {
 	if err != nil || len(out) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+}
+
+// yamlBlock returns the lines nested under the first line of text that
+// reads head, spaces aside (more indented than it, up to the next that is
+// not).
+func yamlBlock(t *testing.T, text, head string) string {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != head {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		var b strings.Builder
+		for _, n := range lines[i+1:] {
+			if strings.TrimSpace(n) != "" && len(n)-len(strings.TrimLeft(n, " ")) <= indent {
+				break
+			}
+			b.WriteString(n + "\n")
+		}
+		return b.String()
+	}
+	t.Fatalf("no %s block", head)
+	return ""
+}
+
+// probe reads a probe's HTTP path, period and failure threshold.
+func probe(t *testing.T, block string) (path string, period, failures int) {
+	t.Helper()
+	m := regexp.MustCompile(`httpGet: \{path: (\S+), port: http\}`).FindStringSubmatch(block)
+	p := regexp.MustCompile(`periodSeconds: (\d+)`).FindStringSubmatch(block)
+	f := regexp.MustCompile(`failureThreshold: (\d+)`).FindStringSubmatch(block)
+	if m == nil || p == nil || f == nil {
+		t.Fatalf("a probe without path, periodSeconds or failureThreshold:\n%s", block)
+	}
+	fmt.Sscan(p[1], &period)
+	fmt.Sscan(f[1], &failures)
+	return m[1], period, failures
+}
+
+// TestKubernetesProbes: the startup probe gives a replay at least 10
+// minutes before the liveness probe may restart the pod; liveness reads
+// /healthz, readiness /readyz.
+func TestKubernetesProbes(t *testing.T) {
+	k8s := uncommented(t, "../../deploy/kubernetes/rankwire.yaml")
+	path, period, failures := probe(t, yamlBlock(t, k8s, "startupProbe:"))
+	if path != "/healthz" || period*failures < 600 {
+		t.Errorf("startupProbe on %s allows %d s, want /healthz and at least 600 s", path, period*failures)
+	}
+	if path, _, _ := probe(t, yamlBlock(t, k8s, "livenessProbe:")); path != "/healthz" {
+		t.Errorf("livenessProbe on %s, want /healthz", path)
+	}
+	if path, _, _ := probe(t, yamlBlock(t, k8s, "readinessProbe:")); path != "/readyz" {
+		t.Errorf("readinessProbe on %s, want /readyz", path)
+	}
+}
+
+// TestKubernetesKeysChecksum runs the manifest's apply line (its sed, up to
+// kubectl) on a key file: the pod template's annotation then holds the
+// file's SHA-256, so a new key file changes the template.
+func TestKubernetesKeysChecksum(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/kubernetes/rankwire.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^#   (sed .*) \\\n#\s+(deploy/kubernetes/rankwire.yaml) \| kubectl apply -f -$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("rankwire.yaml's header has no sed line that sets the key file's checksum")
+	}
+	keys, _ := keyFile(t)
+	cmd := exec.Command("bash", "-c", string(m[1])+" "+string(m[2]))
+	cmd.Dir = filepath.Dir(keys)
+	if err := os.Symlink(mustAbs(t, "../../deploy"), filepath.Join(cmd.Dir, "deploy")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.Output()
+	keyData, _ := os.ReadFile(keys)
+	want := fmt.Sprintf(`rankwire.dev/keys-sha256: "%x"`, sha256.Sum256(keyData))
+	if err != nil || !strings.Contains(string(out), want) {
+		t.Fatalf("the sed line: %v; its output lacks %s", err, want)
+	}
+}
+
+func mustAbs(t *testing.T, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// TestIngressKeepsWebSockets: the Ingress gives a quiet WebSocket an hour
+// (far above the 30 s pings), does not buffer, and points at the service
+// port the manifests define.
+func TestIngressKeepsWebSockets(t *testing.T) {
+	ing := uncommented(t, "../../deploy/kubernetes/ingress.yaml")
+	for _, a := range []string{"proxy-read-timeout", "proxy-send-timeout"} {
+		m := regexp.MustCompile(`nginx.ingress.kubernetes.io/` + a + `: "(\d+)"`).FindStringSubmatch(ing)
+		var secs int
+		if m != nil {
+			fmt.Sscan(m[1], &secs)
+		}
+		if secs < 3600 {
+			t.Errorf("ingress.yaml: %s is %d s, want at least 3600", a, secs)
+		}
+	}
+	if !strings.Contains(ing, `proxy-buffering: "off"`) {
+		t.Error("ingress.yaml buffers responses")
+	}
+	backend := yamlBlock(t, ing, "service:")
+	k8s := uncommented(t, "../../deploy/kubernetes/rankwire.yaml")
+	if !strings.Contains(backend, "name: rankwire") || !strings.Contains(backend, "port: {name: http}") ||
+		!strings.Contains(k8s, "  name: rankwire\n") || !strings.Contains(k8s, "{name: http, port: 80, targetPort: http}") {
+		t.Errorf("ingress.yaml's backend is not the rankwire service's http port:\n%s", backend)
+	}
+}
+
+// sidecarScript returns keys-reload.yaml's shell script (its args block),
+// with the watched file at keys and the poll every 100 ms instead of 10 s.
+func sidecarScript(t *testing.T, keys string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../deploy/kubernetes/keys-reload.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := yamlBlock(t, string(data), "- |")
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "              "))
+	}
+	script := strings.Join(lines, "\n")
+	for old, new := range map[string]string{"f=/etc/rankwire/keys/keys.json": "f=" + keys, "sleep 10;": "sleep 0.1;"} {
+		if !strings.Contains(script, old) {
+			t.Fatalf("keys-reload.yaml's script lacks %q:\n%s", old, script)
+		}
+		script = strings.Replace(script, old, new, 1)
+	}
+	return script
+}
+
+// TestKeysReloadSidecar runs keys-reload.yaml's script beside the gateway
+// in a process namespace of their own (unshare, as the pod's shared one):
+// when the key file is replaced the way the kubelet replaces a secret's
+// (a rename), the script's pkill finds the gateway by name and its SIGHUP
+// reloads the keys with the added tenant. pkill outside such a namespace
+// would signal every process named gateway on the machine, so the test
+// needs unshare (and root) or skips.
+func TestKeysReloadSidecar(t *testing.T) {
+	asUser(t, 0, 0) // root and util-linux, or skip
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare not found (util-linux)")
+	}
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.json")
+	keyFileAt(t, keys)
+	bin := filepath.Join(dir, "gateway") // pkill -x gateway matches the process's name
+	installAt(t, bin)
+	script := `"$GATEWAY" & ` + "\n" + sidecarScript(t, keys)
+	p := startGatewayCmd(t, []string{unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", script},
+		"GATEWAY="+bin, "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir())
+
+	src, err := os.ReadFile(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := strings.Replace(string(src), `{"tenants":{`, `{"tenants":{"t2":{"keys":[{"kid":"k2","alg":"HS256","secret":"`+
+		base64.StdEncoding.EncodeToString([]byte(strings.Repeat("2", 32)))+`"}]},`, 1)
+	if err := os.WriteFile(keys+".new", []byte(two), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(keys+".new", keys); err != nil {
+		t.Fatal(err)
+	}
+	reloaded := regexp.MustCompile(`msg="keys reloaded".* tenants=2\b`)
+	await.For(t, 30*time.Second, func() error {
+		if len(p.logged(reloaded)) == 0 {
+			return fmt.Errorf("no reload with two tenants logged:\n%s", p.report())
+		}
+		return nil
+	})
 }
