@@ -84,6 +84,17 @@ func uncommented(t *testing.T, path string) string {
 // and the dashboard use only metrics it exports; the manifests point their
 // probes at the gateway's health endpoints.
 func TestDeployNamesOnlyWhatExists(t *testing.T) {
+	checkDeployFlags(t)
+	checkDeployMetrics(t)
+}
+
+// checkDeployFlags: every --flag the Dockerfiles, the unit and the
+// manifests pass to the gateway is one it has; the files that run it pass
+// at least three (else the check read nothing); the manifests keep their
+// essentials (probes, three replicas, the headless routes) and the unit its
+// LimitNOFILE.
+func checkDeployFlags(t *testing.T) {
+	t.Helper()
 	flags := gatewayFlags(t)
 	flagRef := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
 	manifests, err := filepath.Glob("../../deploy/kubernetes/*.yaml")
@@ -122,7 +133,12 @@ func TestDeployNamesOnlyWhatExists(t *testing.T) {
 	if unit := uncommented(t, "../../deploy/systemd/rankwire.service"); !strings.Contains(unit, "LimitNOFILE=") {
 		t.Error("the systemd unit sets no LimitNOFILE")
 	}
+}
 
+// checkDeployMetrics: the alert rules, the dashboard and OPERATIONS.md use
+// only metrics the gateway exports.
+func checkDeployMetrics(t *testing.T) {
+	t.Helper()
 	metrics := exportedMetrics(t)
 	metricRef := regexp.MustCompile(`rankwire_[a-z_]+`)
 	for _, path := range []string{"../../deploy/prometheus/alerts.yml", "../../deploy/grafana/rankwire.json", "../../docs/OPERATIONS.md"} {
@@ -536,10 +552,17 @@ func TestDeploySystemdSteps(t *testing.T) {
 		resp.Body.Close()
 	}
 
-	other, _ := spawnGateway(t, append(asUser(t, 65532, 65532), bin), "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+t.TempDir())
+	otherData := filepath.Join(root, "other")
+	if err := os.Mkdir(otherData, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(otherData, 65532, 65532); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := spawnGateway(t, append(asUser(t, 65532, 65532), bin), "RANKWIRE_KEYS="+keys, "RANKWIRE_DATA="+otherData)
 	err = <-other.done
 	other.done <- err
-	if err == nil || len(other.logged(regexp.MustCompile(`permission denied`))) == 0 {
+	if err == nil || len(other.logged(regexp.MustCompile(regexp.QuoteMeta(keys)+`.*permission denied`))) == 0 {
 		t.Errorf("another user read the installed key file (exit %v):\n%s", err, other.report())
 	}
 	verifyUnit(t, string(unit), bin)
