@@ -58,7 +58,9 @@ build_target() {
 	echo "== $name"
 	(cd "$ROOT" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
 		-ldflags "-s -w -X main.version=v$VERSION" -o "$OUT/$name" ./cmd/gateway)
-	"$TOOLS/cyclonedx-gomod" bin -json -version "v$VERSION" -output "$OUT/$name.cdx.json" "$OUT/$name" 2>/dev/null
+	# Its log goes to a file: it reports progress on stderr, shown on failure only.
+	"$TOOLS/cyclonedx-gomod" bin -json -version "v$VERSION" -output "$OUT/$name.cdx.json" "$OUT/$name" 2>"$WORK/sbom.log" ||
+		{ cat "$WORK/sbom.log" >&2; die "the SBOM of $name failed"; }
 	if [[ "$os" == linux ]]; then
 		ln "$OUT/$name" "$OUT/container/gateway_linux_$arch" 2>/dev/null || cp "$OUT/$name" "$OUT/container/gateway_linux_$arch"
 	fi
