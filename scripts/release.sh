@@ -115,6 +115,7 @@ main() {
 
 Publish (docs/DEPLOY.md, "Releasing"):
   git tag -a v$VERSION -m "rankwire $VERSION" && git push origin v$VERSION
+  GOPROXY=https://proxy.golang.org go list -m github.com/rankwire/rankwire@v$VERSION
   npm publish --access public $OUT/rankwire-widget-$VERSION.tgz
   docker buildx build --platform linux/amd64,linux/arm64 -t ghcr.io/rankwire/rankwire:$VERSION --push $OUT/container
   gh release create v$VERSION --title "rankwire $VERSION" --notes-file $OUT/RELEASE_NOTES.md \
