@@ -27,6 +27,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "keygen" {
 		os.Exit(runKeygen(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && (os.Args[1] == "backup" || os.Args[1] == "restore") {
+		os.Exit(runBackupCommand(os.Args[1], os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "token" {
 		os.Exit(runToken(os.Args[2:], os.Stdout, os.Stderr))
 	}

@@ -1,0 +1,565 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/names"
+)
+
+// `gateway backup` copies every stream the gateway keeps, message by
+// message, into a directory: each tenant's stream (RW_<tenant>), the
+// stream under the shared snapshot bucket (OBJ_rankwire_snapshots) and the
+// notifications' stream (hub.NotifyStream). It reads through NATS, so the
+// gateway may be running (--nats, its --nats-listen and the cluster
+// secret), or from a stopped gateway's --data.
+//
+// Consistency: the snapshot bucket is read first, to the last sequence it
+// had when the backup began; then each tenant stream's StreamInfo fixes
+// its cut, and the stream is read up to it. A snapshot records the stream
+// sequence it was taken at, and a gateway stores it only after applying
+// that sequence, so every snapshot in the backup is at or behind its
+// stream's cut: none is ahead of its log. Writes acknowledged after a cut
+// are not in the backup; every write acknowledged before it is.
+//
+// The format (read back by restore.go): DIR/manifest.json (each stream's
+// config as StreamInfo gave it, first and last sequence, message count,
+// deletions, size and sha256 of its file; and the sha256 of every file),
+// DIR/streams/<stream>.rwb (one framed file per stream, below) and
+// DIR/SHA256SUMS (sha256sum's format, over every file, the manifest
+// included: `sha256sum -c SHA256SUMS` checks a copy).
+//
+// A stream file is the magic line "RWBACKUP1\n", then records, every
+// number big-endian:
+//
+//	'M' seq u64, time u64 (JetStream's, Unix ns), subject u16+bytes,
+//	    headers u16 count × (key u16+bytes, values u16 count × u32+bytes),
+//	    data u32+bytes                                         a message
+//	'G' first u64, last u64                 deleted sequences (a gap), inclusive
+//	'E' last u64, messages u64              the end: the cut and the count
+//
+// The first record's sequence is the stream's first; each record starts
+// at the sequence after the previous one's, so every sequence up to the
+// cut is a message or in a gap: sequences are kept exactly.
+
+// These name what the hub keeps (its unexported streamPrefix and
+// sharedBucket; an object store lives in the stream OBJ_<bucket>).
+const (
+	tenantStreamPrefix = "RW_"
+	snapshotStream     = "OBJ_rankwire_snapshots"
+
+	backupFormat   = "rankwire-backup/1"
+	manifestName   = "manifest.json"
+	sumsName       = "SHA256SUMS"
+	streamsDir     = "streams"
+	streamFileExt  = ".rwb"
+	backupMagic    = "RWBACKUP1\n"
+	recMessage     = 'M'
+	recGap         = 'G'
+	recEnd         = 'E'
+	backupBatch    = 1000
+	backupFetchMax = 2 * time.Second // an empty fetch this long: the stream has nothing more
+)
+
+// Roles of the streams in a backup.
+const (
+	roleSnapshots     = "snapshots"
+	roleTenant        = "tenant"
+	roleNotifications = "notifications"
+)
+
+// manifest is manifest.json.
+type manifest struct {
+	Format  string            `json:"format"`
+	Created time.Time         `json:"created"`
+	Source  string            `json:"source"`
+	Streams []streamEntry     `json:"streams"`
+	Files   map[string]string `json:"files"` // every file but the manifest and SHA256SUMS: path → sha256 hex
+}
+
+// streamEntry is one stream of a backup.
+type streamEntry struct {
+	Name     string                 `json:"name"`
+	Role     string                 `json:"role"`
+	File     string                 `json:"file"` // relative to the backup directory
+	Config   jetstream.StreamConfig `json:"config"`
+	FirstSeq uint64                 `json:"first_seq"` // the first record's sequence (LastSeq+1 when empty)
+	LastSeq  uint64                 `json:"last_seq"`  // the cut
+	Messages uint64                 `json:"messages"`
+	Deleted  uint64                 `json:"deleted"` // sequences in gaps
+	Bytes    int64                  `json:"bytes"`
+	SHA256   string                 `json:"sha256"`
+}
+
+// natsFlags are the flags by which a command reaches a gateway's NATS, as
+// verify has them.
+type natsFlags struct {
+	data, url, creds, ca, cert, key, secretFile *string
+}
+
+func addNATSFlags(fs *flag.FlagSet, getenv func(string) string, verb string) natsFlags {
+	return natsFlags{
+		data:       fs.String("data", or(getenv("RANKWIRE_DATA"), "./data"), "data `directory` of a stopped gateway to "+verb),
+		url:        fs.String("nats", getenv("RANKWIRE_NATS"), verb+" through this NATS server or cluster instead of --data's store (the gateways may be running)"),
+		creds:      fs.String("nats-creds", "", "NATS credentials `file` for --nats"),
+		ca:         fs.String("nats-tls-ca", "", "CA `file` for --nats"),
+		cert:       fs.String("nats-tls-cert", "", "client certificate `file` for --nats"),
+		key:        fs.String("nats-tls-key", "", "client key `file` for --nats"),
+		secretFile: fs.String("cluster-secret-file", "", "the cluster secret `file`, for --nats pointed at a node's --nats-listen"),
+	}
+}
+
+// natsConn is a connection to a gateway's JetStream and what closes it.
+type natsConn struct {
+	js    jetstream.JetStream
+	close func()
+}
+
+// connect reaches --nats, or starts the embedded server on a stopped
+// gateway's --data (holding its lock).
+func (f natsFlags) connect() (*natsConn, error) {
+	if *f.url == "" {
+		release, err := lockData(*f.data)
+		if err != nil {
+			return nil, fmt.Errorf("%w (stop the gateway on %s first, or use --nats)", err, *f.data)
+		}
+		c, err := openStore(*f.data)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		inner := c.close
+		c.close = func() { inner(); release() }
+		return c, nil
+	}
+	secret, err := readSecret(*f.secretFile)
+	if err != nil {
+		return nil, err
+	}
+	opts := []nats.Option{nats.Name("rankwire-backup")}
+	if secret != "" {
+		opts = append(opts, nats.UserInfo(hub.ClientUser, hub.ClientPassword(secret)))
+	}
+	if *f.creds != "" {
+		opts = append(opts, nats.UserCredentials(*f.creds))
+	}
+	if *f.ca != "" {
+		opts = append(opts, nats.RootCAs(*f.ca))
+	}
+	if *f.cert != "" || *f.key != "" {
+		opts = append(opts, nats.ClientCert(*f.cert, *f.key))
+	}
+	nc, err := nats.Connect(*f.url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", *f.url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &natsConn{js: js, close: nc.Close}, nil
+}
+
+// openStore starts a nats-server with JetStream on dir/nats as the
+// gateway's embedded one is started (hub/server.go): alone, listening on
+// no port, reached in-process.
+func openStore(dir string) (*natsConn, error) {
+	s, err := server.NewServer(&server.Options{ServerName: "rankwire", DontListen: true, JetStream: true,
+		StoreDir: filepath.Join(dir, "nats"), NoSigs: true, NoLog: true})
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats-server on %s: %w", dir, err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("embedded nats-server on %s: not ready after 10s", dir)
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(s), nats.Name("rankwire-backup"))
+	if err != nil {
+		s.Shutdown()
+		return nil, fmt.Errorf("connect in-process: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		s.Shutdown()
+		return nil, err
+	}
+	return &natsConn{js: js, close: func() { nc.Close(); s.Shutdown(); s.WaitForShutdown() }}, nil
+}
+
+// runBackup parses backup's flags from args and writes the backup. It
+// returns the exit status: 0 written, 2 not.
+func runBackup(ctx context.Context, args []string, getenv func(string) string, out, errOut io.Writer) int {
+	fs := flag.NewFlagSet("gateway backup", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	nf := addNATSFlags(fs, getenv, "back up")
+	dest := fs.String("out", "", "the backup `directory` to write (new, or empty)")
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "Usage: gateway backup --out DIR [--nats URL | --data DIR] [flags]\n\nWrites a consistent copy of every stream the gateway keeps (docs/OPERATIONS.md, Backups).\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	start := time.Now()
+	m, err := backup(ctx, nf, *dest)
+	if err != nil {
+		fmt.Fprintln(errOut, "gateway backup:", err)
+		return 2
+	}
+	var msgs uint64
+	var size int64
+	for _, s := range m.Streams {
+		msgs, size = msgs+s.Messages, size+s.Bytes
+		fmt.Fprintf(out, "stream %s (%s): seq %d..%d, %d messages, %d deleted, %d bytes\n",
+			s.Name, s.Role, s.FirstSeq, s.LastSeq, s.Messages, s.Deleted, s.Bytes)
+	}
+	fmt.Fprintf(out, "backup: %d streams, %d messages, %d bytes in %s, written to %s in %v\n",
+		len(m.Streams), msgs, size, streamsDir, *dest, time.Since(start).Round(time.Millisecond))
+	return 0
+}
+
+// backup writes the backup of nf's gateway to dest and returns its manifest.
+func backup(ctx context.Context, nf natsFlags, dest string) (*manifest, error) {
+	if dest == "" {
+		return nil, errors.New("--out: give the backup directory")
+	}
+	if err := emptyDir(dest, "--out"); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dest, streamsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	c, err := nf.connect()
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	source := "--nats " + *nf.url
+	if *nf.url == "" {
+		source = "--data " + *nf.data
+	}
+	m := &manifest{Format: backupFormat, Created: time.Now().UTC(), Source: source, Files: map[string]string{}}
+	if err := backupStreams(ctx, c.js, dest, m); err != nil {
+		return nil, err
+	}
+	return m, writeManifest(dest, m)
+}
+
+// emptyDir fails unless dir is missing or empty.
+func emptyDir(dir, flagName string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flagName, dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s %s: not empty (%s and %d more): give a new or empty directory", flagName, dir, entries[0].Name(), len(entries)-1)
+	}
+	return nil
+}
+
+// backupStreams copies the streams in the consistency rule's order: the
+// snapshot bucket, then the tenant streams, each to the cut its
+// StreamInfo gave after the bucket was read, then the notifications.
+func backupStreams(ctx context.Context, js jetstream.JetStream, dest string, m *manifest) error {
+	add := func(s jetstream.Stream, role string) error {
+		e, err := backupStream(ctx, s, role, dest)
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", s.CachedInfo().Config.Name, err)
+		}
+		m.Streams, m.Files[e.File] = append(m.Streams, e), e.SHA256
+		return nil
+	}
+	if s, err := optionalStream(ctx, js, snapshotStream); err != nil {
+		return err
+	} else if s != nil {
+		if err := add(s, roleSnapshots); err != nil {
+			return err
+		}
+	}
+	tenants, err := tenantStreams(ctx, js) // each one's StreamInfo: its cut
+	if err != nil {
+		return err
+	}
+	for _, s := range tenants {
+		if err := add(s, roleTenant); err != nil {
+			return err
+		}
+	}
+	if s, err := optionalStream(ctx, js, hub.NotifyStream); err != nil {
+		return err
+	} else if s != nil {
+		return add(s, roleNotifications)
+	}
+	return nil
+}
+
+// optionalStream returns stream name with its info, or nil where there is none.
+func optionalStream(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// tenantStreams lists the tenant streams (RW_<valid name>), sorted, each
+// with its StreamInfo as of now.
+func tenantStreams(ctx context.Context, js jetstream.JetStream) ([]jetstream.Stream, error) {
+	var list []string
+	lister := js.StreamNames(ctx)
+	for name := range lister.Name() {
+		if t, ok := strings.CutPrefix(name, tenantStreamPrefix); ok && names.Valid(t) {
+			list = append(list, name)
+		}
+	}
+	if err := lister.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return nil, fmt.Errorf("list streams: %w", err)
+	}
+	slices.Sort(list)
+	out := make([]jetstream.Stream, 0, len(list))
+	for _, name := range list {
+		s, err := optionalStream(ctx, js, name)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil { // else deleted since the listing
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// backupStream writes stream s, up to the last sequence of its cached
+// StreamInfo, to dest/streams/<name>.rwb, synced.
+func backupStream(ctx context.Context, s jetstream.Stream, role, dest string) (streamEntry, error) {
+	info := s.CachedInfo()
+	e := streamEntry{Name: info.Config.Name, Role: role, Config: info.Config, LastSeq: info.State.LastSeq,
+		File: filepath.ToSlash(filepath.Join(streamsDir, info.Config.Name+streamFileExt))}
+	f, err := os.OpenFile(filepath.Join(dest, e.File), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return e, err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	w := &frameWriter{w: bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20), next: 1}
+	w.raw([]byte(backupMagic))
+	if info.State.Msgs > 0 {
+		if err := copyMessages(ctx, s, e.LastSeq, w); err != nil {
+			return e, err
+		}
+	}
+	w.end(e.LastSeq)
+	if err := w.flush(); err != nil {
+		return e, err
+	}
+	if err := f.Sync(); err != nil {
+		return e, err
+	}
+	e.FirstSeq, e.Messages, e.Deleted, e.Bytes = w.first, w.msgs, w.deleted, w.n
+	e.SHA256 = hex.EncodeToString(sum.Sum(nil))
+	return e, f.Close()
+}
+
+// copyMessages writes s's messages up to cut, in order, through an
+// ordered consumer. It stops at the cut, or where the stream holds
+// nothing more (the rest up to the cut is deleted: end writes the gap).
+func copyMessages(ctx context.Context, s jetstream.Stream, cut uint64, w *frameWriter) error {
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	for {
+		batch, err := cons.Fetch(backupBatch, jetstream.FetchMaxWait(backupFetchMax))
+		if err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			md, err := msg.Metadata()
+			if err != nil {
+				return fmt.Errorf("message without metadata: %w", err)
+			}
+			if md.Sequence.Stream > cut {
+				return nil
+			}
+			if err := w.message(md.Sequence.Stream, md.Timestamp, msg.Subject(), msg.Headers(), msg.Data()); err != nil {
+				return err
+			}
+			if md.Sequence.Stream == cut || md.NumPending == 0 {
+				return nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return fmt.Errorf("fetch: %w", err)
+		}
+		if n == 0 {
+			return ctx.Err() // nothing more: the messages up to the cut were deleted since
+		}
+	}
+}
+
+// frameWriter writes a stream file's records, tracking the next sequence.
+type frameWriter struct {
+	w       *bufio.Writer
+	err     error
+	n       int64 // bytes written
+	next    uint64
+	first   uint64 // the first record's sequence; 0 before it
+	msgs    uint64
+	deleted uint64
+}
+
+func (w *frameWriter) raw(b []byte) {
+	if w.err == nil {
+		_, w.err = w.w.Write(b)
+		w.n += int64(len(b))
+	}
+}
+
+func (w *frameWriter) u8(v byte) { w.raw([]byte{v}) }
+func (w *frameWriter) u16(v int) { w.raw(binary.BigEndian.AppendUint16(nil, uint16(v))) }
+func (w *frameWriter) u32(v int) { w.raw(binary.BigEndian.AppendUint32(nil, uint32(v))) }
+func (w *frameWriter) u64(v uint64) {
+	w.raw(binary.BigEndian.AppendUint64(nil, v))
+}
+func (w *frameWriter) str16(s string) { w.u16(len(s)); w.raw([]byte(s)) }
+
+// gapTo writes a gap record for the sequences before seq not yet written;
+// the first record of a stream needs none: it sets the first sequence.
+func (w *frameWriter) gapTo(seq uint64) {
+	if w.first == 0 {
+		w.first, w.next = seq, seq
+		return
+	}
+	if seq > w.next {
+		w.u8(recGap)
+		w.u64(w.next)
+		w.u64(seq - 1)
+		w.deleted += seq - w.next
+		w.next = seq
+	}
+}
+
+// message writes one message record at seq (after any gap before it).
+func (w *frameWriter) message(seq uint64, ts time.Time, subject string, hdr nats.Header, data []byte) error {
+	if seq < w.next || (w.first != 0 && seq < w.first) {
+		return fmt.Errorf("message at seq %d after seq %d: out of order", seq, w.next-1)
+	}
+	if len(subject) > 0xffff || len(hdr) > 0xffff || uint64(len(data)) > maxFrameData {
+		return fmt.Errorf("message at seq %d: too large to frame", seq)
+	}
+	w.gapTo(seq)
+	w.u8(recMessage)
+	w.u64(seq)
+	w.u64(uint64(ts.UnixNano()))
+	w.str16(subject)
+	keys := make([]string, 0, len(hdr))
+	for k := range hdr {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // deterministic: the same stream backs up to the same bytes
+	w.u16(len(keys))
+	for _, k := range keys {
+		w.str16(k)
+		w.u16(len(hdr[k]))
+		for _, v := range hdr[k] {
+			w.u32(len(v))
+			w.raw([]byte(v))
+		}
+	}
+	w.u32(len(data))
+	w.raw(data)
+	w.next, w.msgs = seq+1, w.msgs+1
+	return w.err
+}
+
+// end writes the gap up to last, if any, and the end record.
+func (w *frameWriter) end(last uint64) {
+	if w.first == 0 { // no message: the stream is empty after last
+		w.first, w.next = last+1, last+1
+	}
+	w.gapTo(last + 1)
+	w.u8(recEnd)
+	w.u64(last)
+	w.u64(w.msgs)
+}
+
+func (w *frameWriter) flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.w.Flush()
+}
+
+// maxFrameData bounds a message's data in a stream file (JetStream's own
+// limit is far lower): a corrupt length cannot make restore allocate more.
+const maxFrameData = 64 << 20
+
+// writeManifest writes manifest.json, then SHA256SUMS over every file.
+func writeManifest(dest string, m *manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if err := writeSynced(filepath.Join(dest, manifestName), data); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	sums := maps.Clone(m.Files)
+	sums[manifestName] = hex.EncodeToString(sum[:])
+	var b strings.Builder
+	for _, path := range slices.Sorted(maps.Keys(sums)) {
+		fmt.Fprintf(&b, "%s  %s\n", sums[path], path)
+	}
+	return writeSynced(filepath.Join(dest, sumsName), []byte(b.String()))
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

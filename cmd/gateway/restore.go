@@ -1,0 +1,504 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// `gateway restore` turns a backup (backup.go) into a new data directory:
+// it checks every file against SHA256SUMS and the manifest and every
+// stream file's framing first, and refuses the whole backup on the first
+// difference (naming the file and the offset). Then it starts the
+// embedded nats-server on the new directory, alone and without a port
+// (as the gateway does), and recreates each stream from its saved config
+// on a single node (replicas 1, no placement), republishing the messages
+// in order so that each lands at its original sequence:
+//
+//   - a stream whose first sequence is past 1 is created with FirstSeq;
+//   - a gap (deleted sequences) is filled with messages on a subject of
+//     the restore's own, added to the stream for the restore, purged after;
+//   - every publish carries Nats-Expected-Last-Sequence, and its ack's
+//     sequence is checked: the order is proven, not assumed;
+//   - the stream is created with the smallest duplicate window (100 ms),
+//     and a message JetStream takes for a duplicate of an earlier one with
+//     the same Nats-Msg-Id is sent again once the window has passed: no
+//     restored message is dropped;
+//   - deletes and purges are allowed while restoring; the saved config
+//     (DenyDelete, DenyPurge, the duplicate window, the subjects) is set
+//     after the last message.
+//
+// What differs from the source: each message's JetStream timestamp is the
+// restore's (the original is in the backup; the gateway reads timestamps
+// for its lag metric only), and each message carries the
+// Nats-Expected-Last-Sequence header the restore sent.
+
+// restoreDupWindow is the duplicate window streams are created with
+// while restoring: JetStream's smallest.
+const restoreDupWindow = 100 * time.Millisecond
+
+// restoreDupRetries bounds how often one message is sent again after
+// JetStream took it for a duplicate.
+const restoreDupRetries = 5
+
+// runRestore parses restore's flags from args and restores. It returns
+// the exit status: 0 restored, 2 refused or failed.
+func runRestore(ctx context.Context, args []string, out, errOut io.Writer) int {
+	fs := flag.NewFlagSet("gateway restore", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	from := fs.String("from", "", "the backup `directory` (gateway backup --out)")
+	data := fs.String("data", "", "the new data `directory` to restore into (new, or empty)")
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "Usage: gateway restore --from BACKUP --data NEWDIR\n\nChecks a backup and restores it into a new data directory (docs/OPERATIONS.md, Backups).\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	start := time.Now()
+	m, err := restore(ctx, *from, *data, out)
+	if err != nil {
+		fmt.Fprintln(errOut, "gateway restore:", err)
+		return 2
+	}
+	fmt.Fprintf(out, "restore: %d streams from %s (taken %s) into %s in %v; single node: replicas 1, no placement\n",
+		len(m.Streams), *from, m.Created.Format(time.RFC3339), *data, time.Since(start).Round(time.Millisecond))
+	return 0
+}
+
+// restore checks the backup in from and restores it into data.
+func restore(ctx context.Context, from, data string, out io.Writer) (*manifest, error) {
+	if from == "" || data == "" {
+		return nil, errors.New("give the backup (--from) and the new data directory (--data)")
+	}
+	if err := emptyDir(data, "--data"); err != nil {
+		return nil, err
+	}
+	m, err := checkBackup(from)
+	if err != nil {
+		return nil, err
+	}
+	release, err := lockData(data)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c, err := openStore(data)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	for _, e := range m.Streams {
+		start := time.Now()
+		fillers, err := restoreStream(ctx, c.js, from, e)
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: %w", e.Name, err)
+		}
+		fmt.Fprintf(out, "stream %s (%s): seq %d..%d, %d messages, %d deleted (%d fillers), restored in %v\n",
+			e.Name, e.Role, e.FirstSeq, e.LastSeq, e.Messages, e.Deleted, fillers, time.Since(start).Round(time.Millisecond))
+	}
+	return m, nil
+}
+
+// ErrBadBackup is the class of a backup that restore refuses.
+var ErrBadBackup = errors.New("backup refused")
+
+// checkBackup verifies every file of the backup in dir against
+// SHA256SUMS, the manifest against its files, and each stream file's
+// framing against its manifest entry; it returns the manifest.
+func checkBackup(dir string) (*manifest, error) {
+	sums, err := readSums(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range slices.Sorted(maps.Keys(sums)) {
+		if err := checkHash(dir, path, sums[path], sumsName); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadBackup, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadBackup, manifestName, err)
+	}
+	if m.Format != backupFormat {
+		return nil, fmt.Errorf("%w: %s: format %q, want %q", ErrBadBackup, manifestName, m.Format, backupFormat)
+	}
+	if _, ok := sums[manifestName]; !ok {
+		return nil, fmt.Errorf("%w: %s does not list %s", ErrBadBackup, sumsName, manifestName)
+	}
+	for _, e := range m.Streams {
+		if err := checkEntry(dir, &m, e, sums); err != nil {
+			return nil, err
+		}
+	}
+	return &m, nil
+}
+
+// readSums parses SHA256SUMS: path → sha256 hex.
+func readSums(dir string) (map[string]string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, sumsName))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadBackup, err)
+	}
+	sums := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
+		sum, path, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 || path == "" || !filepath.IsLocal(path) {
+			return nil, fmt.Errorf("%w: %s: line %d: want \"<sha256>  <file>\"", ErrBadBackup, sumsName, i+1)
+		}
+		sums[path] = sum
+	}
+	return sums, nil
+}
+
+// checkHash fails unless the sha256 of dir/path is want (from where).
+func checkHash(dir, path, want, where string) error {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(path)))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadBackup, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadBackup, path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fmt.Errorf("%w: %s: sha256 %s, but %s gives %s: the file changed since the backup", ErrBadBackup, path, got, where, want)
+	}
+	return nil
+}
+
+// checkEntry checks stream entry e: its file's hash in the manifest and
+// in SHA256SUMS, and its framing and totals.
+func checkEntry(dir string, m *manifest, e streamEntry, sums map[string]string) error {
+	if e.File != filepath.ToSlash(filepath.Join(streamsDir, e.Name+streamFileExt)) {
+		return fmt.Errorf("%w: %s: stream %s: file %q is not its own", ErrBadBackup, manifestName, e.Name, e.File)
+	}
+	if sums[e.File] != e.SHA256 || m.Files[e.File] != e.SHA256 {
+		return fmt.Errorf("%w: %s: stream %s: sha256 %s differs from %s's or its files list", ErrBadBackup, manifestName, e.Name, e.SHA256, sumsName)
+	}
+	sum, err := readStreamFile(dir, e, nil)
+	if err != nil {
+		return err
+	}
+	if sum != (fileSummary{e.FirstSeq, e.LastSeq, e.Messages, e.Deleted}) {
+		return fmt.Errorf("%w: %s: stream %s: the manifest says seq %d..%d, %d messages, %d deleted; the file holds %d..%d, %d, %d",
+			ErrBadBackup, manifestName, e.Name, e.FirstSeq, e.LastSeq, e.Messages, e.Deleted, sum.first, sum.last, sum.msgs, sum.deleted)
+	}
+	return nil
+}
+
+// fileSummary is what a stream file holds.
+type fileSummary struct {
+	first, last, msgs, deleted uint64
+}
+
+// record is one record of a stream file.
+type record struct {
+	kind    byte
+	seq     uint64 // a message's, or a gap's first
+	last    uint64 // a gap's last, or the end's
+	count   uint64 // the end's message count
+	ts      int64
+	subject string
+	hdr     nats.Header
+	data    []byte
+}
+
+// FrameError is bad framing in a stream file, at a byte offset.
+type FrameError struct {
+	File   string
+	Offset int64
+	Msg    string
+}
+
+func (e *FrameError) Error() string {
+	return fmt.Sprintf("%v: %s: offset %d: %s", ErrBadBackup, e.File, e.Offset, e.Msg)
+}
+
+func (e *FrameError) Unwrap() error { return ErrBadBackup }
+
+// readStreamFile reads e's file, checking the framing and that every
+// sequence follows the one before, and hands each message and gap record
+// to f (where not nil). It returns what the file holds.
+func readStreamFile(dir string, e streamEntry, f func(record) error) (fileSummary, error) {
+	var sum fileSummary
+	file, err := os.Open(filepath.Join(dir, filepath.FromSlash(e.File)))
+	if err != nil {
+		return sum, fmt.Errorf("%w: %v", ErrBadBackup, err)
+	}
+	defer file.Close()
+	r := &frameReader{r: bufio.NewReaderSize(file, 1<<20), file: e.File}
+	if magic := r.bytes(len(backupMagic)); r.err == nil && string(magic) != backupMagic {
+		return sum, r.fail(0, "not a rankwire backup stream file")
+	}
+	next := uint64(0)
+	for {
+		at := r.off
+		rec := r.record()
+		if r.err != nil {
+			return sum, r.err
+		}
+		if next == 0 && rec.kind != recEnd {
+			next, sum.first = rec.seq, rec.seq
+		}
+		switch rec.kind {
+		case recMessage, recGap:
+			if rec.seq != next || (rec.kind == recGap && rec.last < rec.seq) {
+				return sum, r.fail(at, fmt.Sprintf("record at seq %d, want seq %d", rec.seq, next))
+			}
+			if rec.kind == recGap {
+				sum.deleted += rec.last - rec.seq + 1
+				next = rec.last + 1
+			} else {
+				sum.msgs++
+				next++
+			}
+			if f != nil {
+				if err := f(rec); err != nil {
+					return sum, err
+				}
+			}
+		case recEnd:
+			if next == 0 {
+				next, sum.first = rec.last+1, rec.last+1
+			}
+			if rec.last+1 != next || rec.count != sum.msgs {
+				return sum, r.fail(at, fmt.Sprintf("the end says seq %d and %d messages; the records hold seq %d and %d", rec.last, rec.count, next-1, sum.msgs))
+			}
+			if _, err := r.r.ReadByte(); err != io.EOF {
+				return sum, r.fail(r.off, "bytes after the end record")
+			}
+			sum.last = rec.last
+			return sum, nil
+		}
+	}
+}
+
+// frameReader reads a stream file's records, keeping the offset for errors.
+type frameReader struct {
+	r    *bufio.Reader
+	file string
+	off  int64
+	err  error
+}
+
+func (r *frameReader) fail(at int64, msg string) error {
+	if r.err == nil {
+		r.err = &FrameError{File: r.file, Offset: at, Msg: msg}
+	}
+	return r.err
+}
+
+func (r *frameReader) bytes(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r.r, b); err != nil {
+		r.fail(r.off, fmt.Sprintf("cut short: %d bytes wanted (the file is truncated)", n))
+		return nil
+	}
+	r.off += int64(n)
+	return b
+}
+
+func (r *frameReader) u16() int {
+	if b := r.bytes(2); b != nil {
+		return int(binary.BigEndian.Uint16(b))
+	}
+	return 0
+}
+
+func (r *frameReader) u32() int {
+	if b := r.bytes(4); b != nil {
+		return int(binary.BigEndian.Uint32(b))
+	}
+	return 0
+}
+
+func (r *frameReader) u64() uint64 {
+	if b := r.bytes(8); b != nil {
+		return binary.BigEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (r *frameReader) str16() string { return string(r.bytes(r.u16())) }
+
+// record reads one record; r.err is set where it is bad.
+func (r *frameReader) record() record {
+	at := r.off
+	kind := r.bytes(1)
+	if r.err != nil {
+		return record{}
+	}
+	rec := record{kind: kind[0]}
+	switch rec.kind {
+	case recGap:
+		rec.seq, rec.last = r.u64(), r.u64()
+	case recEnd:
+		rec.last, rec.count = r.u64(), r.u64()
+	case recMessage:
+		r.message(&rec)
+	default:
+		r.fail(at, fmt.Sprintf("unknown record kind 0x%02x", rec.kind))
+	}
+	return rec
+}
+
+// message reads the rest of a message record into rec.
+func (r *frameReader) message(rec *record) {
+	rec.seq, rec.ts = r.u64(), int64(r.u64())
+	rec.subject = r.str16()
+	if n := r.u16(); n > 0 {
+		rec.hdr = nats.Header{}
+		for range n {
+			k := r.str16()
+			for range r.u16() {
+				rec.hdr[k] = append(rec.hdr[k], string(r.bytes(r.u32())))
+			}
+		}
+	}
+	at := r.off
+	n := r.u32()
+	if n > maxFrameData {
+		r.fail(at, fmt.Sprintf("message at seq %d: data length %d past the limit", rec.seq, n))
+		return
+	}
+	rec.data = r.bytes(n)
+	if r.err == nil && (rec.seq == 0 || rec.subject == "") {
+		r.fail(at, fmt.Sprintf("message at seq %d without a sequence or subject", rec.seq))
+	}
+}
+
+// restoreStream recreates stream e and republishes its messages at their
+// sequences. It returns how many fillers it published for the gaps.
+func restoreStream(ctx context.Context, js jetstream.JetStream, dir string, e streamEntry) (uint64, error) {
+	final := e.Config
+	final.Replicas, final.Placement = 1, nil // a single node (a cluster's nodes join it after: docs/OPERATIONS.md)
+	final.FirstSeq = e.FirstSeq
+	filler := "_rankwire_restore." + e.Name
+	temp := final
+	temp.Subjects = append(slices.Clone(final.Subjects), filler)
+	temp.DenyDelete, temp.DenyPurge, temp.Sealed = false, false, false
+	if temp.Duplicates > restoreDupWindow || temp.Duplicates == 0 {
+		temp.Duplicates = restoreDupWindow
+	}
+	s, err := js.CreateStream(ctx, temp)
+	if err != nil {
+		return 0, fmt.Errorf("create: %w", err)
+	}
+	p := &republisher{js: js, filler: filler}
+	if _, err := readStreamFile(dir, e, func(rec record) error { return p.record(ctx, rec) }); err != nil {
+		return p.fillers, err
+	}
+	if p.fillers > 0 {
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(filler)); err != nil {
+			return p.fillers, fmt.Errorf("purge the fillers: %w", err)
+		}
+	}
+	if _, err := js.UpdateStream(ctx, final); err != nil {
+		return p.fillers, fmt.Errorf("set the saved config: %w", err)
+	}
+	return p.fillers, checkRestored(ctx, s, e)
+}
+
+// checkRestored compares the restored stream's state with the backup's.
+func checkRestored(ctx context.Context, s jetstream.Stream, e streamEntry) error {
+	info, err := s.Info(ctx)
+	if err != nil {
+		return err
+	}
+	st := info.State
+	if st.LastSeq != e.LastSeq || st.Msgs != e.Messages || (e.Messages > 0 && st.FirstSeq != e.FirstSeq) {
+		return fmt.Errorf("restored seq %d..%d with %d messages, the backup holds seq %d..%d with %d",
+			st.FirstSeq, st.LastSeq, st.Msgs, e.FirstSeq, e.LastSeq, e.Messages)
+	}
+	return nil
+}
+
+// republisher publishes a stream file's records in order.
+type republisher struct {
+	js      jetstream.JetStream
+	filler  string
+	fillers uint64
+}
+
+// record publishes a message at its sequence, or a filler for each
+// sequence of a gap.
+func (p *republisher) record(ctx context.Context, rec record) error {
+	if rec.kind == recGap {
+		for seq := rec.seq; seq <= rec.last; seq++ {
+			if err := p.publish(ctx, &nats.Msg{Subject: p.filler}, seq); err != nil {
+				return err
+			}
+			p.fillers++
+		}
+		return nil
+	}
+	msg := &nats.Msg{Subject: rec.subject, Header: rec.hdr, Data: rec.data}
+	if msg.Header == nil {
+		msg.Header = nats.Header{}
+	}
+	return p.publish(ctx, msg, rec.seq)
+}
+
+// publish stores msg at seq: it expects seq-1 to be the stream's last,
+// and checks the ack. A duplicate (an earlier message with the same
+// Nats-Msg-Id, within the window) is sent again after the window.
+func (p *republisher) publish(ctx context.Context, msg *nats.Msg, seq uint64) error {
+	for try := 0; ; try++ {
+		ack, err := p.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequence(seq-1))
+		if err != nil {
+			return fmt.Errorf("publish seq %d: %w", seq, err)
+		}
+		if ack.Sequence == seq && !ack.Duplicate {
+			return nil
+		}
+		if !ack.Duplicate || try == restoreDupRetries {
+			return fmt.Errorf("publish seq %d: stored at seq %d (duplicate %v)", seq, ack.Sequence, ack.Duplicate)
+		}
+		select { // JetStream forgets an id within two windows
+		case <-time.After(3 * restoreDupWindow):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// runBackupCommand runs `gateway backup` or `gateway restore` (verb)
+// under SIGTERM and interrupt, and returns the exit status.
+func runBackupCommand(verb string, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if verb == "backup" {
+		return runBackup(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+	}
+	return runRestore(ctx, args, os.Stdout, os.Stderr)
+}
