@@ -116,41 +116,25 @@ type natsFlags struct {
 	data, url, creds, ca, cert, key, secretFile *string
 }
 
-func addNATSFlags(fs *flag.FlagSet, getenv func(string) string, verb string) natsFlags {
-	return natsFlags{
-		data:       fs.String("data", or(getenv("RANKWIRE_DATA"), "./data"), "data `directory` of a stopped gateway to "+verb),
-		url:        fs.String("nats", getenv("RANKWIRE_NATS"), verb+" through this NATS server or cluster instead of --data's store (the gateways may be running)"),
+// addNATSFlags registers the NATS flags, and --data with dataDefault's
+// value where dataDefault is not nil.
+func addNATSFlags(fs *flag.FlagSet, getenv func(string) string, verb string, dataDefault *string) natsFlags {
+	f := natsFlags{
+		url:        fs.String("nats", getenv("RANKWIRE_NATS"), verb+" through this NATS server or cluster instead of --data's store"),
 		creds:      fs.String("nats-creds", "", "NATS credentials `file` for --nats"),
 		ca:         fs.String("nats-tls-ca", "", "CA `file` for --nats"),
 		cert:       fs.String("nats-tls-cert", "", "client certificate `file` for --nats"),
 		key:        fs.String("nats-tls-key", "", "client key `file` for --nats"),
 		secretFile: fs.String("cluster-secret-file", "", "the cluster secret `file`, for --nats pointed at a node's --nats-listen"),
 	}
-}
-
-// natsConn is a connection to a gateway's JetStream and what closes it.
-type natsConn struct {
-	js    jetstream.JetStream
-	close func()
-}
-
-// connect reaches --nats, or starts the embedded server on a stopped
-// gateway's --data (holding its lock).
-func (f natsFlags) connect() (*natsConn, error) {
-	if *f.url == "" {
-		release, err := lockData(*f.data)
-		if err != nil {
-			return nil, fmt.Errorf("%w (stop the gateway on %s first, or use --nats)", err, *f.data)
-		}
-		c, err := openStore(*f.data)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		inner := c.close
-		c.close = func() { inner(); release() }
-		return c, nil
+	if dataDefault != nil {
+		f.data = fs.String("data", *dataDefault, "data `directory` of a stopped gateway to "+verb)
 	}
+	return f
+}
+
+// dial connects to --nats.
+func (f natsFlags) dial() (*natsConn, error) {
 	secret, err := readSecret(*f.secretFile)
 	if err != nil {
 		return nil, err
@@ -178,6 +162,32 @@ func (f natsFlags) connect() (*natsConn, error) {
 		return nil, err
 	}
 	return &natsConn{js: js, close: nc.Close}, nil
+}
+
+// natsConn is a connection to a gateway's JetStream and what closes it.
+type natsConn struct {
+	js    jetstream.JetStream
+	close func()
+}
+
+// connect reaches --nats, or starts the embedded server on a stopped
+// gateway's --data (holding its lock).
+func (f natsFlags) connect() (*natsConn, error) {
+	if *f.url == "" {
+		release, err := lockData(*f.data)
+		if err != nil {
+			return nil, fmt.Errorf("%w (stop the gateway on %s first, or use --nats)", err, *f.data)
+		}
+		c, err := openStore(*f.data)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		inner := c.close
+		c.close = func() { inner(); release() }
+		return c, nil
+	}
+	return f.dial()
 }
 
 // openStore starts a nats-server with JetStream on dir/nats as the
@@ -213,7 +223,8 @@ func openStore(dir string) (*natsConn, error) {
 func runBackup(ctx context.Context, args []string, getenv func(string) string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("gateway backup", flag.ContinueOnError)
 	fs.SetOutput(errOut)
-	nf := addNATSFlags(fs, getenv, "back up")
+	data := or(getenv("RANKWIRE_DATA"), "./data")
+	nf := addNATSFlags(fs, getenv, "back up", &data)
 	dest := fs.String("out", "", "the backup `directory` to write (new, or empty)")
 	fs.Usage = func() {
 		fmt.Fprintf(errOut, "Usage: gateway backup --out DIR [--nats URL | --data DIR] [flags]\n\nWrites a consistent copy of every stream the gateway keeps (docs/OPERATIONS.md, Backups).\n\n")

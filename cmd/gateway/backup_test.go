@@ -219,7 +219,7 @@ func restoreChecked(t *testing.T, bdir string, shared bool) string {
 func sameStream(t *testing.T, from []string, rdir, stream string, cut uint64) {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	nf := addNATSFlags(fs, noEnv, "read")
+	nf := addNATSFlags(fs, noEnv, "read", new(string))
 	if err := fs.Parse(from); err != nil {
 		t.Fatal(err)
 	}

@@ -24,14 +24,22 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// `gateway restore` turns a backup (backup.go) into a new data directory:
-// it checks every file against SHA256SUMS and the manifest and every
-// stream file's framing first, and refuses the whole backup on the first
-// difference (naming the file and the offset). Then it starts the
-// embedded nats-server on the new directory, alone and without a port
-// (as the gateway does), and recreates each stream from its saved config
-// on a single node (replicas 1, no placement), republishing the messages
-// in order so that each lands at its original sequence:
+// `gateway restore` turns a backup (backup.go) into streams again: it
+// checks every file against SHA256SUMS and the manifest and every stream
+// file's framing first, and refuses the whole backup on the first
+// difference (naming the file and the offset). The target is either a new
+// data directory (--data): restore starts the embedded nats-server on it,
+// alone and without a port (as the gateway does), and recreates each
+// stream from its saved config on a single node (replicas 1, no
+// placement); or a new cluster's NATS (--nats, as backup reaches one):
+// the streams get their saved replica count, no placement, and restore
+// refuses a NATS that holds any of them (but the gateway's empty
+// notifications' stream and snapshot bucket, which it replaces). A
+// JetStream cluster does not adopt a single node's streams, so a cluster
+// is restored through --nats, never by copying a data directory.
+//
+// Each stream's messages are republished in order so that each lands at
+// its original sequence:
 //
 //   - a stream whose first sequence is past 1 is created with FirstSeq;
 //   - a gap (deleted sequences) is filled with messages on a subject of
@@ -65,9 +73,11 @@ func runRestore(ctx context.Context, args []string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("gateway restore", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	from := fs.String("from", "", "the backup `directory` (gateway backup --out)")
-	data := fs.String("data", "", "the new data `directory` to restore into (new, or empty)")
+	var data string
+	fs.StringVar(&data, "data", "", "the new data `directory` to restore into (new, or empty): a single node")
+	nf := addNATSFlags(fs, func(string) string { return "" }, "restore", nil)
 	fs.Usage = func() {
-		fmt.Fprintf(errOut, "Usage: gateway restore --from BACKUP --data NEWDIR\n\nChecks a backup and restores it into a new data directory (docs/OPERATIONS.md, Backups).\n\n")
+		fmt.Fprintf(errOut, "Usage: gateway restore --from BACKUP (--data NEWDIR | --nats URL [flags])\n\nChecks a backup and restores it into a new data directory, or into a new cluster's NATS (docs/OPERATIONS.md, Backups).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -76,42 +86,49 @@ func runRestore(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 		return 2
 	}
+	nf.data = &data
 	start := time.Now()
-	m, err := restore(ctx, *from, *data, out)
+	m, err := restore(ctx, *from, nf, out)
 	if err != nil {
 		fmt.Fprintln(errOut, "gateway restore:", err)
 		return 2
 	}
-	fmt.Fprintf(out, "restore: %d streams from %s (taken %s) into %s in %v; single node: replicas 1, no placement\n",
-		len(m.Streams), *from, m.Created.Format(time.RFC3339), *data, time.Since(start).Round(time.Millisecond))
+	where, how := data, "single node: replicas 1, no placement"
+	if data == "" {
+		where, how = *nf.url, "the saved replicas, no placement"
+	}
+	fmt.Fprintf(out, "restore: %d streams from %s (taken %s) into %s in %v; %s\n",
+		len(m.Streams), *from, m.Created.Format(time.RFC3339), where, time.Since(start).Round(time.Millisecond), how)
 	return 0
 }
 
-// restore checks the backup in from and restores it into data.
-func restore(ctx context.Context, from, data string, out io.Writer) (*manifest, error) {
-	if from == "" || data == "" {
-		return nil, errors.New("give the backup (--from) and the new data directory (--data)")
+// restore checks the backup in from and restores it into the target of
+// nf: its --data (a new directory) or its --nats (without the streams).
+func restore(ctx context.Context, from string, nf natsFlags, out io.Writer) (*manifest, error) {
+	single := *nf.data != ""
+	switch {
+	case from == "":
+		return nil, errors.New("--from: give the backup directory")
+	case single == (*nf.url != ""):
+		return nil, errors.New("give one target: --data NEWDIR (a single node) or --nats URL (a new cluster)")
 	}
-	if err := emptyDir(data, "--data"); err != nil {
-		return nil, err
+	if single {
+		if err := emptyDir(*nf.data, "--data"); err != nil {
+			return nil, err
+		}
 	}
 	m, err := checkBackup(from)
 	if err != nil {
 		return nil, err
 	}
-	release, err := lockData(data)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	c, err := openStore(data)
+	c, err := openTarget(ctx, nf, m)
 	if err != nil {
 		return nil, err
 	}
 	defer c.close()
 	for _, e := range m.Streams {
 		start := time.Now()
-		fillers, err := restoreStream(ctx, c.js, from, e)
+		fillers, err := restoreStream(ctx, c.js, from, e, single)
 		if err != nil {
 			return nil, fmt.Errorf("stream %s: %w", e.Name, err)
 		}
@@ -119,6 +136,44 @@ func restore(ctx context.Context, from, data string, out io.Writer) (*manifest, 
 			e.Name, e.Role, e.FirstSeq, e.LastSeq, e.Messages, e.Deleted, fillers, time.Since(start).Round(time.Millisecond))
 	}
 	return m, nil
+}
+
+// openTarget opens the embedded server on a new --data (holding its
+// lock), or connects to --nats and clears the way there: it refuses a
+// target that holds any of the backup's streams, but for the
+// notifications' stream and the snapshot bucket that a gateway creates
+// empty at its start, which it deletes.
+func openTarget(ctx context.Context, nf natsFlags, m *manifest) (*natsConn, error) {
+	if *nf.url == "" {
+		return nf.connect()
+	}
+	c, err := nf.dial()
+	if err != nil {
+		return nil, err
+	}
+	var empty []string
+	for _, e := range m.Streams {
+		s, err := c.js.Stream(ctx, e.Name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("--nats: stream %s: %w", e.Name, err)
+		}
+		if st := s.CachedInfo().State; e.Role == roleTenant || st.LastSeq > 0 {
+			c.close()
+			return nil, fmt.Errorf("--nats: stream %s exists there (seq %d..%d): restore only into a NATS without the gateway's data", e.Name, st.FirstSeq, st.LastSeq)
+		}
+		empty = append(empty, e.Name)
+	}
+	for _, name := range empty {
+		if err := c.js.DeleteStream(ctx, name); err != nil {
+			c.close()
+			return nil, fmt.Errorf("--nats: delete the empty stream %s: %w", name, err)
+		}
+	}
+	return c, nil
 }
 
 // ErrBadBackup is the class of a backup that restore refuses.
@@ -397,11 +452,15 @@ func (r *frameReader) message(rec *record) {
 	}
 }
 
-// restoreStream recreates stream e and republishes its messages at their
+// restoreStream recreates stream e (on a single node: with one replica)
+// and republishes its messages at their
 // sequences. It returns how many fillers it published for the gaps.
-func restoreStream(ctx context.Context, js jetstream.JetStream, dir string, e streamEntry) (uint64, error) {
+func restoreStream(ctx context.Context, js jetstream.JetStream, dir string, e streamEntry, single bool) (uint64, error) {
 	final := e.Config
-	final.Replicas, final.Placement = 1, nil // a single node (a cluster's nodes join it after: docs/OPERATIONS.md)
+	final.Placement = nil // the old cluster's names and tags
+	if single {
+		final.Replicas = 1
+	}
 	final.FirstSeq = e.FirstSeq
 	filler := "_rankwire_restore." + e.Name
 	temp := final

@@ -301,3 +301,44 @@ func TestRestoreRefusesANonEmptyDir(t *testing.T) {
 		t.Fatalf("backup into a non-empty dir: exit %d, %q", st, errOut.String())
 	}
 }
+
+// TestRestoreIntoNATS restores into a NATS server (as into a new
+// cluster's) on which a gateway's start made the notifications' stream,
+// empty: restore replaces it, and every message of the gappy stream is at
+// its sequence there. A second restore into it is refused: its streams
+// hold data.
+func TestRestoreIntoNATS(t *testing.T) {
+	src, want := gappyStore(t)
+	bdir := filepath.Join(t.TempDir(), "b")
+	if st := runBackup(context.Background(), []string{"--data", src, "--out", bdir}, noEnv, io.Discard, io.Discard); st != 0 {
+		t.Fatalf("backup: %d", st)
+	}
+	url := natsServer(t, true)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "rankwire_notify", Subjects: []string{"rw.*.notify"}}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	if st := runRestore(context.Background(), []string{"--from", bdir, "--nats", url}, &out, &errOut); st != 0 {
+		t.Fatalf("restore --nats: %d %s", st, errOut.String())
+	}
+	t.Log(out.String())
+	if got := streamMsgs(t, js, "RW_g"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("restored into NATS\n%v\nwant\n%v", got, want)
+	}
+	errOut.Reset()
+	if st := runRestore(context.Background(), []string{"--from", bdir, "--nats", url}, io.Discard, &errOut); st != 2 ||
+		!strings.Contains(errOut.String(), "stream RW_g exists there") {
+		t.Fatalf("a second restore --nats: exit %d %q, want refused", st, errOut.String())
+	}
+	errOut.Reset()
+	if st := runRestore(context.Background(), []string{"--from", bdir, "--nats", url, "--data", t.TempDir()}, io.Discard, &errOut); st != 2 ||
+		!strings.Contains(errOut.String(), "give one target") {
+		t.Fatalf("restore with two targets: exit %d %q, want refused", st, errOut.String())
+	}
+}
