@@ -126,7 +126,7 @@ func restore(ctx context.Context, from string, nf natsFlags, out io.Writer) (*ma
 		return nil, err
 	}
 	defer c.close()
-	for _, e := range m.Streams {
+	for _, e := range restoreOrder(m.Streams) {
 		start := time.Now()
 		fillers, err := restoreStream(ctx, c.js, from, e, single)
 		if err != nil {
@@ -136,6 +136,18 @@ func restore(ctx context.Context, from string, nf natsFlags, out io.Writer) (*ma
 			e.Name, e.Role, e.FirstSeq, e.LastSeq, e.Messages, e.Deleted, fillers, time.Since(start).Round(time.Millisecond))
 	}
 	return m, nil
+}
+
+// restoreOrder is the order in which restore recreates streams: the
+// snapshot bucket and the notifications' stream before the tenants', so
+// that gateways running on a --nats target, which open each tenant stream
+// as it appears and may then store a snapshot or publish a notification,
+// find those streams complete and never write into one being restored.
+func restoreOrder(streams []streamEntry) []streamEntry {
+	rank := map[string]int{roleSnapshots: 0, roleNotifications: 1, roleTenant: 2}
+	out := slices.Clone(streams)
+	slices.SortStableFunc(out, func(a, b streamEntry) int { return rank[a.Role] - rank[b.Role] })
+	return out
 }
 
 // openTarget opens the embedded server on a new --data (holding its
