@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,6 +20,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/names"
 )
 
 // `gateway restore` turns a backup (backup.go) into streams again: it
@@ -263,7 +264,10 @@ func checkHash(dir, path, want, where string) error {
 // checkEntry checks stream entry e: its file's hash in the manifest and
 // in SHA256SUMS, and its framing and totals.
 func checkEntry(dir string, m *manifest, e streamEntry, sums map[string]string) error {
-	if e.File != filepath.ToSlash(filepath.Join(streamsDir, e.Name+streamFileExt)) {
+	if !gatewayStream(e.Role, e.Name) || e.Config.Name != e.Name {
+		return fmt.Errorf("%w: %s: stream %q (%s): not one a gateway keeps", ErrBadBackup, manifestName, e.Name, e.Role)
+	}
+	if e.File != filepath.ToSlash(filepath.Join(streamsDir, e.Name+streamFileExt)) || e.SHA256 == "" {
 		return fmt.Errorf("%w: %s: stream %s: file %q is not its own", ErrBadBackup, manifestName, e.Name, e.File)
 	}
 	if sums[e.File] != e.SHA256 || m.Files[e.File] != e.SHA256 {
@@ -280,188 +284,20 @@ func checkEntry(dir string, m *manifest, e streamEntry, sums map[string]string) 
 	return nil
 }
 
-// fileSummary is what a stream file holds.
-type fileSummary struct {
-	first, last, msgs, deleted uint64
-}
-
-// record is one record of a stream file.
-type record struct {
-	kind    byte
-	seq     uint64 // a message's, or a gap's first
-	last    uint64 // a gap's last, or the end's
-	count   uint64 // the end's message count
-	ts      int64
-	subject string
-	hdr     nats.Header
-	data    []byte
-}
-
-// FrameError is bad framing in a stream file, at a byte offset.
-type FrameError struct {
-	File   string
-	Offset int64
-	Msg    string
-}
-
-func (e *FrameError) Error() string {
-	return fmt.Sprintf("%v: %s: offset %d: %s", ErrBadBackup, e.File, e.Offset, e.Msg)
-}
-
-func (e *FrameError) Unwrap() error { return ErrBadBackup }
-
-// readStreamFile reads e's file, checking the framing and that every
-// sequence follows the one before, and hands each message and gap record
-// to f (where not nil). It returns what the file holds.
-func readStreamFile(dir string, e streamEntry, f func(record) error) (fileSummary, error) {
-	var sum fileSummary
-	file, err := os.Open(filepath.Join(dir, filepath.FromSlash(e.File)))
-	if err != nil {
-		return sum, fmt.Errorf("%w: %v", ErrBadBackup, err)
+// gatewayStream reports whether name is the stream of role that a
+// gateway keeps: so a manifest names no other stream, and no file outside
+// the backup.
+func gatewayStream(role, name string) bool {
+	switch role {
+	case roleTenant:
+		t, ok := strings.CutPrefix(name, tenantStreamPrefix)
+		return ok && names.Valid(t)
+	case roleSnapshots:
+		return name == snapshotStream
+	case roleNotifications:
+		return name == hub.NotifyStream
 	}
-	defer file.Close()
-	r := &frameReader{r: bufio.NewReaderSize(file, 1<<20), file: e.File}
-	if magic := r.bytes(len(backupMagic)); r.err == nil && string(magic) != backupMagic {
-		return sum, r.fail(0, "not a rankwire backup stream file")
-	}
-	next := uint64(0)
-	for {
-		at := r.off
-		rec := r.record()
-		if r.err != nil {
-			return sum, r.err
-		}
-		if next == 0 && rec.kind != recEnd {
-			next, sum.first = rec.seq, rec.seq
-		}
-		switch rec.kind {
-		case recMessage, recGap:
-			if rec.seq != next || (rec.kind == recGap && rec.last < rec.seq) {
-				return sum, r.fail(at, fmt.Sprintf("record at seq %d, want seq %d", rec.seq, next))
-			}
-			if rec.kind == recGap {
-				sum.deleted += rec.last - rec.seq + 1
-				next = rec.last + 1
-			} else {
-				sum.msgs++
-				next++
-			}
-			if f != nil {
-				if err := f(rec); err != nil {
-					return sum, err
-				}
-			}
-		case recEnd:
-			if next == 0 {
-				next, sum.first = rec.last+1, rec.last+1
-			}
-			if rec.last+1 != next || rec.count != sum.msgs {
-				return sum, r.fail(at, fmt.Sprintf("the end says seq %d and %d messages; the records hold seq %d and %d", rec.last, rec.count, next-1, sum.msgs))
-			}
-			if _, err := r.r.ReadByte(); err != io.EOF {
-				return sum, r.fail(r.off, "bytes after the end record")
-			}
-			sum.last = rec.last
-			return sum, nil
-		}
-	}
-}
-
-// frameReader reads a stream file's records, keeping the offset for errors.
-type frameReader struct {
-	r    *bufio.Reader
-	file string
-	off  int64
-	err  error
-}
-
-func (r *frameReader) fail(at int64, msg string) error {
-	if r.err == nil {
-		r.err = &FrameError{File: r.file, Offset: at, Msg: msg}
-	}
-	return r.err
-}
-
-func (r *frameReader) bytes(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		r.fail(r.off, fmt.Sprintf("cut short: %d bytes wanted (the file is truncated)", n))
-		return nil
-	}
-	r.off += int64(n)
-	return b
-}
-
-func (r *frameReader) u16() int {
-	if b := r.bytes(2); b != nil {
-		return int(binary.BigEndian.Uint16(b))
-	}
-	return 0
-}
-
-func (r *frameReader) u32() int {
-	if b := r.bytes(4); b != nil {
-		return int(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (r *frameReader) u64() uint64 {
-	if b := r.bytes(8); b != nil {
-		return binary.BigEndian.Uint64(b)
-	}
-	return 0
-}
-
-func (r *frameReader) str16() string { return string(r.bytes(r.u16())) }
-
-// record reads one record; r.err is set where it is bad.
-func (r *frameReader) record() record {
-	at := r.off
-	kind := r.bytes(1)
-	if r.err != nil {
-		return record{}
-	}
-	rec := record{kind: kind[0]}
-	switch rec.kind {
-	case recGap:
-		rec.seq, rec.last = r.u64(), r.u64()
-	case recEnd:
-		rec.last, rec.count = r.u64(), r.u64()
-	case recMessage:
-		r.message(&rec)
-	default:
-		r.fail(at, fmt.Sprintf("unknown record kind 0x%02x", rec.kind))
-	}
-	return rec
-}
-
-// message reads the rest of a message record into rec.
-func (r *frameReader) message(rec *record) {
-	rec.seq, rec.ts = r.u64(), int64(r.u64())
-	rec.subject = r.str16()
-	if n := r.u16(); n > 0 {
-		rec.hdr = nats.Header{}
-		for range n {
-			k := r.str16()
-			for range r.u16() {
-				rec.hdr[k] = append(rec.hdr[k], string(r.bytes(r.u32())))
-			}
-		}
-	}
-	at := r.off
-	n := r.u32()
-	if n > maxFrameData {
-		r.fail(at, fmt.Sprintf("message at seq %d: data length %d past the limit", rec.seq, n))
-		return
-	}
-	rec.data = r.bytes(n)
-	if r.err == nil && (rec.seq == 0 || rec.subject == "") {
-		r.fail(at, fmt.Sprintf("message at seq %d without a sequence or subject", rec.seq))
-	}
+	return false
 }
 
 // restoreStream recreates stream e (on a single node: with one replica)

@@ -260,6 +260,16 @@ func TestRestoreRefusesABadBackup(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "the manifest says"},
+		{"a stream outside the backup, hashes rewritten", func(t *testing.T, b string) {
+			m := readManifest(t, b)
+			m.Streams[0].Name, m.Streams[0].Config.Name, m.Streams[0].File = "RW_../../x", "RW_../../x", "streams/RW_../../x.rwb"
+			for _, f := range []string{manifestName, sumsName} {
+				os.Remove(filepath.Join(b, f))
+			}
+			if err := writeManifest(b, m); err != nil {
+				t.Fatal(err)
+			}
+		}, "not one a gateway keeps"},
 		{"SHA256SUMS missing", func(t *testing.T, b string) { os.Remove(filepath.Join(b, sumsName)) }, sumsName},
 	}
 	for _, tc := range cases {
