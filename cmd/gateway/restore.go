@@ -321,8 +321,11 @@ func restoreStream(ctx context.Context, js jetstream.JetStream, dir string, e st
 	if err != nil {
 		return 0, fmt.Errorf("create: %w", err)
 	}
-	p := &republisher{js: js, filler: filler}
+	p := &republisher{js: js, s: s, filler: filler}
 	if _, err := readStreamFile(dir, e, func(rec record) error { return p.record(ctx, rec) }); err != nil {
+		return p.fillers, err
+	}
+	if err := p.settle(ctx, len(p.inflight)); err != nil {
 		return p.fillers, err
 	}
 	if p.fillers > 0 {
@@ -350,19 +353,41 @@ func checkRestored(ctx context.Context, s jetstream.Stream, e streamEntry) error
 	return nil
 }
 
-// republisher publishes a stream file's records in order.
+// republisher publishes a stream file's records in order, up to
+// restoreWindow at a time (a round trip per message would bound a restore
+// to a few thousand messages a second). Order stays proven: each publish
+// expects the sequence before its own, so where one is not stored every
+// later one in flight is refused too, and recover resends them.
 type republisher struct {
-	js      jetstream.JetStream
-	filler  string
-	fillers uint64
+	js       jetstream.JetStream
+	s        jetstream.Stream
+	filler   string
+	fillers  uint64
+	inflight []*inflight // oldest first
 }
+
+// inflight is a message sent and not yet settled.
+type inflight struct {
+	seq  uint64
+	msg  *nats.Msg
+	ack  jetstream.PubAckFuture // nil: not sent (recover sends it)
+	done bool                   // answered (a future answers once): got holds it
+	got  *jetstream.PubAck      // nil: failed
+}
+
+// restoreWindow bounds the publishes in flight on a stream;
+// restoreAckWait how long one may go unanswered.
+const (
+	restoreWindow  = 256
+	restoreAckWait = 30 * time.Second
+)
 
 // record publishes a message at its sequence, or a filler for each
 // sequence of a gap.
 func (p *republisher) record(ctx context.Context, rec record) error {
 	if rec.kind == recGap {
 		for seq := rec.seq; seq <= rec.last; seq++ {
-			if err := p.publish(ctx, &nats.Msg{Subject: p.filler}, seq); err != nil {
+			if err := p.send(ctx, &nats.Msg{Subject: p.filler}, seq); err != nil {
 				return err
 			}
 			p.fillers++
@@ -373,7 +398,81 @@ func (p *republisher) record(ctx context.Context, rec record) error {
 	if msg.Header == nil {
 		msg.Header = nats.Header{}
 	}
-	return p.publish(ctx, msg, rec.seq)
+	return p.send(ctx, msg, rec.seq)
+}
+
+// send publishes msg for seq without waiting for its ack; with
+// restoreWindow in flight it settles the older half first.
+func (p *republisher) send(ctx context.Context, msg *nats.Msg, seq uint64) error {
+	ack, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectLastSequence(seq-1))
+	if err != nil {
+		ack = nil // too many pending, or the connection: recover sends it
+	}
+	p.inflight = append(p.inflight, &inflight{seq: seq, msg: msg, ack: ack})
+	if ack == nil {
+		return p.recover(ctx)
+	}
+	if len(p.inflight) < restoreWindow {
+		return nil
+	}
+	return p.settle(ctx, len(p.inflight)/2)
+}
+
+// settle waits for the n oldest acks. Where one is not the message stored
+// at its sequence, recover takes over.
+func (p *republisher) settle(ctx context.Context, n int) error {
+	for _, f := range p.inflight[:n] {
+		if ack := f.answer(ctx); ack == nil || ack.Sequence != f.seq || ack.Duplicate {
+			return p.recover(ctx)
+		}
+	}
+	p.inflight = append(p.inflight[:0], p.inflight[n:]...)
+	return nil
+}
+
+// answer waits for f's ack, at most restoreAckWait; nil where f was not
+// sent, failed or was not answered.
+func (f *inflight) answer(ctx context.Context) *jetstream.PubAck {
+	if f.done || f.ack == nil {
+		return f.got
+	}
+	t := time.NewTimer(restoreAckWait)
+	defer t.Stop()
+	select {
+	case f.got = <-f.ack.Ok():
+	case <-f.ack.Err():
+	case <-ctx.Done():
+		return nil // not answered yet: asked again, it waits again
+	case <-t.C:
+	}
+	f.done = true
+	return f.got
+}
+
+// recover waits until every message in flight is answered, asks the
+// stream for its last sequence (the messages up to it are stored, in
+// order: each expected the one before), and sends the others again, one
+// at a time.
+func (p *republisher) recover(ctx context.Context) error {
+	for _, f := range p.inflight {
+		f.answer(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	info, err := p.s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("stream info: %w", err)
+	}
+	for _, f := range p.inflight {
+		if f.seq > info.State.LastSeq {
+			if err := p.publish(ctx, f.msg, f.seq); err != nil {
+				return err
+			}
+		}
+	}
+	p.inflight = p.inflight[:0]
+	return nil
 }
 
 // publish stores msg at seq: it expects seq-1 to be the stream's last,
