@@ -367,5 +367,8 @@ func copyMessages(ctx context.Context, s jetstream.Stream, cut uint64, w *frameW
 		if n == 0 {
 			return ctx.Err() // nothing more: the messages up to the cut were deleted since
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	}
 }
