@@ -191,14 +191,19 @@ func backup(ctx context.Context, nf natsFlags, dest string) (*manifest, error) {
 	if err := emptyDir(dest, "--out"); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dest, streamsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
+	if *nf.url == "" {
+		if _, err := os.Stat(filepath.Join(*nf.data, "nats")); err != nil {
+			return nil, fmt.Errorf("--data %s: no gateway's store there (%v)", *nf.data, err)
+		}
 	}
 	c, err := nf.connect()
 	if err != nil {
 		return nil, err
 	}
 	defer c.close()
+	if err := os.MkdirAll(filepath.Join(dest, streamsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
 	source := "--nats " + *nf.url
 	if *nf.url == "" {
 		source = "--data " + *nf.data
@@ -220,7 +225,7 @@ func emptyDir(dir, flagName string) error {
 		return fmt.Errorf("%s %s: %w", flagName, dir, err)
 	}
 	if len(entries) > 0 {
-		return fmt.Errorf("%s %s: not empty (%s and %d more): give a new or empty directory", flagName, dir, entries[0].Name(), len(entries)-1)
+		return fmt.Errorf("%s %s: not empty (it holds %s): give a new or empty directory", flagName, dir, entries[0].Name())
 	}
 	return nil
 }

@@ -293,7 +293,8 @@ func TestRestoreRefusesABadBackup(t *testing.T) {
 }
 
 // TestRestoreRefusesANonEmptyDir: restore never writes over a directory
-// that holds anything, and backup never into one.
+// that holds anything, and backup never into one; backup refuses a --data
+// without a store (a typo would otherwise back up nothing).
 func TestRestoreRefusesANonEmptyDir(t *testing.T) {
 	bdir := backupOf(t)
 	rdir := t.TempDir()
@@ -309,6 +310,15 @@ func TestRestoreRefusesANonEmptyDir(t *testing.T) {
 	if st := runBackup(context.Background(), []string{"--data", t.TempDir(), "--out", rdir}, noEnv, io.Discard, &errOut); st != 2 ||
 		!strings.Contains(errOut.String(), "--out "+rdir+": not empty") {
 		t.Fatalf("backup into a non-empty dir: exit %d, %q", st, errOut.String())
+	}
+	errOut.Reset()
+	empty, out := t.TempDir(), filepath.Join(t.TempDir(), "b")
+	if st := runBackup(context.Background(), []string{"--data", empty, "--out", out}, noEnv, io.Discard, &errOut); st != 2 ||
+		!strings.Contains(errOut.String(), "no gateway's store there") {
+		t.Fatalf("backup of a directory without a store: exit %d, %q", st, errOut.String())
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused backup made %s: %v", out, err)
 	}
 }
 
