@@ -1,164 +1,550 @@
 // The operator console's script (console.html), served as a module file
 // rather than inline: the console's Content-Security-Policy allows scripts
 // from the gateway only (api/static.go).
+//
+// Invariants: everything the API answers is rendered with textContent or
+// text nodes (el, cells), never innerHTML, so a board, member or profile
+// name is text whatever it holds; the token lives in sessionStorage only.
 import "/widget/rankwire.js";
-const $ = (id) => document.getElementById(id);
-let token = sessionStorage.getItem("rankwire-console-token") || "";
-let current = "";
 
-const text = (s) => document.createTextNode(s == null ? "" : String(s));
+const $ = (id) => document.getElementById(id);
+const tokenKey = "rankwire-console-token";
+let token = sessionStorage.getItem(tokenKey) || "";
+let current = ""; // the open board's name
+let currentBoard = null; // the open board as GET /v1/boards/{b} answered
+
+// ---- rendering helpers: text only ----
+
+const nf = new Intl.NumberFormat();
+const df = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+// el builds an element with properties (textContent, className, ...) and
+// children (strings become text nodes).
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  Object.assign(e, props || {});
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(c == null ? "" : String(c)));
+  return e;
+}
 function cells(tr, values) {
-  for (const v of values) {
-    const td = document.createElement("td");
-    if (v instanceof Node) td.append(v); else td.append(text(v));
-    tr.append(td);
-  }
+  for (const v of values) tr.append(v instanceof Node ? el("td", {}, v) : el("td", {}, v));
   return tr;
 }
-function alertShow(msg) { $("alert").textContent = msg || ""; }
+function num(v) { return typeof v === "number" ? nf.format(v) : v == null ? "" : String(v); }
+function numCell(v) { return el("td", { className: "num" }, num(v)); }
 
-// api calls the gateway's API with the admin token; an error answer
-// throws with the gateway's message.
-async function api(method, path) {
-  const r = await fetch(path, { method, headers: { Authorization: `Bearer ${token}` } });
-  const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${r.status}`);
-  return body;
+// when shows an RFC 3339 time in the viewer's zone, with the UTC value the
+// API gave in the title; "—" for none.
+function when(iso) {
+  if (!iso) return el("span", { className: "muted" }, "—");
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return el("span", {}, iso);
+  return el("time", { dateTime: iso, title: `UTC ${iso}` }, df.format(d));
+}
+function alertShow(msg) { $("alert").textContent = msg || ""; }
+function notice(msg) { $("notice").textContent = msg || ""; }
+function button(label, aria, onClick, className) {
+  const b = el("button", { type: "button", className: className || "" }, label);
+  if (aria) b.setAttribute("aria-label", aria);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// confirmInline replaces slot's content with a question and two buttons;
+// act runs on "yes" only. No window.confirm: it blocks the page.
+function confirmInline(slot, question, yes, act, restore) {
+  const no = button("Cancel", "", () => restore());
+  const ok = button(yes, "", async () => { ok.disabled = true; await act(); }, "danger");
+  slot.replaceChildren(el("span", { className: "confirm" }, question, " "), ok, " ", no);
+  no.focus();
+}
+
+// ---- the API ----
+
+// ApiError is an error answer of the gateway: its code, message and status.
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(code ? `${code}: ${message}` : `HTTP ${status}`);
+    Object.assign(this, { status, code, apiMessage: message || "" });
+  }
+}
+
+// api calls the gateway's API with the token; an error answer throws an
+// ApiError with the gateway's code and message.
+async function api(method, path, body) {
+  const headers = { Authorization: `Bearer ${token}` };
+  const init = { method, headers };
+  if (body !== undefined) { headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+  const r = await fetch(path, init);
+  const answer = await r.json().catch(() => ({}));
+  if (!r.ok) throw new ApiError(r.status, answer.error?.code, answer.error?.message);
+  return answer;
+}
+const enc = encodeURIComponent;
+const boardPath = (...rest) => ["/v1/boards", enc(current), ...rest].join("/");
+
+// ---- sign-in ----
+
+// claims decodes a JWT's payload without verifying it (the gateway
+// verifies it on every request); null where it is not a JWT.
+function claims(tok) {
+  try {
+    const p = tok.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const bytes = Uint8Array.from(atob(p + "=".repeat((4 - p.length % 4) % 4)), (c) => c.charCodeAt(0));
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch { return null; }
+}
+
+function showWho(c) {
+  const who = $("who");
+  who.replaceChildren();
+  if (!c) { who.append("token not decodable"); return; }
+  const roles = Array.isArray(c.roles) && c.roles.length ? c.roles.join(", ") : "none";
+  who.append(el("span", { id: "who-tenant" }, `tenant ${c.tnt ?? "?"}`), " · ",
+    el("span", { id: "who-roles" }, `roles ${roles}`), " · expires ",
+    typeof c.exp === "number" ? when(new Date(c.exp * 1000).toISOString()) : "?",
+    el("span", { className: "muted-light" }, " (decoded, not verified)"));
+  who.title = "Decoded in the browser without checking the signature; the gateway checks it.";
 }
 
 async function signIn() {
   try {
     const t = await api("GET", "/v1/tenant");
-    sessionStorage.setItem("rankwire-console-token", token);
-    $("who").textContent = `tenant ${t.tenant}`;
+    sessionStorage.setItem(tokenKey, token);
+    showWho(claims(token));
     $("signin").hidden = true;
+    $("signout").hidden = false;
     for (const id of ["tenant", "boards"]) $(id).hidden = false;
     alertShow("");
     showTenant(t);
-    await loadBoards();
+    await loadBoards(false);
   } catch (e) {
     alertShow(`Sign-in refused: ${e.message}`);
+    sessionStorage.removeItem(tokenKey);
     $("signin").hidden = false;
   }
+}
+
+// signOut forgets the token and empties every view, the live widget's
+// WebSocket included.
+function signOut() {
+  sessionStorage.removeItem(tokenKey);
+  token = "";
+  current = "";
+  for (const id of ["tenant", "boards", "board", "editor", "signout"]) $(id).hidden = true;
+  for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "decisions"]) $(id).replaceChildren();
+  $("member-detail").hidden = true;
+  $("token").value = "";
+  $("signin").hidden = false;
+  alertShow("");
+  notice("Signed out: the token is gone from this tab.");
 }
 
 function showTenant(t) {
   const rows = $("tenant-rows");
   rows.replaceChildren();
-  for (const [k, v] of [["Submissions per second (limit)", t.limits.submissions_per_second], ["WebSocket connections (limit)", t.limits.connections],
+  for (const [k, v] of [["Tenant", t.tenant], ["Submissions per second (limit)", t.limits.submissions_per_second], ["WebSocket connections (limit)", t.limits.connections],
     ["Boards (limit)", t.limits.boards], ["Boards", t.boards], ["WebSocket connections on this gateway", t.connections]]) {
-    const tr = document.createElement("tr");
-    const th = document.createElement("th");
-    th.scope = "row";
-    th.textContent = k;
-    tr.append(th);
-    rows.append(cells(tr, [v]));
+    rows.append(el("tr", {}, el("th", { scope: "row" }, k), numCell(v)));
   }
   const subs = $("subs-rows");
   subs.replaceChildren();
-  for (const [b, n] of Object.entries(t.subscriptions)) subs.append(cells(document.createElement("tr"), [b, n]));
+  for (const [b, n] of Object.entries(t.subscriptions)) subs.append(el("tr", {}, el("td", {}, b), numCell(n)));
 }
+
+// ---- boards: list, paging, search ----
 
 // boardsPage is the most boards one GET /v1/boards answers.
 const boardsPage = 1000;
-// boardsNext is the cursor of the page after the boards shown ("": none).
-let boardsNext = "";
+const boardName = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+// boardsNext is the cursor of the page after the boards shown ("": none);
+// prefix the name prefix searched ("": every board).
+let boardsNext = "", prefix = "";
 
 // loadBoards lists the tenant's boards in name order, a page at a time:
 // the first page, or with more, the page after the boards shown, added to
-// them (PROTOCOL.md: GET /v1/boards pages with after and next). "More
-// boards" shows while a next page exists.
+// them (PROTOCOL.md: GET /v1/boards pages with after and next). A prefix
+// search is server-side: every name that starts with it is one, or follows
+// it in name order (after=prefix), so the pages start there and stop at
+// the first name without it. "More boards" shows while a next page exists.
 async function loadBoards(more) {
-  const after = more && boardsNext ? `&after=${encodeURIComponent(boardsNext)}` : "";
-  const { boards, next } = await api("GET", `/v1/boards?limit=${boardsPage}${after}`);
   const rows = $("board-rows");
-  if (!more) rows.replaceChildren();
-  for (const b of boards) {
-    const open = document.createElement("button");
-    open.textContent = "Open";
-    open.setAttribute("aria-label", `Open board ${b.name}`);
-    open.addEventListener("click", () => openBoard(b.name));
-    rows.append(cells(document.createElement("tr"), [b.name, `${b.policy} · ${b.order}`, b.members, b.ends_at || "—", open]));
+  if (!more) {
+    rows.replaceChildren();
+    boardsNext = "";
+    if (prefix && !boardName.test(prefix)) return showBoardsEnd(false);
+    if (prefix) await api("GET", `/v1/boards/${enc(prefix)}`).then(addBoardRow, (e) => { if (e.status !== 404) throw e; });
   }
+  const after = more ? boardsNext : prefix;
+  const { boards, next } = await api("GET", `/v1/boards?limit=${boardsPage}${after ? `&after=${enc(after)}` : ""}`);
+  const matching = boards.filter((b) => b.name.startsWith(prefix));
+  matching.forEach(addBoardRow);
+  showBoardsEnd(next && matching.length === boards.length ? next : "");
+}
+function showBoardsEnd(next) {
   boardsNext = next || "";
   $("more-boards").hidden = !boardsNext;
+  $("boards-empty").hidden = $("board-rows").rows.length > 0;
 }
+function addBoardRow(b) {
+  const tr = el("tr", {}, el("td", {}, b.name), el("td", {}, `${b.policy} · ${b.order}`), numCell(b.members), el("td", {}, when(b.ends_at)),
+    el("td", {}, button("Open", `Open board ${b.name}`, () => openBoard(b.name))));
+  tr.dataset.board = b.name;
+  $("board-rows").append(tr);
+}
+
+// ---- one board ----
 
 async function openBoard(name) {
   current = name;
   $("board").hidden = false;
+  $("editor").hidden = true;
+  $("member-detail").hidden = true;
+  $("decisions").replaceChildren();
+  $("member-rows").replaceChildren();
   $("board-h").textContent = `Board ${name}`;
   try {
-    const b = await api("GET", `/v1/boards/${encodeURIComponent(name)}`);
-    $("settings").textContent = JSON.stringify(b, null, 2);
-    const el = document.createElement("rankwire-board");
-    el.id = "live";
-    for (const [k, v] of Object.entries({ board: name, view: "top", limit: "10", label: `${name} · live top 10`, token })) el.setAttribute(k, v);
-    $("live-slot").replaceChildren(el);
-    await loadHeld();
+    showBoard(await api("GET", boardPath()));
+    const w = document.createElement("rankwire-board");
+    w.id = "live";
+    for (const [k, v] of Object.entries({ board: name, view: "top", limit: "10", label: `${name} · live top 10`, token })) w.setAttribute(k, v);
+    $("live-slot").replaceChildren(w);
+    await Promise.all([loadHeld(false), loadTop(false)]);
   } catch (e) { alertShow(e.message); }
 }
 
-async function loadHeld() {
-  const { rows } = await api("GET", `/v1/boards/${encodeURIComponent(current)}/quarantine?limit=100`);
+function rulesText(r) {
+  if (!r) return "none";
+  const parts = [];
+  if (r.min_score != null) parts.push(`lowest score ${num(r.min_score)}`);
+  if (r.max_score != null) parts.push(`highest score ${num(r.max_score)}`);
+  if (r.max_step != null) parts.push(`largest step ${num(r.max_step)}`);
+  if (r.max_per_minute) parts.push(`${num(r.max_per_minute)} a minute per member`);
+  return parts.join(" · ") || "none";
+}
+
+// showBoard renders a board's settings as a table, not as JSON.
+function showBoard(b) {
+  currentBoard = b;
+  const rows = $("settings");
+  rows.replaceChildren();
+  for (const [k, v] of [["Order", b.order], ["Subscore order", b.subscore_order], ["Policy", b.policy], ["Tiebreak", b.tiebreak],
+    ["Windows", (b.windows || []).join(", ")], ["Past windows kept", num(b.retention)], ["Starts", when(b.starts_at)], ["Ends", when(b.ends_at)],
+    ["Anti-cheat rules", rulesText(b.rules)], ["Members", num(b.members)]]) {
+    const tr = el("tr", {}, el("th", { scope: "row" }, k), el("td", {}, v));
+    tr.dataset.setting = k;
+    rows.append(tr);
+  }
+  const prizes = $("prizes");
+  prizes.replaceChildren();
+  for (const p of b.prizes || []) prizes.append(el("tr", {}, el("th", { scope: "row" }, p.from === p.to ? `rank ${num(p.from)}` : `ranks ${num(p.from)}–${num(p.to)}`), el("td", {}, p.prize)));
+  if (!b.prizes?.length) prizes.append(el("tr", {}, el("td", { className: "muted" }, "none")));
+  resetDelete();
+}
+
+function resetDelete() {
+  const slot = $("delete-slot");
+  slot.replaceChildren(button("Delete board", `Delete board ${current}`, () => confirmInline(slot,
+    `Delete board ${current} and every entry on it?`, "Yes, delete", deleteBoard, resetDelete), "danger"));
+}
+async function deleteBoard() {
+  try {
+    const { deleted } = await api("DELETE", boardPath());
+    $("board").hidden = true;
+    $("live-slot").replaceChildren();
+    notice(`Deleted board ${deleted}.`);
+    await loadBoards(false);
+  } catch (e) { alertShow(e.message); resetDelete(); }
+}
+
+// ---- the board form ----
+
+// editing is the board being edited, or null while creating one.
+let editing = null;
+const selects = { order: "desc", subscore_order: "desc", policy: "best", tiebreak: "earliest" };
+const ruleFields = ["min_score", "max_score", "max_step", "max_per_minute"];
+
+// localInput is an RFC 3339 time as a datetime-local value in the
+// viewer's zone ("" for none).
+function localInput(iso) {
+  if (!iso) return "";
+  const d = new Date(iso), p = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+function openEditor(b) {
+  editing = b;
+  clearErrors($("board-form"));
+  $("editor-h").textContent = b ? `Edit board ${b.name}` : "New board";
+  $("f-name").value = b ? b.name : "";
+  $("f-name").disabled = !!b;
+  for (const [k, d] of Object.entries(selects)) $(`f-${k}`).value = b ? b[k] : d;
+  const windows = b ? b.windows : ["all"];
+  for (const c of document.getElementsByName("window")) c.checked = windows.includes(c.value);
+  $("f-retention").value = b ? b.retention : "";
+  for (const k of ["starts_at", "ends_at"]) {
+    const input = $(`f-${k}`);
+    input.value = localInput(b?.[k]);
+    input.dataset.orig = b?.[k] || "";
+    input.dataset.shown = input.value;
+  }
+  $("prize-rows").replaceChildren();
+  for (const p of b?.prizes || []) addPrizeRow(p);
+  for (const k of ruleFields) $(`f-${k}`).value = b?.rules?.[k] ?? "";
+  $("editor").hidden = false;
+  (b ? $("f-order") : $("f-name")).focus();
+}
+
+function addPrizeRow(p) {
+  const tr = el("tr");
+  for (const [k, type] of [["from", "number"], ["to", "number"], ["prize", "text"]]) {
+    const input = el("input", { type, value: p?.[k] ?? "", className: `prize-${k}` });
+    input.setAttribute("aria-label", `Prize ${k}`);
+    if (type === "number") { input.min = "1"; input.step = "1"; }
+    tr.append(el("td", {}, input));
+  }
+  tr.append(el("td", {}, button("Remove", "Remove this prize range", () => { tr.remove(); numberPrizes(); })));
+  $("prize-rows").append(tr);
+  numberPrizes();
+}
+// numberPrizes gives each prize input its JSON path, as the API names it.
+function numberPrizes() {
+  [...$("prize-rows").rows].forEach((tr, i) => {
+    for (const k of ["from", "to", "prize"]) tr.querySelector(`.prize-${k}`).dataset.path = `prizes[${i}].${k}`;
+  });
+}
+
+// FieldError is a value the form refuses before asking the API.
+class FieldError extends Error {
+  constructor(path, message) { super(`${path}: ${message}`); this.apiMessage = this.message; }
+}
+function finite(path, v, integer) {
+  if (v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new FieldError(path, integer ? "want an integer" : "want a finite number");
+  return n;
+}
+function timeField(k) {
+  const input = $(`f-${k}`);
+  if (!input.value) return undefined;
+  if (input.value === input.dataset.shown && input.dataset.orig) return input.dataset.orig; // unchanged: keep its milliseconds
+  const d = new Date(input.value);
+  if (Number.isNaN(d.getTime())) throw new FieldError(k, "not a date and time");
+  return d.toISOString();
+}
+
+// boardBody reads the form into a PUT /v1/boards/{board} body: the whole
+// settings, since a PUT replaces them; an empty field is left out (the
+// gateway's default, or none).
+function boardBody() {
+  const body = {};
+  for (const k of Object.keys(selects)) body[k] = $(`f-${k}`).value;
+  const windows = [...document.getElementsByName("window")].filter((c) => c.checked).map((c) => c.value);
+  if (windows.length) body.windows = windows;
+  const retention = finite("retention", $("f-retention").value.trim(), true);
+  if (retention !== undefined) body.retention = retention;
+  for (const k of ["starts_at", "ends_at"]) { const v = timeField(k); if (v) body[k] = v; }
+  const prizes = [...$("prize-rows").rows].map((tr, i) => ({
+    from: finite(`prizes[${i}].from`, tr.querySelector(".prize-from").value.trim(), true) ?? 0,
+    to: finite(`prizes[${i}].to`, tr.querySelector(".prize-to").value.trim(), true) ?? 0,
+    prize: tr.querySelector(".prize-prize").value,
+  }));
+  if (prizes.length) body.prizes = prizes;
+  const rules = {};
+  for (const k of ruleFields) { const v = finite(`rules.${k}`, $(`f-${k}`).value.trim(), k === "max_per_minute"); if (v !== undefined) rules[k] = v; }
+  if (Object.keys(rules).length) body.rules = rules;
+  return body;
+}
+
+async function saveBoard() {
+  const form = $("board-form");
+  clearErrors(form);
+  const name = editing ? editing.name : $("f-name").value.trim();
+  try {
+    if (!boardName.test(name)) throw new FieldError("board", `${JSON.stringify(name)} is not a board name: a-z, 0-9, _ and -, up to 64, starting with a letter or digit`);
+    const b = await api("PUT", `/v1/boards/${enc(name)}`, boardBody());
+    $("editor").hidden = true;
+    notice(`${editing ? "Saved" : "Created"} board ${b.name}.`);
+    await loadBoards(false);
+    await openBoard(b.name);
+  } catch (e) { showError(form, e); }
+}
+
+// ---- field errors ----
+
+function clearErrors(form) {
+  for (const p of form.querySelectorAll(".field-error")) p.textContent = "";
+  for (const p of form.querySelectorAll(".field-error.dynamic")) p.remove();
+  for (const i of form.querySelectorAll("[aria-invalid]")) i.removeAttribute("aria-invalid");
+}
+
+// showError puts an error next to the field its message names (the API
+// starts a message with the field's JSON path: "prizes[0].to: ..."), the
+// nearest enclosing field where that one has no input of its own, and
+// on the form as a whole otherwise.
+function showError(form, e) {
+  const msg = e.apiMessage || e.message;
+  const m = /^([a-z_]+(?:\[\d+\]|\.[a-z_]+)*): /.exec(msg);
+  for (let path = m ? m[1] : ""; path; path = path.replace(/(\[\d+\]|\.[a-z_]+)$|^[a-z_]+$/, "")) {
+    const target = form.querySelector(`[data-path="${CSS.escape(path)}"]`);
+    if (!target) continue;
+    const input = target.matches("input, select") ? target : target.matches("fieldset") ? null : target.querySelector("input, select");
+    if (input) input.setAttribute("aria-invalid", "true");
+    let p = target.matches("input, select") ? null : target.querySelector(":scope > .field-error");
+    if (!p) {
+      p = el("p", { className: "field-error dynamic", id: `err-${path.replace(/\W/g, "-")}` });
+      if (target.matches("input, select")) target.after(p); else target.append(p);
+    }
+    p.textContent = e.status ? `${msg} (${e.code})` : msg;
+    if (input) { input.setAttribute("aria-describedby", p.id); input.focus(); }
+    return;
+  }
+  form.querySelector(":scope > .field-error").textContent = e.message;
+}
+
+// ---- the quarantine ----
+
+let heldNext = "";
+
+async function loadHeld(more) {
+  const { rows, next } = await api("GET", boardPath(`quarantine?limit=100${more && heldNext ? `&after=${enc(heldNext)}` : ""}`));
   const body = $("held-rows");
-  body.replaceChildren();
-  $("held-empty").hidden = rows.length > 0;
+  if (!more) body.replaceChildren();
   for (const h of rows) {
-    const approve = document.createElement("button");
-    approve.textContent = "Approve";
-    approve.setAttribute("aria-label", `Approve ${h.member}'s ${h.score} (qid ${h.qid})`);
-    approve.addEventListener("click", () => decide(h.qid, "approve"));
-    const reject = document.createElement("button");
-    reject.textContent = "Reject";
-    reject.className = "danger";
-    reject.setAttribute("aria-label", `Reject ${h.member}'s ${h.score} (qid ${h.qid})`);
-    reject.addEventListener("click", () => decide(h.qid, "reject"));
-    const both = document.createElement("span");
-    both.append(approve, text(" "), reject);
-    const tr = cells(document.createElement("tr"), [h.qid, h.member, h.score, h.reason, h.at, both]);
+    const what = `${h.member}'s ${num(h.score)} (qid ${h.qid})`;
+    const both = el("span", {}, button("Approve", `Approve ${what}`, () => decide(h, "approve")), " ",
+      button("Reject", `Reject ${what}`, () => decide(h, "reject"), "danger"));
+    const tr = el("tr", {}, el("td", {}, h.qid), el("td", {}, h.member), numCell(h.score), el("td", {}, h.reason), el("td", {}, when(h.at)), el("td", {}, both));
     tr.dataset.qid = h.qid;
     body.append(tr);
   }
+  heldNext = next || "";
+  $("more-held").hidden = !heldNext;
+  $("held-empty").hidden = body.rows.length > 0;
 }
 
-async function decide(qid, verb) {
+// decide approves or rejects a held submission and lists the answer: the
+// API takes no reason and records no approver, so this tab's list is the
+// only trace the console can show.
+async function decide(h, verb) {
   try {
-    await api("POST", `/v1/boards/${encodeURIComponent(current)}/quarantine/${encodeURIComponent(qid)}/${verb}`);
+    const r = await api("POST", boardPath("quarantine", enc(h.qid), verb));
+    const said = verb === "approve"
+      ? `Approved qid ${h.qid}: ${r.member} ${r.applied ? `now rank ${num(r.rank)} with ${num(r.score)}` : `kept at ${num(r.score)} (not applied)`}`
+      : `Rejected qid ${h.qid}: ${h.member}'s ${num(h.score)} dropped`;
+    $("decisions").prepend(el("li", {}, said, " · ", when(new Date().toISOString())));
     alertShow("");
-    await loadHeld();
+    await loadHeld(false);
   } catch (e) { alertShow(e.message); }
 }
 
-async function findMember(m) {
-  const out = $("member-out");
-  out.replaceChildren();
-  try {
-    const b = encodeURIComponent(current), id = encodeURIComponent(m);
-    const row = await api("GET", `/v1/boards/${b}/members/${id}`);
-    const hist = await api("GET", `/v1/boards/${b}/members/${id}/history`);
-    const p = document.createElement("p");
-    p.id = "member-row";
-    p.textContent = `${row.name || row.member}: rank ${row.rank} of ${row.total}, score ${row.score}${row.review ? " (under review)" : ""}`;
-    const list = document.createElement("ol");
-    list.id = "member-history";
-    list.setAttribute("aria-label", "Recent changes, newest first");
-    for (const pt of hist.points) {
-      const li = document.createElement("li");
-      li.textContent = `${pt.at || pt.window}: rank ${pt.rank} of ${pt.total}, score ${pt.score}`;
-      list.append(li);
-    }
-    out.append(p, list);
-  } catch (e) {
-    const p = document.createElement("p");
-    p.textContent = e.message;
-    out.append(p);
-  }
+// ---- members ----
+
+let topNext = "";
+const memberRow = (r) => el("tr", {}, numCell(r.rank), el("td", {}, r.member), el("td", {}, r.name || ""), numCell(r.score),
+  el("td", {}, button("Open", `Open member ${r.member}`, () => guard(openMember)(r.member))));
+
+async function loadTop(more) {
+  const { rows, next } = await api("GET", boardPath(`top?limit=50${more && topNext ? `&after=${enc(topNext)}` : ""}`));
+  if (!more) $("member-rows").replaceChildren();
+  for (const r of rows) $("member-rows").append(memberRow(r));
+  topNext = next || "";
+  $("more-members").hidden = !topNext;
 }
 
-$("signin-form").addEventListener("submit", (e) => { e.preventDefault(); token = $("token").value.trim(); signIn(); });
-$("more-boards").addEventListener("click", () => loadBoards(true).catch((e) => alertShow(e.message)));
-$("member-form").addEventListener("submit", (e) => { e.preventDefault(); findMember($("member").value.trim()); });
+let currentMember = "";
+
+// openMember shows a member of the open board: its entry, the rows around
+// it, its history and its profile (tenant-wide, so shown also where the
+// member has no entry on this board).
+async function openMember(m) {
+  currentMember = m;
+  $("member-detail").hidden = false;
+  $("member-h").textContent = `Member ${m}`;
+  $("member-out").replaceChildren();
+  clearErrors($("profile-form"));
+  const row = await api("GET", boardPath("members", enc(m))).catch((e) => { if (e.status === 404) return null; throw e; });
+  $("member-row").textContent = row
+    ? `${row.member}: rank ${num(row.rank)} of ${num(row.total)}, score ${num(row.score)}, top ${num(Math.round(row.top_percent * 100) / 100)} %${row.review ? " (under review)" : ""}`
+    : `${m}: no entry on board ${current}.`;
+  resetRemove(row);
+  await Promise.all([row && showAround(m), showHistory(row && m), showProfile(m)]);
+}
+
+async function showAround(m) {
+  const { rows } = await api("GET", boardPath("members", enc(m), "around?radius=5"));
+  $("member-rows").replaceChildren(...rows.map(memberRow));
+  $("more-members").hidden = true;
+}
+
+async function showHistory(m) {
+  const list = $("member-history");
+  list.replaceChildren();
+  if (!m) return;
+  const { points } = await api("GET", boardPath("members", enc(m), "history"));
+  for (const pt of points) list.append(el("li", {}, pt.at ? when(pt.at) : pt.window, `: rank ${num(pt.rank)} of ${num(pt.total)}, score ${num(pt.score)}`));
+}
+
+function resetRemove(row) {
+  const slot = $("remove-slot");
+  slot.replaceChildren();
+  if (!row) return;
+  slot.append(button("Remove from board", `Remove ${row.member} from board ${current}`, () => confirmInline(slot,
+    `Remove ${row.member} from board ${current}? Its entry there is deleted; other boards keep theirs.`, "Yes, remove",
+    () => removeMember(row.member), () => resetRemove(row)), "danger"));
+}
+
+async function removeMember(m) {
+  try {
+    const { removed } = await api("DELETE", boardPath("members", enc(m)));
+    notice(`Removed ${removed} from board ${current}.`);
+    await loadTop(false);
+    await openMember(m);
+  } catch (e) { alertShow(e.message); }
+}
+
+async function showProfile(m) {
+  const p = await api("GET", `/v1/members/${enc(m)}/profile`).catch((e) => { if (e.status === 404) return null; throw e; });
+  $("profile-state").textContent = p ? "" : "No profile yet.";
+  $("p-name").value = p?.name || "";
+  $("p-avatar").value = p?.avatar || "";
+  $("p-country").value = p?.country || "";
+}
+
+// saveProfile puts the form's profile; empty avatar and country are left
+// out, which removes them (a PUT replaces the profile).
+async function saveProfile() {
+  const form = $("profile-form");
+  clearErrors(form);
+  const body = { name: $("p-name").value };
+  for (const k of ["avatar", "country"]) { const v = $(`p-${k}`).value.trim(); if (v) body[k] = v; }
+  try {
+    const p = await api("PUT", `/v1/members/${enc(currentMember)}/profile`, body);
+    notice(`Saved the profile of ${currentMember}.`);
+    await showProfile(currentMember);
+    $("profile-state").textContent = `Saved: ${p.name}`;
+  } catch (e) { showError(form, e); }
+}
+
+// ---- wiring ----
+
+function guard(f) { return (...a) => Promise.resolve(f(...a)).catch((e) => alertShow(e.message)); }
+function onSubmit(id, f) { $(id).addEventListener("submit", (e) => { e.preventDefault(); notice(""); guard(f)(); }); }
+onSubmit("signin-form", () => { token = $("token").value.trim(); return signIn(); });
+onSubmit("board-search", () => { prefix = $("board-prefix").value.trim(); return loadBoards(false); });
+onSubmit("board-form", saveBoard);
+onSubmit("member-form", () => openMember($("member").value.trim()));
+onSubmit("profile-form", saveProfile);
+$("signout").addEventListener("click", signOut);
+$("more-boards").addEventListener("click", guard(() => loadBoards(true)));
+$("more-held").addEventListener("click", guard(() => loadHeld(true)));
+$("more-members").addEventListener("click", guard(() => loadTop(true)));
+$("top-members").addEventListener("click", guard(() => { $("member-detail").hidden = true; return loadTop(false); }));
+$("new-board").addEventListener("click", () => openEditor(null));
+$("edit-board").addEventListener("click", () => openEditor(currentBoard));
+$("cancel-board").addEventListener("click", () => { $("editor").hidden = true; });
+$("add-prize").addEventListener("click", () => addPrizeRow(null));
+$("profile-clear").addEventListener("click", () => { $("p-avatar").value = ""; $("p-country").value = ""; guard(saveProfile)(); });
 setInterval(async () => { if (!$("tenant").hidden) try { showTenant(await api("GET", "/v1/tenant")); } catch {} }, 5000);
 if (token) signIn();
 window.consoleReady = true;
