@@ -1,0 +1,203 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rankwire/rankwire/auth"
+)
+
+// The console's back-office tests: each drives the console in Chromium
+// against a real gateway and checks what the API answers afterwards.
+
+// status sends a request with an admin token and returns the status and
+// the body, whatever the status.
+func (g *gateway) status(method, path, body string) (int, string) {
+	g.t.Helper()
+	req, _ := http.NewRequest(method, g.url(path), strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+g.token("admin", auth.RoleAdmin, time.Now().Add(time.Hour)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// openConsole opens the console in Chromium, signed in, with its boards
+// listed.
+func openConsole(t *testing.T, g *gateway) context.Context {
+	t.Helper()
+	ctx := browser(t, 1200, 1000)
+	do(t, ctx, chromedp.Navigate(g.url("/console")))
+	waitFor(t, "console.js", 10*time.Second, func() string {
+		if js[bool](t, ctx, `window.consoleReady === true`) {
+			return ""
+		}
+		return "not run"
+	})
+	consoleSignIn(t, ctx, g)
+	waitFor(t, "the boards", 10*time.Second, func() string {
+		if js[bool](t, ctx, `!document.getElementById("boards").hidden`) {
+			return ""
+		}
+		return "hidden: " + js[string](t, ctx, `document.getElementById("alert").textContent`)
+	})
+	return ctx
+}
+
+// run evaluates statements in the page (for their effect).
+func run(t *testing.T, ctx context.Context, stmts string) {
+	t.Helper()
+	js[bool](t, ctx, "(() => { "+stmts+"; return true })()")
+}
+
+// fill sets form fields by id.
+func fill(t *testing.T, ctx context.Context, fields map[string]string) {
+	t.Helper()
+	for id, v := range fields {
+		run(t, ctx, fmt.Sprintf(`document.getElementById(%q).value = %q`, id, v))
+	}
+}
+
+// openBoardInConsole clicks a board's Open button and waits for its settings.
+func openBoardInConsole(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	waitFor(t, "board "+name+" listed", 10*time.Second, func() string {
+		if js[bool](t, ctx, fmt.Sprintf(`!!document.querySelector('#board-rows tr[data-board=%q] button')`, name)) {
+			return ""
+		}
+		return "not listed"
+	})
+	run(t, ctx, fmt.Sprintf(`document.querySelector('#board-rows tr[data-board=%q] button').click()`, name))
+	waitFor(t, "board "+name+" open", 10*time.Second, func() string {
+		if s := js[string](t, ctx, `document.getElementById("board-h").textContent + " " + document.getElementById("settings").rows.length`); s != "Board "+name+" 10" {
+			return s
+		}
+		return ""
+	})
+}
+
+// boardSettings is what GET /v1/boards/{b} answers, as the tests compare it.
+type boardSettings struct {
+	Order    string           `json:"order"`
+	Policy   string           `json:"policy"`
+	Windows  []string         `json:"windows"`
+	Retain   int              `json:"retention"`
+	StartsAt string           `json:"starts_at"`
+	EndsAt   string           `json:"ends_at"`
+	Prizes   []map[string]any `json:"prizes"`
+	Rules    map[string]any   `json:"rules"`
+}
+
+// awaitBoard waits until GET /v1/boards/{b} answers want.
+func awaitBoard(t *testing.T, g *gateway, ctx context.Context, b string, want boardSettings) {
+	t.Helper()
+	waitFor(t, "board "+b+"'s settings", 10*time.Second, func() string {
+		code, body := g.status("GET", "/v1/boards/"+b, "")
+		var got boardSettings
+		_ = json.Unmarshal([]byte(body), &got)
+		if code != 200 || !reflect.DeepEqual(got, want) {
+			return fmt.Sprintf("%d %s; console: %q %q", code, body, js[string](t, ctx, `document.getElementById("alert").textContent`),
+				js[string](t, ctx, `[...document.querySelectorAll("#board-form .field-error")].map((p) => p.textContent).join("|")`))
+		}
+		return ""
+	})
+}
+
+// TestConsoleCreatesAndEditsBoard: a board made with the form, in a browser
+// whose zone is Auckland (UTC+13 in December), has the settings the form
+// shows, its local times stored in UTC; the board's page shows them in
+// local time with the UTC value in the title; an edit changes them; an
+// invalid prize range and a refused order change are shown next to the
+// field the API names, and change nothing.
+func TestConsoleCreatesAndEditsBoard(t *testing.T) {
+	t.Setenv("TZ", "Pacific/Auckland") // Chromium inherits it
+	g := startGateway(t)
+	ctx := openConsole(t, g)
+	run(t, ctx, `document.getElementById("new-board").click()`)
+	fill(t, ctx, map[string]string{"f-name": "cup-final", "f-order": "asc", "f-policy": "latest", "f-retention": "4",
+		"f-starts_at": "2026-12-01T13:00:00", "f-ends_at": "2026-12-08T13:00:00",
+		"f-min_score": "0", "f-max_score": "1000000", "f-max_step": "50000", "f-max_per_minute": "60"})
+	run(t, ctx, `for (const c of document.getElementsByName("window")) c.checked = ["all", "week"].includes(c.value);
+		const add = document.getElementById("add-prize"); add.click(); add.click();
+		const r = document.getElementById("prize-rows").rows;
+		[["1", "1", "€10,000"], ["2", "10", "€1,000"]].forEach(([f, to, p], i) => {
+			r[i].querySelector(".prize-from").value = f; r[i].querySelector(".prize-to").value = to; r[i].querySelector(".prize-prize").value = p; });
+		document.getElementById("board-form").requestSubmit()`)
+	want := boardSettings{Order: "asc", Policy: "latest", Windows: []string{"all", "week"}, Retain: 4,
+		StartsAt: "2026-12-01T00:00:00.000Z", EndsAt: "2026-12-08T00:00:00.000Z",
+		Prizes: []map[string]any{{"from": 1.0, "to": 1.0, "prize": "€10,000"}, {"from": 2.0, "to": 10.0, "prize": "€1,000"}},
+		Rules:  map[string]any{"min_score": 0.0, "max_score": 1e6, "max_step": 50000.0, "max_per_minute": 60.0}}
+	awaitBoard(t, g, ctx, "cup-final", want)
+
+	waitFor(t, "the board's page", 10*time.Second, func() string {
+		s := js[string](t, ctx, `(() => { const t = document.querySelector('#settings tr[data-setting="Ends"] time');
+			if (!t) return "no time";
+			const local = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium", timeZone: "Pacific/Auckland" }).format(new Date(t.dateTime));
+			return t.title + " | " + (t.textContent === local) + " | " + document.getElementById("prizes").textContent })()`)
+		if s != "UTC 2026-12-08T00:00:00.000Z | true | rank 1€10,000ranks 2–10€1,000" {
+			return s
+		}
+		return ""
+	})
+
+	// Edit: the form starts from the board's settings.
+	run(t, ctx, `document.getElementById("edit-board").click()`)
+	if s := js[string](t, ctx, `["f-name", "f-order", "f-starts_at", "f-max_step"].map((id) => document.getElementById(id).value).join(" ") + " " + document.getElementById("f-name").disabled + " " + document.getElementById("prize-rows").rows.length`); s != "cup-final asc 2026-12-01T13:00 50000 true 2" {
+		t.Errorf("edit form: %q", s)
+	}
+	fill(t, ctx, map[string]string{"f-retention": "6", "f-max_step": "60000"})
+	run(t, ctx, `document.querySelector("#prize-rows tr:last-child button").click(); document.getElementById("board-form").requestSubmit()`)
+	want.Retain, want.Prizes, want.Rules["max_step"] = 6, want.Prizes[:1], 60000.0
+	awaitBoard(t, g, ctx, "cup-final", want)
+
+	// A range whose end is before its start: the API's message names
+	// prizes[1].to, and the console puts it after that input.
+	run(t, ctx, `document.getElementById("edit-board").click(); document.getElementById("add-prize").click();
+		const r = document.getElementById("prize-rows").rows[1];
+		r.querySelector(".prize-from").value = "5"; r.querySelector(".prize-to").value = "3"; r.querySelector(".prize-prize").value = "x";
+		document.getElementById("board-form").requestSubmit()`)
+	waitFor(t, "the prize error", 10*time.Second, func() string {
+		s := js[string](t, ctx, `(() => { const to = document.getElementById("prize-rows").rows[1].querySelector(".prize-to");
+			return to.getAttribute("aria-invalid") + " " + (to.nextElementSibling ? to.nextElementSibling.textContent : "none") })()`)
+		if !strings.HasPrefix(s, "true prizes[1].to: 3 is not in 5..") {
+			return s
+		}
+		return ""
+	})
+	awaitBoard(t, g, ctx, "cup-final", want)
+}
+
+// TestConsoleShowsConflictAtField: changing the order of a board with
+// entries is a 409 naming order; the console shows it under the order
+// field and the board keeps its order.
+func TestConsoleShowsConflictAtField(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/plain", `{}`, nil)
+	g.call("POST", "/v1/boards/plain/scores", `{"member":"p1","score":10}`, nil)
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "plain")
+	run(t, ctx, `document.getElementById("edit-board").click(); document.getElementById("f-order").value = "asc";
+		document.getElementById("board-form").requestSubmit()`)
+	waitFor(t, "the order error", 10*time.Second, func() string {
+		s := js[string](t, ctx, `(() => { const f = document.querySelector('#board-form [data-path="order"]');
+			return f.querySelector("select").getAttribute("aria-invalid") + " " + f.querySelector(".field-error")?.textContent })()`)
+		if !strings.HasPrefix(s, `true order: "desc" cannot become "asc"`) || !strings.HasSuffix(s, "(conflict)") {
+			return s
+		}
+		return ""
+	})
+	if code, body := g.status("GET", "/v1/boards/plain", ""); code != 200 || !strings.Contains(body, `"order":"desc"`) {
+		t.Errorf("board after a refused edit: %d %s", code, body)
+	}
+}
