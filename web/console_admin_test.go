@@ -201,3 +201,131 @@ func TestConsoleShowsConflictAtField(t *testing.T) {
 		t.Errorf("board after a refused edit: %d %s", code, body)
 	}
 }
+
+// held returns the qids of board b's quarantine, by member.
+func held(t *testing.T, g *gateway, b string) map[string]string {
+	t.Helper()
+	var q struct {
+		Rows []struct{ QID, Member string }
+	}
+	g.call("GET", "/v1/boards/"+b+"/quarantine", "", &q)
+	out := map[string]string{}
+	for _, r := range q.Rows {
+		out[r.Member] = r.QID
+	}
+	return out
+}
+
+// awaitAPI waits until GET path answers code with a body holding each of want.
+func awaitAPI(t *testing.T, g *gateway, ctx context.Context, path string, code int, want ...string) {
+	t.Helper()
+	waitFor(t, "GET "+path, 10*time.Second, func() string {
+		c, body := g.status("GET", path, "")
+		ok := c == code
+		for _, w := range want {
+			ok = ok && strings.Contains(body, w)
+		}
+		if !ok {
+			return fmt.Sprintf("%d %s; console alert %q", c, body, js[string](t, ctx, `document.getElementById("alert").textContent`))
+		}
+		return ""
+	})
+}
+
+// TestConsoleDecidesQuarantine: approving a held submission in the console
+// ranks it (the member's read shows its score), rejecting one drops it
+// from the quarantine; both are listed with the API's answer; scores are
+// formatted with Intl.NumberFormat.
+func TestConsoleDecidesQuarantine(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/cup", `{"rules":{"max_score":1000}}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":100},{"member":"p3","score":5000},{"member":"p4","score":9000}]}`, nil)
+	qids := held(t, g, "cup")
+	if len(qids) != 2 {
+		t.Fatalf("held %v, want p3 and p4", qids)
+	}
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "cup")
+	waitFor(t, "the held rows", 10*time.Second, func() string {
+		s := js[string](t, ctx, `[...document.getElementById("held-rows").rows].map((r) => r.cells[2].textContent === new Intl.NumberFormat().format(Number(r.cells[1].textContent === "p3" ? 5000 : 9000))).join(",")`)
+		if s != "true,true" {
+			return "formatted scores: " + s
+		}
+		return ""
+	})
+	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button').click()`, qids["p3"]))
+	awaitAPI(t, g, ctx, "/v1/boards/cup/members/p3", 200, `"score":5000`, `"rank":1`)
+	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button.danger').click()`, qids["p4"]))
+	waitFor(t, "p4 gone from the quarantine", 10*time.Second, func() string {
+		if q := held(t, g, "cup"); len(q) != 0 {
+			return fmt.Sprintf("held %v", q)
+		}
+		if n := js[int](t, ctx, `document.getElementById("held-rows").rows.length`); n != 0 {
+			return fmt.Sprintf("%d rows shown", n)
+		}
+		return ""
+	})
+	if c, _ := g.status("GET", "/v1/boards/cup/members/p4", ""); c != 404 {
+		t.Errorf("rejected p4's read: %d, want 404", c)
+	}
+	got := js[string](t, ctx, `document.getElementById("decisions").textContent`)
+	for _, want := range []string{"Rejected qid " + qids["p4"] + ": p4's", "Approved qid " + qids["p3"] + ": p3 now rank 1 with"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("decisions %q lack %q", got, want)
+		}
+	}
+}
+
+// TestConsoleEditsMembers: a member found by id shows its entry and the
+// rows around it; its profile saved in the console is what the profile
+// read answers, clearing keeps the name only, a bad avatar is shown at
+// the avatar field; removing it (after the confirmation) makes its read
+// 404.
+func TestConsoleEditsMembers(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/cup", `{}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":1234567},{"member":"p2","score":20},{"member":"p3","score":30}]}`, nil)
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "cup")
+	run(t, ctx, `document.getElementById("member").value = "p1"; document.getElementById("member-form").requestSubmit()`)
+	waitFor(t, "p1's entry and the rows around it", 10*time.Second, func() string {
+		s := js[string](t, ctx, `document.getElementById("member-row").textContent + " | " + [...document.getElementById("member-rows").rows].map((r) => r.cells[1].textContent).join(",")`)
+		want := js[string](t, ctx, `"p1: rank 1 of 3, score " + new Intl.NumberFormat().format(1234567)`)
+		if !strings.HasPrefix(s, want) || !strings.HasSuffix(s, " | p1,p3,p2") {
+			return s
+		}
+		return ""
+	})
+	fill(t, ctx, map[string]string{"p-name": "Ann", "p-avatar": "https://cdn.example/a.png", "p-country": "mt"})
+	run(t, ctx, `document.getElementById("profile-form").requestSubmit()`)
+	awaitAPI(t, g, ctx, "/v1/members/p1/profile", 200, `{"name":"Ann","avatar":"https://cdn.example/a.png","country":"MT"}`)
+	run(t, ctx, `document.getElementById("profile-clear").click()`)
+	awaitAPI(t, g, ctx, "/v1/members/p1/profile", 200, `{"name":"Ann"}`)
+
+	fill(t, ctx, map[string]string{"p-avatar": "http://cdn.example/a.png"})
+	run(t, ctx, `document.getElementById("profile-form").requestSubmit()`)
+	waitFor(t, "the avatar error", 10*time.Second, func() string {
+		s := js[string](t, ctx, `(() => { const f = document.querySelector('#profile-form [data-path="avatar"]');
+			return f.querySelector("input").getAttribute("aria-invalid") + " " + f.querySelector(".field-error")?.textContent })()`)
+		if !strings.HasPrefix(s, `true avatar: "http://cdn.example/a.png" is not an https URL`) {
+			return s
+		}
+		return ""
+	})
+
+	run(t, ctx, `document.querySelector("#remove-slot button").click()`)
+	if s := js[string](t, ctx, `document.getElementById("remove-slot").textContent`); !strings.Contains(s, "Remove p1 from board cup?") {
+		t.Fatalf("confirmation %q", s)
+	}
+	if c, _ := g.status("GET", "/v1/boards/cup/members/p1", ""); c != 200 {
+		t.Fatalf("p1 read %d before the confirmation", c)
+	}
+	run(t, ctx, `document.querySelector("#remove-slot button.danger").click()`)
+	awaitAPI(t, g, ctx, "/v1/boards/cup/members/p1", 404)
+	waitFor(t, "the console's p1", 10*time.Second, func() string {
+		if s := js[string](t, ctx, `document.getElementById("member-row").textContent`); s != "p1: no entry on board cup." {
+			return s
+		}
+		return ""
+	})
+}
