@@ -160,6 +160,12 @@ func TestConsoleCreatesAndEditsBoard(t *testing.T) {
 	run(t, ctx, `document.querySelector("#prize-rows tr:last-child button").click(); document.getElementById("board-form").requestSubmit()`)
 	want.Retain, want.Prizes, want.Rules["max_step"] = 6, want.Prizes[:1], 60000.0
 	awaitBoard(t, g, ctx, "cup-final", want)
+	waitFor(t, "the board's page after the edit", 10*time.Second, func() string {
+		if s := js[string](t, ctx, `document.querySelector('#settings tr[data-setting="Past windows kept"] td').textContent + " " + document.getElementById("editor").hidden`); s != "6 true" {
+			return s
+		}
+		return ""
+	})
 
 	// A range whose end is before its start: the API's message names
 	// prizes[1].to, and the console puts it after that input.
@@ -289,9 +295,10 @@ func TestConsoleEditsMembers(t *testing.T) {
 	openBoardInConsole(t, ctx, "cup")
 	run(t, ctx, `document.getElementById("member").value = "p1"; document.getElementById("member-form").requestSubmit()`)
 	waitFor(t, "p1's entry and the rows around it", 10*time.Second, func() string {
-		s := js[string](t, ctx, `document.getElementById("member-row").textContent + " | " + [...document.getElementById("member-rows").rows].map((r) => r.cells[1].textContent).join(",")`)
+		s := js[string](t, ctx, `document.getElementById("member-row").textContent + " | " + [...document.getElementById("member-rows").rows].map((r) => r.cells[1].textContent).join(",")
+			+ " | " + document.getElementById("profile-state").textContent`)
 		want := js[string](t, ctx, `"p1: rank 1 of 3, score " + new Intl.NumberFormat().format(1234567)`)
-		if !strings.HasPrefix(s, want) || !strings.HasSuffix(s, " | p1,p3,p2") {
+		if !strings.HasPrefix(s, want) || !strings.HasSuffix(s, " | p1,p3,p2 | No profile yet.") {
 			return s
 		}
 		return ""
@@ -299,8 +306,21 @@ func TestConsoleEditsMembers(t *testing.T) {
 	fill(t, ctx, map[string]string{"p-name": "Ann", "p-avatar": "https://cdn.example/a.png", "p-country": "mt"})
 	run(t, ctx, `document.getElementById("profile-form").requestSubmit()`)
 	awaitAPI(t, g, ctx, "/v1/members/p1/profile", 200, `{"name":"Ann","avatar":"https://cdn.example/a.png","country":"MT"}`)
+	saved := func(country string) {
+		t.Helper()
+		// The console fills the form from the PUT's answer: a field
+		// changed before that answer arrives would be overwritten.
+		waitFor(t, "the console's answer", 10*time.Second, func() string {
+			if s := js[string](t, ctx, `document.getElementById("profile-state").textContent + " " + document.getElementById("p-country").value`); s != "Saved: Ann "+country {
+				return s
+			}
+			return ""
+		})
+	}
+	saved("MT")
 	run(t, ctx, `document.getElementById("profile-clear").click()`)
 	awaitAPI(t, g, ctx, "/v1/members/p1/profile", 200, `{"name":"Ann"}`)
+	saved("")
 
 	fill(t, ctx, map[string]string{"p-avatar": "http://cdn.example/a.png"})
 	run(t, ctx, `document.getElementById("profile-form").requestSubmit()`)
@@ -324,6 +344,27 @@ func TestConsoleEditsMembers(t *testing.T) {
 	awaitAPI(t, g, ctx, "/v1/boards/cup/members/p1", 404)
 	waitFor(t, "the console's p1", 10*time.Second, func() string {
 		if s := js[string](t, ctx, `document.getElementById("member-row").textContent`); s != "p1: no entry on board cup." {
+			return s
+		}
+		return ""
+	})
+}
+
+// TestConsoleDeletesBoard: "Delete board" asks first; once confirmed the
+// board's read 404s and the list no longer shows it.
+func TestConsoleDeletesBoard(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/old", `{}`, nil)
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "old")
+	run(t, ctx, `document.querySelector("#delete-slot button").click()`)
+	if c, _ := g.status("GET", "/v1/boards/old", ""); c != 200 {
+		t.Fatalf("board read %d before the confirmation", c)
+	}
+	run(t, ctx, `document.querySelector("#delete-slot button.danger").click()`)
+	awaitAPI(t, g, ctx, "/v1/boards/old", 404)
+	waitFor(t, "the list without it", 10*time.Second, func() string {
+		if s := js[string](t, ctx, `document.getElementById("board-rows").textContent + " " + document.getElementById("board").hidden`); s != " true" {
 			return s
 		}
 		return ""

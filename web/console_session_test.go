@@ -13,8 +13,8 @@ import (
 
 // TestConsoleRendersDataAsText: a member id, a profile name and a prize
 // label that hold markup are shown as text in every place the console
-// shows them (board's prizes, quarantine, rows around, member heading,
-// profile form): no element is made from them. A board name cannot hold
+// shows them (board's prizes, standings, quarantine, rows around, member
+// heading, profile form): no element is made from them. A board name cannot hold
 // markup at all: the API refuses it.
 func TestConsoleRendersDataAsText(t *testing.T) {
 	const xss = `<img src=x onerror=window.pwned=1>`
@@ -34,7 +34,7 @@ func TestConsoleRendersDataAsText(t *testing.T) {
 		}
 		return ""
 	})
-	for _, where := range []string{"prizes", "held-rows", "member-rows", "member-h", "member-row"} {
+	for _, where := range []string{"prizes", "standing-rows", "held-rows", "member-rows", "member-h", "member-row"} {
 		if s := js[string](t, ctx, fmt.Sprintf(`document.getElementById(%q).textContent`, where)); !strings.Contains(s, xss) {
 			t.Errorf("#%s shows %q, want the text %q", where, s, xss)
 		}

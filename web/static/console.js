@@ -26,10 +26,6 @@ function el(tag, props, ...children) {
   for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(c == null ? "" : String(c)));
   return e;
 }
-function cells(tr, values) {
-  for (const v of values) tr.append(v instanceof Node ? el("td", {}, v) : el("td", {}, v));
-  return tr;
-}
 function num(v) { return typeof v === "number" ? nf.format(v) : v == null ? "" : String(v); }
 function numCell(v) { return el("td", { className: "num" }, num(v)); }
 
@@ -132,7 +128,7 @@ function signOut() {
   token = "";
   current = "";
   for (const id of ["tenant", "boards", "board", "editor", "signout"]) $(id).hidden = true;
-  for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "decisions"]) $(id).replaceChildren();
+  for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "standing-rows", "decisions"]) $(id).replaceChildren();
   $("member-detail").hidden = true;
   $("token").value = "";
   $("signin").hidden = false;
@@ -209,7 +205,7 @@ async function openBoard(name) {
     w.id = "live";
     for (const [k, v] of Object.entries({ board: name, view: "top", limit: "10", label: `${name} · live top 10`, token })) w.setAttribute(k, v);
     $("live-slot").replaceChildren(w);
-    await Promise.all([loadHeld(false), loadTop(false)]);
+    await Promise.all([loadHeld(false), loadTop(false), loadStandings()]);
   } catch (e) { alertShow(e.message); }
 }
 
@@ -402,6 +398,22 @@ function showError(form, e) {
   form.querySelector(":scope > .field-error").textContent = e.message;
 }
 
+// ---- standings ----
+
+// loadStandings shows a tournament board's standings (a board with a start,
+// an end or prizes): the top 100 with their prizes, and whether they are
+// final.
+async function loadStandings() {
+  const b = currentBoard;
+  $("standings").hidden = !(b.starts_at || b.ends_at || b.prizes?.length);
+  if ($("standings").hidden) return;
+  const s = await api("GET", boardPath("standings?limit=100"));
+  $("standings-state").replaceChildren(s.final ? "Final since " : s.ended_at ? "Ended at " : "Not ended: the standings may still change.",
+    s.ended_at ? when(s.ended_at) : "", ` · ${num(s.total)} ranked`);
+  $("standing-rows").replaceChildren(...s.rows.map((r) =>
+    el("tr", {}, numCell(r.rank), el("td", {}, r.member), el("td", {}, r.name || ""), numCell(r.score), el("td", {}, r.prize || ""))));
+}
+
 // ---- the quarantine ----
 
 let heldNext = "";
@@ -461,8 +473,8 @@ async function openMember(m) {
   currentMember = m;
   $("member-detail").hidden = false;
   $("member-h").textContent = `Member ${m}`;
-  $("member-out").replaceChildren();
   clearErrors($("profile-form"));
+  $("profile-state").textContent = "Loading…";
   const row = await api("GET", boardPath("members", enc(m))).catch((e) => { if (e.status === 404) return null; throw e; });
   $("member-row").textContent = row
     ? `${row.member}: rank ${num(row.rank)} of ${num(row.total)}, score ${num(row.score)}, top ${num(Math.round(row.top_percent * 100) / 100)} %${row.review ? " (under review)" : ""}`
@@ -506,6 +518,9 @@ async function removeMember(m) {
 async function showProfile(m) {
   const p = await api("GET", `/v1/members/${enc(m)}/profile`).catch((e) => { if (e.status === 404) return null; throw e; });
   $("profile-state").textContent = p ? "" : "No profile yet.";
+  fillProfile(p);
+}
+function fillProfile(p) {
   $("p-name").value = p?.name || "";
   $("p-avatar").value = p?.avatar || "";
   $("p-country").value = p?.country || "";
@@ -516,14 +531,15 @@ async function showProfile(m) {
 async function saveProfile() {
   const form = $("profile-form");
   clearErrors(form);
+  $("profile-state").textContent = "Saving…";
   const body = { name: $("p-name").value };
   for (const k of ["avatar", "country"]) { const v = $(`p-${k}`).value.trim(); if (v) body[k] = v; }
   try {
     const p = await api("PUT", `/v1/members/${enc(currentMember)}/profile`, body);
     notice(`Saved the profile of ${currentMember}.`);
-    await showProfile(currentMember);
+    fillProfile(p); // the profile as stored (country upper case)
     $("profile-state").textContent = `Saved: ${p.name}`;
-  } catch (e) { showError(form, e); }
+  } catch (e) { $("profile-state").textContent = "Not saved."; showError(form, e); }
 }
 
 // ---- wiring ----
