@@ -186,10 +186,11 @@ func TestConsoleCreatesAndEditsBoard(t *testing.T) {
 
 // TestConsoleShowsConflictAtField: changing the order of a board with
 // entries is a 409 naming order; the console shows it under the order
-// field and the board keeps its order.
+// field and the board keeps its order; a good edit keeps the order of its
+// windows.
 func TestConsoleShowsConflictAtField(t *testing.T) {
 	g := startGateway(t)
-	g.call("PUT", "/v1/boards/plain", `{}`, nil)
+	g.call("PUT", "/v1/boards/plain", `{"windows":["week","all"]}`, nil)
 	g.call("POST", "/v1/boards/plain/scores", `{"member":"p1","score":10}`, nil)
 	ctx := openConsole(t, g)
 	openBoardInConsole(t, ctx, "plain")
@@ -206,6 +207,12 @@ func TestConsoleShowsConflictAtField(t *testing.T) {
 	if code, body := g.status("GET", "/v1/boards/plain", ""); code != 200 || !strings.Contains(body, `"order":"desc"`) {
 		t.Errorf("board after a refused edit: %d %s", code, body)
 	}
+	// The first window is the primary one: an edit keeps the board's
+	// order of windows and adds a newly checked kind after them.
+	run(t, ctx, `document.getElementById("f-order").value = "desc";
+		for (const c of document.getElementsByName("window")) if (c.value === "day") c.checked = true;
+		document.getElementById("board-form").requestSubmit()`)
+	awaitAPI(t, g, ctx, "/v1/boards/plain", 200, `"windows":["week","all","day"]`)
 }
 
 // held returns the qids of board b's quarantine, by member.

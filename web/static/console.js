@@ -275,8 +275,8 @@ function openEditor(b) {
   $("f-name").value = b ? b.name : "";
   $("f-name").disabled = !!b;
   for (const [k, d] of Object.entries(selects)) $(`f-${k}`).value = b ? b[k] : d;
-  const windows = b ? b.windows : ["all"];
-  for (const c of document.getElementsByName("window")) c.checked = windows.includes(c.value);
+  const kinds = b ? b.windows : ["all"];
+  for (const c of document.getElementsByName("window")) c.checked = kinds.includes(c.value);
   $("f-retention").value = b ? b.retention : "";
   for (const k of ["starts_at", "ends_at"]) {
     const input = $(`f-${k}`);
@@ -329,14 +329,22 @@ function timeField(k) {
   return d.toISOString();
 }
 
+// windows are the kinds checked. The first is the board's primary window
+// (PROTOCOL.md), so an edit keeps the board's own order and adds newly
+// checked kinds after it.
+function windows() {
+  const checked = [...document.getElementsByName("window")].filter((c) => c.checked).map((c) => c.value);
+  const kept = (editing?.windows || []).filter((w) => checked.includes(w));
+  return [...kept, ...checked.filter((w) => !kept.includes(w))];
+}
+
 // boardBody reads the form into a PUT /v1/boards/{board} body: the whole
 // settings, since a PUT replaces them; an empty field is left out (the
 // gateway's default, or none).
 function boardBody() {
   const body = {};
   for (const k of Object.keys(selects)) body[k] = $(`f-${k}`).value;
-  const windows = [...document.getElementsByName("window")].filter((c) => c.checked).map((c) => c.value);
-  if (windows.length) body.windows = windows;
+  if (windows().length) body.windows = windows();
   const retention = finite("retention", $("f-retention").value.trim(), true);
   if (retention !== undefined) body.retention = retention;
   for (const k of ["starts_at", "ends_at"]) { const v = timeField(k); if (v) body[k] = v; }
