@@ -288,6 +288,7 @@ function openEditor(b) {
   for (const p of b?.prizes || []) addPrizeRow(p);
   for (const k of ruleFields) $(`f-${k}`).value = b?.rules?.[k] ?? "";
   $("editor").hidden = false;
+  $("editor").scrollIntoView({ block: "start" });
   (b ? $("f-order") : $("f-name")).focus();
 }
 
