@@ -97,7 +97,8 @@ function showWho(c) {
   if (!c) { who.append("token not decodable"); return; }
   const roles = Array.isArray(c.roles) && c.roles.length ? c.roles.join(", ") : "none";
   who.append(el("span", { id: "who-tenant" }, `tenant ${c.tnt ?? "?"}`), " · ",
-    el("span", { id: "who-roles" }, `roles ${roles}`), " · expires ",
+    el("span", { id: "who-roles" }, `roles ${roles}`),
+    Array.isArray(c.boards) ? ` · boards ${c.boards.join(", ") || "none"}` : "", " · expires ",
     typeof c.exp === "number" ? when(new Date(c.exp * 1000).toISOString()) : "?",
     el("span", { className: "muted-light" }, " (decoded, not verified)"));
   who.title = "Decoded in the browser without checking the signature; the gateway checks it.";
