@@ -43,7 +43,7 @@ func TestTwoCredentialsRefused(t *testing.T) {
 	}
 	defer c.CloseNow()
 	_, _, err = c.Read(ctx)
-	if code := websocket.CloseStatus(err); code != websocket.StatusCode(closeForbidden) {
-		t.Errorf("access_token twice: close %d (%v), want %d", code, err, closeForbidden)
+	if code := websocket.CloseStatus(err); code != 4003 {
+		t.Errorf("access_token twice: close %d (%v), want 4003", code, err)
 	}
 }

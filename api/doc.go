@@ -5,7 +5,12 @@
 // input crash the process or reach another tenant: the tenant always comes
 // from the token.
 //
+// /v1/ws is internal/live's Plane, mounted here: api builds it with its
+// keyring and its error mapping, but does not wire it to the hub's change
+// feed (Server.Feed; the owner calls hub.SetFeed), so that two Servers over
+// one hub never take each other's feed.
+//
 // It may import every rankwire package below it (board, identity, hub,
-// subscriptions, auth) and chi, prometheus; nothing imports it but
-// cmd/gateway.
+// auth, internal/live) and chi, prometheus; nothing imports it but
+// cmd/gateway and internal/gwtest.
 package api

@@ -66,6 +66,10 @@ type statusWriter struct {
 	code int
 }
 
+// Unwrap lets the WebSocket upgrade reach the connection's http.Hijacker
+// through this middleware.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	w.ResponseWriter.WriteHeader(code)

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/refusal"
 )
 
 // TestHTTPRefusalsLogged: a refused token (401), a scope refusal (403) and
@@ -22,7 +25,7 @@ func TestHTTPRefusalsLogged(t *testing.T) {
 	e.do("GET", "/v1/boards/poker/top", scoped, "")
 	e.do("POST", "/v1/boards/poker/scores", e.token("a", admin), `{"scores":[{"member":"a","score":1},{"member":"b","score":2}]}`)
 
-	want := map[string]bool{refusedToken: false, refusedForbidden: false, refusedRateLimited: false}
+	want := map[string]bool{refusal.Token: false, refusal.Forbidden: false, refusal.RateLimited: false}
 	for _, l := range logs.lines() {
 		raw, _ := json.Marshal(l)
 		if strings.Contains(string(raw), expired) || strings.Contains(string(raw), scoped) {
@@ -46,4 +49,30 @@ func TestHTTPRefusalsLogged(t *testing.T) {
 			t.Errorf("no http refused line with reason %s; log:\n%s", reason, logs.b.String())
 		}
 	}
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// lines decodes the JSON lines written so far.
+func (s *syncBuffer) lines() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }

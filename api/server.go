@@ -15,6 +15,8 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/live"
+	"github.com/rankwire/rankwire/internal/refusal"
 )
 
 // DefaultMaxBody is the largest request body accepted when Config.MaxBody is zero.
@@ -56,27 +58,9 @@ type Config struct {
 	// DefaultReadTimeout; negative means none.
 	ReadTimeout time.Duration
 
-	// The fields below tune the WebSocket endpoint /v1/ws (ws_live.go).
+	// Live tunes the WebSocket plane mounted at /v1/ws (internal/live).
 	// The push interval is hub.Config.PushInterval: the hub's feed ticks.
-
-	// AllowedOrigins are the host patterns (path.Match, case-insensitive;
-	// with "://" matched against scheme://host) of browser pages that may
-	// open a WebSocket from another origin. Nil means none: only pages
-	// served from the gateway's own host, and clients that send no Origin
-	// (non-browser). Never "*" by default.
-	AllowedOrigins []string
-	// MaxConnections is a tenant's WebSocket connection cap when its key
-	// file entry sets none. Zero means DefaultMaxConnections.
-	MaxConnections int
-	// AuthTimeout bounds the wait for the first auth message of a
-	// connection without access_token. Zero means 5 s.
-	AuthTimeout time.Duration
-	// SlowTimeout is how long bytes a client's socket could not take may
-	// wait unsent before the client, which stopped reading, is closed
-	// (4008). Zero means 10 s.
-	SlowTimeout time.Duration
-	// PingInterval is how often an idle connection is pinged. Zero means 30 s.
-	PingInterval time.Duration
+	Live live.Options
 
 	// Static serves what is not API: the widget under /widget/ and, in demo
 	// mode, the demo page at / and /demo/ (web.Handler). Nil means none.
@@ -91,14 +75,16 @@ type Server struct {
 	metrics *metrics
 	router  chi.Router
 	limits  limiters
-	live    *live                        // the WebSocket side: ws_live.go
-	refused *refusalLog                  // HTTP refusals (401, 403, 429), rate-limited
+	live    *live.Plane                  // /v1/ws: mounted, not wired to the hub's feed (see Feed)
+	refused *refusal.Log                 // HTTP refusals (401, 403, 429), rate-limited
 	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
 	reload  sync.Mutex                   // one ReloadKeys at a time
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
-// that is a wiring mistake, not input.
+// that is a wiring mistake, not input. It does not take the hub's change
+// feed: its owner wires it, h.SetFeed(s.Feed()), so that a second Server
+// over one hub never takes the feed from the first.
 func New(cfg Config) *Server {
 	if cfg.Hub == nil || cfg.Verifier == nil {
 		panic("api: Config needs Hub and Verifier")
@@ -121,14 +107,32 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.keys.Store(cfg.Keys)
 	s.limits = limiters{keys: s.keyring, rate: cfg.SubmissionsPerSecond}
-	s.live = newLive(s)
-	s.refused = newRefusalLog(s.log, "http refused")
+	s.live = live.New(live.Config{Hub: cfg.Hub, Verifier: cfg.Verifier, Keyring: s.keyring, ErrorOf: s.protocolError,
+		Logger: cfg.Logger, Registry: cfg.Registry, Options: cfg.Live})
+	s.refused = refusal.New(s.log, "http refused")
 	s.router = s.routes()
 	return s
 }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// Feed returns the consumer of the hub's change feed that pushes this
+// Server's live views. Nothing is pushed until the owner wires it, once:
+// h.SetFeed(s.Feed()).
+func (s *Server) Feed() hub.Feed { return s.live.Feed() }
+
+// CloseWebSockets closes every WebSocket with 1001 (going away) and refuses
+// new ones, bounded by ctx (live.Plane.Close). http.Server.Shutdown does
+// not close hijacked connections: the gateway calls this next to it.
+func (s *Server) CloseWebSockets(ctx context.Context) error { return s.live.Close(ctx) }
+
+// protocolError is the live plane's Config.ErrorOf: the code and message
+// HTTP would answer for err.
+func (s *Server) protocolError(err error) (string, string) {
+	e := toError(err, s.log)
+	return e.Code, e.Message
+}
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
@@ -137,8 +141,8 @@ func (s *Server) routes() chi.Router {
 	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.json", serveOpenAPI)
 	// No /metrics: the gateway serves the Registry on its own listener.
-	r.Get("/v1/ws", s.serveWS) // outside the /v1 group: the WebSocket authenticates itself
-	s.mountStatic(r)           // the widget and the demo page: static.go
+	r.Method(http.MethodGet, "/v1/ws", s.live) // outside the /v1 group: the WebSocket authenticates itself
+	s.mountStatic(r)                           // the widget and the demo page: static.go
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate, s.limitBody)
 		r.Get("/boards", s.handle(s.listBoards))
@@ -195,13 +199,13 @@ func (s *Server) logRefusal(r *http.Request, e *Error) {
 	var reason string
 	switch e.Status {
 	case http.StatusForbidden:
-		reason = refusedForbidden
+		reason = refusal.Forbidden
 	case http.StatusTooManyRequests:
-		reason = refusedRateLimited
+		reason = refusal.RateLimited
 	default:
 		return
 	}
-	s.refused.refused(reason, "tenant", scopeOf(r).Tenant, "method", r.Method,
+	s.refused.Refused(reason, "tenant", scopeOf(r).Tenant, "method", r.Method,
 		"path", truncate(r.URL.Path), "message", e.Message)
 }
 
@@ -250,7 +254,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		sc, err := s.cfg.Verifier.Verify(token)
 		if err != nil {
-			s.refused.refused(refusedToken, append(tokenAttrs(err, keyTenant(s.keyring(), token)),
+			s.refused.Refused(refusal.Token, append(refusal.TokenAttrs(err, refusal.KeyTenant(s.keyring(), token)),
 				"method", r.Method, "path", truncate(r.URL.Path))...)
 			refuseConn(w, r)
 			writeError(w, toError(err, s.log))

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -34,6 +32,7 @@ func newLiveEnv(t *testing.T, cfg Config, tune ...func(*Server)) *liveEnv {
 	keys, h := startTestHub(t, `"connections":2`, hub.Config{PushInterval: 10 * time.Millisecond})
 	cfg.Hub, cfg.Verifier, cfg.Keys = h, auth.NewVerifier(keys, auth.Options{}), keys
 	s := New(cfg)
+	h.SetFeed(s.Feed()) // New takes no feed: its owner wires it
 	for _, f := range tune {
 		f(s)
 	}
@@ -83,7 +82,6 @@ type wsClient struct {
 	c      *websocket.Conn
 	msgs   chan wsMsg
 	closed chan struct{}
-	status closeCode // the close code, after closed
 
 	mu     sync.Mutex // guards the fields below
 	state  map[string]map[int]rowJSON
@@ -126,7 +124,6 @@ func (wc *wsClient) readLoop(ctx context.Context) {
 	for {
 		_, data, err := wc.c.Read(ctx)
 		if err != nil {
-			wc.status = closeCode(websocket.CloseStatus(err))
 			return
 		}
 		var m wsMsg
@@ -222,35 +219,9 @@ func (wc *wsClient) errorsSeen() []wsMsg {
 	return append([]wsMsg(nil), wc.errors...)
 }
 
-// waitClosed waits for the server to close and returns the close code.
-func (wc *wsClient) waitClosed(d time.Duration) closeCode {
-	wc.t.Helper()
-	select {
-	case <-wc.closed:
-		return wc.status
-	case <-time.After(d):
-		wc.t.Fatalf("connection still open after %v", d)
-		return 0
-	}
-}
-
 // subscribe sends a subscribe message for view on board.
 func (wc *wsClient) subscribe(id, board string, view map[string]any) {
 	wc.send(map[string]any{"type": "subscribe", "id": id, "board": board, "view": view})
-}
-
-// smallReadBuffer dials with a 4 KiB receive buffer, so that a client that
-// does not read fills its socket quickly.
-func smallReadBuffer() *websocket.DialOptions {
-	d := &net.Dialer{}
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if tc, ok := c.(*net.TCPConn); ok {
-			tc.SetReadBuffer(4 << 10)
-		}
-		return c, err
-	}}
-	return &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}}
 }
 
 // asRows keys an HTTP rows answer by rank.
@@ -286,11 +257,4 @@ func decode(t *testing.T, data []byte) wsMsg {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// connections returns the live connections, for tests.
-func (l *live) connections() map[*wsConn]struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.conns)
 }

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/rankwire/rankwire/auth"
 )
 
@@ -142,195 +140,25 @@ func TestWSResume(t *testing.T) {
 	}
 }
 
-// TestWSTokenExpiryAndRefresh: a token that expires closes the connection
-// with 4001; a refresh by a later auth message keeps it open.
-func TestWSTokenExpiryAndRefresh(t *testing.T) {
+// TestSecondServerLeavesFeed: a second Server over the same hub (a test
+// harness, an admin listener) does not take the hub's change feed from
+// the first, whose owner wired it: New takes no feed, so the first
+// Server's live views keep streaming.
+func TestSecondServerLeavesFeed(t *testing.T) {
 	e := newLiveEnv(t, Config{})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
-	// The refreshed connection's first token expires 300 ms before the
-	// other's: once the other is closed, a failed refresh would have closed it.
-	soon := time.Now().Add(1200 * time.Millisecond)
-	refreshed := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", soon), true, nil)
-	expiring := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", soon.Add(300*time.Millisecond)), true, nil)
-	refreshed.send(map[string]any{"type": "auth", "token": e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))})
-	if code := expiring.waitClosed(5 * time.Second); code != closeExpired {
-		t.Fatalf("expired connection closed with %d, want %d", code, closeExpired)
-	}
-	refreshed.subscribe("s1", "weekly", map[string]any{"kind": "top"})
-	checkFor(t, 5*time.Second, func() error {
-		if _, ok := refreshed.rows("s1"); !ok {
-			return fmt.Errorf("no snapshot on the refreshed connection")
-		}
-		return nil
-	})
-}
-
-// TestWSAuthMessage: a bare connection authenticates with its first
-// message; none in time closes 4001; a token that may not connect, 4003.
-func TestWSAuthMessage(t *testing.T) {
-	e := newLiveEnv(t, Config{AuthTimeout: 300 * time.Millisecond})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
-	c := e.dial("", true, nil)
-	c.send(map[string]any{"type": "auth", "token": e.token("a", auth.RoleRead)})
-	c.subscribe("s1", "weekly", map[string]any{"kind": "top"})
-	checkFor(t, 5*time.Second, func() error {
-		if _, ok := c.rows("s1"); !ok {
-			return fmt.Errorf("no snapshot after auth message")
-		}
-		return nil
-	})
-	if code := e.dial("", true, nil).waitClosed(5 * time.Second); code != closeExpired {
-		t.Fatalf("silent connection closed with %d, want %d", code, closeExpired)
-	}
-	if code := e.dial("access_token="+e.token("a", auth.RoleSubmit), true, nil).waitClosed(5 * time.Second); code != closeForbidden {
-		t.Fatalf("submit-only token closed with %d, want %d", code, closeForbidden)
-	}
-	if code := e.dial("access_token=garbage", true, nil).waitClosed(5 * time.Second); code != closeForbidden {
-		t.Fatalf("bad token closed with %d, want %d", code, closeForbidden)
-	}
-}
-
-// TestWSRefusals: another tenant's board, a board outside the token's
-// patterns, malformed messages and over-limit views are answered with
-// error messages, and the connection keeps serving.
-func TestWSRefusals(t *testing.T) {
-	e := newLiveEnv(t, Config{})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
-	e.must(200, "PUT", "/v1/boards/slots-1", e.token("b", admin), `{}`)
-	c := e.dial("access_token="+e.token("b", auth.RoleRead, "slots-*"), true, nil)
-	sends := []struct{ msg, code string }{
-		{`{"type":"subscribe","id":"x1","board":"slots-2","view":{"kind":"top"}}`, "not_found"},
-		{`{"type":"subscribe","id":"x2","board":"weekly","view":{"kind":"top"}}`, "forbidden"},
-		{`not json`, "bad_request"},
-		{`{"type":"hello"}`, "bad_request"},
-		{`{"type":"subscribe","id":"x3","board":"slots-1","view":{"kind":"top","limit":1000}}`, "bad_request"},
-		{`{"type":"subscribe","id":"x4","board":"slots-1","view":{"kind":"around","radius":51,"member":"p"}}`, "bad_request"},
-		{`{"type":"subscribe","id":"x5","board":"slots-1","view":{"kind":"sideways"}}`, "bad_request"},
-		{`{"type":"subscribe","id":"x6","board":"slots-1","view":{"kind":"top","limit":"ten"}}`, "bad_request"},
-		{`{"type":"subscribe","board":"slots-1","view":{"kind":"top"}}`, "bad_request"},
-		{`{"type":"unsubscribe","id":"nope"}`, "not_found"},
-		{`{"type":"auth","token":"garbage"}`, "unauthorized"},
-	}
-	for _, s := range sends {
-		c.send(s.msg)
-	}
-	c.send(`{"type":"subscribe","id":"ok","board":"slots-1","view":{"kind":"top"}}`)
-	c.send(`{"type":"subscribe","id":"ok","board":"slots-1","view":{"kind":"top"}}`)
-	checkFor(t, 5*time.Second, func() error {
-		if n := len(c.errorsSeen()); n < len(sends)+1 {
-			return fmt.Errorf("%d errors, want %d", n, len(sends)+1)
-		}
-		return nil
-	})
-	errs := c.errorsSeen()
-	for i, s := range sends {
-		if errs[i].Code != s.code || errs[i].Message == "" {
-			t.Errorf("%s: answered %+v, want code %s", s.msg, errs[i], s.code)
-		}
-	}
-	if last := errs[len(sends)]; last.Code != "conflict" {
-		t.Errorf("duplicate id answered %+v, want conflict", last)
-	}
-	if _, ok := c.rows("ok"); !ok {
-		t.Fatal("no snapshot for the valid subscription")
-	}
-}
-
-// TestWSLimits: a tenant past its connection cap is accepted and closed
-// at once with 4029; a connection holds at most MaxSubscriptions; origins
-// other than the host and the allowed ones are accepted and closed 4003
-// before a byte of data.
-func TestWSLimits(t *testing.T) {
-	e := newLiveEnv(t, Config{AllowedOrigins: []string{"games.example"}})
-	e.must(200, "PUT", "/v1/boards/slots-1", e.token("b", admin), `{}`)
-	tok := "access_token=" + e.token("b", auth.RoleRead)
-	c := e.dial(tok, true, nil)
-	e.dial(tok, true, nil)
-	third := e.dial(tok, true, nil)
-	if code := third.waitClosed(5 * time.Second); code != closeOverLimit {
-		t.Fatalf("third connection of casino-b closed with %d, want %d", code, closeOverLimit)
-	}
-	for i := range MaxSubscriptions + 1 {
-		c.subscribe(fmt.Sprint("s", i), "slots-1", map[string]any{"kind": "rank", "rank": i + 1})
-	}
-	checkFor(t, 5*time.Second, func() error {
-		if errs := c.errorsSeen(); len(errs) != 1 || !strings.Contains(errs[0].Message, "at most 100") {
-			return fmt.Errorf("errors %+v, want one over the limit", errs)
-		}
-		return nil
-	})
-	atok := "access_token=" + e.token("a", auth.RoleRead)
-	evil := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}
-	if code := e.dial(atok, true, evil).waitClosed(5 * time.Second); code != closeForbidden {
-		t.Fatalf("a foreign origin closed with %d, want %d", code, closeForbidden)
-	}
-	good := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://games.example"}}}
-	c2, err := e.tryDial(atok, good)
-	if err != nil {
-		t.Fatalf("an allowed origin: %v", err)
-	}
-	c2.CloseNow()
-}
-
-// TestWSSlowClient: a client that never reads holds at most one pending
-// message per subscription on the server while another client stays on
-// time, and is closed once bytes waited unsent past the slow timeout. The
-// stalled client watches 50 distinct top-100 views so that its socket
-// fills fast.
-func TestWSSlowClient(t *testing.T) {
-	e := newLiveEnv(t, Config{SlowTimeout: 500 * time.Millisecond})
 	adm := e.token("a", admin)
-	e.must(200, "PUT", "/v1/boards/weekly", adm, `{"policy":"latest"}`)
-	tok := "access_token=" + e.token("a", auth.RoleRead)
-	view := map[string]any{"kind": "top", "limit": 100}
-	const views = 50
-	slow := e.dial(tok, false, smallReadBuffer())
-	for i := range views {
-		slow.subscribe(fmt.Sprint("s", i), "weekly", map[string]any{"kind": "top", "limit": 100, "offset": i})
-	}
-	fast := e.dial(tok, true, nil)
-	fast.subscribe("s", "weekly", view)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; testutil.ToFloat64(e.s.live.metrics.slowCloses) == 0; i++ {
-		if i > 1000 {
-			var d1, d2 dto.Metric
-			e.s.live.metrics.messages.Write(&d1)
-			e.s.live.metrics.bytes.Write(&d2)
-			t.Fatalf("the stalled client was never closed: %v messages %v bytes", d1.GetCounter().GetValue(), d2.GetCounter().GetValue())
-		}
-		var items []string
-		for range 100 {
-			items = append(items, fmt.Sprintf(`{"member":"player-with-a-long-name-%d","score":%d}`, r.IntN(200), r.IntN(1e6)))
-		}
-		e.must(200, "POST", "/v1/boards/weekly/scores", adm, `{"scores":[`+strings.Join(items, ",")+`]}`)
-		for c := range e.s.live.connections() {
-			if n := c.out.Len(); n > views {
-				t.Fatalf("a connection holds %d pending messages, want at most one per subscription", n)
-			}
-		}
-		if i%10 == 0 {
-			checkFor(t, 5*time.Second, func() error { return sameAsHTTP(e, fast, "weekly", "s", "/top?limit=100", adm) })
-		}
-	}
-}
-
-// TestCloseWebSockets: shutdown closes every WebSocket with 1001 and
-// refuses new ones.
-func TestCloseWebSockets(t *testing.T) {
-	e := newLiveEnv(t, Config{})
+	e.must(200, "PUT", "/v1/boards/weekly", adm, `{}`)
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	c.subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 3})
+	checkFor(t, 5*time.Second, func() error { return sameAsHTTP(e, c, "weekly", "s1", "/top?limit=3", adm) })
+
+	second := New(Config{Hub: e.hub, Verifier: auth.NewVerifier(e.keys, auth.Options{}), Keys: e.keys})
+	t.Cleanup(func() { second.CloseWebSockets(context.Background()) })
+	e.must(200, "POST", "/v1/boards/weekly/scores", adm, `{"member":"p9","score":90}`)
 	checkFor(t, 5*time.Second, func() error {
-		if len(e.s.live.connections()) != 1 {
-			return fmt.Errorf("connection not registered yet")
+		if rows, _ := c.rows("s1"); rows[1].Member != "p9" {
+			return fmt.Errorf("the first server's view holds %v, want p9 first: its feed was taken", rows)
 		}
 		return nil
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := e.s.CloseWebSockets(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if code := c.waitClosed(5 * time.Second); code != closeGoingAway {
-		t.Fatalf("closed with %d, want %d", code, closeGoingAway)
-	}
 }

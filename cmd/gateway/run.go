@@ -17,6 +17,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/live"
 	"github.com/rankwire/rankwire/web"
 	"github.com/rankwire/rankwire/webhook"
 )
@@ -150,9 +151,10 @@ func newHTTPServer(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometh
 	handler := api.New(api.Config{
 		Hub: h, Verifier: verifier, Keys: verifier.Keyring(),
 		Ready: ready, Logger: log, Registry: reg, Static: static,
-		AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout, PingInterval: cfg.PingInterval,
-		MaxConnections: cfg.MaxConns, ReadTimeout: cfg.ReadTimeout,
+		ReadTimeout: cfg.ReadTimeout, Live: live.Options{AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout,
+			PingInterval: cfg.PingInterval, MaxConnections: cfg.MaxConns},
 	})
+	h.SetFeed(handler.Feed()) // the one consumer of the hub's change feed: the API's live views
 	return &http.Server{
 		Addr: cfg.Addr, Handler: handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -17,13 +17,14 @@ import (
 	"github.com/rankwire/rankwire/api"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/live"
 )
 
 // Options are a test gateway's settings.
 type Options struct {
 	Keys         *auth.Keyring // required
 	Static       http.Handler  // api.Config.Static: the widget, pages; nil: none
-	Origins      []string      // api.Config.AllowedOrigins
+	Origins      []string      // live.Options.AllowedOrigins
 	PushInterval time.Duration // 0: 20 ms
 }
 
@@ -67,7 +68,8 @@ func (g *Gateway) Start() {
 	}
 	g.Hub, g.Reg = h, prometheus.NewRegistry()
 	g.API = api.New(api.Config{Registry: g.Reg, Hub: h, Verifier: auth.NewVerifier(g.o.Keys, auth.Options{}), Keys: g.o.Keys,
-		Static: g.o.Static, AllowedOrigins: g.o.Origins})
+		Static: g.o.Static, Live: live.Options{AllowedOrigins: g.o.Origins}})
+	h.SetFeed(g.API.Feed()) // the API's live views push what the hub applies
 	// After a restart the old port may take a moment to be free again: a
 	// kernel's state, with no event to wait on.
 	var ln net.Listener

@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"client": {"github.com/coder/websocket", module + "wire"},
 	// gwtest runs a real gateway in-process, for the tests of the SDK and
 	// the widget: the API over the hub.
-	"internal/gwtest": {module + "api", module + "auth", module + "hub", "github.com/prometheus/"},
+	"internal/gwtest": {module + "api", module + "auth", module + "hub", module + "internal/live", "github.com/prometheus/"},
 	"security":        nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody":  nil,
@@ -37,6 +37,17 @@ var allowed = map[string][]string{
 	// wire is the protocol's types: the standard library only, so that
 	// anything that speaks the protocol may import it.
 	"wire": nil,
+	// live is the WebSocket delivery plane: subscriptions' engine and
+	// outboxes over wsflow's sockets. hub because a join reads its
+	// board-window under the tenant's read lock (ReadWindow) and the plane
+	// is the hub's Feed; identity and names to validate a view's member ids
+	// and board at the edge; auth for tokens; refusal and connguard for the
+	// listeners' shared refusal log and descriptor budget.
+	"internal/live": {module + "subscriptions", module + "internal/wsflow", module + "internal/connguard",
+		module + "internal/refusal", module + "auth", module + "hub", module + "identity", module + "internal/names",
+		"github.com/coder/websocket", "github.com/prometheus/"},
+	// refusal is the rate-limited refusal log of api and live.
+	"internal/refusal": {module + "auth"},
 }
 
 // required lists the packages that must exist for the test to mean anything.

@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"net/http"
@@ -6,47 +6,47 @@ import (
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/internal/wsflow"
 )
 
-// serveWS upgrades GET /v1/ws to a WebSocket of live views (PROTOCOL.md,
+// ServeHTTP upgrades a GET (api mounts it at /v1/ws) to a WebSocket of live views (PROTOCOL.md,
 // "Live views over WebSocket"). A browser sees no HTTP status on a refused
 // upgrade, so every refusal of a well-formed upgrade is an upgrade that
 // closes at once, before a message is read or a byte of data written:
-// 4003 for a refused origin (ws_origin.go, run here, not by
+// 4003 for a refused origin (origin.go, run here, not by
 // coder/websocket) or a token in access_token that may not connect, 4029
 // for a tenant at its connection cap. Without access_token, the first
-// message must be auth within Config.AuthTimeout. The handler returns once
+// message must be auth within Options.AuthTimeout. The handler returns once
 // the connection is up, so that net/http frees the request's buffers; a
 // goroutine of the connection's own (wsConn.serve) runs it from there.
-func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	l := s.live
-	sc, refused := l.admitRequest(r)
-	fw := &wsflow.Writer{ResponseWriter: w, SlowTimeout: l.slowTO}
+func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sc, refused := p.admitRequest(r)
+	fw := &wsflow.Writer{ResponseWriter: w, SlowTimeout: p.slowTO}
 	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // origins checked above
 	if err != nil {
 		if sc != nil {
-			l.release(sc.Tenant)
+			p.release(sc.Tenant)
 		}
 		return // Accept answered the request: not a WebSocket upgrade
 	}
-	c := newWSConn(l, ws, fw.Conn())
+	c := newWSConn(p, ws, fw.Conn())
 	if sc == nil && refused == nil {
 		// Until its auth message it is as idle as a connection that sent
 		// nothing: the connection budget may evict it (wsConn.setScope
 		// marks it busy).
 		connguard.Waiting(fw.Conn().Conn)
 	}
-	if !l.track(c) {
-		l.metrics.closed(closeGoingAway)
+	if !p.track(c) {
+		p.metrics.closed(closeGoingAway)
 		ws.Close(websocket.StatusCode(closeGoingAway), "server shutting down")
 		if sc != nil {
-			l.release(sc.Tenant)
+			p.release(sc.Tenant)
 		}
 		return
 	}
 	go func() {
-		defer l.untrack(c)
+		defer p.untrack(c)
 		c.serve(sc, refused)
 	}()
 }
@@ -55,15 +55,15 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // if any, and counts an admitted token's connection against its tenant's
 // cap. It returns the admitted scope (nil: none, or refused) or the close
 // that refuses the connection, logging the refusal.
-func (l *live) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
-	if origin, ok := l.originAllowed(r); !ok {
-		l.refusals.refused(refusedOrigin, "origin", truncate(origin), "host", truncate(r.Host))
+func (p *Plane) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
+	if origin, ok := p.originAllowed(r); !ok {
+		p.refusals.Refused(refusal.Origin, "origin", truncate(origin), "host", truncate(r.Host))
 		e := newClose(closeForbidden, "origin refused: "+origin)
 		return nil, &e
 	}
 	toks := r.URL.Query()["access_token"]
 	if len(toks) > 1 { // ambiguous, as two Authorization headers are
-		l.refusals.refused(refusedToken, "reason", "access_token given more than once")
+		p.refusals.Refused(refusal.Token, "reason", "access_token given more than once")
 		e := newClose(closeForbidden, "access_token: more than one, want exactly one")
 		return nil, &e
 	}
@@ -71,21 +71,21 @@ func (l *live) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 	if tok == "" {
 		return nil, nil
 	}
-	sc, err := l.s.cfg.Verifier.Verify(tok)
+	sc, err := p.verifier.Verify(tok)
 	if err == nil {
 		err = mayConnect(sc)
 	}
 	if err != nil {
 		tenant := sc.Tenant
 		if tenant == "" {
-			tenant = keyTenant(l.s.keyring(), tok)
+			tenant = refusal.KeyTenant(p.keyring(), tok)
 		}
-		l.refusals.refused(refusedToken, tokenAttrs(err, tenant)...)
+		p.refusals.Refused(refusal.Token, refusal.TokenAttrs(err, tenant)...)
 		e := tokenClose(err)
 		return nil, &e
 	}
-	if !l.admit(sc.Tenant) {
-		l.refusals.refused(refusedCap, "tenant", sc.Tenant)
+	if !p.admit(sc.Tenant) {
+		p.refusals.Refused(refusal.Cap, "tenant", sc.Tenant)
 		e := newClose(closeOverLimit, "tenant at its connection cap")
 		return nil, &e
 	}

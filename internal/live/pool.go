@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"runtime"
@@ -35,7 +35,7 @@ const (
 // most one writer at a time (wsConn.sched), so its messages leave in the
 // outbox's order.
 type writerPool struct {
-	m *wsMetrics
+	m *metrics
 
 	mu      sync.Mutex // guards the fields below
 	cond    sync.Cond  // signalled when queue grows or closed is set
@@ -46,7 +46,7 @@ type writerPool struct {
 	wg      sync.WaitGroup // one per writer
 }
 
-func newWriterPool(m *wsMetrics) *writerPool {
+func newWriterPool(m *metrics) *writerPool {
 	p := &writerPool{m: m}
 	p.cond.L = &p.mu
 	return p

@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 // goTypeNames are words that only a Go type or an internal name would put
 // in a message.
-var goTypeNames = regexp.MustCompile(`api\.|Msg|JSON int|uint64|\bint\b|struct|\*`)
+var goTypeNames = regexp.MustCompile(`api\.|live\.|Msg|JSON int|uint64|\bint\b|struct|\*`)
 
 // checkClientMessage decodes and validates data as the connection does
 // (everything but the hub), and fails t where a refusal is not a protocol

@@ -1,11 +1,10 @@
-package api
+package live
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
 )
@@ -26,7 +26,7 @@ import (
 // (ended) and are waited for by serve. The engine only ever puts into the
 // outbox, so it never waits on the client.
 type wsConn struct {
-	l     *live
+	p     *Plane
 	ws    *websocket.Conn
 	flow  *wsflow.Conn
 	out   *subscriptions.Outbox
@@ -59,13 +59,13 @@ type liveSub struct {
 	board string
 }
 
-func newWSConn(l *live, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
-	c := &wsConn{l: l, ws: ws, flow: flow, subs: map[string]liveSub{},
+func newWSConn(p *Plane, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
+	c := &wsConn{p: p, ws: ws, flow: flow, subs: map[string]liveSub{},
 		done: make(chan struct{}), written: make(chan struct{}, 1)}
-	c.out = subscriptions.NewOutbox(0, func() { l.pool.schedule(c) })
-	flow.OnResume(func() { l.pool.schedule(c) })
+	c.out = subscriptions.NewOutbox(0, func() { p.pool.schedule(c) })
+	flow.OnResume(func() { p.pool.schedule(c) })
 	flow.OnStall(func() {
-		l.metrics.slowCloses.Inc()
+		p.metrics.slowCloses.Inc()
 		c.close(newClose(closeSlow, "client too slow: bytes waited unsent past the slow timeout"))
 	})
 	ws.SetReadLimit(maxWSMessage)
@@ -88,8 +88,8 @@ func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 		c.pings.Wait()
 		c.flow.Wait()
 	}()
-	c.l.metrics.conns.Inc()
-	defer c.l.metrics.conns.Dec()
+	c.p.metrics.conns.Inc()
+	defer c.p.metrics.conns.Dec()
 	if refused != nil {
 		c.close(*refused) // returns once the handshake is over: the read below fails
 		return
@@ -102,7 +102,7 @@ func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 		}
 	} else {
 		c.mu.Lock()
-		c.timer = time.AfterFunc(c.l.authTO, func() { c.close(newClose(closeExpired, "no auth message in time")) })
+		c.timer = time.AfterFunc(c.p.authTO, func() { c.close(newClose(closeExpired, "no auth message in time")) })
 		c.mu.Unlock()
 	}
 	c.readLoop()
@@ -138,12 +138,12 @@ func (c *wsConn) cleanup() {
 		c.timer.Stop()
 	}
 	for _, s := range c.subs {
-		c.l.eng.Unsubscribe(s.sub)
+		c.p.eng.Unsubscribe(s.sub)
 	}
 	c.subs = nil
 	c.out.Close()
 	if c.authed {
-		c.l.release(c.scope.Tenant)
+		c.p.release(c.scope.Tenant)
 	}
 }
 
@@ -154,7 +154,7 @@ func (c *wsConn) close(e closeError) {
 	c.closeOnce.Do(func() {
 		c.ended.Store(true)
 		close(c.done)
-		c.l.metrics.closed(e.code)
+		c.p.metrics.closed(e.code)
 		c.ws.Close(websocket.StatusCode(e.code), e.reason)
 	})
 }
@@ -172,7 +172,7 @@ var noDeadline = context.Background()
 // Messages past the connection's rate close it (4029).
 func (c *wsConn) readLoop() {
 	done := make(chan struct{})
-	rate := newMsgBucket(c.l.msgRate, c.l.msgBurst, time.Now())
+	rate := newMsgBucket(c.p.msgRate, c.p.msgBurst, time.Now())
 	for {
 		typ, data, err := c.ws.Read(noDeadline)
 		if err != nil {
@@ -199,15 +199,15 @@ func (c *wsConn) readFailed(err error) {
 		// linger, closing it sends a reset that can cost the client the
 		// 1009 close frame (it would see 1006 and reconnect).
 		c.flow.LingerOnClose()
-		c.l.metrics.closed(closeTooBig)
-		c.l.refusals.refused(refusedTooBig, c.tenantAttr()...)
+		c.p.metrics.closed(closeTooBig)
+		c.p.refusals.Refused(refusal.TooBig, c.tenantAttr()...)
 	}
 }
 
 // overRate closes a connection that sent messages faster than allowed.
 func (c *wsConn) overRate() {
-	c.l.refusals.refused(refusedRate, c.tenantAttr()...)
-	c.close(newClose(closeOverLimit, fmt.Sprintf("too many messages: more than %d a second", c.l.msgRate)))
+	c.p.refusals.Refused(refusal.Rate, c.tenantAttr()...)
+	c.close(newClose(closeOverLimit, fmt.Sprintf("too many messages: more than %d a second", c.p.msgRate)))
 }
 
 // tenantAttr is the slog attribute of the connection's tenant, where known.
@@ -225,7 +225,7 @@ func (c *wsConn) frame(typ websocket.MessageType, data []byte) {
 	case typ != websocket.MessageText:
 		c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
 	case !utf8.Valid(data):
-		c.l.refusals.refused(refusedBadText, c.tenantAttr()...)
+		c.p.refusals.Refused(refusal.BadText, c.tenantAttr()...)
 		c.close(newClose(closeInvalidText, "message: not valid UTF-8"))
 	default:
 		c.handle(data)
@@ -252,7 +252,7 @@ func (c *wsConn) reply(id string, e *Error) {
 	// that freed it before, Send sees (both are sequentially consistent).
 	c.replyWaits.Add(1)
 	defer c.replyWaits.Add(-1)
-	t := time.NewTimer(c.l.slowTO)
+	t := time.NewTimer(c.p.slowTO)
 	defer t.Stop()
 	for !c.out.Send(raw) {
 		select {
@@ -281,7 +281,7 @@ func (c *wsConn) wrote() {
 func (c *wsConn) handle(data []byte) {
 	m, err := decodeMsg(data)
 	if err != nil {
-		c.reply(m.ID, toError(err, c.l.s.log))
+		c.reply(m.ID, c.p.errorOf(err))
 		return
 	}
 	_, authed := c.current()
@@ -289,7 +289,7 @@ func (c *wsConn) handle(data []byte) {
 	case m.Type == "auth":
 		c.auth(m.Token, authed)
 	case !authed:
-		c.reply(m.ID, &Error{http.StatusUnauthorized, "unauthorized", "type: the first message must be auth"})
+		c.reply(m.ID, &Error{"unauthorized", "type: the first message must be auth"})
 	case m.Type == "subscribe":
 		c.subscribe(m)
 	case m.Type == "unsubscribe":
@@ -306,7 +306,7 @@ func (c *wsConn) subscribe(m clientMsg) {
 	n := len(c.subs)
 	c.mu.Unlock()
 	if dup {
-		c.reply(m.ID, &Error{http.StatusConflict, "conflict", "id: " + truncate(m.ID) + " is already subscribed on this connection"})
+		c.reply(m.ID, &Error{"conflict", "id: " + truncate(m.ID) + " is already subscribed on this connection"})
 		return
 	}
 	if n >= MaxSubscriptions {
@@ -317,30 +317,17 @@ func (c *wsConn) subscribe(m clientMsg) {
 	// the outbox, and a writer may take it at once. (Where the join then
 	// fails, the error follows it; a client drops a board message of an id
 	// it does not hold.)
-	if raw := boardMessage(c.l.s.hub, sc, m); raw != nil {
+	if raw := boardMessage(c.p.hub, sc, m); raw != nil {
 		c.out.Send(raw)
 	}
 	sub, err := c.join(m, sc)
 	if err != nil {
-		c.reply(m.ID, toError(err, c.l.s.log))
+		c.reply(m.ID, c.p.errorOf(err))
 		return
 	}
 	c.mu.Lock()
 	c.subs[m.ID] = liveSub{sub: sub, board: m.Board}
 	c.mu.Unlock()
-}
-
-// boardMsg tells a subscriber of a tournament board its times and prizes,
-// so that a widget can show the prize column, the countdown and the final
-// state: sent once per subscription, before its first message, for boards
-// with starts_at, ends_at or prizes only.
-type boardMsg struct {
-	Type     string      `json:"type"` // "board"
-	ID       string      `json:"id"`
-	Board    string      `json:"board"`
-	StartsAt string      `json:"starts_at,omitempty"`
-	EndsAt   string      `json:"ends_at,omitempty"`
-	Prizes   []hub.Prize `json:"prizes,omitempty"`
 }
 
 // boardMessage returns the board message of m's subscription, or nil for
@@ -387,13 +374,13 @@ func (c *wsConn) join(m clientMsg, sc auth.Scope) (*subscriptions.Sub, error) {
 		return nil, err
 	}
 	var sub *subscriptions.Sub
-	err = c.l.s.hub.ReadWindow(l, func(w hub.Window) (err error) {
+	err = c.p.hub.ReadWindow(l, func(w hub.Window) (err error) {
 		key := subscriptions.Key{Tenant: sc.Tenant, Board: l.Board, Window: w.Key()}
-		sub, err = c.l.eng.Subscribe(key, liveWindow{w}, c.out, m.ID, spec, m.Since)
+		sub, err = c.p.eng.Subscribe(key, window{w}, c.out, m.ID, spec, m.Since)
 		return err
 	})
 	if err != nil {
-		return nil, joinError(toError(err, c.l.s.log), m)
+		return nil, joinError(c.p.errorOf(err), m)
 	}
 	return sub, nil
 }
@@ -407,7 +394,7 @@ func (c *wsConn) unsubscribe(id string) {
 		c.reply(id, notFound("id: no subscription %q on this connection", truncate(id)))
 		return
 	}
-	c.l.eng.Unsubscribe(s.sub)
+	c.p.eng.Unsubscribe(s.sub)
 }
 
 // armPing schedules the next ping in Config.PingInterval. A timer, not a
@@ -420,7 +407,7 @@ func (c *wsConn) armPing() {
 		return // stopPing ran or is about to: arm nothing it cannot see
 	}
 	c.pings.Add(1)
-	c.pingTimer = time.AfterFunc(c.l.pingTO, func() {
+	c.pingTimer = time.AfterFunc(c.p.pingTO, func() {
 		defer c.pings.Done()
 		c.ping()
 	})
@@ -438,7 +425,7 @@ func (c *wsConn) stopPing() {
 // ping pings once and arms the next; a peer that does not answer within
 // the interval is closed.
 func (c *wsConn) ping() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.l.pingTO)
+	ctx, cancel := context.WithTimeout(context.Background(), c.p.pingTO)
 	err := c.ws.Ping(ctx)
 	cancel()
 	if err != nil {

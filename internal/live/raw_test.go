@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ type rawWS struct {
 
 // rawDial sends an upgrade request for /v1/ws?query with the extra
 // headers and returns the client and the response's status.
-func (e *liveEnv) rawDial(query string, header http.Header) (*rawWS, int) {
+func (e *env) rawDial(query string, header http.Header) (*rawWS, int) {
 	e.t.Helper()
 	addr := strings.TrimPrefix(e.srv.URL, "http://")
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)

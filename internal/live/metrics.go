@@ -1,13 +1,13 @@
-package api
+package live
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
-// wsMetrics are the WebSocket side's Prometheus series. The engine's gauges
+// metrics are the WebSocket side's Prometheus series. The engine's gauges
 // are read at scrape time.
-type wsMetrics struct {
+type metrics struct {
 	conns      prometheus.Gauge
 	messages   prometheus.Counter
 	bytes      prometheus.Counter
@@ -17,12 +17,12 @@ type wsMetrics struct {
 }
 
 // closed counts a close the server sent, by code. O(1).
-func (m *wsMetrics) closed(code closeCode) {
+func (m *metrics) closed(code closeCode) {
 	m.closes.WithLabelValues(code.String()).Inc()
 }
 
-func newWSMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *wsMetrics {
-	m := &wsMetrics{
+func newMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *metrics {
+	m := &metrics{
 		conns:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "rankwire_ws_connections", Help: "Open WebSocket connections."}),
 		messages:   prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_messages_sent_total", Help: "WebSocket messages written."}),
 		bytes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_bytes_sent_total", Help: "Bytes of WebSocket messages written."}),

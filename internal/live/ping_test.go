@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
 )
 
 // TestPings: a client that reads (and so answers pings) stays connected
@@ -14,13 +15,13 @@ import (
 // dropped (its 4008 close frame may never reach a client that does not
 // read, as PROTOCOL.md says).
 func TestPings(t *testing.T) {
-	e := newLiveEnv(t, Config{PingInterval: 20 * time.Millisecond})
+	e := newEnv(t, Options{PingInterval: 20 * time.Millisecond})
 	tok := e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))
-	e.must(200, "PUT", "/v1/boards/pinged", e.token("a", admin), `{}`)
+	e.putBoard("a", "pinged", hub.Settings{})
 	alive := e.dial("access_token="+tok, true, nil)
 	deaf := e.dial("access_token="+tok, false, nil)
 	checkFor(t, 10*time.Second, func() error {
-		if n := testutil.ToFloat64(e.s.live.metrics.conns); n != 1 {
+		if n := testutil.ToFloat64(e.p.metrics.conns); n != 1 {
 			return fmt.Errorf("%v connections open, want the deaf one closed", n)
 		}
 		return nil

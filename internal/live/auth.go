@@ -1,13 +1,10 @@
-package api
+package live
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"strings"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/refusal"
 )
 
 // errNoReadRole refuses a valid token without the read role: it may not
@@ -26,7 +23,7 @@ func mayConnect(sc auth.Scope) error {
 // auth handles an auth message: the first one authenticates (a refusal
 // closes), a later one refreshes the token (see refresh).
 func (c *wsConn) auth(token string, authed bool) {
-	sc, err := c.l.s.cfg.Verifier.Verify(token)
+	sc, err := c.p.verifier.Verify(token)
 	if authed {
 		c.refresh(sc, err)
 		return
@@ -36,9 +33,9 @@ func (c *wsConn) auth(token string, authed bool) {
 	}
 	switch {
 	case err != nil:
-		c.refuseToken(err, keyTenant(c.l.s.keyring(), token))
-	case !c.l.admit(sc.Tenant):
-		c.l.refusals.refused(refusedCap, "tenant", sc.Tenant)
+		c.refuseToken(err, refusal.KeyTenant(c.p.keyring(), token))
+	case !c.p.admit(sc.Tenant):
+		c.p.refusals.Refused(refusal.Cap, "tenant", sc.Tenant)
 		c.close(newClose(closeOverLimit, "tenant at its connection cap"))
 	default:
 		c.setScope(sc, true)
@@ -49,18 +46,8 @@ func (c *wsConn) auth(token string, authed bool) {
 // refuseToken logs a refused token (its reason and tenant, where known;
 // never the token) and closes 4001 or 4003.
 func (c *wsConn) refuseToken(err error, tenant string) {
-	c.l.refusals.refused(refusedToken, tokenAttrs(err, tenant)...)
+	c.p.refusals.Refused(refusal.Token, refusal.TokenAttrs(err, tenant)...)
 	c.close(tokenClose(err))
-}
-
-// tokenAttrs are the log attributes of a refused token: the refusal and
-// the tenant, where known.
-func tokenAttrs(err error, tenant string) []any {
-	attrs := []any{"err", err.Error()}
-	if tenant != "" {
-		attrs = append(attrs, "tenant", tenant)
-	}
-	return attrs
 }
 
 // refresh applies a later auth message (PROTOCOL.md, "Token refresh
@@ -82,7 +69,7 @@ func (c *wsConn) refresh(sc auth.Scope, err error) {
 	case c.closeIfRevoked(sc): // a reload raced the verification
 	default:
 		for id, s := range c.narrow(sc) {
-			c.l.eng.Unsubscribe(s.sub)
+			c.p.eng.Unsubscribe(s.sub)
 			c.reply(id, forbidden("board: %q is not among the refreshed token's boards", truncate(s.board)))
 		}
 	}
@@ -115,27 +102,5 @@ func refreshRefused(err error) *Error {
 	if errors.Is(err, auth.ErrExpired) {
 		msg = "token: expired"
 	}
-	return &Error{http.StatusUnauthorized, "unauthorized", msg}
-}
-
-// keyTenant returns the tenant that owns the key a token's header names
-// (kid), or "": what a refusal log can say of a token that did not verify.
-// It reads the header only, at most 1 KiB of it; the token itself is never
-// kept or logged. O(len(header)).
-func keyTenant(keys *auth.Keyring, token string) string {
-	head, _, ok := strings.Cut(token, ".")
-	if !ok || keys == nil || len(head) > 1<<10 {
-		return ""
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(head)
-	var h struct {
-		Kid string `json:"kid"`
-	}
-	if err != nil || json.Unmarshal(raw, &h) != nil {
-		return ""
-	}
-	if k, ok := keys.Key(h.Kid); ok {
-		return k.Tenant
-	}
-	return ""
+	return &Error{"unauthorized", msg}
 }

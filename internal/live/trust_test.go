@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
 // closes returns how many connections the server closed with code.
-func (e *liveEnv) closes(code closeCode) float64 {
-	return testutil.ToFloat64(e.s.live.metrics.closes.WithLabelValues(code.String()))
+func (e *env) closes(code closeCode) float64 {
+	return testutil.ToFloat64(e.p.metrics.closes.WithLabelValues(code.String()))
 }
 
 // waitErrors waits until c has at least n error messages and returns them.
@@ -48,10 +50,9 @@ func waitSnapshot(t *testing.T, c *wsClient, id string) {
 // gets nothing more, while the subscription it still reaches keeps
 // streaming diffs.
 func TestWSRefreshNarrows(t *testing.T) {
-	e := newLiveEnv(t, Config{})
-	adm := e.token("a", admin)
-	e.must(200, "PUT", "/v1/boards/slots-1", adm, `{}`)
-	e.must(200, "PUT", "/v1/boards/poker-1", adm, `{}`)
+	e := newEnv(t, Options{})
+	e.putBoard("a", "slots-1", hub.Settings{})
+	e.putBoard("a", "poker-1", hub.Settings{})
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
 	c.subscribe("s", "slots-1", map[string]any{"kind": "top"})
 	c.subscribe("p", "poker-1", map[string]any{"kind": "top"})
@@ -65,14 +66,8 @@ func TestWSRefreshNarrows(t *testing.T) {
 	}
 	// poker-1 changes first and is applied before slots-1 changes: a message
 	// for p, were one sent, would come before s's diff.
-	e.must(200, "POST", "/v1/boards/poker-1/scores", adm, `{"member":"x","score":100}`)
-	checkFor(t, 5*time.Second, func() error {
-		if rows := asRows(e.must(200, "GET", "/v1/boards/poker-1/top", adm, "")); len(rows) != 1 {
-			return fmt.Errorf("poker-1 not applied yet: %v", rows)
-		}
-		return nil
-	})
-	e.must(200, "POST", "/v1/boards/slots-1/scores", adm, `{"member":"y","score":7}`)
+	e.submit("a", "poker-1", hub.Item{Member: "x", Score: 100}) // returns once applied
+	e.submit("a", "slots-1", hub.Item{Member: "y", Score: 7})
 	checkFor(t, 5*time.Second, func() error {
 		if rows, _ := c.rows("s"); rows[1].Member != "y" {
 			return fmt.Errorf("slots-1's diff not streamed: %v", rows)
@@ -99,8 +94,8 @@ func TestWSRefreshNarrows(t *testing.T) {
 // read role, closes 4003; one that does not verify is an error message and
 // the connection keeps its token.
 func TestWSRefreshRefused(t *testing.T) {
-	e := newLiveEnv(t, Config{})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	e := newEnv(t, Options{})
+	e.putBoard("a", "weekly", hub.Settings{})
 	for name, tok := range map[string]string{
 		"another tenant": e.token("b", auth.RoleRead),
 		"no read role":   e.token("a", auth.RoleSubmit),
@@ -129,15 +124,15 @@ func TestWSRefreshRefused(t *testing.T) {
 // the burst waits unread, and once the drain ends every reply and the
 // valid subscription's snapshot arrive, with no close.
 func TestWSPromptReaderManyErrors(t *testing.T) {
-	e := newLiveEnv(t, Config{})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	e := newEnv(t, Options{})
+	e.putBoard("a", "weekly", hub.Settings{})
 	r, status := e.rawDial("access_token="+e.token("a", auth.RoleRead), nil)
 	if status != http.StatusSwitchingProtocols {
 		t.Fatalf("upgrade answered %d", status)
 	}
 	var c *wsConn
 	checkFor(t, 5*time.Second, func() error {
-		for c = range e.s.live.connections() {
+		for _, c = range e.p.connections() {
 			return nil
 		}
 		return fmt.Errorf("no connection yet")
@@ -190,7 +185,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 func TestWSMessageRate(t *testing.T) {
 	const burst = 10
 	logs := &syncBuffer{}
-	e := newLiveEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}, func(s *Server) { s.live.msgRate, s.live.msgBurst = 0, burst })
+	e := newEnvLog(t, Options{}, slog.New(slog.NewJSONHandler(logs, nil)), func(p *Plane) { p.msgRate, p.msgBurst = 0, burst })
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
 	for i := range burst {
@@ -206,14 +201,14 @@ func TestWSMessageRate(t *testing.T) {
 	}
 	checkFor(t, 5*time.Second, func() error {
 		for _, l := range logs.lines() {
-			if l["reason"] == refusedRate && l["tenant"] == "casino-a" {
+			if l["reason"] == refusal.Rate && l["tenant"] == "casino-a" {
 				return nil
 			}
 		}
 		return fmt.Errorf("no message_rate refusal logged: %s", logs)
 	})
 
-	d := newLiveEnv(t, Config{})
+	d := newEnv(t, Options{})
 	f := d.dial("access_token="+d.token("a", auth.RoleRead), true, nil)
 	sent := 0
 	for ; sent < 10*MessageBurst; sent++ {
@@ -262,7 +257,7 @@ func TestMsgBucket(t *testing.T) {
 // never replaced; an escape that decodes to an unpaired surrogate is
 // bad_request naming the field.
 func TestWSInvalidUTF8(t *testing.T) {
-	e := newLiveEnv(t, Config{})
+	e := newEnv(t, Options{})
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
 	c.send(`{"type":"subscribe","id":"s\ud800","board":"weekly","view":{"kind":"top"}}`)
@@ -288,7 +283,7 @@ func TestWSInvalidUTF8(t *testing.T) {
 // TestWSMessageSize: a message of 64 KiB is read; one byte more closes
 // 1009. An id longer than an id may be is not echoed back.
 func TestWSMessageSize(t *testing.T) {
-	e := newLiveEnv(t, Config{})
+	e := newEnv(t, Options{})
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	msg := func(size int) string {
 		head, tail := `{"type":"unsubscribe","id":"n","pad":"`, `"}`
@@ -318,8 +313,8 @@ func TestWSMessageSize(t *testing.T) {
 // TestWSJoinErrorsNameFields: a board that does not exist and a window the
 // board does not keep are refused naming board and window.
 func TestWSJoinErrorsNameFields(t *testing.T) {
-	e := newLiveEnv(t, Config{})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("a", admin), `{}`)
+	e := newEnv(t, Options{})
+	e.putBoard("a", "weekly", hub.Settings{})
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
 	c.subscribe("s", "nope", map[string]any{"kind": "top"})
 	c.send(`{"type":"subscribe","id":"t","board":"weekly","window":"day","view":{"kind":"top"}}`)

@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func openFiles(t *testing.T) int {
 // handshake (a bare TCP close) leave no socket behind on the server: every
 // descriptor they cost comes back.
 func TestAbruptDisconnectFreesSocket(t *testing.T) {
-	e := newLiveEnv(t, Config{})
+	e := newEnv(t, Options{})
 	tok := e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))
 	before := openFiles(t)
 	for range 30 {

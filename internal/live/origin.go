@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"log/slog"
@@ -13,11 +13,11 @@ import (
 // upgrade so that a refusal can be a close code the page sees (4003)
 // instead of an HTTP 403 it cannot see: no Origin header (not a browser),
 // an origin whose host equals the request's Host, or one matching a
-// pattern of Config.AllowedOrigins (path.Match, case-insensitive; against
+// pattern of Options.AllowedOrigins (path.Match, case-insensitive; against
 // host[:port], or scheme://host[:port] for a pattern with "://"). A port
 // is part of the host: "games.example" does not match
 // "games.example:8443". O(patterns).
-func (l *live) originAllowed(r *http.Request) (string, bool) {
+func (p *Plane) originAllowed(r *http.Request) (string, bool) {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return "", true
@@ -29,7 +29,7 @@ func (l *live) originAllowed(r *http.Request) (string, bool) {
 	if strings.EqualFold(r.Host, u.Host) {
 		return origin, true
 	}
-	for _, p := range l.origins {
+	for _, p := range p.origins {
 		target := u.Host
 		if strings.Contains(p, "://") {
 			target = u.Scheme + "://" + u.Host

@@ -1,4 +1,4 @@
-package api
+package live
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/refusal"
 )
 
 // syncBuffer is a bytes.Buffer for a logger written from many goroutines.
@@ -53,8 +55,8 @@ func (s *syncBuffer) String() string {
 // logged without the token.
 func TestWSRefusedUpgrades(t *testing.T) {
 	logs := &syncBuffer{}
-	e := newLiveEnv(t, Config{AllowedOrigins: []string{"games.example"}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	e.must(200, "PUT", "/v1/boards/weekly", e.token("b", admin), `{}`)
+	e := newEnvLog(t, Options{AllowedOrigins: []string{"games.example"}}, slog.New(slog.NewJSONHandler(logs, nil)))
+	e.putBoard("b", "weekly", hub.Settings{})
 	good := e.token("b", auth.RoleRead)
 	e.dial("access_token="+good, true, nil)
 	e.dial("access_token="+good, true, nil) // casino-b's cap is 2
@@ -90,7 +92,7 @@ func TestWSRefusedUpgrades(t *testing.T) {
 	if f, o := e.closes(closeForbidden), e.closes(closeOverLimit); f != 5 || o != 1 {
 		t.Errorf("closes counted: 4003 %v, 4029 %v; want 5 and 1", f, o)
 	}
-	if n := e.s.live.eng.Stats().Subscriptions; n[0]+n[1]+n[2]+n[3] != 0 {
+	if n := e.p.eng.Stats().Subscriptions; n[0]+n[1]+n[2]+n[3] != 0 {
 		t.Fatalf("refused connections subscribed: %v", n)
 	}
 	checkFor(t, 5*time.Second, func() error {
@@ -100,13 +102,13 @@ func TestWSRefusedUpgrades(t *testing.T) {
 				reasons[fmt.Sprint(l["reason"])]++
 			}
 		}
-		if reasons[refusedOrigin] != 3 || reasons[refusedToken] != 2 || reasons[refusedCap] != 1 {
+		if reasons[refusal.Origin] != 3 || reasons[refusal.Token] != 2 || reasons[refusal.Cap] != 1 {
 			return fmt.Errorf("refusals logged %v, want 3 origin, 2 token, 1 connection_cap", reasons)
 		}
 		return nil
 	})
 	for _, l := range logs.lines() {
-		if l["reason"] == refusedToken && l["tenant"] != "casino-b" {
+		if l["reason"] == refusal.Token && l["tenant"] != "casino-b" {
 			t.Errorf("a token refusal without its key's tenant: %v", l)
 		}
 	}
@@ -122,7 +124,7 @@ func TestWSRefusedUpgrades(t *testing.T) {
 // TestWSAuthMessageOverCap: a bare connection whose auth message finds its
 // tenant at the cap closes 4029.
 func TestWSAuthMessageOverCap(t *testing.T) {
-	e := newLiveEnv(t, Config{})
+	e := newEnv(t, Options{})
 	tok := e.token("b", auth.RoleRead)
 	e.dial("access_token="+tok, true, nil)
 	e.dial("access_token="+tok, true, nil)
@@ -130,30 +132,6 @@ func TestWSAuthMessageOverCap(t *testing.T) {
 	c.send(map[string]any{"type": "auth", "token": tok})
 	if code := c.waitClosed(5 * time.Second); code != closeOverLimit {
 		t.Fatalf("auth over the cap closed with %d, want %d", code, closeOverLimit)
-	}
-}
-
-// TestRefusalLogRate: at most refusalLines lines a second per reason; the
-// next line written for that reason says how many were dropped; reasons
-// do not share a budget.
-func TestRefusalLogRate(t *testing.T) {
-	logs := &syncBuffer{}
-	r := newRefusalLog(slog.New(slog.NewJSONHandler(logs, nil)), "websocket refused")
-	now := time.Unix(1000, 0)
-	r.now = func() time.Time { return now }
-	for i := range 20 {
-		r.refused(refusedOrigin, "origin", fmt.Sprint("https://o", i))
-	}
-	r.refused(refusedRate)
-	if n := len(logs.lines()); n != refusalLines+1 {
-		t.Fatalf("%d lines in one second, want %d", n, refusalLines+1)
-	}
-	now = now.Add(time.Second)
-	r.refused(refusedOrigin, "origin", "https://late")
-	lines := logs.lines()
-	last := lines[len(lines)-1]
-	if last["dropped"] != float64(20-refusalLines) || last["origin"] != "https://late" {
-		t.Fatalf("the next second's line %v, want dropped %d", last, 20-refusalLines)
 	}
 }
 

@@ -1,0 +1,57 @@
+// Package live is rankwire's WebSocket delivery plane (PROTOCOL.md, "Live
+// views over WebSocket"): the /v1/ws handler (Plane.ServeHTTP, which api
+// mounts), each connection's session (auth by access_token or a first auth
+// message, refresh that may only narrow, expiry, origins, the message rate,
+// close codes), the consumer of the hub's change feed (Plane.Feed, which
+// the plane's owner wires: hub.SetFeed), and the writer pool that writes
+// every connection's outbox. Views, diffs and outboxes are package
+// subscriptions'; the socket that never blocks a writer is internal/wsflow's.
+//
+// A push goes hub → feed (Apply under the tenant's read lock, Flush with no
+// lock) → subscriptions.Engine → each watcher's Outbox → the writer pool →
+// wsflow.Conn, never through api.
+//
+// It imports subscriptions, internal/wsflow, internal/connguard,
+// internal/refusal, auth, identity and internal/names (to validate what a
+// client sends, at the edge), hub (a join reads its board-window under the
+// tenant's read lock, hub.ReadWindow, and the plane is a hub.Feed),
+// coder/websocket and prometheus. Nothing imports it but api,
+// internal/gwtest and cmd/gateway; it must not import api.
+//
+// # Locks
+//
+// Every mutex of the plane, its owner and what it guards:
+//
+//   - wsConn.mu (one per connection): its scope, authed, expiry timer and
+//     subscriptions.
+//   - Plane.mu: the open connections, the per-tenant counts, closing.
+//   - writerPool.mu (with its sync.Cond): the queue of connections to write.
+//   - wsConn.pingMu (one per connection): the armed ping timer.
+//   - wsConn.closeOnce: held by the first close while coder/websocket runs
+//     the close handshake; a second close waits for it.
+//   - subscriptions' own, in their order: Engine.mu (the map of
+//     board-windows), a board-window's mu (its views and ring), Outbox.mu.
+//   - wsflow.Conn.mu (the socket's backlog), refusal.Log.mu and
+//     connguard's Guard.mu: leaves, taken with nothing below them.
+//
+// The order, outermost first; a lock is only ever taken while holding locks
+// before it:
+//
+//	hub's tenant read lock (ReadWindow in a join, Feed.Apply)
+//	  → wsConn.mu → Plane.mu → Engine.mu → board-window mu → Outbox.mu → writerPool.mu
+//	  → leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's
+//
+// Where the nesting happens: a connection's cleanup holds wsConn.mu while
+// it unsubscribes (Engine.mu, then the board-window's mu, then Outbox.mu),
+// closes its outbox and gives back its tenant's slot (Plane.mu); track holds
+// Plane.mu while it starts the writers (writerPool.mu); an Outbox calls its
+// notify (writerPool.schedule, writerPool.mu) after releasing Outbox.mu,
+// with the board-window's mu still held by the engine; refresh
+// (narrow) holds wsConn.mu while it marks the socket busy (connguard). The
+// hub's tenant read lock is never taken with a plane lock held, and a join
+// holds no connection lock while it reads (subscribe takes wsConn.mu
+// before and after, not across). Closes and pings run with no lock held.
+// A writer takes a connection's outbox (Outbox.mu) and writes its socket
+// (wsflow.Conn.mu) one after the other, never nested. Functions that expect
+// a lock held end in Locked (setScopeLocked: wsConn.mu).
+package live

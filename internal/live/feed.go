@@ -1,0 +1,58 @@
+package live
+
+import (
+	"time"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/subscriptions"
+)
+
+// Feed returns the plane's consumer of the hub's change feed. The plane
+// pushes nothing until its owner wires it, once: hub.SetFeed(p.Feed()). A
+// hub has one feed consumer, so of two planes over one hub only the wired
+// one pushes; building a plane never takes the feed from another.
+func (p *Plane) Feed() hub.Feed { return p.feed }
+
+// feed hands each tick's batches to the engine and times the tick.
+type feed struct {
+	p     *Plane
+	start time.Time // first Apply of the current tick; the hub's feed goroutine only
+}
+
+// Apply runs under the tenant's read lock: see hub.Feed.
+func (f *feed) Apply(b hub.FeedBatch, w hub.Window) {
+	if f.start.IsZero() {
+		f.start = time.Now()
+	}
+	changes := make([]subscriptions.Change, len(b.Changes))
+	for i, c := range b.Changes {
+		changes[i] = subscriptions.Change(c)
+	}
+	key := subscriptions.Key{Tenant: b.Tenant, Board: b.Board, Window: b.Window}
+	f.p.eng.Apply(key, window{w}, changes, b.Reset)
+}
+
+// Flush runs with no lock: see hub.Feed.
+func (f *feed) Flush() {
+	f.p.eng.Flush()
+	if !f.start.IsZero() {
+		f.p.metrics.tick.Observe(time.Since(f.start).Seconds())
+	}
+	f.start = time.Time{}
+}
+
+// window adapts hub.Window to subscriptions.Window.
+type window struct{ hub.Window }
+
+func (w window) Profile(h uint32) subscriptions.Profile {
+	return subscriptions.Profile(w.Window.Profile(h))
+}
+
+func (w window) Pending() []subscriptions.Change {
+	hp := w.Window.Pending()
+	out := make([]subscriptions.Change, len(hp))
+	for i, c := range hp {
+		out[i] = subscriptions.Change(c)
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package live
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/refusal"
+	"github.com/rankwire/rankwire/subscriptions"
+)
+
+// DefaultMaxConnections is a tenant's WebSocket connection cap when neither
+// its key file entry nor Options.MaxConnections sets one.
+const DefaultMaxConnections = 20_000
+
+// MaxSubscriptions is the most subscriptions one connection holds.
+const MaxSubscriptions = 100
+
+// Options tune the plane. The zero value is a working plane; the push
+// interval is hub.Config.PushInterval: the hub's feed ticks.
+type Options struct {
+	// AllowedOrigins are the host patterns (path.Match, case-insensitive;
+	// with "://" matched against scheme://host) of browser pages that may
+	// open a WebSocket from another origin. Nil means none: only pages
+	// served from the gateway's own host, and clients that send no Origin
+	// (non-browser). Never "*" by default.
+	AllowedOrigins []string
+	// MaxConnections is a tenant's connection cap when its key file entry
+	// sets none. Zero means DefaultMaxConnections.
+	MaxConnections int
+	// AuthTimeout bounds the wait for the first auth message of a
+	// connection without access_token. Zero means 5 s.
+	AuthTimeout time.Duration
+	// SlowTimeout is how long bytes a client's socket could not take may
+	// wait unsent before the client, which stopped reading, is closed
+	// (4008). Zero means 10 s.
+	SlowTimeout time.Duration
+	// PingInterval is how often an idle connection is pinged. Zero means 30 s.
+	PingInterval time.Duration
+}
+
+// Config wires a Plane. Hub and Verifier are required.
+type Config struct {
+	Hub      *hub.Hub
+	Verifier *auth.Verifier
+	// Keyring returns the keyring of per-tenant limits (connection caps) and
+	// of refusal logs. Nil means the Verifier's.
+	Keyring func() *auth.Keyring
+	// ErrorOf maps an error the hub returned to a join to the protocol's
+	// code and message, logging what only the operator may see; api passes
+	// its own, so that HTTP and WebSocket answer alike. Nil means a
+	// *hub.Error by its code and message, anything else internal.
+	ErrorOf func(error) (code, message string)
+	// Logger receives refusals and errors. Nil means discard.
+	Logger *slog.Logger
+	// Registry receives the rankwire_ws_* metrics. Nil means a new one.
+	Registry *prometheus.Registry
+	Options
+}
+
+// Plane is the WebSocket delivery plane: the /v1/ws handler, its
+// connections and their per-tenant counts, the subscriptions engine, and
+// the writer pool. It consumes the hub's change feed only where its owner
+// wires it (hub.SetFeed(p.Feed())). Safe for concurrent use.
+type Plane struct {
+	hub      *hub.Hub
+	verifier *auth.Verifier
+	keyring  func() *auth.Keyring
+	errorFn  func(error) (string, string)
+	log      *slog.Logger
+	eng      *subscriptions.Engine
+	pool     *writerPool
+	metrics  *metrics
+	feed     *feed
+	origins  []string
+	authTO   time.Duration
+	slowTO   time.Duration
+	pingTO   time.Duration
+	maxConn  int
+	// msgRate and msgBurst bound a connection's client messages: see
+	// MessageRate. Fields, so that tests may lower them.
+	msgRate, msgBurst int
+	refusals          *refusal.Log
+
+	wg sync.WaitGroup // one per connection's goroutine
+
+	mu      sync.Mutex // guards the fields below; taken under a wsConn's mu, before the pool's
+	conns   map[*wsConn]struct{}
+	tenants map[string]int
+	closing bool
+}
+
+// New returns a Plane for cfg. It panics where cfg lacks Hub or Verifier:
+// that is a wiring mistake, not input.
+func New(cfg Config) *Plane {
+	if cfg.Hub == nil || cfg.Verifier == nil {
+		panic("live: Config needs Hub and Verifier")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.Keyring == nil {
+		cfg.Keyring = cfg.Verifier.Keyring
+	}
+	if cfg.ErrorOf == nil {
+		cfg.ErrorOf = hubErrorOf(cfg.Logger)
+	}
+	o := cfg.Options
+	p := &Plane{
+		hub: cfg.Hub, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
+		eng: subscriptions.NewEngine(subscriptions.Config{}), origins: o.AllowedOrigins,
+		authTO: orDefault(o.AuthTimeout, 5*time.Second), slowTO: orDefault(o.SlowTimeout, 10*time.Second),
+		pingTO: orDefault(o.PingInterval, 30*time.Second), maxConn: o.MaxConnections,
+		msgRate: MessageRate, msgBurst: MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
+		conns: map[*wsConn]struct{}{}, tenants: map[string]int{},
+	}
+	if p.maxConn <= 0 {
+		p.maxConn = DefaultMaxConnections
+	}
+	warnOpenOrigins(cfg.Logger, o.AllowedOrigins)
+	p.metrics = newMetrics(cfg.Registry, p.eng)
+	p.pool = newWriterPool(p.metrics)
+	p.feed = &feed{p: p}
+	return p
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// connCap returns tenant's connection cap.
+func (p *Plane) connCap(tenant string) int {
+	if keys := p.keyring(); keys != nil {
+		if lim, ok := keys.Limits(tenant); ok && lim.Connections > 0 {
+			return lim.Connections
+		}
+	}
+	return p.maxConn
+}
+
+// admit counts a connection of tenant, or reports false at the cap or
+// while closing. O(1).
+func (p *Plane) admit(tenant string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing || p.tenants[tenant] >= p.connCap(tenant) {
+		return false
+	}
+	p.tenants[tenant]++
+	return true
+}
+
+func (p *Plane) release(tenant string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tenants[tenant]--; p.tenants[tenant] <= 0 {
+		delete(p.tenants, tenant)
+	}
+}
+
+// track registers c for Close, or reports false while closing.
+func (p *Plane) track(c *wsConn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	p.wg.Add(1)
+	p.pool.start()
+	return true
+}
+
+func (p *Plane) untrack(c *wsConn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	p.wg.Done()
+}
+
+// connections returns the open connections, copied under p.mu.
+func (p *Plane) connections() []*wsConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	conns := make([]*wsConn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// Close closes every WebSocket with 1001 (going away) and refuses new ones,
+// waiting until their goroutines returned or ctx ends, when it drops the
+// rest without a close handshake; then it stops the writers.
+// http.Server.Shutdown does not close hijacked connections: the gateway
+// calls this next to it. Safe to call more than once.
+func (p *Plane) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	conns := p.connections()
+	for _, c := range conns {
+		go c.close(newClose(closeGoingAway, "server shutting down"))
+	}
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		p.pool.close()
+		return nil
+	case <-ctx.Done():
+		for _, c := range conns { // ends their goroutines
+			c.ws.CloseNow()
+		}
+		<-done
+		p.pool.close()
+		return ctx.Err()
+	}
+}
