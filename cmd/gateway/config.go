@@ -76,42 +76,15 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	var c Config
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(usage)
-	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP and WebSocket listen `address`")
-	fs.StringVar(&c.DataDir, "data", "./data", "data `directory`: the embedded JetStream store and snapshots")
-	fs.StringVar(&c.NATSURL, "nats", "", "`URL` of an external NATS server or cluster with JetStream; empty starts the embedded one")
-	fs.StringVar(&c.KeysFile, "keys", "", "the tenants' key `file`; empty generates a demo tenant and key and prints tokens")
-	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
-	fs.BoolVar(&c.Demo, "demo", false, "seed the demo tenant's board \"weekly\" with players (implied without --keys)")
-	fs.DurationVar(&c.DemoRound, "demo-round", 5*time.Minute, "how `long` each of the demo's sprint tournaments runs before the next starts (1m..24h)")
-	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
-	fs.Func("allowed-origins", "comma-separated `origins` (host patterns, e.g. lobby.example.com,*.casino.io) whose pages may open WebSockets; empty: the gateway's own host only", func(v string) error {
-		c.Origins = splitList(v)
-		return nil
-	})
-	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
-	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
-	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`; 0: half the connection budget, at most 20000")
-	fs.Func("max-store", "bytes of disk the embedded JetStream may use, e.g. 50GB or 512MiB; past it writes answer 503 until space is freed; empty: NATS's default, 75% of the free disk at start", func(v string) (err error) {
-		c.MaxStore, err = parseSize(v)
-		return err
-	})
-	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
+	serveFlags(fs, &c)
+	liveFlags(fs, &c)
+	storeFlags(fs, &c)
 	clusterFlags(fs, &c)
-	// Listeners and timeouts: keep these together.
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
-	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
-	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
-	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (chain) `file`: serve HTTPS and WSS on --addr (with --tls-key); empty: plain HTTP, e.g. behind a TLS-terminating proxy")
-	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
-	// Writes through a leader change: docs/OPERATIONS.md "When NATS fails".
-	fs.DurationVar(&c.WriteTimeout, "write-timeout", 10*time.Second, "how `long` a write may wait for JetStream, retrying through a leader change, before it answers 503")
-	fs.DurationVar(&c.IdempotencyRetention, "idempotency-retention", 0, "how `long` a board keeps a submission's idempotency id (a repeat after that applies again); 0: for ever")
-	fs.Func("webhook-allow", "comma-separated `CIDRs` (e.g. 127.0.0.0/8,10.0.0.0/8) webhooks may connect to although loopback, link-local, private, multicast or unspecified; empty: none (docs/SECURITY.md)", func(v string) (err error) {
-		c.WebhookAllow, err = webhook.ParseAllow(splitList(v))
-		return err
-	})
+	listenerFlags(fs, &c)
+	webhookFlags(fs, &c)
 	fs.Usage = func() {
-		fmt.Fprintf(usage, "Usage: gateway [flags]\n\nEach flag may also be set by its environment variable, e.g. --push-interval as %s.\n\n", envName("push-interval"))
+		printCommands(usage)
+		fmt.Fprintf(usage, "Flags of serving; each may also be set by its environment variable, e.g. --push-interval as %s:\n\n", envName("push-interval"))
 		fs.PrintDefaults()
 	}
 	if err := fromEnv(fs, getenv); err != nil {
@@ -121,9 +94,64 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q: not a flag, nor a subcommand (gateway help lists them)", fs.Arg(0))
 	}
 	return c, c.validate()
+}
+
+// serveFlags registers the flags of what the gateway serves: its address,
+// its data, its keys, the demo, its logs and profiles.
+func serveFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP and WebSocket listen `address`")
+	fs.StringVar(&c.DataDir, "data", "./data", "data `directory`: the embedded JetStream store and snapshots")
+	fs.StringVar(&c.NATSURL, "nats", "", "`URL` of an external NATS server or cluster with JetStream; empty starts the embedded one")
+	fs.StringVar(&c.KeysFile, "keys", "", "the tenants' key `file`; empty generates a demo tenant and key and prints tokens")
+	fs.BoolVar(&c.Demo, "demo", false, "seed the demo tenant's board \"weekly\" with players (implied without --keys)")
+	fs.DurationVar(&c.DemoRound, "demo-round", 5*time.Minute, "how `long` each of the demo's sprint tournaments runs before the next starts (1m..24h)")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "serve Go's /debug/pprof profiles on this `address` (keep it on loopback); empty: off")
+}
+
+// liveFlags registers the flags of the live views' WebSocket plane.
+func liveFlags(fs *flag.FlagSet, c *Config) {
+	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
+	fs.Func("allowed-origins", "comma-separated `origins` (host patterns, e.g. lobby.example.com,*.casino.io) whose pages may open WebSockets; empty: the gateway's own host only", func(v string) error {
+		c.Origins = splitList(v)
+		return nil
+	})
+	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
+	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
+	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`; 0: half the connection budget, at most 20000")
+}
+
+// storeFlags registers the flags of the store and of writes to it: see
+// docs/OPERATIONS.md "When NATS fails".
+func storeFlags(fs *flag.FlagSet, c *Config) {
+	fs.Func("max-store", "bytes of disk the embedded JetStream may use, e.g. 50GB or 512MiB; past it writes answer 503 until space is freed; empty: NATS's default, 75% of the free disk at start", func(v string) (err error) {
+		c.MaxStore, err = parseSize(v)
+		return err
+	})
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", 10*time.Second, "how `long` a write may wait for JetStream, retrying through a leader change, before it answers 503")
+	fs.DurationVar(&c.IdempotencyRetention, "idempotency-retention", 0, "how `long` a board keeps a submission's idempotency id (a repeat after that applies again); 0: for ever")
+}
+
+// listenerFlags registers the listener and timeout flags: see
+// docs/OPERATIONS.md "Listeners and timeouts".
+func listenerFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "serve Prometheus /metrics on this `address`, never on --addr (port 0: any free port, logged at start); empty: off")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 60*time.Second, "close an HTTP connection with no request in progress after this `long`")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", 30*time.Second, "a request body must arrive within this `long` after its headers")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (chain) `file`: serve HTTPS and WSS on --addr (with --tls-key); empty: plain HTTP, e.g. behind a TLS-terminating proxy")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+}
+
+// webhookFlags registers the webhooks' destination policy: see
+// docs/SECURITY.md.
+func webhookFlags(fs *flag.FlagSet, c *Config) {
+	fs.Func("webhook-allow", "comma-separated `CIDRs` (e.g. 127.0.0.0/8,10.0.0.0/8) webhooks may connect to although loopback, link-local, private, multicast or unspecified; empty: none (docs/SECURITY.md)", func(v string) (err error) {
+		c.WebhookAllow, err = webhook.ParseAllow(splitList(v))
+		return err
+	})
 }
 
 // fromEnv sets every flag whose environment variable is set.
@@ -152,24 +180,19 @@ func splitList(v string) []string {
 
 func (c Config) validate() error {
 	switch {
-	case c.PushInterval < time.Millisecond || c.PushInterval > time.Minute:
-		return fmt.Errorf("--push-interval %v: want 1ms..1m", c.PushInterval)
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
 	case c.DataDir == "":
 		return errors.New("--data: must not be empty")
-	case c.SlowTimeout < time.Second || c.SlowTimeout > 10*time.Minute:
-		return fmt.Errorf("--slow-timeout %v: want 1s..10m", c.SlowTimeout)
-	case c.PingInterval < time.Second || c.PingInterval > 10*time.Minute:
-		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
 	case c.DemoRound < time.Minute || c.DemoRound > 24*time.Hour:
 		return fmt.Errorf("--demo-round %v: want 1m..24h", c.DemoRound)
-	case c.MaxConns < 0 || c.MaxConns > 1_000_000:
-		return fmt.Errorf("--max-connections %d: want 0 (half the connection budget) or 1..1000000", c.MaxConns)
 	case c.MaxStore != 0 && c.MaxStore < minStore:
 		return fmt.Errorf("--max-store %d bytes: want at least 1MiB", c.MaxStore)
 	case c.MaxStore != 0 && c.NATSURL != "":
 		return errors.New("--max-store: applies to the embedded NATS server only; set the limit on the external one")
+	}
+	if err := c.validateLive(); err != nil {
+		return err
 	}
 	if err := c.validateWrite(); err != nil {
 		return err
@@ -178,6 +201,21 @@ func (c Config) validate() error {
 		return err
 	}
 	return c.validateListeners()
+}
+
+// validateLive checks the live views' flags.
+func (c Config) validateLive() error {
+	switch {
+	case c.PushInterval < time.Millisecond || c.PushInterval > time.Minute:
+		return fmt.Errorf("--push-interval %v: want 1ms..1m", c.PushInterval)
+	case c.SlowTimeout < time.Second || c.SlowTimeout > 10*time.Minute:
+		return fmt.Errorf("--slow-timeout %v: want 1s..10m", c.SlowTimeout)
+	case c.PingInterval < time.Second || c.PingInterval > 10*time.Minute:
+		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
+	case c.MaxConns < 0 || c.MaxConns > 1_000_000:
+		return fmt.Errorf("--max-connections %d: want 0 (half the connection budget) or 1..1000000", c.MaxConns)
+	}
+	return nil
 }
 
 // validateWrite checks --write-timeout: at least a second, so a leader

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -27,95 +28,193 @@ import (
 const shutdownTimeout = 20 * time.Second
 
 // run starts the gateway and serves until ctx ends, then shuts down in
-// order: stop accepting and finish in-flight requests, close the hub (which
-// writes snapshots), return nil. It holds the data directory's lock
-// throughout. It reports the address it listens on to ready, where ready is
-// not nil, once /readyz answers 200.
+// order: stop accepting and finish in-flight requests, close the
+// WebSockets, then undo every start step in reverse (webhooks, demo,
+// metrics, hub, which writes snapshots, pprof, reloads), return nil. It
+// holds the data directory's lock throughout. It reports the address it
+// listens on to ready, where ready is not nil, once /readyz answers 200.
 func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready chan<- string) error {
-	unlock, err := lockData(cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer unlock() // last: after the hub has written its snapshots
-	// SIGHUP reloads the key file (reload.go); caught from here on.
-	reload := newReloader(cfg.KeysFile, log)
-	defer reload.stop()
-	keys, demo, err := loadKeys(cfg)
-	if err != nil {
-		return err
-	}
 	// Every listener's connections count against one budget of file
 	// descriptors: see internal/connguard.
-	guard := connguard.New(connguard.Options{Logger: log})
-	cfg.MaxConns = connectionCaps(cfg.MaxConns, guard.Budget(), keys, log) // listen.go
-	if cfg.PprofAddr != "" {
-		stopPprof, err := servePprof(cfg.PprofAddr, guard, log)
-		if err != nil {
+	g := &gateway{cfg: cfg, log: log, guard: connguard.New(connguard.Options{Logger: log}), metricsAddr: "none"}
+	defer g.stop()
+	for _, step := range []func(context.Context) error{
+		g.lockData, g.loadKeys, g.startPprof, g.startHub, g.startMetrics, g.startDemo, g.startAPI, g.startWebhooks,
+	} {
+		if err := step(ctx); err != nil {
 			return err
 		}
-		defer stopPprof()
 	}
+	return g.serve(ctx, out, ready)
+}
+
+// gateway is what run wires: each start step sets its part and registers
+// the stop that undoes it. Owned by run's goroutine.
+type gateway struct {
+	cfg         Config
+	log         *slog.Logger
+	guard       *connguard.Guard
+	reload      *reloader
+	keys        *auth.Keyring
+	demo        *demoKey // nil: not the demo
+	hub         *hub.Hub
+	reg         *prometheus.Registry
+	metricsAddr string // "none" without --metrics-addr
+	api         *api.Server
+	srv         *http.Server // the API's, on ln
+	ln          net.Listener
+	tls         *tls.Config // nil: plain HTTP; else ln serves TLS
+	serving     atomic.Bool // /readyz answers 200 while set (and NATS is connected)
+	stops       []func()
+}
+
+// onStop registers f to run at stop, before what was registered earlier.
+func (g *gateway) onStop(f func()) { g.stops = append(g.stops, f) }
+
+// stop runs the registered stops, last registered first.
+func (g *gateway) stop() {
+	for i := len(g.stops) - 1; i >= 0; i-- {
+		g.stops[i]()
+	}
+}
+
+// lockData takes the data directory's lock, released last, after the hub
+// has written its snapshots; and catches SIGHUP from here on, to reload
+// the key file (reload.go) once the API serves.
+func (g *gateway) lockData(context.Context) error {
+	unlock, err := lockData(g.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	g.onStop(unlock)
+	g.reload = newReloader(g.cfg.KeysFile, g.log)
+	g.onStop(g.reload.stop)
+	return nil
+}
+
+// loadKeys reads the key file, or generates the demo tenant without one.
+// It sets the WebSocket cap of tenants whose entry sets none (listen.go).
+func (g *gateway) loadKeys(context.Context) (err error) {
+	g.keys, g.demo, err = loadKeys(g.cfg)
+	if err == nil {
+		g.cfg.MaxConns = connectionCaps(g.cfg.MaxConns, g.guard.Budget(), g.keys, g.log)
+	}
+	return err
+}
+
+// startPprof serves --pprof's listener, where set.
+func (g *gateway) startPprof(context.Context) error {
+	if g.cfg.PprofAddr == "" {
+		return nil
+	}
+	stop, err := servePprof(g.cfg.PprofAddr, g.guard, g.log)
+	if err != nil {
+		return err
+	}
+	g.onStop(stop)
+	return nil
+}
+
+// startHub starts the hub (NATS, streams, replicas) and the metrics
+// registry.
+func (g *gateway) startHub(ctx context.Context) error {
+	cfg := g.cfg
 	secret, err := readSecret(cfg.ClusterSecretFile)
 	if err != nil {
 		return err
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
-	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: log, PushInterval: cfg.PushInterval,
+	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
 		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}
-	defer closeHub(h, log)
-	reg := newRegistry(guard)
-	metricsAddr := "none"
-	if cfg.MetricsAddr != "" {
-		addr, stopMetrics, err := serveMetrics(cfg, reg, guard, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-		metricsAddr = addr
+	g.hub = h
+	g.onStop(func() { closeHub(h, g.log) })
+	g.reg = newRegistry(g.guard)
+	return nil
+}
+
+// startMetrics serves --metrics-addr's listener, where set.
+func (g *gateway) startMetrics(context.Context) error {
+	if g.cfg.MetricsAddr == "" {
+		return nil
 	}
-	if demo != nil {
-		stopDemo, err := demo.startDemo(ctx, h, cfg.Demo || cfg.KeysFile == "", cfg.DemoRound, log)
-		if err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-		defer stopDemo() // before closeHub: the simulation submits to the hub
-	}
-	tlsCfg, err := serverTLS(cfg)
+	addr, stop, err := serveMetrics(g.cfg, g.reg, g.guard, g.log)
 	if err != nil {
 		return err
 	}
-	ln, err := listenAPI(cfg.Addr, tlsCfg, guard) // listen.go
+	g.onStop(stop)
+	g.metricsAddr = addr
+	return nil
+}
+
+// startDemo seeds and runs the demo tenant's simulation, in demo mode.
+// Stopped before the hub closes: it submits to the hub.
+func (g *gateway) startDemo(ctx context.Context) error {
+	if g.demo == nil {
+		return nil
+	}
+	stop, err := g.demo.startDemo(ctx, g.hub, g.cfg.Demo || g.cfg.KeysFile == "", g.cfg.DemoRound, g.log)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	g.onStop(stop)
+	return nil
+}
+
+// startAPI listens on --addr and builds the API's server, its live views
+// wired to the hub's change feed, and runs the verifier's JWKS refresher;
+// it does not serve yet (serve does).
+func (g *gateway) startAPI(ctx context.Context) error {
+	tlsCfg, err := serverTLS(g.cfg)
 	if err != nil {
 		return err
 	}
-	var serving atomic.Bool
-	verifier := auth.NewVerifier(keys, auth.Options{JWKS: auth.JWKSOptions{Logger: log}})
-	stopJWKS := watchJWKS(ctx, verifier, reg)
-	defer stopJWKS()
-	srv := newHTTPServer(cfg, h, verifier, reg, log, func() bool { return serving.Load() && h.Connected() }, demo)
-	guardServer(srv, guard) // listen.go
-	a := srv.Handler.(*api.Server)
-	reload.serve(a)
-	hooks := startWebhooks(h, a, reg, log, webhook.Config{Allow: cfg.WebhookAllow, Self: []string{ln.Addr().String(), metricsAddr}})
-	defer hooks.Close() // before closeHub: it reads the notifications' stream
+	ln, err := listenAPI(g.cfg.Addr, tlsCfg, g.guard) // listen.go: TLS over the guarded listener
+	if err != nil {
+		return err
+	}
+	g.onStop(func() { ln.Close() }) // where serving never started; else already closed by Shutdown
+	g.ln = ln
+	verifier := auth.NewVerifier(g.keys, auth.Options{JWKS: auth.JWKSOptions{Logger: g.log}})
+	g.onStop(watchJWKS(ctx, verifier, g.reg))
+	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, func() bool { return g.serving.Load() && g.hub.Connected() }, g.demo)
+	g.hub.SetFeed(g.api.Feed()) // the one consumer of the hub's change feed: the API's live views
+	g.srv = newHTTPServer(g.cfg, g.api, g.log)
+	guardServer(g.srv, g.guard) // listen.go
+	g.tls = tlsCfg
+	g.reload.serve(g.api)
+	return nil
+}
+
+// startWebhooks delivers the tenants' notifications; stopped before the
+// hub closes: it reads the notifications' stream.
+func (g *gateway) startWebhooks(context.Context) error {
+	self := []string{g.ln.Addr().String(), g.metricsAddr} // never a webhook's destination
+	hooks := startWebhooks(g.hub, g.api, g.reg, g.log, webhook.Config{Allow: g.cfg.WebhookAllow, Self: self})
+	g.onStop(func() { hooks.Close() })
+	return nil
+}
+
+// serve serves the API on its listener until ctx ends, announcing the
+// address (the log line, the demo's banner, ready), then shuts it down.
+func (g *gateway) serve(ctx context.Context, out io.Writer, ready chan<- string) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	serving.Store(true)
-	addr := ln.Addr().String()
+	go func() { errc <- g.srv.Serve(g.ln) }()
+	g.serving.Store(true)
+	addr := g.ln.Addr().String()
 	// addr and metrics_addr lead the line, in that order: scripts and tests read them.
-	log.Info("ready", "addr", addr, "metrics_addr", metricsAddr, "tls", tlsCfg != nil, "data", cfg.DataDir, "nats", natsMode(cfg),
-		"connection_budget", guard.Budget(), "max_connections", cfg.MaxConns, "version", versionString())
-	if demo != nil {
-		printDemo(out, addr, demo)
+	g.log.Info("ready", "addr", addr, "metrics_addr", g.metricsAddr, "tls", g.tls != nil, "data", g.cfg.DataDir,
+		"nats", natsMode(g.cfg), "connection_budget", g.guard.Budget(), "max_connections", g.cfg.MaxConns, "version", versionString())
+	if g.demo != nil {
+		printDemo(out, addr, g.demo)
 	}
 	if ready != nil {
 		ready <- addr
 	}
-	return serveUntil(ctx, srv, &serving, errc, log)
+	return g.shutdownAt(ctx, errc)
 }
 
 // newRegistry returns the registry of the gateway's metrics: Go's, the
@@ -140,49 +239,50 @@ func newRegistry(guard *connguard.Guard) *prometheus.Registry {
 	return reg
 }
 
-// newHTTPServer builds the API's HTTP server; demo, where not nil, adds
-// the demo page and its endpoints to the widget that is always served.
-func newHTTPServer(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Registry, log *slog.Logger, ready func() bool, demo *demoKey) *http.Server {
+// newAPI builds the API; demo, where not nil, adds the demo page and its
+// endpoints to the widget that is always served.
+func newAPI(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Registry, log *slog.Logger, ready func() bool, demo *demoKey) *api.Server {
 	static := web.Handler(web.Options{})
 	if demo != nil {
 		demo.reg = reg
 		static = web.Handler(web.Options{Demo: demo})
 	}
-	handler := api.New(api.Config{
+	return api.New(api.Config{
 		Hub: h, Verifier: verifier, Keys: verifier.Keyring(),
 		Ready: ready, Logger: log, Registry: reg, Static: static,
 		ReadTimeout: cfg.ReadTimeout, Live: live.Options{AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout,
 			PingInterval: cfg.PingInterval, MaxConnections: cfg.MaxConns},
 	})
-	h.SetFeed(handler.Feed()) // the one consumer of the hub's change feed: the API's live views
+}
+
+// newHTTPServer returns the API's HTTP server.
+func newHTTPServer(cfg Config, a *api.Server, log *slog.Logger) *http.Server {
 	return &http.Server{
-		Addr: cfg.Addr, Handler: handler,
+		Addr: cfg.Addr, Handler: a,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }
 
-// serveUntil waits for ctx or a serving failure, then shuts the server down.
-func serveUntil(ctx context.Context, srv *http.Server, serving *atomic.Bool, errc <-chan error, log *slog.Logger) error {
+// shutdownAt waits for ctx or a serving failure, then shuts the API's
+// server down: /readyz turns 503, in-flight requests finish, and the
+// WebSockets, which Shutdown does not close, are closed with 1001.
+func (g *gateway) shutdownAt(ctx context.Context, errc <-chan error) error {
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	serving.Store(false)
+	g.log.Info("shutting down")
+	g.serving.Store(false)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := g.srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	// Shutdown does not close hijacked connections: say goodbye (1001) to
-	// the WebSocket clients ourselves.
-	if a, ok := srv.Handler.(*api.Server); ok {
-		if err := a.CloseWebSockets(sctx); err != nil {
-			log.Warn("closing WebSockets", "err", err)
-		}
+	if err := g.api.CloseWebSockets(sctx); err != nil {
+		g.log.Warn("closing WebSockets", "err", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

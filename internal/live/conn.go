@@ -149,7 +149,7 @@ func (c *wsConn) cleanup() {
 
 // close closes the connection with e's code, once, and counts it by code.
 // The close handshake is bounded by coder/websocket's own timeouts, and by
-// CloseWebSockets' context.
+// Plane.Close's context.
 func (c *wsConn) close(e closeError) {
 	c.closeOnce.Do(func() {
 		c.ended.Store(true)
@@ -397,7 +397,7 @@ func (c *wsConn) unsubscribe(id string) {
 	c.p.eng.Unsubscribe(s.sub)
 }
 
-// armPing schedules the next ping in Config.PingInterval. A timer, not a
+// armPing schedules the next ping in Options.PingInterval. A timer, not a
 // goroutine: an idle connection costs its read goroutine only (a
 // goroutine's stack is most of an idle connection's memory).
 func (c *wsConn) armPing() {

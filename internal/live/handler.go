@@ -10,8 +10,8 @@ import (
 	"github.com/rankwire/rankwire/internal/wsflow"
 )
 
-// ServeHTTP upgrades a GET (api mounts it at /v1/ws) to a WebSocket of live views (PROTOCOL.md,
-// "Live views over WebSocket"). A browser sees no HTTP status on a refused
+// ServeHTTP upgrades a GET (api mounts it at /v1/ws) to a WebSocket of
+// live views (PROTOCOL.md, "Live views over WebSocket"). A browser sees no HTTP status on a refused
 // upgrade, so every refusal of a well-formed upgrade is an upgrade that
 // closes at once, before a message is read or a byte of data written:
 // 4003 for a refused origin (origin.go, run here, not by

@@ -12,17 +12,6 @@ import (
 // itself (snapshots and diffs are encoded by subscriptions). Kept in this
 // one file so that one set of message types can replace them.
 
-// Bounds of live views, from PROTOCOL.md.
-const (
-	MaxViewLimit   = 100 // rows of a top view
-	MaxViewRadius  = 50  // rows each side of an around view
-	MaxViewMembers = 100 // ids of a members view
-	maxSubIDLen    = 128 // bytes of a subscription id
-	maxWSMessage   = 64 << 10
-	maxOffset      = 1 << 30 // view.offset
-	maxRankArg     = 1 << 31 // view.rank
-)
-
 // clientMsg is any message a client sends; Type says which fields count.
 type clientMsg struct {
 	Type   string   `json:"type"`

@@ -10,6 +10,17 @@ import (
 	"github.com/rankwire/rankwire/subscriptions"
 )
 
+// Bounds of live views, from PROTOCOL.md.
+const (
+	MaxViewLimit   = 100 // rows of a top view
+	MaxViewRadius  = 50  // rows each side of an around view
+	MaxViewMembers = 100 // ids of a members view
+	maxSubIDLen    = 128 // bytes of a subscription id
+	maxWSMessage   = 64 << 10
+	maxOffset      = 1 << 30 // view.offset
+	maxRankArg     = 1 << 31 // view.rank
+)
+
 // subscription validates a subscribe message for sc: the board-window it
 // addresses and the view's spec.
 func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, error) {
