@@ -39,15 +39,16 @@
 //
 //	hub's tenant read lock (ReadWindow in a join, Feed.Apply)
 //	  → wsConn.mu → Plane.mu → Engine.mu → board-window mu → Outbox.mu → writerPool.mu
-//	  → leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's
+//	wsConn.closeOnce → wsflow.Conn.mu (the close handshake's writes)
+//	leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's
 //
 // Where the nesting happens: a connection's cleanup holds wsConn.mu while
 // it unsubscribes (Engine.mu, then the board-window's mu, then Outbox.mu),
 // closes its outbox and gives back its tenant's slot (Plane.mu); track holds
 // Plane.mu while it starts the writers (writerPool.mu); an Outbox calls its
 // notify (writerPool.schedule, writerPool.mu) after releasing Outbox.mu,
-// with the board-window's mu still held by the engine; refresh
-// (narrow) holds wsConn.mu while it marks the socket busy (connguard). The
+// with the board-window's mu still held by the engine; setScopeLocked
+// (auth, refresh) marks the socket busy (connguard's lock) under wsConn.mu. The
 // hub's tenant read lock is never taken with a plane lock held, and a join
 // holds no connection lock while it reads (subscribe takes wsConn.mu
 // before and after, not across). Closes and pings run with no lock held.
