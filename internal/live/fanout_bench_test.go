@@ -1,0 +1,150 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/await"
+)
+
+// BenchmarkFanout is the plane's whole push path to N watchers of one view
+// over real loopback sockets: per op, one submission takes the lead of a
+// top-10 board that N connections watch, and the op ends when every
+// connection has read the diff of that seq. ns/op covers the submission
+// (JetStream acknowledged and applied), the wait for the feed's next tick
+// (push interval 1 ms), one recomputation and encoding of the view, N outbox
+// offers, the writer pool's N writes and the N clients' reads, which share
+// the machine's cores with the plane.
+func BenchmarkFanout(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) { benchFanout(b, n) })
+	}
+}
+
+func benchFanout(b *testing.B, n int) {
+	h, p, url, tok := fanoutPlane(b)
+	st := &fanState{n: int64(n), done: make(chan struct{}, 1)}
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(func() { cancel(); wg.Wait() })
+	for range n {
+		c, _, err := websocket.Dial(ctx, url+"?access_token="+tok, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sub := `{"type":"subscribe","id":"s","board":"fan","view":{"kind":"top","limit":10}}`
+		if err := c.Write(ctx, websocket.MessageText, []byte(sub)); err != nil {
+			b.Fatal(err)
+		}
+		wg.Go(func() { st.read(ctx, c) })
+	}
+	await.For(b, 30*time.Second, func() error {
+		if got := p.eng.Stats().Subscriptions; got[0]+got[1]+got[2]+got[3] < n {
+			return fmt.Errorf("%v subscriptions, want %d", got, n)
+		}
+		return nil
+	})
+	page, err := h.Top(hub.Loc{Tenant: "casino-a", Board: "fan"}, 0, nil, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq := page.Seq
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		// Set before the submission: its diff may reach a client before
+		// Submit returns. Every submission takes the lead, so its seq is
+		// at least seq+1, and no earlier message reaches that.
+		st.seen.Store(0)
+		st.want.Store(seq + 1)
+		rs, err := h.Submit(ctx, "casino-a", "fan", []hub.Item{{Member: fmt.Sprint("m", i), Score: float64(i + 1)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq = rs[0].Seq
+		select {
+		case <-st.done:
+		case <-time.After(30 * time.Second):
+			b.Fatalf("op %d: %d of %d connections read the diff", i, st.seen.Load(), n)
+		}
+	}
+}
+
+// fanState counts, per op, the connections that read a message of the
+// op's seq or later; the one that completes the count signals done.
+type fanState struct {
+	n    int64
+	want atomic.Uint64 // the op's first seq; 0 before the first op
+	seen atomic.Int64
+	done chan struct{} // capacity 1
+}
+
+// read reads c's messages until ctx ends, counting c once per op.
+func (st *fanState) read(ctx context.Context, c *websocket.Conn) {
+	defer c.CloseNow()
+	var counted uint64 // the want c was last counted for
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		var m struct{ Seq uint64 }
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		if w := st.want.Load(); w != 0 && m.Seq >= w && counted != w {
+			counted = w
+			if st.seen.Add(1) == st.n {
+				st.done <- struct{}{}
+			}
+		}
+	}
+}
+
+// fanoutPlane starts a hub (push interval 1 ms) and a plane wired to its
+// feed on loopback, with casino-a's board "fan", and returns the plane's
+// WebSocket URL and a read token of casino-a.
+func fanoutPlane(b *testing.B) (*hub.Hub, *Plane, string, string) {
+	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]}}}`, secret('a')))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := hub.Start(ctx, hub.Config{DataDir: b.TempDir(), PushInterval: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	p := New(Config{Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{})})
+	h.SetFeed(p.Feed())
+	if _, err := h.PutBoard(ctx, "casino-a", "fan", hub.Settings{}); err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/ws", p)
+	srv := httptest.NewServer(mux)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		p.Close(ctx)
+		srv.Close()
+	})
+	key, _ := keys.SigningKey("a1")
+	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-a", Roles: auth.RoleRead, Expiry: time.Now().Add(time.Hour)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, p, "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/ws", tok
+}
