@@ -385,8 +385,8 @@ func TestOperationIDs(t *testing.T) {
 }
 
 // TestWireLimits: wire's limits are the ones the gateway enforces, until
-// the gateway reads them from wire. (The WebSocket plane's are left to its
-// own package, which is moving.)
+// the gateway reads them from wire. (The WebSocket plane's are tested in
+// internal/live's TestWireLimits.)
 func TestWireLimits(t *testing.T) {
 	for _, l := range []struct {
 		name       string
