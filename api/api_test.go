@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -344,4 +345,29 @@ func TestScoreRank(t *testing.T) {
 	e.must(404, "GET", "/v1/boards/nope/score-rank?score=1", tok, "")
 	e.must(403, "GET", "/v1/boards/desc/score-rank?score=1", e.token("a", auth.RoleSubmit), "") // no read role
 	e.must(404, "GET", "/v1/boards/desc/score-rank?score=1", e.token("b", admin), "")           // another tenant
+}
+
+// TestReadyzWarnsOfStaleKeySets: a tenant's key set that cannot be fetched
+// leaves the node ready (the last good keys verify) and says so in /readyz's
+// warnings, naming no tenant: /readyz needs no token.
+func TestReadyzWarnsOfStaleKeySets(t *testing.T) {
+	e := newEnv(t, Config{})
+	if _, out := e.do("GET", "/readyz", "", ""); out["warnings"] != nil {
+		t.Fatalf("warnings without any jwks_url: %v", out)
+	}
+	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
+		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"jwks_url":"https://127.0.0.1:1/jwks"},
+		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}]}}}`, secret('a'), secret('b')))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.api.cfg.Verifier.Swap(keys); err != nil {
+		t.Fatal(err)
+	}
+	e.api.cfg.Verifier.RefreshJWKS(context.Background(), true)
+	out := e.must(200, "GET", "/readyz", "", "")
+	w, _ := out["warnings"].([]any)
+	if len(w) != 1 || !strings.Contains(fmt.Sprint(w[0]), "jwks_url") || strings.Contains(fmt.Sprint(out), "casino") {
+		t.Fatalf("/readyz %v: want one warning about a key set, naming no tenant", out)
+	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/internal/live"
 	"github.com/rankwire/rankwire/internal/refusal"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // DefaultMaxBody is the largest request body accepted when Config.MaxBody is zero.
@@ -227,11 +229,27 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			reason = hubMessage(err)
 		}
 	}
+	answer := wire.Ready{Ready: reason == "", Reason: reason, Warnings: s.warnings()}
 	if reason != "" {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": reason})
+		writeJSON(w, http.StatusServiceUnavailable, answer)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// warnings lists what works but needs an operator, for /readyz. It names
+// no tenant: /readyz needs no token.
+func (s *Server) warnings() []string {
+	stale := 0
+	for _, st := range s.cfg.Verifier.JWKSStatus() {
+		if st.Stale() {
+			stale++
+		}
+	}
+	if stale == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the key sets (jwks_url) of %d tenants could not be fetched: the keys of their last good fetch verify", stale)}
 }
 
 type scopeKey struct{}

@@ -80,6 +80,7 @@ func httpExamples() []Example {
 		{"http_tenant", Tenant{Tenant: "casino-a", Limits: TenantLimits{SubmissionsPerSecond: 500, Connections: 20000, Boards: 10000},
 			Boards: 12, Connections: 340, Subscriptions: map[string]int{"weekly": 300, "daily": 41}}},
 		{"http_ready", Ready{Ready: true}},
+		{"http_ready_warnings", Ready{Ready: true, Warnings: []string{"the key sets (jwks_url) of 1 tenants could not be fetched: the keys of their last good fetch verify"}}},
 		{"http_not_ready", Ready{Ready: false, Reason: "JetStream does not answer: no cluster leader, or its servers unreachable"}},
 	}
 }

@@ -230,7 +230,11 @@ type TenantLimits struct {
 }
 
 // Ready answers GET /readyz: 200 with ready true, or 503 with the reason.
+// Warnings say what still works but needs an operator, such as a tenant's
+// key set (jwks_url) that could not be fetched; they name no tenant, since
+// /readyz needs no token.
 type Ready struct {
-	Ready  bool   `json:"ready"`
-	Reason string `json:"reason,omitempty"`
+	Ready    bool     `json:"ready"`
+	Reason   string   `json:"reason,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
