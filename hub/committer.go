@@ -3,12 +3,14 @@ package hub
 import (
 	"context"
 	"fmt"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Group commit. Every tenant has one committer goroutine that publishes the
 // tenant's Submit calls. It takes the first call waiting and, without
 // waiting for more, every other call already queued, up to maxGroupItems
-// items and about maxGroupBytes, and publishes them as one evGroup event:
+// items and about maxGroupBytes, and publishes them as one ledger.EvGroup event:
 // one publish, ack, store write, delivery and decode for the whole group.
 // While that publish is in flight new calls queue, so the group size
 // follows the load: one call when idle (no timer delays it), many under
@@ -72,11 +74,11 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	if err := h.awaitApply(ctx, r, t.f); err != nil {
 		return nil, err
 	}
-	g := t.f.out.groups
-	if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
+	g := t.f.out.Groups
+	if t.i >= len(g) { // not an ledger.EvGroup outcome: cannot happen with a valid event
 		return nil, errorf(ErrInternal, "event applied without group %d", t.i)
 	}
-	return g[t.i].results, g[t.i].err
+	return g[t.i].Results, g[t.i].Err
 }
 
 // itemsSize estimates the JSON encoding of items in bytes, counting the
@@ -138,17 +140,17 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 	}
 }
 
-// publishGroup publishes reqs as one evGroup event (its waiter key as its
+// publishGroup publishes reqs as one ledger.EvGroup event (its waiter key as its
 // message id, retried through a leader change: publish.go), waits for the
 // ack and hands every call its ticket. An event over the connection's payload limit
 // (escapes beyond the estimate) is split in halves.
 func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
-	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]group, len(reqs)),
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]ledger.Group, len(reqs)),
 		KeepIDs: h.cfg.IdempotencyRetention.Milliseconds()}
 	for i, req := range reqs {
-		ev.Groups[i] = group{Board: req.board, Items: req.items}
+		ev.Groups[i] = ledger.Group{Board: req.board, Items: req.items}
 	}
-	data, err := encodeEvent(ev)
+	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
 		fail(reqs, fmt.Errorf("hub: encode event: %w", err))
 		return

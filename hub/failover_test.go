@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // logBuf collects a Hub's log lines; safe for concurrent use.
@@ -67,9 +68,9 @@ func TestPublishSameMsgIDAppliesOnce(t *testing.T) {
 	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
 	r := h.lookup("t1")
 	before := streamMsgs(t, h, "t1")
-	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(),
-		Groups: []group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}
-	data, err := encodeEvent(ev)
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(),
+		Groups: []ledger.Group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}
+	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Following a tenant's stream. A replica reads its stream through an
@@ -185,9 +186,9 @@ func (h *Hub) readConsumer(ctx context.Context, r *replica, msgs jetstream.Messa
 		}
 		d := delivery{seq: seq, stored: md.Timestamp}
 		if seq > r.applied.Load() {
-			d.ev, d.err = decodeEvent(msg.Data())
+			d.ev, d.err = ledger.DecodeEvent(msg.Data())
 			if d.err == nil {
-				d.ev.prepare() // digests off the replica goroutine
+				d.ev.Prepare() // digests off the replica goroutine
 			}
 		}
 		select {

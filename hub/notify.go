@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Notifications. When a board ends, when a day, week or month window
@@ -26,7 +27,7 @@ import (
 // a node remembers what it published, so that a due notification costs one
 // publish per node, not one per tick.
 //
-// Timing: a board's end and a window's close are final finalAfter after
+// Timing: a board's end and a window's close are final ledger.FinalAfter after
 // the time (a write accepted just before may still arrive), so their
 // notifications go out then, with the final rows. A quarantine goes out
 // when the node applies it.
@@ -34,45 +35,12 @@ import (
 // The notifications' stream and its limits.
 const (
 	NotifyStream = "rankwire_notify"
-	NotifyDedup  = 24 * time.Hour // ids remembered: a notification older than this is not published again
-	notifyMaxAge = 72 * time.Hour // kept for delivery: webhooks retry for 24 h
-	notifyRows   = 100            // rows of a board.ended or window.closed notification
+	notifyMaxAge = 72 * time.Hour // kept for delivery: webhooks retry for 24 h (NotifyDedup: ids remembered)
 	notifyTick   = 500 * time.Millisecond
 )
 
 // NotifySubject returns the subject a tenant's notifications go to.
 func NotifySubject(tenant string) string { return "rw." + tenant + ".notify" }
-
-// Notification is one notification, as published (JSON).
-type Notification struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"` // board.ended, window.closed, submission.quarantined
-	Tenant string `json:"tenant"`
-	Board  string `json:"board"`
-	// Window names the window: "all" for a board's end where it keeps
-	// all, else the window's kind and first day ("day:2026-11-22").
-	Window string      `json:"window,omitempty"`
-	At     string      `json:"at"` // what it is about happened then (RFC 3339, UTC)
-	Seq    uint64      `json:"seq,omitempty"`
-	Total  int         `json:"total,omitempty"`
-	Rows   []NotifyRow `json:"rows,omitempty"`
-	// A quarantined submission.
-	QID      string  `json:"qid,omitempty"`
-	Member   string  `json:"member,omitempty"`
-	Score    float64 `json:"score,omitempty"`
-	Subscore float64 `json:"subscore,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-}
-
-// NotifyRow is a ranked row of a notification, with its prize.
-type NotifyRow struct {
-	Rank     int     `json:"rank"`
-	Member   string  `json:"member"`
-	Score    float64 `json:"score"`
-	Subscore float64 `json:"subscore"`
-	Name     string  `json:"name,omitempty"`
-	Prize    string  `json:"prize,omitempty"`
-}
 
 // notifier is the Hub's side of notifications: the quarantines apply
 // reported, and what this node has published.
@@ -169,7 +137,7 @@ func (h *Hub) notifyDue(ctx context.Context) {
 	h.mu.RUnlock()
 	for _, r := range tenants {
 		r.mu.RLock()
-		due = append(due, r.st.dueNotifications(r.tenant, now, h.note.published)...)
+		due = append(due, r.st.DueNotifications(r.tenant, now, h.note.published)...)
 		r.mu.RUnlock()
 	}
 	due = append(due, h.note.takeHeld(now)...)
@@ -249,7 +217,7 @@ func (n *notifier) takeHeld(now int64) []Notification {
 		if now-hn.held.At > NotifyDedup.Milliseconds() {
 			continue
 		}
-		note := quarantineNote(hn.tenant, hn.board, hn.held)
+		note := ledger.QuarantineNote(hn.tenant, hn.board, hn.held)
 		if !n.published(note.ID) {
 			out = append(out, note)
 		}
@@ -262,72 +230,4 @@ func (n *notifier) requeue(note Notification) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.retry = append(n.retry, note)
-}
-
-func quarantineNote(tenant, board string, h Held) Notification {
-	return Notification{
-		ID: fmt.Sprintf("submission.quarantined:%s:%d", board, h.QID), Type: "submission.quarantined",
-		Tenant: tenant, Board: board, At: FormatTime(h.At), QID: fmt.Sprint(h.QID), Member: h.Member,
-		Score: h.Score, Subscore: h.Subscore, Reason: h.Reason.String(),
-	}
-}
-
-// dueNotifications returns the board.ended and window.closed notifications
-// of s due at now (final, and at most NotifyDedup old) that sent does not
-// report as published. The caller holds the replica's read lock.
-func (s *state) dueNotifications(tenant string, now int64, sent func(string) bool) []Notification {
-	var out []Notification
-	settle := finalAfter.Milliseconds()
-	for _, name := range sortedBoards(s) {
-		bs := s.boards[name]
-		if bs.ends != 0 && now >= bs.ends+settle && now-bs.ends < NotifyDedup.Milliseconds() {
-			id := fmt.Sprintf("board.ended:%s:%d", name, bs.ends)
-			if !sent(id) {
-				k := keyAt(bs.settings.primaryKind(), bs.ends-1)
-				out = append(out, s.closeNote(tenant, name, bs, k, id, "board.ended", bs.ends))
-			}
-		}
-		for _, kn := range bs.settings.Windows {
-			k, _ := parseKind(kn)
-			if k == kindAll {
-				continue
-			}
-			cur := keyAt(k, now-settle) // the newest window closed settle ago or more is the one before it
-			closed := cur.back(1)
-			if now-cur.start >= NotifyDedup.Milliseconds() || bs.windows[closed] == nil {
-				continue
-			}
-			id := fmt.Sprintf("window.closed:%s:%s:%d", name, k, closed.start)
-			if !sent(id) {
-				out = append(out, s.closeNote(tenant, name, bs, closed, id, "window.closed", cur.start))
-			}
-		}
-	}
-	return out
-}
-
-// closeNote builds a board.ended or window.closed notification of window
-// k of board name: its top rows with prizes.
-func (s *state) closeNote(tenant, name string, bs *boardState, k windowKey, id, typ string, at int64) Notification {
-	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: windowName(k), At: FormatTime(at)}
-	w := bs.windows[k]
-	if w == nil {
-		return n
-	}
-	v := View{ix: s.ix, w: w, profiles: s.profiles}
-	n.Seq, n.Total = w.seq, w.b.Len()
-	for _, r := range v.Top(0, notifyRows) {
-		n.Rows = append(n.Rows, NotifyRow{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
-			Name: r.Profile.Name, Prize: bs.settings.prizeFor(r.Rank)})
-	}
-	return n
-}
-
-// windowName names a window in notifications: "all", or its kind and
-// first day.
-func windowName(k windowKey) string {
-	if k.kind == kindAll {
-		return "all"
-	}
-	return k.kind.String() + ":" + time.UnixMilli(k.start).UTC().Format(time.DateOnly)
 }

@@ -89,7 +89,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatalf("the quarantine's notification: %+v", q)
 	}
 
-	clk.set(time.Date(2026, 12, 2, 0, 0, 30, 0, time.UTC)) // the day closed, but not finalAfter ago
+	clk.set(time.Date(2026, 12, 2, 0, 0, 30, 0, time.UTC)) // the day closed, but not ledger.FinalAfter ago
 	mustSubmit(t, h, "t1", "cup", Item{Member: "p3", Score: 10})
 	awaitTicks(t, h, 2) // two passes that saw the day closed but not final
 	if got := notes(t, h, "t1"); len(got) != 1 {
@@ -103,7 +103,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatalf("the day's close: %+v", d)
 	}
 
-	clk.set(time.Date(2026, 12, 2, 12, 1, 5, 0, time.UTC)) // the end plus finalAfter
+	clk.set(time.Date(2026, 12, 2, 12, 1, 5, 0, time.UTC)) // the end plus ledger.FinalAfter
 	got = waitNotes(t, h, "t1", 3)
 	e := got[2]
 	if e.Type != "board.ended" || e.Window != "all" || e.Total != 3 || e.Rows[0].Member != "p2" || e.Rows[0].Prize != "€100" ||

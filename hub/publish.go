@@ -37,9 +37,6 @@ const (
 	// dupWindow is the tenant streams' duplicate window. It must outlast
 	// the longest retry: MaxWriteTimeout.
 	dupWindow = 2 * time.Minute
-	// MaxWriteTimeout is the longest Config.WriteTimeout: retries never
-	// outlast the duplicate window.
-	MaxWriteTimeout = time.Minute
 )
 
 // publish publishes data to r's stream with msgID as its message id and

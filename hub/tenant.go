@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/names"
 )
 
@@ -135,15 +136,14 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream info %s: %w", streamName(tenant), err))
 	}
 	st, err := h.snaps.load(ctx, tenant)
-	if err == nil && st.seq > info.State.LastSeq {
-		err = fmt.Errorf("%w: snapshot at %d, stream ends at %d", ErrCorrupt, st.seq, info.State.LastSeq)
+	if err == nil && st.Seq() > info.State.LastSeq {
+		err = fmt.Errorf("%w: snapshot at %d, stream ends at %d", ErrCorrupt, st.Seq(), info.State.LastSeq)
 	}
 	if err != nil {
 		h.log.Warn("hub: snapshot ignored, replaying the whole stream", "tenant", tenant, "err", err)
-		st = newState()
+		st = ledger.New()
 	}
-	r := newReplica(tenant, st, h.log, h.snaps)
-	st.tenant, st.notes = tenant, &h.note
+	r := newReplica(tenant, st, h.log, h.snaps, &h.note)
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := h.startReplica(sctx, r); err != nil {

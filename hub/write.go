@@ -10,6 +10,7 @@ import (
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // MaxAliases is the most aliases one Link takes.
@@ -43,32 +44,26 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 }
 
 // checkOpen fails with ErrConflict where board is outside its time at
-// now (tournament.go), sparing the stream an event apply would refuse.
+// now, sparing the stream an event apply would refuse.
 func (r *replica) checkOpen(board string, now int64) error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if bs := r.st.boards[board]; bs != nil {
-		return bs.checkOpen(now)
-	}
-	return nil
+	return r.st.CheckOpen(board, now)
 }
 
 // maxMembers is the most member ids a tenant may hold: the largest handle
-// a board ranks. A variable so that tests can reach it.
+// a board ranks. A variable so that tests can lower it (for the replicas
+// opened after).
 var maxMembers uint32 = board.MaxMember
 
 // checkMemberRoom fails with ErrLimit, naming member, where n new members
-// could take the tenant's member handles past maxMembers: checked at
-// ingest so that a submission is refused with a clear error rather than
-// applied unranked. Apply checks again in stream order (submitItem).
+// could take the tenant past its member ids: checked at ingest so that a
+// submission is refused with a clear error rather than applied unranked.
+// Apply checks again in stream order.
 func (r *replica) checkMemberRoom(n int) error {
 	r.mu.RLock()
-	have := r.st.ix.MaxHandle()
-	r.mu.RUnlock()
-	if uint64(have)+uint64(n) > uint64(maxMembers) {
-		return errorf(ErrLimit, "member: the tenant holds %d member ids; the most is %d", have, maxMembers)
-	}
-	return nil
+	defer r.mu.RUnlock()
+	return r.st.CheckMemberRoom(n)
 }
 
 func validateItems(items []Item) error {
@@ -123,7 +118,7 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 	if maxBoards < 0 {
 		return BoardInfo{}, errorf(ErrBadRequest, "boards limit %d is negative", maxBoards)
 	}
-	set, err := s.normalize()
+	set, err := s.Normalize()
 	if err != nil {
 		return BoardInfo{}, err
 	}
@@ -132,12 +127,12 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 		return BoardInfo{}, err
 	}
 	r.mu.RLock()
-	err = r.st.checkBoardLimit(board, maxBoards)
+	err = r.st.CheckBoardLimit(board, maxBoards)
 	r.mu.RUnlock()
 	if err != nil {
 		return BoardInfo{}, err
 	}
-	ev := &event{Kind: evSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
+	ev := &ledger.Event{Kind: ledger.EvSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
 	if err := h.commitErr(ctx, r, ev); err != nil {
 		return BoardInfo{}, err
 	}
@@ -146,13 +141,13 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 
 // DeleteBoard deletes board with all its windows and seen ids.
 func (h *Hub) DeleteBoard(ctx context.Context, tenant, board string) error {
-	return h.boardEvent(ctx, tenant, &event{Kind: evDelete, Board: board})
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvDelete, Board: board})
 }
 
 // Reset empties board's all window (a new season); day, week and month
 // windows stay readable.
 func (h *Hub) Reset(ctx context.Context, tenant, board string) error {
-	return h.boardEvent(ctx, tenant, &event{Kind: evReset, Board: board})
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvReset, Board: board})
 }
 
 // RemoveMember removes member (an id or alias) from every window of board.
@@ -161,7 +156,7 @@ func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) er
 	if p := identity.Reason(member); p != "" {
 		return errorf(ErrBadRequest, "member: %s", p)
 	}
-	return h.boardEvent(ctx, tenant, &event{Kind: evRemove, Board: board, Member: member})
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvRemove, Board: board, Member: member})
 }
 
 // Link links aliases to member; an alias of another member merges that
@@ -185,7 +180,7 @@ func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []
 	if err != nil {
 		return Identity{}, err
 	}
-	ev := &event{Kind: evLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
+	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
 	if err := h.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
@@ -211,7 +206,7 @@ func validateLink(tenant, member string, aliases []string) error {
 }
 
 // boardEvent publishes an event about an existing board.
-func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *event) error {
+func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *ledger.Event) error {
 	r, err := h.boardReplica(ctx, tenant, ev.Board)
 	if err != nil {
 		return err
@@ -233,7 +228,7 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 		return nil, err // unavailable: the tenant is down, or NATS
 	}
 	r.mu.RLock()
-	_, ok := r.st.boards[board]
+	ok := r.st.HasBoard(board)
 	r.mu.RUnlock()
 	if !ok {
 		return nil, errorf(ErrNotFound, "board %q", board)
@@ -241,34 +236,34 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 	return r, nil
 }
 
-func (h *Hub) commitErr(ctx context.Context, r *replica, ev *event) error {
+func (h *Hub) commitErr(ctx context.Context, r *replica, ev *ledger.Event) error {
 	out, err := h.commit(ctx, r, ev)
 	if err != nil {
 		return err
 	}
-	return out.err
+	return out.Err
 }
 
 // commit stamps ev with the acceptance time, publishes it (its waiter key
 // as its message id, retried through a leader change: publish.go), waits
 // for the ack and then for r to apply it, and returns what apply gave.
-func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error) {
+func (h *Hub) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.Outcome, error) {
 	ev.At = h.cfg.Now().UnixMilli()
 	ev.Waiter = h.waiterKey()
-	data, err := encodeEvent(ev)
+	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
-		return outcome{}, fmt.Errorf("hub: encode event: %w", err)
+		return ledger.Outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
 	if h.disk.full.Load() {
-		return outcome{}, ErrStoreFull
+		return ledger.Outcome{}, ErrStoreFull
 	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
 	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
-		return outcome{}, err
+		return ledger.Outcome{}, err
 	}
 	if err := h.awaitApply(ctx, r, f); err != nil {
-		return outcome{}, err
+		return ledger.Outcome{}, err
 	}
 	return f.out, nil
 }
@@ -295,4 +290,56 @@ func (h *Hub) awaitApply(ctx context.Context, r *replica, f *flight) error {
 			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", h.cfg.WriteTimeout)
 		return unavailable("stored, but not applied on this node in time; retry with the same id", nil)
 	}
+}
+
+// Approve ranks the quarantined submission qid of board as a new
+// submission now, past the rules, and returns its result. ErrNotFound for
+// an unknown board or qid (already decided, or never held); ErrConflict
+// where the board has not started or has ended.
+func (h *Hub) Approve(ctx context.Context, tenant, board string, qid uint64) (Result, error) {
+	r, err := h.boardReplica(ctx, tenant, board)
+	if err != nil {
+		return Result{}, err
+	}
+	out, err := h.commit(ctx, r, &ledger.Event{Kind: ledger.EvApprove, Board: board, QID: qid})
+	if err != nil {
+		return Result{}, err
+	}
+	if out.Err != nil {
+		return Result{}, out.Err
+	}
+	return out.Results[0], nil
+}
+
+// Reject drops the quarantined submission qid of board. ErrNotFound for an
+// unknown board or qid.
+func (h *Hub) Reject(ctx context.Context, tenant, board string, qid uint64) error {
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvReject, Board: board, QID: qid})
+}
+
+// PutProfile sets member's profile (an id or alias; a member that has
+// never submitted is created) and returns it as stored. The error names
+// the field.
+func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) (Profile, error) {
+	if err := checkNames(tenant, ""); err != nil {
+		return Profile{}, err
+	}
+	if p := identity.Reason(member); p != "" {
+		return Profile{}, errorf(ErrBadRequest, "member: %s", p)
+	}
+	p, err := p.Normalize()
+	if err != nil {
+		return Profile{}, err
+	}
+	r, err := h.replica(ctx, tenant, true)
+	if err != nil {
+		return Profile{}, err
+	}
+	if err := r.checkMemberRoom(1); err != nil {
+		return Profile{}, err
+	}
+	if err := h.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p}); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
 }

@@ -15,7 +15,7 @@ var allowed = map[string][]string{
 	"identity":      nil,
 	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names"},
 	"subscriptions": {module + "board"},
-	"hub":           {module + "board", module + "identity", module + "internal/names", "github.com/nats-io/"},
+	"hub":           {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", "github.com/nats-io/"},
 	"web":           nil,
 	// webhook delivers the hub's notifications over HTTP: the hub's types
 	// and its JetStream, nothing of the API.
