@@ -2,8 +2,6 @@ package hub
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"time"
 )
 
@@ -70,11 +68,8 @@ func (h *Hub) drainFeed() {
 	if fh := h.feed.Load(); fh != nil {
 		f = fh.f
 	}
-	h.mu.RLock()
-	rs := slices.Collect(maps.Values(h.tenants))
-	h.mu.RUnlock()
 	any := false
-	for _, r := range rs {
+	for _, r := range h.openReplicas() {
 		any = r.drainFeed(f) || any
 	}
 	if any && f != nil {

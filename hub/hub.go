@@ -104,10 +104,12 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 			h.watchDisk(h.ctx, h.cfg.DataDir)
 		}()
 	}
+	h.note.js, h.note.api, h.note.log, h.note.now = h.js, &h.api, h.log, h.cfg.Now
+	h.note.replicas, h.note.tenants = h.cfg.Replicas, h.openReplicas
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.runNotify(h.ctx)
+		h.note.run(h.ctx)
 	}()
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,8 +30,9 @@ import (
 //
 // Timing: a board's end and a window's close are final ledger.FinalAfter after
 // the time (a write accepted just before may still arrive), so their
-// notifications go out then, with the final rows. A quarantine goes out
-// when the node applies it.
+// notifications go out then, with the final rows (the ledger builds them:
+// internal/ledger/notify.go). A quarantine goes out at the tick after the
+// node applied it.
 
 // The notifications' stream and its limits.
 const (
@@ -42,12 +44,28 @@ const (
 // NotifySubject returns the subject a tenant's notifications go to.
 func NotifySubject(tenant string) string { return "rw." + tenant + ".notify" }
 
-// notifier is the Hub's side of notifications: the quarantines apply
+// notifier is the Hub's side of notifications: it owns the notifications'
+// stream and the goroutine that publishes them (run), the quarantines apply
 // reported, and what this node has published.
+//
+// It visits a tenant (takes its read lock and asks the ledger what is due)
+// only when something may be due: when the tenant's schedule moved (it
+// opened, or an event changed a board's settings or deleted one:
+// Outcome.Schedule, replica.noteMoved), when the time the ledger gave as
+// its next due (NextDue) has come, or when a publish of its notes failed.
+// Every other tick costs an atomic load per tenant.
 type notifier struct {
-	ticks atomic.Uint64 // passes of notifyDue so far (tests wait on it)
+	ticks atomic.Uint64 // passes of due so far (tests wait on it)
 
-	mu     sync.Mutex
+	// Set before run starts, then only read.
+	js       jetstream.JetStream
+	api      *apiGate
+	log      *slog.Logger
+	now      func() time.Time
+	replicas int
+	tenants  func() []*replica // the open replicas
+
+	mu     sync.Mutex       // guards the fields below; taken after replica.mu
 	held   []heldNote       // quarantines applied since the last tick
 	retry  []Notification   // quarantines whose publish failed
 	sent   map[string]int64 // ids published, with when (unix ms), pruned after NotifyDedup
@@ -77,34 +95,34 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 	n.mu.Unlock()
 }
 
-// openNotify creates (or updates) the notifications' stream.
-func (h *Hub) openNotify(ctx context.Context) error {
-	return h.api.do(func() error {
-		_, err := h.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+// open creates (or updates) the notifications' stream.
+func (n *notifier) open(ctx context.Context) error {
+	return n.api.do(func() error {
+		_, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:       NotifyStream,
 			Subjects:   []string{NotifySubject("*")},
 			Storage:    jetstream.FileStorage,
 			Retention:  jetstream.LimitsPolicy,
 			MaxAge:     notifyMaxAge,
 			Duplicates: NotifyDedup,
-			Replicas:   h.cfg.Replicas,
+			Replicas:   n.replicas,
 		})
 		return err
 	})
 }
 
-// runNotify opens the stream (retrying while a cluster forms), then every
+// run opens the stream (retrying while a cluster forms), then every
 // notifyTick publishes what came due. It stops when ctx ends.
-func (h *Hub) runNotify(ctx context.Context) {
+func (n *notifier) run(ctx context.Context) {
 	wait := time.Second
 	for {
 		octx, cancel := context.WithTimeout(ctx, replicasTimeout)
-		err := h.openNotify(octx)
+		err := n.open(octx)
 		cancel()
 		if err == nil {
 			break
 		}
-		h.log.Warn("hub: the notifications' stream cannot be opened yet; retrying", "err", err)
+		n.log.Warn("hub: the notifications' stream cannot be opened yet; retrying", "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -115,7 +133,7 @@ func (h *Hub) runNotify(ctx context.Context) {
 	t := time.NewTicker(notifyTick)
 	defer t.Stop()
 	for {
-		h.notifyDue(ctx)
+		n.due(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -124,51 +142,72 @@ func (h *Hub) runNotify(ctx context.Context) {
 	}
 }
 
-// notifyDue publishes the notifications due now that this node has not
-// published yet.
-func (h *Hub) notifyDue(ctx context.Context) {
-	now := h.cfg.Now().UnixMilli()
-	var due []Notification
-	h.mu.RLock()
-	tenants := make([]*replica, 0, len(h.tenants))
-	for _, r := range h.tenants {
-		tenants = append(tenants, r)
+// dueNote is a notification with the replica it is about (nil: a
+// quarantine).
+type dueNote struct {
+	r    *replica
+	note Notification
+}
+
+// due publishes the notifications due now that this node has not
+// published yet. A tenant whose notes fail to publish is visited again at
+// the next tick; a quarantine whose publish failed is queued again.
+func (n *notifier) due(ctx context.Context) {
+	now := n.now().UnixMilli()
+	var due []dueNote
+	for _, r := range n.tenants() {
+		due = n.visit(r, now, due)
 	}
-	h.mu.RUnlock()
-	for _, r := range tenants {
-		r.mu.RLock()
-		due = append(due, r.st.DueNotifications(r.tenant, now, h.note.published)...)
-		r.mu.RUnlock()
+	for _, note := range n.takeHeld(now) {
+		due = append(due, dueNote{note: note})
 	}
-	due = append(due, h.note.takeHeld(now)...)
-	for _, n := range due {
-		if err := h.publishNote(ctx, n); err != nil {
+	for _, d := range due {
+		if err := n.publish(ctx, d.note); err != nil {
 			if ctx.Err() == nil {
-				h.log.Warn("hub: a notification was not published; retrying", "id", n.ID, "err", err)
+				n.log.Warn("hub: a notification was not published; retrying", "id", d.note.ID, "err", err)
 			}
-			if n.Type == "submission.quarantined" {
-				h.note.requeue(n)
+			if d.r != nil {
+				d.r.noteDue = now // visit it again at the next tick
+			} else {
+				n.requeue(d.note)
 			}
 			continue
 		}
-		h.note.markSent(n.ID, now)
+		n.markSent(d.note.ID, now)
 	}
-	h.note.prune(now)
-	h.note.ticks.Add(1)
+	n.prune(now)
+	n.ticks.Add(1)
 }
 
-// publishNote publishes n with its ID as the message id.
-func (h *Hub) publishNote(ctx context.Context, n Notification) error {
-	data, err := json.Marshal(n)
+// visit appends r's board.ended and window.closed notifications due at now
+// to due, where r may have any: its schedule moved or its next due came.
+// Notifier goroutine only (it owns r.noteDue).
+func (n *notifier) visit(r *replica, now int64, due []dueNote) []dueNote {
+	if !r.noteMoved.Swap(false) && now < r.noteDue {
+		return due
+	}
+	r.mu.RLock()
+	notes := r.st.DueNotifications(r.tenant, now, n.published)
+	r.noteDue = r.st.NextDue(now)
+	r.mu.RUnlock()
+	for _, note := range notes {
+		due = append(due, dueNote{r: r, note: note})
+	}
+	return due
+}
+
+// publish publishes note with its ID as the message id.
+func (n *notifier) publish(ctx context.Context, note Notification) error {
+	data, err := json.Marshal(note)
 	if err != nil {
 		return fmt.Errorf("encode notification: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	msg := nats.NewMsg(NotifySubject(n.Tenant))
+	msg := nats.NewMsg(NotifySubject(note.Tenant))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, n.ID)
-	_, err = h.js.PublishMsg(ctx, msg)
+	msg.Header.Set(jetstream.MsgIDHeader, note.ID)
+	_, err = n.js.PublishMsg(ctx, msg)
 	return err
 }
 

@@ -37,6 +37,13 @@ type replica struct {
 
 	follow follower // the fetcher's position in the stream (follow.go)
 
+	// noteMoved reports that the tenant's notification schedule may have
+	// moved (it opened, or an event's Outcome.Schedule): set by the replica
+	// goroutine, taken by the notifier. noteDue is the time (unix ms) the
+	// ledger gave as its next due; notifier goroutine only (notify.go).
+	noteMoved atomic.Bool
+	noteDue   int64
+
 	queue chan *submitReq // Submit calls for the committer (committer.go)
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
 
@@ -89,6 +96,7 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 	r.savedSeq.Store(st.Seq())
 	r.startSeq = st.Seq()
 	r.snapAt = time.Now()
+	r.noteMoved.Store(true) // what came due while the node was down
 	r.saves = make(chan snapJob, 1)
 	return r
 }
@@ -147,6 +155,9 @@ func (r *replica) handle(d delivery) {
 	r.applied.Store(seq)
 	for _, n := range out.Held {
 		r.notes.noteHeld(r.tenant, n.Board, n.Held)
+	}
+	if out.Schedule {
+		r.noteMoved.Store(true)
 	}
 	if d.err == nil {
 		r.notify(d.ev.Waiter, out)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,6 +36,14 @@ func (h *Hub) lookup(tenant string) *replica {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.tenants[tenant]
+}
+
+// openReplicas returns the open replicas, in no order. O(tenants), read
+// lock only.
+func (h *Hub) openReplicas() []*replica {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return slices.Collect(maps.Values(h.tenants))
 }
 
 // replica returns tenant's replica, opening it (and with create, creating
