@@ -32,7 +32,7 @@ func BenchmarkJetStreamCeiling(b *testing.B) {
 				Storage: jetstream.FileStorage, Duplicates: dupWindow}); err != nil {
 				b.Fatal(err)
 			}
-			ev := &ledger.Event{Kind: ledger.EvGroup, At: time.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: []ledger.Group{{Board: "b"}}}
+			ev := &ledger.Event{Kind: ledger.EvGroup, At: time.Now().UnixMilli(), Waiter: h.streams.waiterKey(), Groups: []ledger.Group{{Board: "b"}}}
 			for i := range items {
 				ev.Groups[0].Items = append(ev.Groups[0].Items, Item{Member: "player-" + strconv.Itoa(100000+i), Score: 12345, ID: "match-" + strconv.Itoa(i)})
 			}
@@ -56,7 +56,7 @@ func BenchmarkJetStreamCeiling(b *testing.B) {
 			start := time.Now()
 			b.ResetTimer()
 			for i := range b.N {
-				f, err := h.js.PublishAsync("ceil", data, jetstream.WithMsgID(h.id+strconv.Itoa(i)))
+				f, err := h.js.PublishAsync("ceil", data, jetstream.WithMsgID(h.streams.id+strconv.Itoa(i)))
 				if err != nil {
 					b.Fatal(err)
 				}

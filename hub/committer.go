@@ -48,7 +48,7 @@ type ticket struct {
 
 // submitGrouped queues one validated batch for r's committer and returns
 // its results once the replica applied the event carrying it.
-func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items []Item) ([]Result, error) {
+func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string, items []Item) ([]Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	case r.queue <- req:
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-h.ctx.Done():
+	case <-sl.ctx.Done():
 		return nil, ErrClosed
 	}
 	var t ticket
@@ -65,13 +65,13 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	case t = <-req.sent:
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-h.ctx.Done():
+	case <-sl.ctx.Done():
 		return nil, ErrClosed
 	}
 	if t.err != nil {
 		return nil, t.err
 	}
-	if err := h.awaitApply(ctx, r, t.f); err != nil {
+	if err := sl.awaitApply(ctx, r, t.f); err != nil {
 		return nil, err
 	}
 	g := t.f.out.Groups
@@ -94,7 +94,7 @@ func itemsSize(items []Item) int {
 // runCommitter publishes r's queued Submit calls in groups until ctx ends.
 // Calls still queued then fail with ErrClosed through their own wait on the
 // Hub's context.
-func (h *Hub) runCommitter(ctx context.Context, r *replica) {
+func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 	var next *submitReq // a call that did not fit the last group
 	for {
 		first := next
@@ -112,7 +112,7 @@ func (h *Hub) runCommitter(ctx context.Context, r *replica) {
 		}
 		var reqs []*submitReq
 		reqs, next = r.gather(first)
-		h.publishGroup(ctx, r, reqs)
+		sl.publishGroup(ctx, r, reqs)
 	}
 }
 
@@ -144,9 +144,9 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 // message id, retried through a leader change: publish.go), waits for the
 // ack and hands every call its ticket. An event over the connection's payload limit
 // (escapes beyond the estimate) is split in halves.
-func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
-	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]ledger.Group, len(reqs)),
-		KeepIDs: h.cfg.IdempotencyRetention.Milliseconds()}
+func (sl *streamLog) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: sl.cfg.Now().UnixMilli(), Waiter: sl.waiterKey(), Groups: make([]ledger.Group, len(reqs)),
+		KeepIDs: sl.cfg.IdempotencyRetention.Milliseconds()}
 	for i, req := range reqs {
 		ev.Groups[i] = ledger.Group{Board: req.board, Items: req.items}
 	}
@@ -155,17 +155,17 @@ func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 		fail(reqs, fmt.Errorf("hub: encode event: %w", err))
 		return
 	}
-	if len(reqs) > 1 && int64(len(data)) > h.nc.MaxPayload() {
-		h.publishGroup(ctx, r, reqs[:len(reqs)/2])
-		h.publishGroup(ctx, r, reqs[len(reqs)/2:])
+	if len(reqs) > 1 && int64(len(data)) > sl.nc.MaxPayload() {
+		sl.publishGroup(ctx, r, reqs[:len(reqs)/2])
+		sl.publishGroup(ctx, r, reqs[len(reqs)/2:])
 		return
 	}
-	if h.disk.full.Load() {
+	if sl.disk.full.Load() {
 		fail(reqs, ErrStoreFull)
 		return
 	}
 	f := r.expect(ev.Waiter)
-	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
+	if err := sl.publish(ctx, r, data, ev.Waiter); err != nil {
 		r.forget(ev.Waiter)
 		fail(reqs, err)
 		return

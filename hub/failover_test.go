@@ -68,14 +68,14 @@ func TestPublishSameMsgIDAppliesOnce(t *testing.T) {
 	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
 	r := h.lookup("t1")
 	before := streamMsgs(t, h, "t1")
-	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(),
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.streams.waiterKey(),
 		Groups: []ledger.Group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}
 	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := h.publish(testCtx(t), r, data, ev.Waiter); err != nil {
+		if err := h.streams.publish(testCtx(t), r, data, ev.Waiter); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
 		}
 	}

@@ -36,8 +36,7 @@ type Hub struct {
 	nstats natsStats   // connection and publish counters: natsstats.go
 	note   notifier    // notifications: notify.go
 
-	id   string        // prefixes waiter keys: unique per Hub
-	next atomic.Uint64 // numbers waiter keys
+	streams *streamLog // the tenants' streams: streams.go; set by connect
 
 	ctx    context.Context // ends at Close: stops the replica goroutines
 	cancel context.CancelFunc
@@ -66,7 +65,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica),
+	h := &Hub{cfg: cfg, log: cfg.Logger, tenants: make(map[string]*replica),
 		opening: make(map[string]*openCall), down: make(map[string]*downTenant)}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.snaps.removeStale()
@@ -201,7 +200,9 @@ func (h *Hub) connect(ctx context.Context) error {
 	if err := check(ctx, h.js, h.natsURL()); err != nil {
 		return err
 	}
-	h.applyReplicas(ctx)
+	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
+		store: &h.store, disk: &h.disk, id: randomID(), ctx: h.ctx, wg: &h.wg}
+	h.streams.applyReplicas(ctx)
 	return nil
 }
 
@@ -227,7 +228,7 @@ func (h *Hub) natsURL() string {
 // retried in the background (isolate.go), and the others open. It fails
 // only where the streams cannot be listed, or ctx ends.
 func (h *Hub) openAll(ctx context.Context) error {
-	tenants, err := h.listTenants(ctx)
+	tenants, err := h.streams.listTenants(ctx)
 	if err != nil {
 		return err
 	}
@@ -260,10 +261,10 @@ func (h *Hub) openAll(ctx context.Context) error {
 }
 
 // listTenants returns the tenants whose stream the NATS account holds.
-func (h *Hub) listTenants(ctx context.Context) ([]string, error) {
+func (sl *streamLog) listTenants(ctx context.Context) ([]string, error) {
 	var tenants []string
-	err := h.api.do(func() error {
-		names := h.js.StreamNames(ctx)
+	err := sl.api.do(func() error {
+		names := sl.js.StreamNames(ctx)
 		for name := range names.Name() {
 			if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
 				tenants = append(tenants, t)
@@ -307,8 +308,8 @@ func (h *Hub) Close() error {
 }
 
 // waiterKey returns a key no other call of any Hub uses.
-func (h *Hub) waiterKey() string {
-	return h.id + "-" + strconv.FormatUint(h.next.Add(1), 36)
+func (sl *streamLog) waiterKey() string {
+	return sl.id + "-" + strconv.FormatUint(sl.next.Add(1), 36)
 }
 
 func randomID() string {

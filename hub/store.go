@@ -69,10 +69,10 @@ func isStoreFull(err error) bool {
 // publishErr turns a failed publish into the error callers see, noting a
 // full store: ErrStoreFull (no stream name) for lack of storage, else
 // ErrUnavailable.
-func (h *Hub) publishErr(err error, stream string) error {
+func (sl *streamLog) publishErr(err error, stream string) error {
 	if isStoreFull(err) {
-		h.store.noteFull(time.Now())
-		h.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
+		sl.store.noteFull(time.Now())
+		sl.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
 		return ErrStoreFull
 	}
 	return unavailable(logUnavailable, fmt.Errorf("publish to %s: %w", stream, err))

@@ -137,7 +137,7 @@ func (h *Hub) runOpen(ctx context.Context, tenant string, create bool, call *ope
 func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout) // each call: a stream without a leader fails in time
 	defer cancel()
-	stream, err := h.stream(cctx, tenant, create)
+	stream, err := h.streams.stream(cctx, tenant, create)
 	if err != nil {
 		return nil, err
 	}
@@ -167,14 +167,14 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 }
 
 // stream returns tenant's stream, creating it where create allows.
-func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
-	s, err := gated(&h.api, func() (jetstream.Stream, error) { return h.js.Stream(ctx, streamName(tenant)) })
+func (sl *streamLog) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
+	s, err := gated(sl.api, func() (jetstream.Stream, error) { return sl.js.Stream(ctx, streamName(tenant)) })
 	if errors.Is(err, jetstream.ErrStreamNotFound) && !create {
 		return nil, errorf(ErrNotFound, "tenant %q", tenant)
 	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s, err = gated(&h.api, func() (jetstream.Stream, error) {
-			return h.js.CreateStream(ctx, jetstream.StreamConfig{
+		s, err = gated(sl.api, func() (jetstream.Stream, error) {
+			return sl.js.CreateStream(ctx, jetstream.StreamConfig{
 				Name:       streamName(tenant),
 				Subjects:   []string{subjectName(tenant)},
 				Storage:    jetstream.FileStorage,
@@ -182,12 +182,12 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 				DenyDelete: true,
 				DenyPurge:  true,
 				Duplicates: dupWindow, // covers publish's retries: publish.go
-				Replicas:   h.cfg.Replicas,
+				Replicas:   sl.cfg.Replicas,
 			})
 		})
 	}
 	if err != nil && isStoreFull(err) {
-		return nil, h.publishErr(err, streamName(tenant))
+		return nil, sl.publishErr(err, streamName(tenant))
 	}
 	if err != nil {
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream %s: %w", streamName(tenant), err))
@@ -212,18 +212,18 @@ const (
 // consumer is made here, bounded by ctx, so that a tenant whose stream
 // cannot be read fails to open at once.
 func (h *Hub) startReplica(ctx context.Context, r *replica) error {
-	msgs, name, err := h.consume(ctx, r)
+	msgs, name, err := h.streams.consume(ctx, r)
 	if err != nil {
 		return err
 	}
 	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
-		r.run(h.ctx, func(evs chan<- delivery) { h.follow(h.ctx, r, msgs, name, evs) })
+		r.run(h.ctx, func(evs chan<- delivery) { h.streams.follow(h.ctx, r, msgs, name, evs) })
 	}()
 	go func() {
 		defer h.wg.Done()
-		h.runCommitter(h.ctx, r)
+		h.streams.runCommitter(h.ctx, r)
 	}()
 	return nil
 }

@@ -67,7 +67,7 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	if cfg.NATSURL == "" {
 		cfg.Cluster = Cluster{} // the node's own store, alone: the gateway is stopped
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: map[string]*replica{}, opening: map[string]*openCall{},
+	h := &Hub{cfg: cfg, log: cfg.Logger, tenants: map[string]*replica{}, opening: map[string]*openCall{},
 		down: map[string]*downTenant{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	defer h.Close()
@@ -80,7 +80,7 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	}
 	if len(tenants) == 0 {
 		var err error
-		if tenants, err = h.listTenants(ctx); err != nil {
+		if tenants, err = h.streams.listTenants(ctx); err != nil {
 			return nil, err
 		}
 		slices.Sort(tenants)
@@ -117,7 +117,7 @@ func (h *Hub) verifyTenant(ctx context.Context, tenant string) TenantAudit {
 	}
 	compare() // a snapshot of an empty stream
 	if a.LastSeq > 0 {
-		a.Err = h.replayTo(ctx, stream, a.LastSeq, func(seq uint64, ev *ledger.Event) {
+		a.Err = h.streams.replayTo(ctx, stream, a.LastSeq, func(seq uint64, ev *ledger.Event) {
 			st.Apply(seq, ev)
 			a.Events++
 			compare()
@@ -181,7 +181,7 @@ func (h *Hub) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit)
 
 // replayTo feeds every event of stream up to last, in order, to f. An
 // event that does not decode is skipped, as every replica skips it.
-func (h *Hub) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *ledger.Event)) error {
+func (sl *streamLog) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *ledger.Event)) error {
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)

@@ -40,7 +40,7 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 	if err := r.checkOpen(board, h.cfg.Now().UnixMilli()); err != nil {
 		return nil, err // apply decides again by the acceptance time
 	}
-	return h.submitGrouped(ctx, r, board, items)
+	return h.streams.submitGrouped(ctx, r, board, items)
 }
 
 // checkOpen fails with ErrConflict where board is outside its time at
@@ -133,7 +133,7 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 		return BoardInfo{}, err
 	}
 	ev := &ledger.Event{Kind: ledger.EvSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
-	if err := h.commitErr(ctx, r, ev); err != nil {
+	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return BoardInfo{}, err
 	}
 	return h.Board(tenant, board)
@@ -181,7 +181,7 @@ func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []
 		return Identity{}, err
 	}
 	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
-	if err := h.commitErr(ctx, r, ev); err != nil {
+	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
 	return h.Identity(tenant, member)
@@ -211,7 +211,7 @@ func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *ledger.Event) e
 	if err != nil {
 		return err
 	}
-	return h.commitErr(ctx, r, ev)
+	return h.streams.commitErr(ctx, r, ev)
 }
 
 // boardReplica returns the replica of a tenant whose board exists (a
@@ -236,8 +236,8 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 	return r, nil
 }
 
-func (h *Hub) commitErr(ctx context.Context, r *replica, ev *ledger.Event) error {
-	out, err := h.commit(ctx, r, ev)
+func (sl *streamLog) commitErr(ctx context.Context, r *replica, ev *ledger.Event) error {
+	out, err := sl.commit(ctx, r, ev)
 	if err != nil {
 		return err
 	}
@@ -247,22 +247,22 @@ func (h *Hub) commitErr(ctx context.Context, r *replica, ev *ledger.Event) error
 // commit stamps ev with the acceptance time, publishes it (its waiter key
 // as its message id, retried through a leader change: publish.go), waits
 // for the ack and then for r to apply it, and returns what apply gave.
-func (h *Hub) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.Outcome, error) {
-	ev.At = h.cfg.Now().UnixMilli()
-	ev.Waiter = h.waiterKey()
+func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.Outcome, error) {
+	ev.At = sl.cfg.Now().UnixMilli()
+	ev.Waiter = sl.waiterKey()
 	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
 		return ledger.Outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
-	if h.disk.full.Load() {
+	if sl.disk.full.Load() {
 		return ledger.Outcome{}, ErrStoreFull
 	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
-	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
+	if err := sl.publish(ctx, r, data, ev.Waiter); err != nil {
 		return ledger.Outcome{}, err
 	}
-	if err := h.awaitApply(ctx, r, f); err != nil {
+	if err := sl.awaitApply(ctx, r, f); err != nil {
 		return ledger.Outcome{}, err
 	}
 	return f.out, nil
@@ -274,8 +274,8 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.
 // answers ErrUnavailable: the event is stored and will be applied, and the
 // caller's retry with the same idempotency id answers as the original.
 // Without the bound a reply could wait for ever on a wedged replica.
-func (h *Hub) awaitApply(ctx context.Context, r *replica, f *flight) error {
-	t := time.NewTimer(h.cfg.WriteTimeout)
+func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) error {
+	t := time.NewTimer(sl.cfg.WriteTimeout)
 	defer t.Stop()
 	select {
 	case <-f.done:
@@ -285,9 +285,9 @@ func (h *Hub) awaitApply(ctx context.Context, r *replica, f *flight) error {
 	case <-r.done:
 		return ErrClosed
 	case <-t.C:
-		h.nstats.applyTimeouts.Add(1)
-		h.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
-			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", h.cfg.WriteTimeout)
+		sl.nstats.applyTimeouts.Add(1)
+		sl.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
+			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", sl.cfg.WriteTimeout)
 		return unavailable("stored, but not applied on this node in time; retry with the same id", nil)
 	}
 }
@@ -301,7 +301,7 @@ func (h *Hub) Approve(ctx context.Context, tenant, board string, qid uint64) (Re
 	if err != nil {
 		return Result{}, err
 	}
-	out, err := h.commit(ctx, r, &ledger.Event{Kind: ledger.EvApprove, Board: board, QID: qid})
+	out, err := h.streams.commit(ctx, r, &ledger.Event{Kind: ledger.EvApprove, Board: board, QID: qid})
 	if err != nil {
 		return Result{}, err
 	}
@@ -338,7 +338,7 @@ func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) 
 	if err := r.checkMemberRoom(1); err != nil {
 		return Profile{}, err
 	}
-	if err := h.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p}); err != nil {
+	if err := h.streams.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p}); err != nil {
 		return Profile{}, err
 	}
 	return p, nil
