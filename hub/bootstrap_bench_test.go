@@ -84,7 +84,7 @@ func BenchmarkBootstrapSharedEvents(b *testing.B) {
 	}
 	start := time.Now()
 	publishSingles(b, h.js, 0, n-tail)
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	if err := r.waitApplied(benchCtx(b), r.follow.stored.Load()); err != nil {
 		b.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestGroupCommit(t *testing.T) {
 	if got := pb.Rows[0].Score; got != callers*calls/2 {
 		t.Fatalf("shared on sum board = %v, want %d", got, callers*calls/2)
 	}
-	events := h.lookup("t1").applied.Load() - 2 // the two settings events
+	events := h.reg.lookup("t1").applied.Load() - 2 // the two settings events
 	t.Logf("%d calls in %d events", callers*calls, events)
 	if events >= callers*calls {
 		t.Fatalf("%d calls took %d events: no grouping", callers*calls, events)

@@ -14,7 +14,7 @@ import (
 // board-window's invariants.
 func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 	t.Helper()
-	r := h.lookup(tenant)
+	r := h.reg.lookup(tenant)
 	if r == nil {
 		t.Fatalf("tenant %s not open", tenant)
 	}
@@ -100,7 +100,7 @@ func TestDeterminism(t *testing.T) {
 	if len(fa) < 1000 {
 		t.Fatalf("fingerprint suspiciously small: %d bytes", len(fa))
 	}
-	r := a.lookup("t1")
+	r := a.reg.lookup("t1")
 	r.mu.RLock()
 	held := r.st.HeldEver("q")
 	r.mu.RUnlock()

@@ -130,7 +130,7 @@ func (h *Hub) lookForAnnounced(ctx context.Context, interval time.Duration, tena
 	start := time.Now()
 	for wait := announcedRetry; ; wait *= 2 {
 		h.lookForTenants(ctx, interval)
-		tenants = slices.DeleteFunc(tenants, func(t string) bool { return h.lookup(t) != nil || h.downErr(t) != nil })
+		tenants = slices.DeleteFunc(tenants, func(t string) bool { return h.reg.lookup(t) != nil || h.reg.downErr(t) != nil })
 		if len(tenants) == 0 || time.Since(start) > announcedGiveUp {
 			return
 		}

@@ -66,7 +66,7 @@ func streamMsgs(t *testing.T, h *Hub, tenant string) uint64 {
 func TestPublishSameMsgIDAppliesOnce(t *testing.T) {
 	h := startHub(t, Config{})
 	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	before := streamMsgs(t, h, "t1")
 	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.streams.waiterKey(),
 		Groups: []ledger.Group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}

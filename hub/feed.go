@@ -69,7 +69,7 @@ func (h *Hub) drainFeed() {
 		f = fh.f
 	}
 	any := false
-	for _, r := range h.openReplicas() {
+	for _, r := range h.reg.openReplicas() {
 		any = r.drainFeed(f) || any
 	}
 	if any && f != nil {

@@ -77,7 +77,7 @@ func TestApplyWaitIsBounded(t *testing.T) {
 	var logs logBuf
 	h := startHub(t, Config{Logger: logs.logger(), WriteTimeout: 200 * time.Millisecond})
 	mustPut(t, h, "t1", "b", Settings{})
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	never := &flight{done: make(chan struct{})} // an apply that does not come
 	start := time.Now()
 	err := h.streams.awaitApply(testCtx(t), r, never)

@@ -44,13 +44,7 @@ type Hub struct {
 
 	feed atomic.Pointer[feedHolder] // the change feed's consumer; see feed.go
 
-	openMu   sync.RWMutex        // read-held by each opening in flight, write-held by Close to wait for them; taken before mu
-	mu       sync.RWMutex        // guards the fields below
-	openHook func(tenant string) // tests only: called as a tenant's opening starts
-	tenants  map[string]*replica
-	opening  map[string]*openCall   // tenants being opened: tenant.go
-	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
-	closed   bool
+	reg *registry // the tenants: open, opening, down (tenant.go, isolate.go)
 }
 
 // Start connects to NATS (starting the embedded server unless
@@ -65,11 +59,11 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, tenants: make(map[string]*replica),
-		opening: make(map[string]*openCall), down: make(map[string]*downTenant)}
+	h := &Hub{cfg: cfg, log: cfg.Logger}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.reg = newRegistry(h.ctx, h.log, h.open)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -94,7 +88,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.reopenDown(h.ctx)
+		h.reg.reopenDown(h.ctx)
 	}()
 	if h.srv != nil {
 		h.wg.Add(1)
@@ -104,7 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		}()
 	}
 	h.note.js, h.note.api, h.note.log, h.note.now = h.js, &h.api, h.log, h.cfg.Now
-	h.note.replicas, h.note.tenants = h.cfg.Replicas, h.openReplicas
+	h.note.replicas, h.note.tenants = h.cfg.Replicas, h.reg.openReplicas
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -117,7 +111,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 			h.discover(h.ctx, cfg.DiscoverInterval, newTenants)
 		}()
 	}
-	h.log.Info("hub: ready", "tenants", len(h.tenants), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
+	h.log.Info("hub: ready", "tenants", len(h.reg.openReplicas()), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
 	return h, nil
 }
 
@@ -235,7 +229,7 @@ func (h *Hub) openAll(ctx context.Context) error {
 	slots := make(chan struct{}, max(4, runtime.GOMAXPROCS(0))) // a few more than cores: opening also waits on NATS
 	var wg sync.WaitGroup
 	for _, t := range tenants {
-		if h.lookup(t) != nil || h.downErr(t) != nil { // down ones: reopenDown's
+		if h.reg.lookup(t) != nil || h.reg.downErr(t) != nil { // down ones: reopenDown's
 			continue
 		}
 		select {
@@ -247,7 +241,7 @@ func (h *Hub) openAll(ctx context.Context) error {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			_ = h.tryOpen(ctx, t)
+			_ = h.reg.tryOpen(ctx, t)
 		})
 	}
 	wg.Wait()
@@ -283,16 +277,11 @@ func (sl *streamLog) listTenants(ctx context.Context) ([]string, error) {
 // the embedded server shut down. Calls in flight fail with ErrClosed.
 // Safe to call more than once.
 func (h *Hub) Close() error {
-	h.mu.Lock()
-	already := h.closed
-	h.closed = true
-	h.mu.Unlock()
-	if already {
+	if h.reg.shut() {
 		return nil
 	}
-	h.cancel() // openings in flight stop replaying
-	h.openMu.Lock()
-	h.openMu.Unlock() // none in flight now, and none starts: closed is set
+	h.cancel()            // openings in flight stop replaying
+	h.reg.awaitOpenings() // none in flight now, and none starts: closed is set
 	h.wg.Wait()
 	if h.nc != nil {
 		if err := h.nc.Drain(); err != nil {

@@ -87,7 +87,7 @@ func TestProfiles(t *testing.T) {
 // snapshotBytes returns the tenant's state as a snapshot encodes it.
 func snapshotBytes(t *testing.T, h *Hub, tenant string) []byte {
 	t.Helper()
-	r := h.lookup(tenant)
+	r := h.reg.lookup(tenant)
 	if r == nil {
 		t.Fatalf("tenant %s not open", tenant)
 	}

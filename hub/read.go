@@ -268,12 +268,12 @@ func (h *Hub) Standings(tenant, board string, offset, limit int) (out Standings,
 // open, nil where notFound is nil. notFound is a function so that a read
 // that succeeds formats no error: every read of the API comes through here.
 func (h *Hub) readTenant(tenant string, notFound func() error, fn func(st *ledger.State) error) error {
-	r := h.lookup(tenant)
+	r := h.reg.lookup(tenant)
 	if r == nil {
 		if notFound == nil {
 			return nil
 		}
-		return h.missing(tenant, notFound())
+		return h.reg.missing(tenant, notFound())
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

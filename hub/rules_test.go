@@ -101,7 +101,7 @@ func TestRulesQuarantine(t *testing.T) {
 		wantRanked(t, submitOne(t, h, "b", Item{Member: "p5", Score: float64(10 + i)}))
 	}
 	want := fingerprint(t, h, "t1")
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	r.mu.RLock()
 	data, err := r.st.Encode()
 	r.mu.RUnlock()

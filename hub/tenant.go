@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,19 +33,62 @@ func checkNames(tenant, board string) error {
 	return nil
 }
 
+// registry is the Hub's set of tenants: the open replicas, the openings
+// in flight (one per tenant, shared by its callers) and the tenants that
+// failed to open (isolate.go). Lock order: openMu, then mu, then a
+// replica's locks. No lock is held across a NATS round trip except
+// openMu's read lock, which each opening holds so that Close can wait for
+// them.
+type registry struct {
+	openMu sync.RWMutex // read-held by each opening in flight, write-held by Close to wait for them; taken before mu
+
+	mu       sync.RWMutex        // guards the fields below
+	openHook func(tenant string) // tests only: called as a tenant's opening starts
+	tenants  map[string]*replica
+	opening  map[string]*openCall   // tenants being opened
+	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
+	closed   bool
+
+	// Set at construction, then only read.
+	log  *slog.Logger
+	ctx  context.Context // the Hub's: ends at Close
+	open func(ctx context.Context, tenant string, create bool) (*replica, error)
+}
+
+func newRegistry(ctx context.Context, log *slog.Logger, open func(context.Context, string, bool) (*replica, error)) *registry {
+	return &registry{tenants: map[string]*replica{}, opening: map[string]*openCall{}, down: map[string]*downTenant{},
+		log: log, ctx: ctx, open: open}
+}
+
+// shut marks the registry closed, so that no opening starts, and reports
+// whether it was already.
+func (g *registry) shut() (already bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	already, g.closed = g.closed, true
+	return already
+}
+
+// awaitOpenings waits for the openings in flight (shut first: none starts
+// after it).
+func (g *registry) awaitOpenings() {
+	g.openMu.Lock()
+	g.openMu.Unlock() // an empty critical section: waiting is the point
+}
+
 // lookup returns the open replica of tenant, or nil. O(1), read lock only.
-func (h *Hub) lookup(tenant string) *replica {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.tenants[tenant]
+func (g *registry) lookup(tenant string) *replica {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.tenants[tenant]
 }
 
 // openReplicas returns the open replicas, in no order. O(tenants), read
 // lock only.
-func (h *Hub) openReplicas() []*replica {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return slices.Collect(maps.Values(h.tenants))
+func (g *registry) openReplicas() []*replica {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return slices.Collect(maps.Values(g.tenants))
 }
 
 // replica returns tenant's replica, opening it (and with create, creating
@@ -51,13 +96,13 @@ func (h *Hub) openReplicas() []*replica {
 // replica has caught up with the stream. A tenant that failed to open
 // answers its error at once while it is down (isolate.go).
 func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica, error) {
-	if r := h.lookup(tenant); r != nil {
+	if r := h.reg.lookup(tenant); r != nil {
 		return r, nil
 	}
-	if err := h.downErr(tenant); err != nil {
+	if err := h.reg.downErr(tenant); err != nil {
 		return nil, err
 	}
-	return h.openOnce(ctx, tenant, create)
+	return h.reg.openOnce(ctx, tenant, create)
 }
 
 // openCall is one tenant's opening in progress: callers asking for the
@@ -73,12 +118,12 @@ type openCall struct {
 // one tenant share its single opening. A caller that may create the
 // tenant does not take a "not found" from a caller that may not: it opens
 // again itself.
-func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replica, error) {
+func (g *registry) openOnce(ctx context.Context, tenant string, create bool) (*replica, error) {
 	for {
-		h.mu.Lock()
-		r, closed, call := h.tenants[tenant], h.closed, h.opening[tenant]
+		g.mu.Lock()
+		r, closed, call := g.tenants[tenant], g.closed, g.opening[tenant]
 		if closed || r != nil {
-			h.mu.Unlock()
+			g.mu.Unlock()
 			if closed {
 				return nil, ErrClosed
 			}
@@ -86,11 +131,11 @@ func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replic
 		}
 		if call == nil {
 			call = &openCall{done: make(chan struct{})}
-			h.opening[tenant] = call
-			h.mu.Unlock()
-			return h.runOpen(ctx, tenant, create, call)
+			g.opening[tenant] = call
+			g.mu.Unlock()
+			return g.runOpen(ctx, tenant, create, call)
 		}
-		h.mu.Unlock()
+		g.mu.Unlock()
 		select {
 		case <-call.done:
 		case <-ctx.Done():
@@ -106,32 +151,35 @@ func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replic
 // It holds openMu's read lock, so that Close, which takes the write lock
 // after marking the Hub closed, waits for openings in flight and no
 // replica starts after Close waited for the replicas.
-func (h *Hub) runOpen(ctx context.Context, tenant string, create bool, call *openCall) (*replica, error) {
-	h.openMu.RLock()
-	defer h.openMu.RUnlock()
-	h.mu.RLock()
-	closed := h.closed
-	h.mu.RUnlock()
+func (g *registry) runOpen(ctx context.Context, tenant string, create bool, call *openCall) (*replica, error) {
+	g.openMu.RLock()
+	defer g.openMu.RUnlock()
+	g.mu.RLock()
+	closed := g.closed
+	g.mu.RUnlock()
 	if closed {
 		call.err = ErrClosed
 	} else {
-		h.mu.RLock()
-		hook := h.openHook
-		h.mu.RUnlock()
+		g.mu.RLock()
+		hook := g.openHook
+		g.mu.RUnlock()
 		if hook != nil {
 			hook(tenant)
 		}
-		call.r, call.err = h.open(ctx, tenant, create)
+		call.r, call.err = g.open(ctx, tenant, create)
 	}
-	h.mu.Lock()
-	delete(h.opening, tenant)
-	h.mu.Unlock()
+	g.mu.Lock()
+	if call.r != nil {
+		g.tenants[tenant] = call.r // even on err: it keeps catching up, and Close stops it
+	}
+	delete(g.opening, tenant)
+	g.mu.Unlock()
 	close(call.done)
 	return call.r, call.err
 }
 
 // open starts tenant's replica and waits until it has caught up with the
-// stream. Called by runOpen only. Each NATS call is bounded by
+// stream. Called by the registry's runOpen only, which registers it. Each NATS call is bounded by
 // callTimeout, the replay by ctx only. A snapshot that does not decode, or is
 // ahead of the stream (the stream was recreated), is ignored.
 func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {
@@ -159,11 +207,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 	if err := h.startReplica(sctx, r); err != nil {
 		return nil, err
 	}
-	err = r.waitApplied(ctx, info.State.LastSeq)
-	h.mu.Lock()
-	h.tenants[tenant] = r // even on err: it keeps catching up, and Close stops it
-	h.mu.Unlock()
-	return r, err
+	return r, r.waitApplied(ctx, info.State.LastSeq) // runOpen registers r even on err
 }
 
 // stream returns tenant's stream, creating it where create allows.

@@ -67,9 +67,9 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	if cfg.NATSURL == "" {
 		cfg.Cluster = Cluster{} // the node's own store, alone: the gateway is stopped
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, tenants: map[string]*replica{}, opening: map[string]*openCall{},
-		down: map[string]*downTenant{}}
+	h := &Hub{cfg: cfg, log: cfg.Logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.reg = newRegistry(h.ctx, h.log, h.open)
 	defer h.Close()
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), log: h.log}
 	if err := h.connect(ctx); err != nil {
