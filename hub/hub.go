@@ -73,14 +73,14 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
-	h.shareSnapshots(ctx)
-	h.watchLeaders()
+	h.streams.shareSnapshots(ctx)
+	h.streams.watchLeaders()
 	var newTenants tenantWatch
 	if cfg.DiscoverInterval > 0 {
 		// Before the first look: a tenant created after it is announced.
-		newTenants = h.watchNewTenants()
+		newTenants = h.reg.watchNewTenants()
 	}
-	if err := h.openAll(ctx); err != nil {
+	if err := h.reg.openAll(ctx); err != nil {
 		newTenants.close()
 		h.Close()
 		return nil, err
@@ -94,7 +94,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.watchDisk(h.ctx, h.cfg.DataDir)
+			h.streams.watchDisk(h.ctx, h.cfg.DataDir)
 		}()
 	}
 	h.note.js, h.note.api, h.note.log, h.note.now = h.js, &h.api, h.log, h.cfg.Now
@@ -108,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.discover(h.ctx, cfg.DiscoverInterval, newTenants)
+			h.reg.discover(h.ctx, cfg.DiscoverInterval, newTenants)
 		}()
 	}
 	h.log.Info("hub: ready", "tenants", len(h.reg.openReplicas()), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
@@ -123,24 +123,24 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // that cannot be opened within replicasTimeout (a cluster still forming
 // its quorum) is logged and opened in the background, retried every 1 to
 // 5 s until it opens or the Hub closes; meanwhile snapshots stay local.
-func (h *Hub) shareSnapshots(ctx context.Context) {
-	if h.srv != nil && h.cfg.Cluster.Name == "" {
+func (sl *streamLog) shareSnapshots(ctx context.Context) {
+	if sl.srv != nil && sl.cfg.Cluster.Name == "" {
 		return
 	}
-	if h.openShared(ctx) {
+	if sl.openShared(ctx) {
 		return
 	}
-	h.wg.Add(1)
+	sl.wg.Add(1)
 	go func() {
-		defer h.wg.Done()
+		defer sl.wg.Done()
 		wait := time.Second
 		for {
 			select {
-			case <-h.ctx.Done():
+			case <-sl.ctx.Done():
 				return
 			case <-time.After(wait):
 			}
-			if h.openShared(h.ctx) {
+			if sl.openShared(sl.ctx) {
 				return
 			}
 			wait = min(2*wait, 5*time.Second)
@@ -150,18 +150,18 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 
 // openShared makes one bounded attempt to open the bucket, logging a
 // failure; it reports whether the bucket is open.
-func (h *Hub) openShared(ctx context.Context) bool {
+func (sl *streamLog) openShared(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
 	defer cancel()
-	shared, err := openSharedSnapshots(ctx, h.js, &h.api, h.cfg.Replicas, h.log)
+	shared, err := openSharedSnapshots(ctx, sl.js, sl.api, sl.cfg.Replicas, sl.log)
 	if err != nil {
-		if h.ctx.Err() == nil {
-			h.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
+		if sl.ctx.Err() == nil {
+			sl.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
 		}
 		return false
 	}
-	h.snaps.shared.Store(shared)
-	h.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
+	sl.snaps.shared.Store(shared)
+	sl.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
 	return true
 }
 
@@ -195,7 +195,8 @@ func (h *Hub) connect(ctx context.Context) error {
 		return err
 	}
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, id: randomID(), ctx: h.ctx, wg: &h.wg}
+		store: &h.store, disk: &h.disk, snaps: h.snaps, id: randomID(), ctx: h.ctx, wg: &h.wg}
+	h.reg.streams = h.streams
 	h.streams.applyReplicas(ctx)
 	return nil
 }
@@ -221,15 +222,15 @@ func (h *Hub) natsURL() string {
 // CPU-bound): a tenant that fails to open is marked down, logged and
 // retried in the background (isolate.go), and the others open. It fails
 // only where the streams cannot be listed, or ctx ends.
-func (h *Hub) openAll(ctx context.Context) error {
-	tenants, err := h.streams.listTenants(ctx)
+func (g *registry) openAll(ctx context.Context) error {
+	tenants, err := g.streams.listTenants(ctx)
 	if err != nil {
 		return err
 	}
 	slots := make(chan struct{}, max(4, runtime.GOMAXPROCS(0))) // a few more than cores: opening also waits on NATS
 	var wg sync.WaitGroup
 	for _, t := range tenants {
-		if h.reg.lookup(t) != nil || h.reg.downErr(t) != nil { // down ones: reopenDown's
+		if g.lookup(t) != nil || g.downErr(t) != nil { // down ones: reopenDown's
 			continue
 		}
 		select {
@@ -241,14 +242,14 @@ func (h *Hub) openAll(ctx context.Context) error {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			_ = h.reg.tryOpen(ctx, t)
+			_ = g.tryOpen(ctx, t)
 		})
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if h.ctx.Err() != nil {
+	if g.ctx.Err() != nil {
 		return ErrClosed
 	}
 	return nil

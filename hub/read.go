@@ -30,7 +30,7 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 		return err
 	}
 	at := h.at(l.At)
-	return h.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
+	return h.reg.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
 		v, err := st.View(l.Board, l.Window, at)
 		if err != nil {
 			return err
@@ -48,7 +48,7 @@ func (h *Hub) ReadWindow(l Loc, fn func(Window) error) error {
 		return err
 	}
 	at := h.at(l.At)
-	return h.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
+	return h.reg.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
 		w, err := st.FeedWindow(l.Board, l.Window, at)
 		if err != nil {
 			return err
@@ -155,7 +155,7 @@ func (h *Hub) page(l Loc, rows func(View) ([]Row, error)) (Page, error) {
 // window, or ErrNotFound.
 func (h *Hub) Board(tenant, board string) (info BoardInfo, err error) {
 	now := h.cfg.Now().UnixMilli()
-	err = h.readBoard(tenant, board, func(st *ledger.State) (err error) {
+	err = h.reg.readBoard(tenant, board, func(st *ledger.State) (err error) {
 		info, err = st.BoardInfo(board, now)
 		return err
 	})
@@ -166,7 +166,7 @@ func (h *Hub) Board(tenant, board string) (info BoardInfo, err error) {
 // O(boards).
 func (h *Hub) Boards(tenant string) (out []BoardInfo) {
 	now := h.cfg.Now().UnixMilli()
-	_ = h.readTenant(tenant, nil, func(st *ledger.State) error {
+	_ = h.reg.readTenant(tenant, nil, func(st *ledger.State) error {
 		out = st.Boards(now)
 		return nil
 	})
@@ -184,7 +184,7 @@ func (h *Hub) Boards(tenant string) (out []BoardInfo) {
 // use.
 func (h *Hub) BoardsPage(tenant, after string, limit int, keep func(name string) bool) (out []BoardInfo, more bool) {
 	now := h.cfg.Now().UnixMilli()
-	_ = h.readTenant(tenant, nil, func(st *ledger.State) error {
+	_ = h.reg.readTenant(tenant, nil, func(st *ledger.State) error {
 		out, more = st.BoardsPage(after, limit, keep, now)
 		return nil
 	})
@@ -195,7 +195,7 @@ func (h *Hub) BoardsPage(tenant, after string, limit int, keep func(name string)
 // or ErrNotFound.
 func (h *Hub) Identity(tenant, id string) (ident Identity, err error) {
 	notFound := func() error { return errorf(ErrNotFound, "identity %q", id) }
-	err = h.readTenant(tenant, notFound, func(st *ledger.State) error {
+	err = h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
 		var ok bool
 		if ident, ok = st.Identity(id); !ok {
 			return notFound()
@@ -209,7 +209,7 @@ func (h *Hub) Identity(tenant, id string) (ident Identity, err error) {
 // it has none.
 func (h *Hub) Profile(tenant, member string) (p Profile, err error) {
 	notFound := func() error { return errorf(ErrNotFound, "profile of %q", member) }
-	err = h.readTenant(tenant, notFound, func(st *ledger.State) error {
+	err = h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
 		var ok bool
 		if p, ok = st.Profile(member); !ok {
 			return notFound()
@@ -230,7 +230,7 @@ func (h *Hub) History(l Loc, member string) (pts []HistoryPoint, err error) {
 		return nil, err
 	}
 	now := h.cfg.Now().UnixMilli()
-	err = h.readBoard(l.Tenant, l.Board, func(st *ledger.State) (err error) {
+	err = h.reg.readBoard(l.Tenant, l.Board, func(st *ledger.State) (err error) {
 		pts, err = st.History(l.Board, l.Window, member, now)
 		return err
 	})
@@ -244,7 +244,7 @@ func (h *Hub) Quarantine(tenant, board string, after uint64, limit int) (rows []
 	if limit < 1 || limit > MaxHeldPage {
 		return nil, false, errorf(ErrBadRequest, "limit: %d is not in 1..%d", limit, MaxHeldPage)
 	}
-	err = h.readBoard(tenant, board, func(st *ledger.State) (err error) {
+	err = h.reg.readBoard(tenant, board, func(st *ledger.State) (err error) {
 		rows, more, err = st.Quarantine(board, after, limit)
 		return err
 	})
@@ -256,7 +256,7 @@ func (h *Hub) Quarantine(tenant, board string, after uint64, limit int) (rows []
 // falls, once it ended). ErrNotFound for an unknown board. Cost: as Top.
 func (h *Hub) Standings(tenant, board string, offset, limit int) (out Standings, err error) {
 	now := h.cfg.Now().UnixMilli()
-	err = h.readBoard(tenant, board, func(st *ledger.State) (err error) {
+	err = h.reg.readBoard(tenant, board, func(st *ledger.State) (err error) {
 		out, err = st.Standings(board, now, offset, limit)
 		return err
 	})
@@ -267,13 +267,13 @@ func (h *Hub) Standings(tenant, board string, offset, limit int) (out Standings,
 // notFound's error (or why the tenant is down) where the tenant is not
 // open, nil where notFound is nil. notFound is a function so that a read
 // that succeeds formats no error: every read of the API comes through here.
-func (h *Hub) readTenant(tenant string, notFound func() error, fn func(st *ledger.State) error) error {
-	r := h.reg.lookup(tenant)
+func (g *registry) readTenant(tenant string, notFound func() error, fn func(st *ledger.State) error) error {
+	r := g.lookup(tenant)
 	if r == nil {
 		if notFound == nil {
 			return nil
 		}
-		return h.reg.missing(tenant, notFound())
+		return g.missing(tenant, notFound())
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -282,6 +282,6 @@ func (h *Hub) readTenant(tenant string, notFound func() error, fn func(st *ledge
 
 // readBoard is readTenant where an unknown tenant answers as an unknown
 // board does: ErrNotFound naming board.
-func (h *Hub) readBoard(tenant, board string, fn func(st *ledger.State) error) error {
-	return h.readTenant(tenant, func() error { return errorf(ErrNotFound, "board %q", board) }, fn)
+func (g *registry) readBoard(tenant, board string, fn func(st *ledger.State) error) error {
+	return g.readTenant(tenant, func() error { return errorf(ErrNotFound, "board %q", board) }, fn)
 }

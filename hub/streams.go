@@ -16,7 +16,9 @@ import (
 // cluster.go), publishing events with their retries through a leader
 // change and waiting for the local replica to apply them (write.go,
 // committer.go, publish.go), following a stream with a consumer of its own
-// (follow.go), and replaying one for the audit (verify.go).
+// (follow.go), replaying one for the audit (verify.go); and the embedded
+// store's health (store.go), its leaders' changes (leader.go) and the
+// cluster's snapshot bucket (hub.go).
 //
 // Built once the Hub is connected; its fields are then only read (the
 // counters are atomic), so it is safe for concurrent use. The gate api is
@@ -31,6 +33,7 @@ type streamLog struct {
 	nstats *natsStats
 	store  *storeHealth
 	disk   *diskState
+	snaps  *snapshotter // the tenants' snapshots: local files, and the cluster's bucket once shared
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

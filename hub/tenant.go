@@ -49,10 +49,11 @@ type registry struct {
 	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
 	closed   bool
 
-	// Set at construction, then only read.
-	log  *slog.Logger
-	ctx  context.Context // the Hub's: ends at Close
-	open func(ctx context.Context, tenant string, create bool) (*replica, error)
+	// Set at construction (streams: at connect), then only read.
+	streams *streamLog
+	log     *slog.Logger
+	ctx     context.Context // the Hub's: ends at Close
+	open    func(ctx context.Context, tenant string, create bool) (*replica, error)
 }
 
 func newRegistry(ctx context.Context, log *slog.Logger, open func(context.Context, string, bool) (*replica, error)) *registry {

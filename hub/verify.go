@@ -90,16 +90,16 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		out = append(out, h.verifyTenant(ctx, t))
+		out = append(out, h.streams.verifyTenant(ctx, t))
 	}
 	return out, nil
 }
 
 // verifyTenant replays tenant's stream, comparing on the way.
-func (h *Hub) verifyTenant(ctx context.Context, tenant string) TenantAudit {
+func (sl *streamLog) verifyTenant(ctx context.Context, tenant string) TenantAudit {
 	a := TenantAudit{Tenant: tenant}
-	snaps := h.auditSnapshots(ctx, tenant, &a)
-	stream, err := h.js.Stream(ctx, streamName(tenant))
+	snaps := sl.auditSnapshots(ctx, tenant, &a)
+	stream, err := sl.js.Stream(ctx, streamName(tenant))
 	if err != nil {
 		a.Err = fmt.Errorf("stream %s: %w", streamName(tenant), err)
 		return a
@@ -117,7 +117,7 @@ func (h *Hub) verifyTenant(ctx context.Context, tenant string) TenantAudit {
 	}
 	compare() // a snapshot of an empty stream
 	if a.LastSeq > 0 {
-		a.Err = h.streams.replayTo(ctx, stream, a.LastSeq, func(seq uint64, ev *ledger.Event) {
+		a.Err = sl.replayTo(ctx, stream, a.LastSeq, func(seq uint64, ev *ledger.Event) {
 			st.Apply(seq, ev)
 			a.Events++
 			compare()
@@ -151,7 +151,7 @@ type auditSnapshot struct {
 
 // auditSnapshots loads tenant's snapshot file and shared snapshot where
 // they exist; one that does not decode is reported as a difference.
-func (h *Hub) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit) []*auditSnapshot {
+func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit) []*auditSnapshot {
 	var out []*auditSnapshot
 	add := func(source string, data []byte) {
 		s := &auditSnapshot{audit: SnapshotAudit{Source: source}}
@@ -163,11 +163,11 @@ func (h *Hub) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit)
 		}
 		out = append(out, s)
 	}
-	path := h.snaps.path(tenant)
+	path := sl.snaps.path(tenant)
 	if data, err := os.ReadFile(path); err == nil {
 		add("file "+path, data)
 	}
-	if shared := h.snaps.shared.Load(); shared != nil {
+	if shared := sl.snaps.shared.Load(); shared != nil {
 		sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
 		defer cancel()
 		if data, err := shared.store.GetBytes(sctx, tenant); err == nil {
