@@ -52,7 +52,7 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req := &submitReq{ctx: ctx, board: board, items: items, size: itemsSize(items), sent: make(chan ticket, 1)}
+	req := &submitReq{ctx: ctx, board: board, items: items, size: ledger.ItemsSize(items), sent: make(chan ticket, 1)}
 	select {
 	case r.queue <- req:
 	case <-ctx.Done():
@@ -79,16 +79,6 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 		return nil, errorf(ErrInternal, "event applied without group %d", t.i)
 	}
 	return g[t.i].Results, g[t.i].Err
-}
-
-// itemsSize estimates the JSON encoding of items in bytes, counting the
-// strings twice for escapes.
-func itemsSize(items []Item) int {
-	n := 0
-	for _, it := range items {
-		n += 48 + 2*(len(it.Member)+len(it.ID))
-	}
-	return n
 }
 
 // runCommitter publishes r's queued Submit calls in groups until ctx ends.

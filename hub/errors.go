@@ -6,15 +6,10 @@ import (
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
-// The hub's errors are *Error values (ledger.Error): a Code that decides
-// the status, a message for the client that names the field or thing
-// concerned and never an internal name such as a stream, and a Cause for
-// logs only. The edge reads them with errors.As and errors.Is. The ledger
-// owns the classes apply decides on; the hub adds those of the log.
-
 // Sentinel errors, tested with errors.Is. Errors returned by the hub are
-// *Error values of one of these classes, carrying the class's Code and a
-// message naming the field or value.
+// *Error values (see ledger.Error) of one of these classes, carrying the
+// class's Code and a message naming the field or value: the ledger's
+// classes, which apply decides on, and the log's.
 var (
 	// ErrNotFound: a board, member or tenant that does not exist (404).
 	ErrNotFound = ledger.ErrNotFound

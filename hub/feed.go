@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // The change feed carries every applied mutation of a board-window to one
@@ -25,12 +27,7 @@ import (
 // makes the batch and the board agree.
 
 // FeedBatch is what happened to one board-window since the last tick.
-type FeedBatch struct {
-	Tenant, Board string
-	Window        string       // the window's instance: "all", "week:2026-01-05"
-	Changes       []FeedChange // oldest first
-	Reset         bool         // replaced wholesale (reset, delete, overflow): recompute everything
-}
+type FeedBatch = ledger.FeedBatch
 
 // Feed consumes the change feed. Apply runs under the tenant's read lock
 // (keep it short, call nothing of the Hub); Flush runs after every Apply of
@@ -80,9 +77,10 @@ func (h *Hub) drainFeed() {
 func (r *replica) drainFeed(f Feed) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.st.TakeFeed(func(board, window string, changes []FeedChange, reset bool, w Window) {
+	return r.st.TakeFeed(func(b FeedBatch, w Window) {
 		if f != nil {
-			f.Apply(FeedBatch{Tenant: r.tenant, Board: board, Window: window, Changes: changes, Reset: reset}, w)
+			b.Tenant = r.tenant
+			f.Apply(b, w)
 		}
 	})
 }

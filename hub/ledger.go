@@ -1,12 +1,9 @@
 package hub
 
-import (
-	"github.com/rankwire/rankwire/internal/ledger"
-)
+import "github.com/rankwire/rankwire/internal/ledger"
 
-// One tenant's state, its events and their codecs live in internal/ledger
-// (a pure function of the events); these names keep the hub's API, which
-// its callers use, unchanged.
+// One tenant's state lives in internal/ledger; these names keep the hub's
+// API, which its callers use, unchanged.
 
 // The hub's types that are the ledger's.
 type (
@@ -35,14 +32,13 @@ type (
 	Code         = ledger.Code         // the class of an Error
 )
 
-// The ledger's limits.
+// The ledger's limits that callers of the hub use (the others: package
+// internal/ledger).
 const (
 	MaxBatch                = ledger.MaxBatch
 	MaxIDLen                = ledger.MaxIDLen
-	DefaultRetention        = ledger.DefaultRetention
 	MaxRetention            = ledger.MaxRetention
 	MaxPerMinuteLimit       = ledger.MaxPerMinuteLimit
-	MaxHeld                 = ledger.MaxHeld
 	MaxHeldPage             = ledger.MaxHeldPage
 	MaxPrizes               = ledger.MaxPrizes
 	MaxPrizeRank            = ledger.MaxPrizeRank
@@ -52,9 +48,7 @@ const (
 	MaxHistoryPoints        = ledger.MaxHistoryPoints
 	MinIdempotencyRetention = ledger.MinIdempotencyRetention
 	NotifyDedup             = ledger.NotifyDedup
-	// MaxWriteTimeout is the longest Config.WriteTimeout: retries never
-	// outlast the duplicate window, and standings are final after it.
-	MaxWriteTimeout = ledger.MaxWriteTimeout
+	MaxWriteTimeout         = ledger.MaxWriteTimeout // the longest Config.WriteTimeout
 )
 
 // The reasons an item is held, in the order the rules are checked.

@@ -16,23 +16,15 @@ import (
 
 // Notifications. When a board ends, when a day, week or month window
 // closes, and when a submission is quarantined, the gateway publishes a
-// Notification to the tenant's subject rw.<tenant>.notify, stored in the
-// stream NotifyStream, from which webhooks are delivered (package webhook).
+// Notification (built by the ledger: internal/ledger/notify.go) to the
+// tenant's subject rw.<tenant>.notify, stored in the stream NotifyStream,
+// from which webhooks are delivered (package webhook).
 //
-// Every node derives the same notifications from the same state, and every
-// node publishes them: each carries an ID made of what it is about
-// ("board.ended:weekly:1796342400000"), which is also its JetStream message
-// id, and the stream keeps ids for NotifyDedup, so each is stored once
-// whichever nodes publish it and however often. A node that was down
-// publishes on its return what came due meanwhile, up to NotifyDedup old;
-// a node remembers what it published, so that a due notification costs one
-// publish per node, not one per tick.
-//
-// Timing: a board's end and a window's close are final ledger.FinalAfter after
-// the time (a write accepted just before may still arrive), so their
-// notifications go out then, with the final rows (the ledger builds them:
-// internal/ledger/notify.go). A quarantine goes out at the tick after the
-// node applied it.
+// Every node publishes every notification, with its ID as the JetStream
+// message id; the stream keeps ids for NotifyDedup, so each is stored once
+// whichever nodes publish it. A node that was down publishes on its return
+// what came due meanwhile, up to NotifyDedup old; a node remembers what it
+// published, so that a due notification costs one publish per node.
 
 // The notifications' stream and its limits.
 const (

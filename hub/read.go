@@ -26,17 +26,7 @@ type Loc struct {
 // for an unknown tenant or board; ErrBadRequest for a window the board does
 // not keep. A window with no entries yet reads as empty, seq 0.
 func (h *Hub) Read(l Loc, fn func(View) error) error {
-	if err := ledger.CheckWindow(l.Window); err != nil {
-		return err
-	}
-	at := h.at(l.At)
-	return h.reg.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
-		v, err := st.View(l.Board, l.Window, at)
-		if err != nil {
-			return err
-		}
-		return fn(v)
-	})
+	return readAt(h, l, (*ledger.State).View, fn)
 }
 
 // ReadWindow calls fn with the board-window l names, under the tenant's
@@ -44,25 +34,26 @@ func (h *Hub) Read(l Loc, fn func(View) error) error {
 // instance and its pending changes, so a live view can join the feed
 // exactly where the board stands.
 func (h *Hub) ReadWindow(l Loc, fn func(Window) error) error {
+	return readAt(h, l, (*ledger.State).FeedWindow, fn)
+}
+
+// readAt calls fn with what get finds at the board-window l names (a
+// View or a Window), under the tenant's read lock. Zero l.At means now.
+func readAt[T any](h *Hub, l Loc, get func(*ledger.State, string, string, int64) (T, error), fn func(T) error) error {
 	if err := ledger.CheckWindow(l.Window); err != nil {
 		return err
 	}
-	at := h.at(l.At)
+	at := l.At
+	if at.IsZero() {
+		at = h.cfg.Now()
+	}
 	return h.reg.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
-		w, err := st.FeedWindow(l.Board, l.Window, at)
+		v, err := get(st, l.Board, l.Window, at.UnixMilli())
 		if err != nil {
 			return err
 		}
-		return fn(w)
+		return fn(v)
 	})
-}
-
-// at returns t in unix ms, or now where t is zero.
-func (h *Hub) at(t time.Time) int64 {
-	if t.IsZero() {
-		t = h.cfg.Now()
-	}
-	return t.UnixMilli()
 }
 
 // Top returns up to limit rows from rank offset+1 on, or, where after is
@@ -275,9 +266,7 @@ func (g *registry) readTenant(tenant string, notFound func() error, fn func(st *
 		}
 		return g.missing(tenant, notFound())
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return fn(r.st)
+	return r.read(fn)
 }
 
 // readBoard is readTenant where an unknown tenant answers as an unknown

@@ -167,6 +167,13 @@ func (r *replica) handle(d delivery) {
 	r.maybeSnapshot()
 }
 
+// read calls fn with r's state under r's read lock, for one short read.
+func (r *replica) read(fn func(st *ledger.State) error) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return fn(r.st)
+}
+
 // expect registers a waiter for the event published with key. The flight
 // completes once, when the event is applied; forget unregisters it (an
 // acked event is always applied, so only a failed publish needs forget).

@@ -1,9 +1,8 @@
 package hub
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -23,37 +22,10 @@ import (
 // same stream, on any machine, must reproduce. It reads and never writes.
 
 // SnapshotAudit is one snapshot compared with the replay at its sequence.
-type SnapshotAudit struct {
-	Source string // "file <path>" or "shared bucket"
-	Seq    uint64
-	Equal  bool
-	Diffs  []string // what differs, where not Equal (at most maxDiffs lines)
-}
+type SnapshotAudit = ledger.SnapshotAudit
 
 // TenantAudit is one tenant's replay.
-type TenantAudit struct {
-	Tenant    string
-	Events    uint64 // events replayed
-	LastSeq   uint64 // the stream's last sequence when the replay started
-	Boards    int
-	Members   int    // member ids of the tenant
-	Digest    string // "sha256:" hex of the rebuilt state's snapshot encoding at LastSeq
-	Snapshots []SnapshotAudit
-	Err       error // the replay could not finish
-}
-
-// OK reports whether the replay finished and every snapshot matched.
-func (a TenantAudit) OK() bool {
-	if a.Err != nil {
-		return false
-	}
-	for _, s := range a.Snapshots {
-		if !s.Equal {
-			return false
-		}
-	}
-	return true
-}
+type TenantAudit = ledger.TenantAudit
 
 // Verify connects as Start does (the embedded server on cfg.DataDir, or
 // cfg.NATSURL), replays the streams of tenants (every tenant where empty)
@@ -97,86 +69,41 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 
 // verifyTenant replays tenant's stream, comparing on the way.
 func (sl *streamLog) verifyTenant(ctx context.Context, tenant string) TenantAudit {
-	a := TenantAudit{Tenant: tenant}
-	snaps := sl.auditSnapshots(ctx, tenant, &a)
+	audit := ledger.NewAudit()
+	sharedErr := sl.auditSnapshots(ctx, tenant, audit)
 	stream, err := sl.js.Stream(ctx, streamName(tenant))
 	if err != nil {
-		a.Err = fmt.Errorf("stream %s: %w", streamName(tenant), err)
-		return a
+		return TenantAudit{Tenant: tenant, Err: fmt.Errorf("stream %s: %w", streamName(tenant), err)}
 	}
-	a.LastSeq = stream.CachedInfo().State.LastSeq
-	st := ledger.New()
-	compare := func() {
-		for i := range snaps {
-			if snaps[i].st != nil && snaps[i].audit.Seq == st.Seq() {
-				snaps[i].audit.Diffs = ledger.Diff(st, snaps[i].st)
-				snaps[i].audit.Equal = len(snaps[i].audit.Diffs) == 0
-				snaps[i].st = nil // compared
-			}
-		}
+	last := stream.CachedInfo().State.LastSeq
+	if last > 0 {
+		err = sl.replayTo(ctx, stream, last, audit.Apply)
 	}
-	compare() // a snapshot of an empty stream
-	if a.LastSeq > 0 {
-		a.Err = sl.replayTo(ctx, stream, a.LastSeq, func(seq uint64, ev *ledger.Event) {
-			st.Apply(seq, ev)
-			a.Events++
-			compare()
-		})
-	}
-	for _, s := range snaps {
-		if s.st != nil && a.Err == nil {
-			s.audit.Diffs = []string{fmt.Sprintf("the snapshot is at seq %d, past the stream's end (%d): not from this stream", s.audit.Seq, a.LastSeq)}
-		}
-		a.Snapshots = append(a.Snapshots, s.audit)
-	}
-	if a.Err != nil {
-		return a
-	}
-	data, err := st.Encode()
-	if err != nil {
-		a.Err = fmt.Errorf("encode: %w", err)
-		return a
-	}
-	sum := sha256.Sum256(data)
-	a.Digest = "sha256:" + hex.EncodeToString(sum[:])
-	a.Boards, a.Members = st.NumBoards(), st.Members()
+	a := audit.Result(tenant, last)
+	a.Err = cmp.Or(err, sharedErr, a.Err)
 	return a
 }
 
-// auditSnapshot is a snapshot to compare, decoded (nil once compared).
-type auditSnapshot struct {
-	audit SnapshotAudit
-	st    *ledger.State
-}
-
-// auditSnapshots loads tenant's snapshot file and shared snapshot where
-// they exist; one that does not decode is reported as a difference.
-func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit) []*auditSnapshot {
-	var out []*auditSnapshot
-	add := func(source string, data []byte) {
-		s := &auditSnapshot{audit: SnapshotAudit{Source: source}}
-		st, err := ledger.Decode(data)
-		if err != nil {
-			s.audit.Diffs = []string{"does not decode: " + err.Error()}
-		} else {
-			s.st, s.audit.Seq = st, st.Seq()
-		}
-		out = append(out, s)
-	}
+// auditSnapshots adds tenant's snapshot file and shared snapshot, where
+// they exist, to audit; an error where the shared one cannot be read.
+func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *ledger.Audit) error {
 	path := sl.snaps.path(tenant)
 	if data, err := os.ReadFile(path); err == nil {
-		add("file "+path, data)
+		audit.AddSnapshot("file "+path, data)
 	}
-	if shared := sl.snaps.shared.Load(); shared != nil {
-		sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
-		defer cancel()
-		if data, err := shared.store.GetBytes(sctx, tenant); err == nil {
-			add("shared bucket "+sharedBucket, data)
-		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
-			a.Err = fmt.Errorf("shared snapshot: %w", err)
-		}
+	shared := sl.snaps.shared.Load()
+	if shared == nil {
+		return nil
 	}
-	return out
+	sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
+	defer cancel()
+	data, err := shared.store.GetBytes(sctx, tenant)
+	if err == nil {
+		audit.AddSnapshot("shared bucket "+sharedBucket, data)
+	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return fmt.Errorf("shared snapshot: %w", err)
+	}
+	return nil
 }
 
 // replayTo feeds every event of stream up to last, in order, to f. An

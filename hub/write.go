@@ -1,12 +1,11 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
@@ -14,7 +13,7 @@ import (
 )
 
 // MaxAliases is the most aliases one Link takes.
-const MaxAliases = 100
+const MaxAliases = ledger.MaxAliases
 
 // Submit validates items as a whole (the error names the first bad index),
 // hands them to the tenant's committer, which publishes them in one event
@@ -27,74 +26,29 @@ const MaxAliases = 100
 // then its own) plus the replica's lag; O(items × windows × log N) in the
 // replica. Safe for concurrent use.
 func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([]Result, error) {
-	if err := validateItems(items); err != nil {
+	if err := ledger.ValidateItems(items); err != nil {
 		return nil, err
 	}
 	r, err := h.boardReplica(ctx, tenant, board)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkMemberRoom(len(items)); err != nil {
+	// Checked at ingest, so that a submission is refused with a clear error
+	// rather than kept unranked, and the stream spared an event apply would
+	// refuse; apply decides again in stream order, by the acceptance time.
+	now := h.cfg.Now().UnixMilli()
+	if err := r.read(func(st *ledger.State) error {
+		return cmp.Or(st.CheckMemberRoom(len(items)), st.CheckOpen(board, now))
+	}); err != nil {
 		return nil, err
 	}
-	if err := r.checkOpen(board, h.cfg.Now().UnixMilli()); err != nil {
-		return nil, err // apply decides again by the acceptance time
-	}
 	return h.streams.submitGrouped(ctx, r, board, items)
-}
-
-// checkOpen fails with ErrConflict where board is outside its time at
-// now, sparing the stream an event apply would refuse.
-func (r *replica) checkOpen(board string, now int64) error {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.st.CheckOpen(board, now)
 }
 
 // maxMembers is the most member ids a tenant may hold: the largest handle
 // a board ranks. A variable so that tests can lower it (for the replicas
 // opened after).
 var maxMembers uint32 = board.MaxMember
-
-// checkMemberRoom fails with ErrLimit, naming member, where n new members
-// could take the tenant past its member ids: checked at ingest so that a
-// submission is refused with a clear error rather than applied unranked.
-// Apply checks again in stream order.
-func (r *replica) checkMemberRoom(n int) error {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.st.CheckMemberRoom(n)
-}
-
-func validateItems(items []Item) error {
-	if len(items) == 0 || len(items) > MaxBatch {
-		return errorf(ErrBadRequest, "scores: %d items, want 1..%d", len(items), MaxBatch)
-	}
-	for i, it := range items {
-		if p := itemProblem(it); p != "" {
-			return errorf(ErrBadRequest, "scores[%d].%s", i, p)
-		}
-	}
-	return nil
-}
-
-// itemProblem says what is wrong with it, starting with the field's name,
-// or "" where nothing is.
-func itemProblem(it Item) string {
-	switch {
-	case identity.Reason(it.Member) != "":
-		return "member: " + identity.Reason(it.Member)
-	case math.IsNaN(it.Score) || math.IsInf(it.Score, 0):
-		return "score: not a finite number"
-	case math.IsNaN(it.Subscore) || math.IsInf(it.Subscore, 0):
-		return "subscore: not a finite number"
-	case len(it.ID) > MaxIDLen:
-		return fmt.Sprintf("id: longer than %d bytes", MaxIDLen)
-	case !utf8.ValidString(it.ID):
-		return "id: invalid UTF-8" // two ids must not read as one key
-	}
-	return ""
-}
 
 // PutBoard creates board or updates its settings, and returns it as
 // applied. Changing the ordering (order, subscore_order, policy, tiebreak)
@@ -126,10 +80,7 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 	if err != nil {
 		return BoardInfo{}, err
 	}
-	r.mu.RLock()
-	err = r.st.CheckBoardLimit(board, maxBoards)
-	r.mu.RUnlock()
-	if err != nil {
+	if err := r.read(func(st *ledger.State) error { return st.CheckBoardLimit(board, maxBoards) }); err != nil {
 		return BoardInfo{}, err
 	}
 	ev := &ledger.Event{Kind: ledger.EvSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
@@ -173,7 +124,10 @@ func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string)
 // decides in stream order, so a link racing a submission that creates the
 // alias's member is judged the same way on every node. Cost: as Link.
 func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []string, mayMerge bool) (Identity, error) {
-	if err := validateLink(tenant, member, aliases); err != nil {
+	if err := checkNames(tenant, ""); err != nil {
+		return Identity{}, err
+	}
+	if err := ledger.ValidateLink(member, aliases); err != nil {
 		return Identity{}, err
 	}
 	r, err := h.replica(ctx, tenant, true)
@@ -185,24 +139,6 @@ func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []
 		return Identity{}, err
 	}
 	return h.Identity(tenant, member)
-}
-
-func validateLink(tenant, member string, aliases []string) error {
-	if err := checkNames(tenant, ""); err != nil {
-		return err
-	}
-	if p := identity.Reason(member); p != "" {
-		return errorf(ErrBadRequest, "member: %s", p)
-	}
-	if len(aliases) == 0 || len(aliases) > MaxAliases {
-		return errorf(ErrBadRequest, "aliases: %d, want 1..%d", len(aliases), MaxAliases)
-	}
-	for i, a := range aliases {
-		if p := identity.Reason(a); p != "" {
-			return errorf(ErrBadRequest, "aliases[%d]: %s", i, p)
-		}
-	}
-	return nil
 }
 
 // boardEvent publishes an event about an existing board.
@@ -335,7 +271,7 @@ func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) 
 	if err != nil {
 		return Profile{}, err
 	}
-	if err := r.checkMemberRoom(1); err != nil {
+	if err := r.read(func(st *ledger.State) error { return st.CheckMemberRoom(1) }); err != nil {
 		return Profile{}, err
 	}
 	if err := h.streams.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p}); err != nil {

@@ -118,3 +118,14 @@ func DecodeEvent(data []byte) (*Event, error) {
 	}
 	return ev, nil
 }
+
+// ItemsSize estimates the encoding of items in bytes, counting the
+// strings twice for escapes: how the hub's group commit keeps an event
+// under the connection's payload limit. O(items).
+func ItemsSize(items []Item) int {
+	n := 0
+	for _, it := range items {
+		n += 48 + 2*(len(it.Member)+len(it.ID))
+	}
+	return n
+}

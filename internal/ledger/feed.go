@@ -118,16 +118,23 @@ func (f *feedLog) peek(fk feedKey) []FeedChange {
 	return nil
 }
 
-// TakeFeed hands fn every board-window's changes since the last call,
-// oldest first (reset: the window was replaced or deleted, or too many
-// changes piled up: recompute everything), with a Window that reads the
-// board as it stands after them, and forgets them. It reports whether
-// there were any. Read lock: fn must be short and call nothing that
-// takes the lock. O(changes).
-func (s *State) TakeFeed(fn func(board, window string, changes []FeedChange, reset bool, w Window)) bool {
+// FeedBatch is what happened to one board-window since the last tick.
+type FeedBatch struct {
+	Tenant, Board string       // Tenant: set by the hub
+	Window        string       // the window's instance: "all", "week:2026-01-05"
+	Changes       []FeedChange // oldest first
+	Reset         bool         // replaced wholesale (reset, delete, overflow): recompute everything
+}
+
+// TakeFeed hands fn every board-window's changes since the last call (its
+// FeedBatch without Tenant), with a Window that reads the board as it
+// stands after them, and forgets them. It reports whether there were any.
+// Read lock: fn must be short and call nothing that takes the lock.
+// O(changes).
+func (s *State) TakeFeed(fn func(FeedBatch, Window)) bool {
 	pending := s.feed.take()
 	for fk, p := range pending {
-		fn(fk.board, fk.key.String(), p.changes, p.reset, s.windowOf(fk))
+		fn(FeedBatch{Board: fk.board, Window: fk.key.String(), Changes: p.changes, Reset: p.reset}, s.windowOf(fk))
 	}
 	return len(pending) > 0
 }
