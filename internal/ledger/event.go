@@ -13,10 +13,12 @@ import (
 // EventKind says what an event does.
 type EventKind string
 
+// The event kinds. Each string is stored in streams for ever: never rename
+// or reuse one.
 const (
 	EvSettings EventKind = "settings" // create or update a board
 	EvSubmit   EventKind = "submit"   // a batch of submissions (one call; streams written before group commit)
-	EvGroup    EventKind = "submits"  // several calls' batches, group-committed (committer.go)
+	EvGroup    EventKind = "submits"  // several calls' batches, group-committed (the hub's committer.go)
 	EvLink     EventKind = "link"     // identity link (may merge)
 	EvRemove   EventKind = "remove"   // remove a member from a board
 	EvReset    EventKind = "reset"    // empty a board's all window

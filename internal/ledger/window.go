@@ -14,6 +14,7 @@ const (
 
 var kindNames = [...]string{"all", "day", "week", "month"}
 
+// String returns the kind's name: all, day, week or month.
 func (k kind) String() string { return kindNames[k] }
 
 // parseKind turns a window name into a kind; "" means all.
