@@ -180,9 +180,10 @@ func (g *registry) runOpen(ctx context.Context, tenant string, create bool, call
 }
 
 // open starts tenant's replica and waits until it has caught up with the
-// stream. Called by the registry's runOpen only, which registers it. Each NATS call is bounded by
-// callTimeout, the replay by ctx only. A snapshot that does not decode, or is
-// ahead of the stream (the stream was recreated), is ignored.
+// stream. Called by the registry's runOpen only, which registers it. Each
+// NATS call is bounded by callTimeout, the replay by ctx only. A snapshot
+// that does not decode, or is ahead of the stream (the stream was
+// recreated), is ignored.
 func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout) // each call: a stream without a leader fails in time
 	defer cancel()
