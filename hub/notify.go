@@ -47,7 +47,8 @@ func NotifySubject(tenant string) string { return "rw." + tenant + ".notify" }
 // its next due (NextDue) has come, or when a publish of its notes failed.
 // Every other tick costs an atomic load per tenant.
 type notifier struct {
-	ticks atomic.Uint64 // passes of due so far (tests wait on it)
+	ticks  atomic.Uint64 // passes of due so far (tests wait on it)
+	visits atomic.Uint64 // tenants visited so far (tests count them)
 
 	// Set before run starts, then only read.
 	js       jetstream.JetStream
@@ -178,6 +179,7 @@ func (n *notifier) visit(r *replica, now int64, due []dueNote) []dueNote {
 	if !r.noteMoved.Swap(false) && now < r.noteDue {
 		return due
 	}
+	n.visits.Add(1)
 	r.mu.RLock()
 	notes := r.st.DueNotifications(r.tenant, now, n.published)
 	r.noteDue = r.st.NextDue(now)
