@@ -12,8 +12,8 @@ import (
 // of group events of 1,000 items (10 calls of 100, as group commit makes
 // them) to one board of 1,000,000 members, each item moving a random
 // member (policy best, rising scores) or adding a new one. Decoding is not
-// included: the fetcher goroutine does it ahead (follow.go). ns/op is per
-// item.
+// included: the hub's fetcher goroutine does it ahead (hub/follow.go).
+// ns/op is per item.
 //
 //	go test ./internal/ledger -run '^$' -bench 'Apply' -benchtime 1000000x -count 3
 func BenchmarkApply(b *testing.B) {
