@@ -12,9 +12,9 @@
 // state, whose Encode gives the same bytes. Reads take the time they are
 // about as an argument (unix ms).
 //
-// It imports board, identity, internal/names and the standard library
-// only, starts no goroutine and reads no clock: purity_test.go fails if a
-// file does. The hub owns everything with a goroutine, a lock or I/O: NATS,
+// It may import board, identity, internal/names and the standard library
+// only (internal/layering enforces it), starts no goroutine, reads no
+// clock and does no I/O: purity_test.go fails if a file does. The hub owns everything with a goroutine, a lock or I/O: NATS,
 // the replica loop that applies events under its lock (SetYield), the
 // goroutines that run a group event's lanes at once (SetLanes), snapshot
 // files, publishing notifications.
