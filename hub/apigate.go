@@ -18,6 +18,9 @@ import "sync"
 //
 // The gate never blocks a request: while a restart holds it, or waits to,
 // a request fails at once with ErrUnavailable, which callers already retry.
+// A request holds the gate's read lock across its NATS round trip (bounded
+// by the request's context), so a restart waits for the slowest request
+// in flight.
 type apiGate struct{ mu sync.RWMutex }
 
 // do runs f, one API request, unless a restart holds the gate.

@@ -137,16 +137,3 @@ func TestLinkMergesAcrossBoards(t *testing.T) {
 		t.Errorf("Identity(dev42) = %+v", got)
 	}
 }
-
-// TestWindowReserve: a growing window reserves room ahead of its board and
-// the board stays valid across the reservations.
-func TestWindowReserve(t *testing.T) {
-	st := buildState(10_000)
-	w := st.boards["s"].windows[windowKey{kindAll, 0}]
-	if w.b.Len() != 10_000 || w.room < w.b.Len() {
-		t.Fatalf("len %d, room %d", w.b.Len(), w.room)
-	}
-	if err := w.b.Check(); err != nil {
-		t.Fatal(err)
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // BenchmarkBootstrapShared measures how long a new node takes to serve a
@@ -83,7 +84,7 @@ func BenchmarkBootstrapSharedEvents(b *testing.B) {
 	}
 	start := time.Now()
 	publishSingles(b, h.js, 0, n-tail)
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	if err := r.waitApplied(benchCtx(b), r.follow.stored.Load()); err != nil {
 		b.Fatal(err)
 	}
@@ -139,8 +140,8 @@ func publishSingles(b *testing.B, js jetstream.JetStream, from, to int) {
 		done <- nil
 	}()
 	for m := from; m < to; m++ {
-		ev := &event{Kind: evGroup, At: 1, Groups: []group{{Board: "s", Items: []Item{{Member: "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)}}}}}
-		data, _ := encodeEvent(ev)
+		ev := &ledger.Event{Kind: ledger.EvGroup, At: 1, Groups: []ledger.Group{{Board: "s", Items: []Item{{Member: "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)}}}}}
+		data, _ := ledger.EncodeEvent(ev)
 		f, err := js.PublishAsync(subjectName("t1"), data)
 		if err != nil {
 			b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // BenchmarkJetStreamCeiling measures what the embedded JetStream server
@@ -31,11 +32,11 @@ func BenchmarkJetStreamCeiling(b *testing.B) {
 				Storage: jetstream.FileStorage, Duplicates: dupWindow}); err != nil {
 				b.Fatal(err)
 			}
-			ev := &event{Kind: evGroup, At: time.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: []group{{Board: "b"}}}
+			ev := &ledger.Event{Kind: ledger.EvGroup, At: time.Now().UnixMilli(), Waiter: h.streams.waiterKey(), Groups: []ledger.Group{{Board: "b"}}}
 			for i := range items {
 				ev.Groups[0].Items = append(ev.Groups[0].Items, Item{Member: "player-" + strconv.Itoa(100000+i), Score: 12345, ID: "match-" + strconv.Itoa(i)})
 			}
-			data, err := encodeEvent(ev)
+			data, err := ledger.EncodeEvent(ev)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,7 +56,7 @@ func BenchmarkJetStreamCeiling(b *testing.B) {
 			start := time.Now()
 			b.ResetTimer()
 			for i := range b.N {
-				f, err := h.js.PublishAsync("ceil", data, jetstream.WithMsgID(h.id+strconv.Itoa(i)))
+				f, err := h.js.PublishAsync("ceil", data, jetstream.WithMsgID(h.streams.id+strconv.Itoa(i)))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -192,14 +192,14 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream, url string) erro
 // from Config.Replicas to it, logging each change. A stream that cannot be
 // updated (too few nodes) is logged and left as it is: it keeps working.
 // One UpdateStream per stream that differs.
-func (h *Hub) applyReplicas(ctx context.Context) {
-	if !h.cfg.replicasGiven && (h.srv == nil || h.cfg.Cluster.Name == "") {
+func (sl *streamLog) applyReplicas(ctx context.Context) {
+	if !sl.cfg.replicasGiven && (sl.srv == nil || sl.cfg.Cluster.Name == "") {
 		return // nothing asked for: leave the streams as they are
 	}
 	lctx, cancel := context.WithTimeout(ctx, replicasTimeout)
 	var streams []string
-	err := h.api.do(func() error {
-		names := h.js.StreamNames(lctx)
+	err := sl.api.do(func() error {
+		names := sl.js.StreamNames(lctx)
 		for name := range names.Name() {
 			if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
 				streams = append(streams, name)
@@ -208,20 +208,20 @@ func (h *Hub) applyReplicas(ctx context.Context) {
 		return names.Err()
 	})
 	if err != nil {
-		h.log.Warn("hub: replicas: listing streams", "err", err)
+		sl.log.Warn("hub: replicas: listing streams", "err", err)
 	}
 	cancel()
 	var failed []string
 	for _, name := range streams {
-		if !h.applyReplicasTo(ctx, name) {
+		if !sl.applyReplicasTo(ctx, name) {
 			failed = append(failed, name)
 		}
 	}
 	if len(failed) > 0 {
-		h.wg.Add(1)
+		sl.wg.Add(1)
 		go func() {
-			defer h.wg.Done()
-			h.retryReplicas(h.ctx, failed)
+			defer sl.wg.Done()
+			sl.retryReplicas(sl.ctx, failed)
 		}()
 	}
 }
@@ -233,7 +233,7 @@ const replicasRetryFor = 2 * time.Minute
 
 // retryReplicas retries the change of each stream in names every second
 // until it succeeds, ctx ends or replicasRetryFor has passed.
-func (h *Hub) retryReplicas(ctx context.Context, names []string) {
+func (sl *streamLog) retryReplicas(ctx context.Context, names []string) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	deadline := time.Now().Add(replicasRetryFor)
@@ -243,10 +243,10 @@ func (h *Hub) retryReplicas(ctx context.Context, names []string) {
 			return
 		case <-t.C:
 		}
-		names = slices.DeleteFunc(names, func(name string) bool { return h.applyReplicasTo(ctx, name) })
+		names = slices.DeleteFunc(names, func(name string) bool { return sl.applyReplicasTo(ctx, name) })
 	}
 	if len(names) > 0 {
-		h.log.Error("hub: replicas: gave up changing the streams' replicas", "streams", names, "after", replicasRetryFor)
+		sl.log.Error("hub: replicas: gave up changing the streams' replicas", "streams", names, "after", replicasRetryFor)
 	}
 }
 
@@ -257,24 +257,24 @@ const replicasTimeout = 2 * time.Second
 
 // applyReplicasTo brings stream name to the configured replica count and
 // reports whether it has it now.
-func (h *Hub) applyReplicasTo(ctx context.Context, name string) bool {
+func (sl *streamLog) applyReplicasTo(ctx context.Context, name string) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout)
 	defer cancel()
-	s, err := gated(&h.api, func() (jetstream.Stream, error) { return h.js.Stream(ctx, name) })
+	s, err := gated(sl.api, func() (jetstream.Stream, error) { return sl.js.Stream(ctx, name) })
 	if err != nil {
-		h.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
+		sl.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
 		return false
 	}
 	cfg := s.CachedInfo().Config
-	if cfg.Replicas == h.cfg.Replicas {
+	if cfg.Replicas == sl.cfg.Replicas {
 		return true
 	}
 	from := cfg.Replicas
-	cfg.Replicas = h.cfg.Replicas
-	if err := h.api.do(func() error { _, err := h.js.UpdateStream(ctx, cfg); return err }); err != nil {
-		h.log.Warn("hub: replicas: could not change the stream's replicas yet", "stream", name, "from", from, "to", h.cfg.Replicas, "err", err)
+	cfg.Replicas = sl.cfg.Replicas
+	if err := sl.api.do(func() error { _, err := sl.js.UpdateStream(ctx, cfg); return err }); err != nil {
+		sl.log.Warn("hub: replicas: could not change the stream's replicas yet", "stream", name, "from", from, "to", sl.cfg.Replicas, "err", err)
 		return false
 	}
-	h.log.Info("hub: replicas: stream brought to the configured replicas", "stream", name, "from", from, "to", h.cfg.Replicas)
+	sl.log.Info("hub: replicas: stream brought to the configured replicas", "stream", name, "from", from, "to", sl.cfg.Replicas)
 	return true
 }

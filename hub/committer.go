@@ -3,12 +3,14 @@ package hub
 import (
 	"context"
 	"fmt"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Group commit. Every tenant has one committer goroutine that publishes the
 // tenant's Submit calls. It takes the first call waiting and, without
 // waiting for more, every other call already queued, up to maxGroupItems
-// items and about maxGroupBytes, and publishes them as one evGroup event:
+// items and about maxGroupBytes, and publishes them as one ledger.EvGroup event:
 // one publish, ack, store write, delivery and decode for the whole group.
 // While that publish is in flight new calls queue, so the group size
 // follows the load: one call when idle (no timer delays it), many under
@@ -46,16 +48,16 @@ type ticket struct {
 
 // submitGrouped queues one validated batch for r's committer and returns
 // its results once the replica applied the event carrying it.
-func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items []Item) ([]Result, error) {
+func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string, items []Item) ([]Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req := &submitReq{ctx: ctx, board: board, items: items, size: itemsSize(items), sent: make(chan ticket, 1)}
+	req := &submitReq{ctx: ctx, board: board, items: items, size: ledger.ItemsSize(items), sent: make(chan ticket, 1)}
 	select {
 	case r.queue <- req:
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-h.ctx.Done():
+	case <-sl.ctx.Done():
 		return nil, ErrClosed
 	}
 	var t ticket
@@ -63,36 +65,26 @@ func (h *Hub) submitGrouped(ctx context.Context, r *replica, board string, items
 	case t = <-req.sent:
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-h.ctx.Done():
+	case <-sl.ctx.Done():
 		return nil, ErrClosed
 	}
 	if t.err != nil {
 		return nil, t.err
 	}
-	if err := h.awaitApply(ctx, r, t.f); err != nil {
+	if err := sl.awaitApply(ctx, r, t.f); err != nil {
 		return nil, err
 	}
-	g := t.f.out.groups
-	if t.i >= len(g) { // not an evGroup outcome: cannot happen with a valid event
+	g := t.f.out.Groups
+	if t.i >= len(g) { // not an ledger.EvGroup outcome: cannot happen with a valid event
 		return nil, errorf(ErrInternal, "event applied without group %d", t.i)
 	}
-	return g[t.i].results, g[t.i].err
-}
-
-// itemsSize estimates the JSON encoding of items in bytes, counting the
-// strings twice for escapes.
-func itemsSize(items []Item) int {
-	n := 0
-	for _, it := range items {
-		n += 48 + 2*(len(it.Member)+len(it.ID))
-	}
-	return n
+	return g[t.i].Results, g[t.i].Err
 }
 
 // runCommitter publishes r's queued Submit calls in groups until ctx ends.
 // Calls still queued then fail with ErrClosed through their own wait on the
 // Hub's context.
-func (h *Hub) runCommitter(ctx context.Context, r *replica) {
+func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 	var next *submitReq // a call that did not fit the last group
 	for {
 		first := next
@@ -110,7 +102,7 @@ func (h *Hub) runCommitter(ctx context.Context, r *replica) {
 		}
 		var reqs []*submitReq
 		reqs, next = r.gather(first)
-		h.publishGroup(ctx, r, reqs)
+		sl.publishGroup(ctx, r, reqs)
 	}
 }
 
@@ -138,32 +130,32 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 	}
 }
 
-// publishGroup publishes reqs as one evGroup event (its waiter key as its
+// publishGroup publishes reqs as one ledger.EvGroup event (its waiter key as its
 // message id, retried through a leader change: publish.go), waits for the
 // ack and hands every call its ticket. An event over the connection's payload limit
 // (escapes beyond the estimate) is split in halves.
-func (h *Hub) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
-	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(), Groups: make([]group, len(reqs)),
-		KeepIDs: h.cfg.IdempotencyRetention.Milliseconds()}
+func (sl *streamLog) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: sl.cfg.Now().UnixMilli(), Waiter: sl.waiterKey(), Groups: make([]ledger.Group, len(reqs)),
+		KeepIDs: sl.cfg.IdempotencyRetention.Milliseconds()}
 	for i, req := range reqs {
-		ev.Groups[i] = group{Board: req.board, Items: req.items}
+		ev.Groups[i] = ledger.Group{Board: req.board, Items: req.items}
 	}
-	data, err := encodeEvent(ev)
+	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
 		fail(reqs, fmt.Errorf("hub: encode event: %w", err))
 		return
 	}
-	if len(reqs) > 1 && int64(len(data)) > h.nc.MaxPayload() {
-		h.publishGroup(ctx, r, reqs[:len(reqs)/2])
-		h.publishGroup(ctx, r, reqs[len(reqs)/2:])
+	if len(reqs) > 1 && int64(len(data)) > sl.nc.MaxPayload() {
+		sl.publishGroup(ctx, r, reqs[:len(reqs)/2])
+		sl.publishGroup(ctx, r, reqs[len(reqs)/2:])
 		return
 	}
-	if h.disk.full.Load() {
+	if sl.disk.full.Load() {
 		fail(reqs, ErrStoreFull)
 		return
 	}
 	f := r.expect(ev.Waiter)
-	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
+	if err := sl.publish(ctx, r, data, ev.Waiter); err != nil {
 		r.forget(ev.Waiter)
 		fail(reqs, err)
 		return

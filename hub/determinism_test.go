@@ -8,44 +8,26 @@ import (
 	"time"
 )
 
-// fingerprint encodes a tenant's boards and identities for comparison:
-// board.MarshalBinary of every board-window in key order, with its seq.
+// fingerprint encodes a tenant's state for comparison: its snapshot
+// (boards and their windows with their seqs, identities, kept
+// idempotency ids, quarantines, histories, profiles), after checking every
+// board-window's invariants.
 func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 	t.Helper()
-	r := h.lookup(tenant)
+	r := h.reg.lookup(tenant)
 	if r == nil {
 		t.Fatalf("tenant %s not open", tenant)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var buf bytes.Buffer
-	ix, _ := r.st.ix.MarshalBinary()
-	buf.Write(ix)
-	for _, name := range sortedBoards(r.st) {
-		bs := r.st.boards[name]
-		for _, k := range bs.sortedWindows() {
-			w := bs.windows[k]
-			if err := w.b.Check(); err != nil {
-				t.Fatalf("%s %v: %v", name, k, err)
-			}
-			data, err := w.b.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&buf, "%s/%v/%d/%d:", name, k.kind, k.start, w.seq)
-			buf.Write(data)
-		}
-		ids := &snapWriter{} // the kept idempotency ids, in the order applied
-		bs.seen.each(ids.seen)
-		fmt.Fprintf(&buf, "%s/ids/%d:", name, bs.seen.len())
-		buf.Write(ids.buf)
-		held := &snapWriter{} // the quarantine and its per-minute counts, the history
-		held.quarantine(&bs.quarantine)
-		held.history(&bs.history)
-		fmt.Fprintf(&buf, "%s/held/%d:", name, len(bs.quarantine.held))
-		buf.Write(held.buf)
+	if err := r.st.Check(); err != nil {
+		t.Fatal(err)
 	}
-	return buf.Bytes()
+	data, err := r.st.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // feed drives a random mix of every event kind, logged seed.
@@ -118,9 +100,9 @@ func TestDeterminism(t *testing.T) {
 	if len(fa) < 1000 {
 		t.Fatalf("fingerprint suspiciously small: %d bytes", len(fa))
 	}
-	r := a.lookup("t1")
+	r := a.reg.lookup("t1")
 	r.mu.RLock()
-	held := r.st.boards["q"].quarantine.last
+	held := r.st.HeldEver("q")
 	r.mu.RUnlock()
 	if held == 0 {
 		t.Fatal("the feed held nothing in quarantine: the rules went untested")

@@ -60,12 +60,12 @@ func (a *announced) take() []string {
 // streams and flushes, so that every stream created after it returns is
 // announced. Without advisories (a permission error) wake never fires and
 // discover falls back to polling.
-func (h *Hub) watchNewTenants() tenantWatch {
+func (g *registry) watchNewTenants() tenantWatch {
 	wake := make(chan struct{}, 1) // one pending look is enough: a look opens every new tenant
 	seen := &announced{tenants: make(map[string]struct{})}
 	// "*" matches a whole subject token only: every stream's advisory
 	// arrives here, and the handler keeps the tenants'.
-	sub, err := h.nc.Subscribe(streamCreated+"*", func(m *nats.Msg) {
+	sub, err := g.streams.nc.Subscribe(streamCreated+"*", func(m *nats.Msg) {
 		if t, ok := strings.CutPrefix(strings.TrimPrefix(m.Subject, streamCreated), streamPrefix); ok && validName(t) {
 			seen.add(t)
 			select {
@@ -75,10 +75,10 @@ func (h *Hub) watchNewTenants() tenantWatch {
 		}
 	})
 	if err == nil {
-		err = h.nc.Flush()
+		err = g.streams.nc.Flush()
 	}
 	if err != nil {
-		h.log.Warn("hub: no stream advisories; new tenants are found by polling only", "every", h.cfg.DiscoverInterval, "err", err)
+		g.log.Warn("hub: no stream advisories; new tenants are found by polling only", "every", g.streams.cfg.DiscoverInterval, "err", err)
 		return tenantWatch{wake: wake, announced: seen, stop: func() {}}
 	}
 	return tenantWatch{wake: wake, announced: seen, stop: func() { _ = sub.Unsubscribe() }}
@@ -97,7 +97,7 @@ func (w tenantWatch) close() {
 // fallback for an advisory that was missed (a reconnect, a server that does
 // not send them), every interval. Cost: one stream listing per look. A
 // failure is logged and retried at the next look. It runs until ctx ends.
-func (h *Hub) discover(ctx context.Context, interval time.Duration, w tenantWatch) {
+func (g *registry) discover(ctx context.Context, interval time.Duration, w tenantWatch) {
 	defer w.close()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -106,9 +106,9 @@ func (h *Hub) discover(ctx context.Context, interval time.Duration, w tenantWatc
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			h.lookForTenants(ctx, interval)
+			g.lookForTenants(ctx, interval)
 		case <-w.wake:
-			h.lookForAnnounced(ctx, interval, w.announced.take())
+			g.lookForAnnounced(ctx, interval, w.announced.take())
 		}
 	}
 }
@@ -126,11 +126,11 @@ const (
 // one is missing: nats-server sends a stream's creation advisory before
 // the stream is listed in its account, so the first look can come too
 // early (TestNewTenantSeenFromTheAnnouncement failed 4 runs in 290 before).
-func (h *Hub) lookForAnnounced(ctx context.Context, interval time.Duration, tenants []string) {
+func (g *registry) lookForAnnounced(ctx context.Context, interval time.Duration, tenants []string) {
 	start := time.Now()
 	for wait := announcedRetry; ; wait *= 2 {
-		h.lookForTenants(ctx, interval)
-		tenants = slices.DeleteFunc(tenants, func(t string) bool { return h.lookup(t) != nil || h.downErr(t) != nil })
+		g.lookForTenants(ctx, interval)
+		tenants = slices.DeleteFunc(tenants, func(t string) bool { return g.lookup(t) != nil || g.downErr(t) != nil })
 		if len(tenants) == 0 || time.Since(start) > announcedGiveUp {
 			return
 		}
@@ -143,10 +143,10 @@ func (h *Hub) lookForAnnounced(ctx context.Context, interval time.Duration, tena
 }
 
 // lookForTenants opens every tenant stream not open yet, bounded by timeout.
-func (h *Hub) lookForTenants(ctx context.Context, timeout time.Duration) {
+func (g *registry) lookForTenants(ctx context.Context, timeout time.Duration) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := h.openAll(lctx); err != nil && ctx.Err() == nil {
-		h.log.Warn("hub: discovering tenants", "err", err)
+	if err := g.openAll(lctx); err != nil && ctx.Err() == nil {
+		g.log.Warn("hub: discovering tenants", "err", err)
 	}
 }

@@ -1,47 +1,74 @@
-// Package hub owns rankwire's durable log and the replicas built from it: the
-// NATS connection (an embedded nats-server with JetStream, or an external
-// one), one JetStream stream per tenant, the submit path (group commit,
-// publish, wait for the ack, wait for the local replica), the per-tenant
-// replica loops that
-// apply events to identity indexes and board-windows, windows and their
-// retention, idempotency ids, and snapshots.
+// Package hub is the NATS half of rankwire and the Hub facade over it: the
+// connection (an embedded nats-server with JetStream, alone or clustered,
+// or an external one), one JetStream stream per tenant and the log around
+// it (streamLog: create and resize streams, group commit and publish with
+// retries through a leader change, follow a stream with a consumer of its
+// own, the audit replay), the tenants' registry (open, opening, down,
+// discovered), one replica per tenant that applies its stream, snapshot
+// files and the cluster's snapshot bucket, the store's health, the API gate
+// and the notifications' stream. What a tenant's state is, and how an
+// event changes it, is package internal/ledger: a pure function of the
+// events that the replica applies (doc.go there).
 //
-// It may import board, identity and the nats-io modules only (plus the
-// standard library); it knows nothing of HTTP, JWT or WebSockets. Inner
-// callers (api) validate tenant and board names; hub checks them again only
-// because they become parts of NATS subjects.
+// It may import board, identity, internal/ledger, internal/names and the
+// nats-io modules (plus the standard library); it knows nothing of HTTP,
+// JWT or WebSockets. Inner callers (api) validate tenant and board names;
+// hub checks them again only because they become parts of NATS subjects.
 //
 // # Layout
 //
 // Tenant t has the stream RW_t with the one subject rw.t.ev. Every event of
-// the tenant (board settings, submissions, identity links, removals, resets,
-// deletions) goes there, because an identity merge is tenant-wide and every
+// the tenant goes there, because an identity merge is tenant-wide and every
 // board must see it at the same point of the stream. The stream is the
 // source of truth: file storage, no age limit, DenyDelete and DenyPurge.
+// The acceptance time is stamped into each event at ingest (Config.Now);
+// apply never reads a clock, so two hubs that replay the same stream hold
+// byte-identical states.
 //
-// # Determinism
+// # Goroutines
 //
-// A replica is a deterministic function of the stream: the acceptance time
-// is stamped into each event at ingest (Config.Now) and apply never reads the
-// wall clock; a submission's reached-at sequence is its event's stream
-// sequence; no result depends on map iteration order. Two hubs that replay
-// the same stream hold byte-identical boards.
+// Per tenant: the replica goroutine, the only writer of the tenant's
+// ledger.State; its fetcher, which decodes events ahead of it, and the
+// fetcher's watchdog (follow.go); its saver, which writes its snapshots;
+// its committer, which publishes its Submit calls in groups
+// (committer.go); and, while a group event writes several boards, the
+// goroutines of its lanes (lanes.go), which the replica waits for. Per
+// Hub: the feed, the notifier, the re-opener of down tenants, the
+// discoverer, the disk watcher, and while they have not succeeded the
+// retries of the snapshot bucket and of the streams' replica count; at
+// start, a few openings at once (openAll). All stop when the Hub's
+// context ends, and Close waits for them.
 //
-// # Concurrency
+// # Locks
 //
-// Each tenant has one replica goroutine, the only writer of the tenant's
-// state, fed by a fetcher goroutine that decodes events ahead of it and
-// helped by a saver goroutine that writes its snapshots; readers take the
-// replica's read lock (RWMutex) for the duration of one read, and the
-// replica releases its write lock every applySlice items of a batch, so a
-// read waits for one slice, never a whole event. Each tenant also has one
-// committer goroutine that publishes the tenant's Submit calls in groups
-// (committer.go). Lock order: Hub.openMu, then Hub.mu, then replica.mu, then
-// replica.waitMu. No lock is held across a NATS round trip except openMu's
-// read lock, which each opening of a tenant holds so that Close can wait
-// for them; tenants open concurrently, one opening per tenant shared by its
-// callers (tenant.go), each NATS call bounded by callTimeout, and a tenant
-// that failed to open answers from Hub.down (isolate.go). Hub.mu guards the down marks
-// with the tenants. Publishes retry with one message id per event for up
-// to Config.WriteTimeout (publish.go).
+// In order: registry.openMu, registry.mu, replica.mu, then the ledger
+// feed log's mutex, notifier.mu and replica.waitMu (none of these three is
+// held while taking another). apiGate.mu stands apart: it is taken with
+// no other lock held.
+//
+//   - registry.openMu (tenant.go): read-held by each opening of a tenant
+//     for its whole length, NATS round trips and replay included, so that
+//     Close (write lock) waits for the openings in flight.
+//   - registry.mu: the open replicas, the openings in flight, the down
+//     marks, closed. Never held across a NATS call.
+//   - replica.mu: guards the tenant's ledger.State. The replica goroutine
+//     holds it for writing while it applies an event and lets go every 64
+//     items (ledger.SetYield); the lanes of a group event run under it.
+//     Readers hold it for reading for one read (read.go).
+//   - the feed log's mutex (internal/ledger/feed.go): apply appends, the
+//     feed goroutine takes, under replica.mu.
+//   - notifier.mu (notify.go): quarantines to publish and ids published;
+//     taken under a replica's read lock when the ledger asks what was
+//     published.
+//   - replica.waitMu: the callers waiting for an event or a sequence.
+//   - apiGate.mu (apigate.go): read-held across every JetStream API request
+//     of the Hub, a NATS round trip (bounded by the request's context); a
+//     restart of the embedded JetStream holds it for writing while it
+//     restarts, so it waits for the requests in flight. A request never
+//     waits for the gate: while a restart holds it, it fails at once.
+//
+// Besides openMu's read lock and the gate's, no lock is held across a NATS
+// round trip. Opening, replaying or reading one tenant never holds a lock
+// another tenant needs: registry.mu only for map lookups. Publishes retry
+// with one message id per event for up to Config.WriteTimeout (publish.go).
 package hub

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // logBuf collects a Hub's log lines; safe for concurrent use.
@@ -65,16 +66,16 @@ func streamMsgs(t *testing.T, h *Hub, tenant string) uint64 {
 func TestPublishSameMsgIDAppliesOnce(t *testing.T) {
 	h := startHub(t, Config{})
 	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	before := streamMsgs(t, h, "t1")
-	ev := &event{Kind: evGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.waiterKey(),
-		Groups: []group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}
-	data, err := encodeEvent(ev)
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: h.cfg.Now().UnixMilli(), Waiter: h.streams.waiterKey(),
+		Groups: []ledger.Group{{Board: "b", Items: []Item{{Member: "p1", Score: 5}}}}}
+	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := h.publish(testCtx(t), r, data, ev.Waiter); err != nil {
+		if err := h.streams.publish(testCtx(t), r, data, ev.Waiter); err != nil {
 			t.Fatalf("publish %d: %v", i, err)
 		}
 	}

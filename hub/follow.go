@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Following a tenant's stream. A replica reads its stream through an
@@ -75,8 +76,8 @@ func (f *follower) stalled(now time.Time) bool {
 
 // consume creates a consumer of r's stream from the sequence after the
 // last one fetched, and starts pulling from it. Bounded by ctx.
-func (h *Hub) consume(ctx context.Context, r *replica) (jetstream.MessagesContext, string, error) {
-	name := "rw_" + h.id + "_" + r.tenant + "_" + strconv.FormatUint(r.follow.made.Add(1), 10)
+func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.MessagesContext, string, error) {
+	name := "rw_" + sl.id + "_" + r.tenant + "_" + strconv.FormatUint(r.follow.made.Add(1), 10)
 	cfg := jetstream.ConsumerConfig{
 		Name:              name,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
@@ -89,7 +90,7 @@ func (h *Hub) consume(ctx context.Context, r *replica) (jetstream.MessagesContex
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = seq + 1
 	}
-	cons, err := gated(&h.api, func() (jetstream.Consumer, error) { return h.js.CreateOrUpdateConsumer(ctx, r.stream, cfg) })
+	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { return sl.js.CreateOrUpdateConsumer(ctx, r.stream, cfg) })
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))
 	}
@@ -104,17 +105,17 @@ func (h *Hub) consume(ctx context.Context, r *replica) (jetstream.MessagesContex
 // follow feeds evs from msgs, replacing the consumer whenever it breaks or
 // stalls, until ctx ends; then it closes evs. It runs on the fetcher
 // goroutine and owns every consumer it creates.
-func (h *Hub) follow(ctx context.Context, r *replica, msgs jetstream.MessagesContext, name string, evs chan<- delivery) {
+func (sl *streamLog) follow(ctx context.Context, r *replica, msgs jetstream.MessagesContext, name string, evs chan<- delivery) {
 	defer close(evs)
 	for {
-		err := h.readConsumer(ctx, r, msgs, evs)
+		err := sl.readConsumer(ctx, r, msgs, evs)
 		msgs.Stop()
-		h.dropConsumer(r, name)
+		sl.dropConsumer(r, name)
 		if ctx.Err() != nil {
 			return
 		}
 		r.log.Warn("hub: replica's consumer lost; creating another", "after_seq", r.follow.fetched.Load(), "err", err)
-		if msgs, name = h.reconsume(ctx, r); msgs == nil {
+		if msgs, name = sl.reconsume(ctx, r); msgs == nil {
 			return // ctx ended
 		}
 		r.log.Info("hub: replica following again", "after_seq", r.follow.fetched.Load())
@@ -123,14 +124,14 @@ func (h *Hub) follow(ctx context.Context, r *replica, msgs jetstream.MessagesCon
 
 // reconsume creates a consumer, retrying with backoff until one is made or
 // ctx ends (nil).
-func (h *Hub) reconsume(ctx context.Context, r *replica) (jetstream.MessagesContext, string) {
+func (sl *streamLog) reconsume(ctx context.Context, r *replica) (jetstream.MessagesContext, string) {
 	wait := followBackoff
 	for {
 		actx, cancel := context.WithTimeout(ctx, callTimeout)
-		msgs, name, err := h.consume(actx, r)
+		msgs, name, err := sl.consume(actx, r)
 		cancel()
 		if err == nil {
-			h.nstats.consumerResets.Add(1)
+			sl.nstats.consumerResets.Add(1)
 			return msgs, name
 		}
 		if ctx.Err() != nil {
@@ -149,19 +150,19 @@ func (h *Hub) reconsume(ctx context.Context, r *replica) (jetstream.MessagesCont
 // dropConsumer deletes a replaced consumer, bounded by callTimeout; one
 // that cannot be deleted now (its server is down) is removed by the
 // server after consumerIdle.
-func (h *Hub) dropConsumer(r *replica, name string) {
-	if h.ctx.Err() != nil {
+func (sl *streamLog) dropConsumer(r *replica, name string) {
+	if sl.ctx.Err() != nil {
 		return // Close: the connection drains, and the server forgets it
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, callTimeout)
+	ctx, cancel := context.WithTimeout(sl.ctx, callTimeout)
 	defer cancel()
-	_ = h.api.do(func() error { return h.js.DeleteConsumer(ctx, r.stream, name) })
+	_ = sl.api.do(func() error { return sl.js.DeleteConsumer(ctx, r.stream, name) })
 }
 
 // readConsumer hands msgs' events to evs until the iterator fails, its
 // delivery skips, the watchdog stops it, or ctx ends. It returns why.
-func (h *Hub) readConsumer(ctx context.Context, r *replica, msgs jetstream.MessagesContext, evs chan<- delivery) error {
-	stopWatch := h.watch(ctx, r, msgs)
+func (sl *streamLog) readConsumer(ctx context.Context, r *replica, msgs jetstream.MessagesContext, evs chan<- delivery) error {
+	stopWatch := sl.watch(ctx, r, msgs)
 	defer stopWatch()
 	var delivered uint64 // the consumer's own sequence of the last message
 	for {
@@ -185,9 +186,9 @@ func (h *Hub) readConsumer(ctx context.Context, r *replica, msgs jetstream.Messa
 		}
 		d := delivery{seq: seq, stored: md.Timestamp}
 		if seq > r.applied.Load() {
-			d.ev, d.err = decodeEvent(msg.Data())
+			d.ev, d.err = ledger.DecodeEvent(msg.Data())
 			if d.err == nil {
-				d.ev.prepare() // digests off the replica goroutine
+				d.ev.Prepare() // digests off the replica goroutine
 			}
 		}
 		select {
@@ -202,7 +203,7 @@ func (h *Hub) readConsumer(ctx context.Context, r *replica, msgs jetstream.Messa
 // watch starts the watchdog of one consumer: it stops msgs when the
 // fetcher stalls (see the file comment). The returned func stops it and
 // waits for it.
-func (h *Hub) watch(ctx context.Context, r *replica, msgs jetstream.MessagesContext) func() {
+func (sl *streamLog) watch(ctx context.Context, r *replica, msgs jetstream.MessagesContext) func() {
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -77,10 +77,10 @@ func TestApplyWaitIsBounded(t *testing.T) {
 	var logs logBuf
 	h := startHub(t, Config{Logger: logs.logger(), WriteTimeout: 200 * time.Millisecond})
 	mustPut(t, h, "t1", "b", Settings{})
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	never := &flight{done: make(chan struct{})} // an apply that does not come
 	start := time.Now()
-	err := h.awaitApply(testCtx(t), r, never)
+	err := h.streams.awaitApply(testCtx(t), r, never)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "same id") {
 		t.Fatalf("err = %v, want unavailable naming the retry", err)
 	}
@@ -92,7 +92,7 @@ func TestApplyWaitIsBounded(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()
-	if err := h.awaitApply(ctx, r, never); !errors.Is(err, context.Canceled) {
+	if err := h.streams.awaitApply(ctx, r, never); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a caller that gave up: %v, want its context's error", err)
 	}
 }

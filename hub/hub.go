@@ -36,8 +36,7 @@ type Hub struct {
 	nstats natsStats   // connection and publish counters: natsstats.go
 	note   notifier    // notifications: notify.go
 
-	id   string        // prefixes waiter keys: unique per Hub
-	next atomic.Uint64 // numbers waiter keys
+	streams *streamLog // the tenants' streams: streams.go; set by connect
 
 	ctx    context.Context // ends at Close: stops the replica goroutines
 	cancel context.CancelFunc
@@ -45,13 +44,7 @@ type Hub struct {
 
 	feed atomic.Pointer[feedHolder] // the change feed's consumer; see feed.go
 
-	openMu   sync.RWMutex        // read-held by each opening in flight, write-held by Close to wait for them; taken before mu
-	mu       sync.RWMutex        // guards the fields below
-	openHook func(tenant string) // tests only: called as a tenant's opening starts
-	tenants  map[string]*replica
-	opening  map[string]*openCall   // tenants being opened: tenant.go
-	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
-	closed   bool
+	reg *registry // the tenants: open, opening, down (tenant.go, isolate.go)
 }
 
 // Start connects to NATS (starting the embedded server unless
@@ -66,11 +59,11 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: make(map[string]*replica),
-		opening: make(map[string]*openCall), down: make(map[string]*downTenant)}
+	h := &Hub{cfg: cfg, log: cfg.Logger}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.reg = newRegistry(h.ctx, h.log, h.open)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -80,14 +73,14 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
-	h.shareSnapshots(ctx)
-	h.watchLeaders()
+	h.streams.shareSnapshots(ctx)
+	h.streams.watchLeaders()
 	var newTenants tenantWatch
 	if cfg.DiscoverInterval > 0 {
 		// Before the first look: a tenant created after it is announced.
-		newTenants = h.watchNewTenants()
+		newTenants = h.reg.watchNewTenants()
 	}
-	if err := h.openAll(ctx); err != nil {
+	if err := h.reg.openAll(ctx); err != nil {
 		newTenants.close()
 		h.Close()
 		return nil, err
@@ -95,28 +88,30 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.reopenDown(h.ctx)
+		h.reg.reopenDown(h.ctx)
 	}()
 	if h.srv != nil {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.watchDisk(h.ctx, h.cfg.DataDir)
+			h.streams.watchDisk(h.ctx, h.cfg.DataDir)
 		}()
 	}
+	h.note.js, h.note.api, h.note.log, h.note.now = h.js, &h.api, h.log, h.cfg.Now
+	h.note.replicas, h.note.tenants = h.cfg.Replicas, h.reg.openReplicas
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.runNotify(h.ctx)
+		h.note.run(h.ctx)
 	}()
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.discover(h.ctx, cfg.DiscoverInterval, newTenants)
+			h.reg.discover(h.ctx, cfg.DiscoverInterval, newTenants)
 		}()
 	}
-	h.log.Info("hub: ready", "tenants", len(h.tenants), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
+	h.log.Info("hub: ready", "tenants", len(h.reg.openReplicas()), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
 	return h, nil
 }
 
@@ -128,24 +123,24 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // that cannot be opened within replicasTimeout (a cluster still forming
 // its quorum) is logged and opened in the background, retried every 1 to
 // 5 s until it opens or the Hub closes; meanwhile snapshots stay local.
-func (h *Hub) shareSnapshots(ctx context.Context) {
-	if h.srv != nil && h.cfg.Cluster.Name == "" {
+func (sl *streamLog) shareSnapshots(ctx context.Context) {
+	if sl.srv != nil && sl.cfg.Cluster.Name == "" {
 		return
 	}
-	if h.openShared(ctx) {
+	if sl.openShared(ctx) {
 		return
 	}
-	h.wg.Add(1)
+	sl.wg.Add(1)
 	go func() {
-		defer h.wg.Done()
+		defer sl.wg.Done()
 		wait := time.Second
 		for {
 			select {
-			case <-h.ctx.Done():
+			case <-sl.ctx.Done():
 				return
 			case <-time.After(wait):
 			}
-			if h.openShared(h.ctx) {
+			if sl.openShared(sl.ctx) {
 				return
 			}
 			wait = min(2*wait, 5*time.Second)
@@ -155,18 +150,18 @@ func (h *Hub) shareSnapshots(ctx context.Context) {
 
 // openShared makes one bounded attempt to open the bucket, logging a
 // failure; it reports whether the bucket is open.
-func (h *Hub) openShared(ctx context.Context) bool {
+func (sl *streamLog) openShared(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
 	defer cancel()
-	shared, err := openSharedSnapshots(ctx, h.js, &h.api, h.cfg.Replicas, h.log)
+	shared, err := openSharedSnapshots(ctx, sl.js, sl.api, sl.cfg.Replicas, sl.log)
 	if err != nil {
-		if h.ctx.Err() == nil {
-			h.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
+		if sl.ctx.Err() == nil {
+			sl.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
 		}
 		return false
 	}
-	h.snaps.shared.Store(shared)
-	h.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
+	sl.snaps.shared.Store(shared)
+	sl.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
 	return true
 }
 
@@ -199,7 +194,10 @@ func (h *Hub) connect(ctx context.Context) error {
 	if err := check(ctx, h.js, h.natsURL()); err != nil {
 		return err
 	}
-	h.applyReplicas(ctx)
+	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
+		store: &h.store, disk: &h.disk, snaps: h.snaps, id: randomID(), ctx: h.ctx, wg: &h.wg}
+	h.reg.streams = h.streams
+	h.streams.applyReplicas(ctx)
 	return nil
 }
 
@@ -224,15 +222,15 @@ func (h *Hub) natsURL() string {
 // CPU-bound): a tenant that fails to open is marked down, logged and
 // retried in the background (isolate.go), and the others open. It fails
 // only where the streams cannot be listed, or ctx ends.
-func (h *Hub) openAll(ctx context.Context) error {
-	tenants, err := h.listTenants(ctx)
+func (g *registry) openAll(ctx context.Context) error {
+	tenants, err := g.streams.listTenants(ctx)
 	if err != nil {
 		return err
 	}
 	slots := make(chan struct{}, max(4, runtime.GOMAXPROCS(0))) // a few more than cores: opening also waits on NATS
 	var wg sync.WaitGroup
 	for _, t := range tenants {
-		if h.lookup(t) != nil || h.downErr(t) != nil { // down ones: reopenDown's
+		if g.lookup(t) != nil || g.downErr(t) != nil { // down ones: reopenDown's
 			continue
 		}
 		select {
@@ -244,24 +242,24 @@ func (h *Hub) openAll(ctx context.Context) error {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			_ = h.tryOpen(ctx, t)
+			_ = g.tryOpen(ctx, t)
 		})
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if h.ctx.Err() != nil {
+	if g.ctx.Err() != nil {
 		return ErrClosed
 	}
 	return nil
 }
 
 // listTenants returns the tenants whose stream the NATS account holds.
-func (h *Hub) listTenants(ctx context.Context) ([]string, error) {
+func (sl *streamLog) listTenants(ctx context.Context) ([]string, error) {
 	var tenants []string
-	err := h.api.do(func() error {
-		names := h.js.StreamNames(ctx)
+	err := sl.api.do(func() error {
+		names := sl.js.StreamNames(ctx)
 		for name := range names.Name() {
 			if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
 				tenants = append(tenants, t)
@@ -280,16 +278,11 @@ func (h *Hub) listTenants(ctx context.Context) ([]string, error) {
 // the embedded server shut down. Calls in flight fail with ErrClosed.
 // Safe to call more than once.
 func (h *Hub) Close() error {
-	h.mu.Lock()
-	already := h.closed
-	h.closed = true
-	h.mu.Unlock()
-	if already {
+	if h.reg.shut() {
 		return nil
 	}
-	h.cancel() // openings in flight stop replaying
-	h.openMu.Lock()
-	h.openMu.Unlock() // none in flight now, and none starts: closed is set
+	h.cancel()            // openings in flight stop replaying
+	h.reg.awaitOpenings() // none in flight now, and none starts: closed is set
 	h.wg.Wait()
 	if h.nc != nil {
 		if err := h.nc.Drain(); err != nil {
@@ -305,8 +298,8 @@ func (h *Hub) Close() error {
 }
 
 // waiterKey returns a key no other call of any Hub uses.
-func (h *Hub) waiterKey() string {
-	return h.id + "-" + strconv.FormatUint(h.next.Add(1), 36)
+func (sl *streamLog) waiterKey() string {
+	return sl.id + "-" + strconv.FormatUint(sl.next.Add(1), 36)
 }
 
 func randomID() string {

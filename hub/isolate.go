@@ -31,10 +31,10 @@ type downTenant struct {
 
 // downErr returns the error of tenant while it is down, else nil. O(1),
 // read lock only.
-func (h *Hub) downErr(tenant string) error {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if d, ok := h.down[tenant]; ok {
+func (g *registry) downErr(tenant string) error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if d, ok := g.down[tenant]; ok {
 		return d.err
 	}
 	return nil
@@ -42,8 +42,8 @@ func (h *Hub) downErr(tenant string) error {
 
 // missing returns the error a request about tenant, which has no open
 // replica, answers: the tenant's own error while it is down, else notFound.
-func (h *Hub) missing(tenant string, notFound error) error {
-	if err := h.downErr(tenant); err != nil {
+func (g *registry) missing(tenant string, notFound error) error {
+	if err := g.downErr(tenant); err != nil {
 		return err
 	}
 	return notFound
@@ -52,52 +52,52 @@ func (h *Hub) missing(tenant string, notFound error) error {
 // tryOpen opens tenant (whose stream exists) unless it is open, and
 // records the outcome: a failure marks it down with the next attempt's
 // time, a success clears it. ctx bounds the replay.
-func (h *Hub) tryOpen(ctx context.Context, tenant string) error {
-	if h.lookup(tenant) != nil {
+func (g *registry) tryOpen(ctx context.Context, tenant string) error {
+	if g.lookup(tenant) != nil {
 		return nil
 	}
-	_, err := h.openOnce(ctx, tenant, false)
-	if h.lookup(tenant) != nil { // open, perhaps still catching up
-		h.setUp(tenant)
+	_, err := g.openOnce(ctx, tenant, false)
+	if g.lookup(tenant) != nil { // open, perhaps still catching up
+		g.setUp(tenant)
 		return nil
 	}
-	if err != nil && ctx.Err() == nil && h.ctx.Err() == nil {
-		h.setDown(tenant, err)
+	if err != nil && ctx.Err() == nil && g.ctx.Err() == nil {
+		g.setDown(tenant, err)
 	}
 	return err
 }
 
 // setDown marks tenant down, doubling its wait, and logs the attempt.
-func (h *Hub) setDown(tenant string, err error) {
-	h.mu.Lock()
-	d, ok := h.down[tenant]
+func (g *registry) setDown(tenant string, err error) {
+	g.mu.Lock()
+	d, ok := g.down[tenant]
 	if !ok {
 		d = &downTenant{wait: reopenFirst / 2}
-		h.down[tenant] = d
+		g.down[tenant] = d
 	}
 	d.err = unavailable(logUnavailable, err)
 	d.wait = min(2*d.wait, reopenMax)
 	d.next = time.Now().Add(d.wait)
 	wait := d.wait
-	h.mu.Unlock()
-	h.log.Warn("hub: tenant unavailable: serving the others, retrying it in the background",
+	g.mu.Unlock()
+	g.log.Warn("hub: tenant unavailable: serving the others, retrying it in the background",
 		"tenant", tenant, "retry_in", wait, "err", err)
 }
 
 // setUp clears tenant's down mark, with a log line when it had one.
-func (h *Hub) setUp(tenant string) {
-	h.mu.Lock()
-	_, was := h.down[tenant]
-	delete(h.down, tenant)
-	h.mu.Unlock()
+func (g *registry) setUp(tenant string) {
+	g.mu.Lock()
+	_, was := g.down[tenant]
+	delete(g.down, tenant)
+	g.mu.Unlock()
 	if was {
-		h.log.Info("hub: tenant available again", "tenant", tenant)
+		g.log.Info("hub: tenant available again", "tenant", tenant)
 	}
 }
 
 // reopenDown retries the down tenants whose wait is over until ctx ends.
 // Cost: a map scan every reopenTick; NATS calls only for tenants due.
-func (h *Hub) reopenDown(ctx context.Context) {
+func (g *registry) reopenDown(ctx context.Context) {
 	t := time.NewTicker(reopenTick)
 	defer t.Stop()
 	for {
@@ -106,18 +106,18 @@ func (h *Hub) reopenDown(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, tenant := range h.dueTenants(time.Now()) {
-			_ = h.tryOpen(ctx, tenant)
+		for _, tenant := range g.dueTenants(time.Now()) {
+			_ = g.tryOpen(ctx, tenant)
 		}
 	}
 }
 
 // dueTenants returns the down tenants whose next attempt is due at now.
-func (h *Hub) dueTenants(now time.Time) []string {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
+func (g *registry) dueTenants(now time.Time) []string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
 	var due []string
-	for tenant, d := range h.down {
+	for tenant, d := range g.down {
 		if !now.Before(d.next) {
 			due = append(due, tenant)
 		}
@@ -128,7 +128,7 @@ func (h *Hub) dueTenants(now time.Time) []string {
 // DownTenants returns how many tenants are listed but could not be opened.
 // Safe for concurrent use.
 func (h *Hub) DownTenants() int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return len(h.down)
+	h.reg.mu.RLock()
+	defer h.reg.mu.RUnlock()
+	return len(h.reg.down)
 }

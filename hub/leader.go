@@ -27,7 +27,7 @@ type leaderAdvisory struct {
 // watchLeaders subscribes to both advisories of tenant streams for the
 // Hub's life (the subscriptions end with its connection). Handlers run on
 // the connection's delivery goroutine: they only count and log.
-func (h *Hub) watchLeaders() {
+func (sl *streamLog) watchLeaders() {
 	elected := func(m *nats.Msg) {
 		t, ok := tenantOfAdvisory(m.Subject, leaderElected)
 		if !ok {
@@ -35,20 +35,20 @@ func (h *Hub) watchLeaders() {
 		}
 		var a leaderAdvisory
 		_ = json.Unmarshal(m.Data, &a)
-		h.nstats.leaderChanges.Add(1)
-		h.log.Info("hub: stream leader elected", "tenant", t, "leader", a.Leader)
+		sl.nstats.leaderChanges.Add(1)
+		sl.log.Info("hub: stream leader elected", "tenant", t, "leader", a.Leader)
 	}
 	lost := func(m *nats.Msg) {
 		t, ok := tenantOfAdvisory(m.Subject, quorumLost)
 		if !ok {
 			return
 		}
-		h.nstats.quorumLost.Add(1)
-		h.log.Warn("hub: stream quorum lost: the tenant's writes wait for a majority of its replicas", "tenant", t)
+		sl.nstats.quorumLost.Add(1)
+		sl.log.Warn("hub: stream quorum lost: the tenant's writes wait for a majority of its replicas", "tenant", t)
 	}
 	for subj, f := range map[string]nats.MsgHandler{leaderElected + "*": elected, quorumLost + "*": lost} {
-		if _, err := h.nc.Subscribe(subj, f); err != nil {
-			h.log.Warn("hub: no stream leader advisories", "subject", subj, "err", err)
+		if _, err := sl.nc.Subscribe(subj, f); err != nil {
+			sl.log.Warn("hub: no stream leader advisories", "subject", subj, "err", err)
 		}
 	}
 }

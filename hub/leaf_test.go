@@ -54,7 +54,7 @@ func TestLeafNodeGateway(t *testing.T) {
 	}
 	home := startHub(t, Config{NATSURL: central.ClientURL()})
 	checkFor(t, 10*time.Second, func() error {
-		if home.lookup("t1") == nil {
+		if home.reg.lookup("t1") == nil {
 			return errorf(ErrNotFound, "tenant not opened on the central gateway")
 		}
 		return nil

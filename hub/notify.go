@@ -4,82 +4,61 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Notifications. When a board ends, when a day, week or month window
 // closes, and when a submission is quarantined, the gateway publishes a
-// Notification to the tenant's subject rw.<tenant>.notify, stored in the
-// stream NotifyStream, from which webhooks are delivered (package webhook).
+// Notification (built by the ledger: internal/ledger/notify.go) to the
+// tenant's subject rw.<tenant>.notify, stored in the stream NotifyStream,
+// from which webhooks are delivered (package webhook).
 //
-// Every node derives the same notifications from the same state, and every
-// node publishes them: each carries an ID made of what it is about
-// ("board.ended:weekly:1796342400000"), which is also its JetStream message
-// id, and the stream keeps ids for NotifyDedup, so each is stored once
-// whichever nodes publish it and however often. A node that was down
-// publishes on its return what came due meanwhile, up to NotifyDedup old;
-// a node remembers what it published, so that a due notification costs one
-// publish per node, not one per tick.
-//
-// Timing: a board's end and a window's close are final finalAfter after
-// the time (a write accepted just before may still arrive), so their
-// notifications go out then, with the final rows. A quarantine goes out
-// when the node applies it.
+// Every node publishes every notification, with its ID as the JetStream
+// message id; the stream keeps ids for NotifyDedup, so each is stored once
+// whichever nodes publish it. A node that was down publishes on its return
+// what came due meanwhile, up to NotifyDedup old; a node remembers what it
+// published, so that a due notification costs one publish per node.
 
 // The notifications' stream and its limits.
 const (
 	NotifyStream = "rankwire_notify"
-	NotifyDedup  = 24 * time.Hour // ids remembered: a notification older than this is not published again
-	notifyMaxAge = 72 * time.Hour // kept for delivery: webhooks retry for 24 h
-	notifyRows   = 100            // rows of a board.ended or window.closed notification
+	notifyMaxAge = 72 * time.Hour // kept for delivery: webhooks retry for 24 h (NotifyDedup: ids remembered)
 	notifyTick   = 500 * time.Millisecond
 )
 
 // NotifySubject returns the subject a tenant's notifications go to.
 func NotifySubject(tenant string) string { return "rw." + tenant + ".notify" }
 
-// Notification is one notification, as published (JSON).
-type Notification struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"` // board.ended, window.closed, submission.quarantined
-	Tenant string `json:"tenant"`
-	Board  string `json:"board"`
-	// Window names the window: "all" for a board's end where it keeps
-	// all, else the window's kind and first day ("day:2026-11-22").
-	Window string      `json:"window,omitempty"`
-	At     string      `json:"at"` // what it is about happened then (RFC 3339, UTC)
-	Seq    uint64      `json:"seq,omitempty"`
-	Total  int         `json:"total,omitempty"`
-	Rows   []NotifyRow `json:"rows,omitempty"`
-	// A quarantined submission.
-	QID      string  `json:"qid,omitempty"`
-	Member   string  `json:"member,omitempty"`
-	Score    float64 `json:"score,omitempty"`
-	Subscore float64 `json:"subscore,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-}
-
-// NotifyRow is a ranked row of a notification, with its prize.
-type NotifyRow struct {
-	Rank     int     `json:"rank"`
-	Member   string  `json:"member"`
-	Score    float64 `json:"score"`
-	Subscore float64 `json:"subscore"`
-	Name     string  `json:"name,omitempty"`
-	Prize    string  `json:"prize,omitempty"`
-}
-
-// notifier is the Hub's side of notifications: the quarantines apply
+// notifier is the Hub's side of notifications: it owns the notifications'
+// stream and the goroutine that publishes them (run), the quarantines apply
 // reported, and what this node has published.
+//
+// It visits a tenant (takes its read lock and asks the ledger what is due)
+// only when something may be due: when the tenant's schedule moved (it
+// opened, or an event changed a board's settings or deleted one:
+// Outcome.Schedule, replica.noteMoved), when the time the ledger gave as
+// its next due (NextDue) has come, or when a publish of its notes failed.
+// Every other tick costs an atomic load per tenant.
 type notifier struct {
-	ticks atomic.Uint64 // passes of notifyDue so far (tests wait on it)
+	ticks  atomic.Uint64 // passes of due so far (tests wait on it)
+	visits atomic.Uint64 // tenants visited so far (tests count them)
 
-	mu     sync.Mutex
+	// Set before run starts, then only read.
+	js       jetstream.JetStream
+	api      *apiGate
+	log      *slog.Logger
+	now      func() time.Time
+	replicas int
+	tenants  func() []*replica // the open replicas
+
+	mu     sync.Mutex       // guards the fields below; taken after replica.mu
 	held   []heldNote       // quarantines applied since the last tick
 	retry  []Notification   // quarantines whose publish failed
 	sent   map[string]int64 // ids published, with when (unix ms), pruned after NotifyDedup
@@ -109,34 +88,34 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 	n.mu.Unlock()
 }
 
-// openNotify creates (or updates) the notifications' stream.
-func (h *Hub) openNotify(ctx context.Context) error {
-	return h.api.do(func() error {
-		_, err := h.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+// open creates (or updates) the notifications' stream.
+func (n *notifier) open(ctx context.Context) error {
+	return n.api.do(func() error {
+		_, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:       NotifyStream,
 			Subjects:   []string{NotifySubject("*")},
 			Storage:    jetstream.FileStorage,
 			Retention:  jetstream.LimitsPolicy,
 			MaxAge:     notifyMaxAge,
 			Duplicates: NotifyDedup,
-			Replicas:   h.cfg.Replicas,
+			Replicas:   n.replicas,
 		})
 		return err
 	})
 }
 
-// runNotify opens the stream (retrying while a cluster forms), then every
+// run opens the stream (retrying while a cluster forms), then every
 // notifyTick publishes what came due. It stops when ctx ends.
-func (h *Hub) runNotify(ctx context.Context) {
+func (n *notifier) run(ctx context.Context) {
 	wait := time.Second
 	for {
 		octx, cancel := context.WithTimeout(ctx, replicasTimeout)
-		err := h.openNotify(octx)
+		err := n.open(octx)
 		cancel()
 		if err == nil {
 			break
 		}
-		h.log.Warn("hub: the notifications' stream cannot be opened yet; retrying", "err", err)
+		n.log.Warn("hub: the notifications' stream cannot be opened yet; retrying", "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -147,7 +126,7 @@ func (h *Hub) runNotify(ctx context.Context) {
 	t := time.NewTicker(notifyTick)
 	defer t.Stop()
 	for {
-		h.notifyDue(ctx)
+		n.due(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -156,51 +135,73 @@ func (h *Hub) runNotify(ctx context.Context) {
 	}
 }
 
-// notifyDue publishes the notifications due now that this node has not
-// published yet.
-func (h *Hub) notifyDue(ctx context.Context) {
-	now := h.cfg.Now().UnixMilli()
-	var due []Notification
-	h.mu.RLock()
-	tenants := make([]*replica, 0, len(h.tenants))
-	for _, r := range h.tenants {
-		tenants = append(tenants, r)
+// dueNote is a notification with the replica it is about (nil: a
+// quarantine).
+type dueNote struct {
+	r    *replica
+	note Notification
+}
+
+// due publishes the notifications due now that this node has not
+// published yet. A tenant whose notes fail to publish is visited again at
+// the next tick; a quarantine whose publish failed is queued again.
+func (n *notifier) due(ctx context.Context) {
+	now := n.now().UnixMilli()
+	var due []dueNote
+	for _, r := range n.tenants() {
+		due = n.visit(r, now, due)
 	}
-	h.mu.RUnlock()
-	for _, r := range tenants {
-		r.mu.RLock()
-		due = append(due, r.st.dueNotifications(r.tenant, now, h.note.published)...)
-		r.mu.RUnlock()
+	for _, note := range n.takeHeld(now) {
+		due = append(due, dueNote{note: note})
 	}
-	due = append(due, h.note.takeHeld(now)...)
-	for _, n := range due {
-		if err := h.publishNote(ctx, n); err != nil {
+	for _, d := range due {
+		if err := n.publish(ctx, d.note); err != nil {
 			if ctx.Err() == nil {
-				h.log.Warn("hub: a notification was not published; retrying", "id", n.ID, "err", err)
+				n.log.Warn("hub: a notification was not published; retrying", "id", d.note.ID, "err", err)
 			}
-			if n.Type == "submission.quarantined" {
-				h.note.requeue(n)
+			if d.r != nil {
+				d.r.noteDue = now // visit it again at the next tick
+			} else {
+				n.requeue(d.note)
 			}
 			continue
 		}
-		h.note.markSent(n.ID, now)
+		n.markSent(d.note.ID, now)
 	}
-	h.note.prune(now)
-	h.note.ticks.Add(1)
+	n.prune(now)
+	n.ticks.Add(1)
 }
 
-// publishNote publishes n with its ID as the message id.
-func (h *Hub) publishNote(ctx context.Context, n Notification) error {
-	data, err := json.Marshal(n)
+// visit appends r's board.ended and window.closed notifications due at now
+// to due, where r may have any: its schedule moved or its next due came.
+// Notifier goroutine only (it owns r.noteDue).
+func (n *notifier) visit(r *replica, now int64, due []dueNote) []dueNote {
+	if !r.noteMoved.Swap(false) && now < r.noteDue {
+		return due
+	}
+	n.visits.Add(1)
+	r.mu.RLock()
+	notes := r.st.DueNotifications(r.tenant, now, n.published)
+	r.noteDue = r.st.NextDue(now)
+	r.mu.RUnlock()
+	for _, note := range notes {
+		due = append(due, dueNote{r: r, note: note})
+	}
+	return due
+}
+
+// publish publishes note with its ID as the message id.
+func (n *notifier) publish(ctx context.Context, note Notification) error {
+	data, err := json.Marshal(note)
 	if err != nil {
 		return fmt.Errorf("encode notification: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	msg := nats.NewMsg(NotifySubject(n.Tenant))
+	msg := nats.NewMsg(NotifySubject(note.Tenant))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, n.ID)
-	_, err = h.js.PublishMsg(ctx, msg)
+	msg.Header.Set(jetstream.MsgIDHeader, note.ID)
+	_, err = n.js.PublishMsg(ctx, msg)
 	return err
 }
 
@@ -249,7 +250,7 @@ func (n *notifier) takeHeld(now int64) []Notification {
 		if now-hn.held.At > NotifyDedup.Milliseconds() {
 			continue
 		}
-		note := quarantineNote(hn.tenant, hn.board, hn.held)
+		note := ledger.QuarantineNote(hn.tenant, hn.board, hn.held)
 		if !n.published(note.ID) {
 			out = append(out, note)
 		}
@@ -262,72 +263,4 @@ func (n *notifier) requeue(note Notification) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.retry = append(n.retry, note)
-}
-
-func quarantineNote(tenant, board string, h Held) Notification {
-	return Notification{
-		ID: fmt.Sprintf("submission.quarantined:%s:%d", board, h.QID), Type: "submission.quarantined",
-		Tenant: tenant, Board: board, At: FormatTime(h.At), QID: fmt.Sprint(h.QID), Member: h.Member,
-		Score: h.Score, Subscore: h.Subscore, Reason: h.Reason.String(),
-	}
-}
-
-// dueNotifications returns the board.ended and window.closed notifications
-// of s due at now (final, and at most NotifyDedup old) that sent does not
-// report as published. The caller holds the replica's read lock.
-func (s *state) dueNotifications(tenant string, now int64, sent func(string) bool) []Notification {
-	var out []Notification
-	settle := finalAfter.Milliseconds()
-	for _, name := range sortedBoards(s) {
-		bs := s.boards[name]
-		if bs.ends != 0 && now >= bs.ends+settle && now-bs.ends < NotifyDedup.Milliseconds() {
-			id := fmt.Sprintf("board.ended:%s:%d", name, bs.ends)
-			if !sent(id) {
-				k := keyAt(bs.settings.primaryKind(), bs.ends-1)
-				out = append(out, s.closeNote(tenant, name, bs, k, id, "board.ended", bs.ends))
-			}
-		}
-		for _, kn := range bs.settings.Windows {
-			k, _ := parseKind(kn)
-			if k == kindAll {
-				continue
-			}
-			cur := keyAt(k, now-settle) // the newest window closed settle ago or more is the one before it
-			closed := cur.back(1)
-			if now-cur.start >= NotifyDedup.Milliseconds() || bs.windows[closed] == nil {
-				continue
-			}
-			id := fmt.Sprintf("window.closed:%s:%s:%d", name, k, closed.start)
-			if !sent(id) {
-				out = append(out, s.closeNote(tenant, name, bs, closed, id, "window.closed", cur.start))
-			}
-		}
-	}
-	return out
-}
-
-// closeNote builds a board.ended or window.closed notification of window
-// k of board name: its top rows with prizes.
-func (s *state) closeNote(tenant, name string, bs *boardState, k windowKey, id, typ string, at int64) Notification {
-	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: windowName(k), At: FormatTime(at)}
-	w := bs.windows[k]
-	if w == nil {
-		return n
-	}
-	v := View{ix: s.ix, w: w, profiles: s.profiles}
-	n.Seq, n.Total = w.seq, w.b.Len()
-	for _, r := range v.Top(0, notifyRows) {
-		n.Rows = append(n.Rows, NotifyRow{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
-			Name: r.Profile.Name, Prize: bs.settings.prizeFor(r.Rank)})
-	}
-	return n
-}
-
-// windowName names a window in notifications: "all", or its kind and
-// first day.
-func windowName(k windowKey) string {
-	if k.kind == kindAll {
-		return "all"
-	}
-	return k.kind.String() + ":" + time.UnixMilli(k.start).UTC().Format(time.DateOnly)
 }

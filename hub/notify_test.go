@@ -89,7 +89,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatalf("the quarantine's notification: %+v", q)
 	}
 
-	clk.set(time.Date(2026, 12, 2, 0, 0, 30, 0, time.UTC)) // the day closed, but not finalAfter ago
+	clk.set(time.Date(2026, 12, 2, 0, 0, 30, 0, time.UTC)) // the day closed, but not ledger.FinalAfter ago
 	mustSubmit(t, h, "t1", "cup", Item{Member: "p3", Score: 10})
 	awaitTicks(t, h, 2) // two passes that saw the day closed but not final
 	if got := notes(t, h, "t1"); len(got) != 1 {
@@ -103,7 +103,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatalf("the day's close: %+v", d)
 	}
 
-	clk.set(time.Date(2026, 12, 2, 12, 1, 5, 0, time.UTC)) // the end plus finalAfter
+	clk.set(time.Date(2026, 12, 2, 12, 1, 5, 0, time.UTC)) // the end plus ledger.FinalAfter
 	got = waitNotes(t, h, "t1", 3)
 	e := got[2]
 	if e.Type != "board.ended" || e.Window != "all" || e.Total != 3 || e.Rows[0].Member != "p2" || e.Rows[0].Prize != "€100" ||
@@ -117,5 +117,32 @@ func TestNotifications(t *testing.T) {
 	}
 	if got := notes(t, h, "t2"); len(got) != 0 {
 		t.Fatalf("another tenant got %+v", got)
+	}
+}
+
+// The notifier visits a tenant (its read lock, the ledger's walk of its
+// boards) when it opens, when its schedule moves (settings, a deletion)
+// and when its next due comes, never on a tick with nothing due: a
+// submission moves nothing.
+func TestNotifierVisitsOnlyWhatIsDue(t *testing.T) {
+	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	h := startHub(t, Config{Now: clk.now})
+	mustPut(t, h, "t1", "cup", Settings{Windows: []string{"all", "day"}})
+	awaitTicks(t, h, 2)
+	before := h.note.visits.Load()
+	mustSubmit(t, h, "t1", "cup", Item{Member: "p1", Score: 50})
+	awaitTicks(t, h, 3)
+	if got := h.note.visits.Load(); got != before {
+		t.Fatalf("%d visits after a submission and three ticks with nothing due", got-before)
+	}
+	mustPut(t, h, "t1", "cup", Settings{Windows: []string{"all", "day"}, EndsAt: "2026-12-01T12:00:00Z"})
+	awaitTicks(t, h, 2)
+	if got := h.note.visits.Load(); got != before+1 {
+		t.Fatalf("%d visits after a settings change, want 1", got-before)
+	}
+	clk.set(time.Date(2026, 12, 1, 12, 1, 5, 0, time.UTC)) // the end plus ledger.FinalAfter: due
+	awaitTicks(t, h, 2)
+	if got := h.note.visits.Load(); got != before+2 {
+		t.Fatalf("%d visits once the end came due, want 2", got-before)
 	}
 }

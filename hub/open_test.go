@@ -14,7 +14,7 @@ func TestColdTenantsOpenIndependently(t *testing.T) {
 	mustPut(t, h1, "cold", "b", Settings{})
 	mustPut(t, h1, "warm", "b", Settings{})
 	mustSubmit(t, h1, "warm", "b", Item{Member: "p1", Score: 7})
-	if h.lookup("cold") != nil || h.lookup("warm") != nil {
+	if h.reg.lookup("cold") != nil || h.reg.lookup("warm") != nil {
 		t.Fatal("tenants opened before first use")
 	}
 	entered, release := make(chan string, 4), make(chan struct{})
@@ -24,14 +24,14 @@ func TestColdTenantsOpenIndependently(t *testing.T) {
 			close(release)
 		}
 	})
-	h.mu.Lock()
-	h.openHook = func(tenant string) {
+	h.reg.mu.Lock()
+	h.reg.openHook = func(tenant string) {
 		if tenant == "cold" {
 			entered <- tenant
 			<-release
 		}
 	}
-	h.mu.Unlock()
+	h.reg.mu.Unlock()
 	coldDone := make(chan error, 2)
 	for range 2 {
 		go func() {

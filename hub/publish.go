@@ -37,9 +37,6 @@ const (
 	// dupWindow is the tenant streams' duplicate window. It must outlast
 	// the longest retry: MaxWriteTimeout.
 	dupWindow = 2 * time.Minute
-	// MaxWriteTimeout is the longest Config.WriteTimeout: retries never
-	// outlast the duplicate window.
-	MaxWriteTimeout = time.Minute
 )
 
 // publish publishes data to r's stream with msgID as its message id and
@@ -48,42 +45,42 @@ const (
 // ended, ErrStoreFull, else ErrUnavailable (the outcome is unknown: the
 // caller's retry with the same idempotency id applies once). Cost: one
 // round trip when NATS is well. Safe for concurrent use.
-func (h *Hub) publish(ctx context.Context, r *replica, data []byte, msgID string) error {
+func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID string) error {
 	start := time.Now()
-	budget := h.cfg.WriteTimeout
+	budget := sl.cfg.WriteTimeout
 	if r.down.Load() {
 		budget = downAttempt
 	}
 	wctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	err := h.publishLoop(wctx, r, data, msgID)
-	h.nstats.observePublish(time.Since(start), err)
+	err := sl.publishLoop(wctx, r, data, msgID)
+	sl.nstats.observePublish(time.Since(start), err)
 	switch {
 	case err == nil:
-		h.markUp(r)
+		sl.markUp(r)
 		return nil
-	case h.ctx.Err() != nil:
+	case sl.ctx.Err() != nil:
 		return ErrClosed
 	case ctx.Err() != nil || isStoreFull(err): // the caller gave up, or JetStream refused
-		return h.publishErr(err, r.stream)
+		return sl.publishErr(err, r.stream)
 	}
-	h.markDown(r, err)
-	return h.publishErr(err, r.stream)
+	sl.markDown(r, err)
+	return sl.publishErr(err, r.stream)
 }
 
 // publishLoop makes attempts until one succeeds, one fails for good, or
 // ctx ends; it returns the last attempt's error.
-func (h *Hub) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
+func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
 	wait := firstBackoff
 	for {
-		err := h.publishOnce(ctx, r, data, msgID)
+		err := sl.publishOnce(ctx, r, data, msgID)
 		if err == nil || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
-		if h.streamGone(ctx, r) {
+		if sl.streamGone(ctx, r) {
 			return fmt.Errorf("%w (stream %s: not found)", err, r.stream)
 		}
-		h.nstats.retries.Add(1)
+		sl.nstats.retries.Add(1)
 		select {
 		case <-ctx.Done():
 			return err
@@ -95,10 +92,10 @@ func (h *Hub) publishLoop(ctx context.Context, r *replica, data []byte, msgID st
 
 // publishOnce is one attempt, bounded by attemptTimeout. The client's own
 // retry on no responders is off: publishLoop retries, and counts.
-func (h *Hub) publishOnce(ctx context.Context, r *replica, data []byte, msgID string) error {
+func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, msgID string) error {
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
-	ack, err := h.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
+	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
 	if err == nil {
 		r.follow.noteStored(ack.Sequence) // the replica's watchdog expects it (follow.go)
@@ -136,11 +133,11 @@ func retryable(err error) bool {
 // streamGone reports whether JetStream says r's stream does not exist (it
 // was deleted): no retry brings it back. An answer that does not come
 // within downAttempt (no leader) is not "gone".
-func (h *Hub) streamGone(ctx context.Context, r *replica) bool {
+func (sl *streamLog) streamGone(ctx context.Context, r *replica) bool {
 	ictx, cancel := context.WithTimeout(ctx, downAttempt)
 	defer cancel()
-	err := h.api.do(func() error {
-		_, err := h.js.Stream(ictx, r.stream)
+	err := sl.api.do(func() error {
+		_, err := sl.js.Stream(ictx, r.stream)
 		return err
 	})
 	return errors.Is(err, jetstream.ErrStreamNotFound)
@@ -148,17 +145,17 @@ func (h *Hub) streamGone(ctx context.Context, r *replica) bool {
 
 // markDown notes that a write of r failed after its whole budget, with a
 // log line when r was up.
-func (h *Hub) markDown(r *replica, err error) {
+func (sl *streamLog) markDown(r *replica, err error) {
 	if !r.down.Swap(true) {
-		h.log.Warn("hub: tenant's log unavailable: its writes answer 503 at once until one succeeds",
+		sl.log.Warn("hub: tenant's log unavailable: its writes answer 503 at once until one succeeds",
 			"tenant", r.tenant, "err", err)
 	}
 }
 
 // markUp notes a write of r that succeeded, with a log line when r was down.
-func (h *Hub) markUp(r *replica) {
-	h.store.noteOK()
+func (sl *streamLog) markUp(r *replica) {
+	sl.store.noteOK()
 	if r.down.Swap(false) {
-		h.log.Info("hub: tenant's log available again", "tenant", r.tenant)
+		sl.log.Info("hub: tenant's log available again", "tenant", r.tenant)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // replica is one tenant's replicated state and the goroutine that applies the
@@ -25,14 +27,22 @@ type replica struct {
 	savedSeq  atomic.Uint64 // sequence of the last snapshot written
 	startSeq  uint64        // sequence of the snapshot it started from; set before it runs
 
-	mu sync.RWMutex // guards st; written only by the replica goroutine
-	st *state
+	mu    sync.RWMutex // guards st; written only by the replica goroutine
+	st    *ledger.State
+	notes *notifier // hears of the quarantines apply decides (Outcome.Held)
 
 	applied atomic.Uint64 // stream sequence of the last applied event
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned
 
 	follow follower // the fetcher's position in the stream (follow.go)
+
+	// noteMoved reports that the tenant's notification schedule may have
+	// moved (it opened, or an event's Outcome.Schedule): set by the replica
+	// goroutine, taken by the notifier. noteDue is the time (unix ms) the
+	// ledger gave as its next due; notifier goroutine only (notify.go).
+	noteMoved atomic.Bool
+	noteDue   int64
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
@@ -42,26 +52,11 @@ type replica struct {
 	seqWaits []seqWait
 }
 
-// outcome is what applying an event gave the call that published it, or,
-// for a group-committed event, each of its calls (groups, in order).
-type outcome struct {
-	seq     uint64
-	results []Result
-	err     error
-	groups  []groupOutcome
-}
-
-// groupOutcome is what one group of an evGroup event gave its call.
-type groupOutcome struct {
-	results []Result
-	err     error
-}
-
 // flight is a published event awaiting its apply: done is closed once out
 // is set. Any number of goroutines may wait on it.
 type flight struct {
 	done chan struct{}
-	out  outcome
+	out  ledger.Outcome
 }
 
 // seqWait is a caller waiting until the replica has applied seq.
@@ -70,7 +65,7 @@ type seqWait struct {
 	ch  chan struct{}
 }
 
-func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) *replica {
+func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapshotter, notes *notifier) *replica {
 	r := &replica{
 		tenant:  tenant,
 		stream:  streamName(tenant),
@@ -78,26 +73,30 @@ func newReplica(tenant string, st *state, log *slog.Logger, snaps *snapshotter) 
 		log:     log.With("tenant", tenant),
 		snaps:   snaps,
 		st:      st,
+		notes:   notes,
 		done:    make(chan struct{}),
 		queue:   make(chan *submitReq, queueLen),
 		waiters: make(map[string]*flight),
 	}
-	st.feed = newFeedLog()
-	// Apply releases the write lock every applySlice items (state.yield):
+	st.RecordFeed()
+	st.SetMaxMembers(maxMembers)
+	st.SetLanes(runLanes)
+	// Apply releases the write lock every few items (State.SetYield):
 	// sync.RWMutex lets the readers already waiting in before the writer
 	// takes it again, so a read waits for one slice, not a whole event.
 	// Readers may see a prefix of a batch; every item bumps its window's
 	// seq, and the feed records each change under the same lock, so what a
 	// reader or the feed sees is always a state some prefix produced.
-	st.yield = func() {
+	st.SetYield(func() {
 		r.mu.Unlock()
 		r.mu.Lock()
-	}
-	r.applied.Store(st.seq)
-	r.follow.fetched.Store(st.seq)
-	r.savedSeq.Store(st.seq)
-	r.startSeq = st.seq
+	})
+	r.applied.Store(st.Seq())
+	r.follow.fetched.Store(st.Seq())
+	r.savedSeq.Store(st.Seq())
+	r.startSeq = st.Seq()
 	r.snapAt = time.Now()
+	r.noteMoved.Store(true) // what came due while the node was down
 	r.saves = make(chan snapJob, 1)
 	return r
 }
@@ -132,7 +131,7 @@ const fetchAhead = 64
 type delivery struct {
 	seq    uint64
 	stored time.Time // JetStream's timestamp: the lag metric only
-	ev     *event
+	ev     *ledger.Event
 	err    error // the event did not decode
 }
 
@@ -145,21 +144,34 @@ func (r *replica) handle(d delivery) {
 	if seq <= r.applied.Load() {
 		return // already in the snapshot
 	}
-	out := outcome{seq: seq, err: d.err}
+	out := ledger.Outcome{Seq: seq, Err: d.err}
 	r.mu.Lock()
 	if d.err == nil {
-		out = r.st.apply(seq, d.ev)
+		out = r.st.Apply(seq, d.ev)
 	} else {
-		r.st.seq = seq
+		r.st.Skip(seq)
 	}
 	r.mu.Unlock()
 	r.applied.Store(seq)
+	for _, n := range out.Held {
+		r.notes.noteHeld(r.tenant, n.Board, n.Held)
+	}
+	if out.Schedule {
+		r.noteMoved.Store(true)
+	}
 	if d.err == nil {
 		r.notify(d.ev.Waiter, out)
 	} else {
 		r.log.Warn("hub: undecodable event skipped", "seq", seq, "err", d.err)
 	}
 	r.maybeSnapshot()
+}
+
+// read calls fn with r's state under r's read lock, for one short read.
+func (r *replica) read(fn func(st *ledger.State) error) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return fn(r.st)
 }
 
 // expect registers a waiter for the event published with key. The flight
@@ -181,7 +193,7 @@ func (r *replica) forget(key string) {
 
 // notify hands out to the waiter for key, if any, and releases the callers
 // waiting for sequences up to out.seq. O(waiting callers of waitApplied).
-func (r *replica) notify(key string, out outcome) {
+func (r *replica) notify(key string, out ledger.Outcome) {
 	r.waitMu.Lock()
 	defer r.waitMu.Unlock()
 	if f := r.waiters[key]; f != nil && key != "" {
@@ -191,7 +203,7 @@ func (r *replica) notify(key string, out outcome) {
 	}
 	kept := r.seqWaits[:0]
 	for _, w := range r.seqWaits {
-		if w.seq <= out.seq {
+		if w.seq <= out.Seq {
 			close(w.ch)
 		} else {
 			kept = append(kept, w)

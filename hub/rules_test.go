@@ -2,10 +2,11 @@ package hub
 
 import (
 	"errors"
-	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -100,18 +101,19 @@ func TestRulesQuarantine(t *testing.T) {
 		wantRanked(t, submitOne(t, h, "b", Item{Member: "p5", Score: float64(10 + i)}))
 	}
 	want := fingerprint(t, h, "t1")
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	r.mu.RLock()
-	data, err := encodeState(r.st)
+	data, err := r.st.Encode()
 	r.mu.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := decodeState(data); err != nil {
+	if st, err := ledger.Decode(data); err != nil {
 		t.Fatal(err)
-	} else if again, _ := encodeState(st); string(again) != string(data) ||
-		len(st.boards["b"].quarantine.held) != 2 || !maps.Equal(st.boards["b"].quarantine.counts, r.st.boards["b"].quarantine.counts) {
-		t.Fatalf("the snapshot does not round-trip the quarantine: %+v", st.boards["b"].quarantine)
+	} else if again, _ := st.Encode(); string(again) != string(data) {
+		t.Fatal("the snapshot does not round-trip the quarantine")
+	} else if held, _, _ := st.Quarantine("b", 0, MaxHeldPage); len(held) != 2 {
+		t.Fatalf("the snapshot holds %+v", held)
 	}
 	h.Close()
 	back := startHub(t, Config{Now: clk.now, NATSURL: url, DataDir: dir})
@@ -156,45 +158,5 @@ func TestApproveAfterTheEnd(t *testing.T) {
 	}
 	if err := h.Reject(testCtx(t), "t1", "b", r.QID); err != nil {
 		t.Fatalf("rejecting after the end: %v", err)
-	}
-}
-
-// A full quarantine refuses what breaks a rule, neither ranking nor holding it.
-func TestQuarantineFull(t *testing.T) {
-	h := startHub(t, Config{NATSURL: startNATS(t)})
-	mustPut(t, h, "t1", "b", Settings{Rules: &Rules{MaxScore: f64(0)}})
-	r := h.lookup("t1")
-	r.mu.Lock()
-	q := &r.st.boards["b"].quarantine
-	for i := range MaxHeld {
-		q.hold(Item{Member: "p", Score: 1}, ReasonMaxScore, int64(i), 1)
-	}
-	r.mu.Unlock()
-	res := submitOne(t, h, "b", Item{Member: "x", Score: 5})
-	wantHeld(t, res, ReasonFull)
-	if res.QID != 0 || len(top(t, h, Loc{Tenant: "t1", Board: "b"})) != 0 {
-		t.Fatalf("a refused item: %+v", res)
-	}
-}
-
-func TestRulesRefused(t *testing.T) {
-	for _, tt := range []struct {
-		r    Rules
-		want string
-	}{
-		{Rules{MinScore: f64(5), MaxScore: f64(4)}, "rules.min_score: 5 is above rules.max_score 4"},
-		{Rules{MaxStep: f64(0)}, "rules.max_step: 0 is not above 0"},
-		{Rules{MaxStep: f64(-1)}, "rules.max_step: "},
-		{Rules{MaxPerMinute: -1}, "rules.max_per_minute: -1 is not in 0..1000000"},
-		{Rules{MaxPerMinute: MaxPerMinuteLimit + 1}, "rules.max_per_minute: "},
-	} {
-		_, err := Settings{Rules: &tt.r}.normalize()
-		var he *Error
-		if !errors.As(err, &he) || !errors.Is(err, ErrBadRequest) || !strings.HasPrefix(he.Msg, tt.want) {
-			t.Errorf("%+v: %v, want a bad request %q", tt.r, err, tt.want)
-		}
-	}
-	if s, err := (Settings{Rules: &Rules{}}).normalize(); err != nil || s.Rules != nil {
-		t.Errorf("empty rules: %+v %v, want none", s.Rules, err)
 	}
 }

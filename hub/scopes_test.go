@@ -197,38 +197,3 @@ func TestBoardsPage(t *testing.T) {
 		t.Errorf("unknown tenant: %v %v", got, more)
 	}
 }
-
-// TestOldEventsReplayAsBefore: events without the new fields decode with
-// merges allowed and no board limit.
-func TestOldEventsReplayAsBefore(t *testing.T) {
-	ev, err := decodeEvent([]byte(`{"k":"link","t":1,"m":"ann","a":["bob"]}`))
-	if err != nil || ev.NoMerge {
-		t.Fatalf("old link event: %+v, %v", ev, err)
-	}
-	ev, err = decodeEvent([]byte(`{"k":"settings","t":1,"b":"x","c":{}}`))
-	if err != nil || ev.MaxBoards != 0 {
-		t.Fatalf("old settings event: %+v, %v", ev, err)
-	}
-	data, _ := encodeEvent(&event{Kind: evLink, At: 1, Member: "ann", Aliases: []string{"bob"}})
-	if string(data) != `{"k":"link","t":1,"m":"ann","a":["bob"]}` {
-		t.Fatalf("a link that may merge encodes as %s: old gateways would read it differently", data)
-	}
-	st := newState()
-	st.apply(1, &event{Kind: evSettings, Board: "b", Settings: &Settings{}})
-	st.apply(2, &event{Kind: evSubmit, Board: "b", Items: []Item{{Member: "ann", Score: 1}, {Member: "bob", Score: 2}}})
-	if out := st.apply(3, ev0(t, `{"k":"link","t":1,"m":"ann","a":["bob"]}`)); out.err != nil {
-		t.Fatalf("old link: %v", out.err)
-	}
-	if n := st.boards["b"].windows[windowKey{kindAll, 0}].b.Len(); n != 1 {
-		t.Fatalf("old link did not merge: %d entries", n)
-	}
-}
-
-func ev0(t *testing.T, s string) *event {
-	t.Helper()
-	ev, err := decodeEvent([]byte(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev
-}

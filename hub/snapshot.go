@@ -2,44 +2,23 @@ package hub
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
-// A snapshot is one tenant's state at a stream sequence, in one file
-// DataDir/snapshots/<tenant>.snap, replaced atomically (write a temporary
-// file, fsync, rename). Layout, all integers uvarints unless noted:
-//
-//	magic "RWSNAP3\n"  seq  len+identity.Index bytes  nboards
-//	per board, by name: name  len+settings JSON  nseen
-//	  per kept idempotency id, in the order applied (seen.go):
-//	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
-//	  nwindows; per window, by kind then start: kind  start (varint)  seq  len+board bytes
-//	  the quarantine (rules.go): last qid  nheld
-//	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)  handle
-//	  minute (varint)  ncounts; per count, by handle: handle  count
-//	  the history (history.go): points recorded in all  nkept
-//	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)
-//	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
-//	CRC-32C of everything before, 4 bytes little-endian
-//
-// Strings are length-prefixed. The encoding is deterministic: equal states
-// give equal files. A snapshot of an older layout (RWSNAP1, which kept the
-// ids themselves and not their acceptance times; RWSNAP2, without the
-// quarantine) is ignored like a damaged one: the node replays the stream, which gives the same state as every
-// other node's.
-
-const snapMagic = "RWSNAP3\n"
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// A snapshot is one tenant's state at a stream sequence (its encoding:
+// internal/ledger/snapshot.go), in one file DataDir/snapshots/<tenant>.snap,
+// replaced atomically (write a temporary file, fsync, rename). A snapshot
+// of an older layout is ignored like a damaged one: the node replays the
+// stream, which gives the same state as every other node's.
 
 func snapshotDir(dataDir string) string { return filepath.Join(dataDir, "snapshots") }
 
@@ -61,7 +40,7 @@ func (s *snapshotter) path(tenant string) string {
 // the shared one where that is newer (a node that starts with an empty or
 // old --data), or an empty state where there is neither. A shared snapshot
 // that cannot be read only costs a longer replay. O(snapshot size).
-func (s *snapshotter) load(ctx context.Context, tenant string) (*state, error) {
+func (s *snapshotter) load(ctx context.Context, tenant string) (*ledger.State, error) {
 	st, err := s.loadLocal(tenant)
 	shared := s.shared.Load()
 	if shared == nil {
@@ -69,7 +48,7 @@ func (s *snapshotter) load(ctx context.Context, tenant string) (*state, error) {
 	}
 	var seq uint64
 	if err == nil {
-		seq = st.seq
+		seq = st.Seq()
 	}
 	if loaded, ok := shared.load(ctx, tenant, seq); ok {
 		return loaded, nil
@@ -79,15 +58,15 @@ func (s *snapshotter) load(ctx context.Context, tenant string) (*state, error) {
 
 // loadLocal returns the state in tenant's snapshot file, or an empty state
 // where there is none.
-func (s *snapshotter) loadLocal(tenant string) (*state, error) {
+func (s *snapshotter) loadLocal(tenant string) (*ledger.State, error) {
 	data, err := os.ReadFile(s.path(tenant))
 	if errors.Is(err, fs.ErrNotExist) {
-		return newState(), nil
+		return ledger.New(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("hub: read snapshot: %w", err)
 	}
-	return decodeState(data)
+	return ledger.Decode(data)
 }
 
 // save writes data as the tenant's snapshot, atomically.
@@ -158,14 +137,14 @@ func (r *replica) maybeSnapshot() {
 	if !byCount && !byTime {
 		return
 	}
-	data, err := encodeState(r.st)
+	data, err := r.st.Encode()
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 		return
 	}
 	r.sinceSnap, r.snapAt = 0, time.Now()
 	r.saving.Store(true)
-	r.saves <- snapJob{r.st.seq, data} // never blocks: the saver is idle
+	r.saves <- snapJob{r.st.Seq(), data} // never blocks: the saver is idle
 }
 
 // saveLoop writes the snapshots maybeSnapshot hands over until saves is
@@ -192,32 +171,13 @@ func (r *replica) save(j snapJob) {
 // finalSnapshot writes the state, if it changed since the last snapshot
 // written, on the replica goroutine after the saver has stopped.
 func (r *replica) finalSnapshot() {
-	if r.st.seq == r.savedSeq.Load() {
+	if r.st.Seq() == r.savedSeq.Load() {
 		return
 	}
-	data, err := encodeState(r.st)
+	data, err := r.st.Encode()
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 		return
 	}
-	r.save(snapJob{r.st.seq, data})
-}
-
-func encodeState(s *state) ([]byte, error) {
-	w := &snapWriter{buf: []byte(snapMagic)}
-	w.uint(s.seq)
-	ix, err := s.ix.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	w.bytes(ix)
-	names := sortedBoards(s)
-	w.uint(uint64(len(names)))
-	for _, name := range names {
-		if err := w.board(name, s.boards[name]); err != nil {
-			return nil, err
-		}
-	}
-	w.profiles(s.profiles)
-	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
+	r.save(snapJob{r.st.Seq(), data})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // sharedBucket is the JetStream object store bucket in which every node
@@ -68,7 +69,7 @@ func (s *sharedSnapshots) seq(ctx context.Context, tenant string) (uint64, bool)
 
 // load returns tenant's shared snapshot where it is newer than seq, or
 // false.
-func (s *sharedSnapshots) load(ctx context.Context, tenant string, seq uint64) (*state, bool) {
+func (s *sharedSnapshots) load(ctx context.Context, tenant string, seq uint64) (*ledger.State, bool) {
 	ctx, cancel := context.WithTimeout(ctx, sharedTimeout)
 	defer cancel()
 	if shared, ok := s.seq(ctx, tenant); !ok || shared <= seq {
@@ -79,12 +80,12 @@ func (s *sharedSnapshots) load(ctx context.Context, tenant string, seq uint64) (
 		s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
 		return nil, false
 	}
-	st, err := decodeState(data)
+	st, err := ledger.Decode(data)
 	if err != nil {
 		s.log.Warn("hub: shared snapshot does not decode", "tenant", tenant, "err", err)
 		return nil, false
 	}
-	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.seq, "bytes", len(data))
+	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(data))
 	return st, true
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 func TestSnapshotRestart(t *testing.T) {
@@ -23,11 +25,11 @@ func TestSnapshotRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no snapshot after Close: %v", err)
 	}
-	st, err := decodeState(data)
+	st, err := ledger.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := encodeState(st)
+	again, _ := st.Encode()
 	if !bytes.Equal(again, data) {
 		t.Fatal("snapshot does not round-trip byte for byte")
 	}
@@ -37,7 +39,7 @@ func TestSnapshotRestart(t *testing.T) {
 	}
 	feed(t, b, clk, 8, 30) // the tail after the snapshot
 	want = fingerprint(t, b, "t1")
-	seen := b.lookup("t1").st.boards["s"].seen.len()
+	seen := b.reg.lookup("t1").st.KeptIDs("s")
 	b.Close()
 
 	data[len(data)/2] ^= 0xff // corrupt: ignored, the whole stream replays
@@ -48,7 +50,7 @@ func TestSnapshotRestart(t *testing.T) {
 	if got := fingerprint(t, c, "t1"); !bytes.Equal(got, want) {
 		t.Fatal("full replay differs from the snapshot-plus-tail state")
 	}
-	if got := c.lookup("t1").st.boards["s"].seen.len(); got != seen || seen == 0 {
+	if got := c.reg.lookup("t1").st.KeptIDs("s"); got != seen || seen == 0 {
 		t.Fatalf("seen ids after replay %d, want %d", got, seen)
 	}
 }
@@ -87,8 +89,8 @@ func TestStaleSnapshotTempRemoved(t *testing.T) {
 
 func TestSnapshotCorrupt(t *testing.T) {
 	for _, data := range [][]byte{nil, []byte("RWSNAP1\n\x00\x00\x00\x00"), []byte("garbage that is long enough")} {
-		if _, err := decodeState(data); err == nil {
-			t.Errorf("decodeState(%q) succeeded", data)
+		if _, err := ledger.Decode(data); err == nil {
+			t.Errorf("ledger.Decode(%q) succeeded", data)
 		}
 	}
 }
@@ -100,7 +102,7 @@ func TestSnapshotInterval(t *testing.T) {
 	dir := t.TempDir()
 	h := startHub(t, Config{DataDir: dir, SnapshotEvery: 1 << 30, SnapshotInterval: time.Millisecond})
 	mustPut(t, h, "t1", "b", Settings{})
-	r := h.lookup("t1")
+	r := h.reg.lookup("t1")
 	checkFor(t, 5*time.Second, func() error {
 		mustSubmit(t, h, "t1", "b", Item{Member: "a", Score: 1}) // an event after the interval passed
 		if got := r.savedSeq.Load(); got < 2 {
@@ -109,8 +111,8 @@ func TestSnapshotInterval(t *testing.T) {
 		return nil
 	})
 	st, err := h.snaps.load(context.Background(), "t1")
-	if err != nil || st.seq < 2 {
-		t.Fatalf("snapshot file: seq %d, %v", st.seq, err)
+	if err != nil || st.Seq() < 2 {
+		t.Fatalf("snapshot file: seq %d, %v", st.Seq(), err)
 	}
 }
 
@@ -128,7 +130,7 @@ func TestNewNodeStartsFromSharedSnapshot(t *testing.T) {
 	if err := a.Close(); err != nil { // writes its snapshot, and stores it in the bucket
 		t.Fatal(err)
 	}
-	snapSeq := a.lookup("t1").applied.Load()
+	snapSeq := a.reg.lookup("t1").applied.Load()
 	for i := range 5 { // the tail, through another node
 		mustSubmit(t, c, "t1", "b", Item{Member: fmt.Sprintf("q%d", i), Score: float64(100 + i)})
 	}

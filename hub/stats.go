@@ -2,6 +2,7 @@ package hub
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,19 +19,11 @@ type TenantStats struct {
 // Stats returns every open tenant's replica state, sorted by tenant. Cost:
 // a read lock per tenant, O(boards). Safe for concurrent use.
 func (h *Hub) Stats() []TenantStats {
-	h.mu.RLock()
-	names := make([]string, 0, len(h.tenants))
-	for name := range h.tenants {
-		names = append(names, name)
-	}
-	h.mu.RUnlock()
-	slices.Sort(names)
-	out := make([]TenantStats, 0, len(names))
-	for _, name := range names {
-		r := h.lookup(name)
-		if r == nil {
-			continue
-		}
+	rs := h.reg.openReplicas()
+	slices.SortFunc(rs, func(a, b *replica) int { return strings.Compare(a.tenant, b.tenant) })
+	out := make([]TenantStats, 0, len(rs))
+	for _, r := range rs {
+		name := r.tenant
 		out = append(out, TenantStats{
 			Tenant: name, Applied: r.applied.Load(), Start: r.startSeq,
 			ApplyLag: time.Duration(r.lag.Load()), Boards: h.Boards(name), Writable: !r.down.Load(),

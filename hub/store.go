@@ -69,10 +69,10 @@ func isStoreFull(err error) bool {
 // publishErr turns a failed publish into the error callers see, noting a
 // full store: ErrStoreFull (no stream name) for lack of storage, else
 // ErrUnavailable.
-func (h *Hub) publishErr(err error, stream string) error {
+func (sl *streamLog) publishErr(err error, stream string) error {
 	if isStoreFull(err) {
-		h.store.noteFull(time.Now())
-		h.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
+		sl.store.noteFull(time.Now())
+		sl.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
 		return ErrStoreFull
 	}
 	return unavailable(logUnavailable, fmt.Errorf("publish to %s: %w", stream, err))
@@ -161,8 +161,8 @@ type diskState struct {
 
 // watchDisk runs the disk watch of the embedded server until ctx ends.
 // Cost: one statfs a second.
-func (h *Hub) watchDisk(ctx context.Context, dir string) {
-	cfg := h.srv.JetStreamConfig()
+func (sl *streamLog) watchDisk(ctx context.Context, dir string) {
+	cfg := sl.srv.JetStreamConfig()
 	if cfg == nil {
 		return
 	}
@@ -178,50 +178,50 @@ func (h *Hub) watchDisk(ctx context.Context, dir string) {
 		if err != nil {
 			continue // no measure, no change
 		}
-		h.disk.free.Store(free)
-		h.checkDisk(free, cfg)
+		sl.disk.free.Store(free)
+		sl.checkDisk(free, cfg)
 	}
 }
 
 // checkDisk updates the disk state for free bytes and restarts JetStream
 // once a full disk has room again.
-func (h *Hub) checkDisk(free int64, cfg *server.JetStreamConfig) {
+func (sl *streamLog) checkDisk(free int64, cfg *server.JetStreamConfig) {
 	switch {
-	case free < lowDisk && !h.disk.full.Load():
-		h.disk.full.Store(true)
-		h.log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
-	case free >= 2*lowDisk && !h.disk.full.Load() && !h.srv.JetStreamEnabled():
+	case free < lowDisk && !sl.disk.full.Load():
+		sl.disk.full.Store(true)
+		sl.log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
+	case free >= 2*lowDisk && !sl.disk.full.Load() && !sl.srv.JetStreamEnabled():
 		// NATS turned JetStream off by itself (it does on some write
 		// errors): start it again.
-		h.log.Warn("hub: JetStream is disabled: restarting it", "free_bytes", free)
-		if err := h.restartJetStream(cfg); err != nil {
-			h.log.Error("hub: restarting JetStream failed; will retry", "err", err)
+		sl.log.Warn("hub: JetStream is disabled: restarting it", "free_bytes", free)
+		if err := sl.restartJetStream(cfg); err != nil {
+			sl.log.Error("hub: restarting JetStream failed; will retry", "err", err)
 		}
-	case free >= 2*lowDisk && h.disk.full.Load():
-		h.log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
-		if err := h.restartJetStream(cfg); err != nil {
-			h.log.Error("hub: restarting JetStream failed; will retry", "err", err)
+	case free >= 2*lowDisk && sl.disk.full.Load():
+		sl.log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
+		if err := sl.restartJetStream(cfg); err != nil {
+			sl.log.Error("hub: restarting JetStream failed; will retry", "err", err)
 			return
 		}
-		h.disk.full.Store(false)
-		h.log.Info("hub: JetStream restarted: writes resume")
+		sl.disk.full.Store(false)
+		sl.log.Info("hub: JetStream restarted: writes resume")
 	}
 }
 
 // restartJetStream stops the embedded JetStream and starts it again with
 // cfg, reloading every stream from disk.
-func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
-	h.disk.restarting.Store(true)
-	defer h.disk.restarting.Store(false)
-	open := h.api.close() // apigate.go: no request of ours in flight from here
+func (sl *streamLog) restartJetStream(cfg *server.JetStreamConfig) error {
+	sl.disk.restarting.Store(true)
+	defer sl.disk.restarting.Store(false)
+	open := sl.api.close() // apigate.go: no request of ours in flight from here
 	defer open()
-	if err := h.srv.ShutdownJetStream(); err != nil {
+	if err := sl.srv.ShutdownJetStream(); err != nil {
 		return err
 	}
 	// The server reads a connection in order: once the PING is answered,
 	// it has dispatched every request sent before, also those whose caller
 	// gave up waiting.
-	if err := h.nc.FlushTimeout(callTimeout); err != nil {
+	if err := sl.nc.FlushTimeout(callTimeout); err != nil {
 		return fmt.Errorf("flush before restarting JetStream: %w", err)
 	}
 	c := *cfg
@@ -230,7 +230,7 @@ func (h *Hub) restartJetStream(cfg *server.JetStreamConfig) error {
 	if filepath.Base(c.StoreDir) == server.JetStreamStoreDir {
 		c.StoreDir = filepath.Dir(c.StoreDir)
 	}
-	return h.srv.EnableJetStream(&c)
+	return sl.srv.EnableJetStream(&c)
 }
 
 // jetStreamUnreachable is Writable's error where NATS is connected but

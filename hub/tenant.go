@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/names"
 )
 
@@ -28,11 +33,63 @@ func checkNames(tenant, board string) error {
 	return nil
 }
 
+// registry is the Hub's set of tenants: the open replicas, the openings
+// in flight (one per tenant, shared by its callers) and the tenants that
+// failed to open (isolate.go). Lock order: openMu, then mu, then a
+// replica's locks. No lock is held across a NATS round trip except
+// openMu's read lock, which each opening holds so that Close can wait for
+// them.
+type registry struct {
+	openMu sync.RWMutex // read-held by each opening in flight, write-held by Close to wait for them; taken before mu
+
+	mu       sync.RWMutex        // guards the fields below
+	openHook func(tenant string) // tests only: called as a tenant's opening starts
+	tenants  map[string]*replica
+	opening  map[string]*openCall   // tenants being opened
+	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
+	closed   bool
+
+	// Set at construction (streams: at connect), then only read.
+	streams *streamLog
+	log     *slog.Logger
+	ctx     context.Context // the Hub's: ends at Close
+	open    func(ctx context.Context, tenant string, create bool) (*replica, error)
+}
+
+func newRegistry(ctx context.Context, log *slog.Logger, open func(context.Context, string, bool) (*replica, error)) *registry {
+	return &registry{tenants: map[string]*replica{}, opening: map[string]*openCall{}, down: map[string]*downTenant{},
+		log: log, ctx: ctx, open: open}
+}
+
+// shut marks the registry closed, so that no opening starts, and reports
+// whether it was already.
+func (g *registry) shut() (already bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	already, g.closed = g.closed, true
+	return already
+}
+
+// awaitOpenings waits for the openings in flight (shut first: none starts
+// after it).
+func (g *registry) awaitOpenings() {
+	g.openMu.Lock()
+	g.openMu.Unlock() // an empty critical section: waiting is the point
+}
+
 // lookup returns the open replica of tenant, or nil. O(1), read lock only.
-func (h *Hub) lookup(tenant string) *replica {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.tenants[tenant]
+func (g *registry) lookup(tenant string) *replica {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.tenants[tenant]
+}
+
+// openReplicas returns the open replicas, in no order. O(tenants), read
+// lock only.
+func (g *registry) openReplicas() []*replica {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return slices.Collect(maps.Values(g.tenants))
 }
 
 // replica returns tenant's replica, opening it (and with create, creating
@@ -40,13 +97,13 @@ func (h *Hub) lookup(tenant string) *replica {
 // replica has caught up with the stream. A tenant that failed to open
 // answers its error at once while it is down (isolate.go).
 func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica, error) {
-	if r := h.lookup(tenant); r != nil {
+	if r := h.reg.lookup(tenant); r != nil {
 		return r, nil
 	}
-	if err := h.downErr(tenant); err != nil {
+	if err := h.reg.downErr(tenant); err != nil {
 		return nil, err
 	}
-	return h.openOnce(ctx, tenant, create)
+	return h.reg.openOnce(ctx, tenant, create)
 }
 
 // openCall is one tenant's opening in progress: callers asking for the
@@ -62,12 +119,12 @@ type openCall struct {
 // one tenant share its single opening. A caller that may create the
 // tenant does not take a "not found" from a caller that may not: it opens
 // again itself.
-func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replica, error) {
+func (g *registry) openOnce(ctx context.Context, tenant string, create bool) (*replica, error) {
 	for {
-		h.mu.Lock()
-		r, closed, call := h.tenants[tenant], h.closed, h.opening[tenant]
+		g.mu.Lock()
+		r, closed, call := g.tenants[tenant], g.closed, g.opening[tenant]
 		if closed || r != nil {
-			h.mu.Unlock()
+			g.mu.Unlock()
 			if closed {
 				return nil, ErrClosed
 			}
@@ -75,11 +132,11 @@ func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replic
 		}
 		if call == nil {
 			call = &openCall{done: make(chan struct{})}
-			h.opening[tenant] = call
-			h.mu.Unlock()
-			return h.runOpen(ctx, tenant, create, call)
+			g.opening[tenant] = call
+			g.mu.Unlock()
+			return g.runOpen(ctx, tenant, create, call)
 		}
-		h.mu.Unlock()
+		g.mu.Unlock()
 		select {
 		case <-call.done:
 		case <-ctx.Done():
@@ -95,38 +152,42 @@ func (h *Hub) openOnce(ctx context.Context, tenant string, create bool) (*replic
 // It holds openMu's read lock, so that Close, which takes the write lock
 // after marking the Hub closed, waits for openings in flight and no
 // replica starts after Close waited for the replicas.
-func (h *Hub) runOpen(ctx context.Context, tenant string, create bool, call *openCall) (*replica, error) {
-	h.openMu.RLock()
-	defer h.openMu.RUnlock()
-	h.mu.RLock()
-	closed := h.closed
-	h.mu.RUnlock()
+func (g *registry) runOpen(ctx context.Context, tenant string, create bool, call *openCall) (*replica, error) {
+	g.openMu.RLock()
+	defer g.openMu.RUnlock()
+	g.mu.RLock()
+	closed := g.closed
+	g.mu.RUnlock()
 	if closed {
 		call.err = ErrClosed
 	} else {
-		h.mu.RLock()
-		hook := h.openHook
-		h.mu.RUnlock()
+		g.mu.RLock()
+		hook := g.openHook
+		g.mu.RUnlock()
 		if hook != nil {
 			hook(tenant)
 		}
-		call.r, call.err = h.open(ctx, tenant, create)
+		call.r, call.err = g.open(ctx, tenant, create)
 	}
-	h.mu.Lock()
-	delete(h.opening, tenant)
-	h.mu.Unlock()
+	g.mu.Lock()
+	if call.r != nil {
+		g.tenants[tenant] = call.r // even on err: it keeps catching up, and Close stops it
+	}
+	delete(g.opening, tenant)
+	g.mu.Unlock()
 	close(call.done)
 	return call.r, call.err
 }
 
 // open starts tenant's replica and waits until it has caught up with the
-// stream. Called by runOpen only. Each NATS call is bounded by
-// callTimeout, the replay by ctx only. A snapshot that does not decode, or is
-// ahead of the stream (the stream was recreated), is ignored.
+// stream. Called by the registry's runOpen only, which registers it. Each
+// NATS call is bounded by callTimeout, the replay by ctx only. A snapshot
+// that does not decode, or is ahead of the stream (the stream was
+// recreated), is ignored.
 func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout) // each call: a stream without a leader fails in time
 	defer cancel()
-	stream, err := h.stream(cctx, tenant, create)
+	stream, err := h.streams.stream(cctx, tenant, create)
 	if err != nil {
 		return nil, err
 	}
@@ -135,36 +196,31 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream info %s: %w", streamName(tenant), err))
 	}
 	st, err := h.snaps.load(ctx, tenant)
-	if err == nil && st.seq > info.State.LastSeq {
-		err = fmt.Errorf("%w: snapshot at %d, stream ends at %d", ErrCorrupt, st.seq, info.State.LastSeq)
+	if err == nil && st.Seq() > info.State.LastSeq {
+		err = fmt.Errorf("%w: snapshot at %d, stream ends at %d", ErrCorrupt, st.Seq(), info.State.LastSeq)
 	}
 	if err != nil {
 		h.log.Warn("hub: snapshot ignored, replaying the whole stream", "tenant", tenant, "err", err)
-		st = newState()
+		st = ledger.New()
 	}
-	r := newReplica(tenant, st, h.log, h.snaps)
-	st.tenant, st.notes = tenant, &h.note
+	r := newReplica(tenant, st, h.log, h.snaps, &h.note)
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := h.startReplica(sctx, r); err != nil {
 		return nil, err
 	}
-	err = r.waitApplied(ctx, info.State.LastSeq)
-	h.mu.Lock()
-	h.tenants[tenant] = r // even on err: it keeps catching up, and Close stops it
-	h.mu.Unlock()
-	return r, err
+	return r, r.waitApplied(ctx, info.State.LastSeq) // runOpen registers r even on err
 }
 
 // stream returns tenant's stream, creating it where create allows.
-func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
-	s, err := gated(&h.api, func() (jetstream.Stream, error) { return h.js.Stream(ctx, streamName(tenant)) })
+func (sl *streamLog) stream(ctx context.Context, tenant string, create bool) (jetstream.Stream, error) {
+	s, err := gated(sl.api, func() (jetstream.Stream, error) { return sl.js.Stream(ctx, streamName(tenant)) })
 	if errors.Is(err, jetstream.ErrStreamNotFound) && !create {
 		return nil, errorf(ErrNotFound, "tenant %q", tenant)
 	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s, err = gated(&h.api, func() (jetstream.Stream, error) {
-			return h.js.CreateStream(ctx, jetstream.StreamConfig{
+		s, err = gated(sl.api, func() (jetstream.Stream, error) {
+			return sl.js.CreateStream(ctx, jetstream.StreamConfig{
 				Name:       streamName(tenant),
 				Subjects:   []string{subjectName(tenant)},
 				Storage:    jetstream.FileStorage,
@@ -172,12 +228,12 @@ func (h *Hub) stream(ctx context.Context, tenant string, create bool) (jetstream
 				DenyDelete: true,
 				DenyPurge:  true,
 				Duplicates: dupWindow, // covers publish's retries: publish.go
-				Replicas:   h.cfg.Replicas,
+				Replicas:   sl.cfg.Replicas,
 			})
 		})
 	}
 	if err != nil && isStoreFull(err) {
-		return nil, h.publishErr(err, streamName(tenant))
+		return nil, sl.publishErr(err, streamName(tenant))
 	}
 	if err != nil {
 		return nil, unavailable(logUnavailable, fmt.Errorf("stream %s: %w", streamName(tenant), err))
@@ -202,18 +258,18 @@ const (
 // consumer is made here, bounded by ctx, so that a tenant whose stream
 // cannot be read fails to open at once.
 func (h *Hub) startReplica(ctx context.Context, r *replica) error {
-	msgs, name, err := h.consume(ctx, r)
+	msgs, name, err := h.streams.consume(ctx, r)
 	if err != nil {
 		return err
 	}
 	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
-		r.run(h.ctx, func(evs chan<- delivery) { h.follow(h.ctx, r, msgs, name, evs) })
+		r.run(h.ctx, func(evs chan<- delivery) { h.streams.follow(h.ctx, r, msgs, name, evs) })
 	}()
 	go func() {
 		defer h.wg.Done()
-		h.runCommitter(h.ctx, r)
+		h.streams.runCommitter(h.ctx, r)
 	}()
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -96,7 +98,7 @@ func TestTournamentOpenClose(t *testing.T) {
 	if after.Final || after.EndedAt != "2026-12-08T00:00:00.000Z" {
 		t.Fatalf("just after the end: final %v ended %q", after.Final, after.EndedAt)
 	}
-	clk.set(end.Add(finalAfter))
+	clk.set(end.Add(ledger.FinalAfter))
 	final, _ := h.Standings("t1", "poker", 0, 100)
 	if !final.Final || len(final.Rows) != 12 {
 		t.Fatalf("final standings: %+v", final)
@@ -145,7 +147,7 @@ func TestTournamentSettingsRefused(t *testing.T) {
 		{Settings{Prizes: make([]Prize, MaxPrizes+1)}, "prizes: 101 ranges"},
 	}
 	for _, tt := range tests {
-		_, err := tt.set.normalize()
+		_, err := tt.set.Normalize()
 		var he *Error
 		if !errors.As(err, &he) || !errors.Is(err, ErrBadRequest) || !strings.HasPrefix(he.Msg, tt.want) {
 			t.Errorf("%+v: %v, want a bad request %q", tt.set, err, tt.want)

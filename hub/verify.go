@@ -1,11 +1,8 @@
 package hub
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,8 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/rankwire/rankwire/board"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // The audit replay. Verify rebuilds every tenant's state from its stream
@@ -26,39 +22,10 @@ import (
 // same stream, on any machine, must reproduce. It reads and never writes.
 
 // SnapshotAudit is one snapshot compared with the replay at its sequence.
-type SnapshotAudit struct {
-	Source string // "file <path>" or "shared bucket"
-	Seq    uint64
-	Equal  bool
-	Diffs  []string // what differs, where not Equal (at most maxDiffs lines)
-}
+type SnapshotAudit = ledger.SnapshotAudit
 
 // TenantAudit is one tenant's replay.
-type TenantAudit struct {
-	Tenant    string
-	Events    uint64 // events replayed
-	LastSeq   uint64 // the stream's last sequence when the replay started
-	Boards    int
-	Members   int    // member ids of the tenant
-	Digest    string // "sha256:" hex of the rebuilt state's snapshot encoding at LastSeq
-	Snapshots []SnapshotAudit
-	Err       error // the replay could not finish
-}
-
-// OK reports whether the replay finished and every snapshot matched.
-func (a TenantAudit) OK() bool {
-	if a.Err != nil {
-		return false
-	}
-	for _, s := range a.Snapshots {
-		if !s.Equal {
-			return false
-		}
-	}
-	return true
-}
-
-const maxDiffs = 20
+type TenantAudit = ledger.TenantAudit
 
 // Verify connects as Start does (the embedded server on cfg.DataDir, or
 // cfg.NATSURL), replays the streams of tenants (every tenant where empty)
@@ -72,9 +39,9 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	if cfg.NATSURL == "" {
 		cfg.Cluster = Cluster{} // the node's own store, alone: the gateway is stopped
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger, id: randomID(), tenants: map[string]*replica{}, opening: map[string]*openCall{},
-		down: map[string]*downTenant{}}
+	h := &Hub{cfg: cfg, log: cfg.Logger}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.reg = newRegistry(h.ctx, h.log, h.open)
 	defer h.Close()
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), log: h.log}
 	if err := h.connect(ctx); err != nil {
@@ -85,7 +52,7 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	}
 	if len(tenants) == 0 {
 		var err error
-		if tenants, err = h.listTenants(ctx); err != nil {
+		if tenants, err = h.streams.listTenants(ctx); err != nil {
 			return nil, err
 		}
 		slices.Sort(tenants)
@@ -95,98 +62,53 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		out = append(out, h.verifyTenant(ctx, t))
+		out = append(out, h.streams.verifyTenant(ctx, t))
 	}
 	return out, nil
 }
 
 // verifyTenant replays tenant's stream, comparing on the way.
-func (h *Hub) verifyTenant(ctx context.Context, tenant string) TenantAudit {
-	a := TenantAudit{Tenant: tenant}
-	snaps := h.auditSnapshots(ctx, tenant, &a)
-	stream, err := h.js.Stream(ctx, streamName(tenant))
+func (sl *streamLog) verifyTenant(ctx context.Context, tenant string) TenantAudit {
+	audit := ledger.NewAudit()
+	sharedErr := sl.auditSnapshots(ctx, tenant, audit)
+	stream, err := sl.js.Stream(ctx, streamName(tenant))
 	if err != nil {
-		a.Err = fmt.Errorf("stream %s: %w", streamName(tenant), err)
-		return a
+		return TenantAudit{Tenant: tenant, Err: fmt.Errorf("stream %s: %w", streamName(tenant), err)}
 	}
-	a.LastSeq = stream.CachedInfo().State.LastSeq
-	st := newState()
-	compare := func() {
-		for i := range snaps {
-			if snaps[i].st != nil && snaps[i].audit.Seq == st.seq {
-				snaps[i].audit.Diffs = diffStates(st, snaps[i].st)
-				snaps[i].audit.Equal = len(snaps[i].audit.Diffs) == 0
-				snaps[i].st = nil // compared
-			}
-		}
+	last := stream.CachedInfo().State.LastSeq
+	if last > 0 {
+		err = sl.replayTo(ctx, stream, last, audit.Apply)
 	}
-	compare() // a snapshot of an empty stream
-	if a.LastSeq > 0 {
-		a.Err = h.replayTo(ctx, stream, a.LastSeq, func(seq uint64, ev *event) {
-			st.apply(seq, ev)
-			a.Events++
-			compare()
-		})
-	}
-	for _, s := range snaps {
-		if s.st != nil && a.Err == nil {
-			s.audit.Diffs = []string{fmt.Sprintf("the snapshot is at seq %d, past the stream's end (%d): not from this stream", s.audit.Seq, a.LastSeq)}
-		}
-		a.Snapshots = append(a.Snapshots, s.audit)
-	}
-	if a.Err != nil {
-		return a
-	}
-	data, err := encodeState(st)
-	if err != nil {
-		a.Err = fmt.Errorf("encode: %w", err)
-		return a
-	}
-	sum := sha256.Sum256(data)
-	a.Digest = "sha256:" + hex.EncodeToString(sum[:])
-	a.Boards, a.Members = len(st.boards), st.ix.Len()
+	a := audit.Result(tenant, last)
+	a.Err = cmp.Or(err, sharedErr, a.Err)
 	return a
 }
 
-// auditSnapshot is a snapshot to compare, decoded (nil once compared).
-type auditSnapshot struct {
-	audit SnapshotAudit
-	st    *state
-}
-
-// auditSnapshots loads tenant's snapshot file and shared snapshot where
-// they exist; one that does not decode is reported as a difference.
-func (h *Hub) auditSnapshots(ctx context.Context, tenant string, a *TenantAudit) []*auditSnapshot {
-	var out []*auditSnapshot
-	add := func(source string, data []byte) {
-		s := &auditSnapshot{audit: SnapshotAudit{Source: source}}
-		st, err := decodeState(data)
-		if err != nil {
-			s.audit.Diffs = []string{"does not decode: " + err.Error()}
-		} else {
-			s.st, s.audit.Seq = st, st.seq
-		}
-		out = append(out, s)
-	}
-	path := h.snaps.path(tenant)
+// auditSnapshots adds tenant's snapshot file and shared snapshot, where
+// they exist, to audit; an error where the shared one cannot be read.
+func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *ledger.Audit) error {
+	path := sl.snaps.path(tenant)
 	if data, err := os.ReadFile(path); err == nil {
-		add("file "+path, data)
+		audit.AddSnapshot("file "+path, data)
 	}
-	if shared := h.snaps.shared.Load(); shared != nil {
-		sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
-		defer cancel()
-		if data, err := shared.store.GetBytes(sctx, tenant); err == nil {
-			add("shared bucket "+sharedBucket, data)
-		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
-			a.Err = fmt.Errorf("shared snapshot: %w", err)
-		}
+	shared := sl.snaps.shared.Load()
+	if shared == nil {
+		return nil
 	}
-	return out
+	sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
+	defer cancel()
+	data, err := shared.store.GetBytes(sctx, tenant)
+	if err == nil {
+		audit.AddSnapshot("shared bucket "+sharedBucket, data)
+	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return fmt.Errorf("shared snapshot: %w", err)
+	}
+	return nil
 }
 
 // replayTo feeds every event of stream up to last, in order, to f. An
 // event that does not decode is skipped, as every replica skips it.
-func (h *Hub) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *event)) error {
+func (sl *streamLog) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *ledger.Event)) error {
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
@@ -204,7 +126,7 @@ func (h *Hub) replayTo(ctx context.Context, stream jetstream.Stream, last uint64
 				return fmt.Errorf("message without metadata: %w", err)
 			}
 			seq := md.Sequence.Stream
-			if ev, err := decodeEvent(msg.Data()); err == nil {
+			if ev, err := ledger.DecodeEvent(msg.Data()); err == nil {
 				f(seq, ev)
 			}
 			if seq >= last {
@@ -221,131 +143,4 @@ func (h *Hub) replayTo(ctx context.Context, stream jetstream.Stream, last uint64
 			return err
 		}
 	}
-}
-
-// diffStates lists how snap differs from the replayed state st, at most
-// maxDiffs lines; none where their encodings are equal.
-func diffStates(st, snap *state) []string {
-	a, errA := encodeState(st)
-	b, errB := encodeState(snap)
-	if errA == nil && errB == nil && bytes.Equal(a, b) {
-		return nil
-	}
-	var d []string
-	add := func(format string, args ...any) {
-		if len(d) < maxDiffs {
-			d = append(d, fmt.Sprintf(format, args...))
-		}
-	}
-	if ia, ib := st.ix.Len(), snap.ix.Len(); ia != ib {
-		add("member ids: replay %d, snapshot %d", ia, ib)
-	}
-	for _, name := range unionBoards(st, snap) {
-		x, y := st.boards[name], snap.boards[name]
-		switch {
-		case y == nil:
-			add("board %s: in the replay, not in the snapshot", name)
-			continue
-		case x == nil:
-			add("board %s: in the snapshot, not in the replay", name)
-			continue
-		}
-		if sx, sy := settingsJSON(x.settings), settingsJSON(y.settings); sx != sy {
-			add("board %s: settings %s in the replay, %s in the snapshot", name, sx, sy)
-		}
-		if x.seen.len() != y.seen.len() {
-			add("board %s: %d idempotency ids in the replay, %d in the snapshot", name, x.seen.len(), y.seen.len())
-		}
-		diffWindows(name, x, y, st, snap, add)
-	}
-	if len(d) == 0 {
-		add("the encodings differ (identity index or idempotency ids)")
-	}
-	return d
-}
-
-// diffWindows adds the differences of board name's windows.
-func diffWindows(name string, x, y *boardState, st, snap *state, add func(string, ...any)) {
-	keys := append(x.sortedWindows(), y.sortedWindows()...)
-	slices.SortFunc(keys, func(p, q windowKey) int {
-		if p.kind != q.kind {
-			return int(p.kind) - int(q.kind)
-		}
-		return cmpInt64(p.start, q.start)
-	})
-	keys = slices.Compact(keys)
-	for _, k := range keys {
-		wx, wy := x.windows[k], y.windows[k]
-		where := fmt.Sprintf("board %s window %s", name, k)
-		switch {
-		case wy == nil:
-			add("%s: in the replay (%d entries), not in the snapshot", where, wx.b.Len())
-		case wx == nil:
-			add("%s: in the snapshot (%d entries), not in the replay", where, wy.b.Len())
-		default:
-			if wx.seq != wy.seq {
-				add("%s: seq %d in the replay, %d in the snapshot", where, wx.seq, wy.seq)
-			}
-			diffRows(where, wx.b, wy.b, st, snap, add)
-		}
-	}
-}
-
-// diffRows adds the first rank at which two boards' rows differ.
-func diffRows(where string, bx, by *board.Board, st, snap *state, add func(string, ...any)) {
-	if bx.Len() != by.Len() {
-		add("%s: %d entries in the replay, %d in the snapshot", where, bx.Len(), by.Len())
-	}
-	const page = 1000
-	var rx, ry []board.Row
-	for off := 0; off < max(bx.Len(), by.Len()); off += page {
-		rx, ry = bx.Range(off, page, rx[:0]), by.Range(off, page, ry[:0])
-		for i := range max(len(rx), len(ry)) {
-			var a, b string
-			if i < len(rx) {
-				a = rowString(st, rx[i])
-			}
-			if i < len(ry) {
-				b = rowString(snap, ry[i])
-			}
-			if a != b {
-				add("%s: rank %d is %s in the replay, %s in the snapshot", where, off+i+1, orNone(a), orNone(b))
-				return
-			}
-		}
-	}
-}
-
-func rowString(s *state, r board.Row) string {
-	name, _ := s.ix.Label(r.Member)
-	return fmt.Sprintf("%s %v/%v", name, r.Score, r.Subscore)
-}
-
-func settingsJSON(s Settings) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// unionBoards returns the board names of a and b, sorted.
-func unionBoards(a, b *state) []string {
-	names := append(sortedBoards(a), sortedBoards(b)...)
-	slices.Sort(names)
-	return slices.Compact(names)
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // The audit replay rebuilds a tenant from its stream alone and finds the
@@ -51,14 +53,14 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := decodeState(data)
+	st, err := ledger.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq := st.seq
-	st.apply(seq+1, &event{Kind: evSubmit, At: 1, Board: "b", Items: []Item{{Member: "cheater", Score: 1e9}}})
-	st.seq = seq
-	forged, err := encodeState(st)
+	seq := st.Seq()
+	st.Apply(seq+1, &ledger.Event{Kind: ledger.EvSubmit, At: 1, Board: "b", Items: []Item{{Member: "cheater", Score: 1e9}}})
+	st.Skip(seq) // back to the snapshot's sequence: a forgery at the same point
+	forged, err := st.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}

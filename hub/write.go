@@ -1,19 +1,19 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // MaxAliases is the most aliases one Link takes.
-const MaxAliases = 100
+const MaxAliases = ledger.MaxAliases
 
 // Submit validates items as a whole (the error names the first bad index),
 // hands them to the tenant's committer, which publishes them in one event
@@ -26,80 +26,29 @@ const MaxAliases = 100
 // then its own) plus the replica's lag; O(items × windows × log N) in the
 // replica. Safe for concurrent use.
 func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([]Result, error) {
-	if err := validateItems(items); err != nil {
+	if err := ledger.ValidateItems(items); err != nil {
 		return nil, err
 	}
 	r, err := h.boardReplica(ctx, tenant, board)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkMemberRoom(len(items)); err != nil {
+	// Checked at ingest, so that a submission is refused with a clear error
+	// rather than kept unranked, and the stream spared an event apply would
+	// refuse; apply decides again in stream order, by the acceptance time.
+	now := h.cfg.Now().UnixMilli()
+	if err := r.read(func(st *ledger.State) error {
+		return cmp.Or(st.CheckMemberRoom(len(items)), st.CheckOpen(board, now))
+	}); err != nil {
 		return nil, err
 	}
-	if err := r.checkOpen(board, h.cfg.Now().UnixMilli()); err != nil {
-		return nil, err // apply decides again by the acceptance time
-	}
-	return h.submitGrouped(ctx, r, board, items)
-}
-
-// checkOpen fails with ErrConflict where board is outside its time at
-// now (tournament.go), sparing the stream an event apply would refuse.
-func (r *replica) checkOpen(board string, now int64) error {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if bs := r.st.boards[board]; bs != nil {
-		return bs.checkOpen(now)
-	}
-	return nil
+	return h.streams.submitGrouped(ctx, r, board, items)
 }
 
 // maxMembers is the most member ids a tenant may hold: the largest handle
-// a board ranks. A variable so that tests can reach it.
+// a board ranks. A variable so that tests can lower it (for the replicas
+// opened after).
 var maxMembers uint32 = board.MaxMember
-
-// checkMemberRoom fails with ErrLimit, naming member, where n new members
-// could take the tenant's member handles past maxMembers: checked at
-// ingest so that a submission is refused with a clear error rather than
-// applied unranked. Apply checks again in stream order (submitItem).
-func (r *replica) checkMemberRoom(n int) error {
-	r.mu.RLock()
-	have := r.st.ix.MaxHandle()
-	r.mu.RUnlock()
-	if uint64(have)+uint64(n) > uint64(maxMembers) {
-		return errorf(ErrLimit, "member: the tenant holds %d member ids; the most is %d", have, maxMembers)
-	}
-	return nil
-}
-
-func validateItems(items []Item) error {
-	if len(items) == 0 || len(items) > MaxBatch {
-		return errorf(ErrBadRequest, "scores: %d items, want 1..%d", len(items), MaxBatch)
-	}
-	for i, it := range items {
-		if p := itemProblem(it); p != "" {
-			return errorf(ErrBadRequest, "scores[%d].%s", i, p)
-		}
-	}
-	return nil
-}
-
-// itemProblem says what is wrong with it, starting with the field's name,
-// or "" where nothing is.
-func itemProblem(it Item) string {
-	switch {
-	case identity.Reason(it.Member) != "":
-		return "member: " + identity.Reason(it.Member)
-	case math.IsNaN(it.Score) || math.IsInf(it.Score, 0):
-		return "score: not a finite number"
-	case math.IsNaN(it.Subscore) || math.IsInf(it.Subscore, 0):
-		return "subscore: not a finite number"
-	case len(it.ID) > MaxIDLen:
-		return fmt.Sprintf("id: longer than %d bytes", MaxIDLen)
-	case !utf8.ValidString(it.ID):
-		return "id: invalid UTF-8" // two ids must not read as one key
-	}
-	return ""
-}
 
 // PutBoard creates board or updates its settings, and returns it as
 // applied. Changing the ordering (order, subscore_order, policy, tiebreak)
@@ -123,7 +72,7 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 	if maxBoards < 0 {
 		return BoardInfo{}, errorf(ErrBadRequest, "boards limit %d is negative", maxBoards)
 	}
-	set, err := s.normalize()
+	set, err := s.Normalize()
 	if err != nil {
 		return BoardInfo{}, err
 	}
@@ -131,14 +80,11 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 	if err != nil {
 		return BoardInfo{}, err
 	}
-	r.mu.RLock()
-	err = r.st.checkBoardLimit(board, maxBoards)
-	r.mu.RUnlock()
-	if err != nil {
+	if err := r.read(func(st *ledger.State) error { return st.CheckBoardLimit(board, maxBoards) }); err != nil {
 		return BoardInfo{}, err
 	}
-	ev := &event{Kind: evSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
-	if err := h.commitErr(ctx, r, ev); err != nil {
+	ev := &ledger.Event{Kind: ledger.EvSettings, Board: board, Settings: &set, MaxBoards: maxBoards}
+	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return BoardInfo{}, err
 	}
 	return h.Board(tenant, board)
@@ -146,13 +92,13 @@ func (h *Hub) PutBoardUpTo(ctx context.Context, tenant, board string, s Settings
 
 // DeleteBoard deletes board with all its windows and seen ids.
 func (h *Hub) DeleteBoard(ctx context.Context, tenant, board string) error {
-	return h.boardEvent(ctx, tenant, &event{Kind: evDelete, Board: board})
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvDelete, Board: board})
 }
 
 // Reset empties board's all window (a new season); day, week and month
 // windows stay readable.
 func (h *Hub) Reset(ctx context.Context, tenant, board string) error {
-	return h.boardEvent(ctx, tenant, &event{Kind: evReset, Board: board})
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvReset, Board: board})
 }
 
 // RemoveMember removes member (an id or alias) from every window of board.
@@ -161,7 +107,7 @@ func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) er
 	if p := identity.Reason(member); p != "" {
 		return errorf(ErrBadRequest, "member: %s", p)
 	}
-	return h.boardEvent(ctx, tenant, &event{Kind: evRemove, Board: board, Member: member})
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvRemove, Board: board, Member: member})
 }
 
 // Link links aliases to member; an alias of another member merges that
@@ -178,45 +124,30 @@ func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string)
 // decides in stream order, so a link racing a submission that creates the
 // alias's member is judged the same way on every node. Cost: as Link.
 func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []string, mayMerge bool) (Identity, error) {
-	if err := validateLink(tenant, member, aliases); err != nil {
+	if err := checkNames(tenant, ""); err != nil {
+		return Identity{}, err
+	}
+	if err := ledger.ValidateLink(member, aliases); err != nil {
 		return Identity{}, err
 	}
 	r, err := h.replica(ctx, tenant, true)
 	if err != nil {
 		return Identity{}, err
 	}
-	ev := &event{Kind: evLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
-	if err := h.commitErr(ctx, r, ev); err != nil {
+	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
+	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
 	return h.Identity(tenant, member)
 }
 
-func validateLink(tenant, member string, aliases []string) error {
-	if err := checkNames(tenant, ""); err != nil {
-		return err
-	}
-	if p := identity.Reason(member); p != "" {
-		return errorf(ErrBadRequest, "member: %s", p)
-	}
-	if len(aliases) == 0 || len(aliases) > MaxAliases {
-		return errorf(ErrBadRequest, "aliases: %d, want 1..%d", len(aliases), MaxAliases)
-	}
-	for i, a := range aliases {
-		if p := identity.Reason(a); p != "" {
-			return errorf(ErrBadRequest, "aliases[%d]: %s", i, p)
-		}
-	}
-	return nil
-}
-
 // boardEvent publishes an event about an existing board.
-func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *event) error {
+func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *ledger.Event) error {
 	r, err := h.boardReplica(ctx, tenant, ev.Board)
 	if err != nil {
 		return err
 	}
-	return h.commitErr(ctx, r, ev)
+	return h.streams.commitErr(ctx, r, ev)
 }
 
 // boardReplica returns the replica of a tenant whose board exists (a
@@ -233,7 +164,7 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 		return nil, err // unavailable: the tenant is down, or NATS
 	}
 	r.mu.RLock()
-	_, ok := r.st.boards[board]
+	ok := r.st.HasBoard(board)
 	r.mu.RUnlock()
 	if !ok {
 		return nil, errorf(ErrNotFound, "board %q", board)
@@ -241,34 +172,34 @@ func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica,
 	return r, nil
 }
 
-func (h *Hub) commitErr(ctx context.Context, r *replica, ev *event) error {
-	out, err := h.commit(ctx, r, ev)
+func (sl *streamLog) commitErr(ctx context.Context, r *replica, ev *ledger.Event) error {
+	out, err := sl.commit(ctx, r, ev)
 	if err != nil {
 		return err
 	}
-	return out.err
+	return out.Err
 }
 
 // commit stamps ev with the acceptance time, publishes it (its waiter key
 // as its message id, retried through a leader change: publish.go), waits
 // for the ack and then for r to apply it, and returns what apply gave.
-func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error) {
-	ev.At = h.cfg.Now().UnixMilli()
-	ev.Waiter = h.waiterKey()
-	data, err := encodeEvent(ev)
+func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.Outcome, error) {
+	ev.At = sl.cfg.Now().UnixMilli()
+	ev.Waiter = sl.waiterKey()
+	data, err := ledger.EncodeEvent(ev)
 	if err != nil {
-		return outcome{}, fmt.Errorf("hub: encode event: %w", err)
+		return ledger.Outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
-	if h.disk.full.Load() {
-		return outcome{}, ErrStoreFull
+	if sl.disk.full.Load() {
+		return ledger.Outcome{}, ErrStoreFull
 	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
-	if err := h.publish(ctx, r, data, ev.Waiter); err != nil {
-		return outcome{}, err
+	if err := sl.publish(ctx, r, data, ev.Waiter); err != nil {
+		return ledger.Outcome{}, err
 	}
-	if err := h.awaitApply(ctx, r, f); err != nil {
-		return outcome{}, err
+	if err := sl.awaitApply(ctx, r, f); err != nil {
+		return ledger.Outcome{}, err
 	}
 	return f.out, nil
 }
@@ -279,8 +210,8 @@ func (h *Hub) commit(ctx context.Context, r *replica, ev *event) (outcome, error
 // answers ErrUnavailable: the event is stored and will be applied, and the
 // caller's retry with the same idempotency id answers as the original.
 // Without the bound a reply could wait for ever on a wedged replica.
-func (h *Hub) awaitApply(ctx context.Context, r *replica, f *flight) error {
-	t := time.NewTimer(h.cfg.WriteTimeout)
+func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) error {
+	t := time.NewTimer(sl.cfg.WriteTimeout)
 	defer t.Stop()
 	select {
 	case <-f.done:
@@ -290,9 +221,61 @@ func (h *Hub) awaitApply(ctx context.Context, r *replica, f *flight) error {
 	case <-r.done:
 		return ErrClosed
 	case <-t.C:
-		h.nstats.applyTimeouts.Add(1)
-		h.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
-			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", h.cfg.WriteTimeout)
+		sl.nstats.applyTimeouts.Add(1)
+		sl.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
+			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", sl.cfg.WriteTimeout)
 		return unavailable("stored, but not applied on this node in time; retry with the same id", nil)
 	}
+}
+
+// Approve ranks the quarantined submission qid of board as a new
+// submission now, past the rules, and returns its result. ErrNotFound for
+// an unknown board or qid (already decided, or never held); ErrConflict
+// where the board has not started or has ended.
+func (h *Hub) Approve(ctx context.Context, tenant, board string, qid uint64) (Result, error) {
+	r, err := h.boardReplica(ctx, tenant, board)
+	if err != nil {
+		return Result{}, err
+	}
+	out, err := h.streams.commit(ctx, r, &ledger.Event{Kind: ledger.EvApprove, Board: board, QID: qid})
+	if err != nil {
+		return Result{}, err
+	}
+	if out.Err != nil {
+		return Result{}, out.Err
+	}
+	return out.Results[0], nil
+}
+
+// Reject drops the quarantined submission qid of board. ErrNotFound for an
+// unknown board or qid.
+func (h *Hub) Reject(ctx context.Context, tenant, board string, qid uint64) error {
+	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvReject, Board: board, QID: qid})
+}
+
+// PutProfile sets member's profile (an id or alias; a member that has
+// never submitted is created) and returns it as stored. The error names
+// the field.
+func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) (Profile, error) {
+	if err := checkNames(tenant, ""); err != nil {
+		return Profile{}, err
+	}
+	if p := identity.Reason(member); p != "" {
+		return Profile{}, errorf(ErrBadRequest, "member: %s", p)
+	}
+	p, err := p.Normalize()
+	if err != nil {
+		return Profile{}, err
+	}
+	r, err := h.replica(ctx, tenant, true)
+	if err != nil {
+		return Profile{}, err
+	}
+	if err := r.read(func(st *ledger.State) error { return st.CheckMemberRoom(1) }); err != nil {
+		return Profile{}, err
+	}
+	if err := h.streams.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p}); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
 }

@@ -15,8 +15,11 @@ var allowed = map[string][]string{
 	"identity":      nil,
 	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names"},
 	"subscriptions": {module + "board"},
-	"hub":           {module + "board", module + "identity", module + "internal/names", "github.com/nats-io/"},
+	"hub":           {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", "github.com/nats-io/"},
 	"web":           nil,
+	// ledger is one tenant's state as a pure function of its events: no
+	// NATS, no I/O (its purity test also forbids clocks and goroutines).
+	"internal/ledger": {module + "board", module + "identity", module + "internal/names"},
 	// webhook delivers the hub's notifications over HTTP: the hub's types
 	// and its JetStream, nothing of the API.
 	"webhook": {module + "hub", "github.com/nats-io/"},
@@ -51,7 +54,7 @@ var allowed = map[string][]string{
 }
 
 // required lists the packages that must exist for the test to mean anything.
-var required = map[string]bool{"board": true, "identity": true, "wire": true}
+var required = map[string]bool{"board": true, "identity": true, "wire": true, "internal/ledger": true}
 
 // TestImports fails when a package imports anything outside the standard
 // library that its row of the table does not allow.

@@ -1,17 +1,11 @@
-package hub
-
-import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-)
+package ledger
 
 // Parallel apply. A group-committed event often carries groups for
 // several boards of the tenant (clients submitting to different
 // tournaments at once). Boards share nothing but the identity index, which
 // hands out member handles in stream order, and the feed log, which has
 // its own lock. So applyLanes applies such an event in two phases, with
-// exactly the outcome of applying its groups one after another (applyGroups'
+// exactly the Outcome of applying its groups one after another (applyGroups'
 // sequential path), on every node:
 //
 //  1. On the replica goroutine, in event order: each group's board is
@@ -20,23 +14,21 @@ import (
 //     of an id (kept on its board or earlier in the event for that board)
 //     has its member interned. The handles come out as the sequential
 //     path would assign them.
-//  2. One lane per board, in parallel on up to GOMAXPROCS goroutines,
-//     applies that board's groups in event order with the handles of
-//     phase 1; a lane only writes its own board's state and reads the
-//     identity index. Lanes advance applySlice items per round, and the
-//     replica yields its write lock between rounds, so a read still waits
-//     for one slice, not a whole event.
+//  2. One lane per board applies that board's groups in event order with
+//     the handles of phase 1; a lane only writes its own board's state and
+//     reads the identity index, so the lanes of a round may run at once:
+//     the hub runs them on up to GOMAXPROCS goroutines (SetLanes; this
+//     package starts none). Lanes advance applySlice items per round, and
+//     the replica yields its write lock between rounds, so a read still
+//     waits for one slice, not a whole event.
 //
 // Whether a repeat is a repeat is decided the same way in both phases:
 // phase 2 sees the board's kept ids plus the ones its lane put earlier in
 // this event, which is the set phase 1 checked.
 
-// parallelApply turns the lanes on; tests compare both paths.
-var parallelApply = true
-
 // laneBoards returns the distinct boards of ev's groups in order of first
 // appearance.
-func laneBoards(ev *event) []string {
+func laneBoards(ev *Event) []string {
 	var boards []string
 	for _, g := range ev.Groups {
 		seen := false
@@ -66,8 +58,8 @@ type lane struct {
 }
 
 // applyLanes applies ev's groups as the file comment says.
-func (s *state) applyLanes(seq uint64, ev *event, boards []string) []groupOutcome {
-	out := make([]groupOutcome, len(ev.Groups))
+func (s *State) applyLanes(seq uint64, ev *Event, boards []string) []GroupOutcome {
+	out := make([]GroupOutcome, len(ev.Groups))
 	handles := make([][]uint32, len(ev.Groups))
 	lanes := make([]*lane, 0, len(boards))
 	byName := make(map[string]*lane, len(boards))
@@ -78,7 +70,7 @@ func (s *state) applyLanes(seq uint64, ev *event, boards []string) []groupOutcom
 			err = bs.checkOpen(ev.At)
 		}
 		if err != nil {
-			out[gi].err = err
+			out[gi].Err = err
 			continue
 		}
 		l := byName[g.Board]
@@ -92,12 +84,12 @@ func (s *state) applyLanes(seq uint64, ev *event, boards []string) []groupOutcom
 		if ev.KeepIDs > 0 {
 			bs.seen.expire(ev.At - ev.KeepIDs)
 		}
-		out[gi].results = make([]Result, len(g.Items))
+		out[gi].Results = make([]Result, len(g.Items))
 		handles[gi] = s.internGroup(bs, fresh[g.Board], g.Items, ev.digestsOf(gi))
 	}
 	s.runLanes(lanes, func(l *lane, gi, i int) {
 		g := ev.Groups[gi]
-		out[gi].results[i] = s.laneItem(l, seq, ev.At, g.Items[i], digestAt(ev, gi, i), handles[gi][i])
+		out[gi].Results[i] = s.laneItem(l, seq, ev.At, g.Items[i], digestAt(ev, gi, i), handles[gi][i])
 	}, ev)
 	return out
 }
@@ -105,7 +97,7 @@ func (s *state) applyLanes(seq uint64, ev *event, boards []string) []groupOutcom
 // internGroup interns, in order, the members of items that are not
 // repeats (phase 1), and returns their handles: 0 for a repeat or a
 // member the index refused.
-func (s *state) internGroup(bs *boardState, fresh map[idDigest]struct{}, items []Item, digests []idDigest) []uint32 {
+func (s *State) internGroup(bs *boardState, fresh map[idDigest]struct{}, items []Item, digests []idDigest) []uint32 {
 	hs := make([]uint32, len(items))
 	for i, it := range items {
 		if it.ID != "" {
@@ -127,7 +119,7 @@ func (s *state) internGroup(bs *boardState, fresh map[idDigest]struct{}, items [
 
 // laneItem applies one item of a lane (phase 2) as applySubmit's loop
 // would, with the handle phase 1 interned.
-func (s *state) laneItem(l *lane, seq uint64, at int64, it Item, d idDigest, h uint32) Result {
+func (s *State) laneItem(l *lane, seq uint64, at int64, it Item, d idDigest, h uint32) Result {
 	if it.ID != "" {
 		if orig, ok := l.bs.seen.get(d); ok {
 			orig.Duplicate = true
@@ -145,12 +137,9 @@ func (s *state) laneItem(l *lane, seq uint64, at int64, it Item, d idDigest, h u
 }
 
 // runLanes runs phase 2: rounds in which every lane applies up to
-// applySlice items (f per item). The lanes of a round are pulled one at a
-// time by up to GOMAXPROCS goroutines that the round waits for, so a long
-// lane does not wait behind a worker's other lanes; the replica yields
-// between rounds.
-func (s *state) runLanes(lanes []*lane, f func(l *lane, gi, i int), ev *event) {
-	workers := min(len(lanes), runtime.GOMAXPROCS(0))
+// applySlice items (f per item). The lanes of a round run through s.lanes,
+// which may run them at once; the replica yields between rounds.
+func (s *State) runLanes(lanes []*lane, f func(l *lane, gi, i int), ev *Event) {
 	for {
 		var active []*lane
 		for _, l := range lanes {
@@ -161,16 +150,7 @@ func (s *state) runLanes(lanes []*lane, f func(l *lane, gi, i int), ev *event) {
 		if len(active) == 0 {
 			return
 		}
-		var next atomic.Int32
-		var wg sync.WaitGroup
-		for range min(workers, len(active)) {
-			wg.Go(func() {
-				for j := int(next.Add(1)) - 1; j < len(active); j = int(next.Add(1)) - 1 {
-					active[j].round(ev, f)
-				}
-			})
-		}
-		wg.Wait()
+		s.lanes(len(active), func(j int) { active[j].round(ev, f) })
 		if s.yield != nil {
 			s.yield()
 		}
@@ -181,7 +161,7 @@ func (l *lane) done() bool { return l.gi >= len(l.groups) }
 
 // round applies up to applySlice items of l, opening each group's windows
 // as it starts the group.
-func (l *lane) round(ev *event, f func(l *lane, gi, i int)) {
+func (l *lane) round(ev *Event, f func(l *lane, gi, i int)) {
 	for n := 0; n < applySlice && !l.done(); n++ {
 		gi := l.groups[l.gi]
 		if l.ii == 0 {
@@ -206,7 +186,7 @@ func digestOr(digests []idDigest, i int, id string) idDigest {
 }
 
 // digestAt returns the digest of item i of group gi of ev ("" id: zero).
-func digestAt(ev *event, gi, i int) idDigest {
+func digestAt(ev *Event, gi, i int) idDigest {
 	it := ev.Groups[gi].Items[i]
 	if it.ID == "" {
 		return idDigest{}

@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"errors"
@@ -7,65 +7,116 @@ import (
 	"github.com/rankwire/rankwire/identity"
 )
 
-// apply applies the event at stream sequence seq to s and returns what the
-// publishing call (or, for evGroup, each of its calls) reports.
-// Deterministic: it reads only s, seq and ev (never the clock), and an error
-// leaves s as the event found it, except that s.seq advances: a rejected
-// event is still consumed.
-func (s *state) apply(seq uint64, ev *event) outcome {
+// Outcome is what applying one event decided: what the publishing call
+// (or, for EvGroup, each of its calls) reports, and what the hub acts on
+// besides (notifications). Apply has no other output than s and its
+// Outcome.
+type Outcome struct {
+	Seq     uint64
+	Results []Result
+	Err     error
+	Groups  []GroupOutcome // EvGroup: one per group, in order
+	// Held lists the submissions the event quarantined, by board in order
+	// of first appearance in the event, each board's by QID: the same
+	// order whether its groups ran in lanes or one after another.
+	Held []HeldNote
+	// Schedule reports that the event may have changed when the tenant's
+	// notifications come due (a board's settings or its deletion): see
+	// NextDue.
+	Schedule bool
+}
+
+// GroupOutcome is what one group of an EvGroup event gave its call.
+type GroupOutcome struct {
+	Results []Result
+	Err     error
+}
+
+// HeldNote is one submission an event quarantined on Board.
+type HeldNote struct {
+	Board string
+	Held  Held
+}
+
+// Apply applies the event at stream sequence seq to s and returns its
+// Outcome. Deterministic: it reads only s, seq and ev (never the clock),
+// and an error leaves s as the event found it, except that s.seq
+// advances: a rejected event is still consumed. Cost: O(items × windows ×
+// log N) for a submission.
+func (s *State) Apply(seq uint64, ev *Event) Outcome {
 	s.seq = seq
-	out := outcome{seq: seq}
+	out := Outcome{Seq: seq}
 	switch ev.Kind {
-	case evSettings:
-		out.err = s.applySettings(ev)
-	case evSubmit:
-		out.results, out.err = s.applySubmit(seq, ev.At, ev.KeepIDs, ev.Board, ev.Items, ev.digestsOf(0))
-	case evGroup:
-		out.groups = s.applyGroups(seq, ev)
-	case evLink:
-		out.err = s.applyLink(seq, ev)
-	case evRemove:
-		out.err = s.applyRemove(ev)
-	case evReset:
-		out.err = s.applyReset(ev)
-	case evDelete:
-		out.err = s.applyDelete(ev)
-	case evApprove:
+	case EvSettings:
+		out.Err = s.applySettings(ev)
+		out.Schedule = out.Err == nil
+	case EvSubmit:
+		out.Results, out.Err = s.applySubmit(seq, ev.At, ev.KeepIDs, ev.Board, ev.Items, ev.digestsOf(0))
+		out.Held = s.takeHeld(out.Held, ev.Board)
+	case EvGroup:
+		out.Groups = s.applyGroups(seq, ev)
+		for _, b := range laneBoards(ev) {
+			out.Held = s.takeHeld(out.Held, b)
+		}
+	case EvLink:
+		out.Err = s.applyLink(seq, ev)
+	case EvRemove:
+		out.Err = s.applyRemove(ev)
+	case EvReset:
+		out.Err = s.applyReset(ev)
+	case EvDelete:
+		out.Err = s.applyDelete(ev)
+		out.Schedule = out.Err == nil
+	case EvApprove:
 		var r Result
-		r, out.err = s.applyApprove(seq, ev)
-		out.results = []Result{r}
-	case evReject:
-		out.err = s.applyReject(ev)
-	case evProfile:
-		out.err = s.applyProfile(seq, ev)
+		r, out.Err = s.applyApprove(seq, ev)
+		out.Results = []Result{r}
+	case EvReject:
+		out.Err = s.applyReject(ev)
+	case EvProfile:
+		out.Err = s.applyProfile(seq, ev)
 	default:
-		out.err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
+		out.Err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}
 	return out
+}
+
+// takeHeld appends to notes the items board quarantined during this
+// event, and forgets them.
+func (s *State) takeHeld(notes []HeldNote, board string) []HeldNote {
+	bs := s.boards[board]
+	if bs == nil {
+		return notes
+	}
+	for _, h := range bs.fresh {
+		notes = append(notes, HeldNote{Board: board, Held: h})
+	}
+	bs.fresh = bs.fresh[:0]
+	return notes
 }
 
 // applyGroups applies each group of a group-committed event in order, as
-// if each were its own evSubmit at the same time and sequence: a group
+// if each were its own EvSubmit at the same time and sequence: a group
 // whose board is missing fails alone.
-func (s *state) applyGroups(seq uint64, ev *event) []groupOutcome {
-	if lanes := laneBoards(ev); parallelApply && len(lanes) > 1 {
+func (s *State) applyGroups(seq uint64, ev *Event) []GroupOutcome {
+	if lanes := laneBoards(ev); s.lanes != nil && len(lanes) > 1 {
 		return s.applyLanes(seq, ev, lanes)
 	}
-	out := make([]groupOutcome, len(ev.Groups))
+	out := make([]GroupOutcome, len(ev.Groups))
 	for i, g := range ev.Groups {
-		out[i].results, out[i].err = s.applySubmit(seq, ev.At, ev.KeepIDs, g.Board, g.Items, ev.digestsOf(i))
+		out[i].Results, out[i].Err = s.applySubmit(seq, ev.At, ev.KeepIDs, g.Board, g.Items, ev.digestsOf(i))
 	}
 	return out
 }
 
-func (s *state) board(name string) (*boardState, error) {
+func (s *State) board(name string) (*boardState, error) {
 	if bs := s.boards[name]; bs != nil {
 		return bs, nil
 	}
 	return nil, errorf(ErrNotFound, "board %q", name)
 }
 
-func (s *state) applySettings(ev *event) error {
+func (s *State) applySettings(ev *Event) error {
 	if ev.Settings == nil {
 		return errorf(ErrInternal, "settings missing")
 	}
@@ -73,7 +124,7 @@ func (s *state) applySettings(ev *event) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkBoardLimit(ev.Board, ev.MaxBoards); err != nil {
+	if err := s.CheckBoardLimit(ev.Board, ev.MaxBoards); err != nil {
 		return err
 	}
 	bs := s.boards[ev.Board]
@@ -87,10 +138,10 @@ func (s *state) applySettings(ev *event) error {
 	return bs.update(set)
 }
 
-// checkBoardLimit fails with ErrLimit where creating board would take the
+// CheckBoardLimit fails with ErrLimit where creating board would take the
 // tenant past maxBoards boards (zero: no limit). An existing board passes.
 // O(1).
-func (s *state) checkBoardLimit(board string, maxBoards int) error {
+func (s *State) CheckBoardLimit(board string, maxBoards int) error {
 	if maxBoards <= 0 || s.boards[board] != nil || len(s.boards) < maxBoards {
 		return nil
 	}
@@ -127,7 +178,7 @@ func (bs *boardState) update(set Settings) error {
 // seen.go). digests are the items' id digests where computed ahead
 // (event.prepare), else nil. Every applySlice items it calls s.yield (see
 // state), so readers may see a prefix of the batch.
-func (s *state) applySubmit(seq uint64, at, keepIDs int64, name string, items []Item, digests []idDigest) ([]Result, error) {
+func (s *State) applySubmit(seq uint64, at, keepIDs int64, name string, items []Item, digests []idDigest) ([]Result, error) {
 	bs, err := s.board(name)
 	if err != nil {
 		return nil, err
@@ -181,7 +232,7 @@ func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
 // bs, or quarantines it where it breaks the board's rules. An item the
 // index or board rejects (checked at ingest, so only a sum overflow in
 // practice) is not applied; its result shows the entry as it stands.
-func (s *state) submitItem(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item) Result {
+func (s *State) submitItem(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item) Result {
 	h, ok := s.intern(it.Member)
 	if !ok {
 		return Result{Member: it.Member}
@@ -191,7 +242,7 @@ func (s *state) submitItem(bs *boardState, name string, ws []*window, primary in
 
 // submitJudged is submitItem with the member's handle h. It writes only
 // bs's state and reads the identity index, so lanes may run it at once.
-func (s *state) submitJudged(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
+func (s *State) submitJudged(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
 	if why := bs.judge(ws[primary], at, it, h); why != ReasonNone {
 		return s.holdItem(bs, name, ws[primary], at, it, h, why)
 	}
@@ -200,11 +251,11 @@ func (s *state) submitJudged(bs *boardState, name string, ws []*window, primary 
 
 // intern returns member's handle, interning it where new, or false where
 // the index refuses it or the handle is past maxMembers (checkMemberRoom
-// refuses such a submission at ingest; apply keeps it unranked, on every
+// (the hub) refuses such a submission at ingest; apply keeps it unranked, on every
 // node alike).
-func (s *state) intern(member string) (uint32, bool) {
+func (s *State) intern(member string) (uint32, bool) {
 	h, err := s.ix.Intern(member)
-	return h, err == nil && h <= maxMembers
+	return h, err == nil && h <= s.maxMembers
 }
 
 // submitHandle applies item it of member h to every window. It reads the
@@ -213,7 +264,7 @@ func (s *state) intern(member string) (uint32, bool) {
 //
 // An applied change of the primary window is a point of the member's rank
 // history (history.go).
-func (s *state) submitHandle(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
+func (s *State) submitHandle(bs *boardState, name string, ws []*window, primary int, seq uint64, at int64, it Item, h uint32) Result {
 	var res Result
 	for i, w := range ws {
 		if w == nil {
@@ -249,7 +300,7 @@ func (w *window) result(h uint32, applied bool) Result {
 
 // applyLink links aliases and folds every merge into every board-window of
 // the tenant, at this event's sequence.
-func (s *state) applyLink(seq uint64, ev *event) error {
+func (s *State) applyLink(seq uint64, ev *Event) error {
 	if ev.NoMerge {
 		if err := s.checkNoMerge(ev.Member, ev.Aliases); err != nil {
 			return err
@@ -277,7 +328,7 @@ func (s *state) applyLink(seq uint64, ev *event) error {
 // alias: it stands for its owner). Exact, not a guess: with no merge, the
 // only change Link makes is adding new aliases to member's handle, which
 // cannot turn a later alias of the list into a merge. O(len(aliases)).
-func (s *state) checkNoMerge(member string, aliases []string) error {
+func (s *State) checkNoMerge(member string, aliases []string) error {
 	h, known := s.ix.Resolve(member)
 	for i, a := range aliases {
 		other, ok := s.ix.Resolve(a)
@@ -301,7 +352,7 @@ func (bs *boardState) merge(m identity.Merge, seq uint64, feed *feedLog, name st
 	}
 }
 
-func (s *state) applyRemove(ev *event) error {
+func (s *State) applyRemove(ev *Event) error {
 	bs, err := s.board(ev.Board)
 	if err != nil {
 		return err
@@ -328,7 +379,7 @@ func (s *state) applyRemove(ev *event) error {
 }
 
 // applyReset empties the all window; day, week and month windows stay.
-func (s *state) applyReset(ev *event) error {
+func (s *State) applyReset(ev *Event) error {
 	bs, err := s.board(ev.Board)
 	if err != nil {
 		return err
@@ -344,7 +395,7 @@ func (s *state) applyReset(ev *event) error {
 	return nil
 }
 
-func (s *state) applyDelete(ev *event) error {
+func (s *State) applyDelete(ev *Event) error {
 	bs, err := s.board(ev.Board)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"crypto/sha256"
@@ -13,7 +13,7 @@ import (
 // can produce one.
 //
 // Retention. Ids are kept for ever unless the event carries a retention
-// (event.KeepIDs, from Config.IdempotencyRetention of the node that
+// (Event.KeepIDs, from the hub's Config.IdempotencyRetention on the node that
 // accepted it): applying such an event first forgets the ids accepted more
 // than that long before the event's acceptance time. Only event contents
 // decide it (never the clock or a node's flags), so every node forgets the

@@ -1,7 +1,6 @@
-package hub
+package ledger
 
 import (
-	"context"
 	"math"
 	"slices"
 )
@@ -249,7 +248,7 @@ func (q *quarantine) page(after uint64, limit int) ([]Held, bool) {
 
 // holdItem quarantines item it of member h on board bs for reason and
 // returns its result: the member's entry as it stands, not applied.
-func (s *state) holdItem(bs *boardState, name string, primary *window, at int64, it Item, h uint32, reason Reason) Result {
+func (s *State) holdItem(bs *boardState, name string, primary *window, at int64, it Item, h uint32, reason Reason) Result {
 	res := Result{Reason: reason}
 	if primary != nil {
 		res = primary.result(h, false)
@@ -258,7 +257,7 @@ func (s *state) holdItem(bs *boardState, name string, primary *window, at int64,
 	if res.QID = bs.quarantine.hold(it, reason, at, h); res.QID == 0 {
 		res.Reason = ReasonFull
 	} else {
-		s.notes.noteHeld(s.tenant, name, bs.quarantine.held[len(bs.quarantine.held)-1])
+		bs.fresh = append(bs.fresh, bs.quarantine.held[len(bs.quarantine.held)-1]) // the event's Outcome
 		if bs.quarantine.mark(h, 1) {
 			s.touch(name, bs, h) // its rows now show the review marker
 			if primary != nil {
@@ -274,7 +273,7 @@ func (s *state) holdItem(bs *boardState, name string, primary *window, at int64,
 // approval's time and sequence, past the rules. ErrNotFound for an unknown
 // QID; ErrConflict where the board is outside its time by then (the item
 // stays held).
-func (s *state) applyApprove(seq uint64, ev *event) (Result, error) {
+func (s *State) applyApprove(seq uint64, ev *Event) (Result, error) {
 	bs, err := s.board(ev.Board)
 	if err != nil {
 		return Result{}, err
@@ -298,7 +297,7 @@ func (s *state) applyApprove(seq uint64, ev *event) (Result, error) {
 }
 
 // applyReject drops the held item ev.QID. ErrNotFound for an unknown QID.
-func (s *state) applyReject(ev *event) error {
+func (s *State) applyReject(ev *Event) error {
 	bs, err := s.board(ev.Board)
 	if err != nil {
 		return err
@@ -312,51 +311,10 @@ func (s *state) applyReject(ev *event) error {
 // release takes the held item qid off board name's quarantine, clearing
 // its member's review marker where it was the member's last; false where
 // the board holds no such item.
-func (s *state) release(name string, bs *boardState, qid uint64) bool {
+func (s *State) release(name string, bs *boardState, qid uint64) bool {
 	held, ok := bs.quarantine.take(qid)
 	if ok && bs.quarantine.mark(held.handle, -1) {
 		s.touch(name, bs, held.handle) // the review marker goes
 	}
 	return ok
-}
-
-// Approve ranks the quarantined submission qid of board as a new
-// submission now, past the rules, and returns its result. ErrNotFound for
-// an unknown board or qid (already decided, or never held); ErrConflict
-// where the board has not started or has ended.
-func (h *Hub) Approve(ctx context.Context, tenant, board string, qid uint64) (Result, error) {
-	r, err := h.boardReplica(ctx, tenant, board)
-	if err != nil {
-		return Result{}, err
-	}
-	out, err := h.commit(ctx, r, &event{Kind: evApprove, Board: board, QID: qid})
-	if err != nil {
-		return Result{}, err
-	}
-	if out.err != nil {
-		return Result{}, out.err
-	}
-	return out.results[0], nil
-}
-
-// Reject drops the quarantined submission qid of board. ErrNotFound for an
-// unknown board or qid.
-func (h *Hub) Reject(ctx context.Context, tenant, board string, qid uint64) error {
-	return h.boardEvent(ctx, tenant, &event{Kind: evReject, Board: board, QID: qid})
-}
-
-// Quarantine returns up to limit (1..MaxHeldPage) of board's held
-// submissions with QIDs after after (0: from the first), oldest first, and
-// whether more follow. ErrNotFound for an unknown board.
-func (h *Hub) Quarantine(tenant, board string, after uint64, limit int) ([]Held, bool, error) {
-	if limit < 1 || limit > MaxHeldPage {
-		return nil, false, errorf(ErrBadRequest, "limit: %d is not in 1..%d", limit, MaxHeldPage)
-	}
-	var rows []Held
-	var more bool
-	err := h.readBoard(tenant, board, func(_ *state, bs *boardState) error {
-		rows, more = bs.quarantine.page(after, limit)
-		return nil
-	})
-	return rows, more, err
 }

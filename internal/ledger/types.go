@@ -1,6 +1,4 @@
-package hub
-
-import "time"
+package ledger
 
 // MaxBatch is the most items one Submit takes.
 const MaxBatch = 1000
@@ -31,16 +29,6 @@ type Result struct {
 	// ReasonFull it was refused, the quarantine being full.
 	Reason Reason
 	QID    uint64
-}
-
-// Loc addresses one board-window of a tenant. Window "" means all; At
-// picks a past day, week or month window (any time inside it); zero At
-// means the current window by Config.Now.
-type Loc struct {
-	Tenant string
-	Board  string
-	Window string
-	At     time.Time
 }
 
 // Row is one ranked entry with its external member id.

@@ -1,19 +1,17 @@
-package hub
+package ledger
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/rankwire/rankwire/board"
-	"github.com/rankwire/rankwire/identity"
 )
 
 // Profiles. A member may have a public profile (a display name, an avatar
 // URL, a country) that reads and live views show beside its rows. A
 // profile belongs to the member, not to a board: it is tenant state, set by
-// an evProfile event, keyed by the member's handle, and follows a merge
+// an EvProfile event, keyed by the member's handle, and follows a merge
 // (the surviving member keeps its own, or takes the merged one's where it
 // had none). Setting it is a change of every board-window that ranks the
 // member: each gets a new seq and a change at the member's rank, so that
@@ -35,7 +33,9 @@ const (
 	MaxAvatarLen   = 512
 )
 
-// normalize checks p, naming the field, and upper-cases its country.
+// Normalize checks p, naming the field, and upper-cases its country.
+func (p Profile) Normalize() (Profile, error) { return p.normalize() }
+
 func (p Profile) normalize() (Profile, error) {
 	switch {
 	case p.Name == "" || len(p.Name) > MaxProfileName:
@@ -48,13 +48,13 @@ func (p Profile) normalize() (Profile, error) {
 	if p.Avatar != "" {
 		u, err := url.Parse(p.Avatar)
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || !utf8.ValidString(p.Avatar) || hasControl(p.Avatar) {
-			return p, errorf(ErrBadRequest, "avatar: %q is not an https URL", clip(p.Avatar))
+			return p, errorf(ErrBadRequest, "avatar: %q is not an https URL", Clip(p.Avatar))
 		}
 	}
 	if p.Country != "" {
 		c := strings.ToUpper(p.Country)
 		if len(c) != 2 || !strings.Contains(countryCodes, " "+c+" ") {
-			return p, errorf(ErrBadRequest, "country: %q is not an ISO 3166-1 alpha-2 code", clip(p.Country))
+			return p, errorf(ErrBadRequest, "country: %q is not an ISO 3166-1 alpha-2 code", Clip(p.Country))
 		}
 		p.Country = c
 	}
@@ -74,7 +74,7 @@ const countryCodes = " AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD 
 
 // applyProfile sets ev.Member's profile (interning the member where new)
 // and touches every open board-window that ranks it.
-func (s *state) applyProfile(seq uint64, ev *event) error {
+func (s *State) applyProfile(seq uint64, ev *Event) error {
 	if ev.Profile == nil {
 		return errorf(ErrInternal, "profile missing")
 	}
@@ -105,7 +105,7 @@ func (s *state) applyProfile(seq uint64, ev *event) error {
 // (a profile, a review marker) without a change of its entries: each
 // window ranking it gets a new seq and a change at its own rank, so that
 // live views showing the member send its row again. O(windows × log N).
-func (s *state) touch(name string, bs *boardState, h uint32) {
+func (s *State) touch(name string, bs *boardState, h uint32) {
 	for _, w := range bs.windows { // any order: each window's seq is its own
 		if row, ok := w.b.Get(h); ok {
 			w.seq++
@@ -117,7 +117,7 @@ func (s *state) touch(name string, bs *boardState, h uint32) {
 
 // mergeProfile moves the profile of a member merged away (from) to the one
 // it was merged into, unless that one has its own.
-func (s *state) mergeProfile(into, from uint32) {
+func (s *State) mergeProfile(into, from uint32) {
 	p, ok := s.profiles[from]
 	if !ok {
 		return
@@ -128,46 +128,13 @@ func (s *state) mergeProfile(into, from uint32) {
 	}
 }
 
-// PutProfile sets member's profile (an id or alias; a member that has
-// never submitted is created) and returns it as stored. The error names
-// the field.
-func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) (Profile, error) {
-	if err := checkNames(tenant, ""); err != nil {
-		return Profile{}, err
+// Profile returns member's profile (an id or alias), or false where it
+// has none. O(1). Read lock.
+func (s *State) Profile(member string) (Profile, bool) {
+	h, ok := s.ix.Resolve(member)
+	if !ok {
+		return Profile{}, false
 	}
-	if p := identity.Reason(member); p != "" {
-		return Profile{}, errorf(ErrBadRequest, "member: %s", p)
-	}
-	p, err := p.normalize()
-	if err != nil {
-		return Profile{}, err
-	}
-	r, err := h.replica(ctx, tenant, true)
-	if err != nil {
-		return Profile{}, err
-	}
-	if err := r.checkMemberRoom(1); err != nil {
-		return Profile{}, err
-	}
-	if err := h.commitErr(ctx, r, &event{Kind: evProfile, Member: member, Profile: &p}); err != nil {
-		return Profile{}, err
-	}
-	return p, nil
-}
-
-// Profile returns member's profile (an id or alias), or ErrNotFound where
-// it has none.
-func (h *Hub) Profile(tenant, member string) (p Profile, err error) {
-	notFound := func() error { return errorf(ErrNotFound, "profile of %q", member) }
-	err = h.readTenant(tenant, notFound, func(st *state) error {
-		hd, ok := st.ix.Resolve(member)
-		if !ok {
-			return notFound()
-		}
-		if p, ok = st.profiles[hd]; !ok {
-			return notFound()
-		}
-		return nil
-	})
-	return p, err
+	p, ok := s.profiles[h]
+	return p, ok
 }

@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"slices"
@@ -126,35 +126,33 @@ func (hs *history) each(fn func(point)) {
 	}
 }
 
-// History returns member's rank history on board for the window kind of
-// l.Window: final standings in each past window of a day, week or month
-// kind the board retains, newest first; for all (or the board's primary
-// kind with l.At in the current window), the member's own recent changes
-// in the current primary window, newest first. ErrNotFound for an unknown
-// board or member; ErrBadRequest for a kind the board does not keep.
-func (h *Hub) History(l Loc, member string) ([]HistoryPoint, error) {
-	k, ok := parseKind(l.Window)
-	if !ok {
-		return nil, errorf(ErrBadRequest, "window: %q is not one of all, day, week, month", clip(l.Window))
+// History returns member's rank history on board at now (unix ms) for
+// the window kind named window: final standings in each past window of a
+// day, week or month kind the board retains, newest first; for all (or
+// the board's primary kind with now in the current window), the member's
+// own recent changes in the current primary window, newest first.
+// ErrNotFound for an unknown board or member; ErrBadRequest for a kind
+// the board does not keep. Read lock.
+func (s *State) History(board, window, member string, now int64) ([]HistoryPoint, error) {
+	k, err := windowKind(window)
+	if err != nil {
+		return nil, err
 	}
-	now := h.cfg.Now().UnixMilli()
-	var pts []HistoryPoint
-	err := h.readBoard(l.Tenant, l.Board, func(st *state, bs *boardState) error {
-		if k != kindAll && !bs.keeps(k) {
-			return errorf(ErrBadRequest, "window: the board keeps no %s windows", k)
-		}
-		hd, ok := st.ix.Resolve(member)
-		if !ok {
-			return errorf(ErrNotFound, "member %q", member)
-		}
-		if k == kindAll {
-			pts = bs.history.recent(hd, keyAt(bs.settings.primaryKind(), now).start)
-		} else {
-			pts = bs.pastStandings(k, hd, keyAt(k, now).start)
-		}
-		return nil
-	})
-	return pts, err
+	bs, err := s.board(board)
+	if err != nil {
+		return nil, err
+	}
+	if k != kindAll && !bs.keeps(k) {
+		return nil, errorf(ErrBadRequest, "window: the board keeps no %s windows", k)
+	}
+	hd, ok := s.ix.Resolve(member)
+	if !ok {
+		return nil, errorf(ErrNotFound, "member %q", member)
+	}
+	if k == kindAll {
+		return bs.history.recent(hd, keyAt(bs.settings.primaryKind(), now).start), nil
+	}
+	return bs.pastStandings(k, hd, keyAt(k, now).start), nil
 }
 
 // pastStandings returns member h's final standing in each retained window

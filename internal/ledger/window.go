@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import "time"
 
@@ -14,6 +14,7 @@ const (
 
 var kindNames = [...]string{"all", "day", "week", "month"}
 
+// String returns the kind's name: all, day, week or month.
 func (k kind) String() string { return kindNames[k] }
 
 // parseKind turns a window name into a kind; "" means all.
@@ -27,6 +28,23 @@ func parseKind(s string) (kind, bool) {
 		}
 	}
 	return 0, false
+}
+
+// windowKind parses a window name as a read gives it; ErrBadRequest
+// naming the window where it is not a kind.
+func windowKind(name string) (kind, error) {
+	k, ok := parseKind(name)
+	if !ok {
+		return 0, errorf(ErrBadRequest, "window: %q is not one of all, day, week, month", Clip(name))
+	}
+	return k, nil
+}
+
+// CheckWindow fails with ErrBadRequest, naming the window, where name is
+// not a window kind ("" means all).
+func CheckWindow(name string) error {
+	_, err := windowKind(name)
+	return err
 }
 
 // windowKey names one board-window: its kind and its start in unix ms UTC

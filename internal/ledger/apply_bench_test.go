@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"math/rand/v2"
@@ -12,21 +12,21 @@ import (
 // of group events of 1,000 items (10 calls of 100, as group commit makes
 // them) to one board of 1,000,000 members, each item moving a random
 // member (policy best, rising scores) or adding a new one. Decoding is not
-// included: the fetcher goroutine does it ahead (follow.go). ns/op is per
-// item.
+// included: the hub's fetcher goroutine does it ahead (hub/follow.go).
+// ns/op is per item.
 //
-//	go test ./hub -run '^$' -bench 'Apply' -benchtime 1000000x -count 3
+//	go test ./internal/ledger -run '^$' -bench 'Apply' -benchtime 1000000x -count 3
 func BenchmarkApply(b *testing.B) {
 	const n = 1_000_000
 	for _, shape := range []string{"move", "insert"} {
 		b.Run(shape, func(b *testing.B) {
 			st := buildState(n)
-			st.feed = newFeedLog()
+			st.RecordFeed()
 			rng := rand.New(rand.NewPCG(1, 2))
-			evs := make([]*event, 64)
+			evs := make([]*Event, 64)
 			next := n
 			for i := range evs {
-				ev := &event{Kind: evGroup, At: 1, Groups: make([]group, 10)}
+				ev := &Event{Kind: EvGroup, At: 1, Groups: make([]Group, 10)}
 				for g := range ev.Groups {
 					items := make([]Item, 100)
 					for j := range items {
@@ -36,18 +36,18 @@ func BenchmarkApply(b *testing.B) {
 						}
 						items[j] = Item{Member: "m" + strconv.Itoa(m), Score: 2_000_000 + float64(rng.IntN(1_000_000))}
 					}
-					ev.Groups[g] = group{Board: "s", Items: items}
+					ev.Groups[g] = Group{Board: "s", Items: items}
 				}
-				ev.prepare()
+				ev.Prepare()
 				evs[i] = ev
 			}
 			seq := st.seq
 			b.ResetTimer()
 			for i := 0; i < b.N; i += 1000 {
 				seq++
-				st.apply(seq, evs[(i/1000)%len(evs)])
+				st.Apply(seq, evs[(i/1000)%len(evs)])
 				if i%64000 == 63000 {
-					st.feed = newFeedLog() // the live-view feed is drained by its consumer in the gateway
+					st.RecordFeed() // the live-view feed is drained by its consumer in the gateway
 				}
 			}
 		})
@@ -59,51 +59,51 @@ func BenchmarkApply(b *testing.B) {
 // with the lanes (apply_lanes.go) and without, in the same run. ns/op is
 // per item.
 //
-//	go test ./hub -run '^$' -bench 'ApplyLanes' -benchtime 1000000x -count 3
+//	go test ./internal/ledger -run '^$' -bench 'ApplyLanes' -benchtime 1000000x -count 3
 func BenchmarkApplyLanes(b *testing.B) {
 	const perBoard = 250_000
 	boards := []string{"b0", "b1", "b2", "b3"}
 	for _, parallel := range []bool{false, true} {
 		b.Run(map[bool]string{false: "sequential", true: "lanes"}[parallel], func(b *testing.B) {
-			old := parallelApply
-			parallelApply = parallel
-			defer func() { parallelApply = old }()
-			st := newState()
-			st.feed = newFeedLog()
+			st := New()
+			if parallel {
+				st.SetLanes(goLanes)
+			}
+			st.RecordFeed()
 			seq := uint64(0)
 			for _, name := range boards {
 				set, _ := Settings{}.normalize()
 				seq++
-				st.apply(seq, &event{Kind: evSettings, Board: name, Settings: &set})
+				st.Apply(seq, &Event{Kind: EvSettings, Board: name, Settings: &set})
 				for i := 0; i < perBoard; i += MaxBatch {
 					items := make([]Item, 0, MaxBatch)
 					for m := i; m < i+MaxBatch; m++ {
 						items = append(items, Item{Member: name + "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)})
 					}
 					seq++
-					st.apply(seq, &event{Kind: evSubmit, Board: name, Items: items})
+					st.Apply(seq, &Event{Kind: EvSubmit, Board: name, Items: items})
 				}
 			}
 			st.feed = nil // no live views: the feed's lock is not what is measured
 			rng := rand.New(rand.NewPCG(1, 2))
-			evs := make([]*event, 64)
+			evs := make([]*Event, 64)
 			for i := range evs {
-				ev := &event{Kind: evGroup, At: 1, Groups: make([]group, 10)}
+				ev := &Event{Kind: EvGroup, At: 1, Groups: make([]Group, 10)}
 				for g := range ev.Groups {
 					name := boards[rng.IntN(len(boards))]
 					items := make([]Item, 100)
 					for j := range items {
 						items[j] = Item{Member: name + "m" + strconv.Itoa(rng.IntN(perBoard)), Score: 2_000_000 + float64(rng.IntN(1_000_000))}
 					}
-					ev.Groups[g] = group{Board: name, Items: items}
+					ev.Groups[g] = Group{Board: name, Items: items}
 				}
-				ev.prepare()
+				ev.Prepare()
 				evs[i] = ev
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i += 1000 {
 				seq++
-				st.apply(seq, evs[(i/1000)%len(evs)])
+				st.Apply(seq, evs[(i/1000)%len(evs)])
 				if i%64000 == 63000 {
 					st.feed = nil
 				}
@@ -118,7 +118,7 @@ func BenchmarkApplyLanes(b *testing.B) {
 // goroutine; if it grows with the goroutines, the cores share what a miss
 // waits for and cache-cold apply cannot scale on them.
 //
-//	go test ./hub -run '^$' -bench 'RandomReads' -benchtime 20000000x -count 3
+//	go test ./internal/ledger -run '^$' -bench 'RandomReads' -benchtime 20000000x -count 3
 func BenchmarkRandomReads(b *testing.B) {
 	const n = 32 << 20 // uint64s: 256 MiB
 	next := make([]uint64, n)

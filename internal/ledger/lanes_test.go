@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"bytes"
@@ -16,21 +16,19 @@ import (
 func TestLanesMatchSequentialApply(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 99))
-		seqSt, parSt := newState(), newState()
-		var seqOut, parOut []outcome
-		apply := func(seq uint64, ev *event, parallel bool) outcome {
-			old := parallelApply
-			parallelApply = parallel
-			defer func() { parallelApply = old }()
+		seqSt, parSt := New(), New()
+		var seqOut, parOut []Outcome
+		parSt.SetLanes(goLanes)
+		apply := func(seq uint64, ev *Event, parallel bool) Outcome {
 			if parallel {
-				return parSt.apply(seq, ev)
+				return parSt.Apply(seq, ev)
 			}
-			return seqSt.apply(seq, ev)
+			return seqSt.Apply(seq, ev)
 		}
 		boards := []string{"a", "b", "c"}
 		for i, b := range boards {
 			set, _ := Settings{Policy: []string{"best", "sum", "latest"}[i], Windows: []string{"all", "day"}}.normalize()
-			ev := &event{Kind: evSettings, Board: b, Settings: &set}
+			ev := &Event{Kind: EvSettings, Board: b, Settings: &set}
 			apply(uint64(i+1), ev, false)
 			apply(uint64(i+1), ev, true)
 		}
@@ -39,9 +37,9 @@ func TestLanesMatchSequentialApply(t *testing.T) {
 		for range 60 {
 			seq++
 			at += int64(rng.IntN(3_600_000))
-			ev := &event{Kind: evGroup, At: at, KeepIDs: int64(rng.IntN(2)) * 3 * 3_600_000}
+			ev := &Event{Kind: EvGroup, At: at, KeepIDs: int64(rng.IntN(2)) * 3 * 3_600_000}
 			for range 1 + rng.IntN(6) {
-				g := group{Board: []string{"a", "b", "c", "missing"}[rng.IntN(4)]}
+				g := Group{Board: []string{"a", "b", "c", "missing"}[rng.IntN(4)]}
 				for range 1 + rng.IntN(150) {
 					it := Item{Member: fmt.Sprint("p", rng.IntN(300)), Score: float64(rng.IntN(1000))}
 					if rng.IntN(3) > 0 {
@@ -52,7 +50,7 @@ func TestLanesMatchSequentialApply(t *testing.T) {
 				ev.Groups = append(ev.Groups, g)
 			}
 			if rng.IntN(2) == 0 {
-				ev.prepare() // digests ahead, as the fetcher does; else apply computes them
+				ev.Prepare() // digests ahead, as the fetcher does; else apply computes them
 			}
 			seqOut = append(seqOut, apply(seq, ev, false))
 			parOut = append(parOut, apply(seq, ev, true))
@@ -64,11 +62,11 @@ func TestLanesMatchSequentialApply(t *testing.T) {
 				}
 			}
 		}
-		a, err := encodeState(seqSt)
+		a, err := seqSt.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := encodeState(parSt)
+		b, err := parSt.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"slices"
@@ -58,7 +58,7 @@ func normalizeTime(field string, v *string) (int64, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, *v)
 	if err != nil || t.Year() < 2000 || t.Year() > 9999 {
-		return 0, errorf(ErrBadRequest, "%s: %q is not an RFC 3339 time between the years 2000 and 9999", field, clip(*v))
+		return 0, errorf(ErrBadRequest, "%s: %q is not an RFC 3339 time between the years 2000 and 9999", field, Clip(*v))
 	}
 	ms := t.UnixMilli()
 	*v = time.UnixMilli(ms).UTC().Format(timeLayout)
@@ -173,11 +173,15 @@ func (bs *boardState) checkSettingsChange(at int64, set Settings) error {
 // UTC with milliseconds.
 func FormatTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeLayout) }
 
-// finalAfter is how long after ends_at the standings are declared final:
+// MaxWriteTimeout is the longest the hub retries one write before it
+// answers (its Config.WriteTimeout is capped at it).
+const MaxWriteTimeout = time.Minute
+
+// FinalAfter is how long after ends_at the standings are declared final:
 // a write accepted just before the end may be retried for up to
 // MaxWriteTimeout before it is stored, and is then applied; past this no
 // accepted write can still arrive.
-const finalAfter = MaxWriteTimeout + 5*time.Second
+const FinalAfter = MaxWriteTimeout + 5*time.Second
 
 // StandingRow is a row of the standings with its prize ("" where none).
 type StandingRow struct {
@@ -188,38 +192,33 @@ type StandingRow struct {
 // Standings is a board's standings: its primary window (the window in
 // which its end falls, once it ended) with prizes.
 type Standings struct {
-	Final   bool   // the board ended at least finalAfter ago: the answer never changes again
+	Final   bool   // the board ended at least FinalAfter ago: the answer never changes again
 	EndedAt string // the board's ends_at where it has passed (normalized RFC 3339), else ""
 	Seq     uint64
 	Total   int
 	Rows    []StandingRow
 }
 
-// Standings returns the first limit rows of board's standings from offset,
-// each with its prize. ErrNotFound for an unknown board. Cost: as Top.
-func (h *Hub) Standings(tenant, board string, offset, limit int) (Standings, error) {
-	info, err := h.Board(tenant, board)
+// Standings returns the first limit rows of board's standings at now
+// (unix ms) from offset, each with its prize. ErrNotFound for an unknown
+// board. Cost: O(log N + rows). Read lock.
+func (s *State) Standings(board string, now int64, offset, limit int) (Standings, error) {
+	bs, err := s.board(board)
 	if err != nil {
 		return Standings{}, err
 	}
-	set := info.Settings
-	_, ends := set.times()
-	now := h.cfg.Now()
-	l := Loc{Tenant: tenant, Board: board, Window: set.primaryKind().String()}
 	var out Standings
-	if ends != 0 && now.UnixMilli() >= ends {
-		out.EndedAt = set.EndsAt
-		out.Final = now.UnixMilli() >= ends+finalAfter.Milliseconds()
-		l.At = time.UnixMilli(ends - 1) // the window the end falls in
+	at := now
+	if bs.ends != 0 && now >= bs.ends {
+		out.EndedAt = bs.settings.EndsAt
+		out.Final = now >= bs.ends+FinalAfter.Milliseconds()
+		at = bs.ends - 1 // the window the end falls in
 	}
-	p, err := h.Top(l, offset, nil, limit)
-	if err != nil {
-		return Standings{}, err
-	}
+	p := s.view(bs, keyAt(bs.settings.primaryKind(), at)).Page(offset, nil, limit)
 	out.Seq, out.Total = p.Seq, p.Total
 	out.Rows = make([]StandingRow, len(p.Rows))
 	for i, r := range p.Rows {
-		out.Rows[i] = StandingRow{Row: r, Prize: set.prizeFor(r.Rank)}
+		out.Rows[i] = StandingRow{Row: r, Prize: bs.settings.prizeFor(r.Rank)}
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"slices"
@@ -35,8 +35,10 @@ type Settings struct {
 	Rules *Rules `json:"rules,omitempty"`
 }
 
-// normalize validates s and fills in the defaults, so that equal settings
+// Normalize validates s and fills in the defaults, so that equal settings
 // compare equal. The error wraps ErrBadRequest and names the field.
+func (s Settings) Normalize() (Settings, error) { return s.normalize() }
+
 func (s Settings) normalize() (Settings, error) {
 	cfg, err := s.boardConfig()
 	if err != nil {
@@ -70,10 +72,10 @@ func normalizeWindows(ws []string) ([]string, error) {
 	out := make([]string, 0, len(ws))
 	for i, w := range ws {
 		if _, ok := parseKind(w); !ok || w == "" {
-			return nil, errorf(ErrBadRequest, "windows[%d]: %q is not one of all, day, week, month", i, clip(w))
+			return nil, errorf(ErrBadRequest, "windows[%d]: %q is not one of all, day, week, month", i, Clip(w))
 		}
 		if slices.Contains(out, w) {
-			return nil, errorf(ErrBadRequest, "windows[%d]: %q repeats", i, clip(w))
+			return nil, errorf(ErrBadRequest, "windows[%d]: %q repeats", i, Clip(w))
 		}
 		out = append(out, w)
 	}
@@ -86,16 +88,16 @@ func (s Settings) boardConfig() (board.Config, error) {
 	var cfg board.Config
 	var err error
 	if cfg.Order, err = board.ParseOrder(s.Order); err != nil {
-		return cfg, errorf(ErrBadRequest, "order: %q is neither \"desc\" nor \"asc\"", clip(s.Order))
+		return cfg, errorf(ErrBadRequest, "order: %q is neither \"desc\" nor \"asc\"", Clip(s.Order))
 	}
 	if cfg.SubscoreOrder, err = board.ParseOrder(s.SubscoreOrder); err != nil {
-		return cfg, errorf(ErrBadRequest, "subscore_order: %q is neither \"desc\" nor \"asc\"", clip(s.SubscoreOrder))
+		return cfg, errorf(ErrBadRequest, "subscore_order: %q is neither \"desc\" nor \"asc\"", Clip(s.SubscoreOrder))
 	}
 	if cfg.Policy, err = board.ParsePolicy(s.Policy); err != nil {
-		return cfg, errorf(ErrBadRequest, "policy: %q is not one of best, latest, sum, first", clip(s.Policy))
+		return cfg, errorf(ErrBadRequest, "policy: %q is not one of best, latest, sum, first", Clip(s.Policy))
 	}
 	if cfg.Tiebreak, err = board.ParseTiebreak(s.Tiebreak); err != nil {
-		return cfg, errorf(ErrBadRequest, "tiebreak: %q is neither \"earliest\" nor \"latest\"", clip(s.Tiebreak))
+		return cfg, errorf(ErrBadRequest, "tiebreak: %q is neither \"earliest\" nor \"latest\"", Clip(s.Tiebreak))
 	}
 	return cfg, nil
 }

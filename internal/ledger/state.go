@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"slices"
@@ -7,24 +7,22 @@ import (
 	"github.com/rankwire/rankwire/identity"
 )
 
-// state is one tenant's replicated state: a deterministic function of the
-// events applied so far. Not safe for concurrent use: the replica goroutine
-// writes it under replica.mu; readers hold the read lock.
-type state struct {
+// State is one tenant's replicated state: a deterministic function of the
+// events applied so far. Not safe for concurrent use: one goroutine (the
+// hub's replica) applies events, under a write lock that readers take for
+// reading; Apply may call the hooks SetYield and SetLanes install.
+type State struct {
 	ix     *identity.Index // never replaced: boards' CompareMembers bind it
 	boards map[string]*boardState
 	seq    uint64   // stream sequence of the last applied event
 	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
 
-	// tenant names the state for notes, which hears of every quarantine
-	// apply makes (notify.go); nil hears nothing. Neither is state: they
-	// change nothing apply computes.
-	tenant string
-	notes  *notifier
-
 	// profiles are the members' public profiles by handle (profile.go);
 	// nil until the first.
 	profiles map[uint32]Profile
+
+	// maxMembers is the most member ids the tenant may hold (SetMaxMembers).
+	maxMembers uint32
 
 	// yield, where set, is called by apply every applySlice items of a
 	// submission: the replica releases and retakes its write lock there, so
@@ -32,13 +30,44 @@ type state struct {
 	// change s. steps counts the items applied, for it.
 	yield func()
 	steps int
+
+	// lanes, where set, runs the lanes of a group event (lanes.go); nil
+	// applies every group in order on the caller's goroutine.
+	lanes func(n int, f func(i int))
 }
+
+// SetYield makes apply call yield every applySlice items (nil: never).
+// yield must not change s: the hub's replica releases and retakes its
+// write lock there.
+func (s *State) SetYield(yield func()) { s.yield = yield }
+
+// SetLanes makes apply run the lanes of an event that writes several
+// boards (lanes.go) through run, which must call f(0) … f(n-1), in any
+// order or at once, and return when all have returned. nil applies the
+// groups one after another. Either way the outcome and the state are the
+// same.
+func (s *State) SetLanes(run func(n int, f func(i int))) { s.lanes = run }
+
+// SetMaxMembers lowers the most member ids the tenant may hold (tests;
+// the default is board.MaxMember). A submission past it is kept unranked.
+func (s *State) SetMaxMembers(n uint32) { s.maxMembers = min(n, board.MaxMember) }
+
+// RecordFeed makes apply record its changes for live views from now on
+// (feed.go); TakeFeed takes them.
+func (s *State) RecordFeed() { s.feed = newFeedLog() }
+
+// Seq returns the stream sequence of the last event applied (or skipped).
+func (s *State) Seq() uint64 { return s.seq }
+
+// Skip consumes the event at seq without applying it: one that did not
+// decode, skipped identically on every node.
+func (s *State) Skip(seq uint64) { s.seq = seq }
 
 // applySlice is how many items apply takes between two calls of yield.
 const applySlice = 64
 
 // step counts one item about to be applied and yields every applySlice.
-func (s *state) step() {
+func (s *State) step() {
 	s.steps++
 	if s.yield != nil && s.steps%applySlice == 0 {
 		s.yield()
@@ -59,6 +88,7 @@ type boardState struct {
 	ends       int64
 	quarantine quarantine // held submissions and per-minute counts (rules.go)
 	history    history    // recent changes of the primary window (history.go)
+	fresh      []Held     // held by the event being applied: its Outcome (apply.go)
 }
 
 // window is one board-window and its version: seq grows by one for every
@@ -87,12 +117,13 @@ func (w *window) reserve() {
 	}
 }
 
-func newState() *state {
-	return &state{ix: identity.New(), boards: make(map[string]*boardState)}
+// New returns the state of a tenant with no events.
+func New() *State {
+	return &State{ix: identity.New(), boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 }
 
 // newBoardState returns an empty board with normalized settings s.
-func (s *state) newBoardState(set Settings) *boardState {
+func (s *State) newBoardState(set Settings) *boardState {
 	cfg, _ := set.boardConfig() // normalized settings always parse
 	cfg.CompareMembers = s.ix.Compare
 	starts, ends := set.times()
@@ -110,7 +141,7 @@ func (s *state) newBoardState(set Settings) *boardState {
 func (bs *boardState) newBoard() *board.Board {
 	b, err := board.New(bs.cfg)
 	if err != nil {
-		panic("hub: board config from normalized settings: " + err.Error()) // programmer error
+		panic("ledger: board config from normalized settings: " + err.Error()) // programmer error
 	}
 	return b
 }
@@ -189,7 +220,7 @@ func (bs *boardState) sortedWindows() []windowKey {
 }
 
 // sortedBoards returns the board names in snapshot order.
-func sortedBoards(s *state) []string {
+func (s *State) sortedBoards() []string {
 	names := make([]string, 0, len(s.boards))
 	for name := range s.boards {
 		names = append(names, name)

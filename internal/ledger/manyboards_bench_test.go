@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"math/rand/v2"
@@ -13,7 +13,7 @@ import (
 // cost of one submission to such a board. heap-MB counts the boards only:
 // the tenant's identities and its one large board are built first.
 //
-//	go test ./hub -run '^$' -bench 'ManyBoards' -benchtime 100000x -count 3
+//	go test ./internal/ledger -run '^$' -bench 'ManyBoards' -benchtime 100000x -count 3
 func BenchmarkManyBoards(b *testing.B) {
 	const members, boards, entries = 1_000_000, 1000, 10
 	st := buildState(members)
@@ -26,26 +26,26 @@ func BenchmarkManyBoards(b *testing.B) {
 		name := "t" + strconv.Itoa(i)
 		set, _ := Settings{}.normalize()
 		seq++
-		st.apply(seq, &event{Kind: evSettings, Board: name, Settings: &set})
+		st.Apply(seq, &Event{Kind: EvSettings, Board: name, Settings: &set})
 		items := make([]Item, entries)
 		for j := range items {
 			items[j] = Item{Member: "m" + strconv.Itoa(rng.IntN(members)), Score: float64(rng.IntN(1000))}
 		}
 		seq++
-		st.apply(seq, &event{Kind: evSubmit, At: 1, Board: name, Items: items})
+		st.Apply(seq, &Event{Kind: EvSubmit, At: 1, Board: name, Items: items})
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	heapMB := float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
-	evs := make([]*event, 64)
+	evs := make([]*Event, 64)
 	for i := range evs {
-		evs[i] = &event{Kind: evSubmit, At: 1, Board: "t" + strconv.Itoa(rng.IntN(boards)),
+		evs[i] = &Event{Kind: EvSubmit, At: 1, Board: "t" + strconv.Itoa(rng.IntN(boards)),
 			Items: []Item{{Member: "m" + strconv.Itoa(rng.IntN(members)), Score: float64(rng.IntN(1000))}}}
 	}
 	b.ResetTimer()
 	for i := range b.N {
 		seq++
-		st.apply(seq, evs[i%len(evs)])
+		st.Apply(seq, evs[i%len(evs)])
 	}
 	b.StopTimer()
 	b.ReportMetric(heapMB, "heap-MB")

@@ -1,4 +1,4 @@
-package hub
+package ledger
 
 import (
 	"encoding/binary"
@@ -12,7 +12,55 @@ import (
 	"github.com/rankwire/rankwire/identity"
 )
 
-// snapWriter appends the snapshot encoding (see snapshot.go).
+// A snapshot is one tenant's state at a stream sequence, as bytes (the hub
+// keeps them in files and in the cluster's bucket). Layout, all integers
+// uvarints unless noted:
+//
+//	magic "RWSNAP3\n"  seq  len+identity.Index bytes  nboards
+//	per board, by name: name  len+settings JSON  nseen
+//	  per kept idempotency id, in the order applied (seen.go):
+//	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
+//	  nwindows; per window, by kind then start: kind  start (varint)  seq  len+board bytes
+//	  the quarantine (rules.go): last qid  nheld
+//	    per held item, by qid: qid  member  score f64  subscore f64  reason  at (varint)  handle
+//	  minute (varint)  ncounts; per count, by handle: handle  count
+//	  the history (history.go): points recorded in all  nkept
+//	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)
+//	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
+//	CRC-32C of everything before, 4 bytes little-endian
+//
+// Strings are length-prefixed. The encoding is deterministic: equal states
+// give equal files. A snapshot of an older layout (RWSNAP1, which kept the
+// ids themselves and not their acceptance times; RWSNAP2, without the
+// quarantine) is refused like a damaged one (ErrCorrupt): the node replays the
+// stream, which gives the same state as every other node's.
+
+const snapMagic = "RWSNAP3\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Encode returns s's snapshot. Deterministic: equal states give equal
+// bytes. O(state); it only reads s, so readers may proceed meanwhile.
+func (s *State) Encode() ([]byte, error) {
+	w := &snapWriter{buf: []byte(snapMagic)}
+	w.uint(s.seq)
+	ix, err := s.ix.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	w.bytes(ix)
+	names := s.sortedBoards()
+	w.uint(uint64(len(names)))
+	for _, name := range names {
+		if err := w.board(name, s.boards[name]); err != nil {
+			return nil, err
+		}
+	}
+	w.profiles(s.profiles)
+	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
+}
+
+// snapWriter appends the snapshot encoding.
 type snapWriter struct{ buf []byte }
 
 func (w *snapWriter) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
@@ -201,9 +249,9 @@ func (r *snapReader) count() int {
 	return int(n)
 }
 
-// decodeState rebuilds a state from a snapshot. Any damage gives an error
+// Decode rebuilds a state from a snapshot. Any damage gives an error
 // wrapping ErrCorrupt, never a panic. O(len(data)).
-func decodeState(data []byte) (*state, error) {
+func Decode(data []byte) (*State, error) {
 	if len(data) < len(snapMagic)+4 || string(data[:len(snapMagic)]) != snapMagic {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
@@ -212,7 +260,7 @@ func decodeState(data []byte) (*state, error) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
 	r := &snapReader{buf: body[len(snapMagic):]}
-	s := &state{boards: make(map[string]*boardState)}
+	s := &State{boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 	s.seq = r.uint()
 	ix, err := identity.Decode(r.bytes())
 	if err != nil {
@@ -229,7 +277,7 @@ func decodeState(data []byte) (*state, error) {
 	return s, r.err
 }
 
-func (r *snapReader) board(s *state) {
+func (r *snapReader) board(s *State) {
 	name := r.str()
 	var set Settings
 	if err := json.Unmarshal(r.bytes(), &set); err != nil && r.err == nil {
@@ -284,7 +332,7 @@ func (r *snapReader) history(hs *history) {
 
 // profiles reads the members' profiles: handles increasing, each one the
 // identity index has handed out, each profile valid.
-func (r *snapReader) profiles(s *state) {
+func (r *snapReader) profiles(s *State) {
 	n := r.count()
 	prev := int64(-1)
 	for ; n > 0 && r.err == nil; n-- {
