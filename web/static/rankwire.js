@@ -191,7 +191,7 @@ export class RankwireBoard extends HTMLElement {
     c.addEventListener("state", this._onClientState);
     c.addEventListener("error", this._onClientError);
     this._setState(c.state === "reconnecting" ? "reconnecting" : "loading");
-    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e), board: (b) => this._setBoard(b) });
+    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e, e.fatal), board: (b) => this._setBoard(b) });
   }
 
   // _setBoard takes a tournament board's times and prizes (null: none):
@@ -261,10 +261,11 @@ export class RankwireBoard extends HTMLElement {
 
   _fail(err, fromClient) {
     this._setState("error", { reason: err.message, code: err.code });
-    // The client already reported its own fatal error as an event.
+    // The client already reported its own fatal error as an event (the
+    // subscription's error handler and the client's state both end here).
     if (!fromClient) this._emit("rankwire-error", { code: err.code, message: err.message, fatal: true });
     // A connection the gateway refused (close 4003) says so, with its reason.
-    this._els.status.textContent = err.refused
+    this._els.status.textContent = err.refused || err.close === 4003
       ? this.strings.refused + (err.message ? `: ${err.message}` : "")
       : errorText[err.code] || err.message;
   }
