@@ -51,8 +51,8 @@ export interface SubscriptionError {
   code: string;
   /** The server's message, or the close's reason. */
   message: string;
-  /** True where the whole connection ended for good (every subscription gets it); false where the server refused this view alone. */
-  fatal: boolean;
+  /** Set where the whole connection ended for good (every subscription gets it); absent where the server refused this view alone. */
+  fatal?: true;
   /** The WebSocket close code (4003, 1009) where a close ended it. */
   close?: number;
 }

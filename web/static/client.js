@@ -181,10 +181,11 @@ export class RankwireClient extends EventTarget {
   /**
    * subscribe starts a live view: spec is {board, window, at, view} as in the
    * protocol's subscribe message. handlers.update(view, msg) runs after every
-   * snapshot or diff; handlers.error({code, message, fatal, close}) once when
-   * the view ends: the server refused it (fatal false), or the connection
-   * ended for good (fatal true: a 4003 refusal or a 1009 close, whose code is
-   * close, or no token). Not called on sub.close() or client.close().
+   * snapshot or diff; handlers.error(err) once when the view ends: the
+   * server refused it ({code, message}), or the connection ended for good
+   * ({code, message, fatal: true, close}: a 4003 refusal or a 1009 close,
+   * whose code is close; no close where there was no token). Not called on
+   * sub.close() or client.close().
    * Returns {close()}.
    */
   subscribe(spec, handlers = {}) {
@@ -362,7 +363,7 @@ export class RankwireClient extends EventTarget {
       // The server refused this view (not_found board, forbidden...): it ends.
       sub.closed = true;
       this._subs.delete(sub.wire);
-      sub.handlers.error?.({ ...err, fatal: false });
+      sub.handlers.error?.(err);
       return;
     }
     if (msg.id != null) return; // an error about an id we already dropped

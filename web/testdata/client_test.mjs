@@ -363,7 +363,7 @@ export const tests = {
     c.subscribe({ board: "nope", view: { kind: "top" } }, { error: (e) => { err = e; } });
     await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
     FakeWS.all[0].serverSends({ type: "error", id: FakeWS.all[0].subs()[0].id, code: "not_found", message: "board nope" });
-    eq(err, { code: "not_found", message: "board nope", fatal: false }, "error");
+    eq(err, { code: "not_found", message: "board nope" }, "error");
     c.close();
   },
 };
