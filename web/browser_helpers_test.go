@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,23 +21,34 @@ import (
 	"github.com/rankwire/rankwire/web"
 )
 
-// chromium returns the browser's path. Without one the test fails where
-// CI=true (CI installs it: .ci/run) and is skipped elsewhere.
+// chromium returns the browser's path: $RANKWIRE_CHROMIUM where set (and
+// nothing else: RANKWIRE_CHROMIUM=none runs the tests as on a machine
+// without one), else chromium or chromium-browser on PATH or in /usr/bin.
+// Without one the test fails where CI=true (CI installs it: .ci/run) and
+// is skipped elsewhere, counted in the line TestMain prints.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("RANKWIRE_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
+	if p, ok := findChromium(); ok {
+		return p
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatal("Chromium not found (/usr/bin/chromium): CI must install the Debian package chromium")
 	}
-	t.Skip("Chromium not found: apt-get install -y chromium (or set RANKWIRE_CHROMIUM) to run the browser tests")
+	skipMissing(t, "browser", "chromium not found (apt-get install chromium, or set RANKWIRE_CHROMIUM)")
 	return ""
+}
+
+func findChromium() (string, bool) {
+	if p, ok := os.LookupEnv("RANKWIRE_CHROMIUM"); ok {
+		_, err := os.Stat(p)
+		return p, err == nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // browser starts a headless Chromium with a fresh profile and returns a tab's
