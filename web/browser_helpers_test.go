@@ -56,6 +56,19 @@ func findChromium() (string, bool) {
 // machines running the tests have none.
 func browser(t *testing.T, width, height int) context.Context {
 	t.Helper()
+	return browserAs(t, width, height)
+}
+
+// phone is browser as a phone: a mobile viewport width px wide at twice
+// the pixels (a page's viewport meta applies, scrollbars overlay the page
+// and take no width, screenshots are sharp).
+func phone(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	return browserAs(t, width, height, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+}
+
+func browserAs(t *testing.T, width, height int, emulate ...chromedp.EmulateViewportOption) context.Context {
+	t.Helper()
 	exe := chromium(t)
 	profile, err := os.MkdirTemp("", "rankwire-chromium-")
 	if err != nil {
@@ -76,7 +89,7 @@ func browser(t *testing.T, width, height int) context.Context {
 		cancelA()
 		removeProfile(profile)
 	})
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height), emulate...)); err != nil {
 		t.Fatalf("starting Chromium: %v", err)
 	}
 	return ctx

@@ -51,7 +51,12 @@ type row struct {
 // page opens the test page on g in a fresh browser.
 func page(t *testing.T, g *gateway) context.Context {
 	t.Helper()
-	ctx := browser(t, 1024, 800)
+	return openPage(t, g, browser(t, 1024, 800))
+}
+
+// openPage opens the test page on g in the browser of ctx.
+func openPage(t *testing.T, g *gateway, ctx context.Context) context.Context {
+	t.Helper()
 	do(t, ctx, chromedp.Navigate(g.url("/demo/e2e.html")))
 	waitFor(t, "test page ready", 10*time.Second, func() string {
 		if js[bool](t, ctx, `window.ready === true`) {
