@@ -15,10 +15,19 @@ func longName(n int) string { return fmt.Sprintf("Konstantin Wolfsb%03d", n) }
 
 // phoneBoards sets up, on g, the boards a phone lobby shows: "slots" with
 // members p1..p30 and "cup", a tournament with prizes and members
-// p1..p12; every member has a 20-character profile name.
+// p1..p12; every member has a 20-character profile name. "deep" has 12,000
+// members, for ranks of five digits.
 func phoneBoards(t *testing.T, g *gateway) {
 	t.Helper()
 	board(g, "slots", 30)
+	g.call("PUT", "/v1/boards/deep", `{}`, nil)
+	for batch := range 12 {
+		var items []string
+		for i := batch*1000 + 1; i <= (batch+1)*1000; i++ {
+			items = append(items, fmt.Sprintf(`{"member":"d%d","score":%d}`, i, i))
+		}
+		g.call("POST", "/v1/boards/deep/scores", `{"scores":[`+strings.Join(items, ",")+`]}`, nil)
+	}
 	g.call("PUT", "/v1/boards/cup", `{"prizes":[{"from":1,"to":1,"prize":"€1,000"},{"from":2,"to":10,"prize":"€250 + 50 spins"}]}`, nil)
 	var items []string
 	for i := 1; i <= 12; i++ {
@@ -37,6 +46,7 @@ var phoneLayouts = map[string]map[string]string{
 	"rank":    {"board": "slots", "view": "rank", "rank": "5"},
 	"friends": {"board": "slots", "view": "members", "members": "p1,p2,p3,p29"},
 	"prize":   {"board": "cup", "limit": "10"},
+	"deep":    {"board": "deep", "limit": "5", "offset": "11990"},
 }
 
 // cellFit is how one row's cells fit: the player cell's width, how many
@@ -44,7 +54,9 @@ var phoneLayouts = map[string]map[string]string{
 // whole.
 type cellFit struct {
 	Member     string  `json:"member"`
+	RankWhole  bool    `json:"rankWhole"`
 	CellWidth  float64 `json:"cellWidth"`
+	Chars      int     `json:"chars"`     // the name's length
 	NameShown  float64 `json:"nameShown"` // characters visible: all of them, or the share the ellipsis leaves
 	ScoreWhole bool    `json:"scoreWhole"`
 	Prize      string  `json:"prize"` // the prize text where it shows (its column or under the name), whole
@@ -58,6 +70,8 @@ const measureFit = `((id) => [...document.getElementById(id).shadowRoot.querySel
   const chars = name.textContent.length;
   return {
     member: th.title,
+    chars,
+    rankWhole: tr.children[0].scrollWidth <= tr.children[0].clientWidth,
     cellWidth: th.getBoundingClientRect().width,
     nameShown: name.scrollWidth <= name.clientWidth ? chars : chars * name.clientWidth / name.scrollWidth,
     scoreWhole: score.scrollWidth <= score.clientWidth,
@@ -69,8 +83,8 @@ const measureFit = `((id) => [...document.getElementById(id).shadowRoot.querySel
 // TestBoardOnPhones: at 360 and 390 px, in a lobby with 20 px gutters, every
 // layout (top, around, rank, friends, a tournament's prize board) shows a
 // 20-character name in a cell at least 140 px wide with at least 12 of its
-// characters, the score whole, and the prize whole (under the name: the
-// prize column gives way).
+// characters, the rank (five digits, in "deep") and the score whole, and
+// the prize whole (under the name: the prize column gives way).
 func TestBoardOnPhones(t *testing.T) {
 	g := startGateway(t)
 	phoneBoards(t, g)
@@ -104,9 +118,9 @@ func checkFit(t *testing.T, ctx context.Context, id string, width int) {
 		if r.NameShown < tightest.NameShown {
 			tightest = r
 		}
-		if r.CellWidth < 140 || r.NameShown < 12 || !r.ScoreWhole || !r.PrizeWhole {
-			t.Errorf("%s at %d px: row %s: player cell %.0f px (want ≥ 140), %.1f name characters shown (want ≥ 12), score whole %v, prize %q whole %v",
-				id, width, r.Member, r.CellWidth, r.NameShown, r.ScoreWhole, r.Prize, r.PrizeWhole)
+		if r.CellWidth < 140 || r.NameShown < float64(min(12, r.Chars)) || !r.RankWhole || !r.ScoreWhole || !r.PrizeWhole {
+			t.Errorf("%s at %d px: row %s: player cell %.0f px (want ≥ 140), %.1f name characters shown (want ≥ 12), rank whole %v, score whole %v, prize %q whole %v",
+				id, width, r.Member, r.CellWidth, r.NameShown, r.RankWhole, r.ScoreWhole, r.Prize, r.PrizeWhole)
 		}
 		if r.Prize != "" {
 			prizes++
