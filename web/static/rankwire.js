@@ -77,6 +77,7 @@ export class RankwireBoard extends HTMLElement {
     this._view = null; // the client's view state: {seq, total, rows: Map}
     this._trs = new Map(); // member → <tr>, so a member's row keeps its markers rather than re-renders
     this._ranks = new Map(); // member → last rendered rank, for up/down markers
+    this._moved = []; // the rows that climbed in the render under way, for _flash
     this._client = null; // set by the page, shared by several elements
     this._own = null; // a client this element made for itself
     this._getToken = null;
