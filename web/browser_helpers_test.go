@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,29 +21,53 @@ import (
 	"github.com/rankwire/rankwire/web"
 )
 
-// chromium returns the browser's path. Without one the test fails where
-// CI=true (CI installs it: .ci/run) and is skipped elsewhere.
+// chromium returns the browser's path: $RANKWIRE_CHROMIUM where set (and
+// nothing else: RANKWIRE_CHROMIUM=none runs the tests as on a machine
+// without one), else chromium or chromium-browser on PATH or in /usr/bin.
+// Without one the test fails where CI=true (CI installs it: .ci/run) and
+// is skipped elsewhere, counted in the line TestMain prints.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("RANKWIRE_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
+	if p, ok := findChromium(); ok {
+		return p
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatal("Chromium not found (/usr/bin/chromium): CI must install the Debian package chromium")
 	}
-	t.Skip("Chromium not found: apt-get install -y chromium (or set RANKWIRE_CHROMIUM) to run the browser tests")
+	skipMissing(t, "browser", "chromium not found (apt-get install chromium, or set RANKWIRE_CHROMIUM)")
 	return ""
+}
+
+func findChromium() (string, bool) {
+	if p, ok := os.LookupEnv("RANKWIRE_CHROMIUM"); ok {
+		_, err := os.Stat(p)
+		return p, err == nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // browser starts a headless Chromium with a fresh profile and returns a tab's
 // context, ended when the test ends. The flags keep it off the network: the
 // machines running the tests have none.
 func browser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	return browserAs(t, width, height)
+}
+
+// phone is browser as a phone: a mobile viewport width px wide at twice
+// the pixels (a page's viewport meta applies, scrollbars overlay the page
+// and take no width, screenshots are sharp).
+func phone(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	return browserAs(t, width, height, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+}
+
+func browserAs(t *testing.T, width, height int, emulate ...chromedp.EmulateViewportOption) context.Context {
 	t.Helper()
 	exe := chromium(t)
 	profile, err := os.MkdirTemp("", "rankwire-chromium-")
@@ -64,7 +89,7 @@ func browser(t *testing.T, width, height int) context.Context {
 		cancelA()
 		removeProfile(profile)
 	})
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height), emulate...)); err != nil {
 		t.Fatalf("starting Chromium: %v", err)
 	}
 	return ctx

@@ -51,7 +51,12 @@ type row struct {
 // page opens the test page on g in a fresh browser.
 func page(t *testing.T, g *gateway) context.Context {
 	t.Helper()
-	ctx := browser(t, 1024, 800)
+	return openPage(t, g, browser(t, 1024, 800))
+}
+
+// openPage opens the test page on g in the browser of ctx.
+func openPage(t *testing.T, g *gateway, ctx context.Context) context.Context {
+	t.Helper()
 	do(t, ctx, chromedp.Navigate(g.url("/demo/e2e.html")))
 	waitFor(t, "test page ready", 10*time.Second, func() string {
 		if js[bool](t, ctx, `window.ready === true`) {
@@ -617,4 +622,48 @@ func TestConsole(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestClientRefusalReachesEverySubscription: a RankwireClient whose token
+// the gateway refuses (close 4003) calls each of its subscriptions' error
+// handlers once, with the code, the close code and the gateway's reason,
+// and ends in the error state without reconnecting.
+func TestClientRefusalReachesEverySubscription(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	ctx := page(t, g)
+	js[bool](t, ctx, `(async () => {
+		const { RankwireClient } = await import("/widget/client.js");
+		window.refusals = { a: [], b: [] };
+		window.refused = new RankwireClient({ token: "not.a.token" });
+		for (const id of ["a", "b"]) {
+			refused.subscribe({ board: "slots", view: { kind: "top", limit: 3 } }, { error: (e) => refusals[id].push(e) });
+		}
+		return true;
+	})()`)
+	type refusal struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Fatal   bool   `json:"fatal"`
+		Close   int    `json:"close"`
+	}
+	var got map[string][]refusal
+	waitFor(t, "both error handlers called", 10*time.Second, func() string {
+		got = js[map[string][]refusal](t, ctx, `refusals`)
+		if len(got["a"]) == 0 || len(got["b"]) == 0 {
+			return fmt.Sprintf("%+v", got)
+		}
+		return ""
+	})
+	if g.closes(4003) != 1 {
+		t.Errorf("%v closes with 4003, want 1", g.closes(4003))
+	}
+	for _, id := range []string{"a", "b"} {
+		if r := got[id]; len(r) != 1 || r[0].Code != "forbidden" || r[0].Close != 4003 || !r[0].Fatal || r[0].Message == "" {
+			t.Errorf("subscription %s's error handler got %+v, want one forbidden refusal with close 4003 and a reason", id, r)
+		}
+	}
+	if s := js[string](t, ctx, `refused.state`); s != "error" {
+		t.Errorf("client state %q, want error", s)
+	}
 }

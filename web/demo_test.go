@@ -86,9 +86,12 @@ const demoReady = `(() => {
   return problems.join("; ");
 })()`
 
-// TestDemoPage opens the demo page of a real demo-mode gateway, waits until
-// every view is live and the panel counts, and saves screenshots (desktop
-// and phone) into $RANKWIRE_SCREENSHOTS where set, else the test's temp dir.
+// TestDemoPage opens the demo page of a real demo-mode gateway at a phone's,
+// a tablet's and a laptop's width, waits until every view is live and the
+// panel counts, and saves full-page screenshots into $RANKWIRE_SCREENSHOTS
+// where set, else the test's temp dir. docs/screenshots/ holds them:
+//
+//	RANKWIRE_SCREENSHOTS=$PWD/docs/screenshots go test -run TestDemoPage ./web/
 func TestDemoPage(t *testing.T) {
 	chromium(t)
 	base := demoGateway(t)
@@ -99,8 +102,12 @@ func TestDemoPage(t *testing.T) {
 	for _, v := range []struct {
 		name          string
 		width, height int
-	}{{"rankwire-demo.png", 1280, 900}, {"rankwire-demo-phone.png", 390, 844}} {
-		ctx := browser(t, v.width, v.height)
+		open          func(*testing.T, int, int) context.Context
+	}{
+		{"demo-360.png", 360, 780, phone}, {"demo-390.png", 390, 844, phone},
+		{"demo-768.png", 768, 1024, browser}, {"demo-1366.png", 1366, 900, browser},
+	} {
+		ctx := v.open(t, v.width, v.height)
 		do(t, ctx, chromedp.Navigate(base+"/"))
 		waitFor(t, "demo page live", 30*time.Second, func() string { return js[string](t, ctx, demoReady) })
 		// Let a few pushes land so rows carry their movement markers, and the

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,13 +13,7 @@ import (
 // injected clock, without a browser. TestClientUnits runs the same tests in
 // Chromium, which CI requires; Node is optional, so this one skips without it.
 func TestClientUnitsNode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node not found: CI must install the Debian package nodejs")
-		}
-		t.Skip("node not found (apt-get install nodejs): the same tests run in Chromium (TestClientUnits)")
-	}
+	node := tool(t, "node", "nodejs")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, node, "testdata/client_test.mjs").CombinedOutput()

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -13,7 +14,8 @@ import (
 )
 
 // tool returns the path of a command the test needs: a failure where
-// CI=true (CI installs it: .ci/run), a skip elsewhere.
+// CI=true (CI installs it: .ci/run), a skip elsewhere, counted in the line
+// TestMain prints.
 func tool(t *testing.T, name, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
@@ -23,7 +25,7 @@ func tool(t *testing.T, name, pkg string) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s not found: CI must install the Debian package %s", name, pkg)
 	}
-	t.Skipf("%s not found (apt-get install %s)", name, pkg)
+	skipMissing(t, name, fmt.Sprintf("%s not found (apt-get install %s)", name, pkg))
 	return ""
 }
 

@@ -45,9 +45,22 @@ export interface SubscribeSpec {
   view: ViewSpec;
 }
 
+/** Why a subscription ended: handed to its error handler, once. */
+export interface SubscriptionError {
+  /** The protocol's error code: forbidden (a 4003 refusal), too_large (1009), not_found, unauthorized... */
+  code: string;
+  /** The server's message, or the close's reason. */
+  message: string;
+  /** Set where the whole connection ended for good (every subscription gets it); absent where the server refused this view alone. */
+  fatal?: true;
+  /** The WebSocket close code (4003, 1009) where a close ended it. */
+  close?: number;
+}
+
 export interface Handlers {
   update?(view: ViewState, msg: SnapshotMessage | DiffMessage): void;
-  error?(err: { code: string; message: string }): void;
+  /** The view ended: the server refused it, or the connection ended for good. Not called on close(). */
+  error?(err: SubscriptionError): void;
   board?(msg: BoardMessage): void;
 }
 

@@ -6,7 +6,7 @@
 //   const client = new RankwireClient({ getToken: () => fetchTokenFromMyBackEnd() });
 //   const sub = client.subscribe({ board: "weekly", view: { kind: "top", limit: 10 } }, {
 //     update(view, msg) { /* view.rows: rows in rank order, view.total, view.seq */ },
-//     error(err) { /* {code, message}: the subscription ended */ },
+//     error(err) { /* {code, message, fatal, close}: the subscription ended */ },
 //   });
 //   client.addEventListener("state", (e) => e.detail.state); // connecting | open | reconnecting | error | closed
 //   sub.close(); client.close();
@@ -181,8 +181,12 @@ export class RankwireClient extends EventTarget {
   /**
    * subscribe starts a live view: spec is {board, window, at, view} as in the
    * protocol's subscribe message. handlers.update(view, msg) runs after every
-   * snapshot or diff; handlers.error({code, message}) when the server refused
-   * the view. Returns {close()}.
+   * snapshot or diff; handlers.error(err) once when the view ends: the
+   * server refused it ({code, message}), or the connection ended for good
+   * ({code, message, fatal: true, close}: a 4003 refusal or a 1009 close,
+   * whose code is close; no close where there was no token). Not called on
+   * sub.close() or client.close().
+   * Returns {close()}.
    */
   subscribe(spec, handlers = {}) {
     const sub = { spec, handlers, view: emptyView(), wire: null, closed: false };
@@ -247,8 +251,21 @@ export class RankwireClient extends EventTarget {
     this.dispatchEvent(new CustomEvent("state", { detail: { state, ...detail } }));
   }
 
-  _fail(code, message) {
-    this.dispatchEvent(new CustomEvent("error", { detail: { code, message, fatal: true } }));
+  // _fail ends the connection for good (a refusal, a message too large, no
+  // token): the "error" event, then every subscription's error handler with
+  // the same detail (each view has ended: its handler is how a page that
+  // only holds subscriptions learns it), then the "error" state.
+  // close is the WebSocket close code where a close decided it.
+  _fail(code, message, close) {
+    const detail = { code, message, fatal: true };
+    if (close !== undefined) detail.close = close;
+    this.dispatchEvent(new CustomEvent("error", { detail }));
+    const subs = [...this._subs.values()];
+    this._subs.clear();
+    for (const sub of subs) {
+      sub.closed = true;
+      sub.handlers.error?.({ ...detail });
+    }
     this._shutdown("error", { code, reason: message });
   }
 
@@ -359,9 +376,9 @@ export class RankwireClient extends EventTarget {
     if (this._subs.size === 0) return this._setState("idle");
     switch (closeAction(code)) {
       case "fatal":
-        return this._fail("forbidden", reason || "access refused");
+        return this._fail("forbidden", reason || "access refused", code);
       case "too-large":
-        return this._fail("too_large", reason || "a message over 64 KiB");
+        return this._fail("too_large", reason || "a message over 64 KiB", code);
       case "refresh":
         return this._refreshAfterExpiry(reason);
       case "limit":

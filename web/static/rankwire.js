@@ -75,8 +75,9 @@ export class RankwireBoard extends HTMLElement {
     this.strings = { ...defaultStrings };
     this._state = "loading";
     this._view = null; // the client's view state: {seq, total, rows: Map}
-    this._trs = new Map(); // member → <tr>, so a member's row glides rather than re-renders
+    this._trs = new Map(); // member → <tr>, so a member's row keeps its markers rather than re-renders
     this._ranks = new Map(); // member → last rendered rank, for up/down markers
+    this._moved = []; // the rows that climbed in the render under way, for _flash
     this._client = null; // set by the page, shared by several elements
     this._own = null; // a client this element made for itself
     this._getToken = null;
@@ -191,7 +192,7 @@ export class RankwireBoard extends HTMLElement {
     c.addEventListener("state", this._onClientState);
     c.addEventListener("error", this._onClientError);
     this._setState(c.state === "reconnecting" ? "reconnecting" : "loading");
-    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e), board: (b) => this._setBoard(b) });
+    this._sub = c.subscribe(spec, { update: (v, msg) => this._update(v, msg), error: (e) => this._fail(e, e.fatal), board: (b) => this._setBoard(b) });
   }
 
   // _setBoard takes a tournament board's times and prizes (null: none):
@@ -261,10 +262,11 @@ export class RankwireBoard extends HTMLElement {
 
   _fail(err, fromClient) {
     this._setState("error", { reason: err.message, code: err.code });
-    // The client already reported its own fatal error as an event.
+    // The client already reported its own fatal error as an event (the
+    // subscription's error handler and the client's state both end here).
     if (!fromClient) this._emit("rankwire-error", { code: err.code, message: err.message, fatal: true });
     // A connection the gateway refused (close 4003) says so, with its reason.
-    this._els.status.textContent = err.refused
+    this._els.status.textContent = err.refused || err.close === 4003
       ? this.strings.refused + (err.message ? `: ${err.message}` : "")
       : errorText[err.code] || err.message;
   }
@@ -332,8 +334,8 @@ export class RankwireBoard extends HTMLElement {
     this._els.total.textContent = `${nf.format(this._view.total)} ${this.strings.players}`;
     const rows = this.rows;
     const me = this._me();
-    const before = this._positions();
     const keep = new Set();
+    this._moved = [];
     // Put rows in rank order, moving only those out of place: moving a node
     // restarts its CSS animations (the fade of a marker, a row's entrance).
     let at = this._els.tbody.firstElementChild;
@@ -349,7 +351,7 @@ export class RankwireBoard extends HTMLElement {
         this._trs.delete(member);
       }
     }
-    this._glide(before);
+    this._flash(this._moved);
     this._announce(rows, me);
   }
 
@@ -360,7 +362,9 @@ export class RankwireBoard extends HTMLElement {
     const fresh = !tr;
     if (fresh) {
       tr = document.createElement("tr");
-      tr.innerHTML = `<td class="rank"><span class="pos"></span></td><th scope="row" class="player"><img class="avatar" part="avatar" alt="" width="20" height="20" loading="lazy" referrerpolicy="no-referrer" hidden><span class="name"></span><span class="review" part="review" hidden></span></th><td class="score"></td><td class="prize" part="prize" hidden></td>`;
+      // The prize shows twice: in its column, and under the name where the
+      // element is too narrow for the column (styles.js picks one).
+      tr.innerHTML = `<td class="rank"><span class="pos"></span></td><th scope="row" class="player"><span class="who"><img class="avatar" part="avatar" alt="" width="20" height="20" loading="lazy" referrerpolicy="no-referrer" hidden><span class="name"></span><span class="you" part="you" aria-hidden="true" hidden></span><span class="review" part="review" hidden></span></span><span class="prize-under" part="prize" hidden></span></th><td class="score"></td><td class="prize" part="prize" hidden></td>`;
       this._trs.set(row.member, tr);
       if (this._ranks.size) {
         tr.classList.add("enter"); // not on the first snapshot
@@ -368,7 +372,7 @@ export class RankwireBoard extends HTMLElement {
       }
     }
     const [rankTd, th, scoreTd, prizeTd] = tr.children;
-    const [img, name, review] = th.children;
+    const [img, name, you, review] = th.firstChild.children;
     rankTd.firstChild.textContent = nf.format(row.rank);
     name.textContent = row.name || row.member; // a profile's name where the member has one
     th.title = row.member;
@@ -388,17 +392,23 @@ export class RankwireBoard extends HTMLElement {
     else review.removeAttribute("aria-label");
     tr.classList.toggle("review", !!row.review);
     scoreTd.textContent = nf.format(row.score);
+    const prize = this._prize(row.rank);
     prizeTd.hidden = !this._board?.prizes?.length;
-    prizeTd.textContent = this._prize(row.rank);
+    prizeTd.textContent = prize;
+    th.lastChild.textContent = prize;
+    th.lastChild.hidden = !prize;
     tr.toggleAttribute("data-podium", row.rank <= 3);
     const isMe = me !== "" && row.member === me;
     tr.classList.toggle("me", isMe);
-    if (isMe) {
-      tr.setAttribute("aria-current", "true");
-      tr.dataset.you = this.strings.you;
-    } else tr.removeAttribute("aria-current");
+    if (isMe) tr.setAttribute("aria-current", "true");
+    else tr.removeAttribute("aria-current");
+    you.hidden = !isMe;
+    you.textContent = isMe ? this.strings.you : "";
     const was = this._ranks.get(row.member);
     if (was !== undefined && was !== row.rank) this._mark(rankTd, was - row.rank);
+    // Only a climber flashes: the rows it passed get their ▼ marker, and
+    // in an around view, where every row sinks together, nothing flashes.
+    if (was !== undefined && was > row.rank) this._moved.push(tr);
     this._ranks.set(row.member, row.rank);
     return tr;
   }
@@ -413,35 +423,16 @@ export class RankwireBoard extends HTMLElement {
     td.appendChild(m);
   }
 
-  _positions() {
-    const pos = new Map();
-    if (!this._trs.size || matchMedia("(prefers-reduced-motion: reduce)").matches) return pos;
-    for (const [member, tr] of this._trs) pos.set(member, tr.getBoundingClientRect().top);
-    return pos;
-  }
-
-  // _glide animates rows from where they were to where they are (FLIP: first,
-  // last, invert, play): the DOM is already in its final order; each moved row
-  // starts translated back to its old place and transitions to none.
-  _glide(before) {
-    const moved = [];
-    for (const [member, top] of before) {
-      const tr = this._trs.get(member);
-      if (!tr) continue;
-      const dy = top - tr.getBoundingClientRect().top;
-      if (Math.abs(dy) < 1) continue;
-      tr.classList.remove("gliding");
-      tr.style.transform = `translateY(${dy}px)`;
-      moved.push(tr);
-    }
+  // _flash tints the rows that climbed, fading out. Rows never move on
+  // screen: the DOM is already in its final order and each row sits in its
+  // rank's slot, so a screenshot at any moment shows every rank once and no
+  // row over another (a gliding row, FLIP, would cross its neighbours and
+  // leave its new slot empty until it arrived).
+  _flash(moved) {
     if (!moved.length) return;
-    this._els.tbody.getBoundingClientRect(); // commit the inverted positions before playing
-    requestAnimationFrame(() => {
-      for (const tr of moved) {
-        tr.classList.add("gliding");
-        tr.style.transform = "";
-      }
-    });
+    for (const tr of moved) tr.classList.remove("moved-up");
+    void this._els.tbody.offsetWidth; // restart the fade of a row that climbs again
+    for (const tr of moved) tr.classList.add("moved-up");
   }
 
   // _announce tells screen readers, politely, when the viewer's own rank

@@ -17,7 +17,7 @@ export const styles = `
   --rw-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --rw-radius: 12px;
   --rw-row-height: 2.5rem;
-  --rw-glide: 450ms;
+  --rw-flash: 1.2s;
   display: block;
   container-type: inline-size;
   color: var(--rw-fg);
@@ -57,20 +57,27 @@ thead th { font-size: .72rem; letter-spacing: .06em; text-transform: uppercase; 
 :host([prizes]) .rank { width: 4.5rem; }
 caption .countdown { display: block; font-weight: 500; font-size: .8rem; color: var(--rw-muted); margin-top: .15rem; }
 caption .countdown[hidden] { display: none; }
-.avatar { width: 1.25rem; height: 1.25rem; border-radius: 50%; object-fit: cover; vertical-align: -.3rem;
+/* The player cell: avatar, name, "you" and the review marker on one line;
+   only the name gives way (with an ellipsis), the rest keep their size. */
+.who { display: flex; align-items: center; min-width: 0; }
+.who > * { flex: none; }
+.who > [hidden] { display: none; }
+.who .name { flex: 0 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; }
+.avatar { width: 1.25rem; height: 1.25rem; border-radius: 50%; object-fit: cover;
   margin-inline-end: .45rem; background: var(--rw-border); }
 th .review { margin-inline-start: .4rem; font-size: .75rem; color: var(--rw-muted); opacity: .8; }
 tbody tr.review th .name { color: var(--rw-muted); }
+.prize-under { display: none; }
 .score { width: 30%; text-align: end; }
 tbody th { font-weight: 500; }
 tbody tr { background: var(--rw-bg); position: relative; }
 tbody tr:nth-child(even) { background: var(--rw-row-alt); }
 tbody tr.me { background: var(--rw-me-bg); box-shadow: inset 4px 0 0 var(--rw-accent); }
 tbody tr.me th { font-weight: 700; }
-tbody tr.me th::after { content: attr(data-you); font-size: .72rem; font-weight: 600; color: var(--rw-accent);
+th .you { font-size: .72rem; font-weight: 600; color: var(--rw-accent);
   margin-inline-start: .4rem; text-transform: uppercase; letter-spacing: .05em; }
-tbody tr.enter { animation: rw-enter var(--rw-glide) ease-out; }
-tbody tr.gliding { transition: transform var(--rw-glide) cubic-bezier(.2, .8, .2, 1); }
+tbody tr.enter { animation: rw-enter var(--rw-flash) ease-out; }
+tbody tr.moved-up { animation: rw-up var(--rw-flash) ease-out; }
 tbody tr[data-podium] .pos { color: var(--rw-accent); font-weight: 700; }
 .pos { display: inline-block; min-width: 2.2em; }
 .mark { display: inline-block; font-size: .7rem; margin-inline-start: .25rem; animation: rw-fade 4s ease-in forwards; }
@@ -92,20 +99,34 @@ tbody tr[data-podium] .pos { color: var(--rw-accent); font-weight: 700; }
 /* A row new to the view flashes rather than fading in: on a busy rank (the
    prize line) a new row arrives with every push, and must stay readable. */
 @keyframes rw-enter { from { background-color: color-mix(in srgb, var(--rw-accent) 28%, var(--rw-bg)); } }
+@keyframes rw-up { from { background-color: color-mix(in srgb, var(--rw-up) 22%, var(--rw-bg)); } }
 @keyframes rw-fade { 0%, 70% { opacity: 1; } 100% { opacity: 0; } }
 @keyframes rw-pulse { 0% { box-shadow: 0 0 0 0 color-mix(in srgb, var(--rw-up) 60%, transparent); }
   100% { box-shadow: 0 0 0 6px transparent; } }
 @media (prefers-reduced-motion: reduce) {
-  tbody tr.enter, .mark, :host([state="live"]) .badge::before { animation: none; }
-  tbody tr.gliding { transition: none; }
+  tbody tr.enter, tbody tr.moved-up, .mark, :host([state="live"]) .badge::before { animation: none; }
 }
-/* A phone, or a narrow lobby column: tighter cells, smaller type. */
-@container (max-width: 380px) {
-  th, td { padding: 0 .55rem; }
-  .rank { width: 3.9rem; }
-  caption { font-size: .95rem; padding: .6rem .6rem .4rem; }
-  caption .total { display: block; margin: .1rem 0 0; }
+/* A phone, or a narrow lobby column: the name keeps the room. Narrow rank
+   and score columns, the move marker under the rank, the prize under the
+   name instead of in a column of its own. */
+@container (max-width: 480px) {
+  th, td { padding: 0 .4rem; }
+  th:first-child, td:first-child { padding-inline-start: .7rem; }
+  /* Content widths (padding comes on top): a rank up to 99,999 and its
+     ▲12 under it; a score up to 1,234,567 at this size. */
+  .rank, :host([prizes]) .rank { width: 3.1rem; }
+  .score, :host([prizes]) .score { width: 4.75rem; }
+  thead th { font-size: .66rem; letter-spacing: .04em; }
+  .prize { display: none; }
+  .prize-under:not([hidden]) { display: block; font-size: .72rem; font-weight: 600; color: var(--rw-accent);
+    line-height: 1.2; overflow: hidden; text-overflow: ellipsis; }
+  td.rank { white-space: normal; line-height: 1.1; font-size: .85rem; }
+  th .you { font-size: .62rem; margin-inline-start: .3rem; letter-spacing: .03em; }
+  .pos { min-width: 0; }
+  .mark { display: block; margin: 0; font-size: .62rem; }
   tbody { font-size: .9rem; }
+  caption { font-size: .95rem; padding: .6rem .75rem .4rem; }
+  caption .total { display: block; margin: .1rem 0 0; }
   .badge span { display: none; }
 }
 `;

@@ -312,6 +312,32 @@ export const tests = {
     eq(clock.delays(), [], "no timer");
     c.close();
   },
+  async "4003 and 1009 call every subscription's error handler once, with the code and reason"() {
+    for (const [close, code] of [[4003, "forbidden"], [1009, "too_large"]]) {
+      FakeWS.all = [];
+      const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+      const got = { a: [], b: [] };
+      for (const name of ["a", "b"]) {
+        c.subscribe({ board: name, view: { kind: "top" } }, { error: (e) => { got[name].push(e); } });
+      }
+      await until(() => FakeWS.all[0]?.subs().length === 2, "two subscribes");
+      FakeWS.all[0].serverCloses(close, "origin refused: https://evil.example");
+      const want = [{ code, message: "origin refused: https://evil.example", fatal: true, close }];
+      eq(got, { a: want, b: want }, `handlers after ${close}`);
+      eq(c.state, "error", `state after ${close}`);
+      // The subscriptions ended: closing them sends nothing and calls nothing again.
+      c.close();
+      eq([got.a.length, got.b.length], [1, 1], `handlers after close() following ${close}`);
+    }
+  },
+  async "a fatal close calls error handlers without a reason too"() {
+    const { c, last } = await connected();
+    let err = null;
+    c.subscribe({ board: "b2", view: { kind: "top" } }, { error: (e) => { err = e; } });
+    last().serverCloses(4003);
+    eq(err, { code: "forbidden", message: "access refused", fatal: true, close: 4003 }, "default reason");
+    c.close();
+  },
   async "1009 reports too_large and schedules nothing"() {
     const { c, clock, states, last } = await connected();
     last().serverCloses(1009, "message too big");
@@ -337,7 +363,7 @@ export const tests = {
     c.subscribe({ board: "nope", view: { kind: "top" } }, { error: (e) => { err = e; } });
     await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
     FakeWS.all[0].serverSends({ type: "error", id: FakeWS.all[0].subs()[0].id, code: "not_found", message: "board nope" });
-    eq(err?.code, "not_found", "error");
+    eq(err, { code: "not_found", message: "board nope" }, "error");
     c.close();
   },
 };
