@@ -140,28 +140,44 @@ type importSummary struct {
 // with nothing applied, naming the line and field. A batch refused as
 // unavailable or rate limited is retried (the same ids).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, board, scores, err := loadImport(args, stderr)
+	if err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(stderr, "gateway import:", err)
+		}
+		return exitFor(err)
+	}
+	return sendScores(ctx, c, board, scores, stdout, stderr)
+}
+
+// errUsage is a usage error flag has already printed.
+var errUsage = errors.New("usage")
+
+// loadImport parses import's flags and reads and checks every line of its
+// file, before anything is sent.
+func loadImport(args []string, stderr io.Writer) (*client.Client, string, []client.Score, error) {
 	fs := flag.NewFlagSet("gateway import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var p portFlags
 	p.register(fs)
 	format := fs.String("format", "", "`csv` or `jsonl`; default: by the file's extension")
 	if err := fs.Parse(args); err != nil {
-		return exitFor(err)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, "", nil, err
+		}
+		return nil, "", nil, errUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "gateway import: want one FILE (or - for standard input)")
-		return 2
+		return nil, "", nil, errors.New("want one FILE (or - for standard input)")
 	}
 	c, err := p.client()
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway import:", err)
-		return 2
+		return nil, "", nil, err
 	}
 	path := fs.Arg(0)
 	data, err := readInput(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway import:", err)
-		return 2
+		return nil, "", nil, err
 	}
 	if *format == "" {
 		*format = "csv"
@@ -170,38 +186,60 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	scores, err := readScores(data, *format, path)
-	if err != nil {
-		fmt.Fprintln(stderr, "gateway import:", err)
-		return 2
-	}
+	return c, p.board, scores, err
+}
+
+// sendScores submits scores in batches and prints the summary; a progress
+// bar is drawn only where stderr is a terminal (in a log, its \r frames
+// would pile up). It returns the exit status.
+func sendScores(ctx context.Context, c *client.Client, board string, scores []client.Score, stdout, stderr io.Writer) int {
+	progress := isTerminal(stderr)
 	sum := importSummary{read: len(scores)}
 	start := time.Now()
 	for i := 0; i < len(scores); i += client.MaxBatch {
 		batch := scores[i:min(i+client.MaxBatch, len(scores))]
-		res, err := submitRetrying(ctx, c, p.board, batch)
+		res, err := submitRetrying(ctx, c, board, batch)
 		if err != nil {
 			fmt.Fprintf(stderr, "\ngateway import: lines of batch %d (items %d..%d): %v\n", i/client.MaxBatch+1, i+1, i+len(batch), err)
 			sum.report(stdout, time.Since(start))
 			return 1
 		}
-		for _, r := range res {
-			switch {
-			case r.Duplicate:
-				sum.duplicate++
-			case r.Reason != "":
-				sum.quarantined++
-			case r.Applied:
-				sum.applied++
-			default:
-				sum.kept++
-			}
+		sum.count(res)
+		if done := i + len(batch); progress {
+			fmt.Fprintf(stderr, "\r%s %d/%d", progressBar(done, len(scores)), done, len(scores))
 		}
-		done := i + len(batch)
-		fmt.Fprintf(stderr, "\r%s %d/%d", progressBar(done, len(scores)), done, len(scores))
 	}
-	fmt.Fprintln(stderr)
+	if progress {
+		fmt.Fprintln(stderr)
+	}
 	sum.report(stdout, time.Since(start))
 	return 0
+}
+
+// count adds a batch's results to the summary.
+func (s *importSummary) count(res []client.Result) {
+	for _, r := range res {
+		switch {
+		case r.Duplicate:
+			s.duplicate++
+		case r.Reason != "":
+			s.quarantined++
+		case r.Applied:
+			s.applied++
+		default:
+			s.kept++
+		}
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (s importSummary) report(w io.Writer, took time.Duration) {
