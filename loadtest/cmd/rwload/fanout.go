@@ -41,20 +41,8 @@ func fanout(ctx context.Context, args []string) error {
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Parse(args)
 	c.Shape = loadtest.Shape(*shape)
-	if c.Shape != loadtest.Steady && c.Shape != loadtest.Spikes && c.Shape != loadtest.Ramp {
-		return fmt.Errorf("-shape %q: want steady, spikes or ramp", *shape)
-	}
-	if c.PerConn < 1 || c.PerConn > 100 {
-		return fmt.Errorf("-per-conn %d: want 1…100, the protocol's subscriptions per connection", c.PerConn)
-	}
-	if c.PerConn > 1 && c.Redis != "" {
-		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
-	}
-	if c.Stalled < 0 || c.Stalled > c.Subscribers {
-		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
-	}
-	if c.Stalled > 0 && c.Redis != "" {
-		return fmt.Errorf("-stalled %d: the Redis peer (-redis) has no slow-client close to measure", c.Stalled)
+	if err := checkFanout(c); err != nil {
+		return err
 	}
 	var err error
 	if c.Target, err = t.resolve(); err != nil {
@@ -81,6 +69,23 @@ func fanout(ctx context.Context, args []string) error {
 		fmt.Print(rep)
 	}
 	return err
+}
+
+// checkFanout names the flag at fault in c.
+func checkFanout(c loadtest.FanoutConfig) error {
+	switch {
+	case c.Shape != loadtest.Steady && c.Shape != loadtest.Spikes && c.Shape != loadtest.Ramp:
+		return fmt.Errorf("-shape %q: want steady, spikes or ramp", c.Shape)
+	case c.PerConn < 1 || c.PerConn > 100:
+		return fmt.Errorf("-per-conn %d: want 1…100, the protocol's subscriptions per connection", c.PerConn)
+	case c.PerConn > 1 && c.Redis != "":
+		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
+	case c.Stalled < 0 || c.Stalled > c.Subscribers:
+		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
+	case c.Stalled > 0 && c.Redis != "":
+		return fmt.Errorf("-stalled %d: the Redis peer (-redis) has no slow-client close to measure", c.Stalled)
+	}
+	return nil
 }
 
 func fanoutTable() error {
