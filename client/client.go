@@ -13,13 +13,12 @@
 package client
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,9 +33,13 @@ import (
 // use.
 type Client struct {
 	urls  []string
-	next  atomic.Uint32 // the gateway the next call tries first
+	next  atomic.Uint32 // the gateway the next call tries first: the last that answered
 	token func(ctx context.Context) (string, error)
 	http  *http.Client
+
+	readAttempt, writeAttempt time.Duration // per-attempt deadlines
+	budget                    time.Duration // a call's budget where its ctx has no deadline
+	noIDs                     bool          // Submit leaves missing ids missing
 }
 
 // Option configures a Client.
@@ -57,15 +60,43 @@ func WithTokenFunc(f func(ctx context.Context) (string, error)) Option {
 // has a 30 s timeout.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
+// WithAttemptTimeouts sets the deadline of one attempt of a read (GET)
+// and of a write: a gateway that hangs costs one attempt, then the call
+// moves to the next gateway. Zero keeps the default (DefaultReadAttempt,
+// DefaultWriteAttempt). A write slower than its deadline is sent again
+// elsewhere, which is safe (see Failover in the package doc) but adds load:
+// raise it for batches that take long.
+func WithAttemptTimeouts(read, write time.Duration) Option {
+	return func(c *Client) {
+		c.readAttempt = cmp.Or(read, c.readAttempt)
+		c.writeAttempt = cmp.Or(write, c.writeAttempt)
+	}
+}
+
+// WithRetryBudget bounds a call whose ctx has no deadline: its attempts
+// stop after d (default DefaultRetryBudget). A ctx with a deadline is its
+// own budget.
+func WithRetryBudget(d time.Duration) Option { return func(c *Client) { c.budget = d } }
+
+// WithoutGeneratedIDs makes Submit send scores without an ID as they are.
+// Such a submission is then sent again only where it surely did not arrive
+// (a refused connection, a 429 with Retry-After): a 503 or a timeout is
+// the caller's to handle. By default Submit gives each such score a random
+// ID before the first attempt, so that any retry applies it once; each ID
+// costs the gateways about 185 bytes per node while they keep it
+// (--idempotency-retention).
+func WithoutGeneratedIDs() Option { return func(c *Client) { c.noIDs = true } }
+
 // New returns a Client of the gateways at urls (base URLs such as
-// "https://rank.example.com"). A call that cannot connect to one gateway
-// tries the next, and so does a read answered 503; a write that may have
-// arrived is not sent again (retry it yourself, with its ids).
+// "https://rank.example.com"). A call moves to the next gateway where one
+// does not answer, answers 503 or hangs past the attempt's deadline, as far
+// as that is safe: see Failover in the package doc.
 func New(urls []string, opts ...Option) (*Client, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("client: no gateway URL")
 	}
-	c := &Client{http: &http.Client{Timeout: 30 * time.Second}}
+	c := &Client{http: &http.Client{Timeout: 30 * time.Second},
+		readAttempt: DefaultReadAttempt, writeAttempt: DefaultWriteAttempt, budget: DefaultRetryBudget}
 	for _, u := range urls {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
@@ -87,6 +118,8 @@ type Error struct {
 	Status  int    // the HTTP status
 	Code    string // the protocol's code: bad_request, unauthorized, forbidden, not_found, conflict, rate_limited, too_large, unavailable, internal
 	Message string // names the field at fault
+	// RetryAfter is the wait the gateway asked for (Retry-After), if any.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -99,79 +132,22 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-// do sends one request, trying the gateways in turn where one is
-// unreachable or unavailable, and decodes a 2xx answer into out.
-func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	var payload []byte
-	if body != nil {
-		var err error
-		if payload, err = json.Marshal(body); err != nil {
-			return fmt.Errorf("client: encode: %w", err)
-		}
-	}
-	tok, err := c.token(ctx)
-	if err != nil {
-		return fmt.Errorf("client: token: %w", err)
-	}
-	first := int(c.next.Load())
-	var last error
-	for i := range c.urls {
-		n := (first + i) % len(c.urls)
-		u := c.urls[n] + path
-		if len(query) > 0 {
-			u += "?" + query.Encode()
-		}
-		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(payload))
-		if err != nil {
-			return fmt.Errorf("client: %w", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := c.http.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			last = fmt.Errorf("client: %s %s: %w", method, c.urls[n], err)
-			if method != http.MethodGet && !isDialError(err) {
-				return last // it may have arrived: a write is the caller's to retry, with its ids
-			}
-			continue
-		}
-		err = decode(resp, out)
-		var e *Error
-		if errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && len(c.urls) > 1 && method == http.MethodGet {
-			last = err // a read elsewhere is as good; a write is left to the caller's retry with its ids
-			continue
-		}
-		c.next.Store(uint32(n))
-		return err
-	}
-	return last
-}
-
-// isDialError reports whether err is a failure to connect: the request
-// never left, so another gateway may take it.
-func isDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
-
 // decode reads resp: a 2xx body into out, else an *Error.
 func decode(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("client: read answer: %w", err)
+		return &transportError{err: fmt.Errorf("read answer: %w", err)}
 	}
 	if resp.StatusCode/100 != 2 {
+		out := &Error{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 		var e wire.ErrorBody
 		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
-			return &Error{Status: resp.StatusCode, Code: string(wire.CodeInternal), Message: strings.TrimSpace(string(raw))}
+			out.Code, out.Message = string(wire.CodeInternal), strings.TrimSpace(string(raw))
+		} else {
+			out.Code, out.Message = string(e.Error.Code), e.Error.Message
 		}
-		return &Error{Status: resp.StatusCode, Code: string(e.Error.Code), Message: e.Error.Message}
+		return out
 	}
 	if out == nil {
 		return nil
@@ -206,7 +182,8 @@ type (
 	// Board is a board as the gateway shows it.
 	Board = wire.Board
 	// Score is one submission. ID, where set, makes a retry safe: the
-	// board answers a repeat with the original result.
+	// board answers a repeat with the original result. Submit sets one
+	// where it is missing (WithoutGeneratedIDs).
 	Score = wire.Score
 	// Result is one submission's outcome.
 	Result = wire.Result
@@ -273,10 +250,21 @@ func (c *Client) Reset(ctx context.Context, board string) error {
 const MaxBatch = wire.MaxBatch
 
 // Submit submits up to MaxBatch scores in one durable batch and returns
-// one result each, in order.
+// one result each, in order. Scores without an ID get a random one first
+// (unless WithoutGeneratedIDs), so that the call may go to another gateway
+// after a 503 or a timeout and still apply once; a result of such a score
+// never says Duplicate. A score with the caller's ID may say Duplicate
+// where an earlier attempt of the same call stored it.
 func (c *Client) Submit(ctx context.Context, board string, scores ...Score) ([]Result, error) {
+	sub, generated := c.withIDs(scores)
 	var out wire.Results
-	err := c.do(ctx, http.MethodPost, boardPath(board, "/scores"), nil, wire.Submission{Scores: scores}, &out)
+	err := c.run(ctx, request{method: http.MethodPost, path: boardPath(board, "/scores"), body: sub, out: &out,
+		repeatable: generated != nil || allHaveIDs(scores)})
+	for i := range out.Results {
+		if i < len(generated) && generated[i] {
+			out.Results[i].Duplicate = false // the original was this call's own earlier attempt
+		}
+	}
 	return out.Results, err
 }
 

@@ -23,7 +23,11 @@ type gateway struct {
 	keys *auth.Keyring
 }
 
-func startGateway(t *testing.T) *gateway {
+func startGateway(t *testing.T) *gateway { return startGatewayOn(t, "") }
+
+// startGatewayOn starts a gateway on the NATS server at natsURL (empty: an
+// embedded one of its own).
+func startGatewayOn(t *testing.T, natsURL string) *gateway {
 	t.Helper()
 	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'c'}, 32))
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"t1":{"keys":[{"kid":"k1","alg":"HS256","secret":%q}]},
@@ -31,7 +35,7 @@ func startGateway(t *testing.T) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gateway{Gateway: gwtest.Start(t, gwtest.Options{Keys: keys, PushInterval: 10 * time.Millisecond}), t: t, keys: keys}
+	return &gateway{Gateway: gwtest.Start(t, gwtest.Options{Keys: keys, PushInterval: 10 * time.Millisecond, NATSURL: natsURL}), t: t, keys: keys}
 }
 
 func (g *gateway) token(tenant, kid string, roles auth.Role) string {

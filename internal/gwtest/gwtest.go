@@ -26,6 +26,9 @@ type Options struct {
 	Static       http.Handler  // api.Config.Static: the widget, pages; nil: none
 	Origins      []string      // live.Options.AllowedOrigins
 	PushInterval time.Duration // 0: 20 ms
+	// NATSURL is a NATS server with JetStream that several gateways share
+	// (hub.Config.NATSURL): a cluster in one process. Empty: an embedded one each.
+	NATSURL string
 }
 
 // Gateway is one in-process gateway. Its fields change with every Start.
@@ -62,7 +65,7 @@ func (g *Gateway) Start() {
 	g.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: g.Dir, PushInterval: g.o.PushInterval})
+	h, err := hub.Start(ctx, hub.Config{DataDir: g.Dir, PushInterval: g.o.PushInterval, NATSURL: g.o.NATSURL})
 	if err != nil {
 		g.t.Fatal(err)
 	}

@@ -1,0 +1,218 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Default per-attempt deadlines and budget (see WithAttemptTimeouts and
+// WithRetryBudget).
+const (
+	DefaultReadAttempt  = 2 * time.Second
+	DefaultWriteAttempt = 3 * time.Second
+	DefaultRetryBudget  = 30 * time.Second
+)
+
+// roundBackoff is the first wait between two full rounds over the
+// gateways; it doubles each round up to maxRoundBackoff, jittered.
+const (
+	roundBackoff    = 50 * time.Millisecond
+	maxRoundBackoff = time.Second
+)
+
+// request is one call of the HTTP API.
+type request struct {
+	method, path string
+	query        url.Values
+	body, out    any
+	// repeatable: sending it again after it may have arrived changes
+	// nothing (a read, a PUT, a submission whose every item has an id).
+	// Otherwise it is sent again only where it surely did not arrive.
+	repeatable bool
+}
+
+// do sends a request whose method says whether it may be repeated: GET and
+// PUT may, POST and DELETE may not.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	return c.run(ctx, request{method: method, path: path, query: query, body: body, out: out,
+		repeatable: method == http.MethodGet || method == http.MethodPut})
+}
+
+// run sends r, trying the gateways in turn from the one that answered
+// last, each attempt bounded by its own deadline, round after round with
+// a short backoff, until an answer that ends it or the budget (ctx, or
+// the Client's retry budget where ctx has none) runs out.
+func (c *Client) run(ctx context.Context, r request) error {
+	var payload []byte
+	if r.body != nil {
+		var err error
+		if payload, err = json.Marshal(r.body); err != nil {
+			return fmt.Errorf("client: encode: %w", err)
+		}
+	}
+	tok, err := c.token(ctx)
+	if err != nil {
+		return fmt.Errorf("client: token: %w", err)
+	}
+	if _, ok := ctx.Deadline(); !ok && c.budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.budget)
+		defer cancel()
+	}
+	var last error
+	for round := 0; ; round++ {
+		first := int(c.next.Load())
+		for i := range c.urls {
+			n := (first + i) % len(c.urls)
+			err := c.attempt(ctx, n, r, payload, tok)
+			wait, again := c.verdict(err, r.repeatable)
+			if !again {
+				return err
+			}
+			last = err
+			if wait > 0 {
+				if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+					return last // Retry-After runs past the budget: the 429 is the answer
+				}
+				sleep(ctx, wait)
+			}
+			if ctx.Err() != nil {
+				return budgetError(ctx, r, last)
+			}
+		}
+		if !sleep(ctx, rand.N(min(maxRoundBackoff, roundBackoff<<min(round, 10)))+1) {
+			return budgetError(ctx, r, last)
+		}
+	}
+}
+
+// verdict decides on an attempt's outcome: whether to try again (on the
+// next gateway), after how long, or to answer err.
+func (c *Client) verdict(err error, repeatable bool) (wait time.Duration, again bool) {
+	var e *Error
+	var te *transportError
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.As(err, &e):
+		switch {
+		case e.Status == http.StatusServiceUnavailable:
+			return 0, repeatable // the outcome is unknown: only a repeatable call goes again
+		case e.Status == http.StatusTooManyRequests && e.RetryAfter > 0:
+			return e.RetryAfter, true // refused before it was handled: any call may go again
+		}
+		return 0, false // the gateway's answer: 4xx, or a 5xx that another try would not mend
+	case errors.As(err, &te):
+		return 0, te.dial || repeatable // a refused connection never carried the request
+	}
+	return 0, false // the answer came but did not decode
+}
+
+// attempt sends r to gateway n, bounded by the attempt's deadline, and
+// decodes the answer. A gateway that answered becomes the next call's
+// first.
+func (c *Client) attempt(ctx context.Context, n int, r request, payload []byte, tok string) error {
+	timeout := c.writeAttempt
+	if r.method == http.MethodGet {
+		timeout = c.readAttempt
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	u := c.urls[n] + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, u, bytes.NewReader(payload))
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return &transportError{gateway: c.urls[n], err: err, dial: isDialError(err)}
+	}
+	err = decode(resp, r.out)
+	var te *transportError
+	if errors.As(err, &te) {
+		te.gateway = c.urls[n]
+		return err
+	}
+	if c.next.Load() != uint32(n) && !isUnavailable(err) {
+		c.next.Store(uint32(n))
+	}
+	return err
+}
+
+// isUnavailable reports whether err is a 503: that gateway answered, but
+// cannot serve, so it does not become the next call's first.
+func isUnavailable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusServiceUnavailable
+}
+
+// transportError is an attempt that got no answer: the connection was
+// refused or failed, or the attempt's deadline passed.
+type transportError struct {
+	gateway string
+	err     error
+	dial    bool // the connection was never made: the request did not leave
+}
+
+func (e *transportError) Error() string { return fmt.Sprintf("client: %s: %v", e.gateway, e.err) }
+func (e *transportError) Unwrap() error { return e.err }
+
+// isDialError reports whether err is a failure to connect: the request
+// never left, so another gateway may take it.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// budgetError is the answer when the budget ran out: ctx's error with the
+// last attempt's, so that errors.Is finds the deadline and errors.As the
+// gateway's *Error where one answered.
+func budgetError(ctx context.Context, r request, last error) error {
+	if last == nil {
+		return fmt.Errorf("client: %s %s: %w", r.method, r.path, context.Cause(ctx))
+	}
+	return fmt.Errorf("client: %s %s: %w; the last attempt: %w", r.method, r.path, context.Cause(ctx), last)
+}
+
+// sleep waits d, or less where ctx ends first: then it reports false.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 where
+// absent or unreadable.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
