@@ -125,6 +125,10 @@ func (c *Conn) ReadRaw(ctx context.Context) ([]byte, error) {
 	return b, nil
 }
 
+// Ping sends a ping and waits for its pong, which a concurrent ReadRaw
+// reads: a sign that the gateway is there and answering.
+func (c *Conn) Ping(ctx context.Context) error { return c.ws.Ping(ctx) }
+
 // Close ends the connection with a close handshake (code 1000).
 func (c *Conn) Close(reason string) error { return c.ws.Close(websocket.StatusNormalClosure, reason) }
 

@@ -191,3 +191,78 @@ func TestWhatIsNotRetried(t *testing.T) {
 		t.Fatalf("a read of a gateway that answers 503 until the budget ends: %v", err)
 	}
 }
+
+// A Watch keeps a quiet connection (its pings are answered) and leaves a
+// silent one: with its gateway paused it resumes on the other within the
+// read timeout plus a little, and the states it yields go on in seq order
+// to the board as it is.
+func TestWatchFailover(t *testing.T) {
+	a, b := startPair(t)
+	const bound = 600 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	admin := b.client(t, "t1", "k1", auth.RoleAdmin)
+	if _, err := admin.Submit(ctx, "s", client.Score{Member: "a", Score: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, a.Addr)
+	reader := newClient(t, a, p.URL(), b.URL())
+	states := make(chan client.ViewState, 100)
+	errc := make(chan error, 1)
+	go func() {
+		for st, err := range reader.Watch(ctx, "s", client.Top(10), client.WatchReadTimeout(bound), client.WatchBackoff(20*time.Millisecond, 200*time.Millisecond)) {
+			if err != nil {
+				errc <- err
+				return
+			}
+			states <- st
+		}
+	}()
+	var seqs []uint64
+	wait := func(what string, top string) client.ViewState {
+		t.Helper()
+		for {
+			select {
+			case st := <-states:
+				seqs = append(seqs, st.Seq)
+				if len(st.Rows) > 0 && st.Rows[0].Member == top {
+					return st
+				}
+			case err := <-errc:
+				t.Fatalf("%s: the watch ended: %v", what, err)
+			case <-ctx.Done():
+				t.Fatalf("%s: not seen", what)
+			}
+		}
+	}
+	wait("the first state", "a")
+	// Nothing changes for three read timeouts: the pongs keep the one
+	// connection. Time passing is the condition itself here.
+	time.Sleep(3 * bound)
+	if n := p.accepted.Load(); n != 1 {
+		t.Fatalf("a quiet view made %d connections, want 1", n)
+	}
+	if _, err := admin.Submit(ctx, "s", client.Score{Member: "b", Score: 2}); err != nil {
+		t.Fatal(err)
+	}
+	wait("b on top, through the first gateway", "b")
+
+	p.hold(up)
+	p.hold(down)
+	t0 := time.Now()
+	if _, err := admin.Submit(ctx, "s", client.Score{Member: "c", Score: 3}); err != nil {
+		t.Fatal(err)
+	}
+	st := wait("c on top, after the first gateway went silent", "c")
+	if el := time.Since(t0); el > bound+slack {
+		t.Errorf("the watch resumed after %v, want under %v", el, bound+slack)
+	}
+	if len(st.Rows) != 3 || st.Total != 3 || st.Rows[2].Member != "a" {
+		t.Fatalf("after the move: %+v", st)
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			t.Fatalf("seqs out of order: %v", seqs)
+		}
+	}
+}

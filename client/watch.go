@@ -55,12 +55,26 @@ func WatchBackoff(base, max time.Duration) WatchOption {
 	return func(w *watch) { w.base, w.max = base, max }
 }
 
+// WatchReadTimeout sets how long Watch waits for anything from its gateway
+// (a message, or the pong to the ping it sends three times per d) before it
+// closes the connection and resumes on the next gateway; it also bounds
+// the dial. Zero keeps DefaultReadTimeout; negative waits for ever (a dial
+// then waits up to 10 s).
+func WatchReadTimeout(d time.Duration) WatchOption {
+	return func(w *watch) {
+		if d != 0 {
+			w.readTimeout = d
+		}
+	}
+}
+
 type watch struct {
-	c         *Client
-	board     string
-	view      View
-	window    string
-	base, max time.Duration
+	c           *Client
+	board       string
+	view        View
+	window      string
+	base, max   time.Duration
+	readTimeout time.Duration
 }
 
 // Watch follows a live view of board. It yields the view's state after
@@ -68,12 +82,15 @@ type watch struct {
 // the loop stops, or an error that no retry can mend: a refused view
 // (an *Error with code not_found, forbidden or bad_request) or a refused
 // token or origin (close 4003), which it yields once before it ends.
-// When a connection drops it reconnects, to the next gateway of the
-// Client's list, and resumes with since: the states it yields follow one
-// another without a gap, whichever gateway serves them. A token that
+// When a connection drops, or nothing arrives on it within the read
+// timeout (WatchReadTimeout: a paused or partitioned gateway), it
+// reconnects to the next gateway of the Client's list and resumes with
+// since: the states it yields follow one another without a gap (a diff
+// from the last seq it yielded, or a snapshot where the gateway no longer
+// has the changes since), whichever gateway serves them. A token that
 // expired (close 4001) is asked for again (WithTokenFunc).
 func (c *Client) Watch(ctx context.Context, board string, v View, opts ...WatchOption) iter.Seq2[ViewState, error] {
-	w := &watch{c: c, board: board, view: v, base: 250 * time.Millisecond, max: 8 * time.Second}
+	w := &watch{c: c, board: board, view: v, base: 250 * time.Millisecond, max: 8 * time.Second, readTimeout: DefaultReadTimeout}
 	for _, o := range opts {
 		o(w)
 	}
@@ -160,16 +177,25 @@ var fatalCodes = map[wire.Code]bool{wire.CodeNotFound: true, wire.CodeForbidden:
 // holds a state), applies and yields every message, and returns the state
 // it got to and why it ended.
 func (w *watch) session(ctx context.Context, base string, st *state, yield func(ViewState, error) bool) (*state, error) {
-	conn, err := w.c.Dial(ctx, base, DialOptions{Timeout: 10 * time.Second})
+	dial := 10 * time.Second
+	if w.readTimeout > 0 {
+		dial = w.readTimeout // a paused gateway takes the connection and never upgrades it
+	}
+	conn, err := w.c.Dial(ctx, base, DialOptions{Timeout: dial})
 	if err != nil {
 		return st, err
 	}
 	defer conn.CloseNow()
-	if err := conn.Subscribe(ctx, "w", w.board, w.window, w.view, stateSeq(st)); err != nil {
+	rctx, live := watchLiveness(ctx, conn, w.readTimeout)
+	defer live.close()
+	if err := conn.Subscribe(rctx, "w", w.board, w.window, w.view, stateSeq(st)); err != nil {
 		return st, err
 	}
 	for {
-		raw, err := conn.ReadRaw(ctx)
+		raw, err := conn.ReadRaw(rctx)
+		if err != nil && errors.Is(context.Cause(rctx), errSilent) {
+			return st, errSilent
+		}
 		if err != nil {
 			if code := websocket.CloseStatus(err); code != -1 {
 				var reason string
@@ -181,6 +207,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 			}
 			return st, err
 		}
+		live.alive()
 		var m wire.ServerMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			continue // not ours to read: a newer gateway's message
@@ -232,7 +259,10 @@ func apply(st *state, m wire.ServerMessage) (*state, error) {
 		}
 		return next, nil
 	}
-	return st, nil // board and later types: nothing for the rows
+	// board, and types a later gateway sends (a heartbeat with the node's
+	// applied seq and whether it can write): nothing for the rows. They
+	// kept the connection alive as they arrived (liveness).
+	return st, nil
 }
 
 // wsURL turns a gateway's base URL into its WebSocket endpoint.

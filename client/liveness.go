@@ -1,0 +1,80 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// DefaultReadTimeout is how long a Watch waits for anything from its
+// gateway (a message, or the pong to its own ping) before it moves to the
+// next gateway (WatchReadTimeout).
+const DefaultReadTimeout = 5 * time.Second
+
+// errSilent: nothing arrived within the read timeout; the gateway is
+// paused, partitioned or gone without a close.
+var errSilent = errors.New("client: the gateway went silent")
+
+// liveness ends a connection from which nothing has arrived for bound: no
+// message and no pong to the pings it sends three times per bound, so that
+// a quiet view on a healthy gateway stays while a paused or partitioned
+// one is left within bound. The gateway's own pings (every 30 s) are far
+// too rare for that, and a client cannot see them. Every frame counts, of
+// whatever type: a later gateway's heartbeat keeps a connection alive
+// without a change here.
+type liveness struct {
+	bound time.Duration
+	timer *time.Timer
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+// watchLiveness starts watching conn and returns the context its reads
+// must use: it is cancelled with errSilent when conn goes silent, which
+// closes conn. A bound of 0 or less watches nothing.
+func watchLiveness(ctx context.Context, conn *Conn, bound time.Duration) (context.Context, *liveness) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	l := &liveness{bound: bound, stop: func() { cancel(nil) }}
+	if bound <= 0 {
+		return ctx, l
+	}
+	l.timer = time.AfterFunc(bound, func() { cancel(errSilent) })
+	l.wg.Go(func() { l.ping(ctx, conn) })
+	return ctx, l
+}
+
+// ping pings conn every bound/3 until ctx ends; each pong is a sign of life.
+func (l *liveness) ping(ctx context.Context, conn *Conn) {
+	t := time.NewTicker(l.bound / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, l.bound)
+		err := conn.Ping(pctx)
+		cancel()
+		if err == nil {
+			l.alive()
+		}
+	}
+}
+
+// alive moves the deadline to bound from now.
+func (l *liveness) alive() {
+	if l.timer != nil {
+		l.timer.Reset(l.bound)
+	}
+}
+
+// close stops the watching and waits for its pinger.
+func (l *liveness) close() {
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.stop()
+	l.wg.Wait()
+}
