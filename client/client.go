@@ -39,6 +39,7 @@ type Client struct {
 
 	readAttempt, writeAttempt time.Duration // per-attempt deadlines
 	budget                    time.Duration // a call's budget where its ctx has no deadline
+	maxAttempts               int           // 0: as many as the budget allows
 	noIDs                     bool          // Submit leaves missing ids missing
 }
 
@@ -77,6 +78,11 @@ func WithAttemptTimeouts(read, write time.Duration) Option {
 // stop after d (default DefaultRetryBudget). A ctx with a deadline is its
 // own budget.
 func WithRetryBudget(d time.Duration) Option { return func(c *Client) { c.budget = d } }
+
+// WithMaxAttempts caps the attempts of one call (0: as many as the budget
+// allows; 1: never retried, the first answer or failure is the call's: for
+// load generators that count a gateway's failures as its own).
+func WithMaxAttempts(n int) Option { return func(c *Client) { c.maxAttempts = n } }
 
 // WithoutGeneratedIDs makes Submit send scores without an ID as they are.
 // Such a submission is then sent again only where it surely did not arrive

@@ -158,6 +158,14 @@ func TestWhatIsNotRetried(t *testing.T) {
 		t.Fatalf("a reset answered 503: %v, %d requests to the other; want the 503 and none", err, fb.requests.Load())
 	}
 
+	once, err := client.New([]string{fa.URL, fb.URL}, client.WithToken(a.token("t1", "k1", auth.RoleRead)), client.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := once.Top(ctx, "s", client.ReadOptions{}); !client.IsCode(err, "unavailable") || fb.requests.Load() != 0 {
+		t.Fatalf("a read with WithMaxAttempts(1) answered 503: %v, %d requests to the other; want the 503 and none", err, fb.requests.Load())
+	}
+
 	single := newClient(t, a, fb.URL)
 	fb.set(func(n int64) bool { return n > 1 }, func(w http.ResponseWriter, n int64) bool {
 		if n > 1 {
@@ -169,7 +177,7 @@ func TestWhatIsNotRetried(t *testing.T) {
 		return true
 	})
 	t0 := time.Now()
-	_, err := single.Top(ctx, "s", client.ReadOptions{})
+	_, err = single.Top(ctx, "s", client.ReadOptions{})
 	if err != nil || fb.requests.Load() != 2 || time.Since(t0) < time.Second {
 		t.Fatalf("429 with Retry-After 1: %v after %d requests in %v; want the read a second later", err, fb.requests.Load(), time.Since(t0))
 	}

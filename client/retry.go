@@ -69,13 +69,14 @@ func (c *Client) run(ctx context.Context, r request) error {
 		defer cancel()
 	}
 	var last error
+	tries := 0
 	for round := 0; ; round++ {
 		first := int(c.next.Load())
 		for i := range c.urls {
 			n := (first + i) % len(c.urls)
 			err := c.attempt(ctx, n, r, payload, tok)
 			wait, again := c.verdict(err, r.repeatable)
-			if !again {
+			if tries++; !again || tries == c.maxAttempts {
 				return err
 			}
 			last = err

@@ -43,6 +43,9 @@ type client struct {
 	next  atomic.Uint64      // the request count, which picks the gateway
 	board string
 	http  *http.Client
+	// counter, where set, reads the board's size (members) instead of the
+	// next gateway's client.
+	counter *rwclient.Client
 }
 
 // baseURLs splits t.URL into its gateways' base URLs, each checked to be on
@@ -88,7 +91,10 @@ func newClient(t Target, conns int) (*client, error) {
 	}
 	c := &client{board: t.Board, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 	for _, b := range bases {
-		sdk, err := rwclient.New([]string{b}, rwclient.WithToken(t.Token), rwclient.WithHTTPClient(c.http))
+		// One attempt, ids as given, the HTTP client's 30 s: what the
+		// gateway answers is what is counted (Failover is another load).
+		sdk, err := rwclient.New([]string{b}, rwclient.WithToken(t.Token), rwclient.WithHTTPClient(c.http),
+			rwclient.WithMaxAttempts(1), rwclient.WithoutGeneratedIDs(), rwclient.WithAttemptTimeouts(30*time.Second, 30*time.Second))
 		if err != nil {
 			return nil, fmt.Errorf("loadtest: %w", err)
 		}
@@ -105,12 +111,17 @@ func (c *client) sdk() *rwclient.Client { return c.sdks[(c.next.Add(1)-1)%uint64
 // submit sends items as one batch to the next gateway and returns the
 // HTTP status (0 where no answer came) and a transport error.
 func (c *client) submit(ctx context.Context, items []score) (int, error) {
+	_, err := c.sdk().Submit(ctx, c.board, toScores(items)...)
+	return rwclient.Status(err)
+}
+
+// toScores converts items to the SDK's submissions.
+func toScores(items []score) []rwclient.Score {
 	scores := make([]rwclient.Score, len(items))
 	for i, it := range items {
 		scores[i] = rwclient.Score{Member: it.Member, Score: it.Score}
 	}
-	_, err := c.sdk().Submit(ctx, c.board, scores...)
-	return rwclient.Status(err)
+	return scores
 }
 
 // read sends one read of kind (top, member, around) of member m to the
@@ -166,7 +177,11 @@ func (c *client) awaitBoard(ctx context.Context) error {
 
 // members returns the board's member count (all window).
 func (c *client) members(ctx context.Context) (int, error) {
-	b, err := c.sdk().Board(ctx, c.board)
+	sdk := c.counter
+	if sdk == nil {
+		sdk = c.sdk()
+	}
+	b, err := sdk.Board(ctx, c.board)
 	if err != nil {
 		return 0, fmt.Errorf("loadtest: board info: %w", err)
 	}

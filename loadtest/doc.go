@@ -8,10 +8,13 @@
 // loadtest/cmd/rwload is its front end; docs/BENCHMARKS.md records the
 // figures it produced and the command lines that produced them.
 //
-// It speaks the protocol only: it imports the standard library,
+// It speaks the protocol only: it imports the standard library, the Go SDK
+// (github.com/rankwire/rankwire/client, which any client may use),
 // github.com/golang-jwt/jwt/v5 (to mint its own HS256 tokens from a key
 // file), github.com/coder/websocket (subscribers) and go-redis (the pub/sub
-// peer), never a rankwire package, so it measures what any client sees.
+// peer), never the gateway's own packages, so it measures what any client
+// sees. With SubmitConfig.Failover the writers use the SDK's failover, and
+// the report's longest write gap per client is what a fault cost them.
 //
 // Every loop is bounded in time (a duration) and in count (a request cap),
 // and every target must be a loopback address: the tool refuses to load

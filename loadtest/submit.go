@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	rwclient "github.com/rankwire/rankwire/client"
 )
 
 // SubmitConfig shapes a submit load. The zero value of every field but
@@ -33,6 +35,15 @@ type SubmitConfig struct {
 	Members int
 	// Progress receives a line per second while the load runs. Nil means none.
 	Progress io.Writer
+	// Failover gives each client every gateway of Target.URL, starting at
+	// its own, with the SDK's failover: a request that a gateway fails (a
+	// 503, no connection, no answer within AttemptTimeout) goes to the
+	// next with the same idempotency ids. Without it each request goes to
+	// one gateway, once, and its failure is counted as that gateway's.
+	Failover bool
+	// AttemptTimeout is the SDK's per-attempt deadline with Failover. Zero
+	// means the SDK's default for writes (3 s).
+	AttemptTimeout time.Duration
 }
 
 func (c SubmitConfig) withDefaults() SubmitConfig {
@@ -59,6 +70,7 @@ type SubmitReport struct {
 	Submissions    int            // acknowledged items
 	Errors         map[string]int // failed requests by status
 	Latency        Latency        // of acknowledged requests
+	WriteGaps      WriteGaps      // each client's longest time without an acknowledged write
 	BoardBefore    int            // board members before the load
 	BoardAfter     int            // and after
 }
@@ -76,10 +88,10 @@ func (r SubmitReport) RequestsPerSecond() float64 {
 func (r SubmitReport) String() string {
 	return fmt.Sprintf("submit: %d clients, batch %d, %v\n"+
 		"  submissions/s %.0f   requests/s %.0f   (%d submissions, %d requests)\n"+
-		"  latency %v\n  errors %s\n  board members %d -> %d (+%d)\n",
+		"  latency %v\n  longest write gap per client: %v\n  errors %s\n  board members %d -> %d (+%d)\n",
 		r.Clients, r.Batch, r.Elapsed.Round(time.Millisecond),
 		r.SubmissionsPerSecond(), r.RequestsPerSecond(), r.Submissions, r.Requests,
-		r.Latency, errorList(r.Errors), r.BoardBefore, r.BoardAfter, r.BoardAfter-r.BoardBefore)
+		r.Latency, r.WriteGaps, errorList(r.Errors), r.BoardBefore, r.BoardAfter, r.BoardAfter-r.BoardBefore)
 }
 
 // RunSubmit creates the board where missing, runs the submit load until
@@ -101,21 +113,30 @@ func RunSubmit(ctx context.Context, cfg SubmitConfig) (SubmitReport, error) {
 	if rep.BoardBefore, err = c.members(ctx); err != nil {
 		return rep, err
 	}
-	rec, elapsed := submitLoad(ctx, c, cfg)
-	rep.Elapsed, rep.Requests, rep.Submissions = elapsed, rec.ok, rec.items
+	var sdks []*rwclient.Client
+	if cfg.Failover {
+		if sdks, err = failoverClients(cfg.Target, c, cfg.Clients, cfg.AttemptTimeout); err != nil {
+			return rep, err
+		}
+		c.counter = sdks[0] // the size after the load, past a gateway that a fault took
+	}
+	rec, gaps, elapsed := submitLoad(ctx, c, sdks, cfg)
+	rep.Elapsed, rep.Requests, rep.Submissions, rep.WriteGaps = elapsed, rec.ok, rec.items, gaps
 	rep.Errors, rep.Latency = rec.errors, summarize(rec.samples)
 	rep.BoardAfter, err = c.members(ctx)
 	return rep, err
 }
 
 // submitLoad runs cfg.Clients workers until the deadline or the request
-// cap. Requests in flight at the deadline finish (bounded by the client's
-// timeout), so that every submission the gateway acknowledged is counted.
-func submitLoad(ctx context.Context, c *client, cfg SubmitConfig) (*recorder, time.Duration) {
+// cap, worker i through sdks[i] where given. Requests in flight at the
+// deadline finish (bounded by the client's timeout), so that every
+// submission the gateway acknowledged is counted.
+func submitLoad(ctx context.Context, c *client, sdks []*rwclient.Client, cfg SubmitConfig) (*recorder, WriteGaps, time.Duration) {
 	var budget, done atomic.Int64
 	budget.Store(cfg.MaxRequests)
 	stopProgress := progress(ctx, cfg.Progress, &done, int64(cfg.Batch), "submissions/s")
 	recs := make([]*recorder, cfg.Clients)
+	gaps := make(WriteGaps, cfg.Clients)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
@@ -123,13 +144,23 @@ func submitLoad(ctx context.Context, c *client, cfg SubmitConfig) (*recorder, ti
 	for i := range recs {
 		recs[i] = newRecorder(4_000_000 / cfg.Clients)
 		w := &submitter{c: c, cfg: cfg, rec: recs[i], prefix: run + "-w" + strconv.Itoa(i) + "-",
-			rng: rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(i)))}
-		wg.Go(func() { w.loop(ctx, deadline, &budget, &done) })
+			rng: rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(i))), gap: newGapClock(start)}
+		if sdks != nil {
+			w.sdk = sdks[i]
+		}
+		wg.Go(func() {
+			w.loop(ctx, deadline, &budget, &done)
+			end := time.Now()
+			if end.After(deadline) {
+				end = deadline // a request answered after it counts, the wait past it not
+			}
+			gaps[i] = w.gap.end(end)
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopProgress()
-	return merge(recs), elapsed
+	return merge(recs), gaps, elapsed
 }
 
 // submitter is one client of a submit load. Owned by one goroutine.
@@ -141,15 +172,18 @@ type submitter struct {
 	next   int    // next member number with cfg.Members == 0
 	rng    *rand.Rand
 	items  []score
+	sdk    *rwclient.Client // with Failover: this worker's own client of every gateway
+	gap    gapClock
 }
 
 func (w *submitter) loop(ctx context.Context, deadline time.Time, budget, done *atomic.Int64) {
 	for ctx.Err() == nil && time.Now().Before(deadline) && budget.Add(-1) >= 0 {
 		items := w.batch()
 		t0 := time.Now()
-		st, err := w.c.submit(ctx, items)
+		st, err := w.submit(ctx, items)
 		switch {
 		case err == nil && st == http.StatusOK:
+			w.gap.ack(time.Now())
 			w.rec.success(time.Since(t0), len(w.items))
 			done.Add(1)
 		case ctx.Err() != nil:
@@ -158,6 +192,16 @@ func (w *submitter) loop(ctx context.Context, deadline time.Time, budget, done *
 			w.rec.fail(classify(st, err))
 		}
 	}
+}
+
+// submit sends items through the worker's own client with Failover, else
+// to the next gateway.
+func (w *submitter) submit(ctx context.Context, items []score) (int, error) {
+	if w.sdk == nil {
+		return w.c.submit(ctx, items)
+	}
+	_, err := w.sdk.Submit(ctx, w.c.board, toScores(items)...)
+	return rwclient.Status(err)
 }
 
 // batch fills w.items with the next request's submissions.

@@ -1,7 +1,7 @@
 // Command rwload drives a rankwire gateway on this machine and measures it.
 //
 //	rwload keygen -out keys.json [-tenant bench] [-limit 10000000]
-//	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s]
+//	rwload submit -url http://127.0.0.1:8080 -keys keys.json [-clients 64] [-batch 1] [-d 10s] [-failover [-attempt 3s]]
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
 //	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-stalled 0] [-d 10s] [-pid PID] [-json]
 //	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
@@ -119,6 +119,8 @@ func submit(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "duration")
 	fs.Int64Var(&c.MaxRequests, "n", 100_000_000, "at most this many requests")
 	fs.IntVar(&c.Members, "members", 0, "pick members among this many; 0: a new member per submission")
+	fs.BoolVar(&c.Failover, "failover", false, "each client uses every -url gateway, from its own, with the SDK's failover (for fault runs: see the longest write gap)")
+	fs.DurationVar(&c.AttemptTimeout, "attempt", 0, "with -failover, the SDK's per-attempt `deadline`; 0: its default (3s)")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Parse(args)
 	var err error
