@@ -1,15 +1,3 @@
-// Package client is the Go SDK of rankwire: typed calls for the HTTP API
-// and Watch, a live view that follows a board over WebSocket, reconnecting
-// and resuming (since) across a list of gateways.
-//
-//	c, err := client.New([]string{"https://rank-1.example.com", "https://rank-2.example.com"}, client.WithToken(token))
-//	res, err := c.Submit(ctx, "weekly", client.Score{Member: "p42", Score: 4500, ID: "round-7"})
-//	for state, err := range c.Watch(ctx, "weekly", client.Top(10)) { ... }
-//
-// Every call answers the gateway's error as an *Error (errors.As), with the
-// HTTP status, the protocol's code and the message naming the field. The
-// protocol is docs/PROTOCOL.md; its bodies and messages are package wire's
-// types, which Row, Page, Score, View and the others name here.
 package client
 
 import (

@@ -1,0 +1,62 @@
+// Package client is the Go SDK of rankwire: typed calls for the HTTP API
+// and Watch, a live view that follows a board over WebSocket, reconnecting
+// and resuming (since) across a list of gateways.
+//
+//	c, err := client.New([]string{"https://rank-1.example.com", "https://rank-2.example.com"}, client.WithToken(token))
+//	res, err := c.Submit(ctx, "weekly", client.Score{Member: "p42", Score: 4500, ID: "round-7"})
+//	for state, err := range c.Watch(ctx, "weekly", client.Top(10)) { ... }
+//
+// Every call answers the gateway's error as an *Error (errors.As), with the
+// HTTP status, the protocol's code and the message naming the field. The
+// protocol is docs/PROTOCOL.md; its bodies and messages are package wire's
+// types, which Row, Page, Score, View and the others name here.
+//
+// # Failover
+//
+// Give New every gateway of a deployment. A call starts at the gateway that
+// answered the Client last and moves to the next one where an attempt gets
+// no answer it can use, for as long as its budget lasts: the caller's ctx,
+// or 30 s where ctx has no deadline (WithRetryBudget). Each attempt has its
+// own deadline, 2 s for a read and 3 s for a write (WithAttemptTimeouts),
+// so that a gateway that hangs (a paused process, a partition) costs one
+// attempt, not the whole budget. After a full round over the gateways the
+// call waits briefly (50 ms doubling to 1 s, jittered) and goes round
+// again.
+//
+// What is sent again, and why that is safe:
+//
+//   - Reads (GET) and PUTs (PutBoard, PutProfile), after a 503, a refused
+//     or failed connection, or the attempt's deadline: a read changes
+//     nothing, and a PUT sets a state that setting twice leaves the same.
+//   - Submit, after the same: each score carries an idempotency id, the
+//     caller's or one the SDK gives it before the first attempt ("sdk-" and
+//     130 random bits), and the board applies an id once, on every node,
+//     answering a repeat with the original result (docs/PROTOCOL.md,
+//     "Submissions"). So a submission whose answer was lost, or that a
+//     gateway stored before it answered 503, is not applied twice. The
+//     gateways keep each id (about 185 bytes per node, for ever unless
+//     --idempotency-retention, at least an hour, far longer than any call's
+//     budget); WithoutGeneratedIDs leaves scores without ids as they are,
+//     and such a Submit is then retried as the other writes are.
+//   - Every other write (Reset, DeleteBoard, RemoveMember, Approve, Reject,
+//     Link) only where it surely did not arrive: a refused connection. A
+//     503 or a timeout is the caller's answer, because the write may have
+//     been applied and a repeat may not be harmless (a reset repeated after
+//     other writes would erase them).
+//   - Any call answered 429 with a Retry-After header (from a proxy in
+//     front; the gateway sends none today), after that wait when it fits in
+//     the budget: the request was refused before it was handled.
+//
+// Never sent again: every other 4xx (the same request gets the same
+// answer), a 429 without Retry-After (a tenant's limit, such as its number
+// of boards, not a rate), other 5xx. WithMaxAttempts caps the attempts (1:
+// none is sent again). When the budget runs out the error wraps both the
+// context's error and the last attempt's (errors.Is and errors.As find
+// each).
+//
+// Watch pings its gateway three times per read timeout (WatchReadTimeout,
+// 5 s) and leaves a connection on which nothing arrived within it, neither
+// a message nor a pong: it resumes on the next gateway with since, so its
+// states go on without a gap. It ignores message types it does not know,
+// as the protocol asks, and any message keeps a connection alive.
+package client
