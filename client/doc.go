@@ -19,7 +19,10 @@
 // or 30 s where ctx has no deadline (WithRetryBudget). Each attempt has its
 // own deadline, 2 s for a read and 3 s for a write (WithAttemptTimeouts),
 // so that a gateway that hangs (a paused process, a partition) costs one
-// attempt, not the whole budget. After a full round over the gateways the
+// attempt, not the whole budget; it doubles after each attempt of the call
+// that ran out of time (up to 8 times), so that a cluster slow everywhere
+// (a leader election) answers rather than has the write abandoned on every
+// gateway in turn. After a full round over the gateways the
 // call waits briefly (50 ms doubling to 1 s, jittered) and goes round
 // again.
 //

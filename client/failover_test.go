@@ -278,3 +278,22 @@ func TestWatchFailover(t *testing.T) {
 		}
 	}
 }
+
+// After an attempt ran out of time the next gets twice as long: a write
+// that is slow everywhere (a leader election) is answered by the second
+// gateway rather than abandoned there too.
+func TestDeadlineDoublesAfterATimeout(t *testing.T) {
+	a, b := startPair(t)
+	p := startProxy(t, a.Addr)
+	p.hold(up)
+	fb := startFront(t, b.Addr)
+	fb.set(func(int64) bool {
+		time.Sleep(attempt * 3 / 2) // the slowness simulated: past one deadline, within two
+		return true
+	}, nil)
+	c := newClient(t, a, p.URL(), fb.URL)
+	res, err := c.Submit(context.Background(), "s", client.Score{Member: "slow", Score: 1})
+	if err != nil || res[0].Score != 1 || fb.requests.Load() != 1 {
+		t.Fatalf("Submit: %+v %v after %d requests to the slow gateway; want it answered by the first", res, err, fb.requests.Load())
+	}
+}

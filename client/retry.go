@@ -69,15 +69,18 @@ func (c *Client) run(ctx context.Context, r request) error {
 		defer cancel()
 	}
 	var last error
-	tries := 0
+	tries, slow := 0, 0
 	for round := 0; ; round++ {
 		first := int(c.next.Load())
 		for i := range c.urls {
 			n := (first + i) % len(c.urls)
-			err := c.attempt(ctx, n, r, payload, tok)
+			err := c.attempt(ctx, n, r, payload, tok, slow)
 			wait, again := c.verdict(err, r.repeatable)
 			if tries++; !again || tries == c.maxAttempts {
 				return err
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				slow++
 			}
 			last = err
 			if wait > 0 {
@@ -120,13 +123,17 @@ func (c *Client) verdict(err error, repeatable bool) (wait time.Duration, again 
 
 // attempt sends r to gateway n, bounded by the attempt's deadline, and
 // decodes the answer. A gateway that answered becomes the next call's
-// first.
-func (c *Client) attempt(ctx context.Context, n int, r request, payload []byte, tok string) error {
+// first. The deadline doubles with each earlier attempt of the call that
+// ran out of time (slow), up to 8 times: a paused gateway costs one
+// deadline, but a cluster that is slow everywhere (a leader election, which
+// the gateway rides out within --write-timeout) is given the time to
+// answer rather than have its writes abandoned and sent again.
+func (c *Client) attempt(ctx context.Context, n int, r request, payload []byte, tok string, slow int) error {
 	timeout := c.writeAttempt
 	if r.method == http.MethodGet {
 		timeout = c.readAttempt
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
+	actx, cancel := context.WithTimeout(ctx, timeout<<min(slow, 3))
 	defer cancel()
 	u := c.urls[n] + r.path
 	if len(r.query) > 0 {
