@@ -60,18 +60,18 @@ func awaitScore(t *testing.T, g *gateway, member string, want float64) {
 	})
 }
 
-// A write to a gateway that hangs or answers 503 lands on the other within
-// the attempt's deadline plus a little, and applies once even where the
-// first gateway stored it: the retry carries the same id. The next call
-// starts at the gateway that answered.
-func TestWriteFailover(t *testing.T) {
-	a, b := startPair(t)
-	cases := []struct {
-		name    string
-		id      string // the caller's id; empty: the SDK's
-		dup     bool   // the result says duplicate
-		faultyA func(t *testing.T) string
-	}{
+// writeFault is a way for gateway a to fail a write.
+type writeFault struct {
+	name    string
+	id      string // the caller's id; empty: the SDK's
+	dup     bool   // the result says duplicate
+	faultyA func(t *testing.T) string
+}
+
+// writeFaults are the ways a fails: paused, its answer lost, 503 after or
+// before it stored the write.
+func writeFaults(a *gateway) []writeFault {
+	return []writeFault{
 		{"paused: nothing gets through", "", false, func(t *testing.T) string {
 			p := startProxy(t, a.Addr)
 			p.hold(up)
@@ -99,6 +99,15 @@ func TestWriteFailover(t *testing.T) {
 			return f.URL
 		}},
 	}
+}
+
+// A write to a gateway that hangs or answers 503 lands on the other within
+// the attempt's deadline plus a little, and applies once even where the
+// first gateway stored it: the retry carries the same id. The next call
+// starts at the gateway that answered.
+func TestWriteFailover(t *testing.T) {
+	a, b := startPair(t)
+	cases := writeFaults(a)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i, tc := range cases {
@@ -217,34 +226,8 @@ func TestWatchFailover(t *testing.T) {
 	}
 	p := startProxy(t, a.Addr)
 	reader := newClient(t, a, p.URL(), b.URL())
-	states := make(chan client.ViewState, 100)
-	errc := make(chan error, 1)
-	go func() {
-		for st, err := range reader.Watch(ctx, "s", client.Top(10), client.WatchReadTimeout(bound), client.WatchBackoff(20*time.Millisecond, 200*time.Millisecond)) {
-			if err != nil {
-				errc <- err
-				return
-			}
-			states <- st
-		}
-	}()
-	var seqs []uint64
-	wait := func(what string, top string) client.ViewState {
-		t.Helper()
-		for {
-			select {
-			case st := <-states:
-				seqs = append(seqs, st.Seq)
-				if len(st.Rows) > 0 && st.Rows[0].Member == top {
-					return st
-				}
-			case err := <-errc:
-				t.Fatalf("%s: the watch ended: %v", what, err)
-			case <-ctx.Done():
-				t.Fatalf("%s: not seen", what)
-			}
-		}
-	}
+	w := startWatcher(ctx, t, reader, client.WatchReadTimeout(bound), client.WatchBackoff(20*time.Millisecond, 200*time.Millisecond))
+	wait := w.waitTop
 	wait("the first state", "a")
 	// Nothing changes for three read timeouts: the pongs keep the one
 	// connection. Time passing is the condition itself here.
@@ -272,9 +255,52 @@ func TestWatchFailover(t *testing.T) {
 	if len(st.Rows) != 3 || st.Total != 3 || st.Rows[2].Member != "a" {
 		t.Fatalf("after the move: %+v", st)
 	}
-	for i := 1; i < len(seqs); i++ {
-		if seqs[i] <= seqs[i-1] {
-			t.Fatalf("seqs out of order: %v", seqs)
+	for i := 1; i < len(w.seqs); i++ {
+		if w.seqs[i] <= w.seqs[i-1] {
+			t.Fatalf("seqs out of order: %v", w.seqs)
+		}
+	}
+}
+
+// watcher runs a Watch of board "s" on a goroutine of its own (ended by
+// the test's ctx) and hands its states to the test.
+type watcher struct {
+	t      *testing.T
+	ctx    context.Context
+	states chan client.ViewState
+	errc   chan error
+	seqs   []uint64 // every state's seq seen, in order
+}
+
+func startWatcher(ctx context.Context, t *testing.T, c *client.Client, opts ...client.WatchOption) *watcher {
+	w := &watcher{t: t, ctx: ctx, states: make(chan client.ViewState, 100), errc: make(chan error, 1)}
+	go func() {
+		for st, err := range c.Watch(ctx, "s", client.Top(10), opts...) {
+			if err != nil {
+				w.errc <- err
+				return
+			}
+			w.states <- st
+		}
+	}()
+	return w
+}
+
+// waitTop returns the first state with top on top, failing the test if
+// the watch ends or ctx does first.
+func (w *watcher) waitTop(what, top string) client.ViewState {
+	w.t.Helper()
+	for {
+		select {
+		case st := <-w.states:
+			w.seqs = append(w.seqs, st.Seq)
+			if len(st.Rows) > 0 && st.Rows[0].Member == top {
+				return st
+			}
+		case err := <-w.errc:
+			w.t.Fatalf("%s: the watch ended: %v", what, err)
+		case <-w.ctx.Done():
+			w.t.Fatalf("%s: not seen", what)
 		}
 	}
 }
