@@ -60,6 +60,7 @@
 // Watch pings its gateway three times per read timeout (WatchReadTimeout,
 // 5 s) and leaves a connection on which nothing arrived within it, neither
 // a message nor a pong: it resumes on the next gateway with since, so its
-// states go on without a gap. It ignores message types it does not know,
+// states go on without a gap. The time the caller takes over a state does
+// not count: nothing is read meanwhile. It ignores message types it does not know,
 // as the protocol asks, and any message keeps a connection alive.
 package client

@@ -323,3 +323,37 @@ func TestDeadlineDoublesAfterATimeout(t *testing.T) {
 		t.Fatalf("Submit: %+v %v after %d requests to the slow gateway; want it answered by the first", res, err, fb.requests.Load())
 	}
 }
+
+// A caller that takes longer than the read timeout over a state keeps its
+// connection: nothing is read meanwhile, so the deadline waits for it.
+func TestSlowCallerKeepsItsConnection(t *testing.T) {
+	g := startGateway(t)
+	const bound = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := g.client(t, "t1", "k1", auth.RoleAdmin)
+	if _, err := admin.PutBoard(ctx, "s", client.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, g.Addr)
+	reader := newClient(t, g, p.URL())
+	n := 0
+	for st, err := range reader.Watch(ctx, "s", client.Top(10), client.WatchReadTimeout(bound)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 1 {
+			time.Sleep(3 * bound) // the caller's slowness, simulated
+			if _, err := admin.Submit(ctx, "s", client.Score{Member: "a", Score: 1}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if len(st.Rows) == 1 {
+			break
+		}
+	}
+	if c := p.accepted.Load(); c != 1 {
+		t.Fatalf("a slow caller made %d connections, want 1", c)
+	}
+}

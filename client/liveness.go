@@ -26,6 +26,8 @@ var errSilent = errors.New("client: the gateway went silent")
 type liveness struct {
 	bound time.Duration
 	timer *time.Timer
+	mu    sync.Mutex // guards held and the timer's Reset against it
+	held  bool       // the caller holds a state: nothing is read, no deadline runs
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 }
@@ -63,11 +65,33 @@ func (l *liveness) ping(ctx context.Context, conn *Conn) {
 	}
 }
 
-// alive moves the deadline to bound from now.
+// alive moves the deadline to bound from now, unless held.
 func (l *liveness) alive() {
-	if l.timer != nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer != nil && !l.held {
 		l.timer.Reset(l.bound)
 	}
+}
+
+// hold stops the deadline while the caller handles a state: the
+// connection is not read meanwhile, so not even a pong could arrive. The
+// matching release starts it again.
+func (l *liveness) hold() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+}
+
+// release ends a hold: the deadline is bound from now.
+func (l *liveness) release() {
+	l.mu.Lock()
+	l.held = false
+	l.mu.Unlock()
+	l.alive()
 }
 
 // close stops the watching and waits for its pinger.

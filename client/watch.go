@@ -220,10 +220,12 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 			continue
 		}
 		st = next
+		live.hold() // the caller's time over a state is not the gateway's silence
 		if !yield(st.snapshot(), nil) {
 			conn.Close("done")
 			return st, errStop
 		}
+		live.release()
 	}
 }
 
