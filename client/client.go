@@ -63,8 +63,8 @@ func WithAttemptTimeouts(read, write time.Duration) Option {
 }
 
 // WithRetryBudget bounds a call whose ctx has no deadline: its attempts
-// stop after d (default DefaultRetryBudget). A ctx with a deadline is its
-// own budget.
+// stop after d (default DefaultRetryBudget; 0 or less: none, such a call
+// goes on until ctx is cancelled). A ctx with a deadline is its own budget.
 func WithRetryBudget(d time.Duration) Option { return func(c *Client) { c.budget = d } }
 
 // WithMaxAttempts caps the attempts of one call (0: as many as the budget
