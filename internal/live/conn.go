@@ -130,6 +130,23 @@ func (c *wsConn) current() (auth.Scope, bool) {
 	return c.scope, c.authed
 }
 
+// abort drops the connection without a close handshake: see liveConn.
+func (c *wsConn) abort() { c.ws.CloseNow() }
+
+// ending reports whether the connection is closing: see liveConn.
+func (c *wsConn) ending() bool { return c.ended.Load() }
+
+// boards returns the board of each subscription: see liveConn. It takes c.mu.
+func (c *wsConn) boards() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.subs))
+	for _, s := range c.subs {
+		out = append(out, s.board)
+	}
+	return out
+}
+
 // cleanup ends every subscription and gives back the tenant's slot.
 func (c *wsConn) cleanup() {
 	c.mu.Lock()

@@ -106,7 +106,7 @@ func reloadedWithout(t *testing.T) *auth.Keyring {
 func (p *Plane) authedOf(tenant string) int {
 	n := 0
 	for _, c := range p.connections() {
-		if sc, ok := c.current(); ok && sc.Tenant == tenant && !c.ended.Load() {
+		if sc, ok := c.current(); ok && sc.Tenant == tenant && !c.ending() {
 			n++
 		}
 	}

@@ -178,7 +178,7 @@ func TestWSSlowClient(t *testing.T) {
 		}
 		e.submit("a", "weekly", items...)
 		for _, c := range e.p.connections() {
-			if n := c.out.Len(); n > views {
+			if n := c.outbox().Len(); n > views {
 				t.Fatalf("a connection holds %d pending messages, want at most one per subscription", n)
 			}
 		}

@@ -90,7 +90,7 @@ type Plane struct {
 	wg sync.WaitGroup // one per connection's goroutine
 
 	mu      sync.Mutex // guards the fields below; taken under a wsConn's mu, before the pool's
-	conns   map[*wsConn]struct{}
+	conns   map[liveConn]struct{}
 	tenants map[string]int
 	closing bool
 }
@@ -120,7 +120,7 @@ func New(cfg Config) *Plane {
 		authTO: orDefault(o.AuthTimeout, 5*time.Second), slowTO: orDefault(o.SlowTimeout, 10*time.Second),
 		pingTO: orDefault(o.PingInterval, 30*time.Second), maxConn: o.MaxConnections,
 		msgRate: MessageRate, msgBurst: MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
-		conns: map[*wsConn]struct{}{}, tenants: map[string]int{},
+		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
 	}
 	if p.maxConn <= 0 {
 		p.maxConn = DefaultMaxConnections
@@ -169,8 +169,26 @@ func (p *Plane) release(tenant string) {
 	}
 }
 
+// liveConn is an open connection of the plane, whatever its transport: a
+// WebSocket (wsConn) or an event stream (sseConn). Plane.Close, CloseRevoked
+// and Usage reach every connection through it.
+type liveConn interface {
+	// current returns the connection's scope, and whether it is authenticated.
+	current() (auth.Scope, bool)
+	// close ends the connection with e, once; it may wait for the peer.
+	close(e closeError)
+	// abort ends the connection at once, without a close handshake.
+	abort()
+	// boards returns the board of each of its subscriptions.
+	boards() []string
+	// ending reports whether it is closing.
+	ending() bool
+	// outbox is the outbox the writer pool writes.
+	outbox() *subscriptions.Outbox
+}
+
 // track registers c for Close, or reports false while closing.
-func (p *Plane) track(c *wsConn) bool {
+func (p *Plane) track(c liveConn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closing {
@@ -182,7 +200,7 @@ func (p *Plane) track(c *wsConn) bool {
 	return true
 }
 
-func (p *Plane) untrack(c *wsConn) {
+func (p *Plane) untrack(c liveConn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
@@ -190,17 +208,18 @@ func (p *Plane) untrack(c *wsConn) {
 }
 
 // connections returns the open connections, copied under p.mu.
-func (p *Plane) connections() []*wsConn {
+func (p *Plane) connections() []liveConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	conns := make([]*wsConn, 0, len(p.conns))
+	conns := make([]liveConn, 0, len(p.conns))
 	for c := range p.conns {
 		conns = append(conns, c)
 	}
 	return conns
 }
 
-// Close closes every WebSocket with 1001 (going away) and refuses new ones,
+// Close closes every WebSocket with 1001 (going away), ends every event
+// stream with a close event of that code, and refuses new ones,
 // waiting until their goroutines returned or ctx ends, when it drops the
 // rest without a close handshake; then it stops the writers.
 // http.Server.Shutdown does not close hijacked connections: the gateway
@@ -224,7 +243,7 @@ func (p *Plane) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		for _, c := range conns { // ends their goroutines
-			c.ws.CloseNow()
+			c.abort()
 		}
 		<-done
 		p.pool.close()

@@ -3,6 +3,7 @@ package live
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
@@ -24,6 +25,23 @@ const (
 	maxTurnBytes    = 64 << 10
 )
 
+// poolConn is a connection the writer pool writes: a WebSocket (wsConn)
+// or an event stream (sseConn). Both put views in an Outbox and write a
+// wsflow.Conn; they differ in how a turn's messages are framed.
+type poolConn interface {
+	state() *atomic.Int32 // the pool's state of the connection: schedIdle, …
+	outbox() *subscriptions.Outbox
+	socket() *wsflow.Conn
+	// openTurn appends what precedes a turn's messages to dst.
+	openTurn(dst []byte) []byte
+	// appendMessage appends m, framed, to dst.
+	appendMessage(dst []byte, m subscriptions.Message) []byte
+	// sendTurn sends a turn's bytes, built from openTurn on; it never blocks.
+	sendTurn(turn []byte)
+	// wrote tells the connection that a turn took messages; O(1), never blocks.
+	wrote()
+}
+
 // writerPool writes every connection's outbox with a few goroutines
 // (GOMAXPROCS) instead of one per connection: a tick that offers ten
 // thousand messages wakes no goroutine per connection, and an idle
@@ -39,7 +57,7 @@ type writerPool struct {
 
 	mu      sync.Mutex // guards the fields below
 	cond    sync.Cond  // signalled when queue grows or closed is set
-	queue   []*wsConn  // queue[head:] waits, oldest first
+	queue   []poolConn // queue[head:] waits, oldest first
 	head    int
 	closed  bool
 	started bool
@@ -78,16 +96,17 @@ func (p *writerPool) close() {
 
 // schedule makes sure a writer will look at c's outbox. Called after
 // every put and when c's drain ends; O(1), never blocks on a client.
-func (p *writerPool) schedule(c *wsConn) {
+func (p *writerPool) schedule(c poolConn) {
+	sched := c.state()
 	for {
-		switch c.sched.Load() {
+		switch sched.Load() {
 		case schedIdle:
-			if c.sched.CompareAndSwap(schedIdle, schedQueued) {
+			if sched.CompareAndSwap(schedIdle, schedQueued) {
 				p.push(c)
 				return
 			}
 		case schedRunning:
-			if c.sched.CompareAndSwap(schedRunning, schedAgain) {
+			if sched.CompareAndSwap(schedRunning, schedAgain) {
 				return
 			}
 		default: // queued, or a look again is owed already
@@ -96,7 +115,7 @@ func (p *writerPool) schedule(c *wsConn) {
 	}
 }
 
-func (p *writerPool) push(c *wsConn) {
+func (p *writerPool) push(c poolConn) {
 	p.mu.Lock()
 	p.queue = append(p.queue, c)
 	p.mu.Unlock()
@@ -105,7 +124,7 @@ func (p *writerPool) push(c *wsConn) {
 
 // take moves up to cap(batch) queued connections into batch, waiting for
 // one; nil once the pool is closed and empty.
-func (p *writerPool) take(batch []*wsConn) []*wsConn {
+func (p *writerPool) take(batch []poolConn) []poolConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.head == len(p.queue) {
@@ -132,7 +151,7 @@ func (p *writerPool) take(batch []*wsConn) []*wsConn {
 func (p *writerPool) work() {
 	defer p.wg.Done()
 	w := &poolWriter{}
-	batch := make([]*wsConn, 0, 16)
+	batch := make([]poolConn, 0, 16)
 	for {
 		batch = p.take(batch)
 		if batch == nil {
@@ -140,10 +159,11 @@ func (p *writerPool) work() {
 		}
 		for i, c := range batch {
 			batch[i] = nil
-			c.sched.Store(schedRunning)
+			sched := c.state()
+			sched.Store(schedRunning)
 			more := w.turn(c)
-			if more || !c.sched.CompareAndSwap(schedRunning, schedIdle) {
-				c.sched.Store(schedQueued)
+			if more || !sched.CompareAndSwap(schedRunning, schedIdle) {
+				sched.Store(schedQueued)
 				p.push(c)
 			}
 		}
@@ -163,28 +183,28 @@ type poolWriter struct {
 // turn frames up to a turn's worth of c's outbox and sends it as one
 // write; it reports whether more waits. A connection whose drain is under
 // way gets nothing: its drain schedules it when done.
-func (w *poolWriter) turn(c *wsConn) (more bool) {
-	if c.flow.Busy() {
+func (w *poolWriter) turn(c poolConn) (more bool) {
+	if c.socket().Busy() {
 		return false
 	}
-	w.out = w.out[:0]
-	n := 0
+	w.out = c.openTurn(w.out[:0])
+	out, n := c.outbox(), 0
 	for {
 		if n == maxTurnMessages || len(w.out) >= maxTurnBytes {
 			more = true
 			break
 		}
-		m, ok := c.out.Next()
+		m, ok := out.Next()
 		if !ok {
 			break
 		}
-		w.out = appendTextFrame(w.out, m)
+		w.out = c.appendMessage(w.out, m)
 		n++
 		w.bytes += m.Size()
 	}
 	w.messages += n
 	if n > 0 {
-		c.flow.Send(w.out) // an error means the connection is closing: its reader cleans up
+		c.sendTurn(w.out)
 		c.wrote()
 	}
 	if cap(w.out) > 4*maxTurnBytes {
@@ -192,6 +212,21 @@ func (w *poolWriter) turn(c *wsConn) (more bool) {
 	}
 	return more
 }
+
+// The wsConn side of poolConn: each message one WebSocket text frame.
+
+func (c *wsConn) state() *atomic.Int32          { return &c.sched }
+func (c *wsConn) outbox() *subscriptions.Outbox { return c.out }
+func (c *wsConn) socket() *wsflow.Conn          { return c.flow }
+func (c *wsConn) openTurn(dst []byte) []byte    { return dst }
+
+func (c *wsConn) appendMessage(dst []byte, m subscriptions.Message) []byte {
+	return appendTextFrame(dst, m)
+}
+
+// sendTurn sends the turn's frames as one write. An error means the
+// connection is closing: its reader cleans up.
+func (c *wsConn) sendTurn(turn []byte) { c.flow.Send(turn) }
 
 // appendTextFrame appends m as one unfragmented, unmasked WebSocket text
 // frame (see wsflow.AppendTextHeader).

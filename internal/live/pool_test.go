@@ -13,8 +13,8 @@ func TestWriterPoolQueue(t *testing.T) {
 	for i := range conns {
 		conns[i] = &wsConn{}
 	}
-	var got []*wsConn
-	batch := make([]*wsConn, 0, 16)
+	var got []poolConn
+	batch := make([]poolConn, 0, 16)
 	next := 0
 	for round := 0; len(got) < len(conns); round++ {
 		for range round % 7 * 5 { // pushes of 0, 5, …, 30 between takes
@@ -32,8 +32,8 @@ func TestWriterPoolQueue(t *testing.T) {
 		}
 	}
 	for i, c := range got {
-		if c != conns[i] {
-			t.Fatalf("connection %d came out at %d", slices.Index(conns, c), i)
+		if c != poolConn(conns[i]) {
+			t.Fatalf("connection %d came out at %d", slices.Index(conns, c.(*wsConn)), i)
 		}
 	}
 }

@@ -132,7 +132,8 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 	}
 	var c *wsConn
 	checkFor(t, 5*time.Second, func() error {
-		for _, c = range e.p.connections() {
+		for _, lc := range e.p.connections() {
+			c = lc.(*wsConn)
 			return nil
 		}
 		return fmt.Errorf("no connection yet")

@@ -16,11 +16,9 @@ func (p *Plane) Usage(tenant string) (conns int, subs map[string]int) {
 		if sc, ok := c.current(); !ok || sc.Tenant != tenant {
 			continue
 		}
-		c.mu.Lock()
-		for _, s := range c.subs {
-			subs[s.board]++
+		for _, b := range c.boards() {
+			subs[b]++
 		}
-		c.mu.Unlock()
 	}
 	return conns, subs
 }
