@@ -38,6 +38,16 @@ func (m Message) AppendTo(dst []byte) []byte {
 	return append(dst, m.sh.body...)
 }
 
+// Event returns the type ("snapshot" or "diff") and the view's seq of a
+// subscription's message; ok is false for a control message, whose type
+// is in its JSON. O(1): an event stream's id and event lines.
+func (m Message) Event() (typ string, seq uint64, ok bool) {
+	if m.sh == nil {
+		return "", 0, false
+	}
+	return m.sh.typ, m.sh.seq, true
+}
+
 // Size returns the length of the message's JSON text. O(1).
 func (m Message) Size() int {
 	if m.sh == nil {

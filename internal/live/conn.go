@@ -386,18 +386,23 @@ func joinError(e *Error, m clientMsg) *Error {
 // join validates m and subscribes under the tenant's read lock, so that the
 // view starts exactly where the board and its change feed stand.
 func (c *wsConn) join(m clientMsg, sc auth.Scope) (*subscriptions.Sub, error) {
+	return c.p.join(m, sc, c.out)
+}
+
+// join is a connection's join, into out: a WebSocket's or an event stream's.
+func (p *Plane) join(m clientMsg, sc auth.Scope, out *subscriptions.Outbox) (*subscriptions.Sub, error) {
 	l, spec, err := subscription(m, sc)
 	if err != nil {
 		return nil, err
 	}
 	var sub *subscriptions.Sub
-	err = c.p.hub.ReadWindow(l, func(w hub.Window) (err error) {
+	err = p.hub.ReadWindow(l, func(w hub.Window) (err error) {
 		key := subscriptions.Key{Tenant: sc.Tenant, Board: l.Board, Window: w.Key()}
-		sub, err = c.p.eng.Subscribe(key, window{w}, c.out, m.ID, spec, m.Since)
+		sub, err = p.eng.Subscribe(key, window{w}, out, m.ID, spec, m.Since)
 		return err
 	})
 	if err != nil {
-		return nil, joinError(c.p.errorOf(err), m)
+		return nil, joinError(p.errorOf(err), m)
 	}
 	return sub, nil
 }

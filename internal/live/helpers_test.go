@@ -70,6 +70,7 @@ func newEnvLog(t *testing.T, o Options, log *slog.Logger, tune ...func(*Plane)) 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/ws", p)
+	mux.HandleFunc("GET /v1/stream", p.ServeStream)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
