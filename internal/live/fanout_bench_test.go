@@ -61,6 +61,7 @@ func benchFanout(b *testing.B, n int) {
 	}
 	seq := page.Seq
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for i := range b.N {
 		// Set before the submission: its diff may reach a client before
@@ -79,6 +80,7 @@ func benchFanout(b *testing.B, n int) {
 			b.Fatalf("op %d: %d of %d connections read the diff", i, st.seen.Load(), n)
 		}
 	}
+	reportCPUPerMessage(b, processCPU()-cpu0, n)
 }
 
 // fanState counts, per op, the connections that read a message of the
@@ -134,6 +136,7 @@ func fanoutPlane(b *testing.B) (*hub.Hub, *Plane, string, string) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/ws", p)
+	mux.HandleFunc("GET /v1/stream", p.ServeStream) // BenchmarkFanoutSSE
 	srv := httptest.NewServer(mux)
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
