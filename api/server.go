@@ -144,6 +144,7 @@ func (s *Server) routes() chi.Router {
 	r.Get("/openapi.json", serveOpenAPI)
 	// No /metrics: the gateway serves the Registry on its own listener.
 	r.Method(http.MethodGet, "/v1/ws", s.live) // outside the /v1 group: the WebSocket authenticates itself
+	r.Get("/v1/stream", s.live.ServeStream)    // the same plane as Server-Sent Events; authenticates itself
 	s.mountStatic(r)                           // the widget and the demo page: static.go
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate, s.limitBody)
