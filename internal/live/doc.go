@@ -1,6 +1,8 @@
 // Package live is rankwire's WebSocket delivery plane (PROTOCOL.md, "Live
 // views over WebSocket"): the /v1/ws handler (Plane.ServeHTTP, which api
-// mounts), each connection's session (auth by access_token or a first auth
+// mounts), its Server-Sent Events fallback at /v1/stream (Plane.ServeStream,
+// sse.go: one view per hijacked HTTP/1.1 stream, another poolConn and
+// liveConn beside wsConn on the same engine, outboxes and writers), each connection's session (auth by access_token or a first auth
 // message, refresh that may only narrow, expiry, origins, the message rate,
 // close codes), the consumer of the hub's change feed (Plane.Feed, which
 // the plane's owner wires: hub.SetFeed), and the writer pool that writes
@@ -24,6 +26,9 @@
 //
 //   - wsConn.mu (one per connection): its scope, authed, expiry timer and
 //     subscriptions.
+//   - sseConn.sendMu (one per stream): orders its writes and the close
+//     event; a leaf but for Outbox.mu (close closes the outbox under it)
+//     and wsflow.Conn.mu. sseConn.timerMu: its timers, a leaf.
 //   - Plane.mu: the open connections, the per-tenant counts, closing.
 //   - writerPool.mu (with its sync.Cond): the queue of connections to write.
 //   - wsConn.pingMu (one per connection): the armed ping timer.
