@@ -35,6 +35,10 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, forbidden("Origin: %q may not open streams", truncate(origin)))
 		return
 	}
+	if !r.ProtoAtLeast(1, 1) { // the stream is chunked
+		writeHTTPError(w, badRequest("HTTP/1.1 required: a stream is sent in chunks"))
+		return
+	}
 	m, err := streamQuery(r)
 	if err != nil {
 		writeHTTPError(w, p.errorOf(err))
