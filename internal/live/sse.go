@@ -39,14 +39,15 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, badRequest("HTTP/1.1 required: a stream is sent in chunks"))
 		return
 	}
-	m, err := streamQuery(r)
-	if err != nil {
-		writeHTTPError(w, p.errorOf(err))
-		return
-	}
-	sc, e := p.streamScope(r)
+	sc, e := p.streamScope(r) // before the query, as api authenticates before a handler reads it
 	if e != nil {
 		writeHTTPError(w, e)
+		return
+	}
+	m, err := streamQuery(r)
+	if err != nil {
+		p.release(sc.Tenant)
+		writeHTTPError(w, p.errorOf(err))
 		return
 	}
 	c := newSSEConn(p, sc)

@@ -232,6 +232,7 @@ func TestStreamRefused(t *testing.T) {
 		code, message      string
 	}{
 		{"no token", "board=weekly&kind=top", "", nil, 401, "unauthorized", `Authorization: want "Bearer <token>"`},
+		{"no token, bad query", "board=weekly&kind=top&limit=x", "", nil, 401, "unauthorized", ""},
 		{"expired", "board=weekly&kind=top", expired, nil, 401, "unauthorized", ""},
 		{"expired access_token", "board=weekly&kind=top&access_token=" + expired, "", nil, 401, "unauthorized", ""},
 		{"write role only", "board=weekly&kind=top", e.token("a", auth.RoleSubmit), nil, 403, "forbidden", ""},
