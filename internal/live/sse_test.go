@@ -362,3 +362,34 @@ func TestStreamHeartbeat(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamViews: every kind of view is a stream's query, members
+// repeated; the rows are the view's.
+func TestStreamViews(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.putBoard("a", "weekly", hub.Settings{})
+	for i := 1; i <= 9; i++ {
+		e.submit("a", "weekly", hub.Item{Member: fmt.Sprint("p", i), Score: float64(100 - i)})
+	}
+	tok := e.token("a", auth.RoleRead)
+	cases := []struct {
+		query string
+		want  []string // members by rank
+	}{
+		{"kind=top&limit=2&offset=1", []string{"p2", "p3"}},
+		{"kind=around&member=p5&radius=1", []string{"p4", "p5", "p6"}},
+		{"kind=around&radius=0", []string{"p1"}}, // the token's sub
+		{"kind=rank&rank=7", []string{"p7"}},
+		{"kind=members&members=p9&members=p2", []string{"p2", "p9"}},
+	}
+	for _, tc := range cases {
+		m := e.stream("board=weekly&"+tc.query, tok, nil).msg()
+		var got []string
+		for _, r := range m.Rows {
+			got = append(got, r.Member)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}
