@@ -33,12 +33,13 @@ func (s *Server) standings(w http.ResponseWriter, r *http.Request) error {
 
 // toStandings is st as the protocol shows it.
 func toStandings(st hub.Standings) wire.Standings {
-	out := wire.Standings{Final: st.Final, Seq: st.Seq, Total: st.Total, Rows: make([]wire.StandingRow, len(st.Rows))}
+	out := wire.Standings{Final: st.Final, Settled: st.Settled, Revision: st.Revision, Seq: st.Seq, Total: st.Total,
+		Rows: make([]wire.StandingRow, len(st.Rows))}
 	if st.EndedAt != "" {
 		out.EndedAt = &st.EndedAt
 	}
 	for i, r := range st.Rows {
-		out.Rows[i] = wire.StandingRow{Row: toRow(r.Row), Prize: r.Prize}
+		out.Rows[i] = wire.StandingRow{Row: toRow(r.Row), Prize: r.Prize, PrizeHeld: r.PrizeHeld}
 	}
 	return out
 }

@@ -168,7 +168,9 @@ func (s *Server) routes() chi.Router {
 			r.Delete("/members/{member}", s.handle(s.removeMember))
 			r.Get("/members/{member}/around", s.handle(s.around))
 			r.Get("/members/{member}/history", s.handle(s.history))
+			s.mountDisputes(r) // disqualify, reinstate, settle: handler_disputes.go
 		})
+		r.Get("/audit", s.handle(s.audit))
 		r.Get("/tenant", s.handle(s.tenant))
 		r.Post("/identities", s.handle(s.link))
 		r.Get("/identities/{id}", s.handle(s.identity))

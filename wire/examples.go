@@ -68,8 +68,11 @@ func httpExamples() []Example {
 		{"http_results", Results{Results: []Result{exampleResult()}}},
 		{"http_result", Result{Member: "p7", Score: 1200, Subscore: 1, Rank: 1, Applied: true, Seq: 93}},
 		{"http_score_rank", ScoreRank{Rank: 17, Total: 5400}},
-		{"http_standings", Standings{Final: true, EndedAt: ptr("2026-12-08T00:00:00.000Z"), Seq: 90211, Total: 5120,
-			Rows: []StandingRow{{Row: rows[0], Prize: "€10,000"}, {Row: rows[1], Prize: "€1,000"}}}},
+		{"http_standings", Standings{Final: true, Settled: true, Revision: 2, EndedAt: ptr("2026-12-08T00:00:00.000Z"), Seq: 90211, Total: 5120,
+			Rows: []StandingRow{{Row: rows[0], Prize: "€10,000"}, {Row: rows[1], Prize: "€1,000", PrizeHeld: true}}}},
+		{"http_amendment", Amendment{Member: "p42", Reason: "ticket 4411: bot play"}},
+		{"http_admin_action", exampleAction()},
+		{"http_audit", Audit{Actions: []AdminAction{exampleAction()}, Next: 90212}},
 		{"http_quarantine", Quarantine{Rows: []Held{{QID: "17", Member: "p7", Score: 1200, Subscore: 1, Reason: "max_step", At: "2026-11-22T10:00:00.000Z"}}, Next: "17"}},
 		{"http_rejected", Rejected{QID: "17", Rejected: true}},
 		{"http_profile", Profile{Name: "GoldenAce", Avatar: "https://cdn.example/a.png", Country: "MT"}},
@@ -106,4 +109,9 @@ func wsExamples() []Example {
 		{"error", ErrorMessage{Type: TypeError, ID: ptr("s1"), Code: CodeBadRequest, Message: "view.limit: 1000 is not in 1..100"}},
 		{"close", Close{Code: CloseForbidden, Reason: "token refused: key removed"}},
 	}
+}
+
+func exampleAction() AdminAction {
+	return AdminAction{Seq: 90212, At: "2026-12-08T09:12:00.000Z", Board: "weekly", Action: "disqualify", Member: "p42",
+		Sub: "ops-ann", Reason: "ticket 4411: bot play", Revision: 2}
 }

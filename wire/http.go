@@ -147,15 +147,20 @@ type ScoreRank struct {
 type StandingRow struct {
 	Row
 	Prize string `json:"prize,omitempty"`
+	// PrizeHeld: the member has a submission in quarantine; the prize is
+	// reserved for them, not paid, until it is decided.
+	PrizeHeld bool `json:"prize_held,omitempty"`
 }
 
 // Standings answers GET .../standings.
 type Standings struct {
-	Final   bool          `json:"final"`    // the standings never change again
-	EndedAt *string       `json:"ended_at"` // null until the board's end passed
-	Seq     uint64        `json:"seq"`
-	Total   int           `json:"total"`
-	Rows    []StandingRow `json:"rows"`
+	Final    bool          `json:"final"`    // no write changes them any more; only an admin's amendment
+	Settled  bool          `json:"settled"`  // an admin settled the board: they never change again
+	Revision int           `json:"revision"` // admin amendments applied (disqualify, reinstate)
+	EndedAt  *string       `json:"ended_at"` // null until the board's end passed
+	Seq      uint64        `json:"seq"`
+	Total    int           `json:"total"`
+	Rows     []StandingRow `json:"rows"`
 }
 
 // Held is one quarantined submission.
@@ -237,4 +242,30 @@ type Ready struct {
 	Ready    bool     `json:"ready"`
 	Reason   string   `json:"reason,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Amendment is the body of POST .../disqualify, .../reinstate (member and
+// reason) and .../settle (reason only).
+type Amendment struct {
+	Member string `json:"member,omitempty"` // an id or alias
+	Reason string `json:"reason"`           // why, 1..256 bytes: kept in the audit log
+}
+
+// AdminAction is one admin action on a board: who, what, when and why.
+// It answers an amendment, and GET /v1/audit lists them.
+type AdminAction struct {
+	Seq      uint64 `json:"seq"` // its place in the tenant's stream: pass it as after to read on
+	At       string `json:"at"`  // acceptance time, RFC 3339 UTC
+	Board    string `json:"board"`
+	Action   string `json:"action"`           // disqualify, reinstate, settle
+	Member   string `json:"member,omitempty"` // the member's canonical id; none for settle
+	Sub      string `json:"sub"`              // the acting token's sub claim
+	Reason   string `json:"reason"`
+	Revision int    `json:"revision"` // the board's revision after it
+}
+
+// Audit answers GET /v1/audit: a board's admin actions, oldest first.
+type Audit struct {
+	Actions []AdminAction `json:"actions"`
+	Next    uint64        `json:"next,omitempty"` // the last seq (pass it as after) where more follow
 }

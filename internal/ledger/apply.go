@@ -75,6 +75,12 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 		out.Err = s.applyReject(ev)
 	case EvProfile:
 		out.Err = s.applyProfile(seq, ev)
+	case EvDisqualify:
+		out.Err = s.applyDisqualify(seq, ev)
+	case EvReinstate:
+		out.Err = s.applyReinstate(seq, ev)
+	case EvSettle:
+		out.Err = s.applySettle(seq, ev)
 	default:
 		out.Err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}

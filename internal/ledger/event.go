@@ -26,6 +26,10 @@ const (
 	EvApprove  EventKind = "approve"  // rank a quarantined submission (rules.go)
 	EvReject   EventKind = "reject"   // drop a quarantined submission
 	EvProfile  EventKind = "profile"  // set a member's profile (profile.go)
+
+	EvDisqualify EventKind = "disqualify" // take a member out of a board's standings (dispute.go)
+	EvReinstate  EventKind = "reinstate"  // put a disqualified member back
+	EvSettle     EventKind = "settle"     // a board's payout is done: its standings never change again
 )
 
 // Event is one entry of a tenant's stream.
@@ -34,13 +38,15 @@ type Event struct {
 	At       int64     `json:"t"`           // acceptance time, unix ms UTC, stamped at ingest
 	Waiter   string    `json:"w,omitempty"` // the publishing call's key; ignored by apply
 	Board    string    `json:"b,omitempty"`
-	Settings *Settings `json:"c,omitempty"` // EvSettings
-	Items    []Item    `json:"i,omitempty"` // EvSubmit
-	Groups   []Group   `json:"g,omitempty"` // EvGroup
-	Member   string    `json:"m,omitempty"` // EvLink, EvRemove
-	Aliases  []string  `json:"a,omitempty"` // EvLink
-	QID      uint64    `json:"q,omitempty"` // EvApprove, EvReject
-	Profile  *Profile  `json:"p,omitempty"` // EvProfile
+	Settings *Settings `json:"c,omitempty"`  // EvSettings
+	Items    []Item    `json:"i,omitempty"`  // EvSubmit
+	Groups   []Group   `json:"g,omitempty"`  // EvGroup
+	Member   string    `json:"m,omitempty"`  // EvLink, EvRemove
+	Aliases  []string  `json:"a,omitempty"`  // EvLink
+	QID      uint64    `json:"q,omitempty"`  // EvApprove, EvReject
+	Profile  *Profile  `json:"p,omitempty"`  // EvProfile
+	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle: why (dispute.go)
+	Sub      string    `json:"sb,omitempty"` // the same: the acting token's sub claim
 
 	// NoMerge, on EvLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old

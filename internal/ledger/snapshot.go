@@ -16,7 +16,7 @@ import (
 // keeps them in files and in the cluster's bucket). Layout, all integers
 // uvarints unless noted:
 //
-//	magic "RWSNAP3\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP4\n"  seq  len+identity.Index bytes  nboards
 //	per board, by name: name  len+settings JSON  nseen
 //	  per kept idempotency id, in the order applied (seen.go):
 //	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
@@ -26,6 +26,9 @@ import (
 //	  minute (varint)  ncounts; per count, by handle: handle  count
 //	  the history (history.go): points recorded in all  nkept
 //	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)
+//	  the disputes (dispute.go): revision  settled  settled at (varint)  ndisqualified
+//	    per disqualified handle, ascending: handle
+//	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision
 //	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
 //	CRC-32C of everything before, 4 bytes little-endian
 //
@@ -33,9 +36,14 @@ import (
 // give equal files. A snapshot of an older layout (RWSNAP1, which kept the
 // ids themselves and not their acceptance times; RWSNAP2, without the
 // quarantine) is refused like a damaged one (ErrCorrupt): the node replays the
-// stream, which gives the same state as every other node's.
+// stream, which gives the same state as every other node's. RWSNAP3, the
+// same layout without the disputes, is read as boards with none: it was
+// written before any dispute event could exist.
 
-const snapMagic = "RWSNAP3\n"
+const (
+	snapMagic   = "RWSNAP4\n"
+	snapMagicV3 = "RWSNAP3\n" // read, never written
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -89,7 +97,34 @@ func (w *snapWriter) board(name string, bs *boardState) error {
 	}
 	w.quarantine(&bs.quarantine)
 	w.history(&bs.history)
+	w.disputes(&bs.disputes)
 	return nil
+}
+
+// disputes writes a board's amendments, the disqualified by handle.
+func (w *snapWriter) disputes(d *disputes) {
+	w.uint(uint64(d.revision))
+	w.uint(b2u(d.settled))
+	w.int(d.settleAt)
+	handles := make([]uint32, 0, len(d.disq))
+	for h := range d.disq {
+		handles = append(handles, h)
+	}
+	slices.Sort(handles)
+	w.uint(uint64(len(handles)))
+	for _, h := range handles {
+		w.uint(uint64(h))
+	}
+	w.uint(uint64(len(d.actions)))
+	for _, a := range d.actions {
+		w.uint(a.Seq)
+		w.int(a.At)
+		w.str(a.Action)
+		w.str(a.Member)
+		w.str(a.Sub)
+		w.str(a.Reason)
+		w.uint(uint64(a.Revision))
+	}
 }
 
 // history writes a board's kept history points, oldest first.
@@ -187,6 +222,7 @@ func b2u(b bool) uint64 {
 type snapReader struct {
 	buf []byte
 	err error
+	v3  bool // an RWSNAP3 snapshot: boards carry no disputes
 }
 
 func (r *snapReader) fail(what string) {
@@ -252,14 +288,18 @@ func (r *snapReader) count() int {
 // Decode rebuilds a state from a snapshot. Any damage gives an error
 // wrapping ErrCorrupt, never a panic. O(len(data)).
 func Decode(data []byte) (*State, error) {
-	if len(data) < len(snapMagic)+4 || string(data[:len(snapMagic)]) != snapMagic {
+	if len(data) < len(snapMagic)+4 {
+		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
+	}
+	magic := string(data[:len(snapMagic)])
+	if magic != snapMagic && magic != snapMagicV3 {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	r := &snapReader{buf: body[len(snapMagic):]}
+	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3}
 	s := &State{boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 	s.seq = r.uint()
 	ix, err := identity.Decode(r.bytes())
@@ -299,6 +339,30 @@ func (r *snapReader) board(s *State) {
 	}
 	r.quarantine(&bs.quarantine)
 	r.history(&bs.history)
+	if !r.v3 {
+		r.disputes(&bs.disputes)
+	}
+}
+
+// disputes reads a board's amendments.
+func (r *snapReader) disputes(d *disputes) {
+	d.revision, d.settled, d.settleAt = int(r.uint()), r.uint() == 1, r.int()
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		if d.disq == nil {
+			d.disq = map[uint32]struct{}{}
+		}
+		d.disq[uint32(r.uint())] = struct{}{}
+	}
+	n := r.count()
+	if n > MaxAdminActions {
+		r.fail("admin actions")
+		return
+	}
+	for ; n > 0 && r.err == nil; n-- {
+		a := AdminAction{Seq: r.uint(), At: r.int(), Action: r.str(), Member: r.str(), Sub: r.str(), Reason: r.str()}
+		a.Revision = int(r.uint())
+		d.actions = append(d.actions, a)
+	}
 }
 
 // history reads a board's history points into the ring a board that

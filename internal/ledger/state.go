@@ -89,6 +89,7 @@ type boardState struct {
 	quarantine quarantine // held submissions and per-minute counts (rules.go)
 	history    history    // recent changes of the primary window (history.go)
 	fresh      []Held     // held by the event being applied: its Outcome (apply.go)
+	disputes   disputes   // disqualifications, revision, settlement, admin log (dispute.go)
 }
 
 // window is one board-window and its version: seq grows by one for every

@@ -184,41 +184,89 @@ const MaxWriteTimeout = time.Minute
 const FinalAfter = MaxWriteTimeout + 5*time.Second
 
 // StandingRow is a row of the standings with its prize ("" where none).
+// PrizeHeld: the member has a submission in quarantine, so the prize is
+// reserved for them, not paid, until the quarantine is decided (it stays
+// theirs: passing it down would pay someone a prize the member may still
+// win back, and paying it would pay a possible cheat).
 type StandingRow struct {
 	Row
-	Prize string
+	Prize     string
+	PrizeHeld bool
 }
 
 // Standings is a board's standings: its primary window (the window in
-// which its end falls, once it ended) with prizes.
+// which its end falls, once it ended) with prizes, less the members an
+// admin disqualified (dispute.go).
 type Standings struct {
-	Final   bool   // the board ended at least FinalAfter ago: the answer never changes again
-	EndedAt string // the board's ends_at where it has passed (normalized RFC 3339), else ""
-	Seq     uint64
-	Total   int
-	Rows    []StandingRow
+	Final    bool   // the board ended at least FinalAfter ago: only an admin's amendment changes it
+	Settled  bool   // an admin settled the board: the answer never changes again
+	Revision int    // amendments applied (disqualifications, reinstatements)
+	EndedAt  string // the board's ends_at where it has passed (normalized RFC 3339), else ""
+	Seq      uint64
+	Total    int
+	Rows     []StandingRow
 }
 
 // Standings returns the first limit rows of board's standings at now
 // (unix ms) from offset, each with its prize. ErrNotFound for an unknown
-// board. Cost: O(log N + rows). Read lock.
+// board. Cost: O(log N + offset + rows) with disqualified members, else
+// O(log N + rows). Read lock.
 func (s *State) Standings(board string, now int64, offset, limit int) (Standings, error) {
 	bs, err := s.board(board)
 	if err != nil {
 		return Standings{}, err
 	}
-	var out Standings
+	out := Standings{Settled: bs.disputes.settled, Revision: bs.disputes.revision}
 	at := now
 	if bs.ends != 0 && now >= bs.ends {
 		out.EndedAt = bs.settings.EndsAt
 		out.Final = now >= bs.ends+FinalAfter.Milliseconds()
 		at = bs.ends - 1 // the window the end falls in
 	}
-	p := s.view(bs, keyAt(bs.settings.primaryKind(), at)).Page(offset, nil, limit)
-	out.Seq, out.Total = p.Seq, p.Total
-	out.Rows = make([]StandingRow, len(p.Rows))
-	for i, r := range p.Rows {
-		out.Rows[i] = StandingRow{Row: r, Prize: bs.settings.prizeFor(r.Rank)}
+	v := s.view(bs, keyAt(bs.settings.primaryKind(), at))
+	var rows []Row
+	out.Seq, out.Total, rows = bs.standingRows(v, offset, limit)
+	out.Rows = make([]StandingRow, len(rows))
+	for i, r := range rows {
+		p := bs.settings.prizeFor(r.Rank)
+		out.Rows[i] = StandingRow{Row: r, Prize: p, PrizeHeld: p != "" && r.Review}
 	}
 	return out, nil
+}
+
+// standingRows returns the window's seq, its total and rows offset+1 ..
+// offset+limit of v with the disqualified members taken out: each row's
+// rank drops by the disqualified members ranked above it, so ties stay
+// ties. Without disqualifications it is v's page.
+func (bs *boardState) standingRows(v View, offset, limit int) (uint64, int, []Row) {
+	d := &bs.disputes
+	if len(d.disq) == 0 {
+		p := v.Page(offset, nil, limit)
+		return p.Seq, p.Total, p.Rows
+	}
+	gone, names := 0, make(map[string]bool, len(d.disq))
+	for h := range d.disq {
+		if v.w == nil {
+			break
+		}
+		if _, ok := v.w.b.Get(h); ok {
+			name, _ := v.ix.Label(h)
+			names[name] = true
+			gone++
+		}
+	}
+	p := v.Page(0, nil, offset+limit+gone)
+	out := make([]Row, 0, limit)
+	above, kept := 0, 0
+	for _, r := range p.Rows {
+		if names[r.Member] {
+			above++
+			continue
+		}
+		if kept++; kept > offset && len(out) < limit {
+			r.Rank -= above
+			out = append(out, r)
+		}
+	}
+	return p.Seq, p.Total - gone, out
 }

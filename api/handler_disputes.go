@@ -1,0 +1,127 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/identity"
+	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/wire"
+)
+
+// Disputes and settlement (docs/PROTOCOL.md, Tournaments): admin routes
+// that amend a board's standings until it is settled, and the audit log
+// of every such action.
+
+// mountDisputes mounts the amendment routes under /v1/boards/{board}.
+func (s *Server) mountDisputes(r chi.Router) {
+	r.Post("/disqualify", s.handle(s.amendment(true, s.hub.Disqualify)))
+	r.Post("/reinstate", s.handle(s.amendment(true, s.hub.Reinstate)))
+	r.Post("/settle", s.handle(s.amendment(false, s.hub.Settle)))
+}
+
+// amendFunc is one of the hub's amendments.
+type amendFunc func(ctx context.Context, tenant string, a hub.Amendment) (hub.AdminAction, error)
+
+// amendment answers POST .../disqualify, .../reinstate ({"member","reason"})
+// and .../settle ({"reason"}) (role admin) with the admin action recorded.
+func (s *Server) amendment(withMember bool, act amendFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name, err := boardFor(r, auth.RoleAdmin)
+		if err != nil {
+			return err
+		}
+		var body wire.Amendment
+		if err := decodeBody(r, &body); err != nil {
+			return err
+		}
+		if err := checkAmendment(withMember, body); err != nil {
+			return err
+		}
+		sc := scopeOf(r)
+		a, err := act(r.Context(), sc.Tenant, hub.Amendment{Board: name, Member: body.Member, Reason: body.Reason, Sub: sc.Subject})
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, toAdminAction(name, a))
+		return nil
+	}
+}
+
+// checkAmendment checks an amendment's body: member where the route takes
+// one (and none where it does not); the reason the hub checks.
+func checkAmendment(withMember bool, body wire.Amendment) error {
+	switch {
+	case !withMember && body.Member != "":
+		return badRequest("member: settle takes no member")
+	case !withMember:
+		return nil
+	case body.Member == "":
+		return badRequest("member: required")
+	}
+	if p := identity.Reason(body.Member); p != "" {
+		return badRequest("member: %s", p)
+	}
+	return nil
+}
+
+// audit answers GET /v1/audit?board=B&after=SEQ&limit=N (role admin): the
+// board's admin actions, oldest first, paged by the last seq.
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardQuery(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r, "limit", 100, 1, hub.MaxAuditPage)
+	if err != nil {
+		return err
+	}
+	var after uint64
+	if a := r.URL.Query().Get("after"); a != "" {
+		if after, err = strconv.ParseUint(a, 10, 64); err != nil {
+			return badRequest("after: %q is not a seq", truncate(a))
+		}
+	}
+	acts, more, err := s.hub.AdminActions(scopeOf(r).Tenant, name, after, limit)
+	if err != nil {
+		return err
+	}
+	out := wire.Audit{Actions: make([]wire.AdminAction, len(acts))}
+	for i, a := range acts {
+		out.Actions[i] = toAdminAction(name, a)
+	}
+	if more {
+		out.Next = out.Actions[len(out.Actions)-1].Seq
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// boardQuery is boardFor for a board named by the query parameter board.
+func boardQuery(r *http.Request, role auth.Role) (string, error) {
+	name := r.URL.Query().Get("board")
+	switch {
+	case name == "":
+		return "", badRequest("board: required")
+	case !names.Valid(name):
+		return "", badRequest("board: %q does not match %s", truncate(name), names.Pattern)
+	}
+	sc := scopeOf(r)
+	if !sc.Can(role) {
+		return "", forbidden("role %s: not granted", role)
+	}
+	if !sc.CanBoard(name) {
+		return "", forbidden("board %q: the token does not reach it", name)
+	}
+	return name, nil
+}
+
+func toAdminAction(board string, a hub.AdminAction) wire.AdminAction {
+	return wire.AdminAction{Seq: a.Seq, At: hub.FormatTime(a.At), Board: board, Action: a.Action, Member: a.Member,
+		Sub: a.Sub, Reason: a.Reason, Revision: a.Revision}
+}

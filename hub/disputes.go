@@ -1,0 +1,90 @@
+package hub
+
+import (
+	"context"
+
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// AdminAction is one admin action on a board (ledger.AdminAction).
+type AdminAction = ledger.AdminAction
+
+// MaxAuditPage is the most admin actions one AdminActions call returns.
+const MaxAuditPage = 500
+
+// Amendment is one admin amendment of a board's standings: who asks (the
+// token's sub), about whom, and why.
+type Amendment struct {
+	Board  string
+	Member string // an id or alias; unused by Settle
+	Reason string
+	Sub    string
+}
+
+// Disqualify takes a.Member out of a.Board's standings: the members below
+// move up and the prizes pass down with them. ErrNotFound for an unknown
+// board or member; ErrConflict where the member is already disqualified or
+// the board was settled; ErrBadRequest naming reason.
+func (h *Hub) Disqualify(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
+	return h.amend(ctx, tenant, ledger.EvDisqualify, a)
+}
+
+// Reinstate puts a disqualified member back. ErrConflict where the member
+// is not disqualified or the board was settled.
+func (h *Hub) Reinstate(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
+	return h.amend(ctx, tenant, ledger.EvReinstate, a)
+}
+
+// Settle declares a.Board's payout done: its standings never change again.
+// ErrConflict where the standings are not final yet or already settled.
+func (h *Hub) Settle(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
+	a.Member = ""
+	return h.amend(ctx, tenant, ledger.EvSettle, a)
+}
+
+// amend commits an amendment and returns the admin action it recorded,
+// as the board's admin log holds it.
+func (h *Hub) amend(ctx context.Context, tenant string, kind ledger.EventKind, a Amendment) (AdminAction, error) {
+	if err := ledger.CheckReason(a.Reason); err != nil {
+		return AdminAction{}, err
+	}
+	r, err := h.boardReplica(ctx, tenant, a.Board)
+	if err != nil {
+		return AdminAction{}, err
+	}
+	ev := &ledger.Event{Kind: kind, Board: a.Board, Member: a.Member, Reason: a.Reason, Sub: a.Sub}
+	out, err := h.streams.commit(ctx, r, ev)
+	if err == nil {
+		err = out.Err
+	}
+	if err != nil {
+		return AdminAction{}, err
+	}
+	// The replica applied the event: the log holds its action (unless a
+	// later event deleted the board; then the action is as committed).
+	act := AdminAction{Seq: out.Seq, Action: string(kind), Member: a.Member, Sub: a.Sub, Reason: a.Reason}
+	_ = r.read(func(st *ledger.State) error {
+		if acts, _, err := st.AdminActions(a.Board, out.Seq-1, 1); err == nil && len(acts) == 1 && acts[0].Seq == out.Seq {
+			act = acts[0]
+		}
+		return nil
+	})
+	return act, nil
+}
+
+// AdminActions returns up to limit (1..MaxAuditPage) of board's admin
+// actions after the one with stream sequence after, oldest first, and
+// whether more follow. ErrNotFound for an unknown board.
+func (h *Hub) AdminActions(tenant, board string, after uint64, limit int) (out []AdminAction, more bool, err error) {
+	if err := checkNames(tenant, board); err != nil {
+		return nil, false, err
+	}
+	if limit < 1 || limit > MaxAuditPage {
+		return nil, false, errorf(ErrBadRequest, "limit: %d is not in 1..%d", limit, MaxAuditPage)
+	}
+	err = h.reg.readBoard(tenant, board, func(st *ledger.State) (err error) {
+		out, more, err = st.AdminActions(board, after, limit)
+		return err
+	})
+	return out, more, err
+}
