@@ -58,7 +58,14 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 		} else {
 			clk.set(clk.now().Add(time.Duration(rng.IntN(40)) * time.Second)) // several in a minute
 		}
-		switch rng.IntN(13) {
+		switch rng.IntN(14) {
+		case 13: // an amendment of board b's standings (disputes.go)
+			a := Amendment{Board: "b", Member: member(), Reason: "test", Sub: "ops"}
+			if rng.IntN(2) == 0 {
+				_, _ = h.Disqualify(ctx, "t1", a)
+			} else {
+				_, _ = h.Reinstate(ctx, "t1", a)
+			}
 		case 10, 11:
 			decide(rng.IntN(2) == 0)
 		case 12:
@@ -106,5 +113,8 @@ func TestDeterminism(t *testing.T) {
 	r.mu.RUnlock()
 	if held == 0 {
 		t.Fatal("the feed held nothing in quarantine: the rules went untested")
+	}
+	if acts, _, _ := a.AdminActions("t1", "b", 0, MaxAuditPage); len(acts) == 0 {
+		t.Fatal("the feed amended nothing: the disputes went untested")
 	}
 }
