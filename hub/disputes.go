@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
 )
@@ -87,4 +88,24 @@ func (h *Hub) AdminActions(tenant, board string, after uint64, limit int) (out [
 		return err
 	})
 	return out, more, err
+}
+
+// noteAmended queues a standings.amended notification of tenant (apply's
+// Outcome.Notes) for the next tick, unless it is old news (a replay at
+// start re-applies old amendments) or the queue is full. Never blocks on
+// I/O.
+func (n *notifier) noteAmended(tenant string, note Notification) {
+	if n == nil {
+		return
+	}
+	at, err := time.Parse(time.RFC3339Nano, note.At)
+	if err != nil || n.now().Sub(at) > NotifyDedup || n.published(note.ID) {
+		return
+	}
+	note.Tenant = tenant
+	n.mu.Lock()
+	if len(n.retry) < maxHeldNotes {
+		n.retry = append(n.retry, note) // published by the next tick's takeHeld
+	}
+	n.mu.Unlock()
 }

@@ -156,6 +156,9 @@ func (r *replica) handle(d delivery) {
 	for _, n := range out.Held {
 		r.notes.noteHeld(r.tenant, n.Board, n.Held)
 	}
+	for _, n := range out.Notes {
+		r.notes.noteAmended(r.tenant, n) // disputes.go
+	}
 	if out.Schedule {
 		r.noteMoved.Store(true)
 	}

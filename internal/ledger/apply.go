@@ -20,6 +20,9 @@ type Outcome struct {
 	// of first appearance in the event, each board's by QID: the same
 	// order whether its groups ran in lanes or one after another.
 	Held []HeldNote
+	// Notes are notifications the event decided (standings.amended:
+	// dispute.go), without their Tenant, which the hub sets.
+	Notes []Notification
 	// Schedule reports that the event may have changed when the tenant's
 	// notifications come due (a board's settings or its deletion): see
 	// NextDue.
@@ -77,10 +80,13 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 		out.Err = s.applyProfile(seq, ev)
 	case EvDisqualify:
 		out.Err = s.applyDisqualify(seq, ev)
+		out.Notes = s.amendedNotes(seq, ev, out.Err)
 	case EvReinstate:
 		out.Err = s.applyReinstate(seq, ev)
+		out.Notes = s.amendedNotes(seq, ev, out.Err)
 	case EvSettle:
 		out.Err = s.applySettle(seq, ev)
+		out.Notes = s.amendedNotes(seq, ev, out.Err)
 	default:
 		out.Err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -188,4 +189,27 @@ func (s *State) AdminActions(board string, after uint64, limit int) ([]AdminActi
 		out = append(out, a)
 	}
 	return out, false, nil
+}
+
+// amendedNotes returns the standings.amended notification of an accepted
+// amendment ev at seq (none where err): the standings' first rows after it,
+// with prizes, its member and "action: reason". Its ID names the stream
+// sequence, so each amendment is published once. O(notifyRows).
+func (s *State) amendedNotes(seq uint64, ev *Event, err error) []Notification {
+	if err != nil {
+		return nil
+	}
+	bs := s.boards[ev.Board]
+	st, _ := s.Standings(ev.Board, ev.At, 0, notifyRows)
+	n := Notification{ID: fmt.Sprintf("standings.amended:%s:%d", ev.Board, seq), Type: "standings.amended",
+		Board: ev.Board, At: FormatTime(ev.At), Seq: st.Seq, Total: st.Total,
+		Reason: fmt.Sprintf("%s: %s", string(ev.Kind), ev.Reason)}
+	if acts := bs.disputes.actions; len(acts) > 0 {
+		n.Member = acts[len(acts)-1].Member
+	}
+	for _, r := range st.Rows {
+		n.Rows = append(n.Rows, NotifyRow{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
+			Name: r.Profile.Name, Prize: r.Prize})
+	}
+	return []Notification{n}
 }

@@ -54,8 +54,13 @@ func TestDisqualifyReinstateSettle(t *testing.T) {
 	st, seq := disputeBoard(t, end)
 	after := end + 1000
 	dq := &Event{Kind: EvDisqualify, At: after, Board: "t", Member: "b", Reason: "bot play", Sub: "ops"}
-	if out := st.Apply(seq, dq); out.Err != nil {
+	out := st.Apply(seq, dq)
+	if out.Err != nil {
 		t.Fatal(out.Err)
+	}
+	if len(out.Notes) != 1 || out.Notes[0].Type != "standings.amended" || out.Notes[0].Member != "b" ||
+		out.Notes[0].Reason != "disqualify: bot play" || len(out.Notes[0].Rows) != 3 || out.Notes[0].Rows[1].Prize != "€50" {
+		t.Fatalf("standings.amended: %+v", out.Notes)
 	}
 	if got, want := prizes(t, st, after), "a:1:€100 c:2:€50 d:3:€25"; got != want {
 		t.Fatalf("after disqualify: %s, want %s", got, want)
