@@ -62,6 +62,33 @@ func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, round ti
 	return d.sim.start(ctx), nil
 }
 
+// adjudicate plays the operator once sprint round r opened: the cheater,
+// whose impossible scores the rules held (its row showed its prize held),
+// is disqualified from round r-1, which has just ended, so the prizes
+// below it pass up; round r-2, final by now where a round lasts over a
+// minute, is settled. Both are admin actions that GET /v1/audit lists. A
+// restarted demo repeats them: the conflict (already done) is expected.
+func adjudicate(ctx context.Context, h *hub.Hub, log *slog.Logger, r int64) {
+	dq := hub.Amendment{Board: sprintBoard(r - 1), Member: demoCheater, Sub: "operator",
+		Reason: "demo: impossible scores held in quarantine"}
+	if _, err := h.Disqualify(ctx, demoTenant, dq); expectedAmendErr(ctx, err) != nil {
+		log.Warn("demo: disqualifying the cheater", "board", dq.Board, "err", err)
+	}
+	settle := hub.Amendment{Board: sprintBoard(r - 2), Sub: "operator", Reason: "demo: prizes paid"}
+	if _, err := h.Settle(ctx, demoTenant, settle); expectedAmendErr(ctx, err) != nil {
+		log.Warn("demo: settling a sprint", "board", settle.Board, "err", err)
+	}
+}
+
+// expectedAmendErr is err unless it is expected of adjudicate: no such
+// round or member (the demo just started), already done, or stopping.
+func expectedAmendErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, hub.ErrNotFound) || errors.Is(err, hub.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
 // demoSessionTTL is the life of a demo page's token: short, so that the
 // widget's refresh before expiry is exercised by every demo visit.
 const demoSessionTTL = 15 * time.Minute
@@ -139,9 +166,14 @@ try:
   curl -s -X POST -H "Authorization: Bearer %[4]s" -d '{"member":"you","score":1000}' "%[1]s/v1/boards/%[3]s/scores"
   curl -s -H "Authorization: Bearer %[5]s" "%[1]s/v1/boards/%[3]s/members/you/around?radius=2"
 
-  # the current sprint tournament's quarantine (the cheater's held scores) and its standings
+  # the current sprint tournament's quarantine (the cheater's held scores) and its standings (the
+  # cheater's prize, where it ranks in the top 10, is held: "prize_held":true)
   curl -s -H "Authorization: Bearer %[4]s" "%[1]s/v1/boards/%[6]s/quarantine"
   curl -s -H "Authorization: Bearer %[4]s" "%[1]s/v1/boards/%[6]s/standings?limit=10"
 
-`, base, demoTenant, demoBoard, admin, read, d.sim.sprint.Current())
+  # once a round ends the demo's operator disqualifies the cheater from it (the prizes pass down,
+  # "revision":1) and settles the round before; the admin actions, who, what, when and why:
+  curl -s -H "Authorization: Bearer %[4]s" "%[1]s/v1/audit?board=%[7]s"
+
+`, base, demoTenant, demoBoard, admin, read, d.sim.sprint.Current(), d.sim.sprint.previous())
 }

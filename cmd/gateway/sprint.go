@@ -84,7 +84,15 @@ func (sp *sprints) ensure(ctx context.Context, now time.Time) (string, error) {
 	sp.current, sp.opened = name, r
 	sp.mu.Unlock()
 	sp.s.log.Info("demo: a sprint tournament opened", "board", name, "ends_at", set.EndsAt)
+	adjudicate(ctx, sp.s.h, sp.s.log, r) // demo.go: the ended rounds' disputes and settlement
 	return name, nil
+}
+
+// previous returns the board of the round before the one under way.
+func (sp *sprints) previous() string {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sprintBoard(sp.opened - 1)
 }
 
 // play submits n sessions of the most active players to the round's board,

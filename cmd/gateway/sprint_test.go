@@ -39,8 +39,12 @@ func TestDemoSprints(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.sprint.play(ctx, now, 30)
-	if _, err := h.Submit(ctx, demoTenant, board, []hub.Item{cheat()}); err != nil {
+	// A plausible first score that ranks, then the impossible one: held.
+	if _, err := h.Submit(ctx, demoTenant, board, []hub.Item{{Member: demoCheater, Score: 199_000}, cheat()}); err != nil {
 		t.Fatal(err)
+	}
+	if st, _ := h.Standings(demoTenant, board, 0, 1); len(st.Rows) != 1 || st.Rows[0].Member != demoCheater || !st.Rows[0].PrizeHeld {
+		t.Fatalf("the cheater's prize is not held: %+v", st.Rows)
 	}
 	held, _, err := h.Quarantine(demoTenant, board, 0, 10)
 	if err != nil || len(held) == 0 || held[len(held)-1].Member != demoCheater || held[len(held)-1].Reason != hub.ReasonMaxScore {
@@ -59,6 +63,14 @@ func TestDemoSprints(t *testing.T) {
 	next, err := s.sprint.ensure(ctx, time.Now())
 	if err != nil || next == board || s.sprint.Current() != next {
 		t.Fatalf("the next round: %q (was %q), %v", next, board, err)
+	}
+	// The ended round's cheater is disqualified: the prize passes down.
+	st, err := h.Standings(demoTenant, board, 0, 10)
+	if err != nil || st.Revision != 1 || len(st.Rows) == 0 || st.Rows[0].Member == demoCheater || st.Rows[0].Prize != "€1,000" {
+		t.Fatalf("the ended round after the disqualification: %+v %v", st, err)
+	}
+	if acts, _, _ := h.AdminActions(demoTenant, board, 0, 10); len(acts) != 1 || acts[0].Member != demoCheater || acts[0].Sub != "operator" {
+		t.Fatalf("the admin actions: %+v", acts)
 	}
 	// Far ahead: the rounds older than sprintKeep go.
 	later, err := s.sprint.ensure(ctx, time.Now().Add(time.Duration(sprintKeep+1)*round))
