@@ -47,6 +47,7 @@ func Diff(st, snap *State) []string {
 			add("board %s: %d idempotency ids in the replay, %d in the snapshot", name, x.seen.len(), y.seen.len())
 		}
 		diffWindows(name, x, y, st, snap, add)
+		diffDisputes(name, x, y, add) // dispute.go
 	}
 	if len(d) == 0 {
 		add("the encodings differ (identity index or idempotency ids)")

@@ -213,3 +213,15 @@ func (s *State) amendedNotes(seq uint64, ev *Event, err error) []Notification {
 	}
 	return []Notification{n}
 }
+
+// diffDisputes adds how board name's amendments differ, for Diff.
+func diffDisputes(name string, x, y *boardState, add func(string, ...any)) {
+	dx, dy := &x.disputes, &y.disputes
+	if dx.revision != dy.revision || len(dx.disq) != len(dy.disq) {
+		add("board %s: revision %d (%d disqualified) in the replay, %d (%d disqualified) in the snapshot",
+			name, dx.revision, len(dx.disq), dy.revision, len(dy.disq))
+	}
+	if dx.settled != dy.settled {
+		add("board %s: settled %t in the replay, %t in the snapshot", name, dx.settled, dy.settled)
+	}
+}

@@ -14,18 +14,24 @@ import (
 // c (300) and d (200) submitted before the end, and seq the next sequence.
 func disputeBoard(t *testing.T, end int64) (*State, uint64) {
 	t.Helper()
+	st := New()
+	evs := disputeEvents(end)
+	for i, ev := range evs {
+		if out := st.Apply(uint64(i+1), ev); out.Err != nil {
+			t.Fatal(out.Err)
+		}
+	}
+	return st, uint64(len(evs) + 1)
+}
+
+// disputeEvents are the events disputeBoard applies.
+func disputeEvents(end int64) []*Event {
 	step := 1000.0
 	set := Settings{EndsAt: FormatTime(end), Rules: &Rules{MaxStep: &step},
 		Prizes: []Prize{{From: 1, To: 1, Prize: "€100"}, {From: 2, To: 2, Prize: "€50"}, {From: 3, To: 3, Prize: "€25"}}}
-	st := New()
-	if out := st.Apply(1, &Event{Kind: EvSettings, At: end - 10_000, Board: "t", Settings: &set}); out.Err != nil {
-		t.Fatal(out.Err)
-	}
 	items := []Item{{Member: "a", Score: 500}, {Member: "b", Score: 400}, {Member: "c", Score: 300}, {Member: "d", Score: 200}}
-	if out := st.Apply(2, &Event{Kind: EvSubmit, At: end - 5000, Board: "t", Items: items}); out.Err != nil {
-		t.Fatal(out.Err)
-	}
-	return st, 3
+	return []*Event{{Kind: EvSettings, At: end - 10_000, Board: "t", Settings: &set},
+		{Kind: EvSubmit, At: end - 5000, Board: "t", Items: items}}
 }
 
 // prizes renders standings as "member:rank:prize[!]" (! where held).
@@ -173,4 +179,39 @@ func msgOf(err error) string {
 		return e.Msg
 	}
 	return ""
+}
+
+// TestAuditReplaysAmendments: the audit replay of the events, amendments
+// included, equals a snapshot taken after them byte for byte, and reports
+// a snapshot whose disqualification was undone.
+func TestAuditReplaysAmendments(t *testing.T) {
+	end := int64(1_800_000_000_000)
+	evs := append(disputeEvents(end),
+		&Event{Kind: EvDisqualify, At: end + 1, Board: "t", Member: "a", Reason: "bot", Sub: "ops"},
+		&Event{Kind: EvDisqualify, At: end + 2, Board: "t", Member: "c", Reason: "collusion", Sub: "ops"},
+		&Event{Kind: EvReinstate, At: end + 3, Board: "t", Member: "c", Reason: "appeal", Sub: "lead"},
+		&Event{Kind: EvSettle, At: end + FinalAfter.Milliseconds(), Board: "t", Reason: "paid", Sub: "lead"})
+	st := New()
+	for i, ev := range evs {
+		if out := st.Apply(uint64(i+1), ev); out.Err != nil {
+			t.Fatal(out.Err)
+		}
+	}
+	good, _ := st.Encode()
+	h, _ := st.ix.Resolve("a")
+	st.boards["t"].disputes.revision = 1
+	delete(st.boards["t"].disputes.disq, h)
+	bad, _ := st.Encode()
+
+	a := NewAudit()
+	a.AddSnapshot("good", good)
+	a.AddSnapshot("bad", bad)
+	for i, ev := range evs {
+		a.Apply(uint64(i+1), ev)
+	}
+	res := a.Result("t1", uint64(len(evs)))
+	if len(res.Snapshots) != 2 || !res.Snapshots[0].Equal || res.Snapshots[1].Equal ||
+		!strings.Contains(strings.Join(res.Snapshots[1].Diffs, "\n"), "revision 3 (1 disqualified) in the replay, 1 (0 disqualified)") {
+		t.Fatalf("audit: %+v", res.Snapshots)
+	}
 }
