@@ -91,15 +91,12 @@ func (h *Hub) AdminActions(tenant, board string, after uint64, limit int) (out [
 }
 
 // noteAmended queues a standings.amended notification of tenant (apply's
-// Outcome.Notes) for the next tick, unless it is old news (a replay at
-// start re-applies old amendments) or the queue is full. Never blocks on
-// I/O.
-func (n *notifier) noteAmended(tenant string, note Notification) {
-	if n == nil {
-		return
-	}
-	at, err := time.Parse(time.RFC3339Nano, note.At)
-	if err != nil || n.now().Sub(at) > NotifyDedup || n.published(note.ID) {
+// Outcome.Notes) for the next tick, unless it is old news or the queue is
+// full. Old news is an event stored longer than NotifyDedup ago (a replay
+// at start re-applies old amendments): JetStream's duplicate window would
+// no longer drop it, so it would be published again. Never blocks on I/O.
+func (n *notifier) noteAmended(tenant string, note Notification, stored time.Time) {
+	if n == nil || time.Since(stored) > NotifyDedup || n.published(note.ID) {
 		return
 	}
 	note.Tenant = tenant

@@ -130,7 +130,7 @@ const fetchAhead = 64
 // delivery is one stream message, decoded ahead of apply.
 type delivery struct {
 	seq    uint64
-	stored time.Time // JetStream's timestamp: the lag metric only
+	stored time.Time // JetStream's timestamp: the lag metric and the age of a notification, never the state
 	ev     *ledger.Event
 	err    error // the event did not decode
 }
@@ -157,7 +157,7 @@ func (r *replica) handle(d delivery) {
 		r.notes.noteHeld(r.tenant, n.Board, n.Held)
 	}
 	for _, n := range out.Notes {
-		r.notes.noteAmended(r.tenant, n) // disputes.go
+		r.notes.noteAmended(r.tenant, n, d.stored) // disputes.go
 	}
 	if out.Schedule {
 		r.noteMoved.Store(true)

@@ -215,3 +215,38 @@ func TestAuditReplaysAmendments(t *testing.T) {
 		t.Fatalf("audit: %+v", res.Snapshots)
 	}
 }
+
+// TestStandingRowsPaged: every page of the standings with members
+// disqualified is the page of the full standings with them filtered out
+// and the rest ranked 1..N.
+func TestStandingRowsPaged(t *testing.T) {
+	st := buildState(60)
+	for i, m := range []string{"m0", "m7", "m8", "m31", "m59", "m44"} {
+		if out := st.Apply(uint64(100+i), &Event{Kind: EvDisqualify, Board: "s", Member: m, Reason: "x"}); out.Err != nil {
+			t.Fatal(out.Err)
+		}
+	}
+	all, _ := st.Standings("s", 0, 0, 100)
+	if all.Total != 54 || len(all.Rows) != 54 {
+		t.Fatalf("total %d, %d rows", all.Total, len(all.Rows))
+	}
+	for i, r := range all.Rows {
+		if r.Rank != i+1 || strings.Contains(" m0 m7 m8 m31 m59 m44 ", " "+r.Member+" ") {
+			t.Fatalf("row %d: %+v", i, r)
+		}
+	}
+	for offset := 0; offset <= 56; offset++ {
+		for _, limit := range []int{1, 3, 10} {
+			p, _ := st.Standings("s", 0, offset, limit)
+			want := all.Rows[min(offset, 54):min(offset+limit, 54)]
+			if len(p.Rows) != len(want) {
+				t.Fatalf("offset %d limit %d: %d rows, want %d", offset, limit, len(p.Rows), len(want))
+			}
+			for i := range want {
+				if p.Rows[i].Member != want[i].Member || p.Rows[i].Rank != want[i].Rank {
+					t.Fatalf("offset %d limit %d row %d: %+v, want %+v", offset, limit, i, p.Rows[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -236,37 +236,39 @@ func (s *State) Standings(board string, now int64, offset, limit int) (Standings
 
 // standingRows returns the window's seq, its total and rows offset+1 ..
 // offset+limit of v with the disqualified members taken out: each row's
-// rank drops by the disqualified members ranked above it, so ties stay
-// ties. Without disqualifications it is v's page.
+// rank drops by the disqualified members ranked above it. Without
+// disqualifications it is v's page. O(D log N + limit + D) for D
+// disqualified members.
 func (bs *boardState) standingRows(v View, offset, limit int) (uint64, int, []Row) {
 	d := &bs.disputes
-	if len(d.disq) == 0 {
+	if len(d.disq) == 0 || v.w == nil {
 		p := v.Page(offset, nil, limit)
 		return p.Seq, p.Total, p.Rows
 	}
-	gone, names := 0, make(map[string]bool, len(d.disq))
+	var ranks []int // the disqualified members' ranks in the window, ascending
 	for h := range d.disq {
-		if v.w == nil {
-			break
-		}
-		if _, ok := v.w.b.Get(h); ok {
-			name, _ := v.ix.Label(h)
-			names[name] = true
-			gone++
+		if r, ok := v.w.b.Get(h); ok {
+			ranks = append(ranks, r.Rank)
 		}
 	}
-	p := v.Page(0, nil, offset+limit+gone)
+	slices.Sort(ranks)
+	// The window's position of the standings' row offset+1: past every
+	// disqualified member ranked at or before it.
+	from := offset
+	for _, r := range ranks {
+		if r <= from+1 {
+			from++
+		}
+	}
+	p := v.Page(from, nil, limit+len(ranks))
 	out := make([]Row, 0, limit)
-	above, kept := 0, 0
 	for _, r := range p.Rows {
-		if names[r.Member] {
-			above++
+		above, gone := slices.BinarySearch(ranks, r.Rank)
+		if gone || len(out) == limit {
 			continue
 		}
-		if kept++; kept > offset && len(out) < limit {
-			r.Rank -= above
-			out = append(out, r)
-		}
+		r.Rank -= above
+		out = append(out, r)
 	}
-	return p.Seq, p.Total - gone, out
+	return p.Seq, p.Total - len(ranks), out
 }
