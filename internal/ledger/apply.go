@@ -329,6 +329,7 @@ func (s *State) applyLink(seq uint64, ev *Event) error {
 				continue // final standings never change: both entries stay as they were
 			}
 			bs.merge(m, seq, s.feed, name)
+			bs.disputes.mergeDisqualified(m.Into, m.From) // dispute.go
 		}
 	}
 	return nil

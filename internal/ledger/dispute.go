@@ -225,3 +225,14 @@ func diffDisputes(name string, x, y *boardState, add func(string, ...any)) {
 		add("board %s: settled %t in the replay, %t in the snapshot", name, dx.settled, dy.settled)
 	}
 }
+
+// mergeDisqualified carries a disqualification of member from over to
+// into, whose entry absorbs from's on a live board: linking a
+// disqualified account to another must not bring its entry back. (An
+// ended board merges nothing, so its disqualifications stay as they are.)
+func (d *disputes) mergeDisqualified(into, from uint32) {
+	if d.disqualified(from) {
+		delete(d.disq, from)
+		d.disq[into] = struct{}{}
+	}
+}

@@ -250,3 +250,19 @@ func TestStandingRowsPaged(t *testing.T) {
 		}
 	}
 }
+
+// TestDisqualifiedMerge: a disqualified member linked into another on a
+// live board takes the disqualification along.
+func TestDisqualifiedMerge(t *testing.T) {
+	st, seq := disputeBoard(t, 1_800_000_000_000)
+	at := int64(1_799_999_999_000)
+	if out := st.Apply(seq, &Event{Kind: EvDisqualify, At: at, Board: "t", Member: "a", Reason: "bot"}); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if out := st.Apply(seq+1, &Event{Kind: EvLink, At: at, Member: "d", Aliases: []string{"a"}}); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if got, want := prizes(t, st, at), "b:1:€100 c:2:€50"; got != want {
+		t.Fatalf("after the merge: %s, want %s", got, want)
+	}
+}

@@ -61,6 +61,9 @@ func (s *script) event() *Event {
 		return &Event{Kind: []EventKind{EvApprove, EvReject}[s.next()%2], Board: board, QID: uint64(s.next() % 8)}
 	case op == 12:
 		return &Event{Kind: EvProfile, Member: s.member(), Profile: &Profile{Name: s.member(), Country: []string{"", "mt", "XX"}[s.next()%3]}}
+	case op == 14: // dispute.go
+		kinds := []EventKind{EvDisqualify, EvReinstate, EvSettle, EvDisqualify}
+		return &Event{Kind: kinds[s.next()%4], Board: board, Member: s.member(), Reason: "r", Sub: "ops"}
 	case op == 13:
 		s.at += int64(s.next()) * 3_600_000 // up to ten days
 	default:
