@@ -12,26 +12,41 @@ import (
 //
 //   - under the replica's write lock, apply appends each change to the
 //     tenant's feed log (internal/ledger/feed.go: an append under a mutex
-//     no reader holds for long);
-//   - the Hub's feed goroutine wakes every Config.PushInterval, takes each
-//     tenant's pending changes under the tenant's read lock, and hands each
-//     board-window's batch to Feed.Apply with a Window that reads the board
-//     as it stands after exactly those changes; then calls Feed.Flush with
-//     no lock held.
+//     no reader holds for long), and the replica goroutine then wakes the
+//     Hub's feed goroutine (a send that never blocks: see wakeFeed);
+//   - the feed goroutine takes each tenant's pending changes under the
+//     tenant's read lock, and hands each board-window's batch to Feed.Apply
+//     with a Window that reads the board as it stands after exactly those
+//     changes; then calls Feed.Flush with no lock held.
 //
-// Why drain at the tick rather than push each change to the consumer: the
-// consumer recomputes views from the board, which it may read only under
-// the tenant's read lock; doing that once per tick per board-window, for all
+// When it drains is a deadline, not a tick (runFeed): at once when it is
+// idle, so that a change at light load reaches its watchers within
+// milliseconds; while it is busy, changes gather and the next drain takes
+// them all, so that under load the cost follows the drains, not the
+// changes. A drain that is busy for d (its Flush, and with a FeedSettler
+// the writing of what it offered) is followed by a pause of d too, at
+// least minFeedGap and never past its start plus Config.PushInterval: the
+// loop never spins, push work gets at most about half the time, and a
+// change waits at most about one PushInterval plus one drain's work.
+//
+// Why batch rather than push each change to the consumer: the consumer
+// recomputes views from the board, which it may read only under the
+// tenant's read lock; doing that once per drain per board-window, for all
 // changes since the last one, is what makes the cost follow change rather
 // than audience. Reading under the same lock the changes were taken under
 // makes the batch and the board agree.
+
+// minFeedGap is the least time between the end of one drain and the start
+// of the next, however light the load: a burst of single changes is
+// coalesced into drains at most this often.
+const minFeedGap = time.Millisecond
 
 // FeedBatch is what happened to one board-window since the last tick.
 type FeedBatch = ledger.FeedBatch
 
 // Feed consumes the change feed. Apply runs under the tenant's read lock
 // (keep it short, call nothing of the Hub); Flush runs after every Apply of
-// a tick, with no lock. Both are called from the Hub's one feed goroutine.
+// a drain, with no lock. Both are called from the Hub's one feed goroutine.
 type Feed interface {
 	Apply(b FeedBatch, w Window)
 	Flush()
@@ -39,28 +54,90 @@ type Feed interface {
 
 type feedHolder struct{ f Feed }
 
-// SetFeed makes f the consumer of the change feed from the next tick on
+// FeedSettler is a Feed whose Flush hands work on to other goroutines
+// (writers of sockets). Settle returns once that work is done, or at
+// deadline, or when ctx ends, whichever comes first; the feed goroutine
+// calls it after each Flush, so that the next drain waits for the writers
+// instead of piling offers on outboxes they have not emptied yet.
+type FeedSettler interface {
+	Feed
+	Settle(ctx context.Context, deadline time.Time)
+}
+
+// SetFeed makes f the consumer of the change feed from the next drain on
 // (nil stops it). Changes are recorded and drained whether or not a Feed is
 // set, so memory stays bounded. Safe for concurrent use.
 func (h *Hub) SetFeed(f Feed) { h.feed.Store(&feedHolder{f}) }
 
-// runFeed drains the feed every interval until the Hub closes.
+// wakeFeed tells the feed goroutine that changes may wait. Never blocks:
+// one wake pending is enough, the drain takes every change.
+func (h *Hub) wakeFeed() {
+	select {
+	case h.feedWake <- struct{}{}:
+	default:
+	}
+}
+
+// runFeed drains the feed when woken, paced as the comment at the top of
+// this file says, until ctx ends. A ticker at PushInterval drains too, for
+// a change no wake announced (there should be none; it costs a read lock
+// per tenant per interval, as the fixed tick did).
 func (h *Hub) runFeed(ctx context.Context) {
 	t := time.NewTicker(h.cfg.PushInterval)
 	defer t.Stop()
+	var next time.Time // the earliest start of the next drain
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-h.feedWake:
 		case <-t.C:
-			h.drainFeed()
 		}
+		if !sleepUntil(ctx, next) {
+			return
+		}
+		start := time.Now()
+		h.drainFeed(ctx, start.Add(h.cfg.PushInterval-minFeedGap))
+		next = nextDrain(start, time.Now(), h.cfg.PushInterval)
 	}
 }
 
-// drainFeed hands every tenant's pending changes to the Feed, then flushes.
-// Cost: a read lock per tenant with changes, held while the Feed applies.
-func (h *Hub) drainFeed() {
+// nextDrain is when the drain after one that ran from start to end may
+// start: after a pause as long as the drain was busy, at least minFeedGap,
+// and no later than start+interval unless the drain itself ran past it.
+func nextDrain(start, end time.Time, interval time.Duration) time.Time {
+	gap := max(end.Sub(start), minFeedGap)
+	next := end.Add(gap)
+	if limit := start.Add(interval); next.After(limit) {
+		next = end.Add(minFeedGap)
+		if limit.After(next) {
+			next = limit
+		}
+	}
+	return next
+}
+
+// sleepUntil waits until t (at once if t is past); false if ctx ended.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+// drainFeed hands every tenant's pending changes to the Feed, then flushes
+// and, for a FeedSettler, waits for what it offered to be written, until
+// settle at the latest. Cost: a read lock per tenant with changes, held
+// while the Feed applies.
+func (h *Hub) drainFeed(ctx context.Context, settle time.Time) {
 	var f Feed
 	if fh := h.feed.Load(); fh != nil {
 		f = fh.f
@@ -71,6 +148,9 @@ func (h *Hub) drainFeed() {
 	}
 	if any && f != nil {
 		f.Flush()
+		if fs, ok := f.(FeedSettler); ok {
+			fs.Settle(ctx, settle)
+		}
 	}
 }
 

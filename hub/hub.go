@@ -42,7 +42,8 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	feed atomic.Pointer[feedHolder] // the change feed's consumer; see feed.go
+	feed     atomic.Pointer[feedHolder] // the change feed's consumer; see feed.go
+	feedWake chan struct{}              // capacity 1: changes wait for the feed goroutine (feed.go)
 
 	reg *registry // the tenants: open, opening, down (tenant.go, isolate.go)
 }
@@ -59,7 +60,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
-	h := &Hub{cfg: cfg, log: cfg.Logger}
+	h := &Hub{cfg: cfg, log: cfg.Logger, feedWake: make(chan struct{}, 1)}
 	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
 	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())

@@ -30,6 +30,7 @@ type replica struct {
 	mu    sync.RWMutex // guards st; written only by the replica goroutine
 	st    *ledger.State
 	notes *notifier // hears of the quarantines apply decides (Outcome.Held)
+	wake  func()    // tells the Hub's feed goroutine that changes may wait (feed.go); may be nil
 
 	applied atomic.Uint64 // stream sequence of the last applied event
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
@@ -152,6 +153,9 @@ func (r *replica) handle(d delivery) {
 		r.st.Skip(seq)
 	}
 	r.mu.Unlock()
+	if r.wake != nil {
+		r.wake()
+	}
 	r.applied.Store(seq)
 	for _, n := range out.Held {
 		r.notes.noteHeld(r.tenant, n.Board, n.Held)

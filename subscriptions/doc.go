@@ -14,6 +14,11 @@
 //
 // # Flow of one tick
 //
+// A tick is one drain of the owner's change feed: not a fixed period. The
+// hub drains as soon as it is idle and coalesces only while it is busy
+// (hub/feed.go), so ticks come as often as changes do, up to about one a
+// millisecond; nothing here counts them as time (Config.IdleFor is a time).
+//
 //	Engine.Apply(key, w, changes)   per board-window, under the board's read lock:
 //	    ring ← changes; dirty views ← rank-range index ∩ changed ranks, member index;
 //	    recompute each dirty distinct view once; keep its diff.

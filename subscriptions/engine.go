@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Key names one board-window: the owner's tenant, board and window (any
@@ -16,11 +17,17 @@ type Config struct {
 	// RingSize is how many recent changes each watched board-window keeps
 	// for `since` resume. Zero means DefaultRingSize.
 	RingSize int
-	// IdleTicks is how many Flushes a board-window's ring outlives its last
-	// watcher, so that a client that reconnects can resume. Zero means 600
-	// (a minute at the default 100 ms push interval).
-	IdleTicks int
+	// IdleFor is how long a board-window's ring outlives its last watcher,
+	// so that a client that reconnects can resume. Zero means a minute. It
+	// is a time, not a number of Flushes: the feed flushes as soon as it is
+	// idle, so Flushes come as often as changes do, up to hundreds a second.
+	IdleFor time.Duration
 }
+
+// evictEvery is the least time between two looks for idle board-windows:
+// the look costs O(watched board-windows), and Flushes may come every
+// millisecond.
+const evictEvery = time.Second
 
 // Engine holds every live view: per board-window, the distinct views with
 // their watchers, the indexes that find the views a change touched, and the
@@ -32,7 +39,7 @@ type Config struct {
 type Engine struct {
 	cfg       Config
 	coalesced atomic.Uint64 // pending messages replaced by newer ones
-	ticks     atomic.Uint64 // Flushes so far
+	evicted   time.Time     // the last look for idle board-windows; Flush's caller only
 	views     atomic.Int64
 	subs      [len(kindNames)]atomic.Int64
 
@@ -45,8 +52,8 @@ func NewEngine(cfg Config) *Engine {
 	if cfg.RingSize <= 0 {
 		cfg.RingSize = DefaultRingSize
 	}
-	if cfg.IdleTicks <= 0 {
-		cfg.IdleTicks = 600
+	if cfg.IdleFor <= 0 {
+		cfg.IdleFor = time.Minute
 	}
 	return &Engine{cfg: cfg, windows: make(map[Key]*windowState)}
 }
@@ -64,7 +71,7 @@ type windowState struct {
 	handles multiIndex[uint32]
 	names   multiIndex[string]
 	ring    *ring
-	idle    uint64 // Engine.ticks when the last view went; 0 while watched
+	idle    time.Time // when the last view went; zero while watched
 }
 
 // view is one distinct view: a spec over a board-window, its state at seq,
@@ -156,7 +163,7 @@ func (e *Engine) lockWindow(key Key, w Window) *windowState {
 // viewFor returns the view of spec over ws, which the caller has locked,
 // creating it as needed.
 func (e *Engine) viewFor(ws *windowState, w Window, spec Spec) *view {
-	ws.idle = 0
+	ws.idle = time.Time{}
 	k := spec.key()
 	if v := ws.views[k]; v != nil {
 		return v
@@ -188,7 +195,7 @@ func (e *Engine) Unsubscribe(s *Sub) {
 	delete(ws.views, v.key)
 	e.views.Add(-1)
 	if len(ws.views) == 0 {
-		ws.idle = e.ticks.Load() + 1
+		ws.idle = time.Now()
 	}
 }
 
@@ -307,8 +314,10 @@ func (e *Engine) Flush() {
 	}
 	work()
 	wg.Wait()
-	e.ticks.Add(1)
-	e.evictIdle()
+	if now := time.Now(); now.Sub(e.evicted) >= evictEvery {
+		e.evicted = now
+		e.evictIdle(now)
+	}
 }
 
 // flushWindow offers ws's changed views to their watchers.
@@ -339,15 +348,14 @@ func (e *Engine) deliver(v *view, s *Sub, d *shared) {
 	s.seq = v.seq
 }
 
-// evictIdle drops the board-windows nobody has watched for IdleTicks.
+// evictIdle drops the board-windows nobody has watched for IdleFor.
 // O(watched board-windows).
-func (e *Engine) evictIdle() {
-	ticks := e.ticks.Load()
+func (e *Engine) evictIdle(now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k, ws := range e.windows {
 		ws.mu.Lock()
-		if ws.idle > 0 && ticks-ws.idle >= uint64(e.cfg.IdleTicks) {
+		if !ws.idle.IsZero() && now.Sub(ws.idle) >= e.cfg.IdleFor {
 			ws.gone = true
 			delete(e.windows, k)
 		}

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"time"
 
 	"github.com/rankwire/rankwire/hub"
@@ -13,7 +14,9 @@ import (
 // one pushes; building a plane never takes the feed from another.
 func (p *Plane) Feed() hub.Feed { return p.feed }
 
-// feed hands each tick's batches to the engine and times the tick.
+// feed hands each drain's batches to the engine and times the drain; it
+// is a hub.FeedSettler: the hub's next drain waits for the writer pool to
+// write what this one offered (bounded by the push interval).
 type feed struct {
 	p     *Plane
 	start time.Time // first Apply of the current tick; the hub's feed goroutine only
@@ -40,6 +43,13 @@ func (f *feed) Flush() {
 	}
 	f.start = time.Time{}
 }
+
+// Settle waits for the writer pool to empty: see hub.FeedSettler.
+func (f *feed) Settle(ctx context.Context, deadline time.Time) {
+	f.p.pool.settle(ctx, deadline)
+}
+
+var _ hub.FeedSettler = (*feed)(nil)
 
 // window adapts hub.Window to subscriptions.Window.
 type window struct{ hub.Window }

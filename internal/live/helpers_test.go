@@ -22,7 +22,8 @@ import (
 	"github.com/rankwire/rankwire/internal/await"
 )
 
-// env is a live plane under test: a hub (push interval 10 ms) on an
+// env is a live plane under test: a hub (push interval 10 ms unless
+// newEnvPush says otherwise) on an
 // embedded NATS server in a temp dir, with the plane wired to its feed and
 // mounted at /v1/ws of a loopback server; two tenants, casino-a and
 // casino-b, of which casino-b may hold two connections.
@@ -48,6 +49,12 @@ func newEnv(t *testing.T, o Options, tune ...func(*Plane)) *env {
 // newEnvLog is newEnv with the plane's log going to log.
 func newEnvLog(t *testing.T, o Options, log *slog.Logger, tune ...func(*Plane)) *env {
 	t.Helper()
+	return newEnvPush(t, o, log, 10*time.Millisecond, tune...)
+}
+
+// newEnvPush is newEnvLog with the hub's push interval set to push.
+func newEnvPush(t *testing.T, o Options, log *slog.Logger, push time.Duration, tune ...func(*Plane)) *env {
+	t.Helper()
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
 		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{"connections":2}}}}`,
@@ -57,7 +64,7 @@ func newEnvLog(t *testing.T, o Options, log *slog.Logger, tune ...func(*Plane)) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), PushInterval: 10 * time.Millisecond})
+	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), PushInterval: push})
 	if err != nil {
 		t.Fatal(err)
 	}

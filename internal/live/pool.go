@@ -1,9 +1,11 @@
 package live
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
@@ -55,6 +57,12 @@ type poolConn interface {
 type writerPool struct {
 	m *metrics
 
+	// inflight counts the connections queued or at a writer; idle gets a
+	// token (capacity 1, never a blocking send) each time it falls to
+	// zero: settle waits on it.
+	inflight atomic.Int64
+	idle     chan struct{}
+
 	mu      sync.Mutex // guards the fields below
 	cond    sync.Cond  // signalled when queue grows or closed is set
 	queue   []poolConn // queue[head:] waits, oldest first
@@ -65,7 +73,7 @@ type writerPool struct {
 }
 
 func newWriterPool(m *metrics) *writerPool {
-	p := &writerPool{m: m}
+	p := &writerPool{m: m, idle: make(chan struct{}, 1)}
 	p.cond.L = &p.mu
 	return p
 }
@@ -116,6 +124,7 @@ func (p *writerPool) schedule(c poolConn) {
 }
 
 func (p *writerPool) push(c poolConn) {
+	p.inflight.Add(1)
 	p.mu.Lock()
 	p.queue = append(p.queue, c)
 	p.mu.Unlock()
@@ -166,10 +175,43 @@ func (p *writerPool) work() {
 				sched.Store(schedQueued)
 				p.push(c)
 			}
+			p.served()
 		}
 		p.m.messages.Add(float64(w.messages))
 		p.m.bytes.Add(float64(w.bytes))
 		w.messages, w.bytes = 0, 0
+	}
+}
+
+// served counts one connection's turn done (after any push of it again,
+// so that inflight falls to zero only when nothing is queued or written).
+func (p *writerPool) served() {
+	if p.inflight.Add(-1) == 0 {
+		select {
+		case p.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// settle returns once no connection is queued or at a writer (what the
+// last Flush offered is written, or waits for a stalled client's drain,
+// which the pool does not wait for), or at deadline, or when ctx ends. A
+// token left in idle by an earlier fall to zero costs one look more.
+func (p *writerPool) settle(ctx context.Context, deadline time.Time) {
+	if p.inflight.Load() == 0 {
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for p.inflight.Load() > 0 {
+		select {
+		case <-p.idle:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

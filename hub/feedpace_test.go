@@ -1,0 +1,102 @@
+package hub
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// busyFeed is a Feed whose every Flush takes busy: an engine at work. It
+// records when each Flush ran and how many changes the drains carried.
+type busyFeed struct {
+	busy time.Duration
+
+	mu      sync.Mutex
+	changes int
+	flushes [][2]time.Time // start and end of each Flush
+}
+
+func (f *busyFeed) Apply(b FeedBatch, _ Window) {
+	f.mu.Lock()
+	f.changes += len(b.Changes)
+	f.mu.Unlock()
+}
+
+func (f *busyFeed) Flush() {
+	start := time.Now()
+	time.Sleep(f.busy) // the engine's work: the pause after it is what is tested
+	f.mu.Lock()
+	f.flushes = append(f.flushes, [2]time.Time{start, time.Now()})
+	f.mu.Unlock()
+}
+
+func (f *busyFeed) seen() (changes int, flushes [][2]time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changes, append([][2]time.Time(nil), f.flushes...)
+}
+
+// TestFeedDrainsAtOnceWhenIdle: with a push interval of 2 s, a change at
+// idle reaches the Feed well within half of it (the fixed tick made it
+// wait for the next tick: up to the whole interval).
+func TestFeedDrainsAtOnceWhenIdle(t *testing.T) {
+	const interval = 2 * time.Second
+	h := startHub(t, Config{PushInterval: interval})
+	f := &busyFeed{}
+	h.SetFeed(f)
+	mustPut(t, h, "t1", "b", Settings{})
+	for i := range 3 { // three in a row: a fixed tick would need at least 2 intervals
+		start := time.Now()
+		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprint("p", i), Score: float64(i)})
+		checkFor(t, 10*time.Second, func() error {
+			if n, _ := f.seen(); n != i+1 {
+				return fmt.Errorf("%d changes drained, want %d", n, i+1)
+			}
+			return nil
+		})
+		if d := time.Since(start); d >= interval/2 {
+			t.Fatalf("change %d reached the feed after %v, want under %v", i, d, interval/2)
+		}
+	}
+}
+
+// TestFeedCoalescesWhileBusy: while each Flush takes 30 ms, changes that
+// arrive meanwhile wait for one drain together, and the next drain starts
+// no sooner than 30 ms after the last one ended: the loop never spins and
+// the drains stay fewer than the changes.
+func TestFeedCoalescesWhileBusy(t *testing.T) {
+	const busy = 30 * time.Millisecond
+	h := startHub(t, Config{PushInterval: time.Second})
+	f := &busyFeed{busy: busy}
+	h.SetFeed(f)
+	mustPut(t, h, "t1", "b", Settings{})
+	const n = 40
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range n / 4 {
+				if _, err := h.Submit(testCtx(t), "t1", "b", []Item{{Member: fmt.Sprint("p", w, "-", i), Score: float64(i)}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	checkFor(t, 10*time.Second, func() error {
+		if got, _ := f.seen(); got != n {
+			return fmt.Errorf("%d changes drained, want %d", got, n)
+		}
+		return nil
+	})
+	_, flushes := f.seen()
+	if len(flushes) >= n {
+		t.Fatalf("%d flushes for %d changes: nothing coalesced", len(flushes), n)
+	}
+	for i := 1; i < len(flushes); i++ {
+		if gap := flushes[i][0].Sub(flushes[i-1][1]); gap < busy {
+			t.Fatalf("flush %d started %v after the previous ended, want at least %v", i, gap, busy)
+		}
+	}
+}
