@@ -153,9 +153,6 @@ func (r *replica) handle(d delivery) {
 		r.st.Skip(seq)
 	}
 	r.mu.Unlock()
-	if r.wake != nil {
-		r.wake()
-	}
 	r.applied.Store(seq)
 	for _, n := range out.Held {
 		r.notes.noteHeld(r.tenant, n.Board, n.Held)
@@ -170,6 +167,9 @@ func (r *replica) handle(d delivery) {
 		r.notify(d.ev.Waiter, out)
 	} else {
 		r.log.Warn("hub: undecodable event skipped", "seq", seq, "err", d.err)
+	}
+	if r.wake != nil { // after the waiter: its answer goes before the push
+		r.wake()
 	}
 	r.maybeSnapshot()
 }
