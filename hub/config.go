@@ -38,9 +38,10 @@ type Config struct {
 	// first. Zero means 5 minutes; negative means no time limit.
 	SnapshotInterval time.Duration
 
-	// PushInterval is how often the change feed hands the board-windows'
-	// changes to the Feed (SetFeed): the coalescing interval of live views.
-	// Zero means 100 ms.
+	// PushInterval bounds how long the change feed gathers changes while
+	// its Feed (SetFeed) is busy: at idle a change is handed on at once,
+	// under load the pause after a drain is as long as the drain's work,
+	// at least 1 ms and at most this (feed.go). Zero means 100 ms.
 	PushInterval time.Duration
 
 	// DiscoverInterval is how often the Hub looks for tenant streams that
