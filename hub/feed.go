@@ -69,9 +69,13 @@ type FeedSettler interface {
 // set, so memory stays bounded. Safe for concurrent use.
 func (h *Hub) SetFeed(f Feed) { h.feed.Store(&feedHolder{f}) }
 
-// wakeFeed tells the feed goroutine that changes may wait. Never blocks:
-// one wake pending is enough, the drain takes every change.
-func (h *Hub) wakeFeed() {
+// wakeFeedFor tells the feed goroutine that r's changes may wait. Never
+// blocks: one wake pending is enough, the drain takes every change of
+// every replica marked. The mark spares a drain the read lock of every
+// other tenant: with many tenants, the drains that follow single changes
+// would otherwise cost O(tenants) locks each.
+func (h *Hub) wakeFeedFor(r *replica) {
+	r.feedDirty.Store(true)
 	select {
 	case h.feedWake <- struct{}{}:
 	default:
@@ -79,25 +83,27 @@ func (h *Hub) wakeFeed() {
 }
 
 // runFeed drains the feed when woken, paced as the comment at the top of
-// this file says, until ctx ends. A ticker at PushInterval drains too, for
-// a change no wake announced (there should be none; it costs a read lock
-// per tenant per interval, as the fixed tick did).
+// this file says, until ctx ends. A ticker at PushInterval drains every
+// tenant too, for a change no wake announced (there should be none; it
+// costs a read lock per tenant per interval, as the fixed tick did).
 func (h *Hub) runFeed(ctx context.Context) {
 	t := time.NewTicker(h.cfg.PushInterval)
 	defer t.Stop()
 	var next time.Time // the earliest start of the next drain
 	for {
+		all := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.feedWake:
 		case <-t.C:
+			all = true
 		}
 		if !sleepUntil(ctx, next) {
 			return
 		}
 		start := time.Now()
-		h.drainFeed(ctx, start.Add(h.cfg.PushInterval-minFeedGap))
+		h.drainFeed(ctx, all, start.Add(h.cfg.PushInterval-minFeedGap))
 		next = nextDrain(start, time.Now(), h.cfg.PushInterval)
 	}
 }
@@ -133,18 +139,20 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// drainFeed hands every tenant's pending changes to the Feed, then flushes
-// and, for a FeedSettler, waits for what it offered to be written, until
-// settle at the latest. Cost: a read lock per tenant with changes, held
-// while the Feed applies.
-func (h *Hub) drainFeed(ctx context.Context, settle time.Time) {
+// drainFeed hands the pending changes of every tenant marked by a wake
+// (all: of every tenant) to the Feed, then flushes and, for a FeedSettler,
+// waits for what it offered to be written, until settle at the latest.
+// Cost: a read lock per tenant drained, held while the Feed applies.
+func (h *Hub) drainFeed(ctx context.Context, all bool, settle time.Time) {
 	var f Feed
 	if fh := h.feed.Load(); fh != nil {
 		f = fh.f
 	}
 	any := false
 	for _, r := range h.reg.openReplicas() {
-		any = r.drainFeed(f) || any
+		if r.feedDirty.Swap(false) || all {
+			any = r.drainFeed(f) || any
+		}
 	}
 	if any && f != nil {
 		f.Flush()

@@ -32,6 +32,8 @@ type replica struct {
 	notes *notifier // hears of the quarantines apply decides (Outcome.Held)
 	wake  func()    // tells the Hub's feed goroutine that changes may wait (feed.go); may be nil
 
+	feedDirty atomic.Bool // set by wake, taken by a drain: st may hold changes for the feed (feed.go)
+
 	applied atomic.Uint64 // stream sequence of the last applied event
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned

@@ -204,7 +204,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		st = ledger.New()
 	}
 	r := newReplica(tenant, st, h.log, h.snaps, &h.note)
-	r.wake = h.wakeFeed
+	r.wake = func() { h.wakeFeedFor(r) }
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := h.startReplica(sctx, r); err != nil {
