@@ -13,7 +13,7 @@ import (
 //   - under the replica's write lock, apply appends each change to the
 //     tenant's feed log (internal/ledger/feed.go: an append under a mutex
 //     no reader holds for long), and the replica goroutine then wakes the
-//     Hub's feed goroutine (a send that never blocks: see wakeFeed);
+//     Hub's feed goroutine (a send that never blocks: see wakeFeedFor);
 //   - the feed goroutine takes each tenant's pending changes under the
 //     tenant's read lock, and hands each board-window's batch to Feed.Apply
 //     with a Window that reads the board as it stands after exactly those
