@@ -61,7 +61,7 @@ type Config struct {
 	ReadTimeout time.Duration
 
 	// Live tunes the WebSocket plane mounted at /v1/ws (internal/live).
-	// The push interval is hub.Config.PushInterval: the hub's feed ticks.
+	// The push interval is hub.Config.PushInterval: the most the hub's feed coalesces changes under load.
 	Live live.Options
 
 	// Static serves what is not API: the widget under /widget/ and, in demo

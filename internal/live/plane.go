@@ -22,7 +22,7 @@ const DefaultMaxConnections = 20_000
 const MaxSubscriptions = 100
 
 // Options tune the plane. The zero value is a working plane; the push
-// interval is hub.Config.PushInterval: the hub's feed ticks.
+// interval is hub.Config.PushInterval: the most the hub's feed coalesces changes under load (idle, it pushes at once).
 type Options struct {
 	// AllowedOrigins are the host patterns (path.Match, case-insensitive;
 	// with "://" matched against scheme://host) of browser pages that may
