@@ -20,7 +20,7 @@ type Config struct {
 	DataDir      string        // embedded JetStream store and snapshots
 	NATSURL      string        // external NATS; empty starts the embedded server
 	KeysFile     string        // tenants' key file; empty generates a demo tenant
-	PushInterval time.Duration // coalescing interval of live views
+	PushInterval time.Duration // the longest a change waits to be pushed under load
 	Demo         bool          // seed the demo tenant with a simulated board
 	DemoRound    time.Duration // length of the demo's sprint tournaments
 	LogFormat    string        // "text" or "json"
@@ -114,7 +114,7 @@ func serveFlags(fs *flag.FlagSet, c *Config) {
 
 // liveFlags registers the flags of the live views' WebSocket plane.
 func liveFlags(fs *flag.FlagSet, c *Config) {
-	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "coalescing `interval` of live views")
+	fs.DurationVar(&c.PushInterval, "push-interval", 100*time.Millisecond, "the longest a live view's change waits while the gateway is busy (`interval`); idle, changes are pushed at once")
 	fs.Func("allowed-origins", "comma-separated `origins` (host patterns, e.g. lobby.example.com,*.casino.io) whose pages may open WebSockets; empty: the gateway's own host only", func(v string) error {
 		c.Origins = splitList(v)
 		return nil
