@@ -54,9 +54,11 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 		out.Err = s.applySettings(ev)
 		out.Schedule = out.Err == nil
 	case EvSubmit:
+		s.capHeld(ev.MaxHeld, ev.Board)
 		out.Results, out.Err = s.applySubmit(seq, ev.At, ev.KeepIDs, ev.Board, ev.Items, ev.digestsOf(0))
 		out.Held = s.takeHeld(out.Held, ev.Board)
 	case EvGroup:
+		s.capHeld(ev.MaxHeld, laneBoards(ev)...)
 		out.Groups = s.applyGroups(seq, ev)
 		for _, b := range laneBoards(ev) {
 			out.Held = s.takeHeld(out.Held, b)
@@ -313,6 +315,9 @@ func (w *window) result(h uint32, applied bool) Result {
 // applyLink links aliases and folds every merge into every board-window of
 // the tenant, at this event's sequence.
 func (s *State) applyLink(seq uint64, ev *Event) error {
+	if err := s.checkAliasLimit(ev.Member, ev.Aliases, ev.MaxAliases); err != nil {
+		return err
+	}
 	if ev.NoMerge {
 		if err := s.checkNoMerge(ev.Member, ev.Aliases); err != nil {
 			return err

@@ -56,6 +56,15 @@ type Event struct {
 	// was accepted: creating a board past it fails with ErrLimit. Absent
 	// (old events, PutBoard) means no limit.
 	MaxBoards int `json:"mb,omitempty"`
+	// MaxProfiles, on EvProfile, is the tenant's limit of members with a
+	// profile when the event was accepted; MaxAliases, on EvLink, its limit
+	// of aliases per member; MaxHeld, on EvSubmit and EvGroup, its limit of
+	// quarantined items per board. Past one, apply fails the event with
+	// ErrLimit (a held item: reason quarantine_full). Absent (old events):
+	// no limit but the built-in ones (quota.go).
+	MaxProfiles int `json:"mp,omitempty"`
+	MaxAliases  int `json:"ma,omitempty"`
+	MaxHeld     int `json:"mh,omitempty"`
 	// KeepIDs, on EvSubmit and EvGroup, is how long (ms) the boards it
 	// writes keep idempotency ids: applying it first forgets older ones
 	// (seen.go). Absent (old events, no retention) means for ever.

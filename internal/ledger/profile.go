@@ -82,6 +82,9 @@ func (s *State) applyProfile(seq uint64, ev *Event) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkProfileLimit(ev.Member, ev.MaxProfiles); err != nil {
+		return err
+	}
 	h, ok := s.intern(ev.Member)
 	if !ok {
 		return errorf(ErrLimit, "member: the tenant holds too many member ids")

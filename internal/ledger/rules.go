@@ -124,6 +124,7 @@ type quarantine struct {
 	minute int64  // the minute (unix ms / 60,000) counts are for
 	counts map[uint32]uint32
 	review map[uint32]uint32 // held items by member handle, where any
+	cap    int               // the most items held: set by each submitting event (capHeld); 0 means MaxHeld
 }
 
 // underReview reports whether member h has a held item. O(1).
@@ -201,9 +202,9 @@ func (bs *boardState) step(primary *window, it Item, h uint32) float64 {
 }
 
 // hold keeps it as a held item for reason and returns its QID, or 0 where
-// the board holds MaxHeld items already.
+// the board holds its cap (the event's limit, at most MaxHeld) already.
 func (q *quarantine) hold(it Item, reason Reason, at int64, h uint32) uint64 {
-	if len(q.held) >= MaxHeld {
+	if len(q.held) >= heldCap(q.cap) {
 		return 0
 	}
 	q.last++
