@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -28,7 +29,11 @@ const (
 // the SHA-256 output, as RFC 7518 §3.2 requires.
 const MinSecretLen = 32
 
-// Limits are a tenant's quotas from the key file. The api layer enforces them.
+// Limits are a tenant's quotas from the key file. The api layer enforces
+// the rates at its edge (a token bucket per tenant and node: rates are not
+// state); the counts travel in the events that could exceed them and the
+// ledger decides them at apply time, so that every node refuses alike.
+// Every field's zero means its default.
 type Limits struct {
 	// SubmissionsPerSecond caps accepted submissions (each item of a batch
 	// counts). Zero means the gateway default.
@@ -39,20 +44,70 @@ type Limits struct {
 	// Boards caps the tenant's boards: creating one more answers
 	// rate_limited. Zero means DefaultBoards; at most MaxBoards.
 	Boards int `json:"boards"`
+	// Profiles caps the members with a profile: giving one more member a
+	// profile answers rate_limited. Zero means DefaultProfiles; at most
+	// MaxProfiles.
+	Profiles int `json:"profiles"`
+	// Aliases caps one member's aliases, counting those a merge brings: a
+	// link past it answers rate_limited and changes nothing. Zero means
+	// DefaultAliases; at most MaxAliasesLimit.
+	Aliases int `json:"aliases"`
+	// Quarantine caps the items one board holds in quarantine: an item
+	// breaking a rule past it is neither held nor ranked (its result's
+	// reason is quarantine_full). Zero means, and at most is, MaxQuarantine.
+	Quarantine int `json:"quarantine"`
+	// BoardWritesPerSecond caps board settings writes (PUT and DELETE of a
+	// board, resets, member removals). Zero means DefaultBoardWrites.
+	BoardWritesPerSecond float64 `json:"board_writes_per_second"`
+	// IdentityWritesPerSecond caps identity writes (links and profile PUTs).
+	// Zero means DefaultIdentityWrites.
+	IdentityWritesPerSecond float64 `json:"identity_writes_per_second"`
+	// NotificationBytes caps the bytes of the tenant's notifications
+	// waiting for delivery. Zero means the gateway default.
+	NotificationBytes int64 `json:"notification_bytes"`
 }
 
-// DefaultBoards is a tenant's board limit where its key file entry sets none.
-const DefaultBoards = 10_000
-
-// MaxBoards is the highest board limit a key file may set.
-const MaxBoards = 1_000_000
+// Defaults and bounds of the limits where a key file entry sets none.
+const (
+	DefaultBoards         = 10_000    // boards of a tenant
+	MaxBoards             = 1_000_000 // the highest board limit a key file may set
+	DefaultProfiles       = 1_000_000 // members with a profile
+	MaxProfiles           = 16_000_000
+	DefaultAliases        = 32 // aliases of one member
+	MaxAliasesLimit       = 10_000
+	MaxQuarantine         = 100_000 // items held per board: the ledger's own bound
+	DefaultBoardWrites    = 10.0    // board settings writes per second
+	DefaultIdentityWrites = 100.0   // identity writes per second
+)
 
 // BoardLimit returns l.Boards, or DefaultBoards where it is zero.
-func (l Limits) BoardLimit() int {
-	if l.Boards == 0 {
-		return DefaultBoards
+func (l Limits) BoardLimit() int { return or(l.Boards, DefaultBoards) }
+
+// ProfileLimit returns l.Profiles, or DefaultProfiles where it is zero.
+func (l Limits) ProfileLimit() int { return or(l.Profiles, DefaultProfiles) }
+
+// AliasLimit returns l.Aliases, or DefaultAliases where it is zero.
+func (l Limits) AliasLimit() int { return or(l.Aliases, DefaultAliases) }
+
+// QuarantineLimit returns l.Quarantine, or MaxQuarantine where it is zero.
+func (l Limits) QuarantineLimit() int { return or(l.Quarantine, MaxQuarantine) }
+
+// BoardWriteRate returns l.BoardWritesPerSecond, or DefaultBoardWrites
+// where it is zero.
+func (l Limits) BoardWriteRate() float64 { return or(l.BoardWritesPerSecond, DefaultBoardWrites) }
+
+// IdentityWriteRate returns l.IdentityWritesPerSecond, or
+// DefaultIdentityWrites where it is zero.
+func (l Limits) IdentityWriteRate() float64 {
+	return or(l.IdentityWritesPerSecond, DefaultIdentityWrites)
+}
+
+// or returns v, or def where v is zero.
+func or[T int | float64](v, def T) T {
+	if v == 0 {
+		return def
 	}
-	return l.Boards
+	return v
 }
 
 // Key is one verification key of a tenant. The zero Key verifies nothing.
@@ -298,8 +353,26 @@ func checkLimits(l Limits) error {
 	if l.Connections < 0 {
 		return errors.New("connections: negative")
 	}
-	if l.Boards < 0 || l.Boards > MaxBoards {
-		return fmt.Errorf("boards: %d is not in 0..%d", l.Boards, MaxBoards)
+	for _, c := range []struct {
+		field  string
+		v, max int
+	}{
+		{"boards", l.Boards, MaxBoards},
+		{"profiles", l.Profiles, MaxProfiles},
+		{"aliases", l.Aliases, MaxAliasesLimit},
+		{"quarantine", l.Quarantine, MaxQuarantine},
+	} {
+		if c.v < 0 || c.v > c.max {
+			return fmt.Errorf("%s: %d is not in 0..%d", c.field, c.v, c.max)
+		}
+	}
+	switch {
+	case l.BoardWritesPerSecond < 0 || math.IsNaN(l.BoardWritesPerSecond):
+		return errors.New("board_writes_per_second: negative")
+	case l.IdentityWritesPerSecond < 0 || math.IsNaN(l.IdentityWritesPerSecond):
+		return errors.New("identity_writes_per_second: negative")
+	case l.NotificationBytes < 0:
+		return errors.New("notification_bytes: negative")
 	}
 	return nil
 }

@@ -49,6 +49,12 @@ func TestParseKeysErrors(t *testing.T) {
 		{"bad tenant name: NATS wildcard", one("casino>", hs("k")), "casino>", "", "", "name must match"},
 		{"negative limits", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"limits":{"connections":-1}}}}`,
 			"a", "", "limits", "connections: negative"},
+		{"aliases limit too high", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"limits":{"aliases":10001}}}}`,
+			"a", "", "limits", "aliases: 10001 is not in 0..10000"},
+		{"quarantine limit too high", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"limits":{"quarantine":100001}}}}`,
+			"a", "", "limits", "quarantine: 100001 is not in 0..100000"},
+		{"negative board writes", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"limits":{"board_writes_per_second":-1}}}}`,
+			"a", "", "limits", "board_writes_per_second: negative"},
 		{"webhook without a host", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"webhook":{"url":"https:///x","secret":"0123456789abcdef"}}}}`,
 			"a", "", "webhook", `url: not an http or https URL with a host`},
 		{"webhook whsec_ secret not base64", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"webhook":{"url":"https://h/x","secret":"whsec_not*base64!!!!"}}}}`,
@@ -158,6 +164,21 @@ func TestParseKeysLimits(t *testing.T) {
 				t.Errorf("Limits(%q) = %+v, %v; want %+v, %v", tc.tenant, got, ok, tc.want, tc.ok)
 			}
 		})
+	}
+}
+
+// Every limit left zero reads as its default; a set one as itself.
+func TestLimitDefaults(t *testing.T) {
+	var zero auth.Limits
+	if zero.BoardLimit() != auth.DefaultBoards || zero.ProfileLimit() != auth.DefaultProfiles ||
+		zero.AliasLimit() != auth.DefaultAliases || zero.QuarantineLimit() != auth.MaxQuarantine ||
+		zero.BoardWriteRate() != auth.DefaultBoardWrites || zero.IdentityWriteRate() != auth.DefaultIdentityWrites {
+		t.Fatalf("defaults: %+v", zero)
+	}
+	set := auth.Limits{Boards: 1, Profiles: 2, Aliases: 3, Quarantine: 4, BoardWritesPerSecond: 5, IdentityWritesPerSecond: 6}
+	if set.BoardLimit() != 1 || set.ProfileLimit() != 2 || set.AliasLimit() != 3 || set.QuarantineLimit() != 4 ||
+		set.BoardWriteRate() != 5 || set.IdentityWriteRate() != 6 {
+		t.Fatalf("set limits read back wrong: %+v", set)
 	}
 }
 
