@@ -31,11 +31,14 @@ func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repe
 
 // startTestHub starts a hub on an embedded NATS server in a temp dir and
 // parses a key file of two tenants, casino-a and casino-b; bLimits is
-// casino-b's limits object, without braces.
+// casino-b's limits object, without braces. casino-a's write rates are
+// high, so that tests of other things never meet them (quota_test.go
+// meets them on casino-b).
 func startTestHub(t testing.TB, bLimits string, hc hub.Config) (*auth.Keyring, *hub.Hub) {
 	t.Helper()
 	keyFile := fmt.Sprintf(`{"tenants":{
-		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
+		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],
+			"limits":{"board_writes_per_second":1e6,"identity_writes_per_second":1e6}},
 		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{%s}}}}`,
 		secret('a'), secret('b'), bLimits)
 	keys, err := auth.ParseKeys([]byte(keyFile))

@@ -22,7 +22,9 @@ func (s *Server) ReloadKeys(next *auth.Keyring) (auth.KeyChanges, error) {
 	}
 	s.keys.Store(next)
 	changes := auth.CompareKeys(old, next)
-	s.limits.relimit()
+	for _, l := range []*limiters{s.limits, s.boardW, s.identW} {
+		l.relimit()
+	}
 	closed := s.live.CloseRevoked(next, changes.RemovedKeys)
 	if closed > 0 {
 		s.log.Info("WebSockets closed: their key left the key file", "closed", closed)

@@ -76,7 +76,9 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	router  chi.Router
-	limits  limiters
+	limits  *limiters                    // submissions
+	boardW  *limiters                    // board settings writes
+	identW  *limiters                    // identity writes (links, profiles)
 	live    *live.Plane                  // /v1/ws: mounted, not wired to the hub's feed (see Feed)
 	refused *refusal.Log                 // HTTP refusals (401, 403, 429), rate-limited
 	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
@@ -108,7 +110,8 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.keys.Store(cfg.Keys)
-	s.limits = limiters{keys: s.keyring, rate: cfg.SubmissionsPerSecond}
+	s.limits, s.boardW, s.identW = newLimiters(s.keyring, cfg.SubmissionsPerSecond)
+	cfg.Hub.SetQuota(s.quota) // quota.go
 	s.live = live.New(live.Config{Hub: cfg.Hub, Verifier: cfg.Verifier, Keyring: s.keyring, ErrorOf: s.protocolError,
 		Logger: cfg.Logger, Registry: cfg.Registry, Options: cfg.Live})
 	s.refused = refusal.New(s.log, "http refused")
@@ -150,10 +153,10 @@ func (s *Server) routes() chi.Router {
 		r.Use(s.authenticate, s.limitBody)
 		r.Get("/boards", s.handle(s.listBoards))
 		r.Route("/boards/{board}", func(r chi.Router) {
-			r.Put("/", s.handle(s.putBoard))
+			r.Put("/", s.handle(s.rated(s.boardW, s.putBoard)))
 			r.Get("/", s.handle(s.getBoard))
-			r.Delete("/", s.handle(s.deleteBoard))
-			r.Post("/reset", s.handle(s.resetBoard))
+			r.Delete("/", s.handle(s.rated(s.boardW, s.deleteBoard)))
+			r.Post("/reset", s.handle(s.rated(s.boardW, s.resetBoard)))
 			r.Post("/scores", s.handle(s.submit))
 			r.Get("/scores", s.handle(s.scores))
 			r.Get("/quarantine", s.handle(s.quarantine))
@@ -165,16 +168,16 @@ func (s *Server) routes() chi.Router {
 			r.Get("/score-rank", s.handle(s.scoreRank))
 			r.Get("/members", s.handle(s.members))
 			r.Get("/members/{member}", s.handle(s.member))
-			r.Delete("/members/{member}", s.handle(s.removeMember))
+			r.Delete("/members/{member}", s.handle(s.rated(s.boardW, s.removeMember)))
 			r.Get("/members/{member}/around", s.handle(s.around))
 			r.Get("/members/{member}/history", s.handle(s.history))
 			s.mountDisputes(r) // disqualify, reinstate, settle: handler_disputes.go
 		})
 		r.Get("/audit", s.handle(s.audit))
 		r.Get("/tenant", s.handle(s.tenant))
-		r.Post("/identities", s.handle(s.link))
+		r.Post("/identities", s.handle(s.rated(s.identW, s.link)))
 		r.Get("/identities/{id}", s.handle(s.identity))
-		r.Put("/members/{member}/profile", s.handle(s.putProfile))
+		r.Put("/members/{member}/profile", s.handle(s.rated(s.identW, s.putProfile)))
 		r.Get("/members/{member}/profile", s.handle(s.getProfile))
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })

@@ -136,7 +136,7 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 // (escapes beyond the estimate) is split in halves.
 func (sl *streamLog) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
 	ev := &ledger.Event{Kind: ledger.EvGroup, At: sl.cfg.Now().UnixMilli(), Waiter: sl.waiterKey(), Groups: make([]ledger.Group, len(reqs)),
-		KeepIDs: sl.cfg.IdempotencyRetention.Milliseconds()}
+		KeepIDs: sl.cfg.IdempotencyRetention.Milliseconds(), MaxHeld: sl.quota.of(r.tenant).Held}
 	for i, req := range reqs {
 		ev.Groups[i] = ledger.Group{Board: req.board, Items: req.items}
 	}

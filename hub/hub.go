@@ -35,6 +35,7 @@ type Hub struct {
 	api    apiGate     // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
 	nstats natsStats   // connection and publish counters: natsstats.go
 	note   notifier    // notifications: notify.go
+	quota  quotas      // each tenant's limits that apply enforces: quota.go
 
 	streams *streamLog // the tenants' streams: streams.go; set by connect
 
@@ -196,7 +197,7 @@ func (h *Hub) connect(ctx context.Context) error {
 		return err
 	}
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, snaps: h.snaps, id: randomID(), ctx: h.ctx, wg: &h.wg}
+		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: randomID(), ctx: h.ctx, wg: &h.wg}
 	h.reg.streams = h.streams
 	h.streams.applyReplicas(ctx)
 	return nil

@@ -34,6 +34,7 @@ type streamLog struct {
 	store  *storeHealth
 	disk   *diskState
 	snaps  *snapshotter // the tenants' snapshots: local files, and the cluster's bucket once shared
+	quota  *quotas      // the Hub's: the limits stamped on events (quota.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

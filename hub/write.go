@@ -134,7 +134,11 @@ func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []
 	if err != nil {
 		return Identity{}, err
 	}
-	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge}
+	q := h.quota.of(tenant)
+	if err := r.read(func(st *ledger.State) error { return st.CheckAliasLimit(member, aliases, q.Aliases) }); err != nil {
+		return Identity{}, err
+	}
+	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge, MaxAliases: q.Aliases}
 	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
@@ -271,10 +275,14 @@ func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) 
 	if err != nil {
 		return Profile{}, err
 	}
-	if err := r.read(func(st *ledger.State) error { return st.CheckMemberRoom(1) }); err != nil {
+	q := h.quota.of(tenant)
+	if err := r.read(func(st *ledger.State) error {
+		return cmp.Or(st.CheckMemberRoom(1), st.CheckProfileLimit(member, q.Profiles))
+	}); err != nil {
 		return Profile{}, err
 	}
-	if err := h.streams.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p}); err != nil {
+	ev := &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p, MaxProfiles: q.Profiles}
+	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Profile{}, err
 	}
 	return p, nil

@@ -159,6 +159,16 @@ func (ix *Index) Aliases(h uint32) []string {
 	return out
 }
 
+// MostAliases returns the most aliases one live member has: what a
+// tenant's alias limit is checked against. O(alias sets). Read-only.
+func (ix *Index) MostAliases() int {
+	most := 0
+	for _, s := range ix.setOf {
+		most = max(most, int(ix.sets[s].size))
+	}
+	return most
+}
+
 // Len returns the number of live members. O(1). Read-only.
 func (ix *Index) Len() int {
 	return ix.live

@@ -225,13 +225,36 @@ type Tenant struct {
 	Boards        int            `json:"boards"`
 	Connections   int            `json:"connections"`   // this gateway's WebSockets of the tenant
 	Subscriptions map[string]int `json:"subscriptions"` // this gateway's live subscriptions by board
+	Usage         TenantUsage    `json:"usage"`
 }
 
 // TenantLimits are a tenant's limits in force.
 type TenantLimits struct {
-	SubmissionsPerSecond float64 `json:"submissions_per_second"`
-	Connections          int     `json:"connections"`
-	Boards               int     `json:"boards"`
+	SubmissionsPerSecond    float64 `json:"submissions_per_second"`
+	Connections             int     `json:"connections"`
+	Boards                  int     `json:"boards"`
+	Profiles                int     `json:"profiles"`
+	Aliases                 int     `json:"aliases"`
+	Quarantine              int     `json:"quarantine"`
+	BoardWritesPerSecond    float64 `json:"board_writes_per_second"`
+	IdentityWritesPerSecond float64 `json:"identity_writes_per_second"`
+}
+
+// TenantUsage is what the tenant holds against each limit that counts
+// things: the ledger's (every node alike) and this gateway's connections.
+type TenantUsage struct {
+	Boards      Use `json:"boards"`
+	Profiles    Use `json:"profiles"`    // members with a profile
+	Aliases     Use `json:"aliases"`     // of the member that has the most
+	Quarantine  Use `json:"quarantine"`  // items held by the board that holds the most
+	Connections Use `json:"connections"` // this gateway's WebSockets of the tenant
+	Members     int `json:"members"`     // member ids held (no limit of its own but the ledger's)
+}
+
+// Use is a count against its limit.
+type Use struct {
+	Used  int `json:"used"`
+	Limit int `json:"limit"`
 }
 
 // Ready answers GET /readyz: 200 with ready true, or 503 with the reason.

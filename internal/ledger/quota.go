@@ -107,3 +107,39 @@ func (s *State) capHeld(limit int, boards ...string) {
 		}
 	}
 }
+
+// Usage is what a tenant's state holds against its limits, and an
+// estimate of its memory.
+type Usage struct {
+	Boards, Members, Profiles int
+	Aliases                   int // aliases of the member that has the most
+	HeldTotal, HeldMost       int // quarantined items: all boards, and the board holding the most
+	Entries                   int // rows of every window of every board
+	MemoryBytes               int64
+}
+
+// Bytes per thing held, measured by TestMemoryPerThing (quota_test.go)
+// on amd64: the heap that holding one more costs, ids of 8 to 16 bytes.
+const (
+	memPerMember  = 150 // identity index: handle, name, table slot
+	memPerEntry   = 110 // a window's row: skip-list node and index slot
+	memPerProfile = 130 // profile map slot and its strings
+	memPerHeld    = 90  // a held item
+	memPerBoard   = 4 << 10
+)
+
+// Usage returns s's Usage. O(members + boards × windows): the alias count
+// walks the index. Read lock.
+func (s *State) Usage() Usage {
+	u := Usage{Boards: len(s.boards), Members: s.ix.Len(), Profiles: len(s.profiles)}
+	u.HeldTotal, u.HeldMost = s.HeldNow()
+	for _, bs := range s.boards {
+		for _, w := range bs.windows {
+			u.Entries += w.b.Len()
+		}
+	}
+	u.Aliases = s.ix.MostAliases()
+	u.MemoryBytes = int64(u.Members)*memPerMember + int64(u.Entries)*memPerEntry +
+		int64(u.Profiles)*memPerProfile + int64(u.HeldTotal)*memPerHeld + int64(u.Boards)*memPerBoard
+	return u
+}

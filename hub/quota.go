@@ -1,0 +1,71 @@
+package hub
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// Quota is a tenant's limits that apply enforces (ledger.Quota): the hub
+// stamps them on the events that could exceed them, so that every node
+// decides alike. Zero fields mean no limit.
+type Quota = ledger.Quota
+
+// Usage is what a tenant's state holds against its limits, with an
+// estimate of its memory (ledger.Usage).
+type Usage = ledger.Usage
+
+// quotas holds the function that gives each tenant's Quota (SetQuota).
+type quotas struct {
+	f atomic.Pointer[func(tenant string) Quota]
+}
+
+// of returns tenant's Quota, or none where no function is set.
+func (q *quotas) of(tenant string) Quota {
+	if f := q.f.Load(); f != nil {
+		return (*f)(tenant)
+	}
+	return Quota{}
+}
+
+// SetQuota sets the function that gives each tenant's Quota, read at each
+// write (so a reloaded key file takes effect on the next one): the api's
+// Server sets it from the key file. Until then no limit applies. Safe for
+// concurrent use.
+func (h *Hub) SetQuota(f func(tenant string) Quota) { h.quota.f.Store(&f) }
+
+// Usage returns tenant's Usage; false where the tenant is not open here.
+// O(members' alias sets + boards × windows) under the replica's read lock.
+func (h *Hub) Usage(tenant string) (u Usage, ok bool) {
+	_ = h.reg.readTenant(tenant, nil, func(st *ledger.State) error {
+		u, ok = st.Usage(), true
+		return nil
+	})
+	return u, ok
+}
+
+// StoreBytes returns the bytes of each open tenant's stream as JetStream
+// reports them (StreamInfo's state, from the stream's leader): one paged
+// JetStream API request for every stream, bounded by ctx. A tenant whose
+// stream is not listed is absent.
+func (h *Hub) StoreBytes(ctx context.Context) (map[string]uint64, error) {
+	if h.streams == nil {
+		return nil, nil
+	}
+	tenants := map[string]string{} // stream → tenant
+	for _, r := range h.reg.openReplicas() {
+		tenants[r.stream] = r.tenant
+	}
+	out := make(map[string]uint64, len(tenants))
+	err := h.api.do(func() error {
+		l := h.js.ListStreams(ctx)
+		for info := range l.Info() {
+			if t, ok := tenants[info.Config.Name]; ok {
+				out[t] = info.State.Bytes
+			}
+		}
+		return l.Err()
+	})
+	return out, err
+}
