@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/auth"
 )
 
@@ -162,4 +163,48 @@ func usage(t *testing.T, e *env, tenant string) map[string]any {
 		t.Fatalf("no usage: %v", out)
 	}
 	return u
+}
+
+// TestTenantSizeMetrics: each open tenant's memory estimate and stream
+// bytes are exported, and grow with what the tenant writes.
+func TestTenantSizeMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, Config{Registry: reg})
+	tok := e.token("a", auth.RoleAdmin)
+	e.must(200, "PUT", "/v1/boards/m", tok, `{}`)
+	mem0, disk0 := tenantSizes(t, reg, "casino-a")
+	if mem0 <= 0 || disk0 <= 0 {
+		t.Fatalf("memory %v, store %v: want both above 0", mem0, disk0)
+	}
+	var batch []string
+	for i := range 200 {
+		batch = append(batch, fmt.Sprintf(`{"member":"p%d","score":%d}`, i, i))
+	}
+	e.must(200, "POST", "/v1/boards/m/scores", tok, `{"scores":[`+strings.Join(batch, ",")+`]}`)
+	if mem, disk := tenantSizes(t, reg, "casino-a"); mem <= mem0 || disk <= disk0 {
+		t.Fatalf("after 200 members: memory %v (was %v), store %v (was %v)", mem, mem0, disk, disk0)
+	}
+}
+
+// tenantSizes scrapes reg for tenant's memory and store bytes (0 where absent).
+func tenantSizes(t *testing.T, reg *prometheus.Registry, tenant string) (mem, disk float64) {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != 1 || m.GetLabel()[0].GetValue() != tenant {
+				continue
+			}
+			switch f.GetName() {
+			case "rankwire_tenant_memory_bytes":
+				mem = m.GetGauge().GetValue()
+			case "rankwire_tenant_store_bytes":
+				disk = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return mem, disk
 }

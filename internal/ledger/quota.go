@@ -118,13 +118,14 @@ type Usage struct {
 	MemoryBytes               int64
 }
 
-// Bytes per thing held, measured by TestMemoryPerThing (quota_test.go)
-// on amd64: the heap that holding one more costs, ids of 8 to 16 bytes.
+// Bytes per thing held, measured by TestMemoryPerThing (quota_mem_test.go,
+// amd64, ids of 7 to 8 bytes, profiles of a 12-byte name): the heap that
+// holding one more costs. Longer ids and names cost their bytes more.
 const (
-	memPerMember  = 150 // identity index: handle, name, table slot
-	memPerEntry   = 110 // a window's row: skip-list node and index slot
-	memPerProfile = 130 // profile map slot and its strings
-	memPerHeld    = 90  // a held item
+	memPerMember  = 55  // identity index: handle, name, table slot
+	memPerEntry   = 70  // a window's row: skip-list node, index slot, reserve
+	memPerProfile = 100 // profile map slot and its strings
+	memPerHeld    = 100 // a held item, its member's review count
 	memPerBoard   = 4 << 10
 )
 
