@@ -123,7 +123,7 @@ type Usage struct {
 // holding one more costs. Longer ids and names cost their bytes more.
 const (
 	memPerMember  = 55  // identity index: handle, name, table slot
-	memPerEntry   = 70  // a window's row: skip-list node, index slot, reserve
+	memPerEntry   = 100 // a window's row: skip-list node, index slot; 70 to 136 as the reserve doubles
 	memPerProfile = 100 // profile map slot and its strings
 	memPerHeld    = 100 // a held item, its member's review count
 	memPerBoard   = 4 << 10
