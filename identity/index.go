@@ -159,6 +159,10 @@ func (ix *Index) Aliases(h uint32) []string {
 	return out
 }
 
+// NumAliases returns how many aliases the index holds, former ids of
+// merged handles included. O(1). Read-only.
+func (ix *Index) NumAliases() int { return len(ix.aliases) }
+
 // MostAliases returns the most aliases one live member has: what a
 // tenant's alias limit is checked against. O(alias sets). Read-only.
 func (ix *Index) MostAliases() int {

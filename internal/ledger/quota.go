@@ -115,6 +115,7 @@ type Usage struct {
 	Aliases                   int // aliases of the member that has the most
 	HeldTotal, HeldMost       int // quarantined items: all boards, and the board holding the most
 	Entries                   int // rows of every window of every board
+	AliasesAll                int // aliases of every member
 	MemoryBytes               int64
 }
 
@@ -126,11 +127,12 @@ const (
 	memPerEntry   = 100 // a window's row: skip-list node, index slot; 70 to 136 as the reserve doubles
 	memPerProfile = 100 // profile map slot and its strings
 	memPerHeld    = 100 // a held item, its member's review count
+	memPerAlias   = 80  // identity index: name, table slot, set link
 	memPerBoard   = 4 << 10
 )
 
-// Usage returns s's Usage. O(members + boards × windows): the alias count
-// walks the index. Read lock.
+// Usage returns s's Usage. O(alias sets + boards × windows): the most
+// aliases walks the index's sets. Read lock.
 func (s *State) Usage() Usage {
 	u := Usage{Boards: len(s.boards), Members: s.ix.Len(), Profiles: len(s.profiles)}
 	u.HeldTotal, u.HeldMost = s.HeldNow()
@@ -139,8 +141,9 @@ func (s *State) Usage() Usage {
 			u.Entries += w.b.Len()
 		}
 	}
-	u.Aliases = s.ix.MostAliases()
+	u.Aliases, u.AliasesAll = s.ix.MostAliases(), s.ix.NumAliases()
 	u.MemoryBytes = int64(u.Members)*memPerMember + int64(u.Entries)*memPerEntry +
-		int64(u.Profiles)*memPerProfile + int64(u.HeldTotal)*memPerHeld + int64(u.Boards)*memPerBoard
+		int64(u.Profiles)*memPerProfile + int64(u.HeldTotal)*memPerHeld + int64(u.Boards)*memPerBoard +
+		int64(u.AliasesAll)*memPerAlias
 	return u
 }

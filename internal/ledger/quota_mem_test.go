@@ -62,9 +62,18 @@ func TestMemoryPerThing(t *testing.T) {
 		return nil
 	})
 	perHeld := float64(held) / nHeld
+	alias, _ := heapAfter(func() any {
+		for i := range n / 4 { // 4 aliases each, of ids like "email:m12345@x.io"
+			m := "m" + strconv.Itoa(i)
+			st.Apply(uint64(3_000_000+i), &Event{Kind: EvLink, Member: m,
+				Aliases: []string{"email:" + m + "@x.io", "steam:" + m, "a:" + m, "b:" + m}})
+		}
+		return nil
+	})
+	perAlias := float64(alias) / n
 	runtime.KeepAlive(st)
-	t.Logf("bytes per member with its row %.0f (estimate %d), per row %.0f (%d), per profile %.0f (%d), per held item %.0f (%d)",
-		perMemberRow, memPerMember+memPerEntry, perRow, memPerEntry, perProfile, memPerProfile, perHeld, memPerHeld)
+	t.Logf("bytes per member with its row %.0f (estimate %d), per row %.0f (%d), per profile %.0f (%d), per held item %.0f (%d), per alias %.0f (%d)",
+		perMemberRow, memPerMember+memPerEntry, perRow, memPerEntry, perProfile, memPerProfile, perHeld, memPerHeld, perAlias, memPerAlias)
 	for _, c := range []struct {
 		what     string
 		got, est float64
@@ -73,6 +82,7 @@ func TestMemoryPerThing(t *testing.T) {
 		{"row", perRow, memPerEntry},
 		{"profile", perProfile, memPerProfile},
 		{"held item", perHeld, memPerHeld},
+		{"alias", perAlias, memPerAlias},
 	} {
 		if c.got > 2*c.est || c.got < c.est/2 {
 			t.Errorf("%s: %.0f bytes measured, estimate %.0f: update quota.go", c.what, c.got, c.est)
