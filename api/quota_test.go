@@ -94,11 +94,14 @@ func TestAliasQuota(t *testing.T) {
 }
 
 // TestBoardWriteRate: past board_writes_per_second, a board PUT answers
-// rate_limited naming the limit; the other tenant's PUT of the same board
-// passes.
+// rate_limited naming the limit; tokens that may not write take nothing
+// from the bucket; the other tenant's PUT of the same board passes.
 func TestBoardWriteRate(t *testing.T) {
 	e := newEnvLimits(t, Config{}, `"board_writes_per_second":0.1`) // a bucket of 1, refilled in 10 s
 	admin := e.token("b", auth.RoleAdmin)
+	for _, tok := range []string{e.token("b", auth.RoleRead), e.token("b", auth.RoleAdmin, "other-*")} {
+		e.must(403, "PUT", "/v1/boards/b", tok, "") // refused for its scope: takes nothing from the bucket
+	}
 	e.must(200, "PUT", "/v1/boards/b", admin, "")
 	_, out := e.do("PUT", "/v1/boards/b", admin, `{"order":"asc"}`)
 	wantRefused(t, out, "board_writes_per_second")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/rankwire/rankwire/auth"
 	"golang.org/x/time/rate"
 )
@@ -103,10 +104,17 @@ func newLimiters(keys func() *auth.Keyring, submissions float64) (sub, boards, i
 
 // rated is h after one write is taken from the tenant's bucket in l: a
 // refusal answers rate_limited naming the limit, before h reads the body.
-func (s *Server) rated(l *limiters, h handlerFunc) handlerFunc {
+// Only a token that may write (role, and the route's board where it has
+// one) takes from the bucket: a player's read token must not drain its
+// operator's writes. Others go on to h, which refuses them (403).
+func (s *Server) rated(l *limiters, role auth.Role, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := l.allow(scopeOf(r).Tenant, 1); err != nil {
-			return err
+		sc := scopeOf(r)
+		board := chi.URLParam(r, "board")
+		if sc.Can(role) && (board == "" || sc.CanBoard(board)) {
+			if err := l.allow(sc.Tenant, 1); err != nil {
+				return err
+			}
 		}
 		return h(w, r)
 	}

@@ -215,15 +215,19 @@ func (g *gateway) writeKeys(dir string) (string, error) {
 		Secret    string `json:"secret,omitempty"`
 		PublicKey string `json:"public_key,omitempty"`
 	}
+	// Board and identity write rates are high everywhere: the attacks write
+	// boards faster than the default 10/s (api's quota tests meet the rates).
+	writes := map[string]any{"board_writes_per_second": 1e6, "identity_writes_per_second": 1e6}
 	file := map[string]any{"tenants": map[string]any{
 		tenantA: map[string]any{"keys": []key{
 			{Kid: "a1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretA)},
 			{Kid: "a2", Alg: "RS256", PublicKey: string(g.rsaPubPEM)},
-		}},
-		tenantB: map[string]any{"keys": []key{{Kid: "b1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretB)}}},
+		}, "limits": writes},
+		tenantB: map[string]any{"keys": []key{{Kid: "b1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretB)}}, "limits": writes},
 		// Tenant C is the flooder: small limits, so that reaching them is cheap.
 		tenantC: map[string]any{"keys": []key{{Kid: "c1", Alg: "HS256", Secret: base64.StdEncoding.EncodeToString(g.secretC)}},
-			"limits": map[string]any{"submissions_per_second": 100, "connections": 3, "boards": boardsC}},
+			"limits": map[string]any{"submissions_per_second": 100, "connections": 3, "boards": boardsC,
+				"board_writes_per_second": 1e6, "identity_writes_per_second": 1e6}},
 	}}
 	body, err := json.Marshal(file)
 	if err != nil {
