@@ -155,7 +155,8 @@ type gateway struct {
 	keys *auth.Keyring
 }
 
-const testKeys = `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"limits":{"connections":%d}}}}`
+// casino-a writes boards above the default 10/s: the console tests page through many boards.
+const testKeys = `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"limits":{"connections":%d,"board_writes_per_second":1e6,"identity_writes_per_second":1e6}}}}`
 
 // gatewayOpts are a test gateway's settings where a test needs other than
 // the defaults.
