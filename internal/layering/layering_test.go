@@ -45,8 +45,9 @@ var allowed = map[string][]string{
 	// board-window under the tenant's read lock (ReadWindow) and the plane
 	// is the hub's Feed; identity and names to validate a view's member ids
 	// and board at the edge; auth for tokens; refusal and connguard for the
-	// listeners' shared refusal log and descriptor budget.
-	"internal/live": {module + "subscriptions", module + "internal/wsflow", module + "internal/connguard",
+	// listeners' shared refusal log and descriptor budget; wire for the
+	// protocol's messages, close codes and limits, written once there.
+	"internal/live": {module + "wire", module + "subscriptions", module + "internal/wsflow", module + "internal/connguard",
 		module + "internal/refusal", module + "auth", module + "hub", module + "identity", module + "internal/names",
 		"github.com/coder/websocket", "github.com/prometheus/"},
 	// refusal is the rate-limited refusal log of api and live.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/internal/refusal"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // errNoReadRole refuses a valid token without the read role: it may not
@@ -36,7 +37,7 @@ func (c *wsConn) auth(token string, authed bool) {
 		c.refuseToken(err, refusal.KeyTenant(c.p.keyring(), token))
 	case !c.p.admit(sc.Tenant):
 		c.p.refusals.Refused(refusal.Cap, "tenant", sc.Tenant)
-		c.close(newClose(closeOverLimit, "tenant at its connection cap"))
+		c.close(newClose(wire.CloseOverLimit, "tenant at its connection cap"))
 	default:
 		c.setScope(sc, true)
 		c.closeIfRevoked(sc) // a reload may have raced the verification

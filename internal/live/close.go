@@ -2,53 +2,36 @@ package live
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/wire"
 )
 
-// closeCode is a WebSocket close code of PROTOCOL.md's table. Each has one
-// meaning, so that a client can act on the code alone.
-type closeCode int
-
-// Close codes of PROTOCOL.md ("Close codes").
-const (
-	closeGoingAway   closeCode = 1001 // the gateway shuts down
-	closeInvalidText closeCode = 1007 // a text frame that is not valid UTF-8
-	closeTooBig      closeCode = 1009 // a client message over maxWSMessage (sent by coder/websocket)
-	closeExpired     closeCode = 4001 // the token expired, or none came in time
-	closeForbidden   closeCode = 4003 // may not connect: bad, revoked or wrong-tenant token, refused origin
-	closeSlow        closeCode = 4008 // too slow: bytes unsent past the slow timeout, or no pong
-	closeOverLimit   closeCode = 4029 // over a limit: the tenant's connection cap, the message rate
-)
-
-// String returns the code's number, the metric label of rankwire_ws_closes_total.
-func (c closeCode) String() string { return strconv.Itoa(int(c)) }
+// The close codes are wire's (wire.CloseCodes, PROTOCOL.md's "Close
+// codes"): each has one meaning, so that a client can act on the code alone.
+// 1009 is sent by coder/websocket itself, for a client message over
+// wire.MaxMessage (the read limit).
 
 // closeError is a close code with its reason: the typed value a connection
 // ends with. It implements error, so that a refusal can travel as one and
 // be read back with errors.As.
 type closeError struct {
-	code   closeCode
-	reason string // at most maxReason bytes: a close frame holds 123
+	code   wire.CloseCode
+	reason string // at most wire.MaxCloseReason bytes: a close frame holds 123
 }
 
 func (e closeError) Error() string {
 	return "websocket close " + e.code.String() + ": " + e.reason
 }
 
-// maxReason is the longest close reason sent: a close frame's payload is
-// at most 125 bytes, 2 of them the code.
-const maxReason = 120
-
 // newClose returns a closeError with reason made valid UTF-8 and cut to
-// maxReason bytes on a rune boundary: a close frame's reason must be valid
-// UTF-8, and a reason may quote what a client sent.
-func newClose(code closeCode, reason string) closeError {
+// wire.MaxCloseReason bytes on a rune boundary: a close frame's reason
+// must be valid UTF-8, and a reason may quote what a client sent.
+func newClose(code wire.CloseCode, reason string) closeError {
 	reason = strings.ToValidUTF8(reason, "\uFFFD")
-	if len(reason) > maxReason {
-		reason = truncateUTF8(reason, maxReason)
+	if len(reason) > wire.MaxCloseReason {
+		reason = truncateUTF8(reason, wire.MaxCloseReason)
 	}
 	return closeError{code, reason}
 }
@@ -65,7 +48,7 @@ func truncateUTF8(s string, n int) string {
 // expired, 4003 otherwise. The reason names the refusal, never the token.
 func tokenClose(err error) closeError {
 	if errors.Is(err, auth.ErrExpired) {
-		return newClose(closeExpired, "token expired")
+		return newClose(wire.CloseExpired, "token expired")
 	}
-	return newClose(closeForbidden, "token refused: "+err.Error())
+	return newClose(wire.CloseForbidden, "token refused: "+err.Error())
 }

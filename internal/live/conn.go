@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // wsConn is one WebSocket of live views. One goroutine of its own serves
@@ -66,9 +66,9 @@ func newWSConn(p *Plane, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
 	flow.OnResume(func() { p.pool.schedule(c) })
 	flow.OnStall(func() {
 		p.metrics.slowCloses.Inc()
-		c.close(newClose(closeSlow, "client too slow: bytes waited unsent past the slow timeout"))
+		c.close(newClose(wire.CloseSlow, "client too slow: bytes waited unsent past the slow timeout"))
 	})
-	ws.SetReadLimit(maxWSMessage)
+	ws.SetReadLimit(wire.MaxMessage)
 	return c
 }
 
@@ -102,7 +102,7 @@ func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 		}
 	} else {
 		c.mu.Lock()
-		c.timer = time.AfterFunc(c.p.authTO, func() { c.close(newClose(closeExpired, "no auth message in time")) })
+		c.timer = time.AfterFunc(c.p.authTO, func() { c.close(newClose(wire.CloseExpired, "no auth message in time")) })
 		c.mu.Unlock()
 	}
 	c.readLoop()
@@ -121,7 +121,7 @@ func (c *wsConn) setScopeLocked(sc auth.Scope, admitted bool) {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
-	c.timer = time.AfterFunc(time.Until(sc.Expiry), func() { c.close(newClose(closeExpired, "token expired")) })
+	c.timer = time.AfterFunc(time.Until(sc.Expiry), func() { c.close(newClose(wire.CloseExpired, "token expired")) })
 }
 
 func (c *wsConn) current() (auth.Scope, bool) {
@@ -216,7 +216,7 @@ func (c *wsConn) readFailed(err error) {
 		// linger, closing it sends a reset that can cost the client the
 		// 1009 close frame (it would see 1006 and reconnect).
 		c.flow.LingerOnClose()
-		c.p.metrics.closed(closeTooBig)
+		c.p.metrics.closed(wire.CloseTooBig)
 		c.p.refusals.Refused(refusal.TooBig, c.tenantAttr()...)
 	}
 }
@@ -224,7 +224,7 @@ func (c *wsConn) readFailed(err error) {
 // overRate closes a connection that sent messages faster than allowed.
 func (c *wsConn) overRate() {
 	c.p.refusals.Refused(refusal.Rate, c.tenantAttr()...)
-	c.close(newClose(closeOverLimit, fmt.Sprintf("too many messages: more than %d a second", c.p.msgRate)))
+	c.close(newClose(wire.CloseOverLimit, fmt.Sprintf("too many messages: more than %d a second", c.p.msgRate)))
 }
 
 // tenantAttr is the slog attribute of the connection's tenant, where known.
@@ -243,7 +243,7 @@ func (c *wsConn) frame(typ websocket.MessageType, data []byte) {
 		c.reply("", badRequest("message: binary frames are not accepted; send JSON text"))
 	case !utf8.Valid(data):
 		c.p.refusals.Refused(refusal.BadText, c.tenantAttr()...)
-		c.close(newClose(closeInvalidText, "message: not valid UTF-8"))
+		c.close(newClose(wire.CloseInvalidText, "message: not valid UTF-8"))
 	default:
 		c.handle(data)
 	}
@@ -255,9 +255,9 @@ func (c *wsConn) frame(typ websocket.MessageType, data []byte) {
 // and meanwhile its next message stays unread (back pressure). A client
 // that stopped reading is closed by its socket's drain (4008, bytes unsent
 // past the slow timeout); the wait is bounded by the same timeout. An id
-// longer than maxSubIDLen is not echoed.
+// longer than wire.MaxSubID is not echoed.
 func (c *wsConn) reply(id string, e *Error) {
-	if len(id) > maxSubIDLen {
+	if len(id) > wire.MaxSubID {
 		id = "" // not an id this connection could hold: not echoed back
 	}
 	raw := encodeError(id, e)
@@ -277,7 +277,7 @@ func (c *wsConn) reply(id string, e *Error) {
 		case <-c.done:
 			return
 		case <-t.C:
-			c.close(newClose(closeSlow, "client too slow: replies waited unsent past the slow timeout"))
+			c.close(newClose(wire.CloseSlow, "client too slow: replies waited unsent past the slow timeout"))
 			return
 		}
 	}
@@ -303,13 +303,13 @@ func (c *wsConn) handle(data []byte) {
 	}
 	_, authed := c.current()
 	switch {
-	case m.Type == "auth":
+	case m.Type == wire.TypeAuth:
 		c.auth(m.Token, authed)
 	case !authed:
-		c.reply(m.ID, &Error{"unauthorized", "type: the first message must be auth"})
-	case m.Type == "subscribe":
+		c.reply(m.ID, &Error{wire.CodeUnauthorized, "type: the first message must be auth"})
+	case m.Type == wire.TypeSubscribe:
 		c.subscribe(m)
-	case m.Type == "unsubscribe":
+	case m.Type == wire.TypeUnsubscribe:
 		c.unsubscribe(m.ID)
 	default:
 		c.reply(m.ID, badRequest("type: %q is not subscribe, unsubscribe or auth", truncate(m.Type)))
@@ -323,11 +323,11 @@ func (c *wsConn) subscribe(m clientMsg) {
 	n := len(c.subs)
 	c.mu.Unlock()
 	if dup {
-		c.reply(m.ID, &Error{"conflict", "id: " + truncate(m.ID) + " is already subscribed on this connection"})
+		c.reply(m.ID, &Error{wire.CodeConflict, "id: " + truncate(m.ID) + " is already subscribed on this connection"})
 		return
 	}
-	if n >= MaxSubscriptions {
-		c.reply(m.ID, badRequest("id: at most %d subscriptions per connection", MaxSubscriptions))
+	if n >= wire.MaxSubscriptions {
+		c.reply(m.ID, badRequest("id: at most %d subscriptions per connection", wire.MaxSubscriptions))
 		return
 	}
 	// The board message goes before the join: the join puts the snapshot in
@@ -358,11 +358,7 @@ func boardMessage(h *hub.Hub, sc auth.Scope, m clientMsg) []byte {
 	if err != nil || (s.StartsAt == "" && s.EndsAt == "" && len(s.Prizes) == 0) {
 		return nil
 	}
-	raw, err := json.Marshal(boardMsg{Type: "board", ID: m.ID, Board: m.Board, StartsAt: s.StartsAt, EndsAt: s.EndsAt, Prizes: s.Prizes})
-	if err != nil {
-		return nil
-	}
-	return raw
+	return encodeBoard(m.ID, m.Board, s)
 }
 
 // joinError names the field of a hub's refusal of a join by its protocol
@@ -371,9 +367,9 @@ func boardMessage(h *hub.Hub, sc auth.Scope, m clientMsg) []byte {
 // window). Other codes (unavailable, internal) pass as they are.
 func joinError(e *Error, m clientMsg) *Error {
 	switch e.Code {
-	case "not_found":
+	case wire.CodeNotFound:
 		return notFound("board: %q does not exist", m.Board)
-	case "bad_request":
+	case wire.CodeBadRequest:
 		w := m.Window
 		if w == "" {
 			w = "all"
@@ -452,7 +448,7 @@ func (c *wsConn) ping() {
 	cancel()
 	if err != nil {
 		if !c.ended.Load() {
-			c.close(newClose(closeSlow, "no pong"))
+			c.close(newClose(wire.CloseSlow, "no pong"))
 		}
 		return
 	}

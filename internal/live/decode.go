@@ -33,8 +33,11 @@ func decodeMsg(data []byte) (clientMsg, error) {
 
 // fieldPath names a field for a message: the whole message where the
 // field is the top level, and the item's index in view.members (which
-// encoding/json does not give).
+// encoding/json does not give). encoding/json names a field of the
+// embedded wire.Subscribe with its Go name first ("Subscribe.view.limit"):
+// the client sent no such member, so it is cut.
 func fieldPath(data []byte, field string) string {
+	field = strings.TrimPrefix(field, "Subscribe.")
 	switch field {
 	case "":
 		return "message"
@@ -85,11 +88,9 @@ func replacedText(data []byte, m clientMsg) error {
 		return nil // no escape, or U+FFFD spelled out: kept as sent
 	}
 	fields := []textField{{"type", m.Type}, {"id", m.ID}, {"board", m.Board}, {"window", m.Window}, {"at", m.At}, {"token", m.Token}}
-	if m.View != nil {
-		fields = append(fields, textField{"view.kind", m.View.Kind}, textField{"view.member", m.View.Member})
-		for i, id := range m.View.Members {
-			fields = append(fields, textField{fmt.Sprintf("view.members[%d]", i), id})
-		}
+	fields = append(fields, textField{"view.kind", m.View.Kind}, textField{"view.member", m.View.Member})
+	for i, id := range m.View.Members {
+		fields = append(fields, textField{fmt.Sprintf("view.members[%d]", i), id})
 	}
 	for _, f := range fields {
 		if strings.ContainsRune(f.v, utf8.RuneError) {

@@ -13,7 +13,8 @@
 // lock) → subscriptions.Engine → each watcher's Outbox → the writer pool →
 // wsflow.Conn, never through api.
 //
-// It imports subscriptions, internal/wsflow, internal/connguard,
+// It imports wire (the protocol's messages, close codes, limits and
+// defaults, written once there), subscriptions, internal/wsflow, internal/connguard,
 // internal/refusal, auth, identity and internal/names (to validate what a
 // client sends, at the edge), hub (a join reads its board-window under the
 // tenant's read lock, hub.ReadWindow, and the plane is a hub.Feed),

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // Error is an error message of the protocol (PROTOCOL.md, "Live views over
@@ -13,22 +14,22 @@ import (
 // sent, by its JSON path. It implements error, so that a refusal travels as
 // one and is read back with errors.As.
 type Error struct {
-	Code    string
+	Code    wire.Code
 	Message string
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
 func badRequest(format string, args ...any) *Error {
-	return &Error{"bad_request", fmt.Sprintf(format, args...)}
+	return &Error{wire.CodeBadRequest, fmt.Sprintf(format, args...)}
 }
 
 func forbidden(format string, args ...any) *Error {
-	return &Error{"forbidden", fmt.Sprintf(format, args...)}
+	return &Error{wire.CodeForbidden, fmt.Sprintf(format, args...)}
 }
 
 func notFound(format string, args ...any) *Error {
-	return &Error{"not_found", fmt.Sprintf(format, args...)}
+	return &Error{wire.CodeNotFound, fmt.Sprintf(format, args...)}
 }
 
 // errorOf turns an error met while serving a message into its protocol
@@ -39,7 +40,7 @@ func (p *Plane) errorOf(err error) *Error {
 		return e
 	}
 	code, msg := p.errorFn(err)
-	return &Error{code, msg}
+	return &Error{wire.Code(code), msg}
 }
 
 // hubErrorOf is Config.ErrorOf when none is given: a *hub.Error by its

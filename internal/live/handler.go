@@ -8,6 +8,7 @@ import (
 	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/internal/wsflow"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // ServeHTTP upgrades a GET (api mounts it at /v1/ws) to a WebSocket of
@@ -38,8 +39,8 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		connguard.Waiting(fw.Conn().Conn)
 	}
 	if !p.track(c) {
-		p.metrics.closed(closeGoingAway)
-		ws.Close(websocket.StatusCode(closeGoingAway), "server shutting down")
+		p.metrics.closed(wire.CloseGoingAway)
+		ws.Close(websocket.StatusCode(wire.CloseGoingAway), "server shutting down")
 		if sc != nil {
 			p.release(sc.Tenant)
 		}
@@ -58,13 +59,13 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Plane) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 	if origin, ok := p.originAllowed(r); !ok {
 		p.refusals.Refused(refusal.Origin, "origin", truncate(origin), "host", truncate(r.Host))
-		e := newClose(closeForbidden, "origin refused: "+origin)
+		e := newClose(wire.CloseForbidden, "origin refused: "+origin)
 		return nil, &e
 	}
 	toks := r.URL.Query()["access_token"]
 	if len(toks) > 1 { // ambiguous, as two Authorization headers are
 		p.refusals.Refused(refusal.Token, "reason", "access_token given more than once")
-		e := newClose(closeForbidden, "access_token: more than one, want exactly one")
+		e := newClose(wire.CloseForbidden, "access_token: more than one, want exactly one")
 		return nil, &e
 	}
 	tok := r.URL.Query().Get("access_token")
@@ -86,7 +87,7 @@ func (p *Plane) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 	}
 	if !p.admit(sc.Tenant) {
 		p.refusals.Refused(refusal.Cap, "tenant", sc.Tenant)
-		e := newClose(closeOverLimit, "tenant at its connection cap")
+		e := newClose(wire.CloseOverLimit, "tenant at its connection cap")
 		return nil, &e
 	}
 	return &sc, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // env is a live plane under test: a hub (push interval 10 ms unless
@@ -180,7 +181,7 @@ type wsClient struct {
 	c      *websocket.Conn
 	msgs   chan wsMsg
 	closed chan struct{}
-	status closeCode // the close code, after closed
+	status wire.CloseCode // the close code, after closed
 
 	mu     sync.Mutex // guards the fields below
 	state  map[string]map[int]rowJSON
@@ -223,7 +224,7 @@ func (wc *wsClient) readLoop(ctx context.Context) {
 	for {
 		_, data, err := wc.c.Read(ctx)
 		if err != nil {
-			wc.status = closeCode(websocket.CloseStatus(err))
+			wc.status = wire.CloseCode(websocket.CloseStatus(err))
 			return
 		}
 		var m wsMsg
@@ -319,7 +320,7 @@ func (wc *wsClient) errorsSeen() []wsMsg {
 }
 
 // waitClosed waits for the server to close and returns the close code.
-func (wc *wsClient) waitClosed(d time.Duration) closeCode {
+func (wc *wsClient) waitClosed(d time.Duration) wire.CloseCode {
 	wc.t.Helper()
 	select {
 	case <-wc.closed:

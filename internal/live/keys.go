@@ -5,6 +5,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/internal/refusal"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // CloseRevoked closes with 4003 every authenticated connection whose
@@ -30,7 +31,7 @@ func (p *Plane) CloseRevoked(next *auth.Keyring, removed []string) int {
 }
 
 // keyRemovedClose ends a connection whose token's key a reload removed.
-var keyRemovedClose = newClose(closeForbidden, "token refused: key removed")
+var keyRemovedClose = newClose(wire.CloseForbidden, "token refused: key removed")
 
 // closeIfRevoked closes c with 4003 where the key of its scope sc is no
 // longer in the Verifier's keyring, and reports whether it did. A reload

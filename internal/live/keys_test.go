@@ -10,6 +10,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // reloaded parses a key file with casino-a (kid a1, same secret as the
@@ -50,7 +51,7 @@ func TestReloadKeysClosesRemovedTenant(t *testing.T) {
 		t.Fatalf("ReloadKeys = %+v, %v", changes, err)
 	}
 	for name, wc := range map[string]*wsClient{"token in the URL": inURL, "token in auth": inMsg} {
-		if code := wc.waitClosed(5 * time.Second); code != closeForbidden {
+		if code := wc.waitClosed(5 * time.Second); code != wire.CloseForbidden {
 			t.Errorf("%s: closed %d, want 4003", name, code)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // TestWSTokenExpiryAndRefresh: a token that expires closes the connection
@@ -28,8 +29,8 @@ func TestWSTokenExpiryAndRefresh(t *testing.T) {
 	refreshed := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", soon), true, nil)
 	expiring := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", soon.Add(300*time.Millisecond)), true, nil)
 	refreshed.send(map[string]any{"type": "auth", "token": e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))})
-	if code := expiring.waitClosed(5 * time.Second); code != closeExpired {
-		t.Fatalf("expired connection closed with %d, want %d", code, closeExpired)
+	if code := expiring.waitClosed(5 * time.Second); code != wire.CloseExpired {
+		t.Fatalf("expired connection closed with %d, want %d", code, wire.CloseExpired)
 	}
 	refreshed.subscribe("s1", "weekly", map[string]any{"kind": "top"})
 	checkFor(t, 5*time.Second, func() error {
@@ -54,14 +55,14 @@ func TestWSAuthMessage(t *testing.T) {
 		}
 		return nil
 	})
-	if code := e.dial("", true, nil).waitClosed(5 * time.Second); code != closeExpired {
-		t.Fatalf("silent connection closed with %d, want %d", code, closeExpired)
+	if code := e.dial("", true, nil).waitClosed(5 * time.Second); code != wire.CloseExpired {
+		t.Fatalf("silent connection closed with %d, want %d", code, wire.CloseExpired)
 	}
-	if code := e.dial("access_token="+e.token("a", auth.RoleSubmit), true, nil).waitClosed(5 * time.Second); code != closeForbidden {
-		t.Fatalf("submit-only token closed with %d, want %d", code, closeForbidden)
+	if code := e.dial("access_token="+e.token("a", auth.RoleSubmit), true, nil).waitClosed(5 * time.Second); code != wire.CloseForbidden {
+		t.Fatalf("submit-only token closed with %d, want %d", code, wire.CloseForbidden)
 	}
-	if code := e.dial("access_token=garbage", true, nil).waitClosed(5 * time.Second); code != closeForbidden {
-		t.Fatalf("bad token closed with %d, want %d", code, closeForbidden)
+	if code := e.dial("access_token=garbage", true, nil).waitClosed(5 * time.Second); code != wire.CloseForbidden {
+		t.Fatalf("bad token closed with %d, want %d", code, wire.CloseForbidden)
 	}
 }
 
@@ -112,7 +113,7 @@ func TestWSRefusals(t *testing.T) {
 }
 
 // TestWSLimits: a tenant past its connection cap is accepted and closed
-// at once with 4029; a connection holds at most MaxSubscriptions; origins
+// at once with 4029; a connection holds at most wire.MaxSubscriptions; origins
 // other than the host and the allowed ones are accepted and closed 4003
 // before a byte of data.
 func TestWSLimits(t *testing.T) {
@@ -122,10 +123,10 @@ func TestWSLimits(t *testing.T) {
 	c := e.dial(tok, true, nil)
 	e.dial(tok, true, nil)
 	third := e.dial(tok, true, nil)
-	if code := third.waitClosed(5 * time.Second); code != closeOverLimit {
-		t.Fatalf("third connection of casino-b closed with %d, want %d", code, closeOverLimit)
+	if code := third.waitClosed(5 * time.Second); code != wire.CloseOverLimit {
+		t.Fatalf("third connection of casino-b closed with %d, want %d", code, wire.CloseOverLimit)
 	}
-	for i := range MaxSubscriptions + 1 {
+	for i := range wire.MaxSubscriptions + 1 {
 		c.subscribe(fmt.Sprint("s", i), "slots-1", map[string]any{"kind": "rank", "rank": i + 1})
 	}
 	checkFor(t, 5*time.Second, func() error {
@@ -136,8 +137,8 @@ func TestWSLimits(t *testing.T) {
 	})
 	atok := "access_token=" + e.token("a", auth.RoleRead)
 	evil := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}
-	if code := e.dial(atok, true, evil).waitClosed(5 * time.Second); code != closeForbidden {
-		t.Fatalf("a foreign origin closed with %d, want %d", code, closeForbidden)
+	if code := e.dial(atok, true, evil).waitClosed(5 * time.Second); code != wire.CloseForbidden {
+		t.Fatalf("a foreign origin closed with %d, want %d", code, wire.CloseForbidden)
 	}
 	good := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://games.example"}}}
 	c2, err := e.tryDial(atok, good)
@@ -204,8 +205,8 @@ func TestClose(t *testing.T) {
 	if err := e.p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if code := c.waitClosed(5 * time.Second); code != closeGoingAway {
-		t.Fatalf("closed with %d, want %d", code, closeGoingAway)
+	if code := c.waitClosed(5 * time.Second); code != wire.CloseGoingAway {
+		t.Fatalf("closed with %d, want %d", code, wire.CloseGoingAway)
 	}
 }
 

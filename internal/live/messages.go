@@ -4,46 +4,27 @@ import (
 	"encoding/json"
 
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
 )
 
-// The messages of the protocol's live views (PROTOCOL.md, "Live views over
-// WebSocket") as this package decodes and encodes them: what a client
-// sends (clientMsg) and the error and board messages the plane writes
-// itself (snapshots and diffs are encoded by subscriptions). Kept in this
-// one file so that one set of message types can replace them.
+// The messages of the protocol's live views are package wire's (PROTOCOL.md,
+// "Live views over WebSocket"): what a client sends decodes into clientMsg,
+// and the plane encodes wire.ErrorMessage, wire.BoardMessage and
+// wire.Heartbeat itself (snapshots and diffs are encoded by subscriptions,
+// whose test checks them against wire's golden messages).
 
-// clientMsg is any message a client sends; Type says which fields count.
+// clientMsg is any message a client sends, decoded into one value: Type
+// says which fields count (auth: Token; subscribe: the rest; unsubscribe:
+// ID). wire.View is a value, not a pointer: an absent view decodes to the
+// zero View, which subscription refuses as "view: required".
 type clientMsg struct {
-	Type   string   `json:"type"`
-	ID     string   `json:"id"`
-	Board  string   `json:"board"`
-	Window string   `json:"window"`
-	At     string   `json:"at"`
-	View   *viewMsg `json:"view"`
-	Since  *uint64  `json:"since"`
-	Token  string   `json:"token"`
+	wire.Subscribe
+	Token string `json:"token"` // wire.Auth's
 }
 
-type viewMsg struct {
-	Kind    string   `json:"kind"`
-	Limit   *int     `json:"limit"`
-	Offset  int      `json:"offset"`
-	Member  string   `json:"member"`
-	Radius  *int     `json:"radius"`
-	Rank    int      `json:"rank"`
-	Members []string `json:"members"`
-}
-
-// errorMsg is the server's error message.
-type errorMsg struct {
-	Type    string  `json:"type"`
-	ID      *string `json:"id"`
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-}
-
+// encodeError encodes e as an error message; an empty id is sent as null.
 func encodeError(id string, e *Error) []byte {
-	m := errorMsg{Type: "error", Code: e.Code, Message: e.Message}
+	m := wire.ErrorMessage{Type: wire.TypeError, Code: e.Code, Message: e.Message}
 	if id != "" {
 		m.ID = &id
 	}
@@ -51,15 +32,18 @@ func encodeError(id string, e *Error) []byte {
 	return b
 }
 
-// boardMsg tells a subscriber of a tournament board its times and prizes,
-// so that a widget can show the prize column, the countdown and the final
-// state: sent once per subscription, before its first message, for boards
-// with starts_at, ends_at or prizes only.
-type boardMsg struct {
-	Type     string      `json:"type"` // "board"
-	ID       string      `json:"id"`
-	Board    string      `json:"board"`
-	StartsAt string      `json:"starts_at,omitempty"`
-	EndsAt   string      `json:"ends_at,omitempty"`
-	Prizes   []hub.Prize `json:"prizes,omitempty"`
+// encodeBoard encodes the board message of subscription id to board, a
+// tournament board with settings s: it tells a widget the prize column,
+// the countdown and the final state, once per subscription, before its
+// first message.
+func encodeBoard(id, board string, s hub.Settings) []byte {
+	m := wire.BoardMessage{Type: wire.TypeBoard, ID: id, Board: board, StartsAt: s.StartsAt, EndsAt: s.EndsAt}
+	if len(s.Prizes) > 0 {
+		m.Prizes = make([]wire.Prize, len(s.Prizes))
+		for i, p := range s.Prizes {
+			m.Prizes[i] = wire.Prize(p)
+		}
+	}
+	b, _ := json.Marshal(m) // strings and integers only: cannot fail
+	return b
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // metrics are the WebSocket side's Prometheus series. The engine's gauges
@@ -17,7 +18,7 @@ type metrics struct {
 }
 
 // closed counts a close the server sent, by code. O(1).
-func (m *metrics) closed(code closeCode) {
+func (m *metrics) closed(code wire.CloseCode) {
 	m.closes.WithLabelValues(code.String()).Inc()
 }
 
@@ -35,7 +36,7 @@ func newMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *metrics {
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25},
 		}),
 	}
-	for _, code := range []closeCode{closeGoingAway, closeInvalidText, closeTooBig, closeExpired, closeForbidden, closeSlow, closeOverLimit} {
+	for _, code := range wire.CloseCodes {
 		m.closes.WithLabelValues(code.String()) // every code's series exists from the start, at 0
 	}
 	reg.MustRegister(m.conns, m.messages, m.bytes, m.slowCloses, m.closes, m.tick)

@@ -12,14 +12,12 @@ import (
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // DefaultMaxConnections is a tenant's WebSocket connection cap when neither
 // its key file entry nor Options.MaxConnections sets one.
 const DefaultMaxConnections = 20_000
-
-// MaxSubscriptions is the most subscriptions one connection holds.
-const MaxSubscriptions = 100
 
 // Options tune the plane. The zero value is a working plane; the push
 // interval is hub.Config.PushInterval: the most the hub's feed coalesces changes under load (idle, it pushes at once).
@@ -34,13 +32,14 @@ type Options struct {
 	// sets none. Zero means DefaultMaxConnections.
 	MaxConnections int
 	// AuthTimeout bounds the wait for the first auth message of a
-	// connection without access_token. Zero means 5 s.
+	// connection without access_token. Zero means wire.AuthTimeout (5 s).
 	AuthTimeout time.Duration
 	// SlowTimeout is how long bytes a client's socket could not take may
 	// wait unsent before the client, which stopped reading, is closed
-	// (4008). Zero means 10 s.
+	// (4008). Zero means wire.SlowTimeout (10 s).
 	SlowTimeout time.Duration
-	// PingInterval is how often an idle connection is pinged. Zero means 30 s.
+	// PingInterval is how often an idle connection is pinged. Zero means
+	// wire.PingInterval (30 s).
 	PingInterval time.Duration
 }
 
@@ -83,7 +82,7 @@ type Plane struct {
 	pingTO   time.Duration
 	maxConn  int
 	// msgRate and msgBurst bound a connection's client messages: see
-	// MessageRate. Fields, so that tests may lower them.
+	// wire.MessageRate. Fields, so that tests may lower them.
 	msgRate, msgBurst int
 	refusals          *refusal.Log
 
@@ -117,9 +116,9 @@ func New(cfg Config) *Plane {
 	p := &Plane{
 		hub: cfg.Hub, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
 		eng: subscriptions.NewEngine(subscriptions.Config{}), origins: o.AllowedOrigins,
-		authTO: orDefault(o.AuthTimeout, 5*time.Second), slowTO: orDefault(o.SlowTimeout, 10*time.Second),
-		pingTO: orDefault(o.PingInterval, 30*time.Second), maxConn: o.MaxConnections,
-		msgRate: MessageRate, msgBurst: MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
+		authTO: orDefault(o.AuthTimeout, wire.AuthTimeout), slowTO: orDefault(o.SlowTimeout, wire.SlowTimeout),
+		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections,
+		msgRate: wire.MessageRate, msgBurst: wire.MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
 		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
 	}
 	if p.maxConn <= 0 {
@@ -230,7 +229,7 @@ func (p *Plane) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	conns := p.connections()
 	for _, c := range conns {
-		go c.close(newClose(closeGoingAway, "server shutting down"))
+		go c.close(newClose(wire.CloseGoingAway, "server shutting down"))
 	}
 	done := make(chan struct{})
 	go func() {

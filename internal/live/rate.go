@@ -2,14 +2,11 @@ package live
 
 import "time"
 
-// Client message rate limit (PROTOCOL.md, "Close codes"): a connection may
-// send MessageBurst messages at once and MessageRate per second sustained;
-// one past that closes it with 4029. A page that subscribes to its 100
-// views at once stays well inside; a client that loops does not.
-const (
-	MessageRate  = 50  // client messages per second, sustained
-	MessageBurst = 200 // client messages at once
-)
+// The client message rate limit (PROTOCOL.md, "Close codes") is wire's: a
+// connection may send wire.MessageBurst messages at once and
+// wire.MessageRate per second sustained; one past that closes it with
+// 4029. A page that subscribes to its 100 views at once stays well inside;
+// a client that loops does not.
 
 // msgBucket is a token bucket of client messages. Owned by the
 // connection's read loop: not safe for concurrent use. O(1).

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/wire"
 )
 
 // rawWS is a WebSocket client that writes and reads frames itself, over
@@ -118,7 +120,7 @@ const (
 
 // closeFrame reads frames up to the close frame and returns its code and
 // reason, failing if a data frame comes first.
-func (r *rawWS) closeFrame() (closeCode, string) {
+func (r *rawWS) closeFrame() (wire.CloseCode, string) {
 	r.t.Helper()
 	for {
 		op, p, err := r.frame()
@@ -130,7 +132,7 @@ func (r *rawWS) closeFrame() (closeCode, string) {
 			if len(p) < 2 {
 				r.t.Fatalf("close frame of %d bytes", len(p))
 			}
-			return closeCode(binary.BigEndian.Uint16(p)), string(p[2:])
+			return wire.CloseCode(binary.BigEndian.Uint16(p)), string(p[2:])
 		case opPing:
 			continue
 		default:

@@ -14,6 +14,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/refusal"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // syncBuffer is a bytes.Buffer for a logger written from many goroutines.
@@ -63,15 +64,15 @@ func TestWSRefusedUpgrades(t *testing.T) {
 	bad := good[:len(good)-4] + "AAAA"
 	cases := []struct {
 		name, query, origin string
-		code                closeCode
+		code                wire.CloseCode
 		reason              string
 	}{
-		{"foreign origin", "access_token=" + good, "https://evil.example", closeForbidden, "origin refused: https://evil.example"},
-		{"origin with another port", "access_token=" + good, "https://games.example:8443", closeForbidden, "origin refused"},
-		{"null origin", "", "null", closeForbidden, "origin refused"},
-		{"bad signature", "access_token=" + bad, "", closeForbidden, "token refused"},
-		{"no read role", "access_token=" + e.token("b", auth.RoleSubmit), "", closeForbidden, "token refused"},
-		{"over the cap", "access_token=" + good, "https://games.example", closeOverLimit, "tenant at its connection cap"},
+		{"foreign origin", "access_token=" + good, "https://evil.example", wire.CloseForbidden, "origin refused: https://evil.example"},
+		{"origin with another port", "access_token=" + good, "https://games.example:8443", wire.CloseForbidden, "origin refused"},
+		{"null origin", "", "null", wire.CloseForbidden, "origin refused"},
+		{"bad signature", "access_token=" + bad, "", wire.CloseForbidden, "token refused"},
+		{"no read role", "access_token=" + e.token("b", auth.RoleSubmit), "", wire.CloseForbidden, "token refused"},
+		{"over the cap", "access_token=" + good, "https://games.example", wire.CloseOverLimit, "tenant at its connection cap"},
 	}
 	sub := appendClientFrame(nil, opText, []byte(`{"type":"subscribe","id":"s","board":"weekly","view":{"kind":"top"}}`))
 	for _, c := range cases {
@@ -89,7 +90,7 @@ func TestWSRefusedUpgrades(t *testing.T) {
 			t.Errorf("%s: closed %d %q, want %d %q", c.name, code, reason, c.code, c.reason)
 		}
 	}
-	if f, o := e.closes(closeForbidden), e.closes(closeOverLimit); f != 5 || o != 1 {
+	if f, o := e.closes(wire.CloseForbidden), e.closes(wire.CloseOverLimit); f != 5 || o != 1 {
 		t.Errorf("closes counted: 4003 %v, 4029 %v; want 5 and 1", f, o)
 	}
 	if n := e.p.eng.Stats().Subscriptions; n[0]+n[1]+n[2]+n[3] != 0 {
@@ -130,8 +131,8 @@ func TestWSAuthMessageOverCap(t *testing.T) {
 	e.dial("access_token="+tok, true, nil)
 	c := e.dial("", true, nil)
 	c.send(map[string]any{"type": "auth", "token": tok})
-	if code := c.waitClosed(5 * time.Second); code != closeOverLimit {
-		t.Fatalf("auth over the cap closed with %d, want %d", code, closeOverLimit)
+	if code := c.waitClosed(5 * time.Second); code != wire.CloseOverLimit {
+		t.Fatalf("auth over the cap closed with %d, want %d", code, wire.CloseOverLimit)
 	}
 }
 

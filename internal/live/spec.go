@@ -1,6 +1,7 @@
 package live
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
@@ -8,33 +9,33 @@ import (
 	"github.com/rankwire/rankwire/identity"
 	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/wire"
 )
 
-// Bounds of live views, from PROTOCOL.md.
+// Bounds of live views the protocol leaves to the gateway (wire holds the
+// rest: wire.MaxViewLimit, wire.MaxViewRadius, wire.MaxViewMembers,
+// wire.MaxSubID).
 const (
-	MaxViewLimit   = 100 // rows of a top view
-	MaxViewRadius  = 50  // rows each side of an around view
-	MaxViewMembers = 100 // ids of a members view
-	maxSubIDLen    = 128 // bytes of a subscription id
-	maxWSMessage   = 64 << 10
-	maxOffset      = 1 << 30 // view.offset
-	maxRankArg     = 1 << 31 // view.rank
+	maxOffset  = 1 << 30 // view.offset
+	maxRankArg = 1 << 31 // view.rank
 )
 
 // subscription validates a subscribe message for sc: the board-window it
 // addresses and the view's spec.
 func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, error) {
-	if m.ID == "" || len(m.ID) > maxSubIDLen {
-		return hub.Loc{}, subscriptions.Spec{}, badRequest("id: required, 1 to %d bytes", maxSubIDLen)
+	if m.ID == "" || len(m.ID) > wire.MaxSubID {
+		return hub.Loc{}, subscriptions.Spec{}, badRequest("id: required, 1 to %d bytes", wire.MaxSubID)
 	}
 	l, err := liveLoc(m, sc)
 	if err != nil {
 		return l, subscriptions.Spec{}, err
 	}
-	if m.View == nil {
+	// wire.View is a value: an absent view, null and {} all decode to the
+	// zero View, which names no kind.
+	if reflect.ValueOf(m.View).IsZero() {
 		return l, subscriptions.Spec{}, badRequest("view: required")
 	}
-	spec, err := viewSpec(*m.View, sc)
+	spec, err := viewSpec(m.View, sc)
 	return l, spec, err
 }
 
@@ -65,7 +66,7 @@ func liveLoc(m clientMsg, sc auth.Scope) (hub.Loc, error) {
 }
 
 // viewSpec checks a view against PROTOCOL.md's limits.
-func viewSpec(v viewMsg, sc auth.Scope) (subscriptions.Spec, error) {
+func viewSpec(v wire.View, sc auth.Scope) (subscriptions.Spec, error) {
 	kind, ok := subscriptions.ParseKind(v.Kind)
 	if !ok {
 		return subscriptions.Spec{}, badRequest("view.kind: %q is not one of top, around, rank, members", truncate(v.Kind))
@@ -83,19 +84,19 @@ func viewSpec(v viewMsg, sc auth.Scope) (subscriptions.Spec, error) {
 	return membersSpec(s, v)
 }
 
-func topSpec(s subscriptions.Spec, v viewMsg) (subscriptions.Spec, error) {
-	s.Limit, s.Offset = 10, v.Offset
+func topSpec(s subscriptions.Spec, v wire.View) (subscriptions.Spec, error) {
+	s.Limit, s.Offset = wire.DefaultViewLimit, v.Offset
 	if v.Limit != nil {
 		s.Limit = *v.Limit
 	}
-	if err := bounded("view.limit", s.Limit, 1, MaxViewLimit); err != nil {
+	if err := bounded("view.limit", s.Limit, 1, wire.MaxViewLimit); err != nil {
 		return s, err
 	}
 	return s, bounded("view.offset", s.Offset, 0, maxOffset)
 }
 
-func aroundSpec(s subscriptions.Spec, v viewMsg, sc auth.Scope) (subscriptions.Spec, error) {
-	s.Member, s.Radius = v.Member, 5
+func aroundSpec(s subscriptions.Spec, v wire.View, sc auth.Scope) (subscriptions.Spec, error) {
+	s.Member, s.Radius = v.Member, wire.DefaultViewRadius
 	if s.Member == "" {
 		s.Member = sc.Subject
 	}
@@ -108,12 +109,12 @@ func aroundSpec(s subscriptions.Spec, v viewMsg, sc auth.Scope) (subscriptions.S
 	if v.Radius != nil {
 		s.Radius = *v.Radius
 	}
-	return s, bounded("view.radius", s.Radius, 0, MaxViewRadius)
+	return s, bounded("view.radius", s.Radius, 0, wire.MaxViewRadius)
 }
 
-func membersSpec(s subscriptions.Spec, v viewMsg) (subscriptions.Spec, error) {
-	if len(v.Members) == 0 || len(v.Members) > MaxViewMembers {
-		return s, badRequest("view.members: %d ids, want 1 to %d", len(v.Members), MaxViewMembers)
+func membersSpec(s subscriptions.Spec, v wire.View) (subscriptions.Spec, error) {
+	if len(v.Members) == 0 || len(v.Members) > wire.MaxViewMembers {
+		return s, badRequest("view.members: %d ids, want 1 to %d", len(v.Members), wire.MaxViewMembers)
 	}
 	for i, id := range v.Members {
 		if err := identity.Validate(id); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // ServeStream answers GET /v1/stream (api mounts it): one live view as a
@@ -66,7 +67,7 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.track(c) {
-		c.close(newClose(closeGoingAway, "server shutting down"))
+		c.close(newClose(wire.CloseGoingAway, "server shutting down"))
 		c.finish()
 		return
 	}
@@ -149,19 +150,9 @@ func streamToken(r *http.Request) (string, *Error) {
 	return "", &Error{"unauthorized", "Authorization: want \"Bearer <token>\""}
 }
 
-// httpStatus is the HTTP status of a protocol error code, as api answers it.
-var httpStatus = map[string]int{
-	"bad_request": http.StatusBadRequest, "unauthorized": http.StatusUnauthorized,
-	"forbidden": http.StatusForbidden, "not_found": http.StatusNotFound, "conflict": http.StatusConflict,
-	"rate_limited": http.StatusTooManyRequests, "unavailable": http.StatusServiceUnavailable,
-}
-
 // writeHTTPError answers e with api's error body, {"error":{"code","message"}}.
 func writeHTTPError(w http.ResponseWriter, e *Error) {
-	status, ok := httpStatus[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := e.Code.Status() // as api answers it
 	type detail struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -170,7 +161,7 @@ func writeHTTPError(w http.ResponseWriter, e *Error) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(struct {
 		Error detail `json:"error"`
-	}{detail{e.Code, e.Message}}) // the client hung up: nothing to do
+	}{detail{string(e.Code), e.Message}}) // the client hung up: nothing to do
 }
 
 // sseConn is one event stream of one live view: a hijacked HTTP/1.1
@@ -223,7 +214,7 @@ func (c *sseConn) open(w http.ResponseWriter, origin string) error {
 	c.flow.OnResume(func() { c.p.pool.schedule(c) })
 	c.flow.OnStall(func() {
 		c.p.metrics.slowCloses.Inc()
-		c.close(newClose(closeSlow, "client too slow: bytes waited unsent past the slow timeout"))
+		c.close(newClose(wire.CloseSlow, "client too slow: bytes waited unsent past the slow timeout"))
 	})
 	connguard.Busy(nc) // authenticated: never evicted for the connection budget
 	hdr := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n" +
@@ -245,7 +236,7 @@ func (c *sseConn) serve() {
 	c.p.metrics.conns.Inc()
 	defer c.p.metrics.conns.Dec()
 	c.timerMu.Lock()
-	c.expiry = time.AfterFunc(time.Until(c.sc.Expiry), func() { c.close(newClose(closeExpired, "token expired")) })
+	c.expiry = time.AfterFunc(time.Until(c.sc.Expiry), func() { c.close(newClose(wire.CloseExpired, "token expired")) })
 	c.timerMu.Unlock()
 	c.armPing()
 	if k := c.p.verifier.Keyring(); !k.Holds(c.sc.Kid, c.sc.Tenant) { // a reload raced the verification

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/rankwire/rankwire/wire"
 )
 
 // streamParams are the query parameters of GET /v1/stream: a subscribe
@@ -33,8 +35,9 @@ func streamQuery(r *http.Request) (clientMsg, error) {
 			return clientMsg{}, badRequest("%s: given more than once", k)
 		}
 	}
-	m := clientMsg{Type: "subscribe", ID: q.Get("id"), Board: q.Get("board"), Window: q.Get("window"), At: q.Get("at"),
-		View: &viewMsg{Kind: q.Get("kind"), Member: q.Get("member"), Members: q["members"]}}
+	m := clientMsg{Subscribe: wire.Subscribe{Type: wire.TypeSubscribe, ID: q.Get("id"), Board: q.Get("board"),
+		Window: q.Get("window"), At: q.Get("at"),
+		View: wire.View{Kind: q.Get("kind"), Member: q.Get("member"), Members: q["members"]}}}
 	if m.ID == "" {
 		m.ID = defaultStreamID
 	}

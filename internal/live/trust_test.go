@@ -15,10 +15,11 @@ import (
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // closes returns how many connections the server closed with code.
-func (e *env) closes(code closeCode) float64 {
+func (e *env) closes(code wire.CloseCode) float64 {
 	return testutil.ToFloat64(e.p.metrics.closes.WithLabelValues(code.String()))
 }
 
@@ -104,8 +105,8 @@ func TestWSRefreshRefused(t *testing.T) {
 		c.subscribe("s", "weekly", map[string]any{"kind": "top"})
 		waitSnapshot(t, c, "s")
 		c.send(map[string]any{"type": "auth", "token": tok})
-		if code := c.waitClosed(5 * time.Second); code != closeForbidden {
-			t.Fatalf("%s: closed with %d, want %d", name, code, closeForbidden)
+		if code := c.waitClosed(5 * time.Second); code != wire.CloseForbidden {
+			t.Fatalf("%s: closed with %d, want %d", name, code, wire.CloseForbidden)
 		}
 	}
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
@@ -176,7 +177,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 	if _, p, err := r.frame(); err != nil || decode(t, p).Type != "snapshot" {
 		t.Fatalf("after the errors: %q, %v; want the valid subscription's snapshot", p, err)
 	}
-	if n := e.closes(closeSlow); n != 0 {
+	if n := e.closes(wire.CloseSlow); n != 0 {
 		t.Fatalf("%v closes 4008, want none", n)
 	}
 }
@@ -194,8 +195,8 @@ func TestWSMessageRate(t *testing.T) {
 	}
 	waitErrors(t, c, burst)
 	c.send(`{"type":"unsubscribe","id":"one-past"}`)
-	if code := c.waitClosed(5 * time.Second); code != closeOverLimit {
-		t.Fatalf("one past the burst closed with %d, want %d", code, closeOverLimit)
+	if code := c.waitClosed(5 * time.Second); code != wire.CloseOverLimit {
+		t.Fatalf("one past the burst closed with %d, want %d", code, wire.CloseOverLimit)
 	}
 	if n := len(c.errorsSeen()); n != burst {
 		t.Fatalf("%d replies, want %d: the message past the limit is not handled", n, burst)
@@ -212,7 +213,7 @@ func TestWSMessageRate(t *testing.T) {
 	d := newEnv(t, Options{})
 	f := d.dial("access_token="+d.token("a", auth.RoleRead), true, nil)
 	sent := 0
-	for ; sent < 10*MessageBurst; sent++ {
+	for ; sent < 10*wire.MessageBurst; sent++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := f.c.Write(ctx, websocket.MessageText, []byte(`{"type":"unsubscribe","id":"x"}`))
 		cancel()
@@ -220,11 +221,11 @@ func TestWSMessageRate(t *testing.T) {
 			break
 		}
 	}
-	if code := f.waitClosed(10 * time.Second); code != closeOverLimit {
-		t.Fatalf("a flood of %d messages closed with %d, want %d", sent, code, closeOverLimit)
+	if code := f.waitClosed(10 * time.Second); code != wire.CloseOverLimit {
+		t.Fatalf("a flood of %d messages closed with %d, want %d", sent, code, wire.CloseOverLimit)
 	}
-	if d.closes(closeOverLimit) != 1 {
-		t.Fatalf("closes 4029 counted %v, want 1", d.closes(closeOverLimit))
+	if d.closes(wire.CloseOverLimit) != 1 {
+		t.Fatalf("closes 4029 counted %v, want 1", d.closes(wire.CloseOverLimit))
 	}
 }
 
@@ -272,8 +273,8 @@ func TestWSInvalidUTF8(t *testing.T) {
 	for _, frame := range []string{"{\"type\":\"unsubscribe\",\"id\":\"bad\xff\xfe\"}", "\xfe\xff"} {
 		b := e.dial(tok, true, nil)
 		b.send(frame)
-		if code := b.waitClosed(5 * time.Second); code != closeInvalidText {
-			t.Fatalf("%q closed with %d, want %d", frame, code, closeInvalidText)
+		if code := b.waitClosed(5 * time.Second); code != wire.CloseInvalidText {
+			t.Fatalf("%q closed with %d, want %d", frame, code, wire.CloseInvalidText)
 		}
 		if msgs := b.messages(); len(msgs) != 0 {
 			t.Fatalf("%q answered %+v before the close", frame, msgs)
@@ -291,20 +292,20 @@ func TestWSMessageSize(t *testing.T) {
 		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
 	}
 	c := e.dial(tok, true, nil)
-	c.send(msg(maxWSMessage))
+	c.send(msg(wire.MaxMessage))
 	if errs := waitErrors(t, c, 1); errs[0].Code != "not_found" {
 		t.Fatalf("a 64 KiB message: %+v, want not_found", errs[0])
 	}
-	c.send(`{"type":"unsubscribe","id":"` + strings.Repeat("y", maxSubIDLen+1) + `"}`)
+	c.send(`{"type":"unsubscribe","id":"` + strings.Repeat("y", wire.MaxSubID+1) + `"}`)
 	if errs := waitErrors(t, c, 2); errs[1].ID != nil {
 		t.Fatalf("an over-long id echoed back: %d bytes", len(*errs[1].ID))
 	}
-	c.send(msg(maxWSMessage + 1))
-	if code := c.waitClosed(5 * time.Second); code != closeTooBig {
-		t.Fatalf("one byte over 64 KiB closed with %d, want %d", code, closeTooBig)
+	c.send(msg(wire.MaxMessage + 1))
+	if code := c.waitClosed(5 * time.Second); code != wire.CloseTooBig {
+		t.Fatalf("one byte over 64 KiB closed with %d, want %d", code, wire.CloseTooBig)
 	}
 	checkFor(t, 5*time.Second, func() error {
-		if n := e.closes(closeTooBig); n != 1 {
+		if n := e.closes(wire.CloseTooBig); n != 1 {
 			return fmt.Errorf("closes 1009 counted %v, want 1", n)
 		}
 		return nil
