@@ -75,6 +75,7 @@ var wireSchemas = []struct {
 	{"/x-websocket/server/diff", wire.Diff{}, wire.TypeDiff},
 	{"/x-websocket/server/error", wire.ErrorMessage{}, wire.TypeError},
 	{"/x-websocket/server/board", wire.BoardMessage{}, wire.TypeBoard},
+	{"/x-websocket/server/heartbeat", wire.Heartbeat{}, wire.TypeHeartbeat},
 }
 
 // answer is the JSON pointer of an operation's JSON answer schema.

@@ -280,6 +280,8 @@ func (c *wsConn) handle(data []byte, recv time.Time) {
 	}
 	switch string(m.Type) {
 	case "snapshot", "diff":
+	case "heartbeat": // how the gateway stands for the tenant: nothing of a view
+		return
 	case "error":
 		c.stats.count(c.stats.errors, "ws:"+string(m.Code))
 		return

@@ -53,21 +53,26 @@ func (w *wsConn) send(t testing.TB, msg any) {
 	}
 }
 
-// next reads one message within d; on a close or timeout it returns the
-// error instead.
+// next reads one message within d, passing over heartbeats (which seen,
+// searched for leaks, keeps); on a close or timeout it returns the error
+// instead.
 func (w *wsConn) next(d time.Duration) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	_, b, err := w.c.Read(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		_, b, err := w.c.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.seen = append(w.seen, string(b))
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return map[string]any{"unparsed": string(b)}, nil
+		}
+		if m["type"] != "heartbeat" {
+			return m, nil
+		}
 	}
-	w.seen = append(w.seen, string(b))
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return map[string]any{"unparsed": string(b)}, nil
-	}
-	return m, nil
 }
 
 // closeCode reads until the gateway closes the connection, for at most d,

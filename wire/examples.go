@@ -110,6 +110,7 @@ func wsExamples() []Example {
 		{"diff", Diff{Type: TypeDiff, ID: "s1", Seq: 1240, Prev: 1234, Total: 2,
 			Rows: []Row{moved, {Rank: 2, Member: "p7", Score: 98500, Subscore: 12.5, Name: "GoldenAce",
 				Avatar: "https://cdn.example/a.png", Country: "MT"}}, Gone: []int{3}}},
+		{"heartbeat", Heartbeat{Type: TypeHeartbeat, Seq: 90211, Writable: true, At: "2026-11-27T01:02:03.456Z"}},
 		{"error", ErrorMessage{Type: TypeError, ID: ptr("s1"), Code: CodeBadRequest, Message: "view.limit: 1000 is not in 1..100"}},
 		{"close", Close{Code: CloseForbidden, Reason: "token refused: key removed"}},
 	}

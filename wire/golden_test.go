@@ -186,7 +186,7 @@ func TestCodes(t *testing.T) {
 // server message into, has exactly the members of the server messages.
 func TestServerMessageIsTheUnion(t *testing.T) {
 	union := map[string]bool{}
-	for _, v := range []any{wire.Snapshot{}, wire.Diff{}, wire.ErrorMessage{}, wire.BoardMessage{}} {
+	for _, v := range []any{wire.Snapshot{}, wire.Diff{}, wire.ErrorMessage{}, wire.BoardMessage{}, wire.Heartbeat{}} {
 		for _, name := range jsonNames(reflect.TypeOf(v)) {
 			union[name] = true
 		}

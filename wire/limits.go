@@ -50,4 +50,7 @@ const (
 	PingInterval = 30 * time.Second // between pings; no pong within it closes 4008
 	SlowTimeout  = 10 * time.Second // unsent bytes older than this close 4008
 	PushInterval = 100 * time.Millisecond
+	// HeartbeatInterval is how often every connection gets a Heartbeat. A
+	// client that sees none for 3 intervals moves to another gateway.
+	HeartbeatInterval = 2 * time.Second
 )

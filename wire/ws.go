@@ -9,6 +9,7 @@ const (
 	TypeDiff        = "diff"        // server → client: a view's change since prev
 	TypeError       = "error"       // server → client: a refused message or subscription
 	TypeBoard       = "board"       // server → client: a tournament board's times and prizes
+	TypeHeartbeat   = "heartbeat"   // server → client: how this gateway stands for the tenant, every HeartbeatInterval
 )
 
 // View kinds: a live view's "kind".
@@ -101,14 +102,31 @@ type BoardMessage struct {
 	Prizes   []Prize `json:"prizes,omitempty"`
 }
 
+// Heartbeat tells every connection, every HeartbeatInterval, how the
+// gateway it is connected to stands for the connection's tenant, so that a
+// client can tell a gateway that fell behind or cannot take writes from a
+// quiet board, and move (docs/PROTOCOL.md, "Heartbeats"): a client that
+// sees no heartbeat for 3 intervals, a Seq that stops while another
+// gateway's advances, or Writable false, reconnects to another gateway.
+type Heartbeat struct {
+	Type string `json:"type"` // TypeHeartbeat
+	// Seq is the tenant's log position this gateway has applied: the
+	// sequence of the last event of the tenant's stream it applied (0:
+	// none yet). The same on every gateway once they caught up; not a
+	// view's seq (those count each board-window's changes).
+	Seq      uint64 `json:"seq"`
+	Writable bool   `json:"writable"` // the gateway can acknowledge a write of the tenant now
+	At       string `json:"at"`       // the gateway's clock when it was sent: RFC 3339, UTC, milliseconds
+}
+
 // ServerMessage is any server → client message, decoded into one value:
-// Type says which fields count (Snapshot, Diff, ErrorMessage or
-// BoardMessage). Clients ignore types they do not know. For decoding only:
+// Type says which fields count (Snapshot, Diff, ErrorMessage, BoardMessage
+// or Heartbeat). Clients ignore types they do not know. For decoding only:
 // the gateway sends the specific types.
 type ServerMessage struct {
 	Type     string  `json:"type"`
-	ID       *string `json:"id"` // null in an error about a message without a usable id
-	Seq      uint64  `json:"seq"`
+	ID       *string `json:"id"`   // null in an error about a message without a usable id
+	Seq      uint64  `json:"seq"`  // a view's seq; a heartbeat's log position
 	Prev     *uint64 `json:"prev"` // diffs only
 	Total    int     `json:"total"`
 	Rows     []Row   `json:"rows"`
@@ -119,4 +137,6 @@ type ServerMessage struct {
 	StartsAt string  `json:"starts_at"`
 	EndsAt   string  `json:"ends_at"`
 	Prizes   []Prize `json:"prizes"`
+	Writable bool    `json:"writable"` // heartbeats only
+	At       string  `json:"at"`       // heartbeats only
 }

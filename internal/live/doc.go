@@ -5,9 +5,11 @@
 // liveConn beside wsConn on the same engine, outboxes and writers), each connection's session (auth by access_token or a first auth
 // message, refresh that may only narrow, expiry, origins, the message rate,
 // close codes), the consumer of the hub's change feed (Plane.Feed, which
-// the plane's owner wires: hub.SetFeed), and the writer pool that writes
-// every connection's outbox. Views, diffs and outboxes are package
-// subscriptions'; the socket that never blocks a writer is internal/wsflow's.
+// the plane's owner wires: hub.SetFeed), the writer pool that writes every
+// connection's outbox, and the heartbeat that tells every connection, each
+// interval, how this gateway stands for its tenant (heartbeat.go). Views,
+// diffs and outboxes are package subscriptions'; the socket that never
+// blocks a writer is internal/wsflow's.
 //
 // A push goes hub → feed (Apply under the tenant's read lock, Flush with no
 // lock) → subscriptions.Engine → each watcher's Outbox → the writer pool →
@@ -30,7 +32,8 @@
 //   - sseConn.sendMu (one per stream): orders its writes and the close
 //     event; a leaf but for Outbox.mu (close closes the outbox under it)
 //     and wsflow.Conn.mu. sseConn.timerMu: its timers, a leaf.
-//   - Plane.mu: the open connections, the per-tenant counts, closing.
+//   - Plane.mu: the open connections, the per-tenant counts, closing, the
+//     heartbeat goroutine's channels.
 //   - writerPool.mu (with its sync.Cond): the queue of connections to write.
 //   - wsConn.pingMu (one per connection): the armed ping timer.
 //   - wsConn.closeOnce: held by the first close while coder/websocket runs

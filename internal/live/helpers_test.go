@@ -56,6 +56,13 @@ func newEnvLog(t *testing.T, o Options, log *slog.Logger, tune ...func(*Plane)) 
 // newEnvPush is newEnvLog with the hub's push interval set to push.
 func newEnvPush(t *testing.T, o Options, log *slog.Logger, push time.Duration, tune ...func(*Plane)) *env {
 	t.Helper()
+	return newEnvHub(t, hub.Config{PushInterval: push}, o, log, tune...)
+}
+
+// newEnvHub is newEnvLog with the hub started from hc (its DataDir set
+// here; its PushInterval 10 ms where hc has none).
+func newEnvHub(t *testing.T, hc hub.Config, o Options, log *slog.Logger, tune ...func(*Plane)) *env {
+	t.Helper()
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
 		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{"connections":2}}}}`,
@@ -65,7 +72,11 @@ func newEnvPush(t *testing.T, o Options, log *slog.Logger, push time.Duration, t
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), PushInterval: push})
+	hc.DataDir = t.TempDir()
+	if hc.PushInterval == 0 {
+		hc.PushInterval = 10 * time.Millisecond
+	}
+	h, err := hub.Start(ctx, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,18 +168,20 @@ type rowJSON struct {
 
 // wsMsg is a decoded server message.
 type wsMsg struct {
-	Type    string    `json:"type"`
-	ID      *string   `json:"id"`
-	Seq     uint64    `json:"seq"`
-	Prev    *uint64   `json:"prev"`
-	Total   int       `json:"total"`
-	Rows    []rowJSON `json:"rows"`
-	Gone    []int     `json:"gone"`
-	Code    string    `json:"code"`
-	Message string    `json:"message"`
-	Board   string    `json:"board"`   // a board message
-	EndsAt  string    `json:"ends_at"` // a board message
-	Prizes  []struct {
+	Type     string    `json:"type"`
+	ID       *string   `json:"id"`
+	Seq      uint64    `json:"seq"`
+	Prev     *uint64   `json:"prev"`
+	Total    int       `json:"total"`
+	Rows     []rowJSON `json:"rows"`
+	Gone     []int     `json:"gone"`
+	Code     string    `json:"code"`
+	Message  string    `json:"message"`
+	Board    string    `json:"board"`    // a board message
+	Writable bool      `json:"writable"` // a heartbeat
+	At       string    `json:"at"`       // a heartbeat
+	EndsAt   string    `json:"ends_at"`  // a board message
+	Prizes   []struct {
 		From, To int
 		Prize    string
 	} `json:"prizes"`
@@ -187,7 +200,8 @@ type wsClient struct {
 	state  map[string]map[int]rowJSON
 	seq    map[string]uint64
 	errors []wsMsg
-	log    []wsMsg // every message, in order
+	beats  []wsMsg // heartbeats, in order (not in log: a client ignores them for its views)
+	log    []wsMsg // every message but heartbeats, in order
 	bad    error
 }
 
@@ -251,6 +265,10 @@ func (wc *wsClient) apply(m wsMsg, raw []byte) {
 	if m.ID != nil {
 		id = *m.ID
 	}
+	if m.Type == "heartbeat" {
+		wc.beats = append(wc.beats, m)
+		return
+	}
 	wc.log = append(wc.log, m)
 	switch m.Type {
 	case "error":
@@ -310,6 +328,13 @@ func (wc *wsClient) messages() []wsMsg {
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	return append([]wsMsg(nil), wc.log...)
+}
+
+// heartbeats returns the heartbeats so far.
+func (wc *wsClient) heartbeats() []wsMsg {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	return append([]wsMsg(nil), wc.beats...)
 }
 
 // errorsSeen returns the error messages so far.

@@ -41,6 +41,10 @@ type Options struct {
 	// PingInterval is how often an idle connection is pinged. Zero means
 	// wire.PingInterval (30 s).
 	PingInterval time.Duration
+	// HeartbeatInterval is how often every authenticated connection gets
+	// a heartbeat (PROTOCOL.md, "Heartbeats"). Zero means
+	// wire.HeartbeatInterval (2 s); negative, none.
+	HeartbeatInterval time.Duration
 }
 
 // Config wires a Plane. Hub and Verifier are required.
@@ -81,6 +85,11 @@ type Plane struct {
 	slowTO   time.Duration
 	pingTO   time.Duration
 	maxConn  int
+	// beatEvery is the heartbeat interval (≤ 0: none); beatStop and
+	// beatDone, guarded by mu, stop the heartbeat goroutine and tell it
+	// returned (heartbeat.go).
+	beatEvery          time.Duration
+	beatStop, beatDone chan struct{}
 	// msgRate and msgBurst bound a connection's client messages: see
 	// wire.MessageRate. Fields, so that tests may lower them.
 	msgRate, msgBurst int
@@ -117,12 +126,15 @@ func New(cfg Config) *Plane {
 		hub: cfg.Hub, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
 		eng: subscriptions.NewEngine(subscriptions.Config{}), origins: o.AllowedOrigins,
 		authTO: orDefault(o.AuthTimeout, wire.AuthTimeout), slowTO: orDefault(o.SlowTimeout, wire.SlowTimeout),
-		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections,
+		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval,
 		msgRate: wire.MessageRate, msgBurst: wire.MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
 		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
 	}
 	if p.maxConn <= 0 {
 		p.maxConn = DefaultMaxConnections
+	}
+	if p.beatEvery == 0 {
+		p.beatEvery = wire.HeartbeatInterval
 	}
 	warnOpenOrigins(cfg.Logger, o.AllowedOrigins)
 	p.metrics = newMetrics(cfg.Registry, p.eng)
@@ -196,6 +208,7 @@ func (p *Plane) track(c liveConn) bool {
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	p.pool.start()
+	p.startBeats()
 	return true
 }
 
@@ -217,7 +230,7 @@ func (p *Plane) connections() []liveConn {
 	return conns
 }
 
-// Close closes every WebSocket with 1001 (going away), ends every event
+// Close stops the heartbeats, closes every WebSocket with 1001 (going away), ends every event
 // stream with a close event of that code, and refuses new ones,
 // waiting until their goroutines returned or ctx ends, when it drops the
 // rest without a close handshake; then it stops the writers.
@@ -227,6 +240,7 @@ func (p *Plane) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()
+	p.stopBeats()
 	conns := p.connections()
 	for _, c := range conns {
 		go c.close(newClose(wire.CloseGoingAway, "server shutting down"))

@@ -51,6 +51,8 @@ func TestWireGoldenServer(t *testing.T) {
 				s.Prizes = append(s.Prizes, hub.Prize(p))
 			}
 			got = encodeBoard(v.ID, v.Board, s)
+		case wire.Heartbeat:
+			got = encodeHeartbeat(v.Seq, v.Writable, v.At)
 		default:
 			continue
 		}
@@ -59,8 +61,8 @@ func TestWireGoldenServer(t *testing.T) {
 			t.Errorf("%s: the plane encodes\n%s\nthe golden message is\n%s", ex.Name, got, want)
 		}
 	}
-	if n != 2 {
-		t.Fatalf("checked %d golden messages, want the error and the board", n)
+	if n != 3 {
+		t.Fatalf("checked %d golden messages, want the error, the board and the heartbeat", n)
 	}
 }
 
