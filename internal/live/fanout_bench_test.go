@@ -101,8 +101,11 @@ func (st *fanState) read(ctx context.Context, c *websocket.Conn) {
 		if err != nil {
 			return
 		}
-		var m struct{ Seq uint64 }
-		if json.Unmarshal(data, &m) != nil {
+		var m struct {
+			Type string
+			Seq  uint64
+		}
+		if json.Unmarshal(data, &m) != nil || m.Type == "heartbeat" { // a heartbeat's seq is the log's, not the view's
 			continue
 		}
 		if w := st.want.Load(); w != 0 && m.Seq >= w && counted != w {
@@ -116,8 +119,8 @@ func (st *fanState) read(ctx context.Context, c *websocket.Conn) {
 
 // fanoutPlane starts a hub (push interval 1 ms) and a plane wired to its
 // feed on loopback, with casino-a's board "fan", and returns the plane's
-// WebSocket URL and a read token of casino-a.
-func fanoutPlane(b *testing.B) (*hub.Hub, *Plane, string, string) {
+// WebSocket URL and a read token of casino-a; o, if given, tunes the plane.
+func fanoutPlane(b *testing.B, o ...Options) (*hub.Hub, *Plane, string, string) {
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]}}}`, secret('a')))
 	if err != nil {
 		b.Fatal(err)
@@ -129,7 +132,11 @@ func fanoutPlane(b *testing.B) (*hub.Hub, *Plane, string, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { h.Close() })
-	p := New(Config{Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{})})
+	cfg := Config{Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{})}
+	if len(o) > 0 {
+		cfg.Options = o[0]
+	}
+	p := New(cfg)
 	h.SetFeed(p.Feed())
 	if _, err := h.PutBoard(ctx, "casino-a", "fan", hub.Settings{}); err != nil {
 		b.Fatal(err)

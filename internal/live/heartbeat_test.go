@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // beatsFor waits until wc holds at least n heartbeats and returns them.
@@ -154,6 +157,50 @@ func TestHeartbeatStoreFull(t *testing.T) {
 				return fmt.Errorf("last heartbeat %+v on a full store", b[len(b)-1])
 			}
 			return nil
+		})
+	}
+}
+
+// BenchmarkHeartbeat is one heartbeat round (Plane.beat) over N
+// authenticated connections of one tenant on real loopback sockets: one
+// Writable, one hub.Beat, one encoding and N outbox puts. The writes are
+// the writer pool's, after the round; the clients read and drop them.
+func BenchmarkHeartbeat(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
+			_, p, url, tok := fanoutPlane(b, Options{HeartbeatInterval: -1}) // no ticker: the benchmark beats
+			p.beatEvery = time.Second                                        // storeWritable's bound
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			b.Cleanup(func() { cancel(); wg.Wait() })
+			for range n {
+				c, _, err := websocket.Dial(ctx, url+"?access_token="+tok, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				wg.Go(func() {
+					defer c.CloseNow()
+					for _, _, err := c.Read(ctx); err == nil; _, _, err = c.Read(ctx) {
+					}
+				})
+			}
+			await.For(b, 30*time.Second, func() error {
+				authed := 0
+				for _, c := range p.connections() {
+					if _, ok := c.current(); ok {
+						authed++
+					}
+				}
+				if authed < n {
+					return fmt.Errorf("%d of %d connections authenticated", authed, n)
+				}
+				return nil
+			})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				p.beat(time.Now())
+			}
 		})
 	}
 }
