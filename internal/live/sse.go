@@ -152,16 +152,10 @@ func streamToken(r *http.Request) (string, *Error) {
 
 // writeHTTPError answers e with api's error body, {"error":{"code","message"}}.
 func writeHTTPError(w http.ResponseWriter, e *Error) {
-	status := e.Code.Status() // as api answers it
-	type detail struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(struct {
-		Error detail `json:"error"`
-	}{detail{string(e.Code), e.Message}}) // the client hung up: nothing to do
+	w.WriteHeader(e.Code.Status()) // as api answers it
+	// An error means the client hung up: nothing to do.
+	_ = json.NewEncoder(w).Encode(wire.ErrorBody{Error: wire.ErrorDetail{Code: e.Code, Message: e.Message}})
 }
 
 // sseConn is one event stream of one live view: a hijacked HTTP/1.1
@@ -321,10 +315,7 @@ func (c *sseConn) close(e closeError) {
 	close(c.done)
 	c.out.Close()
 	c.p.metrics.closed(e.code)
-	data, _ := json.Marshal(struct {
-		Code   int    `json:"code"`
-		Reason string `json:"reason"`
-	}{int(e.code), e.reason}) // an int and a string: cannot fail
+	data, _ := json.Marshal(wire.Close{Code: e.code, Reason: e.reason}) // an int and a string: cannot fail
 	ev := append(append([]byte("event: close\ndata: "), data...), "\n\n"...)
 	c.flow.Send(append(appendChunk(nil, ev), "0\r\n\r\n"...))
 	c.sendMu.Unlock()
