@@ -28,6 +28,7 @@ type Config struct {
 	Origins      []string      // browser origins allowed to open WebSockets besides our own
 	SlowTimeout  time.Duration // how long a WebSocket's unsent bytes may wait before 4008
 	PingInterval time.Duration // how often WebSockets are pinged
+	Heartbeat    time.Duration // how often live WebSockets get a heartbeat; 0 none
 	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
 	MaxStore     int64         // bytes the embedded JetStream may store; 0: NATS's default
 
@@ -121,6 +122,7 @@ func liveFlags(fs *flag.FlagSet, c *Config) {
 	})
 	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
 	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
+	fs.DurationVar(&c.Heartbeat, "heartbeat-interval", 2*time.Second, "send live WebSockets a heartbeat (this node's applied sequence and whether it can write) this `often`; 0: none")
 	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket connections per tenant unless the key file sets the tenant's own `limit`; 0: half the connection budget, at most 20000")
 }
 
@@ -212,6 +214,8 @@ func (c Config) validateLive() error {
 		return fmt.Errorf("--slow-timeout %v: want 1s..10m", c.SlowTimeout)
 	case c.PingInterval < time.Second || c.PingInterval > 10*time.Minute:
 		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
+	case c.Heartbeat != 0 && (c.Heartbeat < 100*time.Millisecond || c.Heartbeat > time.Minute):
+		return fmt.Errorf("--heartbeat-interval %v: want 0 (none) or 100ms..1m", c.Heartbeat)
 	case c.MaxConns < 0 || c.MaxConns > 1_000_000:
 		return fmt.Errorf("--max-connections %d: want 0 (half the connection budget) or 1..1000000", c.MaxConns)
 	}

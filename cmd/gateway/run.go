@@ -251,8 +251,17 @@ func newAPI(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Reg
 		Hub: h, Verifier: verifier, Keys: verifier.Keyring(),
 		Ready: ready, Logger: log, Registry: reg, Static: static,
 		ReadTimeout: cfg.ReadTimeout, Live: live.Options{AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout,
-			PingInterval: cfg.PingInterval, MaxConnections: cfg.MaxConns},
+			PingInterval: cfg.PingInterval, HeartbeatInterval: heartbeat(cfg.Heartbeat), MaxConnections: cfg.MaxConns},
 	})
+}
+
+// heartbeat maps --heartbeat-interval to live.Options': 0 turns heartbeats
+// off, which the plane takes as a negative interval.
+func heartbeat(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // newHTTPServer returns the API's HTTP server.

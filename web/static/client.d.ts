@@ -28,6 +28,8 @@ export interface ErrorMessage { type: "error"; id: string | null; code: string; 
 export interface Prize { from: number; to: number; prize: string }
 /** A tournament board's times and prizes, before the first snapshot. */
 export interface BoardMessage { type: "board"; id: string; board: string; starts_at?: string; ends_at?: string; prizes?: Prize[] }
+/** Sent by the gateway every --heartbeat-interval; clients may ignore it, or move to another gateway when it stops, its seq stalls or writable is false. */
+export interface HeartbeatMessage { type: "heartbeat"; seq: number; writable: boolean; at: string }
 export type ServerMessage = SnapshotMessage | DiffMessage | ErrorMessage | BoardMessage;
 
 export type ViewSpec =
