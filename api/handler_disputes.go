@@ -20,9 +20,9 @@ import (
 
 // mountDisputes mounts the amendment routes under /v1/boards/{board}.
 func (s *Server) mountDisputes(r chi.Router) {
-	r.Post("/disqualify", s.handle(s.amendment(true, s.hub.Disqualify)))
-	r.Post("/reinstate", s.handle(s.amendment(true, s.hub.Reinstate)))
-	r.Post("/settle", s.handle(s.amendment(false, s.hub.Settle)))
+	r.Post("/disqualify", s.handle(s.amendment(true, s.hub.Disputes().Disqualify)))
+	r.Post("/reinstate", s.handle(s.amendment(true, s.hub.Disputes().Reinstate)))
+	r.Post("/settle", s.handle(s.amendment(false, s.hub.Disputes().Settle)))
 }
 
 // amendFunc is one of the hub's amendments.
@@ -87,7 +87,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("after: %q is not a seq", truncate(a))
 		}
 	}
-	acts, more, err := s.hub.AdminActions(scopeOf(r).Tenant, name, after, limit)
+	acts, more, err := s.hub.Disputes().AdminActions(scopeOf(r).Tenant, name, after, limit)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	rows, more, err := s.hub.Quarantine(scopeOf(r).Tenant, name, after, limit)
+	rows, more, err := s.hub.Disputes().Quarantine(scopeOf(r).Tenant, name, after, limit)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.hub.Approve(r.Context(), scopeOf(r).Tenant, name, qid)
+	res, err := s.hub.Disputes().Approve(r.Context(), scopeOf(r).Tenant, name, qid)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.hub.Reject(r.Context(), scopeOf(r).Tenant, name, qid); err != nil {
+	if err := s.hub.Disputes().Reject(r.Context(), scopeOf(r).Tenant, name, qid); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, wire.Rejected{QID: strconv.FormatUint(qid, 10), Rejected: true})

@@ -23,7 +23,7 @@ func (s *Server) standings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.hub.Standings(scopeOf(r).Tenant, board, offset, limit)
+	st, err := s.hub.Disputes().Standings(scopeOf(r).Tenant, board, offset, limit)
 	if err != nil {
 		return err
 	}

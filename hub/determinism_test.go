@@ -41,15 +41,15 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 	mustPut(t, h, "t1", "q", Settings{Rules: &Rules{MaxScore: &three, MaxStep: &two, MaxPerMinute: 4}})
 	member := func() string { return fmt.Sprintf("p%d", rng.IntN(40)) }
 	decide := func(approve bool) {
-		held, _, _ := h.Quarantine("t1", "q", 0, MaxHeldPage)
+		held, _, _ := h.Disputes().Quarantine("t1", "q", 0, MaxHeldPage)
 		if len(held) == 0 {
 			return
 		}
 		qid := held[rng.IntN(len(held))].QID
 		if approve {
-			_, _ = h.Approve(ctx, "t1", "q", qid)
+			_, _ = h.Disputes().Approve(ctx, "t1", "q", qid)
 		} else {
-			_ = h.Reject(ctx, "t1", "q", qid)
+			_ = h.Disputes().Reject(ctx, "t1", "q", qid)
 		}
 	}
 	for i := range n {
@@ -62,9 +62,9 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 		case 13: // an amendment of board b's standings (disputes.go)
 			a := Amendment{Board: "b", Member: member(), Reason: "test", Sub: "ops"}
 			if rng.IntN(2) == 0 {
-				_, _ = h.Disqualify(ctx, "t1", a)
+				_, _ = h.Disputes().Disqualify(ctx, "t1", a)
 			} else {
-				_, _ = h.Reinstate(ctx, "t1", a)
+				_, _ = h.Disputes().Reinstate(ctx, "t1", a)
 			}
 		case 10, 11:
 			decide(rng.IntN(2) == 0)
@@ -114,7 +114,7 @@ func TestDeterminism(t *testing.T) {
 	if held == 0 {
 		t.Fatal("the feed held nothing in quarantine: the rules went untested")
 	}
-	if acts, _, _ := a.AdminActions("t1", "b", 0, MaxAuditPage); len(acts) == 0 {
+	if acts, _, _ := a.Disputes().AdminActions("t1", "b", 0, MaxAuditPage); len(acts) == 0 {
 		t.Fatal("the feed amended nothing: the disputes went untested")
 	}
 }

@@ -22,30 +22,40 @@ type Amendment struct {
 	Sub    string
 }
 
+// Disputes is the review of a tenant's boards before payout: the
+// quarantine and its decisions, the final standings, and the amendments
+// (disqualify, reinstate, settle) with their audit. It is the Hub's, got
+// with Hub.Disputes; its methods are safe for concurrent use.
+type Disputes struct{ h *Hub }
+
+// Disputes returns the Hub's review of boards before payout.
+func (h *Hub) Disputes() Disputes { return Disputes{h} }
+
 // Disqualify takes a.Member out of a.Board's standings: the members below
 // move up and the prizes pass down with them. ErrNotFound for an unknown
 // board or member; ErrConflict where the member is already disqualified or
 // the board was settled; ErrBadRequest naming reason.
-func (h *Hub) Disqualify(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
-	return h.amend(ctx, tenant, ledger.EvDisqualify, a)
+func (d Disputes) Disqualify(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
+	return d.amend(ctx, tenant, ledger.EvDisqualify, a)
 }
 
 // Reinstate puts a disqualified member back. ErrConflict where the member
 // is not disqualified or the board was settled.
-func (h *Hub) Reinstate(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
-	return h.amend(ctx, tenant, ledger.EvReinstate, a)
+func (d Disputes) Reinstate(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
+	return d.amend(ctx, tenant, ledger.EvReinstate, a)
 }
 
 // Settle declares a.Board's payout done: its standings never change again.
 // ErrConflict where the standings are not final yet or already settled.
-func (h *Hub) Settle(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
+func (d Disputes) Settle(ctx context.Context, tenant string, a Amendment) (AdminAction, error) {
 	a.Member = ""
-	return h.amend(ctx, tenant, ledger.EvSettle, a)
+	return d.amend(ctx, tenant, ledger.EvSettle, a)
 }
 
 // amend commits an amendment and returns the admin action it recorded,
 // as the board's admin log holds it.
-func (h *Hub) amend(ctx context.Context, tenant string, kind ledger.EventKind, a Amendment) (AdminAction, error) {
+func (d Disputes) amend(ctx context.Context, tenant string, kind ledger.EventKind, a Amendment) (AdminAction, error) {
+	h := d.h
 	if err := ledger.CheckReason(a.Reason); err != nil {
 		return AdminAction{}, err
 	}
@@ -76,7 +86,8 @@ func (h *Hub) amend(ctx context.Context, tenant string, kind ledger.EventKind, a
 // AdminActions returns up to limit (1..MaxAuditPage) of board's admin
 // actions after the one with stream sequence after, oldest first, and
 // whether more follow. ErrNotFound for an unknown board.
-func (h *Hub) AdminActions(tenant, board string, after uint64, limit int) (out []AdminAction, more bool, err error) {
+func (d Disputes) AdminActions(tenant, board string, after uint64, limit int) (out []AdminAction, more bool, err error) {
+	h := d.h
 	if err := checkNames(tenant, board); err != nil {
 		return nil, false, err
 	}

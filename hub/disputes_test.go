@@ -15,10 +15,10 @@ func TestAmendedNotification(t *testing.T) {
 		Prizes: []Prize{{From: 1, To: 1, Prize: "€100"}, {From: 2, To: 2, Prize: "€50"}}})
 	mustSubmit(t, h, "t1", "cup", Item{Member: "p1", Score: 50}, Item{Member: "p2", Score: 70})
 	ctx := testCtx(t)
-	if _, err := h.Reinstate(ctx, "t1", Amendment{Board: "cup", Member: "p2", Reason: "none"}); err == nil {
+	if _, err := h.Disputes().Reinstate(ctx, "t1", Amendment{Board: "cup", Member: "p2", Reason: "none"}); err == nil {
 		t.Fatal("reinstated a member never disqualified")
 	}
-	act, err := h.Disqualify(ctx, "t1", Amendment{Board: "cup", Member: "p2", Reason: "bot", Sub: "ops"})
+	act, err := h.Disputes().Disqualify(ctx, "t1", Amendment{Board: "cup", Member: "p2", Reason: "bot", Sub: "ops"})
 	if err != nil || act.Revision != 1 || act.Member != "p2" || act.Sub != "ops" {
 		t.Fatalf("disqualify: %+v %v", act, err)
 	}

@@ -231,7 +231,8 @@ func (h *Hub) History(l Loc, member string) (pts []HistoryPoint, err error) {
 // Quarantine returns up to limit (1..MaxHeldPage) of board's held
 // submissions with QIDs after after (0: from the first), oldest first, and
 // whether more follow. ErrNotFound for an unknown board.
-func (h *Hub) Quarantine(tenant, board string, after uint64, limit int) (rows []Held, more bool, err error) {
+func (d Disputes) Quarantine(tenant, board string, after uint64, limit int) (rows []Held, more bool, err error) {
+	h := d.h
 	if limit < 1 || limit > MaxHeldPage {
 		return nil, false, errorf(ErrBadRequest, "limit: %d is not in 1..%d", limit, MaxHeldPage)
 	}
@@ -245,7 +246,8 @@ func (h *Hub) Quarantine(tenant, board string, after uint64, limit int) (rows []
 // Standings returns the first limit rows of board's standings from offset,
 // each with its prize: its primary window (the window in which its end
 // falls, once it ended). ErrNotFound for an unknown board. Cost: as Top.
-func (h *Hub) Standings(tenant, board string, offset, limit int) (out Standings, err error) {
+func (d Disputes) Standings(tenant, board string, offset, limit int) (out Standings, err error) {
+	h := d.h
 	now := h.cfg.Now().UnixMilli()
 	err = h.reg.readBoard(tenant, board, func(st *ledger.State) (err error) {
 		out, err = st.Standings(board, now, offset, limit)

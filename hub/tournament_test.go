@@ -60,7 +60,7 @@ func TestTournamentOpenClose(t *testing.T) {
 		}
 	}
 	mustSubmit(t, h, "t1", "open", Item{Member: "pa", Score: 1}, Item{Member: "pb", Score: 2})
-	if st, _ := h.Standings("t1", "poker", 0, 100); st.Final || st.EndedAt != "" || len(st.Rows) != 12 {
+	if st, _ := h.Disputes().Standings("t1", "poker", 0, 100); st.Final || st.EndedAt != "" || len(st.Rows) != 12 {
 		t.Fatalf("standings while open: %+v", st)
 	}
 	clk.set(end.Add(-time.Millisecond))
@@ -84,14 +84,14 @@ func TestTournamentOpenClose(t *testing.T) {
 	if _, err := h.PutBoard(testCtx(t), "t1", "poker", kept); err != nil {
 		t.Fatalf("a setting that does not touch the standings: %v", err)
 	}
-	before, _ := h.Standings("t1", "poker", 0, 100)
+	before, _ := h.Disputes().Standings("t1", "poker", 0, 100)
 	if _, err := h.Link(testCtx(t), "t1", "pa", []string{"pb"}); err != nil { // merges pb into pa
 		t.Fatal(err)
 	}
 	if got := top(t, h, Loc{Tenant: "t1", Board: "open"}); !slices.Equal(got, []string{"pa:2"}) {
 		t.Fatalf("the open board after the merge: %v", got)
 	}
-	after, _ := h.Standings("t1", "poker", 0, 100)
+	after, _ := h.Disputes().Standings("t1", "poker", 0, 100)
 	if !slices.Equal(after.Rows, before.Rows) || after.Seq != before.Seq {
 		t.Fatalf("the ended board changed with a merge:\n%+v\n%+v", before.Rows, after.Rows)
 	}
@@ -99,7 +99,7 @@ func TestTournamentOpenClose(t *testing.T) {
 		t.Fatalf("just after the end: final %v ended %q", after.Final, after.EndedAt)
 	}
 	clk.set(end.Add(ledger.FinalAfter))
-	final, _ := h.Standings("t1", "poker", 0, 100)
+	final, _ := h.Disputes().Standings("t1", "poker", 0, 100)
 	if !final.Final || len(final.Rows) != 12 {
 		t.Fatalf("final standings: %+v", final)
 	}
@@ -122,7 +122,7 @@ func TestTournamentOpenClose(t *testing.T) {
 	}
 	h.Close()
 	again := startHub(t, Config{Now: clk.now, NATSURL: url, DataDir: dir})
-	if st, _ := again.Standings("t1", "poker", 0, 100); !slices.Equal(st.Rows, final.Rows) || !st.Final {
+	if st, _ := again.Disputes().Standings("t1", "poker", 0, 100); !slices.Equal(st.Rows, final.Rows) || !st.Final {
 		t.Fatalf("after a restart: %+v", st)
 	}
 }

@@ -236,7 +236,8 @@ func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) erro
 // submission now, past the rules, and returns its result. ErrNotFound for
 // an unknown board or qid (already decided, or never held); ErrConflict
 // where the board has not started or has ended.
-func (h *Hub) Approve(ctx context.Context, tenant, board string, qid uint64) (Result, error) {
+func (d Disputes) Approve(ctx context.Context, tenant, board string, qid uint64) (Result, error) {
+	h := d.h
 	r, err := h.boardReplica(ctx, tenant, board)
 	if err != nil {
 		return Result{}, err
@@ -253,7 +254,8 @@ func (h *Hub) Approve(ctx context.Context, tenant, board string, qid uint64) (Re
 
 // Reject drops the quarantined submission qid of board. ErrNotFound for an
 // unknown board or qid.
-func (h *Hub) Reject(ctx context.Context, tenant, board string, qid uint64) error {
+func (d Disputes) Reject(ctx context.Context, tenant, board string, qid uint64) error {
+	h := d.h
 	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvReject, Board: board, QID: qid})
 }
 

@@ -71,11 +71,11 @@ func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, round ti
 func adjudicate(ctx context.Context, h *hub.Hub, log *slog.Logger, r int64) {
 	dq := hub.Amendment{Board: sprintBoard(r - 1), Member: demoCheater, Sub: "operator",
 		Reason: "demo: impossible scores held in quarantine"}
-	if _, err := h.Disqualify(ctx, demoTenant, dq); expectedAmendErr(ctx, err) != nil {
+	if _, err := h.Disputes().Disqualify(ctx, demoTenant, dq); expectedAmendErr(ctx, err) != nil {
 		log.Warn("demo: disqualifying the cheater", "board", dq.Board, "err", err)
 	}
 	settle := hub.Amendment{Board: sprintBoard(r - 2), Sub: "operator", Reason: "demo: prizes paid"}
-	if _, err := h.Settle(ctx, demoTenant, settle); expectedAmendErr(ctx, err) != nil {
+	if _, err := h.Disputes().Settle(ctx, demoTenant, settle); expectedAmendErr(ctx, err) != nil {
 		log.Warn("demo: settling a sprint", "board", settle.Board, "err", err)
 	}
 }

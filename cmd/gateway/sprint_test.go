@@ -43,10 +43,10 @@ func TestDemoSprints(t *testing.T) {
 	if _, err := h.Submit(ctx, demoTenant, board, []hub.Item{{Member: demoCheater, Score: 199_000}, cheat()}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := h.Standings(demoTenant, board, 0, 1); len(st.Rows) != 1 || st.Rows[0].Member != demoCheater || !st.Rows[0].PrizeHeld {
+	if st, _ := h.Disputes().Standings(demoTenant, board, 0, 1); len(st.Rows) != 1 || st.Rows[0].Member != demoCheater || !st.Rows[0].PrizeHeld {
 		t.Fatalf("the cheater's prize is not held: %+v", st.Rows)
 	}
-	held, _, err := h.Quarantine(demoTenant, board, 0, 10)
+	held, _, err := h.Disputes().Quarantine(demoTenant, board, 0, 10)
 	if err != nil || len(held) == 0 || held[len(held)-1].Member != demoCheater || held[len(held)-1].Reason != hub.ReasonMaxScore {
 		t.Fatalf("the cheater in quarantine: %+v %v", held, err)
 	}
@@ -54,7 +54,7 @@ func TestDemoSprints(t *testing.T) {
 		t.Fatalf("the sprint's top rows show no profile names: %+v", p.Rows)
 	}
 	await.For(t, 10*time.Second, func() error {
-		st, err := h.Standings(demoTenant, board, 0, 10)
+		st, err := h.Disputes().Standings(demoTenant, board, 0, 10)
 		if err != nil || st.EndedAt == "" || st.Rows[0].Prize != "€1,000" {
 			return fmt.Errorf("standings %+v %v", st, err)
 		}
@@ -65,11 +65,11 @@ func TestDemoSprints(t *testing.T) {
 		t.Fatalf("the next round: %q (was %q), %v", next, board, err)
 	}
 	// The ended round's cheater is disqualified: the prize passes down.
-	st, err := h.Standings(demoTenant, board, 0, 10)
+	st, err := h.Disputes().Standings(demoTenant, board, 0, 10)
 	if err != nil || st.Revision != 1 || len(st.Rows) == 0 || st.Rows[0].Member == demoCheater || st.Rows[0].Prize != "€1,000" {
 		t.Fatalf("the ended round after the disqualification: %+v %v", st, err)
 	}
-	if acts, _, _ := h.AdminActions(demoTenant, board, 0, 10); len(acts) != 1 || acts[0].Member != demoCheater || acts[0].Sub != "operator" {
+	if acts, _, _ := h.Disputes().AdminActions(demoTenant, board, 0, 10); len(acts) != 1 || acts[0].Member != demoCheater || acts[0].Sub != "operator" {
 		t.Fatalf("the admin actions: %+v", acts)
 	}
 	// Far ahead: the rounds older than sprintKeep go.
