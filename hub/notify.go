@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +21,10 @@ import (
 // tenant's subject rw.<tenant>.notify, stored in the stream NotifyStream,
 // from which webhooks are delivered (package webhook).
 //
-// Every node publishes every notification, with its ID as the JetStream
-// message id; the stream keeps ids for NotifyDedup, so each is stored once
-// whichever nodes publish it. A node that was down publishes on its return
+// Every node publishes every notification, with its DedupID (tenant and
+// ID) as the JetStream message id; the stream keeps ids for NotifyDedup,
+// so each is stored once whichever nodes publish it, and two tenants'
+// notifications with the same ID are both stored. A node that was down publishes on its return
 // what came due meanwhile, up to NotifyDedup old; a node remembers what it
 // published, so that a due notification costs one publish per node.
 
@@ -104,13 +106,17 @@ func (n *notifier) open(ctx context.Context) error {
 	})
 }
 
-// run opens the stream (retrying while a cluster forms), then every
-// notifyTick publishes what came due. It stops when ctx ends.
+// run opens the stream and seeds what was published (retrying while a
+// cluster forms), then every notifyTick publishes what came due. It stops
+// when ctx ends.
 func (n *notifier) run(ctx context.Context) {
 	wait := time.Second
 	for {
 		octx, cancel := context.WithTimeout(ctx, replicasTimeout)
 		err := n.open(octx)
+		if err == nil {
+			err = n.seed(octx)
+		}
 		cancel()
 		if err == nil {
 			break
@@ -133,6 +139,62 @@ func (n *notifier) run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// seed marks as published every notification the stream stored in the
+// last NotifyDedup, read headers only (one pass, at start), so that a node
+// does not publish again what it or another node published before it
+// started. It is what makes the upgrade to tenant-qualified message ids
+// safe: a notification stored under its bare id (the old message id, which
+// the stream's deduplication does not match against a DedupID) is seeded
+// under the tenant of its subject, and so is not stored a second time.
+func (n *notifier) seed(ctx context.Context) error {
+	st, err := n.js.Stream(ctx, NotifyStream)
+	if err != nil {
+		return fmt.Errorf("notifications' stream: %w", err)
+	}
+	state := st.CachedInfo().State
+	from := time.Now().Add(-NotifyDedup) // the stream's clock, not Config.Now: it stamps messages
+	if state.Msgs == 0 || state.LastTime.Before(from) {
+		return nil
+	}
+	c, err := n.js.OrderedConsumer(ctx, NotifyStream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &from, HeadersOnly: true})
+	if err != nil {
+		return fmt.Errorf("read the notifications' stream: %w", err)
+	}
+	now := n.now().UnixMilli()
+	for {
+		batch, err := c.Fetch(1000, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return fmt.Errorf("read the notifications' stream: %w", err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			n.markSent(seedID(m.Subject(), m.Headers().Get(jetstream.MsgIDHeader)), now)
+			if md, err := m.Metadata(); err == nil && md.Sequence.Stream >= state.LastSeq {
+				return nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return fmt.Errorf("read the notifications' stream: %w", err)
+		}
+		if got == 0 {
+			return nil
+		}
+	}
+}
+
+// seedID returns the DedupID of a stored notification from its subject
+// (rw.<tenant>.notify) and message id: a DedupID already, or a bare id
+// stored before message ids carried the tenant.
+func seedID(subject, msgID string) string {
+	if strings.Contains(msgID, "/") {
+		return msgID
+	}
+	tenant := strings.TrimSuffix(strings.TrimPrefix(subject, "rw."), ".notify")
+	return tenant + "/" + msgID
 }
 
 // dueNote is a notification with the replica it is about (nil: a
@@ -166,7 +228,7 @@ func (n *notifier) due(ctx context.Context) {
 			}
 			continue
 		}
-		n.markSent(d.note.ID, now)
+		n.markSent(d.note.DedupID(), now)
 	}
 	n.prune(now)
 	n.ticks.Add(1)
@@ -181,7 +243,7 @@ func (n *notifier) visit(r *replica, now int64, due []dueNote) []dueNote {
 	}
 	n.visits.Add(1)
 	r.mu.RLock()
-	notes := r.st.DueNotifications(r.tenant, now, n.published)
+	notes := r.st.DueNotifications(r.tenant, now, func(id string) bool { return n.published(r.tenant + "/" + id) })
 	r.noteDue = r.st.NextDue(now)
 	r.mu.RUnlock()
 	for _, note := range notes {
@@ -190,7 +252,7 @@ func (n *notifier) visit(r *replica, now int64, due []dueNote) []dueNote {
 	return due
 }
 
-// publish publishes note with its ID as the message id.
+// publish publishes note with its DedupID as the message id.
 func (n *notifier) publish(ctx context.Context, note Notification) error {
 	data, err := json.Marshal(note)
 	if err != nil {
@@ -200,12 +262,13 @@ func (n *notifier) publish(ctx context.Context, note Notification) error {
 	defer cancel()
 	msg := nats.NewMsg(NotifySubject(note.Tenant))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, note.ID)
+	msg.Header.Set(jetstream.MsgIDHeader, note.DedupID())
 	_, err = n.js.PublishMsg(ctx, msg)
 	return err
 }
 
-// published reports whether this node published id already.
+// published reports whether this node published the notification of
+// DedupID id already.
 func (n *notifier) published(id string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -251,7 +314,7 @@ func (n *notifier) takeHeld(now int64) []Notification {
 			continue
 		}
 		note := ledger.QuarantineNote(hn.tenant, hn.board, hn.held)
-		if !n.published(note.ID) {
+		if !n.published(note.DedupID()) {
 			out = append(out, note)
 		}
 	}

@@ -13,8 +13,11 @@ import (
 //
 // Every node derives the same notifications from the same state: each
 // carries an ID made of what it is about ("board.ended:weekly:1796342400000"),
-// which the hub also uses as its JetStream message id, so each is stored
-// once whichever nodes publish it.
+// unique within its tenant (receivers deduplicate on it: it is the
+// webhook-id). Two tenants may have the same ID (both have a board
+// "weekly"), so what the hub deduplicates on across tenants is DedupID,
+// the tenant and the ID: each is stored once whichever nodes publish it,
+// and one tenant's notification never stands for another's.
 //
 // Timing: a board's end and a window's close are final FinalAfter after
 // the time (a write accepted just before may still arrive), so their
@@ -48,6 +51,11 @@ type Notification struct {
 	Subscore float64 `json:"subscore,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
 }
+
+// DedupID returns the id n is deduplicated on among every tenant's
+// notifications: its tenant, a slash, and its ID ("t1/board.ended:weekly:1796342400000").
+// Unambiguous: a tenant name has no slash (names.Pattern).
+func (n Notification) DedupID() string { return n.Tenant + "/" + n.ID }
 
 // NotifyRow is a ranked row of a notification, with its prize.
 type NotifyRow struct {
