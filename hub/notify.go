@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Notifications. When a board ends, when a day, week or month window
@@ -51,6 +50,9 @@ func NotifySubject(tenant string) string { return "rw." + tenant + ".notify" }
 type notifier struct {
 	ticks  atomic.Uint64 // passes of due so far (tests wait on it)
 	visits atomic.Uint64 // tenants visited so far (tests count them)
+	// heldCap is a tenant's queue of quarantines (notify_held.go); zero
+	// means maxHeldPerTenant. Tests lower it.
+	heldCap atomic.Int64
 
 	// Set before run starts, then only read.
 	js       jetstream.JetStream
@@ -60,34 +62,13 @@ type notifier struct {
 	replicas int
 	tenants  func() []*replica // the open replicas
 
-	mu     sync.Mutex       // guards the fields below; taken after replica.mu
-	held   []heldNote       // quarantines applied since the last tick
-	retry  []Notification   // quarantines whose publish failed
-	sent   map[string]int64 // ids published, with when (unix ms), pruned after NotifyDedup
-	pruned int64            // when sent was last pruned (unix ms)
-}
-
-// heldNote is a quarantine as apply reports it.
-type heldNote struct {
-	tenant, board string
-	held          Held
-}
-
-// maxHeldNotes bounds the quarantines waiting for the next tick: a flood
-// of cheats within one tick must not grow memory. Past it a quarantine
-// gets no notification (it is still held, and listed by GET .../quarantine).
-const maxHeldNotes = 100_000
-
-// noteHeld records a quarantine for the next tick. Never blocks on I/O.
-func (n *notifier) noteHeld(tenant, board string, h Held) {
-	if n == nil {
-		return
-	}
-	n.mu.Lock()
-	if len(n.held) < maxHeldNotes {
-		n.held = append(n.held, heldNote{tenant, board, h})
-	}
-	n.mu.Unlock()
+	mu     sync.Mutex            // guards the fields below; taken after replica.mu
+	held   map[string]*heldQueue // by tenant: quarantines applied since the last tick (notify_held.go)
+	retry  []Notification        // quarantines whose publish failed
+	sent   map[string]int64      // DedupIDs published, with when (unix ms), pruned after NotifyDedup
+	pruned int64                 // when sent was last pruned (unix ms)
+	drops  map[dropKey]uint64    // notifications not queued or not published, by tenant and reason
+	walks  map[string]*heldWalk  // by tenant: re-derivations of quarantine notifications under way
 }
 
 // open creates (or updates) the notifications' stream.
@@ -210,10 +191,14 @@ type dueNote struct {
 func (n *notifier) due(ctx context.Context) {
 	now := n.now().UnixMilli()
 	var due []dueNote
-	for _, r := range n.tenants() {
+	open := n.tenants()
+	for _, r := range open {
 		due = n.visit(r, now, due)
 	}
 	for _, note := range n.takeHeld(now) {
+		due = append(due, dueNote{note: note})
+	}
+	for _, note := range n.rederive(open, now) {
 		due = append(due, dueNote{note: note})
 	}
 	for _, d := range due {
@@ -299,31 +284,4 @@ func (n *notifier) prune(now int64) {
 			delete(n.sent, id)
 		}
 	}
-}
-
-// takeHeld returns the quarantines noted since the last tick that are
-// recent enough to be news (a replay at start re-applies old ones) and not
-// published yet, as notifications.
-func (n *notifier) takeHeld(now int64) []Notification {
-	n.mu.Lock()
-	held, out := n.held, n.retry
-	n.held, n.retry = nil, nil
-	n.mu.Unlock()
-	for _, hn := range held {
-		if now-hn.held.At > NotifyDedup.Milliseconds() {
-			continue
-		}
-		note := ledger.QuarantineNote(hn.tenant, hn.board, hn.held)
-		if !n.published(note.DedupID()) {
-			out = append(out, note)
-		}
-	}
-	return out
-}
-
-// requeue puts back a quarantine whose publish failed.
-func (n *notifier) requeue(note Notification) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.retry = append(n.retry, note)
 }
