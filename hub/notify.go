@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,13 +63,17 @@ type notifier struct {
 	replicas int
 	tenants  func() []*replica // the open replicas
 
-	mu     sync.Mutex            // guards the fields below; taken after replica.mu
-	held   map[string]*heldQueue // by tenant: quarantines applied since the last tick (notify_held.go)
-	retry  []Notification        // quarantines whose publish failed
-	sent   map[string]int64      // DedupIDs published, with when (unix ms), pruned after NotifyDedup
-	pruned int64                 // when sent was last pruned (unix ms)
-	drops  map[dropKey]uint64    // notifications not queued or not published, by tenant and reason
-	walks  map[string]*heldWalk  // by tenant: re-derivations of quarantine notifications under way
+	mu     sync.Mutex             // guards the fields below; taken after replica.mu
+	held   map[string]*heldQueue  // by tenant: quarantines applied since the last tick (notify_held.go)
+	retry  []Notification         // quarantines whose publish failed
+	sent   map[string]int64       // DedupIDs published, with when (unix ms), pruned after NotifyDedup
+	pruned int64                  // when sent was last pruned (unix ms)
+	drops  map[dropKey]uint64     // notifications not queued or not published, by tenant and reason
+	walks  map[string]*heldWalk   // by tenant: re-derivations of quarantine notifications under way
+	stored map[string]*byteWindow // by tenant: bytes the stream keeps (notify_quota.go)
+	logged map[dropKey]int64      // when a tenant's drops of a reason were last logged (unix ms)
+
+	quota atomic.Pointer[func(tenant string) int64] // SetNotifyQuota; nil: DefaultNotifyBytes
 }
 
 // open creates (or updates) the notifications' stream.
@@ -135,7 +140,7 @@ func (n *notifier) seed(ctx context.Context) error {
 		return fmt.Errorf("notifications' stream: %w", err)
 	}
 	state := st.CachedInfo().State
-	from := time.Now().Add(-NotifyDedup) // the stream's clock, not Config.Now: it stamps messages
+	from := time.Now().Add(-notifyMaxAge) // the stream's clock, not Config.Now: it stamps messages
 	if state.Msgs == 0 || state.LastTime.Before(from) {
 		return nil
 	}
@@ -153,8 +158,7 @@ func (n *notifier) seed(ctx context.Context) error {
 		got := 0
 		for m := range batch.Messages() {
 			got++
-			n.markSent(seedID(m.Subject(), m.Headers().Get(jetstream.MsgIDHeader)), now)
-			if md, err := m.Metadata(); err == nil && md.Sequence.Stream >= state.LastSeq {
+			if n.seedOne(m, now) >= state.LastSeq {
 				return nil
 			}
 		}
@@ -165,6 +169,24 @@ func (n *notifier) seed(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// seedOne marks stored notification m as published where it is at most
+// NotifyDedup old, and counts its bytes against its tenant's quota (every
+// message the stream keeps, notifyMaxAge). It returns m's stream sequence.
+func (n *notifier) seedOne(m jetstream.Msg, now int64) uint64 {
+	md, err := m.Metadata()
+	if err != nil {
+		return 0
+	}
+	id := seedID(m.Subject(), m.Headers().Get(jetstream.MsgIDHeader))
+	if time.Since(md.Timestamp) <= NotifyDedup {
+		n.markSent(id, now)
+	}
+	size, _ := strconv.Atoi(m.Headers().Get("Nats-Msg-Size")) // a headers-only read gives the body's size so
+	tenant, _, _ := strings.Cut(id, "/")
+	n.account(tenant, storedSize(m.Subject(), id, size), md.Timestamp)
+	return md.Sequence.Stream
 }
 
 // seedID returns the DedupID of a stored notification from its subject
@@ -202,6 +224,9 @@ func (n *notifier) due(ctx context.Context) {
 		due = append(due, dueNote{note: note})
 	}
 	for _, d := range due {
+		if n.overQuota(d.note, now) {
+			continue
+		}
 		if err := n.publish(ctx, d.note); err != nil {
 			if ctx.Err() == nil {
 				n.log.Warn("hub: a notification was not published; retrying", "id", d.note.ID, "err", err)
@@ -248,8 +273,13 @@ func (n *notifier) publish(ctx context.Context, note Notification) error {
 	msg := nats.NewMsg(NotifySubject(note.Tenant))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, note.DedupID())
-	_, err = n.js.PublishMsg(ctx, msg)
-	return err
+	if _, err = n.js.PublishMsg(ctx, msg); err != nil {
+		return err
+	}
+	// Stored now, or a duplicate of what another node stored: either way
+	// the stream holds it, and every node counts it.
+	n.account(note.Tenant, storedSize(msg.Subject, note.DedupID(), len(data)), time.Now())
+	return nil
 }
 
 // published reports whether this node published the notification of
