@@ -224,7 +224,9 @@ func (n *notifier) due(ctx context.Context) {
 		due = append(due, dueNote{note: note})
 	}
 	for _, d := range due {
-		if n.overQuota(d.note, now) {
+		// A quarantine may be both queued and derived again in one pass:
+		// publish it once (a duplicate would count twice against its quota).
+		if n.published(d.note.DedupID()) || n.overQuota(d.note, now) {
 			continue
 		}
 		if err := n.publish(ctx, d.note); err != nil {
