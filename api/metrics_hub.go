@@ -25,7 +25,7 @@ func newHubCollector(h *hub.Hub) *hubCollector {
 		writable: prometheus.NewDesc("rankwire_tenant_writable",
 			"0 while the tenant's writes fail fast (its last write failed after the whole --write-timeout), else 1.", []string{"tenant"}, nil),
 		notifyDropped: prometheus.NewDesc("rankwire_notifications_dropped_total",
-			"Notifications not queued or not published, by tenant and reason (buffer_full: derived again from the ledger later; quota: the tenant's notification_bytes was full).",
+			"Notifications not queued or not published, by tenant and reason (buffer_full: derived again from the ledger later; quota: the tenant's notification_bytes was full; queue_full: a standings.amended found its tenant's queue full).",
 			[]string{"tenant", "reason"}, nil),
 	}
 }

@@ -31,6 +31,10 @@ const (
 	// DropBufferFull: a quarantine found its tenant's queue full; it is
 	// derived again from the ledger state later.
 	DropBufferFull = "buffer_full"
+	// DropQueueFull: a standings.amended notification found its tenant's
+	// queue full; it is not published (amendments are admin actions: a
+	// queue's worth within half a second is not expected).
+	DropQueueFull = "queue_full"
 )
 
 // heldNote is a quarantine as apply reports it.
@@ -42,8 +46,9 @@ type heldNote struct {
 // heldQueue is one tenant's quarantines waiting for the next tick.
 type heldQueue struct {
 	notes    []heldNote
-	overflow bool  // a quarantine was not queued: derive them from the state
-	logged   int64 // when a drop was last logged (unix ms)
+	amended  []Notification // standings.amended notifications (disputes.go)
+	overflow bool           // a quarantine was not queued: derive them from the state
+	logged   int64          // when a drop was last logged (unix ms)
 }
 
 // heldWalk is a re-derivation under way: where it resumes, and whether
@@ -87,6 +92,30 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 	if logNow {
 		n.log.Warn("hub: a tenant's quarantine notifications overflow its queue; they will be derived from the ledger",
 			"tenant", tenant, "queue", n.queueCap())
+	}
+}
+
+// queueAmended queues note (standings.amended) in its tenant's queue, or
+// counts and logs it as dropped where the queue is full. Never blocks on
+// I/O: the log line is written outside the lock.
+func (n *notifier) queueAmended(note Notification) {
+	n.mu.Lock()
+	q := n.queueLocked(note.Tenant)
+	if len(q.amended) < n.queueCap() {
+		q.amended = append(q.amended, note)
+		n.mu.Unlock()
+		return
+	}
+	n.dropLocked(note.Tenant, DropQueueFull)
+	now := n.now().UnixMilli()
+	logNow := now-q.logged >= dropLogEvery.Milliseconds()
+	if logNow {
+		q.logged = now
+	}
+	n.mu.Unlock()
+	if logNow {
+		n.log.Warn("hub: a tenant's standings.amended notifications overflow its queue; dropped",
+			"tenant", note.Tenant, "id", note.ID, "queue", n.queueCap())
 	}
 }
 
@@ -144,6 +173,8 @@ func (n *notifier) takeHeld(now int64) []Notification {
 			}
 		}
 		q.notes = q.notes[:0]
+		held = append(held, q.amended...)
+		q.amended = nil
 		if q.overflow {
 			q.overflow = false
 			n.walkLocked(tenant)
