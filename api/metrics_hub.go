@@ -10,6 +10,7 @@ import (
 type hubCollector struct {
 	hub                             *hub.Hub
 	members, applied, lag, writable *prometheus.Desc
+	notifyDropped                   *prometheus.Desc
 }
 
 func newHubCollector(h *hub.Hub) *hubCollector {
@@ -23,6 +24,9 @@ func newHubCollector(h *hub.Hub) *hubCollector {
 			"Time from the last applied event's storing in JetStream to its apply.", []string{"tenant"}, nil),
 		writable: prometheus.NewDesc("rankwire_tenant_writable",
 			"0 while the tenant's writes fail fast (its last write failed after the whole --write-timeout), else 1.", []string{"tenant"}, nil),
+		notifyDropped: prometheus.NewDesc("rankwire_notifications_dropped_total",
+			"Notifications not queued or not published, by tenant and reason (buffer_full: derived again from the ledger later; quota: the tenant's notification_bytes was full; queue_full: a standings.amended found its tenant's queue full).",
+			[]string{"tenant", "reason"}, nil),
 	}
 }
 
@@ -32,6 +36,7 @@ func (c *hubCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.applied
 	ch <- c.lag
 	ch <- c.writable
+	ch <- c.notifyDropped
 }
 
 func (c *hubCollector) Collect(ch chan<- prometheus.Metric) {
@@ -42,6 +47,9 @@ func (c *hubCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, b := range t.Boards {
 			ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(b.Members), t.Tenant, b.Name)
 		}
+	}
+	for _, d := range c.hub.NotificationsDropped() {
+		ch <- prometheus.MustNewConstMetric(c.notifyDropped, prometheus.CounterValue, float64(d.Count), d.Tenant, d.Reason)
 	}
 }
 

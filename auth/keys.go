@@ -62,8 +62,10 @@ type Limits struct {
 	// IdentityWritesPerSecond caps identity writes (links and profile PUTs).
 	// Zero means DefaultIdentityWrites.
 	IdentityWritesPerSecond float64 `json:"identity_writes_per_second"`
-	// NotificationBytes caps the bytes of the tenant's notifications
-	// waiting for delivery. Zero means the gateway default.
+	// NotificationBytes caps the bytes the tenant's notifications take in
+	// the notifications' stream (kept 72 h): past it, its quarantines are
+	// not notified (hub: notify_quota.go). Zero means the gateway default
+	// (16 MiB); at most MaxNotificationBytes.
 	NotificationBytes int64 `json:"notification_bytes"`
 }
 
@@ -78,6 +80,7 @@ const (
 	MaxQuarantine         = 100_000 // items held per board: the ledger's own bound
 	DefaultBoardWrites    = 10.0    // board settings writes per second
 	DefaultIdentityWrites = 100.0   // identity writes per second
+	MaxNotificationBytes  = 1 << 30 // the highest notification_bytes a key file may set
 )
 
 // BoardLimit returns l.Boards, or DefaultBoards where it is zero.
@@ -371,8 +374,9 @@ func checkLimits(l Limits) error {
 		return errors.New("board_writes_per_second: negative")
 	case l.IdentityWritesPerSecond < 0 || math.IsNaN(l.IdentityWritesPerSecond):
 		return errors.New("identity_writes_per_second: negative")
-	case l.NotificationBytes < 0:
-		return errors.New("notification_bytes: negative")
+	}
+	if l.NotificationBytes < 0 || l.NotificationBytes > MaxNotificationBytes {
+		return fmt.Errorf("notification_bytes: %d is not in 0..%d", l.NotificationBytes, MaxNotificationBytes)
 	}
 	return nil
 }

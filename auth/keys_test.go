@@ -55,6 +55,8 @@ func TestParseKeysErrors(t *testing.T) {
 			"a", "", "limits", "quarantine: 100001 is not in 0..100000"},
 		{"negative board writes", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"limits":{"board_writes_per_second":-1}}}}`,
 			"a", "", "limits", "board_writes_per_second: negative"},
+		{"notification_bytes one past its most", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"limits":{"notification_bytes":1073741825}}}}`,
+			"a", "", "limits", "notification_bytes: 1073741825 is not in 0..1073741824"},
 		{"webhook without a host", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"webhook":{"url":"https:///x","secret":"0123456789abcdef"}}}}`,
 			"a", "", "webhook", `url: not an http or https URL with a host`},
 		{"webhook whsec_ secret not base64", `{"tenants":{"a":{"keys":[{"kid":"k","alg":"HS256","secret":"` + secret + `"}],"webhook":{"url":"https://h/x","secret":"whsec_not*base64!!!!"}}}}`,

@@ -102,18 +102,19 @@ func (d Disputes) AdminActions(tenant, board string, after uint64, limit int) (o
 }
 
 // noteAmended queues a standings.amended notification of tenant (apply's
-// Outcome.Notes) for the next tick, unless it is old news or the queue is
-// full. Old news is an event stored longer than NotifyDedup ago (a replay
-// at start re-applies old amendments): JetStream's duplicate window would
-// no longer drop it, so it would be published again. Never blocks on I/O.
+// Outcome.Notes) for the next tick in the tenant's queue (notify_held.go),
+// unless it is old news or the queue is full (counted and logged:
+// DropQueueFull). Old news is an event stored longer than NotifyDedup ago
+// (a replay at start re-applies old amendments): JetStream's duplicate
+// window would no longer drop it, so it would be published again. Never
+// blocks on I/O.
 func (n *notifier) noteAmended(tenant string, note Notification, stored time.Time) {
-	if n == nil || time.Since(stored) > NotifyDedup || n.published(note.ID) {
+	if n == nil || time.Since(stored) > NotifyDedup {
 		return
 	}
 	note.Tenant = tenant
-	n.mu.Lock()
-	if len(n.retry) < maxHeldNotes {
-		n.retry = append(n.retry, note) // published by the next tick's takeHeld
+	if n.published(note.DedupID()) {
+		return
 	}
-	n.mu.Unlock()
+	n.queueAmended(note)
 }

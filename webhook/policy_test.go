@@ -269,9 +269,16 @@ func TestIdleIsQuiet(t *testing.T) {
 	h := startHub(t, t.TempDir())
 	defer h.Close()
 	ctx := context.Background()
-	if _, err := h.PutBoard(ctx, "t1", "cup", hub.Settings{}); err != nil { // makes the notifications' stream
+	if _, err := h.PutBoard(ctx, "t1", "cup", hub.Settings{}); err != nil {
 		t.Fatal(err)
 	}
+	// The hub's notifier creates the notifications' stream at Start, in its
+	// own goroutine: the dispatcher must not start before it exists, or its
+	// first resyncs log that the stream is missing.
+	await.For(t, 10*time.Second, func() error {
+		_, err := h.JetStream().Stream(ctx, hub.NotifyStream)
+		return err
+	})
 	var logs syncBuffer
 	var polls atomic.Int64
 	d := Start(Config{JS: h.JetStream(), Resync: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Allow: loopbackAllowed(t),

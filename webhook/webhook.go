@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,11 +266,22 @@ func idle(err error) bool {
 	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// notificationID returns the notification's id (the webhook-id) from its
+// message id: the hub's DedupID "<tenant>/<id>", or the bare id a gateway
+// stored before message ids carried the tenant (neither a tenant name nor
+// a notification id has a slash).
+func notificationID(msgID string) string {
+	if _, id, ok := strings.Cut(msgID, "/"); ok {
+		return id
+	}
+	return msgID
+}
+
 // deliver posts msg until it is taken, given up or ctx ends: then it is
 // handed back (a NAK), so that another gateway, or this one restarted,
 // delivers it at once instead of after AckWait.
 func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, l *loop, msg jetstream.Msg) {
-	id := msg.Headers().Get(jetstream.MsgIDHeader)
+	id := notificationID(msg.Headers().Get(jetstream.MsgIDHeader))
 	meta, err := msg.Metadata()
 	if err != nil {
 		log.Error("webhook: a message without metadata; dropped", "err", err)

@@ -13,8 +13,11 @@ import (
 //
 // Every node derives the same notifications from the same state: each
 // carries an ID made of what it is about ("board.ended:weekly:1796342400000"),
-// which the hub also uses as its JetStream message id, so each is stored
-// once whichever nodes publish it.
+// unique within its tenant (receivers deduplicate on it: it is the
+// webhook-id). Two tenants may have the same ID (both have a board
+// "weekly"), so what the hub deduplicates on across tenants is DedupID,
+// the tenant and the ID: each is stored once whichever nodes publish it,
+// and one tenant's notification never stands for another's.
 //
 // Timing: a board's end and a window's close are final FinalAfter after
 // the time (a write accepted just before may still arrive), so their
@@ -48,6 +51,11 @@ type Notification struct {
 	Subscore float64 `json:"subscore,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
 }
+
+// DedupID returns the id n is deduplicated on among every tenant's
+// notifications: its tenant, a slash, and its ID ("t1/board.ended:weekly:1796342400000").
+// Unambiguous: a tenant name has no slash (names.Pattern).
+func (n Notification) DedupID() string { return n.Tenant + "/" + n.ID }
 
 // NotifyRow is a ranked row of a notification, with its prize.
 type NotifyRow struct {
@@ -149,4 +157,53 @@ func (s *State) NextDue(now int64) int64 {
 		}
 	}
 	return next
+}
+
+// NoteCursor is where a walk of quarantine notifications (HeldNotes)
+// resumes: boards by name from Board, and on Board the QIDs after After.
+// The zero NoteCursor starts at the first board.
+type NoteCursor struct {
+	Board string
+	After uint64
+}
+
+// heldWalk bounds the held submissions one HeldNotes call visits, so that
+// a read lock is never held for a whole flood's walk.
+const heldWalk = 100_000
+
+// HeldNotes returns up to limit submission.quarantined notifications of
+// the submissions held at now (at most NotifyDedup old) that sent does not
+// report as published, walking from c; the cursor to resume from; and
+// whether the walk reached the end. It is how a notifier that could not
+// queue every quarantine as it was applied derives them again from the
+// state. Read lock. O(boards log boards + visited), at most heldWalk
+// visited.
+func (s *State) HeldNotes(tenant string, now int64, c NoteCursor, limit int, sent func(string) bool) ([]Notification, NoteCursor, bool) {
+	var out []Notification
+	visited := 0
+	for _, name := range s.sortedBoards() {
+		if name < c.Board {
+			continue
+		}
+		if name > c.Board {
+			c = NoteCursor{Board: name}
+		}
+		for more := true; more; {
+			var rows []Held
+			rows, more = s.boards[name].quarantine.page(c.After, MaxHeldPage)
+			for _, h := range rows {
+				c.After = h.QID
+				if visited++; now-h.At > NotifyDedup.Milliseconds() {
+					continue
+				}
+				if n := QuarantineNote(tenant, name, h); !sent(n.ID) {
+					out = append(out, n)
+				}
+				if len(out) >= limit || visited >= heldWalk {
+					return out, c, false
+				}
+			}
+		}
+	}
+	return out, c, true
 }

@@ -50,3 +50,28 @@ func TestNextDue(t *testing.T) {
 		t.Fatalf("without the tournament: next due %s", FormatTime(got))
 	}
 }
+
+// HeldNotes walks every board's held submissions from its cursor, skips
+// what sent reports and what is older than NotifyDedup, stops at limit
+// and resumes where it stopped.
+func TestHeldNotes(t *testing.T) {
+	st := New()
+	at := time.Date(2026, 3, 10, 1, 0, 0, 0, time.UTC).UnixMilli()
+	max := 10.0
+	for i, b := range []string{"b", "a"} {
+		st.Apply(uint64(1+i), &Event{Kind: EvSettings, At: at, Board: b, Settings: &Settings{Rules: &Rules{MaxScore: &max}}})
+	}
+	old := at - NotifyDedup.Milliseconds() - 1
+	st.Apply(3, &Event{Kind: EvSubmit, At: old, Board: "a", Items: []Item{{Member: "stale", Score: 99}}})
+	st.Apply(4, &Event{Kind: EvSubmit, At: at, Board: "a", Items: []Item{{Member: "x", Score: 99}, {Member: "y", Score: 99}}})
+	st.Apply(5, &Event{Kind: EvSubmit, At: at, Board: "b", Items: []Item{{Member: "z", Score: 99}}})
+	sent := func(id string) bool { return id == "submission.quarantined:a:2" }
+	notes, c, done := st.HeldNotes("t", at, NoteCursor{}, 1, sent)
+	if done || len(notes) != 1 || notes[0].ID != "submission.quarantined:a:3" || notes[0].Member != "y" {
+		t.Fatalf("first page: %+v %+v %v", notes, c, done)
+	}
+	notes, c, done = st.HeldNotes("t", at, c, 10, sent)
+	if !done || len(notes) != 1 || notes[0].ID != "submission.quarantined:b:1" || notes[0].Tenant != "t" {
+		t.Fatalf("second page: %+v %+v %v", notes, c, done)
+	}
+}
