@@ -323,6 +323,9 @@ func (s *State) applyLink(seq uint64, ev *Event) error {
 			return err
 		}
 	}
+	if err := s.checkMemberReach(ev.Member, ev.Reach, "linking aliases"); err != nil {
+		return err
+	}
 	lr, err := s.ix.Link(ev.Member, ev.Aliases)
 	if err != nil {
 		return linkError(err)

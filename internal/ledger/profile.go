@@ -82,6 +82,9 @@ func (s *State) applyProfile(seq uint64, ev *Event) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkMemberReach(ev.Member, ev.Reach, "setting its profile"); err != nil {
+		return err
+	}
 	if err := s.checkProfileLimit(ev.Member, ev.MaxProfiles); err != nil {
 		return err
 	}
