@@ -130,3 +130,34 @@ func TestTenantSubscriptionsFiltered(t *testing.T) {
 		t.Fatalf("slots-*: %v", slots)
 	}
 }
+
+// TestFinalStandingsKeepNameAtEnd: a finished tournament's standings show
+// the profile its winner had at the end, after a later rename (even by a
+// token that may rename it); an open board shows the new name.
+func TestFinalStandingsKeepNameAtEnd(t *testing.T) {
+	e := newEnv(t, Config{})
+	admin := e.token("a", auth.RoleAdmin)
+	ends := time.Now().Add(300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	e.must(200, "PUT", "/v1/boards/poker-final", admin, `{"ends_at":"`+ends+`","prizes":[{"from":1,"to":1,"prize":"€1,000"}]}`)
+	e.must(200, "PUT", "/v1/boards/daily", admin, "")
+	e.must(200, "POST", "/v1/boards/poker-final/scores", admin, `{"member":"champion","score":1000}`)
+	e.must(200, "POST", "/v1/boards/daily/scores", admin, `{"member":"champion","score":1}`)
+	e.must(200, "PUT", "/v1/members/champion/profile", admin, `{"name":"Ada"}`)
+	checkFor(t, 5*time.Second, func() error {
+		if out := e.must(200, "GET", "/v1/boards/poker-final/standings", admin, ""); out["ended_at"] == nil {
+			return fmt.Errorf("not ended yet: %v", out)
+		}
+		return nil
+	})
+	e.must(200, "PUT", "/v1/members/champion/profile", admin, `{"name":"Renamed"}`)
+	rowName := func(path string) any {
+		rows := e.must(200, "GET", path, admin, "")["rows"].([]any)
+		return rows[0].(map[string]any)["name"]
+	}
+	if got := rowName("/v1/boards/poker-final/standings"); got != "Ada" {
+		t.Fatalf("final standings show %v, want the name at the end, Ada", got)
+	}
+	if got := rowName("/v1/boards/daily/top"); got != "Renamed" {
+		t.Fatalf("an open board shows %v, want Renamed", got)
+	}
+}

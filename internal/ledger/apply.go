@@ -331,6 +331,8 @@ func (s *State) applyLink(seq uint64, ev *Event) error {
 		return linkError(err)
 	}
 	for _, m := range lr.Merges {
+		s.freezeProfile(m.Into, ev.At) // ended boards keep both members' profiles at the end
+		s.freezeProfile(m.From, ev.At)
 		s.mergeProfile(m.Into, m.From)
 		for name, bs := range s.boards {
 			if bs.ended(ev.At) {

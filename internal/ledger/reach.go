@@ -37,11 +37,8 @@ func (r *Reach) Reaches(name string) bool {
 func (s *State) ranksOn(h uint32) []string {
 	var out []string
 	for name, bs := range s.boards {
-		for _, w := range bs.windows {
-			if _, ok := w.b.Get(h); ok {
-				out = append(out, name)
-				break
-			}
+		if bs.ranks(h) {
+			out = append(out, name)
 		}
 	}
 	slices.Sort(out) // the first one out of reach is named: the same on every node
