@@ -60,8 +60,8 @@ type Effect struct {
 	AnyRole bool
 	Touches Touch
 	Reach   ReachRule
-	// Budget names the quota the effect spends, "" where none. TODO(quotas):
-	// the per-tenant quotas at apply time name theirs here.
+	// Budget names the tenant limits the effect spends (the key file's
+	// fields, docs/OPERATIONS.md), "" where none.
 	Budget string
 	// Apply says the effect's reach is decided at apply time (ReachMember
 	// writes, ReachEvery), not only here.
@@ -70,10 +70,12 @@ type Effect struct {
 
 // Budgets named in the table.
 const (
-	budgetSubmissions = "submissions per second (ratelimit.go)"
-	budgetBoards      = "boards per tenant (key file max_boards)"
-	budgetConnections = "connections per tenant (key file max_connections)"
-	budgetMembers     = "member ids per tenant (hub MaxMembers)"
+	budgetSubmissions = "key file submissions_per_second, quarantine (held items per board)"
+	budgetBoards      = "key file boards, board_writes_per_second"
+	budgetBoardWrites = "key file board_writes_per_second"
+	budgetConnections = "key file connections"
+	budgetProfiles    = "key file profiles, identity_writes_per_second; member ids (hub MaxMembers)"
+	budgetAliases     = "key file aliases, identity_writes_per_second; member ids (hub MaxMembers)"
 )
 
 var (
@@ -105,8 +107,8 @@ var routeEffects = map[string]Effect{
 	"GET /v1/boards":                                   {Role: auth.RoleRead, Touches: TouchTenant, Reach: ReachNone},
 	"PUT /v1/boards/{board}":                           withBudget(effAdmin, budgetBoards),
 	"GET /v1/boards/{board}":                           effRead,
-	"DELETE /v1/boards/{board}":                        effAdmin,
-	"POST /v1/boards/{board}/reset":                    effAdmin,
+	"DELETE /v1/boards/{board}":                        withBudget(effAdmin, budgetBoardWrites),
+	"POST /v1/boards/{board}/reset":                    withBudget(effAdmin, budgetBoardWrites),
 	"POST /v1/boards/{board}/scores":                   withBudget(effSubmit, budgetSubmissions),
 	"GET /v1/boards/{board}/scores":                    effRead,
 	"GET /v1/boards/{board}/quarantine":                effAdmin,
@@ -118,7 +120,7 @@ var routeEffects = map[string]Effect{
 	"GET /v1/boards/{board}/score-rank":                effRead,
 	"GET /v1/boards/{board}/members":                   effRead,
 	"GET /v1/boards/{board}/members/{member}":          effRead,
-	"DELETE /v1/boards/{board}/members/{member}":       effAdmin,
+	"DELETE /v1/boards/{board}/members/{member}":       withBudget(effAdmin, budgetBoardWrites),
 	"GET /v1/boards/{board}/members/{member}/around":   effRead,
 	"GET /v1/boards/{board}/members/{member}/history":  effRead,
 	"POST /v1/boards/{board}/disqualify":               effAdmin,
@@ -126,10 +128,12 @@ var routeEffects = map[string]Effect{
 	"POST /v1/boards/{board}/settle":                   effAdmin,
 	"GET /v1/audit":                                    {Role: auth.RoleAdmin, Touches: TouchBoard, Reach: ReachQueryBoard},
 	"GET /v1/tenant":                                   {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone},
-	"POST /v1/identities":                              {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetMembers},
-	"GET /v1/identities/{id}":                          {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember},
-	"PUT /v1/members/{member}/profile":                 {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetMembers},
-	"GET /v1/members/{member}/profile":                 {AnyRole: true, Touches: TouchMembers, Reach: ReachMember},
+	// A link needs ReachMember; one that merges members needs ReachEvery
+	// and role admin (mayMerge), both decided at apply time.
+	"POST /v1/identities":              {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetAliases},
+	"GET /v1/identities/{id}":          {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember},
+	"PUT /v1/members/{member}/profile": {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetProfiles},
+	"GET /v1/members/{member}/profile": {AnyRole: true, Touches: TouchMembers, Reach: ReachMember},
 }
 
 // wsEffects is the table for the WebSocket's client messages, by type.
