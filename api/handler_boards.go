@@ -83,9 +83,6 @@ const (
 // follow.
 func (s *Server) listBoards(w http.ResponseWriter, r *http.Request) error {
 	sc := scopeOf(r)
-	if !sc.Can(auth.RoleRead) {
-		return forbidden("role read: not granted")
-	}
 	limit, err := intParam(r, "limit", defaultBoardsLimit, 1, maxBoardsLimit)
 	if err != nil {
 		return err

@@ -193,7 +193,11 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := authorize(r) // the table of effects: effects.go
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			e := toError(err, s.log)
 			s.logRefusal(r, e)
 			writeError(w, e)

@@ -19,6 +19,7 @@ type (
 	Reason       = ledger.Reason       // the rule a held item broke
 	Held         = ledger.Held         // one quarantined submission
 	Profile      = ledger.Profile      // a member's public profile
+	Reach        = ledger.Reach        // a token's board reach, for effects on members
 	HistoryPoint = ledger.HistoryPoint // one point of a member's rank history
 	Cursor       = ledger.Cursor       // a position in a board-window's order
 	Standings    = ledger.Standings    // a board's standings with prizes

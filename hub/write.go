@@ -124,6 +124,13 @@ func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string)
 // decides in stream order, so a link racing a submission that creates the
 // alias's member is judged the same way on every node. Cost: as Link.
 func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []string, mayMerge bool) (Identity, error) {
+	return h.LinkIn(ctx, tenant, member, aliases, mayMerge, Reach{})
+}
+
+// LinkIn is LinkChecked for a token of board reach reach: apply fails it with
+// ErrForbidden, naming the board, where member ranks on a board reach
+// does not reach (an alias shows on every board that ranks its member).
+func (h *Hub) LinkIn(ctx context.Context, tenant, member string, aliases []string, mayMerge bool, reach Reach) (Identity, error) {
 	if err := checkNames(tenant, ""); err != nil {
 		return Identity{}, err
 	}
@@ -138,7 +145,8 @@ func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []
 	if err := r.read(func(st *ledger.State) error { return st.CheckAliasLimit(member, aliases, q.Aliases) }); err != nil {
 		return Identity{}, err
 	}
-	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge, MaxAliases: q.Aliases}
+	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge, MaxAliases: q.Aliases,
+		Reach: reachOf(reach)}
 	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
@@ -263,6 +271,22 @@ func (d Disputes) Reject(ctx context.Context, tenant, board string, qid uint64) 
 // never submitted is created) and returns it as stored. The error names
 // the field.
 func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) (Profile, error) {
+	return h.PutProfileIn(ctx, tenant, member, p, Reach{})
+}
+
+// reachOf is r as an event carries it: nil where it reaches every board,
+// so that unscoped events encode as before.
+func reachOf(r Reach) *ledger.Reach {
+	if !r.Scoped {
+		return nil
+	}
+	return &r
+}
+
+// PutProfileIn is PutProfile for a token of board reach reach: apply fails it
+// with ErrForbidden, naming the board, where member ranks on a board
+// reach does not reach (a profile shows on every board that ranks its member).
+func (h *Hub) PutProfileIn(ctx context.Context, tenant, member string, p Profile, reach Reach) (Profile, error) {
 	if err := checkNames(tenant, ""); err != nil {
 		return Profile{}, err
 	}
@@ -283,7 +307,7 @@ func (h *Hub) PutProfile(ctx context.Context, tenant, member string, p Profile) 
 	}); err != nil {
 		return Profile{}, err
 	}
-	ev := &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p, MaxProfiles: q.Profiles}
+	ev := &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p, MaxProfiles: q.Profiles, Reach: reachOf(reach)}
 	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Profile{}, err
 	}

@@ -323,11 +323,16 @@ func (s *State) applyLink(seq uint64, ev *Event) error {
 			return err
 		}
 	}
+	if err := s.checkMemberReach(ev.Member, ev.Reach, "linking aliases"); err != nil {
+		return err
+	}
 	lr, err := s.ix.Link(ev.Member, ev.Aliases)
 	if err != nil {
 		return linkError(err)
 	}
 	for _, m := range lr.Merges {
+		s.freezeProfile(m.Into, ev.At) // ended boards keep both members' profiles at the end
+		s.freezeProfile(m.From, ev.At)
 		s.mergeProfile(m.Into, m.From)
 		for name, bs := range s.boards {
 			if bs.ended(ev.At) {

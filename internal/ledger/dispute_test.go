@@ -158,9 +158,10 @@ func TestSnapshotDisputes(t *testing.T) {
 	plain, _ := disputeBoard(t, end)
 	v4, _ := plain.Encode()
 	// No profiles: the body ends with the empty disputes block (5 zero
-	// bytes) and the profile count (one zero byte).
+	// bytes), the profile count and the final profiles' count (one zero
+	// byte each).
 	body := v4[:len(v4)-4]
-	v3 := append([]byte(snapMagicV3), body[len(snapMagic):len(body)-6]...)
+	v3 := append([]byte(snapMagicV3), body[len(snapMagic):len(body)-7]...)
 	v3 = append(v3, 0)
 	v3 = binary.LittleEndian.AppendUint32(v3, crc32.Checksum(v3, castagnoli))
 	old, err := Decode(v3)

@@ -32,6 +32,11 @@ const (
 	EvSettle     EventKind = "settle"     // a board's payout is done: its standings never change again
 )
 
+// EventKinds lists every event kind, for tables that must cover them all
+// (the API's table of effects); TestEventKindsListed keeps it complete.
+var EventKinds = []EventKind{EvSettings, EvSubmit, EvGroup, EvLink, EvRemove, EvReset, EvDelete,
+	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle}
+
 // Event is one entry of a tenant's stream.
 type Event struct {
 	Kind     EventKind `json:"k"`
@@ -52,6 +57,11 @@ type Event struct {
 	// to another member fails the event with ErrForbidden. Absent (old
 	// events, Link) means merges are allowed, as before.
 	NoMerge bool `json:"nm,omitempty"`
+	// Reach, on EvProfile and EvLink, is the board reach of the token that
+	// sent it: apply fails the event with ErrForbidden where the member
+	// ranks on a board outside it (reach.go). Absent (old events, internal
+	// callers) means every board, as before.
+	Reach *Reach `json:"rc,omitempty"`
 	// MaxBoards, on EvSettings, is the tenant's board limit when the event
 	// was accepted: creating a board past it fails with ErrLimit. Absent
 	// (old events, PutBoard) means no limit.

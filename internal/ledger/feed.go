@@ -157,7 +157,8 @@ type Window struct {
 	log      *feedLog
 	fk       feedKey
 	profiles map[uint32]Profile
-	q        *quarantine // the board's; nil where the board is gone
+	final    map[uint32]Profile // the board's profiles at its end (profile.go)
+	q        *quarantine        // the board's; nil where the board is gone
 }
 
 func (s *State) windowOf(fk feedKey) Window {
@@ -165,6 +166,7 @@ func (s *State) windowOf(fk feedKey) Window {
 	if bs := s.boards[fk.board]; bs != nil {
 		win.w = bs.windows[fk.key]
 		win.q = &bs.quarantine
+		win.final = bs.final
 	}
 	return win
 }
@@ -194,7 +196,7 @@ func (v Window) Name(h uint32) (string, bool) { return v.ix.Label(h) }
 
 // Profile returns member handle h's public profile, zero where it has
 // none. O(1).
-func (v Window) Profile(h uint32) Profile { return v.profiles[h] }
+func (v Window) Profile(h uint32) Profile { return profileOf(v.final, v.profiles, h) }
 
 // UnderReview reports whether member handle h has a submission in the
 // board's quarantine. O(1).

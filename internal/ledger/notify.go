@@ -120,7 +120,7 @@ func (s *State) closeNote(tenant, name string, bs *boardState, k windowKey, id, 
 	if w == nil {
 		return n
 	}
-	v := View{ix: s.ix, w: w, profiles: s.profiles}
+	v := View{ix: s.ix, w: w, profiles: s.profiles, final: bs.final}
 	n.Seq, n.Total = w.seq, w.b.Len()
 	for _, r := range v.Top(0, notifyRows) {
 		n.Rows = append(n.Rows, NotifyRow{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,

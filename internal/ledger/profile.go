@@ -16,8 +16,13 @@ import (
 // had none). Setting it is a change of every board-window that ranks the
 // member: each gets a new seq and a change at the member's rank, so that
 // every live view showing the member sends its row again. Boards that have
-// ended are left alone (their seq and standings never change); their rows
-// show the current profile when read.
+// ended are left alone (their seq and standings never change), and keep
+// showing the profile as it was at their end: payouts are made to the
+// final standings, so a later rename, even a legitimate one, must not
+// change who they print. The first change after a board's end (a profile,
+// a merge) records the old profile in the board's state (boardState.final)
+// before it changes: in stream order, so every node and every snapshot
+// agrees, and only for members whose profile ever changes after the end.
 
 // Profile is a member's public profile. Name is required; the zero Profile
 // means none.
@@ -82,6 +87,9 @@ func (s *State) applyProfile(seq uint64, ev *Event) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkMemberReach(ev.Member, ev.Reach, "setting its profile"); err != nil {
+		return err
+	}
 	if err := s.checkProfileLimit(ev.Member, ev.MaxProfiles); err != nil {
 		return err
 	}
@@ -95,6 +103,7 @@ func (s *State) applyProfile(seq uint64, ev *Event) error {
 	if s.profiles[h] == p {
 		return nil // no change: no new seq either
 	}
+	s.freezeProfile(h, ev.At)
 	s.profiles[h] = p
 	for name, bs := range s.boards { // any order: each window's seq is its own
 		if !bs.ended(ev.At) {
@@ -116,6 +125,41 @@ func (s *State) touch(name string, bs *boardState, h uint32) {
 				Old: row.Entry, New: row.Entry, Applied: true})
 		}
 	}
+}
+
+// freezeProfile records member h's current profile (zero: none) on every
+// board that has ended by at, ranks h, and has not recorded h's yet: the
+// profile at the board's end, since nothing changed it between the end and
+// now. Called before h's profile changes. O(boards × windows × log N).
+func (s *State) freezeProfile(h uint32, at int64) {
+	for _, bs := range s.boards { // any order: each board's record is its own
+		if _, done := bs.final[h]; done || !bs.ended(at) || !bs.ranks(h) {
+			continue
+		}
+		if bs.final == nil {
+			bs.final = map[uint32]Profile{}
+		}
+		bs.final[h] = s.profiles[h]
+	}
+}
+
+// ranks reports whether member h has an entry in any window of bs.
+func (bs *boardState) ranks(h uint32) bool {
+	for _, w := range bs.windows {
+		if _, ok := w.b.Get(h); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// profileOf is member h's profile as a board shows it: the one recorded at
+// the board's end where there is one (final), else the current one.
+func profileOf(final, profiles map[uint32]Profile, h uint32) Profile {
+	if p, ok := final[h]; ok {
+		return p
+	}
+	return profiles[h]
 }
 
 // mergeProfile moves the profile of a member merged away (from) to the one

@@ -50,7 +50,7 @@ func (s *State) locate(board, window string, at int64) (*boardState, windowKey, 
 }
 
 func (s *State) view(bs *boardState, key windowKey) View {
-	return View{ix: s.ix, w: bs.windows[key], profiles: s.profiles, q: &bs.quarantine}
+	return View{ix: s.ix, w: bs.windows[key], profiles: s.profiles, final: bs.final, q: &bs.quarantine}
 }
 
 // HasBoard reports whether board exists. O(1).

@@ -16,7 +16,7 @@ import (
 // keeps them in files and in the cluster's bucket). Layout, all integers
 // uvarints unless noted:
 //
-//	magic "RWSNAP4\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP5\n"  seq  len+identity.Index bytes  nboards
 //	per board, by name: name  len+settings JSON  nseen
 //	  per kept idempotency id, in the order applied (seen.go):
 //	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
@@ -30,6 +30,8 @@ import (
 //	    per disqualified handle, ascending: handle
 //	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision
 //	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
+//	nfinal; per board with profiles recorded at its end, by name (profile.go):
+//	  name  nprofiles; per profile, by handle: handle  name  avatar  country (all "": none)
 //	CRC-32C of everything before, 4 bytes little-endian
 //
 // Strings are length-prefixed. The encoding is deterministic: equal states
@@ -37,11 +39,14 @@ import (
 // ids themselves and not their acceptance times; RWSNAP2, without the
 // quarantine) is refused like a damaged one (ErrCorrupt): the node replays the
 // stream, which gives the same state as every other node's. RWSNAP3, the
-// same layout without the disputes, is read as boards with none: it was
-// written before any dispute event could exist.
+// layout without the disputes and the final profiles, is read as boards with
+// none: it was written before any dispute event could exist. RWSNAP4 is the
+// layout without the final profiles, read as boards with none: they are
+// recorded only by events a version writing RWSNAP5 applied.
 
 const (
-	snapMagic   = "RWSNAP4\n"
+	snapMagic   = "RWSNAP5\n"
+	snapMagicV4 = "RWSNAP4\n" // read, never written
 	snapMagicV3 = "RWSNAP3\n" // read, never written
 )
 
@@ -65,6 +70,7 @@ func (s *State) Encode() ([]byte, error) {
 		}
 	}
 	w.profiles(s.profiles)
+	w.finals(s, names)
 	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
 }
 
@@ -155,6 +161,24 @@ func (w *snapWriter) profiles(ps map[uint32]Profile) {
 		w.str(p.Name)
 		w.str(p.Avatar)
 		w.str(p.Country)
+	}
+}
+
+// finals writes the profiles boards recorded at their end, by board name
+// (names sorted), only boards that recorded some.
+func (w *snapWriter) finals(s *State, names []string) {
+	n := 0
+	for _, name := range names {
+		if len(s.boards[name].final) > 0 {
+			n++
+		}
+	}
+	w.uint(uint64(n))
+	for _, name := range names {
+		if final := s.boards[name].final; len(final) > 0 {
+			w.str(name)
+			w.profiles(final)
+		}
 	}
 }
 
@@ -292,7 +316,7 @@ func Decode(data []byte) (*State, error) {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	magic := string(data[:len(snapMagic)])
-	if magic != snapMagic && magic != snapMagicV3 {
+	if magic != snapMagic && magic != snapMagicV4 && magic != snapMagicV3 {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
@@ -310,7 +334,10 @@ func Decode(data []byte) (*State, error) {
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		r.board(s)
 	}
-	r.profiles(s)
+	s.profiles = r.profiles(s, false)
+	if magic == snapMagic {
+		r.finals(s)
+	}
 	if r.err == nil && len(r.buf) != 0 {
 		r.fail("trailing bytes")
 	}
@@ -394,30 +421,51 @@ func (r *snapReader) history(hs *history) {
 	}
 }
 
-// profiles reads the members' profiles: handles increasing, each one the
-// identity index has handed out, each profile valid.
-func (r *snapReader) profiles(s *State) {
-	n := r.count()
+// profiles reads profiles by handle: handles increasing, each one the
+// identity index has handed out, each profile valid, or zero where
+// zeroOK (a board's final profiles record "none" so). Nil where none.
+func (r *snapReader) profiles(s *State, zeroOK bool) map[uint32]Profile {
+	var out map[uint32]Profile
 	prev := int64(-1)
-	for ; n > 0 && r.err == nil; n-- {
+	for n := r.count(); n > 0 && r.err == nil; n-- {
 		h := r.uint()
 		p := Profile{Name: r.str(), Avatar: r.str(), Country: r.str()}
 		if r.err != nil {
-			return
+			return nil
 		}
 		if int64(h) <= prev || h > uint64(s.ix.MaxHandle()) {
 			r.fail("profile handle")
-			return
+			return nil
 		}
-		if q, err := p.normalize(); err != nil || q != p {
+		if q, err := p.normalize(); (err != nil || q != p) && !(zeroOK && p == Profile{}) {
 			r.fail("profile")
-			return
+			return nil
 		}
 		prev = int64(h)
-		if s.profiles == nil {
-			s.profiles = map[uint32]Profile{}
+		if out == nil {
+			out = map[uint32]Profile{}
 		}
-		s.profiles[uint32(h)] = p
+		out[uint32(h)] = p
+	}
+	return out
+}
+
+// finals reads the profiles boards recorded at their end: boards by name
+// increasing, each one the snapshot holds, each with some.
+func (r *snapReader) finals(s *State) {
+	prev := ""
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		name := r.str()
+		bs := s.boards[name]
+		if r.err != nil || bs == nil || (prev != "" && name <= prev) {
+			r.fail("final profiles' board")
+			return
+		}
+		prev = name
+		if bs.final = r.profiles(s, true); r.err == nil && len(bs.final) == 0 {
+			r.fail("final profiles: none")
+			return
+		}
 	}
 }
 

@@ -90,6 +90,10 @@ type boardState struct {
 	history    history    // recent changes of the primary window (history.go)
 	fresh      []Held     // held by the event being applied: its Outcome (apply.go)
 	disputes   disputes   // disqualifications, revision, settlement, admin log (dispute.go)
+	// final holds, once the board has ended, the profiles its members had
+	// at the end, recorded before the first change after it (profile.go);
+	// the zero Profile records none. Nil until such a change.
+	final map[uint32]Profile
 }
 
 // window is one board-window and its version: seq grows by one for every

@@ -16,7 +16,8 @@ type View struct {
 	ix       *identity.Index
 	w        *window // nil: the window holds nothing (yet, or any more)
 	profiles map[uint32]Profile
-	q        *quarantine // the board's: whose rows show the review marker; nil: none
+	final    map[uint32]Profile // the board's profiles at its end (profile.go): they win over profiles
+	q        *quarantine        // the board's: whose rows show the review marker; nil: none
 }
 
 // Seq returns the board-window's version (0 for a window never written).
@@ -88,7 +89,7 @@ func (v View) Members(members []string) []Row {
 
 func (v View) row(r board.Row) Row {
 	name, _ := v.ix.Label(r.Member) // retired only on a board no merge folds: an ended tournament
-	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: v.profiles[r.Member],
+	return Row{Rank: r.Rank, Member: name, Score: r.Score, Subscore: r.Subscore, Profile: profileOf(v.final, v.profiles, r.Member),
 		Review: v.q != nil && v.q.underReview(r.Member)}
 }
 
