@@ -37,7 +37,7 @@ func (s *Server) identity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ident, err := s.hub.IdentityIn(sc.Tenant, id, reachOf(sc))
+	ident, err := s.hub.Identity(sc.Tenant, id, reachOf(sc))
 	return s.reply(w, toIdentityJSON(ident), err)
 }
 

@@ -22,7 +22,7 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) error {
 		Connections: s.live.ConnectionCap(sc.Tenant), Boards: s.boardLimit(sc.Tenant),
 		Profiles: l.ProfileLimit(), Aliases: l.AliasLimit(), Quarantine: l.QuarantineLimit(),
 		BoardWritesPerSecond: s.boardW.perSecond(sc.Tenant), IdentityWritesPerSecond: s.identW.perSecond(sc.Tenant)}
-	u, _ := s.hub.Usage(sc.Tenant) // zero for a tenant with no stream yet
+	u, _ := s.hub.Quotas().Usage(sc.Tenant) // zero for a tenant with no stream yet
 	out.Boards = u.Boards
 	if sc.Boards == nil {
 		out.Connections, out.Subscriptions = s.live.Usage(sc.Tenant)

@@ -48,7 +48,7 @@ func (c *hubCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(b.Members), t.Tenant, b.Name)
 		}
 	}
-	for _, d := range c.hub.NotificationsDropped() {
+	for _, d := range c.hub.Quotas().NotificationsDropped() {
 		ch <- prometheus.MustNewConstMetric(c.notifyDropped, prometheus.CounterValue, float64(d.Count), d.Tenant, d.Reason)
 	}
 }

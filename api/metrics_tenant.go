@@ -44,13 +44,13 @@ func (c *tenantCollector) Describe(ch chan<- *prometheus.Desc) {
 // answered in time).
 func (c *tenantCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, t := range c.hub.Stats() {
-		if u, ok := c.hub.Usage(t.Tenant); ok {
+		if u, ok := c.hub.Quotas().Usage(t.Tenant); ok {
 			ch <- prometheus.MustNewConstMetric(c.memory, prometheus.GaugeValue, float64(u.MemoryBytes), t.Tenant)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeScrapeTimeout)
 	defer cancel()
-	sizes, _ := c.hub.StoreBytes(ctx) // none on error: the scrape goes on
+	sizes, _ := c.hub.Quotas().StoreBytes(ctx) // none on error: the scrape goes on
 	for tenant, n := range sizes {
 		ch <- prometheus.MustNewConstMetric(c.disk, prometheus.GaugeValue, float64(n), tenant)
 	}

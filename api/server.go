@@ -111,7 +111,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
 	s.keys.Store(cfg.Keys)
 	s.limits, s.boardW, s.identW = newLimiters(s.keyring, cfg.SubmissionsPerSecond)
-	cfg.Hub.SetQuota(s.quota) // quota.go
+	cfg.Hub.Quotas().SetQuota(s.quota) // quota.go
 	s.live = live.New(live.Config{Hub: cfg.Hub, Verifier: cfg.Verifier, Keyring: s.keyring, ErrorOf: s.protocolError,
 		Logger: cfg.Logger, Registry: cfg.Registry, Options: cfg.Live})
 	s.refused = refusal.New(s.log, "http refused")

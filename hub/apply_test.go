@@ -133,7 +133,7 @@ func TestLinkMergesAcrossBoards(t *testing.T) {
 	if res[0].Member != "ann" || res[0].Score != 41 {
 		t.Errorf("submit by alias = %+v", res[0])
 	}
-	if got, _ := h.Identity("t1", "dev42"); got.Member != "ann" {
+	if got, _ := h.Identity("t1", "dev42", Reach{}); got.Member != "ann" {
 		t.Errorf("Identity(dev42) = %+v", got)
 	}
 }

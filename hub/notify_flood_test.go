@@ -49,7 +49,7 @@ func TestNotifyFloodIsolated(t *testing.T) {
 		seen[n.ID] = true
 	}
 	var dropsA uint64
-	for _, d := range h.NotificationsDropped() {
+	for _, d := range h.Quotas().NotificationsDropped() {
 		if d.Tenant != "a" || d.Reason != DropBufferFull {
 			t.Fatalf("dropped %+v: only a's buffer may overflow", d)
 		}

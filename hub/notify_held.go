@@ -235,7 +235,7 @@ func (n *notifier) rederive(open []*replica, now int64) []Notification {
 
 // NotificationsDropped returns the counts of notifications not queued or
 // not published, by tenant and reason (rankwire_notifications_dropped_total).
-func (h *Hub) NotificationsDropped() []NotifyDrop { return h.note.dropped() }
+func (q Quotas) NotificationsDropped() []NotifyDrop { return q.h.note.dropped() }
 
 // requeue puts back a quarantine whose publish failed.
 func (n *notifier) requeue(note Notification) {

@@ -71,7 +71,7 @@ func storedSize(subject, id string, body int) int64 {
 // notification bytes (the key file's notification_bytes, read at each
 // use so that a reload takes effect). A result of zero or less means
 // DefaultNotifyBytes. Safe for concurrent use.
-func (h *Hub) SetNotifyQuota(f func(tenant string) int64) { h.note.quota.Store(&f) }
+func (q Quotas) SetNotifyQuota(f func(tenant string) int64) { q.h.note.quota.Store(&f) }
 
 // quotaOf returns tenant's quota of notification bytes.
 func (n *notifier) quotaOf(tenant string) int64 {
@@ -142,4 +142,4 @@ func (n *notifier) overQuota(note Notification, now int64) bool {
 
 // NotifyBytes returns the bytes tenant's notifications take in the
 // notifications' stream, as this node accounts them.
-func (h *Hub) NotifyBytes(tenant string) int64 { return h.note.storedBytes(tenant) }
+func (q Quotas) NotifyBytes(tenant string) int64 { return q.h.note.storedBytes(tenant) }

@@ -17,7 +17,7 @@ func TestNotifyQuota(t *testing.T) {
 	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	h := startHub(t, Config{Now: clk.now, NATSURL: url})
 	const quota = 20_000
-	h.SetNotifyQuota(func(tenant string) int64 {
+	h.Quotas().SetNotifyQuota(func(tenant string) int64 {
 		if tenant == "a" {
 			return quota
 		}
@@ -34,7 +34,7 @@ func TestNotifyQuota(t *testing.T) {
 	var dropped uint64
 	checkFor(t, 10*time.Second, func() error {
 		dropped = 0
-		for _, d := range h.NotificationsDropped() {
+		for _, d := range h.Quotas().NotificationsDropped() {
 			dropped += d.Count
 		}
 		if stored := len(notes(t, h, "a")); uint64(stored)+dropped != 200 {
@@ -49,7 +49,7 @@ func TestNotifyQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := info.CachedInfo().State
-	got := h.NotifyBytes("a")
+	got := h.Quotas().NotifyBytes("a")
 	t.Logf("a: %d notifications, %d bytes in the stream (%d a message), %d accounted, %d dropped",
 		st.Msgs, st.Bytes, st.Bytes/st.Msgs, got, dropped)
 	if dropped == 0 || st.Bytes < quota || st.Bytes > quota+st.Bytes/st.Msgs+64 {
@@ -67,8 +67,8 @@ func TestNotifyQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := info.CachedInfo().State; later.NotifyBytes("a") != int64(st.Bytes) || st.Bytes < uint64(got) {
-		t.Fatalf("a node started later accounts %d bytes, the stream holds %d", later.NotifyBytes("a"), st.Bytes)
+	if st := info.CachedInfo().State; later.Quotas().NotifyBytes("a") != int64(st.Bytes) || st.Bytes < uint64(got) {
+		t.Fatalf("a node started later accounts %d bytes, the stream holds %d", later.Quotas().NotifyBytes("a"), st.Bytes)
 	}
 
 	mustPut(t, h, "b", "cup", rules) // another tenant is not touched by a's quota

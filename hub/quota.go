@@ -29,15 +29,25 @@ func (q *quotas) of(tenant string) Quota {
 	return Quota{}
 }
 
+// Quotas is what the Hub counts against each tenant's limits from the key
+// file: the limits stamped on its events, the use of them, its store and
+// notification bytes, and the notifications it could not keep. It is the
+// Hub's, got with Hub.Quotas; its methods are safe for concurrent use.
+type Quotas struct{ h *Hub }
+
+// Quotas returns what the Hub counts against tenants' limits.
+func (h *Hub) Quotas() Quotas { return Quotas{h} }
+
 // SetQuota sets the function that gives each tenant's Quota, read at each
 // write (so a reloaded key file takes effect on the next one): the api's
 // Server sets it from the key file. Until then no limit applies. Safe for
 // concurrent use.
-func (h *Hub) SetQuota(f func(tenant string) Quota) { h.quota.f.Store(&f) }
+func (q Quotas) SetQuota(f func(tenant string) Quota) { q.h.quota.f.Store(&f) }
 
 // Usage returns tenant's Usage; false where the tenant is not open here.
 // O(members' alias sets + boards × windows) under the replica's read lock.
-func (h *Hub) Usage(tenant string) (u Usage, ok bool) {
+func (q Quotas) Usage(tenant string) (u Usage, ok bool) {
+	h := q.h
 	_ = h.reg.readTenant(tenant, nil, func(st *ledger.State) error {
 		u, ok = st.Usage(), true
 		return nil
@@ -49,7 +59,8 @@ func (h *Hub) Usage(tenant string) (u Usage, ok bool) {
 // reports them (StreamInfo's state, from the stream's leader): one paged
 // JetStream API request for every stream, bounded by ctx. A tenant whose
 // stream is not listed is absent.
-func (h *Hub) StoreBytes(ctx context.Context) (map[string]uint64, error) {
+func (q Quotas) StoreBytes(ctx context.Context) (map[string]uint64, error) {
+	h := q.h
 	if h.streams == nil {
 		return nil, nil
 	}

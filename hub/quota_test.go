@@ -16,7 +16,7 @@ func TestQuotaFootprint(t *testing.T) {
 	}
 	const n = 2000
 	h := startHub(t, Config{})
-	h.SetQuota(func(tenant string) Quota { return Quota{Profiles: n, Aliases: 32, Held: 100_000} })
+	h.Quotas().SetQuota(func(tenant string) Quota { return Quota{Profiles: n, Aliases: 32, Held: 100_000} })
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, n+1)
@@ -45,11 +45,11 @@ func TestQuotaFootprint(t *testing.T) {
 		t.Fatalf("%d refused, want 1: %v", len(refused), refused)
 	}
 	wantErr(t, refused[0], ErrLimit)
-	u, ok := h.Usage("t")
+	u, ok := h.Quotas().Usage("t")
 	if !ok || u.Profiles != n || u.Members != n { // the refused event interned no member
 		t.Fatalf("usage %+v, %v; want %d profiles and members", u, ok, n)
 	}
-	sizes, err := h.StoreBytes(ctx)
+	sizes, err := h.Quotas().StoreBytes(ctx)
 	if err != nil || sizes["t"] == 0 {
 		t.Fatalf("store bytes %v, %v", sizes, err)
 	}

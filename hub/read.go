@@ -182,17 +182,12 @@ func (h *Hub) BoardsPage(tenant, after string, limit int, keep func(name string)
 	return out, more
 }
 
-// Identity returns the member an id or alias resolves to, with its aliases,
-// or ErrNotFound.
-func (h *Hub) Identity(tenant, id string) (ident Identity, err error) {
-	return h.IdentityIn(tenant, id, Reach{})
-}
-
-// IdentityIn is Identity as a token of reach r reads it: ErrNotFound, as
-// for an id that names nobody, unless the member ranks on a board r
-// reaches (ledger.State.MemberReachable): a scoped token learns nothing of
-// members outside its boards, not even that they exist.
-func (h *Hub) IdentityIn(tenant, id string, r Reach) (ident Identity, err error) {
+// Identity returns the member an id or alias resolves to, with its
+// aliases, as a token of reach r reads it (Reach{}: every board):
+// ErrNotFound, as for an id that names nobody, unless the member ranks on a
+// board r reaches (ledger.State.MemberReachable): a scoped token learns
+// nothing of members outside its boards, not even that they exist.
+func (h *Hub) Identity(tenant, id string, r Reach) (ident Identity, err error) {
 	notFound := func() error { return errorf(ErrNotFound, "identity %q", id) }
 	err = h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
 		var ok bool
@@ -204,15 +199,11 @@ func (h *Hub) IdentityIn(tenant, id string, r Reach) (ident Identity, err error)
 	return ident, err
 }
 
-// Profile returns member's profile (an id or alias), or ErrNotFound where
-// it has none.
-func (h *Hub) Profile(tenant, member string) (p Profile, err error) {
-	return h.ProfileIn(tenant, member, Reach{})
-}
-
-// ProfileIn is Profile as a token of reach r reads it: ErrNotFound, as for
-// a member with no profile, unless the member ranks on a board r reaches.
-func (h *Hub) ProfileIn(tenant, member string, r Reach) (p Profile, err error) {
+// Profile returns member's profile (an id or alias) as a token of reach r
+// reads it (Reach{}: every board): ErrNotFound where it has none, and, as
+// for a member with no profile, unless the member ranks on a board r
+// reaches.
+func (h *Hub) Profile(tenant, member string, r Reach) (p Profile, err error) {
 	notFound := func() error { return errorf(ErrNotFound, "profile of %q", member) }
 	err = h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
 		var ok bool

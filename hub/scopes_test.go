@@ -40,7 +40,7 @@ func TestLinkNoMergeRefusedAtApply(t *testing.T) {
 		t.Fatalf("poker-final changed: %v, was %v", got, before)
 	}
 	for _, id := range []string{"fresh", "new-alias", "nobody-yet"} {
-		if _, err := h.Identity("t1", id); !errors.Is(err, ErrNotFound) {
+		if _, err := h.Identity("t1", id, Reach{}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Identity(%s) = %v: a refused link left a trace", id, err)
 		}
 	}

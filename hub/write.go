@@ -150,7 +150,7 @@ func (h *Hub) LinkIn(ctx context.Context, tenant, member string, aliases []strin
 	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
-	return h.Identity(tenant, member)
+	return h.Identity(tenant, member, Reach{})
 }
 
 // boardEvent publishes an event about an existing board.

@@ -183,7 +183,7 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, func() bool { return g.serving.Load() && g.hub.Connected() }, g.demo)
 	g.hub.SetFeed(g.api.Feed()) // the one consumer of the hub's change feed: the API's live views
 	a := g.api
-	g.hub.SetNotifyQuota(func(tenant string) int64 { // the keyring in use: a reload takes effect
+	g.hub.Quotas().SetNotifyQuota(func(tenant string) int64 { // the keyring in use: a reload takes effect
 		lim, _ := a.Keyring().Limits(tenant)
 		return lim.NotificationBytes // zero: the hub's default
 	})
