@@ -545,6 +545,12 @@ func TestBoardTournamentStates(t *testing.T) {
 	if !s.PrizeHead || !strings.HasPrefix(s.Countdown, "Ends in 00:0") {
 		t.Errorf("prize column %v, countdown %q", s.PrizeHead, s.Countdown)
 	}
+	waitFor(t, "the plain board's rows", 10*time.Second, func() string {
+		if p := look(t, ctx, "plain"); len(p.Rows) != 3 || p.State != "live" {
+			return fmt.Sprintf("%+v", p)
+		}
+		return ""
+	})
 	p := look(t, ctx, "plain")
 	if p.PrizeHead || p.Countdown != "" || p.Rows[0].Prize != nil {
 		t.Errorf("a plain board shows tournament parts: %+v", p)
