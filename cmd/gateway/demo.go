@@ -154,6 +154,7 @@ rankwire is serving on %[1]s (demo tenant %[2]q, board %[3]q; tokens valid 24 h)
 
 demo page:   %[1]s/   (a simulated tournament of 20,000 players, live, and sprint tournaments
              that end and roll over, with prizes and a cheater whose scores land in quarantine)
+console:     %[1]s/console   (the operator's back office: sign in with the admin token below)
 
 admin token: %[4]s
 read token:  %[5]s
