@@ -129,7 +129,7 @@ function signOut() {
   token = "";
   current = "";
   for (const id of ["tenant", "boards", "board", "editor", "signout"]) $(id).hidden = true;
-  for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "standing-rows", "decisions"]) $(id).replaceChildren();
+  for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "standing-rows", "decisions", "dq-rows", "settle-slot", "audit-rows"]) $(id).replaceChildren();
   $("member-detail").hidden = true;
   $("token").value = "";
   $("signin").hidden = false;
@@ -206,7 +206,7 @@ async function openBoard(name) {
     w.id = "live";
     for (const [k, v] of Object.entries({ board: name, view: "top", limit: "10", label: `${name} · live top 10`, token })) w.setAttribute(k, v);
     $("live-slot").replaceChildren(w);
-    await Promise.all([loadHeld(false), loadTop(false), loadStandings()]);
+    await Promise.all([loadHeld(false), loadTop(false), loadStandings(), loadAudit(false)]);
   } catch (e) { alertShow(e.message); }
 }
 
@@ -408,20 +408,130 @@ function showError(form, e) {
   form.querySelector(":scope > .field-error").textContent = e.message;
 }
 
-// ---- standings ----
+// ---- standings and disputes ----
 
-// loadStandings shows a tournament board's standings (a board with a start,
-// an end or prizes): the top 100 with their prizes, and whether they are
-// final.
+// reasonInline replaces slot's content with a required reason field and
+// two buttons; act(reason) runs on the first. An error of the API (a 400
+// naming reason, a 409 naming settled) shows next to the field, and the
+// field stays for another try. No window.confirm: it blocks the page.
+function reasonInline(slot, question, yes, act, restore) {
+  const input = el("input", { required: true, className: "reason", autocomplete: "off" });
+  input.setAttribute("aria-label", "Reason (required, recorded in the audit)");
+  const err = el("span", { className: "field-error", role: "alert" });
+  const no = button("Cancel", "", () => restore());
+  const ok = button(yes, "", async () => {
+    ok.disabled = true;
+    try { await act(input.value); } catch (e) {
+      err.textContent = e.status ? `${e.apiMessage || e.message} (${e.code || e.status})` : e.message;
+      input.setAttribute("aria-invalid", "true");
+      ok.disabled = false;
+    }
+  }, "danger");
+  slot.replaceChildren(el("span", { className: "confirm" }, question, " "), input, " ", ok, " ", no, " ", err);
+  input.focus();
+}
+
+// amend posts an amendment (disqualify, reinstate, settle) and shows the
+// standings and the audit as they are after it; an error answer throws for
+// reasonInline to show.
+async function amend(verb, body, said) {
+  const a = await api("POST", boardPath(verb), body);
+  notice(`${said} (revision ${num(a.revision)}).`);
+  await Promise.all([loadStandings(), loadAudit(false)]);
+}
+
+// isTournament: a board with a start, an end or prizes has standings.
+const isTournament = (b) => !!(b.starts_at || b.ends_at || b.prizes?.length);
+
+// loadStandings shows a tournament board's standings: the top 100 with
+// their prizes (held ones marked), whether they are final or settled, the
+// revision, and, until settled, the dispute actions.
 async function loadStandings() {
   const b = currentBoard;
-  $("standings").hidden = !(b.starts_at || b.ends_at || b.prizes?.length);
+  $("standings").hidden = !isTournament(b);
   if ($("standings").hidden) return;
-  const s = await api("GET", boardPath("standings?limit=100"));
-  $("standings-state").replaceChildren(s.final ? "Final since " : s.ended_at ? "Ended at " : "Not ended: the standings may still change.",
-    s.ended_at ? when(s.ended_at) : "", ` · ${num(s.total)} ranked`);
-  $("standing-rows").replaceChildren(...s.rows.map((r) =>
-    el("tr", {}, numCell(r.rank), el("td", {}, r.member), el("td", {}, r.name || ""), numCell(r.score), el("td", {}, r.prize || ""))));
+  const [s, out] = await Promise.all([api("GET", boardPath("standings?limit=100")), disqualified()]);
+  const open = !s.settled;
+  $("standings-state").replaceChildren(s.settled ? "Settled: the standings never change again. " : "",
+    s.final ? "Final since " : s.ended_at ? "Ended at " : "Not ended: the standings may still change.",
+    s.ended_at ? when(s.ended_at) : "", ` · ${num(s.total)} ranked · `, el("span", { id: "revision" }, `revision ${num(s.revision ?? 0)}`));
+  $("standing-rows").replaceChildren(...s.rows.map((r) => standingRow(r, open)));
+  $("settle-slot").replaceChildren();
+  if (open && s.final) resetSettle();
+  $("dq").hidden = !out.length;
+  $("dq-rows").replaceChildren(...out.map((m) => dqRow(m, open)));
+}
+
+function standingRow(r, open) {
+  const prize = el("td", {}, r.prize || "");
+  if (r.prize_held) prize.append(" ", el("span", { className: "held" }, "prize held: under review"));
+  const slot = el("td", { className: "action" });
+  const tr = el("tr", {}, numCell(r.rank), el("td", {}, r.member), el("td", {}, r.name || ""), numCell(r.score), prize, slot);
+  tr.dataset.member = r.member;
+  const reset = () => slot.replaceChildren(button("Disqualify", `Disqualify ${r.member}`, () => reasonInline(slot,
+    `Disqualify ${r.member}? Everyone below moves up a rank.`, "Yes, disqualify",
+    (reason) => amend("disqualify", { member: r.member, reason }, `Disqualified ${r.member}`), reset), "danger"));
+  if (open) reset();
+  return tr;
+}
+
+function dqRow(m, open) {
+  const slot = el("span", { className: "action" });
+  const li = el("li", {}, el("span", {}, m), " ", slot);
+  li.dataset.member = m;
+  const reset = () => slot.replaceChildren(button("Reinstate", `Reinstate ${m}`, () => reasonInline(slot,
+    `Reinstate ${m} with the entry they had?`, "Yes, reinstate",
+    (reason) => amend("reinstate", { member: m, reason }, `Reinstated ${m}`), reset)));
+  if (open) reset();
+  return li;
+}
+
+function resetSettle() {
+  const slot = $("settle-slot");
+  slot.replaceChildren(button("Settle", `Settle board ${current}`, () => reasonInline(slot,
+    `Settle board ${current}? The payout is done: no amendment is possible after.`, "Yes, settle",
+    (reason) => amend("settle", { reason }, `Settled board ${current}`), resetSettle), "danger"));
+}
+
+// auditPage is the most actions one GET /v1/audit answers to the console.
+const auditPage = 500;
+
+// disqualified lists the members the board's audit leaves disqualified, in
+// the order they were: the standings do not list them, the audit does
+// (every disqualify and reinstate, oldest first; the last 1,000 are kept).
+async function disqualified() {
+  const out = new Map();
+  for (let after = ""; ;) {
+    const { actions, next } = await api("GET", `/v1/audit?board=${enc(current)}&limit=${auditPage}${after ? `&after=${enc(after)}` : ""}`);
+    for (const a of actions) {
+      if (a.action === "disqualify") out.set(a.member, true);
+      if (a.action === "reinstate") out.delete(a.member);
+    }
+    if (next == null || !actions.length) return [...out.keys()];
+    after = String(next);
+  }
+}
+
+// ---- the audit ----
+
+let auditNext = "";
+
+// loadAudit lists the board's admin actions, oldest first, 100 at a time:
+// who (the token's sub), what, when (local, UTC in the title) and why.
+async function loadAudit(more) {
+  const after = more && auditNext ? `&after=${enc(auditNext)}` : "";
+  const { actions, next } = await api("GET", `/v1/audit?board=${enc(current)}&limit=100${after}`);
+  const body = $("audit-rows");
+  if (!more) body.replaceChildren();
+  for (const a of actions) {
+    const tr = el("tr", {}, el("td", {}, when(a.at)), el("td", {}, a.sub || ""), el("td", {}, a.action), el("td", {}, a.member || ""),
+      el("td", {}, a.reason), numCell(a.revision));
+    tr.dataset.seq = String(a.seq);
+    body.append(tr);
+  }
+  auditNext = next == null ? "" : String(next);
+  $("more-audit").hidden = !auditNext;
+  $("audit-empty").hidden = body.rows.length > 0;
 }
 
 // ---- the quarantine ----
@@ -456,7 +566,7 @@ async function decide(h, verb) {
       : `Rejected qid ${h.qid}: ${h.member}'s ${num(h.score)} dropped`;
     $("decisions").prepend(el("li", {}, said, " · ", when(new Date().toISOString())));
     alertShow("");
-    await loadHeld(false);
+    await Promise.all([loadHeld(false), loadStandings()]); // a decision clears a held prize
   } catch (e) { alertShow(e.message); }
 }
 
@@ -564,6 +674,7 @@ onSubmit("profile-form", saveProfile);
 $("signout").addEventListener("click", signOut);
 $("more-boards").addEventListener("click", guard(() => loadBoards(true)));
 $("more-held").addEventListener("click", guard(() => loadHeld(true)));
+$("more-audit").addEventListener("click", guard(() => loadAudit(true)));
 $("more-members").addEventListener("click", guard(() => loadTop(true)));
 $("top-members").addEventListener("click", guard(() => { $("member-detail").hidden = true; return loadTop(false); }));
 $("new-board").addEventListener("click", () => openEditor(null));
