@@ -206,3 +206,32 @@ func TestConsoleDisputeAfterSettled(t *testing.T) {
 		return ""
 	})
 }
+
+// TestConsoleHeldPrize: a member whose submission is in quarantine keeps
+// rank and prize, marked "prize held: under review" in the standings; an
+// approval in the console clears the mark.
+func TestConsoleHeldPrize(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/cup", `{"rules":{"max_step":1000},`+cupPrizes+`}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":500},{"member":"p2","score":400}]}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"member":"p2","score":5000}`, nil)
+	qids := held(t, g, "cup")
+	if len(qids) != 1 {
+		t.Fatalf("held %v, want p2's", qids)
+	}
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "cup")
+	prizes := func(want string) {
+		t.Helper()
+		waitFor(t, "prizes "+want, 10*time.Second, func() string {
+			got := js[string](t, ctx, `[...document.querySelectorAll("#standing-rows tr")].map((r) => r.dataset.member + ":" + r.cells[4].textContent).join(" ")`)
+			if got != want {
+				return fmt.Sprintf("shown %q", got)
+			}
+			return ""
+		})
+	}
+	prizes("p1:€100 p2:€50 prize held: under review")
+	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button').click()`, qids["p2"]))
+	prizes("p2:€100 p1:€50")
+}
