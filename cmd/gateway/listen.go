@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,7 +23,7 @@ const maxConnsCeiling = 20_000
 func listenAPI(addr string, tlsCfg *tls.Config, guard *connguard.Guard) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", addr, err)
+		return nil, listenError("--addr", addr, err)
 	}
 	gl := guard.Listener(ln)
 	if tlsCfg == nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,7 +44,7 @@ func serveMetrics(cfg Config, reg *prometheus.Registry, guard *connguard.Guard, 
 func serveSide(flag, addr string, h http.Handler, idle time.Duration, guard *connguard.Guard, log *slog.Logger) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s %s: %w", flag, addr, err)
+		return "", nil, listenError(flag, addr, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle, ConnState: guard.ConnState,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

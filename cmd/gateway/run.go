@@ -28,7 +28,11 @@ import (
 const shutdownTimeout = 20 * time.Second
 
 // run starts the gateway and serves until ctx ends, then shuts down in
-// order: stop accepting and finish in-flight requests, close the
+// order. The API's listener opens before the hub starts: it answers
+// /healthz 200 and /readyz 503 (early.go) while the hub opens NATS, waits
+// for the cluster and loads tenants, then hands over to the API. The
+// listeners of --pprof and --metrics-addr open before the hub too, so a
+// busy address fails the start before anything else runs. At ctx's end: stop accepting and finish in-flight requests, close the
 // WebSockets, then undo every start step in reverse (webhooks, demo,
 // metrics, hub, which writes snapshots, pprof, reloads), return nil. It
 // holds the data directory's lock throughout. It reports the address it
@@ -39,7 +43,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	g := &gateway{cfg: cfg, log: log, guard: connguard.New(connguard.Options{Logger: log}), metricsAddr: "none"}
 	defer g.stop()
 	for _, step := range []func(context.Context) error{
-		g.lockData, g.loadKeys, g.startPprof, g.startHub, g.startMetrics, g.startDemo, g.startAPI, g.startWebhooks,
+		g.lockData, g.loadKeys, g.startPprof, g.startMetrics, g.listenAPI, g.startHub, g.startDemo, g.startAPI, g.startWebhooks,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -61,8 +65,10 @@ type gateway struct {
 	reg         *prometheus.Registry
 	metricsAddr string // "none" without --metrics-addr
 	api         *api.Server
-	srv         *http.Server // the API's, on ln
+	srv         *http.Server // the API's, on ln, serving from listenAPI on
 	ln          net.Listener
+	handler     *handoff    // srv's: the early handler, the API once serve runs
+	errc        chan error  // srv.Serve's end
 	tls         *tls.Config // nil: plain HTTP; else ln serves TLS
 	serving     atomic.Bool // /readyz answers 200 while set (and NATS is connected)
 	stops       []func()
@@ -115,8 +121,8 @@ func (g *gateway) startPprof(context.Context) error {
 	return nil
 }
 
-// startHub starts the hub (NATS, streams, replicas) and the metrics
-// registry.
+// startHub starts the hub (NATS, streams, replicas), the API's listener
+// answering /readyz 503 meanwhile.
 func (g *gateway) startHub(ctx context.Context) error {
 	cfg := g.cfg
 	secret, err := readSecret(cfg.ClusterSecretFile)
@@ -128,16 +134,18 @@ func (g *gateway) startHub(ctx context.Context) error {
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
 		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
 	if err != nil {
-		return fmt.Errorf("hub: %w", err)
+		return err // hub's errors name the hub
 	}
 	g.hub = h
 	g.onStop(func() { closeHub(h, g.log) })
-	g.reg = newRegistry(g.guard)
+	g.handler.setReason("building the API")
 	return nil
 }
 
-// startMetrics serves --metrics-addr's listener, where set.
+// startMetrics makes the metrics registry and serves --metrics-addr's
+// listener, where set.
 func (g *gateway) startMetrics(context.Context) error {
+	g.reg = newRegistry(g.guard)
 	if g.cfg.MetricsAddr == "" {
 		return nil
 	}
@@ -164,20 +172,32 @@ func (g *gateway) startDemo(ctx context.Context) error {
 	return nil
 }
 
-// startAPI listens on --addr and builds the API's server, its live views
-// wired to the hub's change feed, and runs the verifier's JWKS refresher;
-// it does not serve yet (serve does).
-func (g *gateway) startAPI(ctx context.Context) error {
+// listenAPI listens on --addr (TLS over the guarded listener: listen.go)
+// and serves the early handler there until serve hands it to the API.
+func (g *gateway) listenAPI(context.Context) error {
 	tlsCfg, err := serverTLS(g.cfg)
 	if err != nil {
 		return err
 	}
-	ln, err := listenAPI(g.cfg.Addr, tlsCfg, g.guard) // listen.go: TLS over the guarded listener
+	ln, err := listenAPI(g.cfg.Addr, tlsCfg, g.guard)
 	if err != nil {
 		return err
 	}
-	g.onStop(func() { ln.Close() }) // where serving never started; else already closed by Shutdown
-	g.ln = ln
+	g.ln, g.tls = ln, tlsCfg
+	g.handler = newHandoff(hubWait(g.cfg))
+	g.srv = newHTTPServer(g.cfg, g.handler, g.log)
+	guardServer(g.srv, g.guard) // listen.go
+	g.errc = make(chan error, 1)
+	go func() { g.errc <- g.srv.Serve(ln) }()
+	// Where a later start step fails; after shutdownAt's Shutdown, a no-op.
+	g.onStop(func() { g.srv.Close() })
+	return nil
+}
+
+// startAPI builds the API, its live views wired to the hub's change feed,
+// and runs the verifier's JWKS refresher; the listener hands over to it in
+// serve.
+func (g *gateway) startAPI(ctx context.Context) error {
 	verifier := auth.NewVerifier(g.keys, auth.Options{JWKS: auth.JWKSOptions{Logger: g.log}})
 	g.onStop(watchJWKS(ctx, verifier, g.reg))
 	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, func() bool { return g.serving.Load() && g.hub.Connected() }, g.demo)
@@ -187,9 +207,6 @@ func (g *gateway) startAPI(ctx context.Context) error {
 		lim, _ := a.Keyring().Limits(tenant)
 		return lim.NotificationBytes // zero: the hub's default
 	})
-	g.srv = newHTTPServer(g.cfg, g.api, g.log)
-	guardServer(g.srv, g.guard) // listen.go
-	g.tls = tlsCfg
 	g.reload.serve(g.api)
 	return nil
 }
@@ -203,11 +220,10 @@ func (g *gateway) startWebhooks(context.Context) error {
 	return nil
 }
 
-// serve serves the API on its listener until ctx ends, announcing the
+// serve hands the listener to the API until ctx ends, announcing the
 // address (the log line, the demo's banner, ready), then shuts it down.
 func (g *gateway) serve(ctx context.Context, out io.Writer, ready chan<- string) error {
-	errc := make(chan error, 1)
-	go func() { errc <- g.srv.Serve(g.ln) }()
+	g.handler.handTo(g.api)
 	g.serving.Store(true)
 	addr := g.ln.Addr().String()
 	// addr and metrics_addr lead the line, in that order: scripts and tests read them.
@@ -219,7 +235,7 @@ func (g *gateway) serve(ctx context.Context, out io.Writer, ready chan<- string)
 	if ready != nil {
 		ready <- addr
 	}
-	return g.shutdownAt(ctx, errc)
+	return g.shutdownAt(ctx, g.errc)
 }
 
 // newRegistry returns the registry of the gateway's metrics: Go's, the
@@ -269,10 +285,10 @@ func heartbeat(d time.Duration) time.Duration {
 	return d
 }
 
-// newHTTPServer returns the API's HTTP server.
-func newHTTPServer(cfg Config, a *api.Server, log *slog.Logger) *http.Server {
+// newHTTPServer returns the API's HTTP server, serving h.
+func newHTTPServer(cfg Config, h http.Handler, log *slog.Logger) *http.Server {
 	return &http.Server{
-		Addr: cfg.Addr, Handler: a,
+		Addr: cfg.Addr, Handler: h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
