@@ -189,6 +189,7 @@ func (g *gateway) listenAPI(context.Context) error {
 	guardServer(g.srv, g.guard) // listen.go
 	g.errc = make(chan error, 1)
 	go func() { g.errc <- g.srv.Serve(ln) }()
+	g.log.Info("starting: /healthz answers, /readyz says what the start waits for", "addr", ln.Addr().String(), "waiting_for", hubWait(g.cfg))
 	// Where a later start step fails; after shutdownAt's Shutdown, a no-op.
 	g.onStop(func() { g.srv.Close() })
 	return nil
