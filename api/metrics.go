@@ -40,7 +40,7 @@ func newMetrics(reg *prometheus.Registry, h *hub.Hub) *metrics {
 	for _, r := range hub.Reasons {
 		m.quarantined.WithLabelValues(r.String()) // every rule's series exists from the start, for rate()
 	}
-	reg.MustRegister(m.requests, m.latency, m.submissions, m.quarantined, newHubCollector(h), newNATSCollector(h), newTenantCollector(h))
+	reg.MustRegister(m.requests, m.latency, m.submissions, m.quarantined, newHubCollector(h), newNATSCollector(h), newTenantCollector(h), newWarnCollector(h))
 	return m
 }
 

@@ -25,6 +25,7 @@ type replica struct {
 	saves     chan snapJob  // to the saver goroutine; capacity 1, see maybeSnapshot
 	saving    atomic.Bool   // a snapshot is on its way to the file
 	savedSeq  atomic.Uint64 // sequence of the last snapshot written
+	savedAt   atomic.Int64  // unix ns of the last snapshot written, or of the start (metrics: Quotas.Gauges)
 	startSeq  uint64        // sequence of the snapshot it started from; set before it runs
 
 	mu    sync.RWMutex // guards st; written only by the replica goroutine
@@ -97,6 +98,7 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 	r.applied.Store(st.Seq())
 	r.follow.fetched.Store(st.Seq())
 	r.savedSeq.Store(st.Seq())
+	r.savedAt.Store(time.Now().UnixNano())
 	r.startSeq = st.Seq()
 	r.snapAt = time.Now()
 	r.noteMoved.Store(true) // what came due while the node was down

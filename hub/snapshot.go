@@ -162,6 +162,7 @@ func (r *replica) save(j snapJob) {
 		return
 	}
 	r.savedSeq.Store(j.seq)
+	r.savedAt.Store(time.Now().UnixNano())
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
 	if shared := r.snaps.shared.Load(); shared != nil {
 		shared.save(r.tenant, j.seq, j.data)
