@@ -376,6 +376,7 @@ func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slo
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_webhook_dropped_total",
 			Help: "Notifications given up after 24 h of failed attempts."},
 			func() float64 { return float64(d.Stats().Dropped) }),
+		backlogCollector{d},
 	)
 	return d
 }
