@@ -135,7 +135,8 @@ func TestMetricsOnlyOnMetricsListener(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`rankwire_board_members{board="secret-board",tenant="t1"} 0`, "rankwire_http_connection_budget", "go_goroutines"} {
+	for _, want := range []string{`rankwire_board_members{board="secret-board",tenant="t1"} 0`, "rankwire_http_connection_budget", "go_goroutines",
+		`rankwire_quarantine_pending{tenant="t1"} 0`, `rankwire_snapshot_age_seconds{tenant="t1"} `, "\nrankwire_store_used_bytes ", "\nrankwire_store_limit_bytes "} {
 		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(want)) {
 			t.Errorf("metrics listener: %d, lacks %s", resp.StatusCode, want)
 		}
