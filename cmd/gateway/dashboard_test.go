@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -59,6 +60,24 @@ func TestDashboardPickers(t *testing.T) {
 	for _, want := range []string{"rankwire_store_used_bytes", "rankwire_store_limit_bytes", "rankwire_quarantine_pending", "rankwire_snapshot_age_seconds", "rankwire_webhook_backlog", `up{job="rankwire"`} {
 		if !strings.Contains(seen, want) {
 			t.Errorf("no panel queries %s", want)
+		}
+	}
+}
+
+// TestAlertRules: promtool checks the alert rules and runs their unit
+// tests (deploy/prometheus/alerts_test.yml: each warning fires on the
+// series that should raise it, and not on another tenant's). Skipped where
+// promtool is not installed (Debian: the prometheus package).
+func TestAlertRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = "../../deploy/prometheus"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 }
