@@ -51,7 +51,7 @@ func TestErrorMessages(t *testing.T) {
 		{"link empty alias", "POST", "/v1/identities", `{"member":"m","aliases":["a",""]}`, 400, "aliases[1]: empty"},
 		{"link body null", "POST", "/v1/identities", `null`, 400, "body: want an object, got null"},
 		{"not found board", "GET", "/v1/boards/nope/top", "", 404, `board "nope"`},
-		{"method", "PATCH", "/v1/boards/b1", "{}", 400, `method: "PATCH" is not one this route takes`},
+		{"method", "PATCH", "/v1/boards/b1", "{}", 405, `method: "PATCH" is not one this route takes`},
 		{"ids control char", "GET", "/v1/boards/b1/members?ids=a,%07", "", 400, "ids[1]: holds a control character"},
 	}
 	for _, tt := range tests {

@@ -76,6 +76,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	router  chi.Router
+	methods map[string]map[string]bool   // route pattern → its methods: cors.go
 	limits  *limiters                    // submissions
 	boardW  *limiters                    // board settings writes
 	identW  *limiters                    // identity writes (links, profiles)
@@ -116,6 +117,7 @@ func New(cfg Config) *Server {
 		Logger: cfg.Logger, Registry: cfg.Registry, Options: cfg.Live})
 	s.refused = refusal.New(s.log, "http refused")
 	s.router = s.routes()
+	s.methods = routeMethods(s.router)
 	return s
 }
 
@@ -141,7 +143,7 @@ func (s *Server) protocolError(err error) (string, string) {
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.measure, s.bodyDeadline, closeUnread) // closeUnread: unread.go
+	r.Use(s.recoverer, s.measure, s.bodyDeadline, closeUnread, s.cors) // closeUnread: unread.go; cors: cors.go
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.json", serveOpenAPI)
@@ -181,10 +183,7 @@ func (s *Server) routes() chi.Router {
 		r.Get("/members/{member}/profile", s.handle(s.getProfile))
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		// bad_request is 400 everywhere in the protocol, here too.
-		writeError(w, badRequest("method: %.16q is not one this route takes", r.Method))
-	})
+	r.MethodNotAllowed(s.methodNotAllowed) // 405 with Allow: cors.go
 	return r
 }
 

@@ -55,3 +55,8 @@ func warnOpenOrigins(log *slog.Logger, patterns []string) {
 		}
 	}
 }
+
+// OriginAllowed is originAllowed for the REST API's CORS (api/cors.go), so
+// that one rule decides which pages may call the gateway, over WebSocket,
+// Server-Sent Events and REST alike.
+func (p *Plane) OriginAllowed(r *http.Request) (string, bool) { return p.originAllowed(r) }
