@@ -54,7 +54,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			s.answerOptions(w, methods, preflight)
 			return
 		}
-		if r.Method == http.MethodHead && !s.has(r, http.MethodHead) && s.has(r, http.MethodGet) {
+		if r.Method == http.MethodHead && s.headAsGet(r) {
 			// Served as GET; net/http drops the body of an answer to HEAD
 			// (it keeps the ResponseWriter's own request, whose method is HEAD).
 			g := *r
@@ -116,6 +116,17 @@ func routeKeyOf(pattern string) string {
 	return pattern
 }
 
+// streams are the GET routes that never end (a WebSocket, an event
+// stream): HEAD there would hold a connection open with nothing to show,
+// so they answer it 405.
+var streams = map[string]bool{"/v1/ws": true, "/v1/stream": true}
+
+// headAsGet reports whether HEAD on r's path is served as GET: the route
+// has GET, no HEAD of its own, and is not a stream.
+func (s *Server) headAsGet(r *http.Request) bool {
+	return !streams[r.URL.Path] && !s.has(r, http.MethodHead) && s.has(r, http.MethodGet)
+}
+
 // allowedMethods lists the methods r's path answers: its own, HEAD where
 // it has GET, and OPTIONS. Nil where no route matches the path.
 func (s *Server) allowedMethods(r *http.Request) []string {
@@ -124,7 +135,7 @@ func (s *Server) allowedMethods(r *http.Request) []string {
 		switch {
 		case s.has(r, m):
 			out = append(out, m)
-		case m == http.MethodHead && s.has(r, http.MethodGet):
+		case m == http.MethodHead && s.headAsGet(r):
 			out = append(out, m)
 		}
 	}

@@ -154,6 +154,13 @@ func TestCorsMethods(t *testing.T) {
 		wantHeader(t, "PATCH "+c.path, bad, "Allow", c.allow)
 		wantErrorBody(t, "PATCH "+c.path, badBody, "bad_request")
 	}
+	for _, stream := range []string{"/v1/ws", "/v1/stream"} {
+		resp, _ := e.send("HEAD", stream, "Authorization", "Bearer "+tok)
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("HEAD %s: %d, want 405 (a stream never ends)", stream, resp.StatusCode)
+		}
+		wantHeader(t, "HEAD "+stream, resp, "Allow", "GET, OPTIONS")
+	}
 	if resp, _ := e.send("OPTIONS", "/nowhere"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("OPTIONS on no route: %d, want 404", resp.StatusCode)
 	}
