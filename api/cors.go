@@ -42,17 +42,18 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		preflight := r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != ""
 		if preflight && !allowed {
-			writeError(w, forbidden("origin %.100q: not an allowed origin (--allowed-origins)", origin))
+			writeError(w, forbidden("origin %q: not an allowed origin (--allowed-origins)", truncate(origin)))
 			return
 		}
 		if origin != "" && allowed {
 			w.Header().Set("Access-Control-Allow-Origin", origin)
 			w.Header().Set("Access-Control-Expose-Headers", corsExposed)
 		}
-		methods := s.allowedMethods(r)
-		if r.Method == http.MethodOptions && len(methods) > 0 {
-			s.answerOptions(w, methods, preflight)
-			return
+		if r.Method == http.MethodOptions { // routes are looked up for OPTIONS and HEAD alone: off the hot path
+			if methods := s.allowedMethods(r); len(methods) > 0 {
+				s.answerOptions(w, methods, preflight)
+				return
+			}
 		}
 		if r.Method == http.MethodHead && s.headAsGet(r) {
 			// Served as GET; net/http drops the body of an answer to HEAD
