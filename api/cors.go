@@ -146,12 +146,11 @@ func (s *Server) allowedMethods(r *http.Request) []string {
 	return out
 }
 
-// methodNotAllowed answers 405 with Allow and the protocol's error body
-// (code bad_request: the request is one the route cannot take).
+// methodNotAllowed answers 405 method_not_allowed with Allow.
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	if methods := s.allowedMethods(r); len(methods) > 0 {
 		w.Header().Set("Allow", strings.Join(methods, ", "))
 	}
-	writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: string(wire.CodeBadRequest),
+	writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: string(wire.CodeMethodNotAllowed),
 		Message: fmt.Sprintf("method: %.16q is not one this route takes", r.Method)})
 }

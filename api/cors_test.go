@@ -152,7 +152,7 @@ func TestCorsMethods(t *testing.T) {
 			t.Fatalf("PATCH %s: %d, want 405", c.path, bad.StatusCode)
 		}
 		wantHeader(t, "PATCH "+c.path, bad, "Allow", c.allow)
-		wantErrorBody(t, "PATCH "+c.path, badBody, "bad_request")
+		wantErrorBody(t, "PATCH "+c.path, badBody, "method_not_allowed")
 	}
 	for _, stream := range []string{"/v1/ws", "/v1/stream"} {
 		resp, _ := e.send("HEAD", stream, "Authorization", "Bearer "+tok)

@@ -110,7 +110,7 @@ func New(urls []string, opts ...Option) (*Client, error) {
 // Error is an error answer of the gateway.
 type Error struct {
 	Status  int    // the HTTP status
-	Code    string // the protocol's code: bad_request, unauthorized, forbidden, not_found, conflict, rate_limited, too_large, unavailable, internal
+	Code    string // the protocol's code: bad_request, unauthorized, forbidden, not_found, method_not_allowed, conflict, rate_limited, too_large, unavailable, internal
 	Message string // names the field at fault
 	// RetryAfter is the wait the gateway asked for (Retry-After), if any.
 	RetryAfter time.Duration

@@ -306,7 +306,7 @@ func noLeak(t testing.TB, what, s string) {
 
 // codes maps the protocol's error codes to their HTTP statuses.
 var codes = map[string]int{
-	"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "conflict": 409,
+	"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "method_not_allowed": 405, "conflict": 409,
 	"too_large": 413, "rate_limited": 429, "unavailable": 503, "internal": 500,
 }
 

@@ -165,7 +165,7 @@ func exportedStructs(t *testing.T) []string {
 // TestCodes: every code has its status, and the close codes' Final
 // matches PROTOCOL.md's "do not reconnect".
 func TestCodes(t *testing.T) {
-	want := []int{400, 401, 403, 404, 409, 413, 429, 503, 500}
+	want := []int{400, 401, 403, 404, 405, 409, 413, 429, 503, 500}
 	for i, c := range wire.Codes {
 		if got := c.Status(); got != want[i] {
 			t.Errorf("%s.Status() = %d, want %d", c, got, want[i])
