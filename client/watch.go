@@ -236,6 +236,12 @@ var errGap = errors.New("client: a diff out of sequence")
 // apply returns the state after m (st itself where m changes nothing), or
 // the error m carries.
 func apply(st *state, m wire.ServerMessage) (*state, error) {
+	// A resume from the seq held (since = st.seq) is answered with that
+	// same seq, by an empty diff or a snapshot: nothing new to yield, and a
+	// caller must never see a seq twice.
+	if st != nil && m.Seq == st.seq && (m.Type == wire.TypeSnapshot || m.Type == wire.TypeDiff) {
+		return st, nil
+	}
 	switch m.Type {
 	case wire.TypeError:
 		return st, &Error{Status: 0, Code: string(m.Code), Message: m.Message}
