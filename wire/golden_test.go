@@ -166,6 +166,9 @@ func exportedStructs(t *testing.T) []string {
 // matches PROTOCOL.md's "do not reconnect".
 func TestCodes(t *testing.T) {
 	want := []int{400, 401, 403, 404, 405, 409, 413, 429, 503, 500}
+	if len(wire.Codes) != len(want) {
+		t.Fatalf("wire.Codes has %d codes, want %d: a code added or dropped needs its status here", len(wire.Codes), len(want))
+	}
 	for i, c := range wire.Codes {
 		if got := c.Status(); got != want[i] {
 			t.Errorf("%s.Status() = %d, want %d", c, got, want[i])
