@@ -228,6 +228,7 @@ func TestOneTokenCannotHoldTheBudget(t *testing.T) {
 	read := hs(t, "a1", g.secretA, base(tenantA, "read"))
 	const sockets, capA = 900, 448
 	var capped, dialFailed atomic.Int64
+	cappedCh := make(chan struct{}, sockets) // one per socket closed 4029
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait) // after the sockets' own cleanups (LIFO) closed them
 	for range sockets {
@@ -241,12 +242,18 @@ func TestOneTokenCannotHoldTheBudget(t *testing.T) {
 			defer wg.Done()
 			if _, err := w.next(time.Minute); websocket.CloseStatus(err) == 4029 {
 				capped.Add(1)
+				cappedCh <- struct{}{}
 			}
 		}()
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for capped.Load() < sockets-capA && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	timeout := time.After(15 * time.Second)
+wait:
+	for range sockets - capA {
+		select {
+		case <-cappedCh:
+		case <-timeout:
+			break wait
+		}
 	}
 	if c, f := capped.Load(), dialFailed.Load(); c != sockets-capA || f != 0 {
 		t.Errorf("of %d WebSockets with one token: %d closed 4029 (want %d), %d not opened", sockets, c, sockets-capA, f)
