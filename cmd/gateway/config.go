@@ -123,7 +123,7 @@ func liveFlags(fs *flag.FlagSet, c *Config) {
 	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
 	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat-interval", 2*time.Second, "send live WebSockets a heartbeat (this node's applied sequence and whether it can write) this `often`; 0: none")
-	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket connections per `tenant` unless the key file sets its own limits.connections; 0: half the connection budget, at most 20000")
+	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket `connections` per tenant unless the key file sets its own limits.connections; 0: half the connection budget, at most 20000")
 }
 
 // storeFlags registers the flags of the store and of writes to it: see
