@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // This file is what the metrics read ahead of trouble: how full the store
@@ -54,9 +56,10 @@ func (q Quotas) Gauges() []TenantGauges {
 	out := make([]TenantGauges, 0, len(rs))
 	for _, r := range rs {
 		g := TenantGauges{Tenant: r.tenant, SnapshotAge: now.Sub(time.Unix(0, r.savedAt.Load()))}
-		if u, ok := q.Usage(r.tenant); ok {
-			g.Held = u.HeldTotal
-		}
+		_ = r.read(func(st *ledger.State) error {
+			g.Held, _ = st.HeldNow() // O(boards); Usage would walk every alias set too
+			return nil
+		})
 		out = append(out, g)
 	}
 	return out

@@ -48,7 +48,6 @@ type heldQueue struct {
 	notes    []heldNote
 	amended  []Notification // standings.amended notifications (disputes.go)
 	overflow bool           // a quarantine was not queued: derive them from the state
-	logged   int64          // when a drop was last logged (unix ms)
 }
 
 // heldWalk is a re-derivation under way: where it resumes, and whether
@@ -82,12 +81,7 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 		return
 	}
 	q.overflow = true
-	n.dropLocked(tenant, DropBufferFull)
-	now := n.now().UnixMilli()
-	logNow := now-q.logged >= dropLogEvery.Milliseconds()
-	if logNow {
-		q.logged = now
-	}
+	logNow := n.dropLocked(tenant, DropBufferFull, n.now().UnixMilli())
 	n.mu.Unlock()
 	if logNow {
 		n.log.Warn("hub: a tenant's quarantine notifications overflow its queue; they will be derived from the ledger",
@@ -106,12 +100,7 @@ func (n *notifier) queueAmended(note Notification) {
 		n.mu.Unlock()
 		return
 	}
-	n.dropLocked(note.Tenant, DropQueueFull)
-	now := n.now().UnixMilli()
-	logNow := now-q.logged >= dropLogEvery.Milliseconds()
-	if logNow {
-		q.logged = now
-	}
+	logNow := n.dropLocked(note.Tenant, DropQueueFull, n.now().UnixMilli())
 	n.mu.Unlock()
 	if logNow {
 		n.log.Warn("hub: a tenant's standings.amended notifications overflow its queue; dropped",
@@ -139,11 +128,23 @@ func (n *notifier) queueLocked(tenant string) *heldQueue {
 	return q
 }
 
-func (n *notifier) dropLocked(tenant, reason string) {
+// dropLocked counts a notification of tenant dropped for reason at now
+// (unix ms), and reports whether to log it: at most once a dropLogEvery
+// per tenant and reason. The caller logs after unlocking n.mu.
+func (n *notifier) dropLocked(tenant, reason string, now int64) (logNow bool) {
+	key := dropKey{tenant, reason}
 	if n.drops == nil {
 		n.drops = map[dropKey]uint64{}
 	}
-	n.drops[dropKey{tenant, reason}]++
+	n.drops[key]++
+	if last, ok := n.logged[key]; ok && now-last < dropLogEvery.Milliseconds() {
+		return false
+	}
+	if n.logged == nil {
+		n.logged = map[dropKey]int64{}
+	}
+	n.logged[key] = now
+	return true
 }
 
 // dropped returns the counts of notifications dropped, by tenant and reason.

@@ -123,15 +123,7 @@ func (n *notifier) overQuota(note Notification, now int64) bool {
 	}
 	n.markSent(note.DedupID(), now)
 	n.mu.Lock()
-	n.dropLocked(note.Tenant, DropQuota)
-	key := dropKey{note.Tenant, DropQuota}
-	logNow := now-n.logged[key] >= dropLogEvery.Milliseconds()
-	if logNow {
-		if n.logged == nil {
-			n.logged = map[dropKey]int64{}
-		}
-		n.logged[key] = now
-	}
+	logNow := n.dropLocked(note.Tenant, DropQuota, now)
 	n.mu.Unlock()
 	if logNow {
 		n.log.Warn("hub: a tenant's notifications fill its notification_bytes; quarantine notifications are dropped",

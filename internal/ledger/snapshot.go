@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math"
 	"slices"
 
@@ -112,11 +113,7 @@ func (w *snapWriter) disputes(d *disputes) {
 	w.uint(uint64(d.revision))
 	w.uint(b2u(d.settled))
 	w.int(d.settleAt)
-	handles := make([]uint32, 0, len(d.disq))
-	for h := range d.disq {
-		handles = append(handles, h)
-	}
-	slices.Sort(handles)
+	handles := slices.Sorted(maps.Keys(d.disq))
 	w.uint(uint64(len(handles)))
 	for _, h := range handles {
 		w.uint(uint64(h))
@@ -149,11 +146,7 @@ func (w *snapWriter) history(hs *history) {
 
 // profiles writes the members' profiles by handle.
 func (w *snapWriter) profiles(ps map[uint32]Profile) {
-	handles := make([]uint32, 0, len(ps))
-	for h := range ps {
-		handles = append(handles, h)
-	}
-	slices.Sort(handles)
+	handles := slices.Sorted(maps.Keys(ps))
 	w.uint(uint64(len(handles)))
 	for _, h := range handles {
 		p := ps[h]
@@ -197,11 +190,7 @@ func (w *snapWriter) quarantine(q *quarantine) {
 		w.uint(uint64(h.handle))
 	}
 	w.int(q.minute)
-	handles := make([]uint32, 0, len(q.counts))
-	for h := range q.counts {
-		handles = append(handles, h)
-	}
-	slices.Sort(handles)
+	handles := slices.Sorted(maps.Keys(q.counts))
 	w.uint(uint64(len(handles)))
 	for _, h := range handles {
 		w.uint(uint64(h))
