@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/redact"
 )
 
 // Reasons a destination is refused, the values of RefusedError.Reason and
@@ -196,13 +198,7 @@ func ParseAllow(list []string) ([]netip.Prefix, error) {
 // Redact returns raw without its path, query, fragment or user: webhook
 // URLs often carry their own secret there. What cannot be parsed is
 // replaced whole.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(unparsable URL)"
-	}
-	return u.Scheme + "://" + u.Host
-}
+func Redact(raw string) string { return redact.Origin(raw) }
 
 // bareError strips the *url.Error that http.Client wraps every error in:
 // its message repeats the whole URL, path and query included.
