@@ -2,7 +2,10 @@
 // error or a status page.
 package redact
 
-import "net/url"
+import (
+	"net/url"
+	"strings"
+)
 
 // Origin returns raw as scheme://host only, without its user, path, query or
 // fragment: a webhook URL often carries a secret of the receiver's own there.
@@ -13,4 +16,20 @@ func Origin(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// URLs returns the comma-separated URLs in list (a NATS server list) without
+// their user information. A URL that does not parse, or has no host, is
+// replaced whole, since it may still hold a password.
+func URLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.Host != "" {
+			u.User = nil
+			parts[i] = u.String()
+		} else {
+			parts[i] = "(a URL that does not parse)"
+		}
+	}
+	return strings.Join(parts, ",")
 }

@@ -14,3 +14,11 @@ func TestOrigin(t *testing.T) {
 		}
 	}
 }
+
+func TestURLs(t *testing.T) {
+	got := URLs("nats://u:s3cret@127.0.0.1:4222, nats://127.0.0.2:4222,nats://u:s3cret@%zz")
+	want := "nats://127.0.0.1:4222,nats://127.0.0.2:4222,(a URL that does not parse)"
+	if got != want {
+		t.Errorf("URLs = %q, want %q", got, want)
+	}
+}
