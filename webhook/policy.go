@@ -1,12 +1,10 @@
 package webhook
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"syscall"
 	"time"
 
@@ -199,13 +197,3 @@ func ParseAllow(list []string) ([]netip.Prefix, error) {
 // URLs often carry their own secret there. What cannot be parsed is
 // replaced whole.
 func Redact(raw string) string { return redact.Origin(raw) }
-
-// bareError strips the *url.Error that http.Client wraps every error in:
-// its message repeats the whole URL, path and query included.
-func bareError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}

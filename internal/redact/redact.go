@@ -3,6 +3,7 @@
 package redact
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 )
@@ -32,4 +33,13 @@ func URLs(list string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// Err returns err without the *url.Error that http.Client wraps every error
+// in: its message quotes the whole URL, path and query included.
+func Err(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
 }

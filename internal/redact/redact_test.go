@@ -1,6 +1,11 @@
 package redact
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+)
 
 func TestOrigin(t *testing.T) {
 	for in, want := range map[string]string{
@@ -20,5 +25,16 @@ func TestURLs(t *testing.T) {
 	want := "nats://127.0.0.1:4222,nats://127.0.0.2:4222,(a URL that does not parse)"
 	if got != want {
 		t.Errorf("URLs = %q, want %q", got, want)
+	}
+}
+
+func TestErr(t *testing.T) {
+	cause := errors.New("refused")
+	err := fmt.Errorf("post: %w", &url.Error{Op: "Post", URL: "https://h/s3cret", Err: cause})
+	if got := Err(err); got != cause {
+		t.Errorf("Err = %v, want the cause", got)
+	}
+	if got := Err(cause); got != cause {
+		t.Errorf("Err(cause) = %v", got)
 	}
 }
