@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/redact"
 )
 
 // Keys from a tenant's identity provider. A tenant's key file entry may name
@@ -195,7 +197,7 @@ func (r *jwksRefresher) get(ctx context.Context, tenant, rawURL string) ([]Key, 
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	resp, err := r.opt.Client.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("fetch: %w", stripURL(err))
+		return nil, 0, fmt.Errorf("fetch: %w", redact.Err(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -330,12 +332,4 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Scheme + "://" + u.Host + u.Path
-}
-
-// stripURL drops the URL from a *url.Error, which quotes it whole.
-func stripURL(err error) error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
-	}
-	return err
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/internal/redact"
 )
 
 // Algorithms a key may be pinned to, as written in the key file and the JWT header.
@@ -144,7 +145,7 @@ type Webhook struct {
 
 // String describes w without its secret, and its URL without the path or
 // query, which often carry a secret of the receiver's own.
-func (w Webhook) String() string { return "webhook " + redactURL(w.URL) }
+func (w Webhook) String() string { return "webhook " + redact.Origin(w.URL) }
 
 // MinWebhookSecretLen is the shortest webhook secret accepted, in bytes.
 const MinWebhookSecretLen = 16

@@ -229,3 +229,12 @@ func TestLoadKeys(t *testing.T) {
 		t.Errorf("LoadKeys(missing) = %v", err)
 	}
 }
+
+// TestWebhookStringHidesPath: the path and query of a webhook URL often carry
+// the receiver's own secret, so String keeps only scheme and host.
+func TestWebhookStringHidesPath(t *testing.T) {
+	w := auth.Webhook{URL: "https://hooks.example.com/t/s3cret?k=s3cret", Secret: "s3cret-s3cret-s3cret"}
+	if got := w.String(); got != "webhook https://hooks.example.com" {
+		t.Errorf("String() = %q", got)
+	}
+}

@@ -1,14 +1,14 @@
 package webhook
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/redact"
 )
 
 // Reasons a destination is refused, the values of RefusedError.Reason and
@@ -196,20 +196,4 @@ func ParseAllow(list []string) ([]netip.Prefix, error) {
 // Redact returns raw without its path, query, fragment or user: webhook
 // URLs often carry their own secret there. What cannot be parsed is
 // replaced whole.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(unparsable URL)"
-	}
-	return u.Scheme + "://" + u.Host
-}
-
-// bareError strips the *url.Error that http.Client wraps every error in:
-// its message repeats the whole URL, path and query included.
-func bareError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
+func Redact(raw string) string { return redact.Origin(raw) }

@@ -41,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/redact"
 )
 
 // Hook is where a tenant's notifications go.
@@ -371,7 +372,7 @@ func (d *Deliverer) post(ctx context.Context, hook *Hook, id string, attempt int
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return bareError(err)
+		return redact.Err(err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()

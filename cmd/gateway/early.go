@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync/atomic"
 
+	"github.com/rankwire/rankwire/internal/redact"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -82,7 +81,7 @@ func earlyJSON(w http.ResponseWriter, status int, v any) {
 func hubWait(cfg Config) string {
 	switch {
 	case cfg.NATSURL != "":
-		return fmt.Sprintf("connecting to NATS at %s and loading tenants", redactURL(cfg.NATSURL))
+		return fmt.Sprintf("connecting to NATS at %s and loading tenants", redact.URLs(cfg.NATSURL))
 	case cfg.Cluster != "":
 		return fmt.Sprintf("waiting for a majority of cluster %q (routes %d) and loading tenants", cfg.Cluster, len(cfg.Routes))
 	default:
@@ -99,19 +98,4 @@ func listenError(flag, addr string, err error) error {
 		err = op.Err
 	}
 	return fmt.Errorf("%s %s: %w", flag, addr, err)
-}
-
-// redactURL returns the NATS URLs in s (comma-separated) without their
-// user information: /readyz needs no token.
-func redactURL(s string) string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.Host != "" {
-			u.User = nil
-			parts[i] = u.String()
-		} else {
-			parts[i] = "(a URL that does not parse)"
-		}
-	}
-	return strings.Join(parts, ",")
 }
