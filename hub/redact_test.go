@@ -10,9 +10,6 @@ import (
 // A NATS URL's password never reaches an error: the gateway prints the
 // error on a failed start.
 func TestConnectErrorHidesPassword(t *testing.T) {
-	if got := redactedURLs("nats://u:s3cret@127.0.0.1:1, nats://127.0.0.2:1"); strings.Contains(got, "s3cret") || !strings.Contains(got, "127.0.0.2") {
-		t.Fatalf("redactedURLs: %q", got)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := Start(ctx, Config{DataDir: t.TempDir(), NATSURL: "nats://u:s3cret@127.0.0.1:1"})

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	neturl "net/url"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/redact"
 )
 
 // startTimeout bounds how long the embedded server may take to accept
@@ -80,7 +79,7 @@ func connect(url string, s *server.Server, auth []nats.Option, log *slog.Logger,
 	opts = append(opts, auth...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, unavailable("NATS is unavailable", fmt.Errorf("connect %s: %w", redactedURLs(url), err))
+		return nil, unavailable("NATS is unavailable", fmt.Errorf("connect %s: %w", redact.URLs(url), err))
 	}
 	return nc, nil
 }
@@ -123,16 +122,4 @@ func authOptions(cfg Config, embedded bool) []nats.Option {
 		opts = append(opts, nats.ClientCert(a.TLSCert, a.TLSKey))
 	}
 	return opts
-}
-
-// redactedURLs returns a comma-separated list of NATS URLs with every
-// password replaced, so that an error or a log line never carries one.
-func redactedURLs(list string) string {
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			parts[i] = u.Redacted()
-		}
-	}
-	return strings.Join(parts, ",")
 }

@@ -13,16 +13,16 @@ const module = "github.com/rankwire/rankwire/"
 var allowed = map[string][]string{
 	"board":         nil,
 	"identity":      nil,
-	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names"},
+	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names", module + "internal/redact"},
 	"subscriptions": {module + "board"},
-	"hub":           {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", "github.com/nats-io/"},
+	"hub":           {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", module + "internal/redact", "github.com/nats-io/"},
 	"web":           nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
 	"internal/ledger": {module + "board", module + "identity", module + "internal/names"},
 	// webhook delivers the hub's notifications over HTTP: the hub's types
 	// and its JetStream, nothing of the API.
-	"webhook": {module + "hub", "github.com/nats-io/"},
+	"webhook": {module + "hub", module + "internal/redact", "github.com/nats-io/"},
 	// client is the Go SDK: it speaks the public protocol only, whose
 	// types are package wire's.
 	"client": {"github.com/coder/websocket", module + "wire"},
@@ -33,6 +33,8 @@ var allowed = map[string][]string{
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody":  nil,
 	"internal/names":     nil,
+	// redact keeps secrets out of URLs in logs and errors: the standard library only.
+	"internal/redact": nil,
 	"internal/connguard": nil,
 	// wsflow is the delivery plane's socket: the standard library only
 	// (its tests drive the real coder/websocket).
