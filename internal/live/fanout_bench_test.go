@@ -49,38 +49,7 @@ func benchFanout(b *testing.B, n int) {
 		}
 		wg.Go(func() { st.read(ctx, c) })
 	}
-	await.For(b, 30*time.Second, func() error {
-		if got := p.eng.Stats().Subscriptions; got[0]+got[1]+got[2]+got[3] < n {
-			return fmt.Errorf("%v subscriptions, want %d", got, n)
-		}
-		return nil
-	})
-	page, err := h.Top(hub.Loc{Tenant: "casino-a", Board: "fan"}, 0, nil, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	seq := page.Seq
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.ResetTimer()
-	for i := range b.N {
-		// Set before the submission: its diff may reach a client before
-		// Submit returns. Every submission takes the lead, so its seq is
-		// at least seq+1, and no earlier message reaches that.
-		st.seen.Store(0)
-		st.want.Store(seq + 1)
-		rs, err := h.Submit(ctx, "casino-a", "fan", []hub.Item{{Member: fmt.Sprint("m", i), Score: float64(i + 1)}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		seq = rs[0].Seq
-		select {
-		case <-st.done:
-		case <-time.After(30 * time.Second):
-			b.Fatalf("op %d: %d of %d connections read the diff", i, st.seen.Load(), n)
-		}
-	}
-	reportCPUPerMessage(b, processCPU()-cpu0, n)
+	st.measure(b, ctx, h, p, "connections")
 }
 
 // fanState counts, per op, the connections that read a message of the
@@ -157,4 +126,44 @@ func fanoutPlane(b *testing.B, o ...Options) (*hub.Hub, *Plane, string, string) 
 		b.Fatal(err)
 	}
 	return h, p, "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/ws", tok
+}
+
+// measure waits until the st.n clients subscribed, then times b.N
+// submissions, each taking the lead of board fan, until every client read
+// its diff; what names the clients in a timeout's message. Shared by
+// BenchmarkFanout and BenchmarkFanoutSSE, so that the two measure the same.
+func (st *fanState) measure(b *testing.B, ctx context.Context, h *hub.Hub, p *Plane, what string) {
+	n := int(st.n)
+	await.For(b, 30*time.Second, func() error {
+		if got := p.eng.Stats().Subscriptions; got[0]+got[1]+got[2]+got[3] < n {
+			return fmt.Errorf("%v subscriptions, want %d", got, n)
+		}
+		return nil
+	})
+	page, err := h.Top(hub.Loc{Tenant: "casino-a", Board: "fan"}, 0, nil, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq := page.Seq
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	for i := range b.N {
+		// Set before the submission: its diff may reach a client before
+		// Submit returns. Every submission takes the lead, so its seq is
+		// at least seq+1, and no earlier message reaches that.
+		st.seen.Store(0)
+		st.want.Store(seq + 1)
+		rs, err := h.Submit(ctx, "casino-a", "fan", []hub.Item{{Member: fmt.Sprint("m", i), Score: float64(i + 1)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq = rs[0].Seq
+		select {
+		case <-st.done:
+		case <-time.After(30 * time.Second):
+			b.Fatalf("op %d: %d of %d %s read the diff", i, st.seen.Load(), n, what)
+		}
+	}
+	reportCPUPerMessage(b, processCPU()-cpu0, n)
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -72,6 +73,27 @@ func (p *Plane) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 	if tok == "" {
 		return nil, nil
 	}
+	sc, err := p.admitToken(tok)
+	if errors.Is(err, errCapped) {
+		e := newClose(wire.CloseOverLimit, "tenant at its connection cap")
+		return nil, &e
+	}
+	if err != nil {
+		e := tokenClose(err)
+		return nil, &e
+	}
+	return &sc, nil
+}
+
+// errCapped is admitToken's refusal of a valid token whose tenant is at
+// its connection cap.
+var errCapped = errors.New("tenant at its connection cap")
+
+// admitToken verifies a token that opens a connection (a WebSocket's
+// access_token or an event stream's token) and counts it against its
+// tenant's cap, logging a refusal: the one admission both transports
+// share. Its error is the token's, or errCapped.
+func (p *Plane) admitToken(tok string) (auth.Scope, error) {
 	sc, err := p.verifier.Verify(tok)
 	if err == nil {
 		err = mayConnect(sc)
@@ -82,13 +104,11 @@ func (p *Plane) admitRequest(r *http.Request) (*auth.Scope, *closeError) {
 			tenant = refusal.KeyTenant(p.keyring(), tok)
 		}
 		p.refusals.Refused(refusal.Token, refusal.TokenAttrs(err, tenant)...)
-		e := tokenClose(err)
-		return nil, &e
+		return sc, err
 	}
 	if !p.admit(sc.Tenant) {
 		p.refusals.Refused(refusal.Cap, "tenant", sc.Tenant)
-		e := newClose(wire.CloseOverLimit, "tenant at its connection cap")
-		return nil, &e
+		return sc, errCapped
 	}
-	return &sc, nil
+	return sc, nil
 }

@@ -64,10 +64,12 @@ func (p *Plane) runBeats(stop <-chan struct{}, done chan<- struct{}) {
 
 // beat queues one heartbeat on every authenticated connection. Cost: one
 // Writable (a pass over the embedded store's counters, or one bounded
-// round trip to an external NATS), one hub.Beat and one encoding per
-// tenant with connections, one outbox put per connection.
+// round trip to an external NATS), asked only when some connection gets a
+// heartbeat (the goroutine keeps ticking once every connection has gone),
+// one hub.Beat and one encoding per tenant with connections, one outbox
+// put per connection.
 func (p *Plane) beat(now time.Time) {
-	storeOK := p.storeWritable()
+	var storeOK, asked bool
 	at := now.UTC().Format(timeLayout)
 	encoded := map[string][]byte{}
 	for _, lc := range p.connections() {
@@ -84,6 +86,9 @@ func (p *Plane) beat(now time.Time) {
 		}
 		raw, ok := encoded[sc.Tenant]
 		if !ok {
+			if !asked {
+				storeOK, asked = p.storeWritable(), true
+			}
 			b := p.hub.Beat(sc.Tenant)
 			raw = encodeHeartbeat(b.Applied, storeOK && b.Writable, at)
 			encoded[sc.Tenant] = raw

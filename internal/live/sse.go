@@ -95,21 +95,12 @@ func (p *Plane) streamScope(r *http.Request) (auth.Scope, *Error) {
 		p.refusals.Refused(refusal.Token, "reason", e.Message)
 		return auth.Scope{}, e
 	}
-	sc, err := p.verifier.Verify(tok)
-	if err == nil {
-		err = mayConnect(sc)
+	sc, err := p.admitToken(tok)
+	if errors.Is(err, errCapped) {
+		return sc, &Error{"rate_limited", "tenant at its connection cap"}
 	}
 	if err != nil {
-		tenant := sc.Tenant
-		if tenant == "" {
-			tenant = refusal.KeyTenant(p.keyring(), tok)
-		}
-		p.refusals.Refused(refusal.Token, refusal.TokenAttrs(err, tenant)...)
 		return sc, p.tokenError(err)
-	}
-	if !p.admit(sc.Tenant) {
-		p.refusals.Refused(refusal.Cap, "tenant", sc.Tenant)
-		return sc, &Error{"rate_limited", "tenant at its connection cap"}
 	}
 	return sc, nil
 }

@@ -11,9 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rankwire/rankwire/hub"
-	"github.com/rankwire/rankwire/internal/await"
 )
 
 // BenchmarkFanoutSSE is BenchmarkFanout with event streams instead of
@@ -44,35 +41,7 @@ func benchFanoutSSE(b *testing.B, n int) {
 		}
 		wg.Go(func() { st.readSSE(resp) })
 	}
-	await.For(b, 30*time.Second, func() error {
-		if got := p.eng.Stats().Subscriptions; got[0]+got[1]+got[2]+got[3] < n {
-			return fmt.Errorf("%v subscriptions, want %d", got, n)
-		}
-		return nil
-	})
-	page, err := h.Top(hub.Loc{Tenant: "casino-a", Board: "fan"}, 0, nil, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	seq := page.Seq
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.ResetTimer()
-	for i := range b.N {
-		st.seen.Store(0)
-		st.want.Store(seq + 1)
-		rs, err := h.Submit(ctx, "casino-a", "fan", []hub.Item{{Member: fmt.Sprint("m", i), Score: float64(i + 1)}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		seq = rs[0].Seq
-		select {
-		case <-st.done:
-		case <-time.After(30 * time.Second):
-			b.Fatalf("op %d: %d of %d streams read the diff", i, st.seen.Load(), n)
-		}
-	}
-	reportCPUPerMessage(b, processCPU()-cpu0, n)
+	st.measure(b, ctx, h, p, "streams")
 }
 
 // readSSE reads a stream's events until it ends, counting it once per op,
