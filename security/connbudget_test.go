@@ -17,8 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -272,7 +270,7 @@ func (g *gateway) awaitEvicted(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ev := g.metric(t, "rankwire_http_connections_evicted_total")
+		ev := metric(t, g, "rankwire_http_connections_evicted_total")
 		if ev >= float64(n) {
 			return
 		}
@@ -281,29 +279,6 @@ func (g *gateway) awaitEvicted(t *testing.T, n int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-var metricsLine = regexp.MustCompile(`metrics_addr=(\S+)`)
-
-// metric reads the value of an unlabelled metric from g's --metrics-addr.
-func (g *gateway) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	m := metricsLine.FindStringSubmatch(g.logText())
-	if m == nil {
-		t.Fatal("no metrics_addr in the ready line")
-	}
-	r := send(t, mustRequest(t, "GET", "http://"+m[1]+"/metrics"))
-	for _, line := range strings.Split(r.body, "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("no %s in /metrics", name)
-	return 0
 }
 
 func mustRequest(t *testing.T, method, u string) *http.Request {

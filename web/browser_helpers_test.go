@@ -6,12 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -227,19 +225,12 @@ func (g *gateway) token(sub string, roles auth.Role, exp time.Time) string {
 // call sends a request with the admin token and decodes a 200 answer into out.
 func (g *gateway) call(method, path, body string, out any) {
 	g.t.Helper()
-	req, _ := http.NewRequest(method, g.url(path), strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+g.token("admin", auth.RoleAdmin, time.Now().Add(time.Hour)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		g.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	code, raw := g.status(method, path, body)
+	if code != 200 {
+		g.t.Fatalf("%s %s: %d %s", method, path, code, raw)
 	}
 	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
+		if err := json.Unmarshal([]byte(raw), out); err != nil {
 			g.t.Fatal(err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +49,7 @@ func skipMissing(t *testing.T, what, why string) {
 func reportSkips(w io.Writer, pkg string) {
 	missing.mu.Lock()
 	defer missing.mu.Unlock()
-	for _, k := range slices.Clone(missing.order) {
+	for _, k := range missing.order {
 		s := missing.kinds[k]
 		noun := "tests"
 		if s.n == 1 {
