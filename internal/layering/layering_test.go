@@ -31,10 +31,10 @@ var allowed = map[string][]string{
 	"internal/gwtest": {module + "api", module + "auth", module + "hub", module + "internal/live", "github.com/prometheus/"},
 	"security":        nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
-	"internal/jsonbody":  nil,
-	"internal/names":     nil,
+	"internal/jsonbody": nil,
+	"internal/names":    nil,
 	// redact keeps secrets out of URLs in logs and errors: the standard library only.
-	"internal/redact": nil,
+	"internal/redact":    nil,
 	"internal/connguard": nil,
 	// wsflow is the delivery plane's socket: the standard library only
 	// (its tests drive the real coder/websocket).
