@@ -164,16 +164,26 @@ let boardsNext = "", prefix = "";
 // search is server-side: every name that starts with it is one, or follows
 // it in name order (after=prefix), so the pages start there and stop at
 // the first name without it. "More boards" shows while a next page exists.
+// boardsGen counts listings begun: a listing whose answer arrives after a
+// newer one began (a search typed while the first page loads) adds nothing,
+// so two listings never interleave their rows.
+let boardsGen = 0;
 async function loadBoards(more) {
   const rows = $("board-rows");
+  const gen = more ? boardsGen : ++boardsGen;
   if (!more) {
     rows.replaceChildren();
     boardsNext = "";
     if (prefix && !boardName.test(prefix)) return showBoardsEnd(false);
-    if (prefix) await api("GET", `/v1/boards/${enc(prefix)}`).then(addBoardRow, (e) => { if (e.status !== 404) throw e; });
+    if (prefix) {
+      const exact = await api("GET", `/v1/boards/${enc(prefix)}`).catch((e) => { if (e.status !== 404) throw e; });
+      if (gen !== boardsGen) return;
+      if (exact) addBoardRow(exact);
+    }
   }
   const after = more ? boardsNext : prefix;
   const { boards, next } = await api("GET", `/v1/boards?limit=${boardsPage}${after ? `&after=${enc(after)}` : ""}`);
+  if (gen !== boardsGen) return;
   const matching = boards.filter((b) => b.name.startsWith(prefix));
   matching.forEach(addBoardRow);
   showBoardsEnd(next && matching.length === boards.length ? next : "");
