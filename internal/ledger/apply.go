@@ -89,6 +89,9 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 	case EvSettle:
 		out.Err = s.applySettle(seq, ev)
 		out.Notes = s.amendedNotes(seq, ev, out.Err)
+	case EvVoid:
+		out.Err = s.applyVoid(seq, ev)
+		out.Notes = s.amendedNotes(seq, ev, out.Err)
 	default:
 		out.Err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}
@@ -303,6 +306,9 @@ func (s *State) submitHandle(bs *boardState, name string, ws []*window, primary 
 		}
 	}
 	res.Member, _ = s.ix.Name(h)
+	if s.journal != nil {
+		s.journal.item(name, ws, primary, h, board.Submission{Member: h, Score: it.Score, Subscore: it.Subscore, Seq: seq}, res)
+	}
 	return res
 }
 

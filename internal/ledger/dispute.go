@@ -29,6 +29,7 @@ const (
 	ActionDisqualify = "disqualify"
 	ActionReinstate  = "reinstate"
 	ActionSettle     = "settle"
+	ActionVoid       = "void"
 )
 
 // AdminAction is one admin action on a board: who (the token's sub), what,
@@ -41,16 +42,18 @@ type AdminAction struct {
 	Member   string // the member acted on; "" for settle
 	Sub      string // the acting token's sub claim ("" where it had none)
 	Reason   string
-	Revision int // the board's revision after the action
+	Revision int    // the board's revision after the action
+	Voided   uint64 // void: the seq the voided submission's result carried; 0 otherwise
 }
 
 // disputes is a board's amendments. Replica goroutine only.
 type disputes struct {
-	disq     map[uint32]struct{} // disqualified member handles
-	revision int                 // amendments applied: 0 for standings as the submissions made them
-	settled  bool                // an admin settled the board: nothing changes any more
-	settleAt int64               // when (unix ms), where settled
-	actions  []AdminAction       // oldest first, at most MaxAdminActions
+	disq     map[uint32]struct{}  // disqualified member handles
+	revision int                  // amendments applied: 0 for standings as the submissions made them
+	settled  bool                 // an admin settled the board: nothing changes any more
+	settleAt int64                // when (unix ms), where settled
+	actions  []AdminAction        // oldest first, at most MaxAdminActions
+	voided   map[voidKey]struct{} // the voided submissions (dispute_void.go), at most MaxVoids
 }
 
 // disqualified reports whether member h is disqualified. O(1).
@@ -220,6 +223,9 @@ func diffDisputes(name string, x, y *boardState, add func(string, ...any)) {
 	if dx.revision != dy.revision || len(dx.disq) != len(dy.disq) {
 		add("board %s: revision %d (%d disqualified) in the replay, %d (%d disqualified) in the snapshot",
 			name, dx.revision, len(dx.disq), dy.revision, len(dy.disq))
+	}
+	if len(dx.voided) != len(dy.voided) {
+		add("board %s: %d voided submissions in the replay, %d in the snapshot", name, len(dx.voided), len(dy.voided))
 	}
 	if dx.settled != dy.settled {
 		add("board %s: settled %t in the replay, %t in the snapshot", name, dx.settled, dy.settled)

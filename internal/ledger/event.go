@@ -30,12 +30,13 @@ const (
 	EvDisqualify EventKind = "disqualify" // take a member out of a board's standings (dispute.go)
 	EvReinstate  EventKind = "reinstate"  // put a disqualified member back
 	EvSettle     EventKind = "settle"     // a board's payout is done: its standings never change again
+	EvVoid       EventKind = "void"       // void one submission: assign the member's recomputed entries (dispute_void.go)
 )
 
 // EventKinds lists every event kind, for tables that must cover them all
 // (the API's table of effects); TestEventKindsListed keeps it complete.
 var EventKinds = []EventKind{EvSettings, EvSubmit, EvGroup, EvLink, EvRemove, EvReset, EvDelete,
-	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle}
+	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid}
 
 // Event is one entry of a tenant's stream.
 type Event struct {
@@ -50,8 +51,9 @@ type Event struct {
 	Aliases  []string  `json:"a,omitempty"`  // EvLink
 	QID      uint64    `json:"q,omitempty"`  // EvApprove, EvReject
 	Profile  *Profile  `json:"p,omitempty"`  // EvProfile
-	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle: why (dispute.go)
+	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle, EvVoid: why (dispute.go)
 	Sub      string    `json:"sb,omitempty"` // the same: the acting token's sub claim
+	Void     *Void     `json:"vd,omitempty"` // EvVoid: the submission and the member's new entries (dispute_void.go)
 
 	// NoMerge, on EvLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old

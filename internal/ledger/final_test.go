@@ -100,7 +100,11 @@ func TestDecodeSnapshotV4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := data[len(snapMagic) : len(data)-4]
+	v5, err := st.encode(&snapWriter{buf: []byte(snapMagicV5), v5: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := v5[len(snapMagic) : len(v5)-4]
 	if body[len(body)-1] != 0 {
 		t.Fatal("a state with no final profiles ends in a zero count")
 	}

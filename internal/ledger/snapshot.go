@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 // keeps them in files and in the cluster's bucket). Layout, all integers
 // uvarints unless noted:
 //
-//	magic "RWSNAP5\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP6\n"  seq  len+identity.Index bytes  nboards
 //	per board, by name: name  len+settings JSON  nseen
 //	  per kept idempotency id, in the order applied (seen.go):
 //	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
@@ -29,7 +30,8 @@ import (
 //	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)
 //	  the disputes (dispute.go): revision  settled  settled at (varint)  ndisqualified
 //	    per disqualified handle, ascending: handle
-//	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision
+//	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision  voided
+//	    nvoided; per voided submission, by window start then seq: window start (varint)  seq
 //	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
 //	nfinal; per board with profiles recorded at its end, by name (profile.go):
 //	  name  nprofiles; per profile, by handle: handle  name  avatar  country (all "": none)
@@ -43,10 +45,14 @@ import (
 // layout without the disputes and the final profiles, is read as boards with
 // none: it was written before any dispute event could exist. RWSNAP4 is the
 // layout without the final profiles, read as boards with none: they are
-// recorded only by events a version writing RWSNAP5 applied.
+// recorded only by events a version writing RWSNAP5 applied. RWSNAP5 is the
+// layout without voided submissions (AdminAction.Voided and the voided
+// set), read as boards with none: only a version writing RWSNAP6 applies
+// EvVoid.
 
 const (
-	snapMagic   = "RWSNAP5\n"
+	snapMagic   = "RWSNAP6\n"
+	snapMagicV5 = "RWSNAP5\n" // read, never written
 	snapMagicV4 = "RWSNAP4\n" // read, never written
 	snapMagicV3 = "RWSNAP3\n" // read, never written
 )
@@ -56,7 +62,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Encode returns s's snapshot. Deterministic: equal states give equal
 // bytes. O(state); it only reads s, so readers may proceed meanwhile.
 func (s *State) Encode() ([]byte, error) {
-	w := &snapWriter{buf: []byte(snapMagic)}
+	return s.encode(&snapWriter{buf: []byte(snapMagic)})
+}
+
+// encode writes s's snapshot with w, whose layout flags say which version
+// (tests write older ones to check that they still read).
+func (s *State) encode(w *snapWriter) ([]byte, error) {
 	w.uint(s.seq)
 	ix, err := s.ix.MarshalBinary()
 	if err != nil {
@@ -76,7 +87,10 @@ func (s *State) Encode() ([]byte, error) {
 }
 
 // snapWriter appends the snapshot encoding.
-type snapWriter struct{ buf []byte }
+type snapWriter struct {
+	buf []byte
+	v5  bool // write the RWSNAP5 layout (tests only): no voided submissions
+}
 
 func (w *snapWriter) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *snapWriter) int(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
@@ -127,6 +141,20 @@ func (w *snapWriter) disputes(d *disputes) {
 		w.str(a.Sub)
 		w.str(a.Reason)
 		w.uint(uint64(a.Revision))
+		if !w.v5 {
+			w.uint(a.Voided)
+		}
+	}
+	if w.v5 {
+		return
+	}
+	voided := slices.SortedFunc(maps.Keys(d.voided), func(a, b voidKey) int {
+		return cmp.Or(cmp.Compare(a.window, b.window), cmp.Compare(a.seq, b.seq))
+	})
+	w.uint(uint64(len(voided)))
+	for _, k := range voided {
+		w.int(k.window)
+		w.uint(k.seq)
 	}
 }
 
@@ -236,6 +264,7 @@ type snapReader struct {
 	buf []byte
 	err error
 	v3  bool // an RWSNAP3 snapshot: boards carry no disputes
+	v5  bool // an RWSNAP5 (or older) snapshot: no voided submissions
 }
 
 func (r *snapReader) fail(what string) {
@@ -305,14 +334,14 @@ func Decode(data []byte) (*State, error) {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	magic := string(data[:len(snapMagic)])
-	if magic != snapMagic && magic != snapMagicV4 && magic != snapMagicV3 {
+	if magic != snapMagic && magic != snapMagicV5 && magic != snapMagicV4 && magic != snapMagicV3 {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3}
+	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3, v5: magic != snapMagic}
 	s := &State{boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 	s.seq = r.uint()
 	ix, err := identity.Decode(r.bytes())
@@ -324,7 +353,7 @@ func Decode(data []byte) (*State, error) {
 		r.board(s)
 	}
 	s.profiles = r.profiles(s, false)
-	if magic == snapMagic {
+	if magic == snapMagic || magic == snapMagicV5 {
 		r.finals(s)
 	}
 	if r.err == nil && len(r.buf) != 0 {
@@ -377,7 +406,28 @@ func (r *snapReader) disputes(d *disputes) {
 	for ; n > 0 && r.err == nil; n-- {
 		a := AdminAction{Seq: r.uint(), At: r.int(), Action: r.str(), Member: r.str(), Sub: r.str(), Reason: r.str()}
 		a.Revision = int(r.uint())
+		if !r.v5 {
+			a.Voided = r.uint()
+		}
 		d.actions = append(d.actions, a)
+	}
+	if !r.v5 {
+		r.voided(d)
+	}
+}
+
+// voided reads a board's voided submissions.
+func (r *snapReader) voided(d *disputes) {
+	n := r.count()
+	if n > MaxVoids {
+		r.fail("voided submissions")
+		return
+	}
+	for ; n > 0 && r.err == nil; n-- {
+		if d.voided == nil {
+			d.voided = map[voidKey]struct{}{}
+		}
+		d.voided[voidKey{window: r.int(), seq: r.uint()}] = struct{}{}
 	}
 }
 

@@ -34,6 +34,10 @@ type State struct {
 	// lanes, where set, runs the lanes of a group event (lanes.go); nil
 	// applies every group in order on the caller's goroutine.
 	lanes func(n int, f func(i int))
+
+	// journal, set only on a VoidPlanner's own state, records the
+	// submissions of one board (dispute_plan.go); nil records nothing.
+	journal *voidJournal
 }
 
 // SetYield makes apply call yield every applySlice items (nil: never).
