@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
@@ -63,8 +64,13 @@ func (d Disputes) amend(ctx context.Context, tenant string, kind ledger.EventKin
 	if err != nil {
 		return AdminAction{}, err
 	}
-	ev := &ledger.Event{Kind: kind, Board: a.Board, Member: a.Member, Reason: a.Reason, Sub: a.Sub}
-	out, err := h.streams.commit(ctx, r, ev)
+	return d.commit(ctx, r, &ledger.Event{Kind: kind, Board: a.Board, Member: a.Member, Reason: a.Reason, Sub: a.Sub})
+}
+
+// commit commits an amendment event on r and returns the admin action the
+// board's log recorded for it.
+func (d Disputes) commit(ctx context.Context, r *replica, ev *ledger.Event) (AdminAction, error) {
+	out, err := d.h.streams.commit(ctx, r, ev)
 	if err == nil {
 		err = out.Err
 	}
@@ -73,14 +79,64 @@ func (d Disputes) amend(ctx context.Context, tenant string, kind ledger.EventKin
 	}
 	// The replica applied the event: the log holds its action (unless a
 	// later event deleted the board; then the action is as committed).
-	act := AdminAction{Seq: out.Seq, Action: string(kind), Member: a.Member, Sub: a.Sub, Reason: a.Reason}
+	act := AdminAction{Seq: out.Seq, Action: string(ev.Kind), Member: ev.Member, Sub: ev.Sub, Reason: ev.Reason}
 	_ = r.read(func(st *ledger.State) error {
-		if acts, _, err := st.AdminActions(a.Board, out.Seq-1, 1); err == nil && len(acts) == 1 && acts[0].Seq == out.Seq {
+		if acts, _, err := st.AdminActions(ev.Board, out.Seq-1, 1); err == nil && len(acts) == 1 && acts[0].Seq == out.Seq {
 			act = acts[0]
 		}
 		return nil
 	})
 	return act, nil
+}
+
+// voidAttempts bounds the plans of one Void: a plan goes stale only when
+// the member submitted meanwhile.
+const voidAttempts = 3
+
+// Void voids the submission to a.Board whose result carried seq: the
+// member's entry in every window becomes what the member's other
+// submissions make of it (ledger.VoidPlanner, which replays the tenant's
+// log: O(events) per call, two passes). ErrNotFound naming seq where no
+// ranked submission of the board carried it; ErrConflict where it was
+// voided already, no longer counts, or the board was settled.
+func (d Disputes) Void(ctx context.Context, tenant string, a Amendment, seq uint64) (AdminAction, error) {
+	if err := ledger.CheckReason(a.Reason); err != nil {
+		return AdminAction{}, err
+	}
+	r, err := d.h.boardReplica(ctx, tenant, a.Board)
+	if err != nil {
+		return AdminAction{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		v, err := d.planVoid(ctx, r, tenant, a.Board, seq)
+		if err != nil {
+			return AdminAction{}, err
+		}
+		ev := &ledger.Event{Kind: ledger.EvVoid, Board: a.Board, Member: v.Member, Void: v, Reason: a.Reason, Sub: a.Sub}
+		act, err := d.commit(ctx, r, ev)
+		if !errors.Is(err, ledger.ErrVoidStale) || attempt == voidAttempts {
+			return act, err
+		}
+	}
+}
+
+// planVoid replays tenant's log up to what r applied into a VoidPlanner.
+func (d Disputes) planVoid(ctx context.Context, r *replica, tenant, board string, seq uint64) (*ledger.Void, error) {
+	var last uint64
+	if err := r.read(func(st *ledger.State) error { last = st.Seq(); return st.CheckAmendable(board) }); err != nil {
+		return nil, err
+	}
+	stream, err := d.h.streams.stream(ctx, tenant, false)
+	if err != nil {
+		return nil, err
+	}
+	p := ledger.NewVoidPlanner(board, seq)
+	for p.Next() {
+		if err := d.h.streams.replayTo(ctx, stream, last, p.Apply); err != nil {
+			return nil, unavailable(logUnavailable, err)
+		}
+	}
+	return p.Plan()
 }
 
 // AdminActions returns up to limit (1..MaxAuditPage) of board's admin

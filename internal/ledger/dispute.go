@@ -91,6 +91,17 @@ func (bs *boardState) checkUnsettled() error {
 	return nil
 }
 
+// CheckAmendable fails with ErrNotFound where board does not exist and
+// with ErrConflict naming settled where it was settled: the checks an
+// amendment's caller makes before preparing it. O(1). Read lock.
+func (s *State) CheckAmendable(board string) error {
+	bs, err := s.board(board)
+	if err != nil {
+		return err
+	}
+	return bs.checkUnsettled()
+}
+
 // disputeTarget checks an amendment of ev's member on ev's board and
 // returns the board and the member's handle.
 func (s *State) disputeTarget(ev *Event) (*boardState, uint32, error) {

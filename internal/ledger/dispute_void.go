@@ -19,6 +19,11 @@ import (
 // MaxVoids is the most submissions one board may have voided.
 const MaxVoids = 10_000
 
+// ErrVoidStale is the class of the conflict of an EvVoid whose member's
+// entry changed between its plan and its apply: the hub plans again.
+// Of class ErrConflict.
+var ErrVoidStale = ErrConflict.Sub("seq: the member's entry changed while the void was prepared", nil)
+
 // voidKey names a voided submission: the seq its result carried and the
 // start of its primary window (0 for all), which together name one
 // applied submission of a board.
@@ -125,7 +130,7 @@ func (bs *boardState) voidWindows(v *Void, h uint32) ([]*window, error) {
 			continue
 		}
 		if !sameEntry(entryScore(w.b, h), e.Was) {
-			return nil, errorf(ErrConflict, "seq: the member's entry changed while the void of %d was prepared; try again", v.Seq)
+			return nil, errorf(ErrVoidStale, "seq: the member's entry changed while the void of %d was prepared; try again", v.Seq)
 		}
 		ws[i] = w
 	}

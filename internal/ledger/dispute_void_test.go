@@ -257,7 +257,7 @@ func TestVoidRefusals(t *testing.T) {
 	}
 	m.submit("a", 20, 0, 1)
 	out := m.commit(&Event{Kind: EvVoid, At: voidBase, Board: "v", Void: stale, Reason: "x"})
-	if !errors.Is(out.Err, ErrConflict) || !strings.Contains(msgOf(out.Err), "seq:") {
+	if !errors.Is(out.Err, ErrVoidStale) || !errors.Is(out.Err, ErrConflict) || !strings.Contains(msgOf(out.Err), "seq:") {
 		t.Fatalf("stale plan: %v", out.Err)
 	}
 	m.void(3)
