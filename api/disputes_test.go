@@ -149,3 +149,83 @@ func TestDisputesRefusals(t *testing.T) {
 		t.Errorf("audit with a bad after: %q", msg)
 	}
 }
+
+// Void over HTTP against the real hub: a live void restores the member's
+// previous best, a second one takes the member out (no submission left)
+// and the prizes pass down; after the end a void still amends; after
+// settlement it is refused naming settled. Unknown seqs, a seq of another
+// board or only of another tenant, and a seq voided already are refused
+// naming seq; the twin tenant with the same board and seqs is untouched.
+func TestVoidOverHTTP(t *testing.T) {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var now atomic.Int64
+	now.Store(start.UnixMilli())
+	e := newClockEnv(t, &now)
+	board := `{"ends_at":"2030-01-01T01:00:00Z","windows":["all","day"],"prizes":[{"from":1,"to":1,"prize":"€100"},{"from":2,"to":2,"prize":"€50"},{"from":3,"to":3,"prize":"€25"}]}`
+	scores := `{"scores":[{"member":"a","score":500},{"member":"b","score":400},{"member":"c","score":300},{"member":"d","score":200}]}`
+	admin, other := e.token("a", auth.RoleAdmin), e.token("b", auth.RoleAdmin)
+	for _, tok := range []string{admin, other} {
+		e.must(200, "PUT", "/v1/boards/cup", tok, board)
+		e.must(200, "POST", "/v1/boards/cup/scores", tok, scores)
+		e.must(200, "PUT", "/v1/boards/side", tok, `{}`)
+	}
+	res := e.must(200, "POST", "/v1/boards/cup/scores", admin, `{"member":"a","score":900}`)
+	if r := res["results"].([]any)[0].(map[string]any); r["seq"].(float64) != 5 {
+		t.Fatalf("the cheat's result: %v", res)
+	}
+	e.must(200, "POST", "/v1/boards/cup/scores", other, `{"member":"a","score":900}`)
+	for i := range 3 { // seqs 6..8 on tenant b's cup only, 1..3 on tenant a's side board
+		e.must(200, "POST", "/v1/boards/cup/scores", other, fmt.Sprintf(`{"member":"z%d","score":1}`, i))
+		e.must(200, "POST", "/v1/boards/side/scores", admin, fmt.Sprintf(`{"member":"z%d","score":1}`, i))
+	}
+
+	act := e.must(200, "POST", "/v1/boards/cup/void", admin, `{"seq":5,"reason":"ticket 9: replayed packet"}`)
+	if act["action"] != "void" || act["voided"].(float64) != 5 || act["member"] != "a" || act["sub"] != "p1" || act["revision"].(float64) != 1 {
+		t.Fatalf("live void: %v", act)
+	}
+	if row := e.must(200, "GET", "/v1/boards/cup/members/a?window=day", admin, ""); row["score"].(float64) != 500 {
+		t.Fatalf("a's day entry after the void: %v", row)
+	}
+	e.must(200, "POST", "/v1/boards/cup/void", admin, `{"seq":1,"reason":"ticket 9: first one too"}`)
+	if got := prizeTable(t, e.must(200, "GET", "/v1/boards/cup/standings", admin, ""), 2); got != "b:1:€100 c:2:€50 d:3:€25" {
+		t.Fatalf("a without submissions: %s", got)
+	}
+	for _, c := range []struct {
+		status      int
+		body, field string
+	}{
+		{404, `{"seq":99,"reason":"x"}`, "seq: 99"},
+		{404, `{"seq":7,"reason":"x"}`, "seq: 7"}, // only tenant b's cup reached 7
+		{409, `{"seq":5,"reason":"x"}`, "seq: 5 was already voided"},
+		{400, `{"seq":0,"reason":"x"}`, "seq: "},
+		{400, `{"seq":2}`, "reason: "},
+		{400, `{"member":"a","reason":"x"}`, "member"},
+	} {
+		if _, msg := errCode(e.must(c.status, "POST", "/v1/boards/cup/void", admin, c.body)); !strings.HasPrefix(msg, c.field) {
+			t.Errorf("void %s: %q, want %q", c.body, msg, c.field)
+		}
+	}
+	e.must(404, "POST", "/v1/boards/none/void", admin, `{"seq":1,"reason":"x"}`)
+	e.must(403, "POST", "/v1/boards/cup/void", e.token("a", auth.RoleRead|auth.RoleSubmit), `{"seq":2,"reason":"x"}`)
+	e.must(403, "POST", "/v1/boards/cup/void", e.token("a", auth.RoleAdmin, "other-*"), `{"seq":2,"reason":"x"}`)
+
+	now.Store(start.Add(time.Hour + time.Second).UnixMilli()) // ended, not final
+	e.must(200, "POST", "/v1/boards/cup/void", admin, `{"seq":2,"reason":"ticket 10"}`)
+	if got := prizeTable(t, e.must(200, "GET", "/v1/boards/cup/standings", admin, ""), 3); got != "c:1:€100 d:2:€50" {
+		t.Fatalf("ended, b voided: %s", got)
+	}
+	now.Store(start.Add(time.Hour + 2*hub.MaxWriteTimeout).UnixMilli()) // final
+	e.must(200, "POST", "/v1/boards/cup/settle", admin, `{"reason":"paid out"}`)
+	if code, msg := errCode(e.must(409, "POST", "/v1/boards/cup/void", admin, `{"seq":3,"reason":"late"}`)); code != "conflict" || !strings.HasPrefix(msg, "settled: ") {
+		t.Fatalf("void after settle: %s %q", code, msg)
+	}
+	acts := e.must(200, "GET", "/v1/audit?board=cup", admin, "")["actions"].([]any)
+	if len(acts) != 4 || acts[0].(map[string]any)["voided"].(float64) != 5 || acts[2].(map[string]any)["voided"].(float64) != 2 {
+		t.Fatalf("audit: %v", acts)
+	}
+
+	// The twin tenant: its cup as its submissions made it.
+	if got := prizeTable(t, e.must(200, "GET", "/v1/boards/cup/standings", other, ""), 0); got != "a:1:€100 b:2:€50 c:3:€25 d:4: z0:5: z1:6: z2:7:" {
+		t.Fatalf("tenant b: %s", got)
+	}
+}

@@ -126,6 +126,7 @@ var routeEffects = map[string]Effect{
 	"POST /v1/boards/{board}/disqualify":               effAdmin,
 	"POST /v1/boards/{board}/reinstate":                effAdmin,
 	"POST /v1/boards/{board}/settle":                   effAdmin,
+	"POST /v1/boards/{board}/void":                     effAdmin,
 	"GET /v1/audit":                                    {Role: auth.RoleAdmin, Touches: TouchBoard, Reach: ReachQueryBoard},
 	"GET /v1/tenant":                                   {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone},
 	// A link needs ReachMember; one that merges members needs ReachEvery
@@ -161,6 +162,7 @@ var eventEffects = map[string]Effect{
 	"disqualify": effAdmin,
 	"reinstate":  effAdmin,
 	"settle":     effAdmin,
+	"void":       effAdmin,
 }
 
 func withBudget(e Effect, budget string) Effect {

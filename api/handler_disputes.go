@@ -18,11 +18,37 @@ import (
 // that amend a board's standings until it is settled, and the audit log
 // of every such action.
 
-// mountDisputes mounts the amendment routes under /v1/boards/{board}.
+// mountDisputes mounts the amendment routes under /v1/boards/{board}:
+// disqualify, reinstate, settle and void.
 func (s *Server) mountDisputes(r chi.Router) {
 	r.Post("/disqualify", s.handle(s.amendment(true, s.hub.Disputes().Disqualify)))
 	r.Post("/reinstate", s.handle(s.amendment(true, s.hub.Disputes().Reinstate)))
 	r.Post("/settle", s.handle(s.amendment(false, s.hub.Disputes().Settle)))
+	r.Post("/void", s.handle(s.void))
+}
+
+// void answers POST .../void {"seq","reason"} (role admin): the member's
+// entry becomes what its other submissions make of it; the answer is the
+// admin action recorded.
+func (s *Server) void(w http.ResponseWriter, r *http.Request) error {
+	name, err := boardFor(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	var body wire.Void
+	if err := decodeBody(r, &body); err != nil {
+		return err
+	}
+	if body.Seq == 0 {
+		return badRequest("seq: required, the seq a submission's result carried (1 or more)")
+	}
+	sc := scopeOf(r)
+	a, err := s.hub.Disputes().Void(r.Context(), sc.Tenant, hub.Amendment{Board: name, Reason: body.Reason, Sub: sc.Subject}, body.Seq)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toAdminAction(name, a))
+	return nil
 }
 
 // amendFunc is one of the hub's amendments.
@@ -123,5 +149,5 @@ func boardQuery(r *http.Request, role auth.Role) (string, error) {
 
 func toAdminAction(board string, a hub.AdminAction) wire.AdminAction {
 	return wire.AdminAction{Seq: a.Seq, At: hub.FormatTime(a.At), Board: board, Action: a.Action, Member: a.Member,
-		Sub: a.Sub, Reason: a.Reason, Revision: a.Revision}
+		Sub: a.Sub, Reason: a.Reason, Revision: a.Revision, Voided: a.Voided}
 }

@@ -56,6 +56,7 @@ var wireSchemas = []struct {
 	{"/components/schemas/History", wire.History{}, ""},
 	{"/components/schemas/Tenant", wire.Tenant{}, ""},
 	{"/components/schemas/Amendment", wire.Amendment{}, ""},
+	{"/components/schemas/Void", wire.Void{}, ""},
 	{"/components/schemas/AdminAction", wire.AdminAction{}, ""},
 	{"/components/schemas/Audit", wire.Audit{}, ""},
 	{answer("/v1/boards", "get", "200"), wire.BoardList{}, ""},

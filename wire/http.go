@@ -274,17 +274,25 @@ type Amendment struct {
 	Reason string `json:"reason"`           // why, 1..256 bytes: kept in the audit log
 }
 
+// Void is the body of POST .../void: the submission to void, named by the
+// seq its result carried, and why.
+type Void struct {
+	Seq    uint64 `json:"seq"`    // the seq a submission's result carried (its primary window's seq after it)
+	Reason string `json:"reason"` // why, 1..256 bytes: kept in the audit log
+}
+
 // AdminAction is one admin action on a board: who, what, when and why.
 // It answers an amendment, and GET /v1/audit lists them.
 type AdminAction struct {
 	Seq      uint64 `json:"seq"` // its place in the tenant's stream: pass it as after to read on
 	At       string `json:"at"`  // acceptance time, RFC 3339 UTC
 	Board    string `json:"board"`
-	Action   string `json:"action"`           // disqualify, reinstate, settle
+	Action   string `json:"action"`           // disqualify, reinstate, settle, void
 	Member   string `json:"member,omitempty"` // the member's canonical id; none for settle
 	Sub      string `json:"sub"`              // the acting token's sub claim
 	Reason   string `json:"reason"`
-	Revision int    `json:"revision"` // the board's revision after it
+	Revision int    `json:"revision"`         // the board's revision after it
+	Voided   uint64 `json:"voided,omitempty"` // void: the seq the voided submission's result carried
 }
 
 // Audit answers GET /v1/audit: a board's admin actions, oldest first.
