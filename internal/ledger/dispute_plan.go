@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/rankwire/rankwire/board"
 )
@@ -90,14 +91,17 @@ func (p *VoidPlanner) Apply(seq uint64, ev *Event) {
 	}
 }
 
-// found checks the first pass: exactly one live submission carried the
-// seq, and it was not voided; it becomes the one the second pass follows.
+// found checks the first pass: exactly one submission in a window the
+// board still keeps carried the seq, and it was not voided; it becomes the
+// one the second pass follows.
 func (p *VoidPlanner) found() error {
 	j := &p.j
 	bs, err := p.st.board(j.board)
 	if err != nil {
 		return err
 	}
+	pk := bs.settings.primaryKind()
+	j.hits = slices.DeleteFunc(j.hits, func(h voidHit) bool { return bs.windows[windowKey{pk, h.window}] == nil })
 	if len(j.hits) == 0 {
 		return errorf(ErrNotFound, "seq: %d is not the seq of a submission ranked on board %q", j.seq, j.board)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,7 @@ func (s *script) events() []*Event {
 	for len(s.b) > 0 && len(evs) < 200 {
 		if ev := s.event(); ev != nil {
 			ev.At = s.at
+			planVoid(evs, ev)
 			evs = append(evs, ev)
 		}
 	}
@@ -61,15 +63,46 @@ func (s *script) event() *Event {
 		return &Event{Kind: []EventKind{EvApprove, EvReject}[s.next()%2], Board: board, QID: uint64(s.next() % 8)}
 	case op == 12:
 		return &Event{Kind: EvProfile, Member: s.member(), Profile: &Profile{Name: s.member(), Country: []string{"", "mt", "XX"}[s.next()%3]}}
-	case op == 14: // dispute.go
-		kinds := []EventKind{EvDisqualify, EvReinstate, EvSettle, EvDisqualify}
-		return &Event{Kind: kinds[s.next()%4], Board: board, Member: s.member(), Reason: "r", Sub: "ops"}
+	case op == 14: // dispute.go, dispute_void.go
+		kinds := []EventKind{EvDisqualify, EvReinstate, EvSettle, EvDisqualify, EvVoid}
+		ev := &Event{Kind: kinds[s.next()%5], Board: board, Member: s.member(), Reason: "r", Sub: "ops"}
+		if ev.Kind == EvVoid {
+			ev.Member, ev.Void = "", &Void{Seq: uint64(s.next() % 16)}
+		}
+		return ev
 	case op == 13:
 		s.at += int64(s.next()) * 3_600_000 // up to ten days
 	default:
 		s.at += int64(int8(s.next())) * 5_000 // seconds to minutes, either way
 	}
 	return nil
+}
+
+// planVoid makes ev, where it is an EvVoid, the void a planner computes
+// from the events before it; where the plan fails it stays as drawn (no
+// member: apply refuses it).
+func planVoid(evs []*Event, ev *Event) {
+	if ev.Kind != EvVoid {
+		return
+	}
+	p := NewVoidPlanner(ev.Board, ev.Void.Seq)
+	for p.Next() {
+		for i, e := range evs {
+			p.Apply(uint64(i+1), e)
+		}
+	}
+	if v, err := p.Plan(); err == nil {
+		ev.Void = v
+	}
+}
+
+// checkPlanned fails where a void planned from the events just before it
+// was refused for another reason than a settled board: the plan and the
+// state it is applied to are the same.
+func checkPlanned(t *testing.T, ev *Event, out Outcome) {
+	if ev.Kind == EvVoid && ev.Void.Member != "" && out.Err != nil && !strings.HasPrefix(msgOf(out.Err), "settled:") {
+		t.Fatalf("a planned void was refused: %v", out.Err)
+	}
 }
 
 func (s *script) member() string { return fmt.Sprint("m", s.next()%12) }
@@ -125,7 +158,7 @@ func FuzzApply(f *testing.F) {
 		whole.SetLanes(goLanes)
 		half := len(evs) / 2
 		for i, ev := range evs[:half] {
-			whole.Apply(uint64(i+1), ev)
+			checkPlanned(t, ev, whole.Apply(uint64(i+1), ev))
 		}
 		snap, err := whole.Encode()
 		if err != nil {
@@ -137,6 +170,7 @@ func FuzzApply(f *testing.F) {
 		}
 		for i := half; i < len(evs); i++ {
 			a, b := whole.Apply(uint64(i+1), evs[i]), resumed.Apply(uint64(i+1), again[i])
+			checkPlanned(t, evs[i], a)
 			if fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Fatalf("event %d: outcome %+v, from the snapshot %+v", i, a, b)
 			}
