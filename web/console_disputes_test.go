@@ -235,3 +235,45 @@ func TestConsoleHeldPrize(t *testing.T) {
 	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button').click()`, qids["p2"]))
 	prizes("p2:€100 p1:€50")
 }
+
+// TestConsoleVoid: voiding a submission in the console, by the seq its
+// result carried, gives the member the entry their other submissions make
+// (the API's standings and the console's rows agree, the prizes move); a
+// seq the board does not know is the API's 404 naming seq, next to the
+// reason field; the audit lists the void with its seq.
+func TestConsoleVoid(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/cup", `{`+cupPrizes+`}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":400},{"member":"p2","score":300},{"member":"p3","score":200},{"member":"p4","score":100}]}`, nil)
+	var res struct {
+		Results []struct {
+			Seq int `json:"seq"`
+		} `json:"results"`
+	}
+	g.call("POST", "/v1/boards/cup/scores", `{"member":"p4","score":900}`, &res)
+	if len(res.Results) != 1 || res.Results[0].Seq != 5 {
+		t.Fatalf("p4's result: %+v", res)
+	}
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "cup")
+	awaitStandings(t, g, ctx, "cup", "r0 settled=false p4:1:€100 p1:2:€50 p2:3:€25 p3:4:", "p4,p1,p2,p3")
+
+	voidSeq := func(seq, reason string) {
+		t.Helper()
+		run(t, ctx, fmt.Sprintf(`document.querySelector("#void-slot input.seq").value = %q`, seq))
+		clickIn(t, ctx, "#void-slot", "Void")
+		answerReason(t, ctx, "#void-slot", reason, "Yes, void")
+	}
+	voidSeq("99", "no such")
+	fieldError(t, ctx, "#void-slot", "seq: 99")
+	clickIn(t, ctx, "#void-slot", "Cancel")
+	voidSeq("5", "replayed packet")
+	awaitStandings(t, g, ctx, "cup", "r1 settled=false p1:1:€100 p2:2:€50 p3:3:€25 p4:4:", "p1,p2,p3,p4")
+	waitFor(t, "the void in the audit", 10*time.Second, func() string {
+		got := js[string](t, ctx, `[...document.querySelectorAll("#audit-rows tr")].map((r) => [...r.cells].slice(1).map((c) => c.textContent).join("|")).join("\n")`)
+		if got != "ops|void seq 5|p4|replayed packet|1" {
+			return fmt.Sprintf("shown %q", got)
+		}
+		return ""
+	})
+}

@@ -441,7 +441,7 @@ function reasonInline(slot, question, yes, act, restore) {
   input.focus();
 }
 
-// amend posts an amendment (disqualify, reinstate, settle) and shows the
+// amend posts an amendment (disqualify, reinstate, void, settle) and shows the
 // standings and the audit as they are after it; an error answer throws for
 // reasonInline to show.
 async function amend(verb, body, said) {
@@ -468,6 +468,8 @@ async function loadStandings() {
   $("standing-rows").replaceChildren(...s.rows.map((r) => standingRow(r, open)));
   $("settle-slot").replaceChildren();
   if (open && s.final) resetSettle();
+  $("void-slot").replaceChildren();
+  if (open) resetVoid();
   $("dq").hidden = !out.length;
   $("dq-rows").replaceChildren(...out.map((m) => dqRow(m, open)));
 }
@@ -503,6 +505,21 @@ function resetSettle() {
     (reason) => amend("settle", { reason }, `Settled board ${current}`), resetSettle), "danger"));
 }
 
+// resetVoid offers to void one submission, named by the seq its result
+// carried: the member's entry becomes what their other submissions make
+// of it. A seq the board does not know is the API's 404 naming seq, shown
+// next to the reason field.
+function resetVoid() {
+  const slot = $("void-slot");
+  const seq = el("input", { type: "number", min: "1", step: "1", className: "seq", autocomplete: "off" });
+  seq.setAttribute("aria-label", "Seq of the submission to void (the seq its result carried)");
+  slot.replaceChildren("Void one submission, by the seq its result carried: ", seq, " ", button("Void", `Void a submission on board ${current}`, () => {
+    const n = Number(seq.value);
+    reasonInline(slot, `Void the submission with seq ${n}? Its member's entry becomes what their other submissions make.`, "Yes, void",
+      (reason) => amend("void", { seq: n, reason }, `Voided the submission with seq ${n}`), resetVoid);
+  }, "danger"));
+}
+
 // auditPage is the most actions one GET /v1/audit answers to the console.
 const auditPage = 500;
 
@@ -534,7 +551,8 @@ async function loadAudit(more) {
   const body = $("audit-rows");
   if (!more) body.replaceChildren();
   for (const a of actions) {
-    const tr = el("tr", {}, el("td", {}, when(a.at)), el("td", {}, a.sub || ""), el("td", {}, a.action), el("td", {}, a.member || ""),
+    const what = a.action === "void" ? `void seq ${a.voided}` : a.action;
+    const tr = el("tr", {}, el("td", {}, when(a.at)), el("td", {}, a.sub || ""), el("td", {}, what), el("td", {}, a.member || ""),
       el("td", {}, a.reason), numCell(a.revision));
     tr.dataset.seq = String(a.seq);
     body.append(tr);
