@@ -58,7 +58,9 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 		} else {
 			clk.set(clk.now().Add(time.Duration(rng.IntN(40)) * time.Second)) // several in a minute
 		}
-		switch rng.IntN(14) {
+		switch rng.IntN(15) {
+		case 14: // a void on the sum board with day windows (a random seq: most were a submission's)
+			_, _ = h.Disputes().Void(ctx, "t1", Amendment{Board: "s", Reason: "test", Sub: "ops"}, uint64(1+rng.IntN(60)))
 		case 13: // an amendment of board b's standings (disputes.go)
 			a := Amendment{Board: "b", Member: member(), Reason: "test", Sub: "ops"}
 			if rng.IntN(2) == 0 {
@@ -116,5 +118,10 @@ func TestDeterminism(t *testing.T) {
 	}
 	if acts, _, _ := a.Disputes().AdminActions("t1", "b", 0, MaxAuditPage); len(acts) == 0 {
 		t.Fatal("the feed amended nothing: the disputes went untested")
+	}
+	if acts, _, _ := a.Disputes().AdminActions("t1", "s", 0, MaxAuditPage); len(acts) == 0 {
+		t.Fatal("the feed voided nothing: voids went untested")
+	} else {
+		t.Logf("voids: %d", len(acts))
 	}
 }
