@@ -323,3 +323,29 @@ func TestVoidAfterEndAndSettle(t *testing.T) {
 		t.Fatalf("void after settle: %v", out.Err)
 	}
 }
+
+// BenchmarkVoidPlan: planning a void of a board of 100,000 members with
+// 1,000,000 submissions in 1,000-item events (both replays).
+func BenchmarkVoidPlan(b *testing.B) {
+	set, _ := Settings{}.normalize()
+	evs := []*Event{{Kind: EvSettings, Board: "s", Settings: &set}}
+	for i := range 1000 {
+		items := make([]Item, MaxBatch)
+		for j := range items {
+			items[j] = Item{Member: fmt.Sprint("m", (i*MaxBatch+j)%100_000), Score: float64((i*MaxBatch + j) * 7919 % 1_000_003)}
+		}
+		evs = append(evs, &Event{Kind: EvSubmit, Board: "s", Items: items})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		p := NewVoidPlanner("s", 50_000)
+		for p.Next() {
+			for i, ev := range evs {
+				p.Apply(uint64(i+1), ev)
+			}
+		}
+		if _, err := p.Plan(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
