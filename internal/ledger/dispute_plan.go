@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/rankwire/rankwire/board"
@@ -189,9 +188,12 @@ func (p *VoidPlanner) Plan() (*Void, error) {
 		return nil, p.err
 	}
 	j := &p.j
+	if p.st == nil || !j.recording || p.pass < 2 {
+		return nil, errorf(ErrInternal, "void planned without its replays")
+	}
 	bs, err := p.st.board(j.board)
-	if err != nil || !j.recording {
-		return nil, cmp.Or(err, errorf(ErrInternal, "void planned without its replays"))
+	if err != nil {
+		return nil, err
 	}
 	v := &Void{Seq: j.seq, Window: j.window}
 	v.Member, _ = p.st.ix.Name(j.member)

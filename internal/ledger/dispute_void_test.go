@@ -235,6 +235,9 @@ func TestVoidRefusals(t *testing.T) {
 	m.submit("b", 8, 0, 0)  // seq 2
 	m.submit("a", 12, 0, 1) // seq 3
 	m.commit(&Event{Kind: EvSettings, At: voidBase, Board: "w", Settings: &Settings{}})
+	if _, err := NewVoidPlanner("v", 1).Plan(); !errors.Is(err, ErrInternal) {
+		t.Fatalf("a plan without its replays: %v", err)
+	}
 	if _, err := m.plan(99); !errors.Is(err, ErrNotFound) || !strings.Contains(msgOf(err), "seq: 99") {
 		t.Fatalf("unknown seq: %v", err)
 	}
