@@ -98,7 +98,8 @@ const voidAttempts = 3
 // submissions make of it (ledger.VoidPlanner, which replays the tenant's
 // log: O(events) per call, two passes). ErrNotFound naming seq where no
 // ranked submission of the board carried it; ErrConflict where it was
-// voided already, no longer counts, or the board was settled.
+// voided already, no longer counts, or the board was settled; ErrLimit
+// while another void of the tenant is being planned.
 func (d Disputes) Void(ctx context.Context, tenant string, a Amendment, seq uint64) (AdminAction, error) {
 	if err := ledger.CheckReason(a.Reason); err != nil {
 		return AdminAction{}, err
@@ -107,6 +108,11 @@ func (d Disputes) Void(ctx context.Context, tenant string, a Amendment, seq uint
 	if err != nil {
 		return AdminAction{}, err
 	}
+	// A plan holds a second copy of the tenant's state: one at a time.
+	if !r.voiding.CompareAndSwap(false, true) {
+		return AdminAction{}, errorf(ErrLimit, "seq: another void of the tenant is being prepared; one at a time")
+	}
+	defer r.voiding.Store(false)
 	for attempt := 1; ; attempt++ {
 		v, err := d.planVoid(ctx, r, tenant, a.Board, seq)
 		if err != nil {

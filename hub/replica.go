@@ -35,6 +35,7 @@ type replica struct {
 
 	feedDirty atomic.Bool // set by wake, taken by a drain: st may hold changes for the feed (feed.go)
 
+	voiding atomic.Bool   // a void is being planned (disputes.go): one at a time per tenant
 	applied atomic.Uint64 // stream sequence of the last applied event
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned

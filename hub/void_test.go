@@ -40,6 +40,11 @@ func TestVoidSubmission(t *testing.T) {
 	if !contains(err.Error(), "seq: 3 was already voided") {
 		t.Fatalf("second void: %v", err)
 	}
+	r := h.reg.lookup("t1")
+	r.voiding.Store(true) // another void being planned
+	_, err = h.Disputes().Void(ctx, "t1", Amendment{Board: "b", Reason: "x"}, 77)
+	wantErr(t, err, ErrLimit)
+	r.voiding.Store(false)
 	_, err = h.Disputes().Void(ctx, "t1", Amendment{Board: "b", Reason: "x"}, 77)
 	wantErr(t, err, ErrNotFound)
 	_, err = h.Disputes().Void(ctx, "t1", Amendment{Board: "nope", Reason: "x"}, 1)
