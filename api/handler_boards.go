@@ -14,7 +14,8 @@ import (
 func toBoard(b hub.BoardInfo) wire.Board {
 	s := b.Settings
 	return wire.Board{Name: b.Name, Order: s.Order, SubscoreOrder: s.SubscoreOrder, Policy: s.Policy,
-		Tiebreak: s.Tiebreak, Windows: s.Windows, Retention: s.Retention, StartsAt: s.StartsAt, EndsAt: s.EndsAt,
+		Tiebreak: s.Tiebreak, Windows: s.Windows, Retention: s.Retention, TimeZone: s.TimeZone, WeekStarts: s.WeekStarts,
+		StartsAt: s.StartsAt, EndsAt: s.EndsAt,
 		Prizes: toPrizes(s.Prizes), Rules: (*wire.Rules)(s.Rules), Members: b.Members}
 }
 
@@ -25,7 +26,7 @@ func toSettings(w wire.Settings) hub.Settings {
 		prizes = append(prizes, hub.Prize(p))
 	}
 	return hub.Settings{Order: w.Order, SubscoreOrder: w.SubscoreOrder, Policy: w.Policy, Tiebreak: w.Tiebreak,
-		Windows: w.Windows, Retention: w.Retention, StartsAt: w.StartsAt, EndsAt: w.EndsAt, Prizes: prizes,
+		Windows: w.Windows, Retention: w.Retention, TimeZone: w.TimeZone, WeekStarts: w.WeekStarts, StartsAt: w.StartsAt, EndsAt: w.EndsAt, Prizes: prizes,
 		Rules: (*hub.Rules)(w.Rules)}
 }
 

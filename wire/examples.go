@@ -40,7 +40,7 @@ func exampleRules() *Rules {
 
 func exampleBoard() Board {
 	return Board{Name: "weekly", Order: "desc", SubscoreOrder: "asc", Policy: "best", Tiebreak: "earliest",
-		Windows: []string{"all", "week"}, Retention: 8, StartsAt: "2026-12-01T00:00:00.000Z",
+		Windows: []string{"all", "week"}, Retention: 8, TimeZone: "Europe/Malta", WeekStarts: "monday", StartsAt: "2026-12-01T00:00:00.000Z",
 		EndsAt: "2026-12-08T00:00:00.000Z", Prizes: examplePrizes(), Rules: exampleRules(), Members: 5120}
 }
 
@@ -56,7 +56,7 @@ func httpExamples() []Example {
 		{"http_page", Page{Seq: 912, Total: 5400, Count: ptr(137), Rows: rows, Next: "AUC_x1"}},
 		{"http_member_row", MemberRow{Seq: 912, Total: 5400, Row: rows[0], TopPercent: ptr(0.0185)}},
 		{"http_settings", Settings{Order: "desc", SubscoreOrder: "asc", Policy: "best", Tiebreak: "latest",
-			Windows: []string{"all", "week"}, Retention: 8, StartsAt: "2026-12-01T00:00:00Z",
+			Windows: []string{"all", "week"}, Retention: 8, TimeZone: "Europe/Malta", WeekStarts: "sunday", StartsAt: "2026-12-01T00:00:00Z",
 			EndsAt: "2026-12-08T00:00:00+01:00", Prizes: examplePrizes(), Rules: exampleRules()}},
 		{"http_board", exampleBoard()},
 		{"http_board_list", BoardList{Boards: []Board{exampleBoard()}, Next: "weekly"}},
@@ -103,7 +103,7 @@ func wsExamples() []Example {
 		{"auth", Auth{Type: TypeAuth, Token: "eyJhbGciOiJFUzI1NiJ9.e30.sig"}},
 		{"subscribe_top", Subscribe{Type: TypeSubscribe, ID: "s1", Board: "weekly", Window: "week", At: "2026-11-16",
 			View: View{Kind: KindTop, Limit: ptr(10), Offset: 20}, Since: ptr(uint64(1234))}},
-		{"subscribe_around", Subscribe{Type: TypeSubscribe, ID: "s2", Board: "weekly", View: View{Kind: KindAround, Member: "p42", Radius: ptr(0)}}},
+		{"subscribe_around", Subscribe{Type: TypeSubscribe, ID: "s2", Board: "weekly", Window: "day", Follow: true, View: View{Kind: KindAround, Member: "p42", Radius: ptr(0)}}},
 		{"subscribe_rank", Subscribe{Type: TypeSubscribe, ID: "s3", Board: "weekly", View: View{Kind: KindRank, Rank: 100}}},
 		{"subscribe_members", Subscribe{Type: TypeSubscribe, ID: "s4", Board: "weekly", View: View{Kind: KindMembers, Members: []string{"p1", "p2", "p3"}}}},
 		{"unsubscribe", Unsubscribe{Type: TypeUnsubscribe, ID: "s1"}},

@@ -57,6 +57,8 @@ type Settings struct {
 	Tiebreak      string   `json:"tiebreak,omitempty"`       // earliest (default) or latest
 	Windows       []string `json:"windows,omitempty"`        // all, day, week, month; default [all]
 	Retention     int      `json:"retention,omitempty"`      // past windows kept per kind, 0..MaxRetention; 0 means 8
+	TimeZone      string   `json:"time_zone,omitempty"`      // IANA name; day, week and month windows turn over at its midnight; default UTC
+	WeekStarts    string   `json:"week_starts,omitempty"`    // monday (default) or sunday: a week window's first day
 	StartsAt      string   `json:"starts_at,omitempty"`      // RFC 3339: submissions before it are refused
 	EndsAt        string   `json:"ends_at,omitempty"`        // RFC 3339: submissions at or after it are refused
 	Prizes        []Prize  `json:"prizes,omitempty"`         // up to MaxPrizes ranges, not overlapping
@@ -73,6 +75,8 @@ type Board struct {
 	Tiebreak      string   `json:"tiebreak"`
 	Windows       []string `json:"windows"`
 	Retention     int      `json:"retention"`
+	TimeZone      string   `json:"time_zone"`
+	WeekStarts    string   `json:"week_starts"`
 	StartsAt      string   `json:"starts_at,omitempty"` // UTC with milliseconds
 	EndsAt        string   `json:"ends_at,omitempty"`   // UTC with milliseconds
 	Prizes        []Prize  `json:"prizes,omitempty"`    // sorted by rank

@@ -30,11 +30,16 @@ type Auth struct {
 
 // Subscribe starts a live view named ID on the connection.
 type Subscribe struct {
-	Type   string  `json:"type"`             // TypeSubscribe
-	ID     string  `json:"id"`               // 1..MaxSubID bytes, unique on the connection
-	Board  string  `json:"board"`            // a board the token reaches
-	Window string  `json:"window,omitempty"` // all (default), day, week, month
-	At     string  `json:"at,omitempty"`     // YYYY-MM-DD: a past window
+	Type   string `json:"type"`             // TypeSubscribe
+	ID     string `json:"id"`               // 1..MaxSubID bytes, unique on the connection
+	Board  string `json:"board"`            // a board the token reaches
+	Window string `json:"window,omitempty"` // all (default), day, week, month
+	At     string `json:"at,omitempty"`     // YYYY-MM-DD: a past window
+	// Follow keeps the subscription on the current day, week or month
+	// window: at each turnover it moves to the new window and its next
+	// message is that window's snapshot. Not with At; Since is ignored
+	// (a seq of one window means nothing in the next).
+	Follow bool    `json:"follow,omitempty"`
 	View   View    `json:"view"`
 	Since  *uint64 `json:"since,omitempty"` // resume: the last seq applied; the first message is then a diff where possible
 }

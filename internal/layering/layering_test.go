@@ -19,7 +19,9 @@ var allowed = map[string][]string{
 	"web":           nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
-	"internal/ledger": {module + "board", module + "identity", module + "internal/names"},
+	"internal/ledger": {module + "board", module + "identity", module + "internal/names", module + "internal/tzdb"},
+	// tzdb is the tz database embedded in the binary: the standard library only.
+	"internal/tzdb": nil,
 	// webhook delivers the hub's notifications over HTTP: the hub's types
 	// and its JetStream, nothing of the API.
 	"webhook": {module + "hub", module + "internal/redact", "github.com/nats-io/"},

@@ -152,7 +152,11 @@ func (s *State) applySettings(ev *Event) error {
 	if err := bs.checkSettingsChange(ev.At, set); err != nil {
 		return err
 	}
-	return bs.update(set)
+	dropped, err := bs.update(set)
+	for _, w := range dropped {
+		s.feed.reset(ev.Board, w)
+	}
+	return err
 }
 
 // CheckBoardLimit fails with ErrLimit where creating board would take the
@@ -167,12 +171,16 @@ func (s *State) CheckBoardLimit(board string, maxBoards int) error {
 
 // update changes a board's settings. The ordering may change only while
 // every window is empty; the empty windows are rebuilt with it and keep
-// their seq.
-func (bs *boardState) update(set Settings) error {
+// their seq. The calendar may change only while the day, week and month
+// windows are empty; they are dropped, and returned for the feed's reset.
+func (bs *boardState) update(set Settings) ([]*window, error) {
+	if err := bs.checkCalendar(set); err != nil {
+		return nil, err
+	}
 	if !sameOrdering(bs.settings, set) {
 		if bs.hasEntries() {
 			field, from, to := orderingChange(bs.settings, set)
-			return errorf(ErrConflict, "%s: %q cannot become %q while the board has entries (reset it first)", field, from, to)
+			return nil, errorf(ErrConflict, "%s: %q cannot become %q while the board has entries (reset it first)", field, from, to)
 		}
 		cfg, _ := set.boardConfig()
 		cfg.CompareMembers = bs.cfg.CompareMembers
@@ -181,13 +189,14 @@ func (bs *boardState) update(set Settings) error {
 			w.b = bs.newBoard()
 		}
 	}
+	dropped := bs.recalendar(set)
 	bs.settings = set
 	bs.starts, bs.ends = set.times()
 	bs.dropUnkept()
 	for k := range kindNames {
 		bs.prune(kind(k))
 	}
-	return nil
+	return dropped, nil
 }
 
 // applySubmit applies items to board name at time at, after forgetting the
@@ -240,7 +249,7 @@ func (bs *boardState) windowsAt(ms int64) (ws []*window, primary int) {
 		if k == pk {
 			primary = i
 		}
-		ws = append(ws, bs.open(keyAt(k, ms)))
+		ws = append(ws, bs.open(bs.cal.keyAt(k, ms)))
 	}
 	return ws, primary
 }
@@ -419,7 +428,7 @@ func (s *State) applyReset(ev *Event) error {
 	if w := bs.windows[windowKey{kindAll, 0}]; w != nil && w.b.Len() > 0 {
 		w.b = bs.newBoard()
 		w.seq++
-		s.feed.reset(ev.Board, w.key)
+		s.feed.reset(ev.Board, w)
 	}
 	return nil
 }
@@ -429,7 +438,9 @@ func (s *State) applyDelete(ev *Event) error {
 	if err != nil {
 		return err
 	}
-	s.feed.reset(ev.Board, bs.sortedWindows()...)
+	for _, k := range bs.sortedWindows() {
+		s.feed.reset(ev.Board, bs.windows[k])
+	}
 	delete(s.boards, ev.Board)
 	return nil
 }

@@ -67,7 +67,7 @@ func diffWindows(name string, x, y *boardState, st, snap *State, add func(string
 	keys = slices.Compact(keys)
 	for _, k := range keys {
 		wx, wy := x.windows[k], y.windows[k]
-		where := fmt.Sprintf("board %s window %s", name, k)
+		where := fmt.Sprintf("board %s window %s", name, x.cal.name(k))
 		switch {
 		case wy == nil:
 			add("%s: in the replay (%d entries), not in the snapshot", where, wx.b.Len())

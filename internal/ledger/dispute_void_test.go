@@ -85,7 +85,7 @@ func (m *voidModel) submit(member string, score, sub float64, hour int64) {
 	if out.Err != nil {
 		m.t.Fatal(out.Err)
 	}
-	seq, day := uint64(len(m.log)), fmt.Sprint(keyAt(kindDay, at).start)
+	seq, day := uint64(len(m.log)), fmt.Sprint(utcCalendar.keyAt(kindDay, at).start)
 	for _, w := range []string{"all", day} {
 		if m.subs[w] == nil {
 			m.subs[w] = map[string][]refSub{}

@@ -3,7 +3,6 @@ package ledger
 import (
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/rankwire/rankwire/board"
 	"github.com/rankwire/rankwire/identity"
@@ -38,6 +37,7 @@ type feedKey struct {
 
 // pendingWindow is one board-window's changes since the last tick.
 type pendingWindow struct {
+	name    string // the window's name (calendar.name), kept for a board deleted since
 	changes []FeedChange
 	reset   bool
 }
@@ -53,10 +53,10 @@ type feedLog struct {
 
 func newFeedLog() *feedLog { return &feedLog{pending: map[feedKey]*pendingWindow{}} }
 
-func (f *feedLog) window(fk feedKey) *pendingWindow {
+func (f *feedLog) window(fk feedKey, name string) *pendingWindow {
 	p := f.pending[fk]
 	if p == nil {
-		p = &pendingWindow{}
+		p = &pendingWindow{name: name}
 		f.pending[fk] = p
 	}
 	return p
@@ -69,7 +69,7 @@ func (f *feedLog) note(board string, w *window, cs ...board.Change) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := f.window(feedKey{board, w.key})
+	p := f.window(feedKey{board, w.key}, w.name)
 	for _, c := range cs {
 		if !c.Applied && !c.Moved() {
 			continue
@@ -81,17 +81,15 @@ func (f *feedLog) note(board string, w *window, cs ...board.Change) {
 	}
 }
 
-// reset records that every window of bs was replaced or deleted.
-func (f *feedLog) reset(board string, keys ...windowKey) {
+// reset records that window w of board was replaced or deleted.
+func (f *feedLog) reset(board string, w *window) {
 	if f == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, k := range keys {
-		p := f.window(feedKey{board, k})
-		p.changes, p.reset = nil, true
-	}
+	p := f.window(feedKey{board, w.key}, w.name)
+	p.changes, p.reset = nil, true
 }
 
 // take returns and forgets the pending changes.
@@ -134,18 +132,11 @@ type FeedBatch struct {
 func (s *State) TakeFeed(fn func(FeedBatch, Window)) bool {
 	pending := s.feed.take()
 	for fk, p := range pending {
-		fn(FeedBatch{Board: fk.board, Window: fk.key.String(), Changes: p.changes, Reset: p.reset}, s.windowOf(fk))
+		win := s.windowOf(fk)
+		win.name = p.name
+		fn(FeedBatch{Board: fk.board, Window: p.name, Changes: p.changes, Reset: p.reset}, win)
 	}
 	return len(pending) > 0
-}
-
-// String names a window's instance: "all", or the kind and its first day,
-// "week:2026-01-05".
-func (k windowKey) String() string {
-	if k.kind == kindAll {
-		return k.kind.String()
-	}
-	return k.kind.String() + ":" + time.UnixMilli(k.start).UTC().Format(time.DateOnly)
 }
 
 // Window is one board-window as the change feed's consumer reads it, valid
@@ -156,14 +147,16 @@ type Window struct {
 	w        *window // nil: the window holds nothing
 	log      *feedLog
 	fk       feedKey
+	name     string // the window's name: FeedBatch.Window
 	profiles map[uint32]Profile
 	final    map[uint32]Profile // the board's profiles at its end (profile.go)
 	q        *quarantine        // the board's; nil where the board is gone
 }
 
 func (s *State) windowOf(fk feedKey) Window {
-	win := Window{ix: s.ix, log: s.feed, fk: fk, profiles: s.profiles}
+	win := Window{ix: s.ix, log: s.feed, fk: fk, profiles: s.profiles, name: utcCalendar.name(fk.key)}
 	if bs := s.boards[fk.board]; bs != nil {
+		win.name = bs.cal.name(fk.key)
 		win.w = bs.windows[fk.key]
 		win.q = &bs.quarantine
 		win.final = bs.final
@@ -172,7 +165,7 @@ func (s *State) windowOf(fk feedKey) Window {
 }
 
 // Key returns the name of the window's instance, as FeedBatch.Window has it.
-func (v Window) Key() string { return v.fk.key.String() }
+func (v Window) Key() string { return v.name }
 
 // Board returns the board-window's board, or nil where it holds nothing.
 // The caller must not modify it.

@@ -150,9 +150,9 @@ func (s *State) History(board, window, member string, now int64) ([]HistoryPoint
 		return nil, errorf(ErrNotFound, "member %q", member)
 	}
 	if k == kindAll {
-		return bs.history.recent(hd, keyAt(bs.settings.primaryKind(), now).start), nil
+		return bs.history.recent(hd, bs.cal.keyAt(bs.settings.primaryKind(), now).start), nil
 	}
-	return bs.pastStandings(k, hd, keyAt(k, now).start), nil
+	return bs.pastStandings(k, hd, bs.cal.keyAt(k, now).start), nil
 }
 
 // pastStandings returns member h's final standing in each retained window

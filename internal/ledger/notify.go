@@ -89,7 +89,7 @@ func (s *State) DueNotifications(tenant string, now int64, sent func(string) boo
 		if bs.ends != 0 && now >= bs.ends+settle && now-bs.ends < NotifyDedup.Milliseconds() {
 			id := fmt.Sprintf("board.ended:%s:%d", name, bs.ends)
 			if !sent(id) {
-				k := keyAt(bs.settings.primaryKind(), bs.ends-1)
+				k := bs.cal.keyAt(bs.settings.primaryKind(), bs.ends-1)
 				out = append(out, s.closeNote(tenant, name, bs, k, id, "board.ended", bs.ends))
 			}
 		}
@@ -98,8 +98,8 @@ func (s *State) DueNotifications(tenant string, now int64, sent func(string) boo
 			if k == kindAll {
 				continue
 			}
-			cur := keyAt(k, now-settle) // the newest window closed settle ago or more is the one before it
-			closed := cur.back(1)
+			cur := bs.cal.keyAt(k, now-settle) // the newest window closed settle ago or more is the one before it
+			closed := bs.cal.back(cur, 1)
 			if now-cur.start >= NotifyDedup.Milliseconds() || bs.windows[closed] == nil {
 				continue
 			}
@@ -115,7 +115,7 @@ func (s *State) DueNotifications(tenant string, now int64, sent func(string) boo
 // closeNote builds a board.ended or window.closed notification of window
 // k of board name: its top rows with prizes.
 func (s *State) closeNote(tenant, name string, bs *boardState, k windowKey, id, typ string, at int64) Notification {
-	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: windowName(k), At: FormatTime(at)}
+	n := Notification{ID: id, Type: typ, Tenant: tenant, Board: name, Window: bs.cal.name(k), At: FormatTime(at)}
 	w := bs.windows[k]
 	if w == nil {
 		return n
@@ -127,15 +127,6 @@ func (s *State) closeNote(tenant, name string, bs *boardState, k windowKey, id, 
 			Name: r.Profile.Name, Prize: bs.settings.prizeFor(r.Rank)})
 	}
 	return n
-}
-
-// windowName names a window in notifications: "all", or its kind and
-// first day.
-func windowName(k windowKey) string {
-	if k.kind == kindAll {
-		return "all"
-	}
-	return k.kind.String() + ":" + time.UnixMilli(k.start).UTC().Format(time.DateOnly)
 }
 
 // NextDue returns the earliest time after now (unix ms) at which a
@@ -152,7 +143,7 @@ func (s *State) NextDue(now int64) int64 {
 		for _, kn := range bs.settings.Windows {
 			if k, _ := parseKind(kn); k != kindAll {
 				// The window open settle ago closes at the next one's start.
-				next = min(next, keyAt(k, now-settle).back(-1).start+settle)
+				next = min(next, bs.cal.back(bs.cal.keyAt(k, now-settle), -1).start+settle)
 			}
 		}
 	}

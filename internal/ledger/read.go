@@ -46,7 +46,7 @@ func (s *State) locate(board, window string, at int64) (*boardState, windowKey, 
 	if !bs.keeps(k) {
 		return nil, windowKey{}, errorf(ErrBadRequest, "window: %q is not kept by board %q", k, board)
 	}
-	return bs, keyAt(k, at), nil
+	return bs, bs.cal.keyAt(k, at), nil
 }
 
 func (s *State) view(bs *boardState, key windowKey) View {
@@ -75,7 +75,7 @@ func (s *State) BoardInfo(board string, now int64) (BoardInfo, error) {
 func info(name string, bs *boardState, now int64) BoardInfo {
 	out := BoardInfo{Name: name, Settings: bs.settings}
 	out.Settings.Windows = slices.Clone(bs.settings.Windows)
-	if w := bs.windows[keyAt(bs.settings.primaryKind(), now)]; w != nil {
+	if w := bs.windows[bs.cal.keyAt(bs.settings.primaryKind(), now)]; w != nil {
 		out.Members = w.b.Len()
 	}
 	return out
@@ -179,7 +179,7 @@ func (s *State) Check() error {
 		bs := s.boards[name]
 		for _, k := range bs.sortedWindows() {
 			if err := bs.windows[k].b.Check(); err != nil {
-				return fmt.Errorf("board %s window %s: %w", name, k, err)
+				return fmt.Errorf("board %s window %s: %w", name, bs.cal.name(k), err)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/rankwire/rankwire/board"
+	"github.com/rankwire/rankwire/internal/tzdb"
 )
 
 // DefaultRetention is how many past windows of each kind a board keeps when
@@ -23,6 +24,13 @@ type Settings struct {
 	Tiebreak      string   `json:"tiebreak"`       // "earliest" (default) or "latest"
 	Windows       []string `json:"windows"`        // kinds kept; default ["all"]
 	Retention     int      `json:"retention"`      // past windows kept per kind; 0 means 8
+
+	// The calendar of the day, week and month windows (window_calendar.go):
+	// they turn over at local midnight of TimeZone, an IANA name from the
+	// database embedded in the binary ("UTC" by default), and weeks begin
+	// on WeekStarts ("monday", the default, or "sunday").
+	TimeZone   string `json:"time_zone"`
+	WeekStarts string `json:"week_starts"`
 
 	// A tournament (tournament.go): submissions accepted before StartsAt
 	// or at or after EndsAt are refused; Prizes label ranges of ranks.
@@ -55,6 +63,9 @@ func (s Settings) normalize() (Settings, error) {
 	if s.Retention == 0 {
 		s.Retention = DefaultRetention
 	}
+	if err := s.normalizeCalendar(); err != nil {
+		return s, err
+	}
 	s.Prizes = slices.Clone(s.Prizes)
 	if err := s.normalizeTournament(); err != nil {
 		return s, err
@@ -80,6 +91,37 @@ func normalizeWindows(ws []string) ([]string, error) {
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// normalizeCalendar fills in and checks TimeZone and WeekStarts. A zone
+// is one of the embedded database (internal/tzdb), never the host's.
+func (s *Settings) normalizeCalendar() error {
+	if s.TimeZone == "" {
+		s.TimeZone = "UTC"
+	}
+	if _, err := tzdb.Load(s.TimeZone); err != nil {
+		return errorf(ErrBadRequest, "time_zone: %q is not an IANA time zone name (such as \"Europe/Malta\")", Clip(s.TimeZone))
+	}
+	switch s.WeekStarts {
+	case "":
+		s.WeekStarts = "monday"
+	case "monday", "sunday":
+	default:
+		return errorf(ErrBadRequest, "week_starts: %q is neither \"monday\" nor \"sunday\"", Clip(s.WeekStarts))
+	}
+	return nil
+}
+
+// calendarChange names the calendar field that differs from a to b, if
+// any, with its old and new values, for a conflict message.
+func calendarChange(a, b Settings) (field, from, to string, changed bool) {
+	switch {
+	case a.TimeZone != b.TimeZone:
+		return "time_zone", a.TimeZone, b.TimeZone, true
+	case a.WeekStarts != b.WeekStarts:
+		return "week_starts", a.WeekStarts, b.WeekStarts, true
+	}
+	return "", "", "", false
 }
 
 // boardConfig parses the ordering fields into a board.Config without

@@ -574,7 +574,7 @@ func (r *snapReader) window(bs *boardState) {
 		r.fail("board: " + err.Error())
 		return
 	}
-	bs.windows[k] = &window{b: b, seq: seq, key: k}
+	bs.windows[k] = &window{b: b, seq: seq, key: k, name: bs.cal.name(k)}
 	if !bs.has[k.kind] || k.start > bs.newest[k.kind] {
 		bs.newest[k.kind], bs.has[k.kind] = k.start, true
 	}

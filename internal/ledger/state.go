@@ -84,6 +84,7 @@ func (s *State) step() {
 type boardState struct {
 	settings   Settings
 	cfg        board.Config
+	cal        calendar // the settings' calendar: how time cuts into windows
 	windows    map[windowKey]*window
 	newest     [len(kindNames)]int64 // newest window start per kind, where has
 	has        [len(kindNames)]bool
@@ -106,6 +107,7 @@ type window struct {
 	b    *board.Board
 	seq  uint64
 	key  windowKey // its key in boardState.windows, for the change feed
+	name string    // its key's name in the board's calendar (calendar.name)
 	room int       // entries the board has room for, as reserve last grew it
 }
 
@@ -139,6 +141,7 @@ func (s *State) newBoardState(set Settings) *boardState {
 	return &boardState{
 		settings: set,
 		cfg:      cfg,
+		cal:      calendarOf(set),
 		windows:  make(map[windowKey]*window),
 		seen:     newSeenIDs(),
 		starts:   starts,
@@ -180,7 +183,7 @@ func (bs *boardState) open(k windowKey) *window {
 	if k.kind != kindAll && bs.has[k.kind] && k.start < bs.cutoff(k.kind) {
 		return nil
 	}
-	w := &window{b: bs.newBoard(), key: k}
+	w := &window{b: bs.newBoard(), key: k, name: bs.cal.name(k)}
 	bs.windows[k] = w
 	if !bs.has[k.kind] || k.start > bs.newest[k.kind] {
 		bs.newest[k.kind], bs.has[k.kind] = k.start, true
@@ -191,7 +194,7 @@ func (bs *boardState) open(k windowKey) *window {
 
 // cutoff is the oldest window start of kind k that retention keeps.
 func (bs *boardState) cutoff(k kind) int64 {
-	return windowKey{k, bs.newest[k]}.back(bs.settings.Retention).start
+	return bs.cal.back(windowKey{k, bs.newest[k]}, bs.settings.Retention).start
 }
 
 // prune drops the windows of kind k older than the retention keeps.

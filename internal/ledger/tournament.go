@@ -223,7 +223,7 @@ func (s *State) Standings(board string, now int64, offset, limit int) (Standings
 		out.Final = now >= bs.ends+FinalAfter.Milliseconds()
 		at = bs.ends - 1 // the window the end falls in
 	}
-	v := s.view(bs, keyAt(bs.settings.primaryKind(), at))
+	v := s.view(bs, bs.cal.keyAt(bs.settings.primaryKind(), at))
 	var rows []Row
 	out.Seq, out.Total, rows = bs.standingRows(v, offset, limit)
 	out.Rows = make([]StandingRow, len(rows))

@@ -1,8 +1,7 @@
 package ledger
 
-import "time"
-
-// kind is a window kind: all, day, week (ISO, Monday first) or month, UTC.
+// kind is a window kind: all, day, week or month, cut in a board's
+// calendar (window_calendar.go).
 type kind uint8
 
 const (
@@ -47,47 +46,12 @@ func CheckWindow(name string) error {
 	return err
 }
 
-// windowKey names one board-window: its kind and its start in unix ms UTC
-// (0 for all).
+// windowKey names one board-window: its kind and its start, the first
+// instant of its first local day in unix ms (0 for all). Its name
+// (calendar.name) is the local date of that day.
 type windowKey struct {
 	kind  kind
 	start int64
-}
-
-// keyAt returns the key of the window of kind k holding time ms (unix ms).
-// Pure calendar arithmetic in UTC: deterministic on every node.
-func keyAt(k kind, ms int64) windowKey {
-	if k == kindAll {
-		return windowKey{kindAll, 0}
-	}
-	t := time.UnixMilli(ms).UTC()
-	y, m, d := t.Date()
-	switch k {
-	case kindDay:
-		t = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-	case kindWeek:
-		back := (int(t.Weekday()) + 6) % 7 // days since Monday
-		t = time.Date(y, m, d-back, 0, 0, 0, 0, time.UTC)
-	case kindMonth:
-		t = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
-	}
-	return windowKey{k, t.UnixMilli()}
-}
-
-// back returns the key n windows before w (all stays all).
-func (w windowKey) back(n int) windowKey {
-	t := time.UnixMilli(w.start).UTC()
-	switch w.kind {
-	case kindDay:
-		t = t.AddDate(0, 0, -n)
-	case kindWeek:
-		t = t.AddDate(0, 0, -7*n)
-	case kindMonth:
-		t = t.AddDate(0, -n, 0)
-	default:
-		return w
-	}
-	return windowKey{w.kind, t.UnixMilli()}
 }
 
 // compare orders keys by kind, then start: the order snapshots write them in.
