@@ -57,11 +57,10 @@ func locFor(r *http.Request) (hub.Loc, error) {
 		return l, badRequest("window: %q is not one of all, day, week, month", truncate(w))
 	}
 	if at := q.Get("at"); at != "" {
-		t, err := time.Parse(time.DateOnly, at)
-		if err != nil {
+		if _, err := time.Parse(time.DateOnly, at); err != nil {
 			return l, badRequest("at: %q is not a date YYYY-MM-DD", truncate(at))
 		}
-		l.At = t.Add(12 * time.Hour) // midday: inside the day whatever the window
+		l.Date = at // a date of the board's calendar: the hub finds its window
 	}
 	return l, nil
 }

@@ -19,6 +19,10 @@ type Loc struct {
 	Board  string
 	Window string
 	At     time.Time
+	// Date (YYYY-MM-DD, validated), where set, wins over At: the window
+	// holding that date of the board's calendar (its time zone's), found
+	// under the same lock as the read.
+	Date string
 }
 
 // Read calls fn with the board-window l names, under the tenant replica's
@@ -48,7 +52,11 @@ func readAt[T any](h *Hub, l Loc, get func(*ledger.State, string, string, int64)
 		at = h.cfg.Now()
 	}
 	return h.reg.readBoard(l.Tenant, l.Board, func(st *ledger.State) error {
-		v, err := get(st, l.Board, l.Window, at.UnixMilli())
+		ms, err := st.DateAt(l.Board, l.Date, at.UnixMilli())
+		if err != nil {
+			return err
+		}
+		v, err := get(st, l.Board, l.Window, ms)
 		if err != nil {
 			return err
 		}

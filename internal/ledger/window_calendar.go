@@ -137,3 +137,25 @@ func (bs *boardState) recalendar(set Settings) []*window {
 	bs.cal = calendarOf(set)
 	return dropped
 }
+
+// DateAt returns the time (unix ms) a read of board at the local date
+// date (YYYY-MM-DD, in the board's calendar) reads at: that day's noon
+// there, inside its day, week and month whatever the zone (UTC's noon is
+// the next day east of +12:00). An empty date returns at unchanged.
+// ErrNotFound for an unknown board; ErrBadRequest, naming at, for a date
+// that does not parse. O(1).
+func (s *State) DateAt(board, date string, at int64) (int64, error) {
+	if date == "" {
+		return at, nil
+	}
+	bs, err := s.board(board)
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return 0, errorf(ErrBadRequest, "at: %q is not a date YYYY-MM-DD", Clip(date))
+	}
+	y, m, day := d.Date()
+	return time.Date(y, m, day, 12, 0, 0, 0, bs.cal.loc).UnixMilli(), nil
+}

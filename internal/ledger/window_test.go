@@ -189,3 +189,32 @@ func TestCalendarChange(t *testing.T) {
 		t.Errorf("moving a calendar with entries: %v, want ErrConflict naming time_zone", out.Err)
 	}
 }
+
+// TestDateAt: a read's at is a date of the board's calendar, even where
+// UTC's noon of that date is the next day there (east of +12:00).
+func TestDateAt(t *testing.T) {
+	s := New()
+	set := Settings{Windows: []string{"day", "week"}, TimeZone: "Pacific/Chatham", WeekStarts: "sunday"}
+	mustApply(t, s, &Event{Kind: EvSettings, Board: "b", Settings: mustNormalize(t, set)})
+	for date, want := range map[string][2]string{
+		"2026-09-27": {"day:2026-09-27", "week:2026-09-27"}, // summer time began that night
+		"2026-09-26": {"day:2026-09-26", "week:2026-09-20"},
+		"2026-01-15": {"day:2026-01-15", "week:2026-01-11"},
+	} {
+		ms, err := s.DateAt("b", date, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, kind := range []string{"day", "week"} {
+			if w, _ := s.FeedWindow("b", kind, ms); w.Key() != want[i] {
+				t.Errorf("at=%s: %s, want %s", date, w.Key(), want[i])
+			}
+		}
+	}
+	if _, err := s.DateAt("b", "2026-13-01", 0); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("a bad date: %v", err)
+	}
+	if _, err := s.DateAt("gone", "2026-01-01", 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown board: %v", err)
+	}
+}

@@ -70,7 +70,7 @@ func (c *wsConn) refresh(sc auth.Scope, err error) {
 	case c.closeIfRevoked(sc): // a reload raced the verification
 	default:
 		for id, s := range c.narrow(sc) {
-			c.p.eng.Unsubscribe(s.sub)
+			c.p.leave(s.view)
 			c.reply(id, forbidden("board: %q is not among the refreshed token's boards", truncate(s.board)))
 		}
 	}

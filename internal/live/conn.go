@@ -55,7 +55,7 @@ type wsConn struct {
 // liveSub is one subscription of a connection, with the board it reads:
 // a refreshed token is checked against it.
 type liveSub struct {
-	sub   *subscriptions.Sub
+	view  *liveView
 	board string
 }
 
@@ -155,7 +155,7 @@ func (c *wsConn) cleanup() {
 		c.timer.Stop()
 	}
 	for _, s := range c.subs {
-		c.p.eng.Unsubscribe(s.sub)
+		c.p.leave(s.view)
 	}
 	c.subs = nil
 	c.out.Close()
@@ -337,13 +337,13 @@ func (c *wsConn) subscribe(m clientMsg) {
 	if raw := boardMessage(c.p.hub, sc, m); raw != nil {
 		c.out.Send(raw)
 	}
-	sub, err := c.join(m, sc)
+	v, err := c.join(m, sc)
 	if err != nil {
 		c.reply(m.ID, c.p.errorOf(err))
 		return
 	}
 	c.mu.Lock()
-	c.subs[m.ID] = liveSub{sub: sub, board: m.Board}
+	c.subs[m.ID] = liveSub{view: v, board: m.Board}
 	c.mu.Unlock()
 }
 
@@ -381,26 +381,37 @@ func joinError(e *Error, m clientMsg) *Error {
 
 // join validates m and subscribes under the tenant's read lock, so that the
 // view starts exactly where the board and its change feed stand.
-func (c *wsConn) join(m clientMsg, sc auth.Scope) (*subscriptions.Sub, error) {
+func (c *wsConn) join(m clientMsg, sc auth.Scope) (*liveView, error) {
 	return c.p.join(m, sc, c.out)
 }
 
 // join is a connection's join, into out: a WebSocket's or an event stream's.
-func (p *Plane) join(m clientMsg, sc auth.Scope, out *subscriptions.Outbox) (*subscriptions.Sub, error) {
+// A following subscription (follow.go) ignores since: a seq of one window
+// means nothing in the next, and the client cannot know which window is
+// current when it resumes.
+func (p *Plane) join(m clientMsg, sc auth.Scope, out *subscriptions.Outbox) (*liveView, error) {
 	l, spec, err := subscription(m, sc)
 	if err != nil {
 		return nil, err
 	}
-	var sub *subscriptions.Sub
+	v := &liveView{}
+	if m.Follow {
+		v.f = &followSpec{key: followKey{sc.Tenant, l.Board, l.Window}, id: m.ID, spec: spec, out: out}
+		m.Since = nil
+	}
 	err = p.hub.ReadWindow(l, func(w hub.Window) (err error) {
 		key := subscriptions.Key{Tenant: sc.Tenant, Board: l.Board, Window: w.Key()}
-		sub, err = p.eng.Subscribe(key, window{w}, out, m.ID, spec, m.Since)
+		v.sub, err = p.eng.Subscribe(key, window{w}, out, m.ID, spec, m.Since)
+		v.window = w.Key()
 		return err
 	})
 	if err != nil {
 		return nil, joinError(p.errorOf(err), m)
 	}
-	return sub, nil
+	if v.f != nil {
+		p.follow(v)
+	}
+	return v, nil
 }
 
 func (c *wsConn) unsubscribe(id string) {
@@ -412,7 +423,7 @@ func (c *wsConn) unsubscribe(id string) {
 		c.reply(id, notFound("id: no subscription %q on this connection", truncate(id)))
 		return
 	}
-	c.p.eng.Unsubscribe(s.sub)
+	c.p.leave(s.view)
 }
 
 // armPing schedules the next ping in Options.PingInterval. A timer, not a

@@ -33,6 +33,7 @@ func (f *feed) Apply(b hub.FeedBatch, w hub.Window) {
 	}
 	key := subscriptions.Key{Tenant: b.Tenant, Board: b.Board, Window: b.Window}
 	f.p.eng.Apply(key, window{w}, changes, b.Reset)
+	f.p.followBatch(b.Tenant, b.Board, b.Window, w)
 }
 
 // Flush runs with no lock: see hub.Feed.

@@ -94,6 +94,14 @@ type Plane struct {
 	// wire.MessageRate. Fields, so that tests may lower them.
 	msgRate, msgBurst int
 	refusals          *refusal.Log
+	// followEvery is how often following subscriptions look for a
+	// turnover (follow.go; ≤ 0: only the change feed moves them);
+	// followStop and followDone, guarded by mu, stop its goroutine.
+	followEvery            time.Duration
+	followStop, followDone chan struct{}
+
+	followMu sync.Mutex // guards follows; never held with another lock
+	follows  map[followKey]map[*liveView]struct{}
 
 	wg sync.WaitGroup // one per connection's goroutine
 
@@ -129,6 +137,7 @@ func New(cfg Config) *Plane {
 		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval,
 		msgRate: wire.MessageRate, msgBurst: wire.MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
 		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
+		followEvery: defaultFollowEvery, follows: map[followKey]map[*liveView]struct{}{},
 	}
 	if p.maxConn <= 0 {
 		p.maxConn = DefaultMaxConnections
@@ -209,6 +218,7 @@ func (p *Plane) track(c liveConn) bool {
 	p.wg.Add(1)
 	p.pool.start()
 	p.startBeats()
+	p.startFollow()
 	return true
 }
 
@@ -241,6 +251,7 @@ func (p *Plane) Close(ctx context.Context) error {
 	p.closing = true
 	p.mu.Unlock()
 	p.stopBeats()
+	p.stopFollow()
 	conns := p.connections()
 	for _, c := range conns {
 		go c.close(newClose(wire.CloseGoingAway, "server shutting down"))

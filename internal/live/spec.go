@@ -30,6 +30,9 @@ func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, erro
 	if err != nil {
 		return l, subscriptions.Spec{}, err
 	}
+	if err := followable(m); err != nil {
+		return l, subscriptions.Spec{}, err
+	}
 	// wire.View is a value: an absent view, null and {} all decode to the
 	// zero View, which names no kind.
 	if reflect.ValueOf(m.View).IsZero() {
@@ -56,13 +59,26 @@ func liveLoc(m clientMsg, sc auth.Scope) (hub.Loc, error) {
 		return l, badRequest("window: %q is not one of all, day, week, month", truncate(m.Window))
 	}
 	if m.At != "" {
-		t, err := time.Parse(time.DateOnly, m.At)
-		if err != nil {
+		if _, err := time.Parse(time.DateOnly, m.At); err != nil {
 			return l, badRequest("at: %q is not a date YYYY-MM-DD", truncate(m.At))
 		}
-		l.At = t.Add(12 * time.Hour)
+		l.Date = m.At // a date of the board's calendar: the hub finds its window
 	}
 	return l, nil
+}
+
+// followable refuses follow where nothing turns over: the all window, or
+// a past window (at).
+func followable(m clientMsg) error {
+	switch {
+	case !m.Follow:
+		return nil
+	case m.At != "":
+		return badRequest("follow: not with at (a past window never turns over)")
+	case m.Window == "" || m.Window == "all":
+		return badRequest("follow: the all window never turns over: follow a day, week or month window")
+	}
+	return nil
 }
 
 // viewSpec checks a view against PROTOCOL.md's limits.

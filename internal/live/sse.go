@@ -55,13 +55,13 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if raw := boardMessage(p.hub, sc, m); raw != nil {
 		c.out.Send(raw)
 	}
-	sub, err := p.join(m, sc, c.out)
+	v, err := p.join(m, sc, c.out)
 	if err != nil {
 		p.release(sc.Tenant)
 		writeHTTPError(w, queryError(p.errorOf(err)))
 		return
 	}
-	c.sub, c.board = sub, m.Board
+	c.view, c.board = v, m.Board
 	if err := c.open(w, origin); err != nil {
 		c.cleanup()
 		return
@@ -164,7 +164,7 @@ type sseConn struct {
 	done   chan struct{} // closed when close runs
 	flow   *wsflow.Conn  // set by open, before opened
 
-	sub   *subscriptions.Sub // set before the stream opens, then read-only
+	view  *liveView // set before the stream opens, then read-only
 	board string
 
 	sendMu sync.Mutex // guards the fields below, and orders every write of the stream
@@ -250,7 +250,7 @@ func (c *sseConn) finish() {
 
 // cleanup ends the subscription and gives back the tenant's slot.
 func (c *sseConn) cleanup() {
-	c.p.eng.Unsubscribe(c.sub)
+	c.p.leave(c.view)
 	c.out.Close()
 	c.p.release(c.sc.Tenant)
 }

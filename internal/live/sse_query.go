@@ -12,7 +12,7 @@ import (
 // message's fields, its view's flattened (PROTOCOL.md, "Live views over
 // Server-Sent Events").
 var streamParams = map[string]bool{
-	"board": true, "window": true, "at": true, "id": true, "since": true, "access_token": true,
+	"board": true, "window": true, "at": true, "follow": true, "id": true, "since": true, "access_token": true,
 	"kind": true, "limit": true, "offset": true, "member": true, "radius": true, "rank": true, "members": true,
 }
 
@@ -56,6 +56,9 @@ func streamQuery(r *http.Request) (clientMsg, error) {
 		return m, err
 	}
 	m.View.Offset, m.View.Rank = deref(offset), deref(rank)
+	if m.Follow, err = optBool(q, "follow"); err != nil {
+		return m, err
+	}
 	m.Since, err = streamSince(r, q)
 	return m, err
 }
@@ -87,6 +90,19 @@ func optInt(q url.Values, k string) (*int, error) {
 		return nil, badRequest("%s: %q is not an integer", k, truncate(v))
 	}
 	return &n, nil
+}
+
+// optBool returns the boolean parameter k ("true" or "false"), false
+// where it is absent.
+func optBool(q url.Values, k string) (bool, error) {
+	switch v := q.Get(k); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, badRequest("%s: %q is neither true nor false", k, truncate(v))
+	}
 }
 
 func deref(n *int) int {
