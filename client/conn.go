@@ -83,6 +83,22 @@ func subscribeMsg(id, board, window string, v View, since uint64) wire.Subscribe
 	return m
 }
 
+// Follow starts a live view named id of board's current window of kind
+// window (day, week or month) that follows the window across turnovers
+// (PROTOCOL.md, "Following the current window"): at the board's local
+// midnight the view's next message is the new window's snapshot, under
+// the same id, and its seq starts over with the new window's.
+func (c *Conn) Follow(ctx context.Context, id, board, window string, v View) error {
+	return c.send(ctx, followMsg(id, board, window, v))
+}
+
+// followMsg is Follow's message: the gateway ignores since when following.
+func followMsg(id, board, window string, v View) wire.Subscribe {
+	m := subscribeMsg(id, board, window, v, 0)
+	m.Follow = true
+	return m
+}
+
 // Unsubscribe ends the view named id.
 func (c *Conn) Unsubscribe(ctx context.Context, id string) error {
 	return c.send(ctx, wire.Unsubscribe{Type: wire.TypeUnsubscribe, ID: id})

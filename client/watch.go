@@ -48,6 +48,13 @@ type WatchOption func(*watch)
 // WatchWindow watches a window other than all (day, week, month).
 func WatchWindow(kind string) WatchOption { return func(w *watch) { w.window = kind } }
 
+// WatchFollow follows the current window of WatchWindow's kind across
+// turnovers (Conn.Follow): at the board's local midnight Watch yields the
+// new window's state, whose Seq starts over. A following view does not
+// resume with since: after a reconnect the first state is a snapshot of
+// the window then current, yielded even where it equals the last one.
+func WatchFollow() WatchOption { return func(w *watch) { w.follow = true } }
+
 // WatchBackoff sets the reconnect backoff: a random wait below
 // min(max, base·2^n) before the n-th retry in a row. The default is 250 ms
 // doubling to 8 s.
@@ -73,6 +80,7 @@ type watch struct {
 	board       string
 	view        View
 	window      string
+	follow      bool
 	base, max   time.Duration
 	readTimeout time.Duration
 }
@@ -188,7 +196,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 	defer conn.CloseNow()
 	rctx, live := watchLiveness(ctx, conn, w.readTimeout)
 	defer live.close()
-	if err := conn.Subscribe(rctx, "w", w.board, w.window, w.view, stateSeq(st)); err != nil {
+	if err := w.subscribe(rctx, conn, st); err != nil {
 		return st, err
 	}
 	for {
@@ -212,7 +220,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 		if err := json.Unmarshal(raw, &m); err != nil {
 			continue // not ours to read: a newer gateway's message
 		}
-		next, err := apply(st, m)
+		next, err := applyMsg(st, m, w.follow)
 		if err != nil {
 			return st, err
 		}
@@ -229,17 +237,30 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 	}
 }
 
+// subscribe sends the session's subscribe message: a resume from st, or
+// a following view's.
+func (w *watch) subscribe(ctx context.Context, conn *Conn, st *state) error {
+	if w.follow {
+		return conn.Follow(ctx, "w", w.board, w.window, w.view)
+	}
+	return conn.Subscribe(ctx, "w", w.board, w.window, w.view, stateSeq(st))
+}
+
 // errGap: a diff that does not follow the state held; a new connection
 // resumes from the state.
 var errGap = errors.New("client: a diff out of sequence")
 
 // apply returns the state after m (st itself where m changes nothing), or
 // the error m carries.
-func apply(st *state, m wire.ServerMessage) (*state, error) {
+func apply(st *state, m wire.ServerMessage) (*state, error) { return applyMsg(st, m, false) }
+
+// applyMsg is apply; follow: the view follows the current window, whose
+// snapshot at a turnover may carry the old window's seq, and is applied.
+func applyMsg(st *state, m wire.ServerMessage, follow bool) (*state, error) {
 	// A resume from the seq held (since = st.seq) is answered with that
 	// same seq, by an empty diff or a snapshot: nothing new to yield, and a
 	// caller must never see a seq twice.
-	if st != nil && m.Seq == st.seq && (m.Type == wire.TypeSnapshot || m.Type == wire.TypeDiff) {
+	if st != nil && m.Seq == st.seq && (m.Type == wire.TypeDiff || m.Type == wire.TypeSnapshot && !follow) {
 		return st, nil
 	}
 	switch m.Type {

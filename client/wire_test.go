@@ -123,7 +123,7 @@ func TestGoldenSubscribe(t *testing.T) {
 		name string
 		msg  wire.Subscribe
 	}{
-		{"subscribe_around", subscribeMsg("s2", "weekly", "", Around("p42", 0), 0)},
+		{"subscribe_around", followMsg("s2", "weekly", "day", Around("p42", 0))},
 		{"subscribe_rank", subscribeMsg("s3", "weekly", "", AtRank(100), 0)},
 		{"subscribe_members", subscribeMsg("s4", "weekly", "", Members("p1", "p2", "p3"), 0)},
 	} {
@@ -144,5 +144,20 @@ func TestGoldenSubscribe(t *testing.T) {
 	top := subscribeMsg("s1", "weekly", "week", Top(10), 1234)
 	if top.View.Limit == nil || *top.View.Limit != 10 || *top.Since != 1234 || top.Window != "week" {
 		t.Fatalf("top: %+v", top)
+	}
+}
+
+// TestApplyFollow: a following view applies a snapshot that carries the
+// seq it holds (the new window's, at a turnover), where a resumed view
+// skips it as the answer to its since.
+func TestApplyFollow(t *testing.T) {
+	held := &state{seq: 5, rows: map[int]Row{1: {Rank: 1, Member: "old"}}}
+	snap := wire.ServerMessage{Type: wire.TypeSnapshot, Seq: 5, Rows: []Row{{Rank: 1, Member: "new"}}}
+	if next, _ := apply(held, snap); next != held {
+		t.Error("a resumed view applied the snapshot answering its since")
+	}
+	next, err := applyMsg(held, snap, true)
+	if err != nil || next == held || next.rows[1].Member != "new" {
+		t.Errorf("a following view kept %+v (%v)", next, err)
 	}
 }

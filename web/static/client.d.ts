@@ -42,8 +42,10 @@ export interface SubscribeSpec {
   board: string;
   /** all (default), day, week or month */
   window?: string;
-  /** a past window: YYYY-MM-DD */
+  /** a past window: YYYY-MM-DD, a date of the board's time_zone */
   at?: string;
+  /** follow the current day, week or month window: at the board's local midnight the view's next update is the new window's snapshot (not with at) */
+  follow?: boolean;
   view: ViewSpec;
 }
 

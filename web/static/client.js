@@ -179,7 +179,7 @@ export class RankwireClient extends EventTarget {
   }
 
   /**
-   * subscribe starts a live view: spec is {board, window, at, view} as in the
+   * subscribe starts a live view: spec is {board, window, at, follow, view} as in the
    * protocol's subscribe message. handlers.update(view, msg) runs after every
    * snapshot or diff; handlers.error(err) once when the view ends: the
    * server refused it ({code, message}), or the connection ended for good
@@ -233,7 +233,10 @@ export class RankwireClient extends EventTarget {
     const msg = { type: "subscribe", id: sub.wire, board: sub.spec.board, view: sub.spec.view };
     if (sub.spec.window) msg.window = sub.spec.window;
     if (sub.spec.at) msg.at = sub.spec.at;
-    if (resume && sub.view.seq !== null) msg.since = sub.view.seq;
+    // A following view moves to each new window (its seq starts over):
+    // the gateway ignores since for it, and its first message is a snapshot.
+    if (sub.spec.follow) msg.follow = true;
+    else if (resume && sub.view.seq !== null) msg.since = sub.view.seq;
     this._write(msg);
   }
 

@@ -89,5 +89,5 @@ test("client.d.ts declares exactly the golden messages' fields", () => {
   assert.deepEqual(fields(dts, "BoardMessage"), keys(board));
   assert.deepEqual(fields(dts, "Row"), keys(...snap.rows, ...diff.rows));
   assert.deepEqual(fields(dts, "Prize"), keys(...board.prizes));
-  assert.deepEqual(fields(dts, "SubscribeSpec"), keys(golden("subscribe_top")).filter((k) => !["type", "id", "since"].includes(k)));
+  assert.deepEqual(fields(dts, "SubscribeSpec"), keys(golden("subscribe_top"), golden("subscribe_around")).filter((k) => !["type", "id", "since"].includes(k)));
 });
