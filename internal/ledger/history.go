@@ -1,9 +1,6 @@
 package ledger
 
-import (
-	"slices"
-	"time"
-)
+import "slices"
 
 // Rank history. Two kinds of answer:
 //
@@ -169,7 +166,7 @@ func (bs *boardState) pastStandings(k kind, h uint32, current int64) []HistoryPo
 	for _, key := range keys {
 		w := bs.windows[key]
 		if row, ok := w.b.Get(h); ok {
-			out = append(out, HistoryPoint{Window: time.UnixMilli(key.start).UTC().Format(time.DateOnly),
+			out = append(out, HistoryPoint{Window: bs.cal.date(key),
 				Rank: row.Rank, Score: row.Score, Total: w.b.Len()})
 		}
 	}

@@ -98,7 +98,13 @@ func (c calendar) name(k windowKey) string {
 	if k.kind == kindAll {
 		return k.kind.String()
 	}
-	return k.kind.String() + ":" + time.UnixMilli(k.start).In(c.loc).Format(time.DateOnly)
+	return k.kind.String() + ":" + c.date(k)
+}
+
+// date returns the local date of a window's first day, YYYY-MM-DD: a
+// history point's window.
+func (c calendar) date(k windowKey) string {
+	return time.UnixMilli(k.start).In(c.loc).Format(time.DateOnly)
 }
 
 // checkCalendar fails with ErrConflict, naming the field, where set moves
