@@ -33,7 +33,10 @@
 //     event; a leaf but for Outbox.mu (close closes the outbox under it)
 //     and wsflow.Conn.mu. sseConn.timerMu: its timers, a leaf.
 //   - Plane.mu: the open connections, the per-tenant counts, closing, the
-//     heartbeat goroutine's channels.
+//     heartbeat and follow goroutines' channels.
+//   - liveView.mu (one per subscription): the engine's Sub it holds, which
+//     a following subscription's move replaces (follow.go).
+//   - Plane.followMu: the following subscriptions by board and kind; a leaf.
 //   - writerPool.mu (with its sync.Cond): the queue of connections to write.
 //   - wsConn.pingMu (one per connection): the armed ping timer.
 //   - wsConn.closeOnce: held by the first close while coder/websocket runs
@@ -46,10 +49,10 @@
 // The order, outermost first; a lock is only ever taken while holding locks
 // before it:
 //
-//	hub's tenant read lock (ReadWindow in a join, Feed.Apply)
-//	  → wsConn.mu → Plane.mu → Engine.mu → board-window mu → Outbox.mu → writerPool.mu
+//	hub's tenant read lock (ReadWindow in a join, Feed.Apply, a follow poll)
+//	  → wsConn.mu → Plane.mu → liveView.mu → Engine.mu → board-window mu → Outbox.mu → writerPool.mu
 //	wsConn.closeOnce → wsflow.Conn.mu (the close handshake's writes)
-//	leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's
+//	leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's, Plane.followMu
 //
 // Where the nesting happens: a connection's cleanup holds wsConn.mu while
 // it unsubscribes (Engine.mu, then the board-window's mu, then Outbox.mu),

@@ -29,7 +29,7 @@ import (
 // ledger); this file only compares window names, which sort by date within
 // a kind ("day:2026-03-29" after "day:2026-03-28"), and never moves a view
 // back. Lock order: the tenant's read lock, then a liveView's mu, then the
-// engine's locks; Plane.followMu is never held with any of them.
+// engine's locks; Plane.followMu is a leaf (nothing is taken under it).
 
 // defaultFollowEvery is how often the poll looks for turnovers.
 const defaultFollowEvery = time.Second

@@ -100,7 +100,7 @@ type Plane struct {
 	followEvery            time.Duration
 	followStop, followDone chan struct{}
 
-	followMu sync.Mutex // guards follows; never held with another lock
+	followMu sync.Mutex // guards follows; a leaf
 	follows  map[followKey]map[*liveView]struct{}
 
 	wg sync.WaitGroup // one per connection's goroutine
