@@ -91,3 +91,22 @@ test("client.d.ts declares exactly the golden messages' fields", () => {
   assert.deepEqual(fields(dts, "Prize"), keys(...board.prizes));
   assert.deepEqual(fields(dts, "SubscribeSpec"), keys(golden("subscribe_top"), golden("subscribe_around")).filter((k) => !["type", "id", "since"].includes(k)));
 });
+
+test("a following view sends the golden follow subscribe, and a new window's snapshot replaces its rows", async () => {
+  const want = golden("subscribe_around");
+  const updates = [];
+  const client = new RankwireClient({ url: "http://gw.test", token: "t", WebSocket: FakeWS, timers: { set() {}, clear() {} } });
+  client.subscribe({ board: want.board, window: want.window, follow: want.follow, view: want.view }, {
+    update: (v) => updates.push(sortedRows(v)),
+  });
+  await until(() => FakeWS.last?.sent.length === 2, "auth and subscribe");
+  const ws = FakeWS.last;
+  const sub = ws.sent[1];
+  assert.deepEqual(sub, { ...want, id: sub.id });
+  const snap = golden("snapshot");
+  ws.serverSends({ ...snap, id: sub.id });
+  // At the turnover: the new window's snapshot, with a lower seq, under the same id.
+  ws.serverSends({ type: "snapshot", id: sub.id, seq: 1, total: 0, rows: [] });
+  assert.deepEqual(updates, [snap.rows, []]);
+  client.close();
+});
