@@ -57,3 +57,16 @@ func TestOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoresHost: the host's zone settings do not reach a load.
+func TestIgnoresHost(t *testing.T) {
+	t.Setenv("ZONEINFO", t.TempDir()+"/missing.zip")
+	t.Setenv("TZ", "America/New_York")
+	loc, err := Load("Asia/Kathmandu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, off := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).In(loc).Zone(); off != 5*3600+45*60 {
+		t.Errorf("Kathmandu at offset %d", off)
+	}
+}
