@@ -37,6 +37,8 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 	ctx := testCtx(t)
 	mustPut(t, h, "t1", "s", Settings{Policy: "sum", Windows: []string{"all", "day"}})
 	mustPut(t, h, "t1", "b", Settings{Windows: []string{"week", "all"}, Tiebreak: "latest"})
+	// Local windows: each node cuts Chatham's days (+13:45) and Sunday weeks alike.
+	mustPut(t, h, "t1", "z", Settings{Windows: []string{"day", "week", "month"}, TimeZone: "Pacific/Chatham", WeekStarts: "sunday"})
 	three, two := 3.0, 2.0
 	mustPut(t, h, "t1", "q", Settings{Rules: &Rules{MaxScore: &three, MaxStep: &two, MaxPerMinute: 4}})
 	member := func() string { return fmt.Sprintf("p%d", rng.IntN(40)) }
@@ -89,7 +91,7 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 			for j := range items {
 				items[j] = Item{Member: member(), Score: float64(rng.IntN(5)), ID: fmt.Sprint(rng.IntN(300))}
 			}
-			mustSubmit(t, h, "t1", []string{"s", "b"}[rng.IntN(2)], items...)
+			mustSubmit(t, h, "t1", []string{"s", "b", "z"}[rng.IntN(3)], items...)
 		}
 	}
 }
