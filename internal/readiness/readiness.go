@@ -12,7 +12,8 @@
 // only this node has (not serving, its store refusing writes, a replica
 // behind by more than Config.MaxLag, a pause) turns it not ready at once.
 // A node that is not ready turns ready only after Config.RecoverAfter of
-// observations without any failing condition.
+// observations without any failing condition; at start, a node that was
+// never ready turns ready at its first observation without one.
 package readiness
 
 import (
@@ -28,7 +29,7 @@ const (
 	DefaultMaxLag       = 3 * time.Second
 	DefaultFailAfter    = 3 * time.Second
 	DefaultRecoverAfter = time.Second
-	DefaultMaxSilence   = 2 * time.Second
+	DefaultMaxSilence   = 3 * time.Second
 )
 
 // Config tunes a Machine. The zero Config uses the defaults.
@@ -92,8 +93,12 @@ type Tenant struct {
 
 // Verdict is the machine's answer.
 type Verdict struct {
-	Ready  bool
-	Reason string // why not ready, or empty
+	Ready bool
+	// Reason says why not ready, or is empty. It names no tenant: /readyz
+	// answers it to anyone.
+	Reason string
+	// Detail is Reason with the tenants named, for the operator's log.
+	Detail string
 }
 
 // TenantStatus is how this node stands for one tenant, for its live
@@ -118,9 +123,10 @@ type Machine struct {
 	mu           sync.Mutex // guards the fields below
 	ready        bool
 	reason       string
+	detail       string               // reason with the tenants named, for the log
 	cause        string               // the failing conditions that last made it not ready
 	lastAt       time.Time            // the last observation's; zero: none yet
-	failingSince map[string]time.Time // a held condition's key → when it began to fail, continuously
+	failingSince map[string]time.Time // a held condition's key (a tenant; "" the API) → when it began to fail, continuously
 	healthySince time.Time            // zero: not healthy at the last observation
 	lag          map[string]behind    // tenant → its pending catch-up
 	stale        map[string]bool      // tenant → behind by more than MaxLag
@@ -150,9 +156,9 @@ func (m *Machine) Verdict(now time.Time) Verdict {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if reason, silent := m.silentLocked(now); silent {
-		return Verdict{Reason: reason}
+		return Verdict{Reason: reason, Detail: reason}
 	}
-	return Verdict{Ready: m.ready, Reason: m.reason}
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}
 }
 
 // Tenant returns how this node stands for tenant as of now.
@@ -184,11 +190,11 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	was := m.ready
-	var failing []string
+	var failing []cond
 	if !m.lastAt.IsZero() && o.At.Sub(m.lastAt) > m.cfg.MaxSilence {
 		// The node did not look for a while: what it said before is void,
 		// and what it sees now must hold RecoverAfter again.
-		failing = append(failing, fmt.Sprintf("resumed after %v without observations", o.At.Sub(m.lastAt).Round(time.Millisecond)))
+		failing = append(failing, plain(fmt.Sprintf("resumed after %v without observations", o.At.Sub(m.lastAt).Round(time.Millisecond))))
 	}
 	m.lastAt = o.At
 	failing = append(failing, m.localLocked(o)...)
@@ -198,25 +204,33 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	if m.ready != was {
 		m.flips++
 	}
-	return Verdict{Ready: m.ready, Reason: m.reason}, m.ready != was
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, m.ready != was
 }
+
+// cond is a failing condition: reason names no tenant (/readyz needs no
+// token), detail may (the log's).
+type cond struct{ reason, detail string }
+
+func plain(s string) cond { return cond{s, s} }
 
 // localLocked returns the failing conditions that count at once: this
 // node's own, and replicas behind by more than MaxLag.
-func (m *Machine) localLocked(o Observation) []string {
-	var out []string
+func (m *Machine) localLocked(o Observation) []cond {
+	var out []cond
 	if !o.Serving {
-		out = append(out, "not serving (starting or shutting down)")
+		out = append(out, plain("not serving (starting or shutting down)"))
 	}
 	if o.Store != "" {
-		out = append(out, "store: "+o.Store)
+		out = append(out, plain("store: "+o.Store))
 	}
 	seen := make(map[string]bool, len(o.Tenants))
+	var late []string
+	var longest time.Duration
 	for _, t := range o.Tenants {
 		seen[t.Name] = true
-		if age, late := m.trackLocked(t, o.At); late {
-			out = append(out, fmt.Sprintf("tenant %s: replica behind its stream for %v (applied %d, bound %v)",
-				t.Name, age.Round(time.Millisecond), t.Applied, m.cfg.MaxLag))
+		if age, ok := m.trackLocked(t, o.At); ok {
+			late = append(late, fmt.Sprintf("%s (%v, applied %d)", t.Name, age.Round(time.Millisecond), t.Applied))
+			longest = max(longest, age)
 		}
 	}
 	for name := range m.lag {
@@ -224,6 +238,11 @@ func (m *Machine) localLocked(o Observation) []string {
 			delete(m.lag, name)
 			delete(m.stale, name)
 		}
+	}
+	if len(late) > 0 {
+		out = append(out, cond{
+			fmt.Sprintf("%d tenants' replicas trail their streams past the bound %v (the longest for %v)", len(late), m.cfg.MaxLag, longest.Round(time.Millisecond)),
+			"replicas behind their streams: " + strings.Join(late, ", ")})
 	}
 	return out
 }
@@ -254,14 +273,14 @@ func (m *Machine) trackLocked(t Tenant, at time.Time) (time.Duration, bool) {
 
 // heldLocked returns the cluster-wide conditions that have failed for
 // FailAfter (they count) and whether others fail for less (pending).
-func (m *Machine) heldLocked(o Observation) (held []string, pending bool) {
+func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
 	now := map[string]string{}
 	if o.Meta != "" {
-		now["meta"] = "JetStream API: " + o.Meta
+		now[""] = o.Meta // the JetStream API's key: no tenant has an empty name
 	}
 	for _, t := range o.Tenants {
 		if t.Leader != "" {
-			now["tenant "+t.Name] = "tenant " + t.Name + ": stream leader: " + t.Leader
+			now[t.Name] = t.Leader
 		}
 	}
 	for key := range m.failingSince {
@@ -270,22 +289,30 @@ func (m *Machine) heldLocked(o Observation) (held []string, pending bool) {
 		}
 	}
 	clear(m.leaderless)
-	for key, reason := range now {
+	var tenants []string
+	for key, why := range now {
 		since, ok := m.failingSince[key]
 		if !ok {
 			since = o.At
 			m.failingSince[key] = since
 		}
-		if o.At.Sub(since) < m.cfg.FailAfter {
+		d := o.At.Sub(since).Round(time.Millisecond)
+		switch {
+		case d < m.cfg.FailAfter:
 			pending = true
-			continue
-		}
-		held = append(held, fmt.Sprintf("%s (for %v)", reason, o.At.Sub(since).Round(time.Millisecond)))
-		if t, ok := strings.CutPrefix(key, "tenant "); ok {
-			m.leaderless[t] = true
+		case key == "":
+			held = append(held, plain(fmt.Sprintf("JetStream API: %s (for %v)", why, d)))
+		default:
+			m.leaderless[key] = true
+			tenants = append(tenants, fmt.Sprintf("%s (%s, for %v)", key, why, d))
 		}
 	}
-	slices.Sort(held)
+	if len(tenants) > 0 {
+		slices.Sort(tenants)
+		held = append(held, cond{
+			fmt.Sprintf("%d tenant streams without a reachable leader for %v or more", len(tenants), m.cfg.FailAfter),
+			"tenant streams without a reachable leader: " + strings.Join(tenants, ", ")})
+	}
 	return held, pending
 }
 
@@ -293,10 +320,14 @@ func (m *Machine) heldLocked(o Observation) (held []string, pending bool) {
 // conditions: any turns the node not ready at once; none turns a node that
 // is not ready ready once none has failed, pending ones included, for
 // RecoverAfter.
-func (m *Machine) decideLocked(at time.Time, failing []string, pending bool) {
+func (m *Machine) decideLocked(at time.Time, failing []cond, pending bool) {
 	if len(failing) > 0 {
-		m.cause = strings.Join(failing, "; ")
-		m.ready, m.reason, m.healthySince = false, m.cause, time.Time{}
+		reasons, details := make([]string, len(failing)), make([]string, len(failing))
+		for i, c := range failing {
+			reasons[i], details[i] = c.reason, c.detail
+		}
+		m.cause = strings.Join(reasons, "; ")
+		m.ready, m.reason, m.detail, m.healthySince = false, m.cause, strings.Join(details, "; "), time.Time{}
 		return
 	}
 	if m.ready {
@@ -306,12 +337,19 @@ func (m *Machine) decideLocked(at time.Time, failing []string, pending bool) {
 		m.healthySince = time.Time{}
 		return
 	}
+	if m.flips == 0 {
+		// Never ready yet: nothing to flap from. A node turns ready at its
+		// first observation without a failure, as soon as it started.
+		m.ready, m.reason, m.detail = true, "", ""
+		return
+	}
 	if m.healthySince.IsZero() {
 		m.healthySince = at
 	}
 	if ok := at.Sub(m.healthySince); ok < m.cfg.RecoverAfter {
 		m.reason = fmt.Sprintf("recovering: no failure for %v of %v (was: %s)", ok.Round(time.Millisecond), m.cfg.RecoverAfter, m.cause)
+		m.detail = m.reason
 		return
 	}
-	m.ready, m.reason = true, ""
+	m.ready, m.reason, m.detail = true, "", ""
 }

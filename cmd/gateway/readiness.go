@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/readiness"
+)
+
+// The readiness prober: every probeEvery it observes what /readyz decides
+// on (internal/readiness) and feeds the machine. One goroutine, owned by
+// the gateway: started by startAPI, stopped before the hub closes.
+
+const (
+	// probeEvery is how often the prober observes: 6 observations within
+	// the default hold of 3 s.
+	probeEvery = 500 * time.Millisecond
+	// probeTimeout bounds an observation's requests: a leader that does
+	// not answer within it is not reachable.
+	probeTimeout = time.Second
+	// probeParallel bounds the stream info requests in flight at once.
+	probeParallel = 8
+)
+
+// prober observes the hub for a readiness.Machine.
+type prober struct {
+	h   *hub.Hub
+	m   *readiness.Machine
+	log *slog.Logger
+}
+
+// start observes once, so that the machine has a verdict before the API
+// serves, then runs the prober until the returned stop is called; stop
+// waits for it.
+func (p *prober) start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.m.Observe(p.observe(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { p.run(ctx) })
+	return func() { cancel(); wg.Wait() }
+}
+
+// run observes every probeEvery until ctx ends, logging each change of the
+// verdict, and while not ready its reason every few seconds.
+func (p *prober) run(ctx context.Context) {
+	t := time.NewTicker(probeEvery)
+	defer t.Stop()
+	var lastLog time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		v, changed := p.m.Observe(p.observe(ctx))
+		switch {
+		case changed && v.Ready:
+			p.log.Info("readiness: ready")
+		case changed, !v.Ready && time.Since(lastLog) > 5*time.Second:
+			p.log.Warn("readiness: not ready", "reason", v.Detail)
+			lastLog = time.Now()
+		}
+	}
+}
+
+// observe takes one observation, in probeTimeout or a little more: the
+// store first (microseconds on the embedded server), then the JetStream API
+// and every open tenant's stream, at once, within what is left.
+func (p *prober) observe(ctx context.Context) readiness.Observation {
+	o := readiness.Observation{Serving: true} // the gateway answers not serving itself: readiness()
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if err := p.h.Writable(ctx); err != nil {
+		o.Store = err.Error()
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { o.Meta = p.askAPI(ctx) })
+	o.Tenants = p.tenants(ctx)
+	wg.Wait()
+	o.At = time.Now() // after the requests: when it saw
+	return o
+}
+
+// askAPI asks the JetStream API for the account's info: in a cluster the
+// meta leader answers, so an answer says a write can be placed. Empty: it
+// answered.
+func (p *prober) askAPI(ctx context.Context) string {
+	err := p.h.JetStreamAPI(func() error { _, err := p.h.JetStream().AccountInfo(ctx); return err })
+	if err != nil {
+		return errText(err)
+	}
+	return ""
+}
+
+// tenants observes every open tenant's replica and its stream's leader,
+// probeParallel at a time, until ctx ends: a tenant not asked by then has
+// "no answer", as one whose leader is silent.
+func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
+	stats := p.h.Stats()
+	out := make([]readiness.Tenant, len(stats))
+	sem := make(chan struct{}, probeParallel)
+	var wg sync.WaitGroup
+	for i, st := range stats {
+		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i].Last, out[i].Leader = p.leader(ctx, st.Tenant)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// leader asks tenant's stream for its info, which its leader answers, and
+// returns the stream's last sequence, or why no leader answered.
+func (p *prober) leader(ctx context.Context, tenant string) (uint64, string) {
+	var info *jetstream.StreamInfo
+	err := p.h.JetStreamAPI(func() error {
+		s, err := p.h.JetStream().Stream(ctx, hub.StreamOf(tenant))
+		if err == nil {
+			info = s.CachedInfo()
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, errText(err)
+	case info.Cluster != nil && info.Cluster.Leader == "":
+		return 0, "no leader elected"
+	}
+	return info.State.LastSeq, ""
+}
+
+// errText is err's text for a reason, a timeout's in words.
+func errText(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer within " + probeTimeout.String()
+	}
+	return err.Error()
+}
+
+// readiness answers /readyz: not ready while the API does not serve (yet,
+// or any more), else the machine's verdict now.
+func (g *gateway) readiness() (bool, string) {
+	if !g.serving.Load() {
+		return false, "not serving yet, or shutting down"
+	}
+	v := g.ready.Verdict(time.Now())
+	return v.Ready, v.Reason
+}
+
+// tenantStatus is a heartbeat's view of tenant on this node.
+func (g *gateway) tenantStatus(tenant string) (writable, stale bool) {
+	s := g.ready.Tenant(tenant, time.Now())
+	return s.Writable, s.Stale
+}
