@@ -132,9 +132,11 @@ func (g *gateway) startHub(ctx context.Context) error {
 		return err
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
+	stopWatch := watchRoutes(cfg, g.handler.setReason, g.log) // early.go: who answered, while the majority is awaited
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
 		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
+	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
 	}
