@@ -71,18 +71,31 @@ func (p *prober) run(ctx context.Context) {
 
 // observe takes one observation, in probeTimeout or a little more: the
 // store first (microseconds on the embedded server), then the JetStream API
-// and every open tenant's stream, at once, within what is left.
+// and every open tenant's stream, at once, within what is left. The
+// store's answer counts as this node's own (at once) where it is full or
+// disconnected, else as the cluster's (held).
 func (p *prober) observe(ctx context.Context) readiness.Observation {
 	o := readiness.Observation{Serving: true} // the gateway answers not serving itself: readiness()
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	var storeMeta string
 	if err := p.h.Writable(ctx); err != nil {
-		o.Store = err.Error()
+		// Full, or cut from NATS: this node's own, at once. Anything else
+		// (no JetStream cluster leader, JetStream restarting) may be the
+		// whole cluster's for the length of an election: held.
+		if errors.Is(err, hub.ErrStoreFull) || !p.h.Connected() {
+			o.Store = err.Error()
+		} else {
+			storeMeta = err.Error()
+		}
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { o.Meta = p.askAPI(ctx) })
 	o.Tenants = p.tenants(ctx)
 	wg.Wait()
+	if storeMeta != "" {
+		o.Meta = storeMeta
+	}
 	o.At = time.Now() // after the requests: when it saw
 	return o
 }
