@@ -84,9 +84,9 @@ func (p *prober) observe(ctx context.Context) readiness.Observation {
 		// (no JetStream cluster leader, JetStream restarting) may be the
 		// whole cluster's for the length of an election: held.
 		if errors.Is(err, hub.ErrStoreFull) || !p.h.Connected() {
-			o.Store = err.Error()
+			o.Store = errText(err)
 		} else {
-			storeMeta = err.Error()
+			storeMeta = errText(err)
 		}
 	}
 	var wg sync.WaitGroup
@@ -151,9 +151,14 @@ func (p *prober) leader(ctx context.Context, tenant string) (uint64, string) {
 	return info.State.LastSeq, ""
 }
 
-// errText is err's text for a reason, a timeout's in words.
+// errText is err's text for a reason: a hub error's message for clients
+// (as every answer gives it), a timeout's in words, else the error's own.
 func errText(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
+	var he *hub.Error
+	switch {
+	case errors.As(err, &he):
+		return he.Msg
+	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer within " + probeTimeout.String()
 	}
 	return err.Error()
