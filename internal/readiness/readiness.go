@@ -104,7 +104,11 @@ type Verdict struct {
 // TenantStatus is how this node stands for one tenant, for its live
 // connections' heartbeats.
 type TenantStatus struct {
-	Writable bool // the node is ready and the tenant's stream has a leader
+	// Writable: no condition of the whole node fails (only another
+	// tenant's may) and the tenant's stream has had a leader within
+	// FailAfter. Without the recovery's wait: a client that moves back
+	// early only moves again.
+	Writable bool
 	Stale    bool // the node's replica trails by more than MaxLag, or the node cannot vouch
 }
 
@@ -131,6 +135,7 @@ type Machine struct {
 	lag          map[string]behind    // tenant → its pending catch-up
 	stale        map[string]bool      // tenant → behind by more than MaxLag
 	leaderless   map[string]bool      // tenant → no leader for FailAfter
+	nodeDown     bool                 // a condition of the whole node failed at the last observation
 	flips        int
 }
 
@@ -168,7 +173,7 @@ func (m *Machine) Tenant(tenant string, now time.Time) TenantStatus {
 	if _, silent := m.silentLocked(now); silent {
 		return TenantStatus{Stale: true}
 	}
-	return TenantStatus{Writable: m.ready && !m.leaderless[tenant], Stale: m.stale[tenant]}
+	return TenantStatus{Writable: !m.nodeDown && !m.leaderless[tenant], Stale: m.stale[tenant]}
 }
 
 // silentLocked reports whether the last observation is too old to vouch
@@ -208,10 +213,15 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 }
 
 // cond is a failing condition: reason names no tenant (/readyz needs no
-// token), detail may (the log's).
-type cond struct{ reason, detail string }
+// token), detail may (the log's); tenants says it is some tenants' only,
+// not the whole node's.
+type cond struct {
+	reason, detail string
+	tenants        bool
+}
 
-func plain(s string) cond { return cond{s, s} }
+// plain is a condition of the whole node.
+func plain(s string) cond { return cond{s, s, false} }
 
 // localLocked returns the failing conditions that count at once: this
 // node's own, and replicas behind by more than MaxLag.
@@ -242,7 +252,7 @@ func (m *Machine) localLocked(o Observation) []cond {
 	if len(late) > 0 {
 		out = append(out, cond{
 			fmt.Sprintf("%d tenants' replicas trail their streams past the bound %v (the longest for %v)", len(late), m.cfg.MaxLag, longest.Round(time.Millisecond)),
-			"replicas behind their streams: " + strings.Join(late, ", ")})
+			"replicas behind their streams: " + strings.Join(late, ", "), true})
 	}
 	return out
 }
@@ -311,7 +321,7 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
 		slices.Sort(tenants)
 		held = append(held, cond{
 			fmt.Sprintf("%d tenant streams without a reachable leader for %v or more", len(tenants), m.cfg.FailAfter),
-			"tenant streams without a reachable leader: " + strings.Join(tenants, ", ")})
+			"tenant streams without a reachable leader: " + strings.Join(tenants, ", "), true})
 	}
 	return held, pending
 }
@@ -321,6 +331,7 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
 // is not ready ready once none has failed, pending ones included, for
 // RecoverAfter.
 func (m *Machine) decideLocked(at time.Time, failing []cond, pending bool) {
+	m.nodeDown = slices.ContainsFunc(failing, func(c cond) bool { return !c.tenants })
 	if len(failing) > 0 {
 		reasons, details := make([]string, len(failing)), make([]string, len(failing))
 		for i, c := range failing {

@@ -249,3 +249,30 @@ func noTenantInReason(t *testing.T, v Verdict) {
 		t.Fatalf("verdict %+v: want the tenant in the detail only", v)
 	}
 }
+
+// A tenant's own trouble (its replica behind, its stream without a leader)
+// makes the node not ready but tells only that tenant's connections: the
+// other tenant stays writable and fresh. A fault of the whole node tells
+// every tenant.
+func TestTenantStatusIsTheTenants(t *testing.T) {
+	m, i := readyMachine(t)
+	for j := 0; j <= 7; j++ {
+		o := healthy(i + j)
+		o.Tenants = []Tenant{{Name: "casino-a", Applied: 10, Last: uint64(20 + j)}, {Name: "casino-b", Applied: 10, Last: 10}}
+		m.Observe(o)
+	}
+	at := healthy(i + 7).At
+	if v := m.Verdict(at); v.Ready {
+		t.Fatalf("a tenant behind past the bound: %+v, want not ready", v)
+	}
+	if a, b := m.Tenant("casino-a", at), m.Tenant("casino-b", at); !a.Stale || !b.Writable || b.Stale {
+		t.Fatalf("casino-a %+v (want stale), casino-b %+v (want writable and fresh)", a, b)
+	}
+	o := healthy(i + 8)
+	o.Store = "not connected to NATS"
+	o.Tenants = append(o.Tenants, Tenant{Name: "casino-b", Applied: 10, Last: 10})
+	m.Observe(o)
+	if b := m.Tenant("casino-b", o.At); b.Writable {
+		t.Fatalf("casino-b with the node's store down: %+v, want not writable", b)
+	}
+}
