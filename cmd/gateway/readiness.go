@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/readiness"
@@ -178,4 +179,22 @@ func (g *gateway) readiness() (bool, string) {
 func (g *gateway) tenantStatus(tenant string) (writable, stale bool) {
 	s := g.ready.Tenant(tenant, time.Now())
 	return s.Writable, s.Stale
+}
+
+// registerReadiness registers the readiness metrics on reg: whether the
+// node is ready now and how often the verdict changed.
+func registerReadiness(reg *prometheus.Registry, g *gateway) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_ready",
+			Help: "1 while /readyz answers 200: this node can acknowledge its tenants' writes and serves them fresh."},
+			func() float64 {
+				if ok, _ := g.readiness(); ok {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_ready_changes_total",
+			Help: "Changes of the readiness verdict between ready and not ready (the first ready included)."},
+			func() float64 { return float64(g.ready.Flips()) }),
+	)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -75,6 +77,11 @@ func TestPausedNodeReadiness(t *testing.T) {
 		t.Logf("healthy node %d: %d probes of /readyz, %d not 200", i+1, n, len(bad))
 		if len(bad) > 0 || n < 20 {
 			t.Errorf("healthy node %d: %d of %d probes not 200: %v", i+1, len(bad), n, bad)
+		}
+	}
+	for _, n := range healthy {
+		if got := metricOf(t, n, "rankwire_ready_changes_total"); got != "1" {
+			t.Errorf("a healthy node's rankwire_ready_changes_total %s, want 1 (its first ready only)", got)
 		}
 	}
 	for i := 1; i < len(watcher.seqs); i++ {
@@ -253,4 +260,26 @@ func (w *viaWatcher) await(t *testing.T, what string, ok func(client.ViewState) 
 			t.Fatalf("%s: not within %v", what, d)
 		}
 	}
+}
+
+// metricOf returns the value of the unlabelled series name on n's metrics
+// listener.
+func metricOf(t *testing.T, n *clusterNode, name string) string {
+	t.Helper()
+	at := regexp.MustCompile(`msg=ready .*metrics_addr=(\S+)`)
+	lines := n.p.logged(at)
+	if len(lines) == 0 {
+		t.Fatal("no metrics address logged")
+	}
+	resp, err := http.Get("http://" + at.FindStringSubmatch(lines[len(lines)-1])[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no %s in the metrics", name)
+	}
+	return string(m[1])
 }

@@ -207,6 +207,7 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	g.onStop(watchJWKS(ctx, verifier, g.reg))
 	g.ready = readiness.New(readiness.Config{MaxLag: g.cfg.MaxLag, FailAfter: g.cfg.ReadyHold})
 	g.onStop((&prober{h: g.hub, m: g.ready, log: g.log}).start()) // stopped before the hub closes
+	registerReadiness(g.reg, g)
 	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, g, g.demo)
 	g.hub.SetFeed(g.api.Feed()) // the one consumer of the hub's change feed: the API's live views
 	a := g.api
