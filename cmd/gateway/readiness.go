@@ -27,13 +27,21 @@ const (
 	probeTimeout = time.Second
 	// probeParallel bounds the stream info requests in flight at once.
 	probeParallel = 8
+	// probeBatch bounds the tenants whose stream is asked per observation
+	// (one STREAM.INFO each, answered by the stream's leader): past it
+	// they take turns, each asked every ceil(tenants/64) observations.
+	probeBatch = 64
 )
 
-// prober observes the hub for a readiness.Machine.
+// prober observes the hub for a readiness.Machine. Its fields below log
+// are owned by the observing goroutine (start's first observation, then
+// run's).
 type prober struct {
-	h   *hub.Hub
-	m   *readiness.Machine
-	log *slog.Logger
+	h    *hub.Hub
+	m    *readiness.Machine
+	log  *slog.Logger
+	seen map[string]answer // tenant → its stream's last answer
+	turn int               // the first tenant of the next batch, past probeBatch
 }
 
 // start observes once, so that the machine has a verdict before the API
@@ -114,21 +122,50 @@ func (p *prober) askAPI(ctx context.Context) string {
 
 // tenants observes every open tenant's replica and its stream's leader,
 // probeParallel at a time, until ctx ends: a tenant not asked by then has
-// "no answer", as one whose leader is silent.
+// "no answer", as one whose leader is silent. Past probeBatch tenants they
+// take turns: the others keep their last answer.
 func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 	stats := p.h.Stats()
 	out := make([]readiness.Tenant, len(stats))
+	for i, st := range stats {
+		a := p.seen[st.Tenant]
+		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
+	}
 	sem := make(chan struct{}, probeParallel)
 	var wg sync.WaitGroup
-	for i, st := range stats {
-		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied}
+	for _, i := range p.batch(len(stats)) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			out[i].Last, out[i].Leader = p.leader(ctx, st.Tenant)
+			out[i].Last, out[i].Leader = p.leader(ctx, out[i].Name)
 		})
 	}
 	wg.Wait()
+	seen := make(map[string]answer, len(out))
+	for _, t := range out {
+		seen[t.Name] = answer{t.Last, t.Leader}
+	}
+	p.seen = seen
+	return out
+}
+
+// answer is what a tenant's stream answered when last asked.
+type answer struct {
+	last   uint64
+	leader string
+}
+
+// batch returns the indexes of the n tenants to ask now: all up to
+// probeBatch, else the next probeBatch in turn.
+func (p *prober) batch(n int) []int {
+	k := min(n, probeBatch)
+	out := make([]int, k)
+	for j := range out {
+		out[j] = (p.turn + j) % n
+	}
+	if n > probeBatch {
+		p.turn = (p.turn + k) % n
+	}
 	return out
 }
 
