@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -186,7 +187,34 @@ func (p *prober) leader(ctx context.Context, tenant string) (uint64, string) {
 	case info.Cluster != nil && info.Cluster.Leader == "":
 		return 0, "no leader elected"
 	}
+	if up, of := reachable(info.Cluster); up <= of/2 {
+		// A leader cut from its followers still answers, for a while, as
+		// leader: it can commit nothing.
+		return 0, fmt.Sprintf("its leader reaches %d of %d replicas, fewer than a majority", up, of)
+	}
 	return info.State.LastSeq, ""
+}
+
+// replicaSilence is how long a stream's leader may not have heard from a
+// replica before the replica counts as unreachable: six Raft heartbeats
+// of the embedded server (250 ms), one and a half of nats-server's
+// defaults (1 s; a late one is absorbed by --ready-hold).
+const replicaSilence = 1500 * time.Millisecond
+
+// reachable counts the replicas of a stream its leader has heard from
+// within replicaSilence, itself included, of all; 1 of 1 without a
+// cluster.
+func reachable(c *jetstream.ClusterInfo) (up, of int) {
+	if c == nil {
+		return 1, 1
+	}
+	up, of = 1, 1+len(c.Replicas)
+	for _, r := range c.Replicas {
+		if !r.Offline && r.Active <= replicaSilence {
+			up++
+		}
+	}
+	return up, of
 }
 
 // errText is err's text for a reason: a hub error's message for clients

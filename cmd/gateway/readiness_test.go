@@ -3,6 +3,9 @@ package main
 import (
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Up to probeBatch tenants every one is asked at every observation; past
@@ -26,5 +29,33 @@ func TestProbeBatch(t *testing.T) {
 	}
 	if len(asked) != n {
 		t.Fatalf("%d of %d tenants asked in 3 observations", len(asked), n)
+	}
+}
+
+// A stream's leader that has heard from a majority of its replicas
+// (itself included) within replicaSilence can commit; one that has not,
+// cannot.
+func TestReachableReplicas(t *testing.T) {
+	peer := func(active time.Duration, offline bool) *jetstream.PeerInfo {
+		return &jetstream.PeerInfo{Active: active, Offline: offline}
+	}
+	for _, tc := range []struct {
+		name     string
+		c        *jetstream.ClusterInfo
+		up, of   int
+		majority bool
+	}{
+		{"no cluster", nil, 1, 1, true},
+		{"all heard", &jetstream.ClusterInfo{Replicas: []*jetstream.PeerInfo{peer(100*time.Millisecond, false), peer(0, false)}}, 3, 3, true},
+		{"one silent", &jetstream.ClusterInfo{Replicas: []*jetstream.PeerInfo{peer(time.Minute, false), peer(0, false)}}, 2, 3, true},
+		{"both silent", &jetstream.ClusterInfo{Replicas: []*jetstream.PeerInfo{peer(time.Minute, false), peer(2*time.Second, false)}}, 1, 3, false},
+		{"one offline, one silent", &jetstream.ClusterInfo{Replicas: []*jetstream.PeerInfo{peer(0, true), peer(time.Minute, false)}}, 1, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up, of := reachable(tc.c)
+			if up != tc.up || of != tc.of || (up > of/2) != tc.majority {
+				t.Fatalf("reachable %d of %d, want %d of %d (majority %v)", up, of, tc.up, tc.of, tc.majority)
+			}
+		})
 	}
 }
