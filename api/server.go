@@ -41,6 +41,11 @@ type Config struct {
 	// Ready reports whether the gateway serves: /readyz answers 503 until it
 	// does. Nil means always ready.
 	Ready func() bool
+	// Readiness, where set, decides /readyz in place of Ready and the
+	// store check: ready, or why not, in the answer's reason (the gateway's
+	// internal/readiness, which holds its own store check with
+	// hysteresis). It must not block.
+	Readiness func() (ready bool, reason string)
 	// Logger receives request errors. Nil means discard.
 	Logger *slog.Logger
 	// Registry receives the metrics. The Server does not serve them: their
@@ -229,7 +234,11 @@ const readyzTimeout = 2 * time.Second
 // and no stream: it needs no token.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	reason := ""
-	if s.cfg.Ready != nil && !s.cfg.Ready() {
+	if s.cfg.Readiness != nil {
+		if ok, why := s.cfg.Readiness(); !ok {
+			reason = why
+		}
+	} else if s.cfg.Ready != nil && !s.cfg.Ready() {
 		reason = "not serving yet, or shutting down"
 	} else {
 		ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)

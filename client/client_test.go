@@ -13,6 +13,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/client"
 	"github.com/rankwire/rankwire/internal/gwtest"
+	"github.com/rankwire/rankwire/internal/live"
 )
 
 // gateway is a real gateway in-process (internal/gwtest) with the keys of
@@ -29,13 +30,19 @@ func startGateway(t *testing.T) *gateway { return startGatewayOn(t, "") }
 // embedded one of its own).
 func startGatewayOn(t *testing.T, natsURL string) *gateway {
 	t.Helper()
+	return startGatewayWith(t, natsURL, live.Options{})
+}
+
+// startGatewayWith is startGatewayOn with the live plane's options o.
+func startGatewayWith(t *testing.T, natsURL string, o live.Options) *gateway {
+	t.Helper()
 	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'c'}, 32))
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"t1":{"keys":[{"kid":"k1","alg":"HS256","secret":%q}]},
 		"t2":{"keys":[{"kid":"k2","alg":"HS256","secret":%q}]}}}`, secret, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'d'}, 32))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gateway{Gateway: gwtest.Start(t, gwtest.Options{Keys: keys, PushInterval: 10 * time.Millisecond, NATSURL: natsURL}), t: t, keys: keys}
+	return &gateway{Gateway: gwtest.Start(t, gwtest.Options{Keys: keys, PushInterval: 10 * time.Millisecond, NATSURL: natsURL, Live: o}), t: t, keys: keys}
 }
 
 func (g *gateway) token(tenant, kid string, roles auth.Role) string {

@@ -62,5 +62,10 @@
 // a message nor a pong: it resumes on the next gateway with since, so its
 // states go on without a gap. The time the caller takes over a state does
 // not count: nothing is read meanwhile. It ignores message types it does not know,
-// as the protocol asks, and any message keeps a connection alive.
+// as the protocol asks, and any message keeps a connection alive. It also
+// leaves a gateway whose heartbeat says stale (its replica trails past its
+// bound, or it was paused), and one whose heartbeat says it cannot take the
+// tenant's writes, unless every gateway of the list has just said so, in
+// which case it stays (PROTOCOL.md, "Heartbeats"). With one gateway it
+// stays.
 package client

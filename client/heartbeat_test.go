@@ -1,6 +1,11 @@
 package client
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/rankwire/rankwire/wire"
+)
 
 // TestGoldenHeartbeatIgnored: the golden heartbeat, a message type Watch
 // has no use for yet, decodes as Watch decodes every message and leaves
@@ -38,5 +43,43 @@ func TestResumeAtTheSameSeqYieldsNothing(t *testing.T) {
 	empty.Type, empty.Prev, empty.Rows = "diff", &prev, nil
 	if next, err := apply(st, empty); err != nil || next != st {
 		t.Fatalf("an empty diff from the seq held: %v, %v; want the state unchanged", next, err)
+	}
+}
+
+// TestJudgeHeartbeats: a stale gateway is left at once; one that cannot
+// take writes is left until every gateway of the list has said so in a
+// row (a cluster without a majority: Watch stays), and a writable
+// heartbeat starts the count again; with one gateway Watch never moves.
+func TestJudgeHeartbeats(t *testing.T) {
+	beat := func(writable, stale bool) wire.ServerMessage {
+		return wire.ServerMessage{Type: wire.TypeHeartbeat, Writable: writable, Stale: stale}
+	}
+	w := &watch{c: &Client{urls: []string{"http://a", "http://b", "http://c"}}}
+	if err := w.judge(beat(true, false)); err != nil {
+		t.Fatalf("a fresh, writable gateway: %v", err)
+	}
+	if err := w.judge(beat(true, true)); !errors.Is(err, errStale) {
+		t.Fatalf("a stale gateway: %v, want errStale", err)
+	}
+	for i := range 3 {
+		err := w.judge(beat(false, false))
+		if !errors.Is(err, errUnwritable) {
+			t.Fatalf("unwritable gateway %d of 3 in a row: %v, want errUnwritable", i+1, err)
+		}
+		w.countUnwritable(err)
+	}
+	if err := w.judge(beat(false, false)); err != nil {
+		t.Fatalf("every gateway said unwritable: %v, want to stay", err)
+	}
+	w.countUnwritable(errStale) // a stale gateway's end keeps the count
+	if err := w.judge(beat(true, false)); err != nil || w.unwritable != 0 {
+		t.Fatalf("a writable heartbeat: %v, count %d; want the count reset", err, w.unwritable)
+	}
+	if err := w.judge(beat(false, false)); !errors.Is(err, errUnwritable) {
+		t.Fatalf("unwritable after a writable heartbeat: %v, want errUnwritable", err)
+	}
+	one := &watch{c: &Client{urls: []string{"http://a"}}}
+	if err := one.judge(beat(false, true)); err != nil {
+		t.Fatalf("one gateway: %v, want to stay", err)
 	}
 }

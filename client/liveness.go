@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/rankwire/rankwire/wire"
 )
 
 // DefaultReadTimeout is how long a Watch waits for anything from its
@@ -101,4 +103,46 @@ func (l *liveness) close() {
 	}
 	l.stop()
 	l.wg.Wait()
+}
+
+// Heartbeats: a gateway says on every connection how it stands for the
+// tenant (PROTOCOL.md, "Heartbeats"). Watch leaves a gateway that says it
+// is stale (its replica trails past its bound, or it was paused) at once,
+// and one that says it cannot take the tenant's writes unless every
+// gateway of the list has just said so (a cluster without a majority:
+// moving on would only go round). With one gateway there is nowhere to go.
+
+var (
+	// errStale: the gateway's heartbeat said its state is stale.
+	errStale = errors.New("client: the gateway says it is stale")
+	// errUnwritable: the gateway's heartbeat said it cannot take writes.
+	errUnwritable = errors.New("client: the gateway says it cannot take writes")
+)
+
+// judge returns why Watch leaves the gateway that sent heartbeat m, or nil
+// to stay.
+func (w *watch) judge(m wire.ServerMessage) error {
+	if len(w.c.urls) < 2 {
+		return nil
+	}
+	switch {
+	case m.Stale:
+		return errStale
+	case !m.Writable && w.unwritable < len(w.c.urls):
+		return errUnwritable
+	case m.Writable:
+		w.unwritable = 0
+	}
+	return nil
+}
+
+// countUnwritable counts a session that ended on errUnwritable; any other
+// end but a stale gateway's starts the count again.
+func (w *watch) countUnwritable(err error) {
+	switch {
+	case errors.Is(err, errUnwritable):
+		w.unwritable++
+	case !errors.Is(err, errStale):
+		w.unwritable = 0
+	}
 }

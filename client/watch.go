@@ -83,6 +83,10 @@ type watch struct {
 	follow      bool
 	base, max   time.Duration
 	readTimeout time.Duration
+	// unwritable counts the sessions in a row that ended on a heartbeat
+	// saying writable false: once every gateway has said so, Watch stays
+	// where it is (liveness.go, judge). Owned by Watch's loop.
+	unwritable int
 }
 
 // Watch follows a live view of board. It yields the view's state after
@@ -90,10 +94,11 @@ type watch struct {
 // the loop stops, or an error that no retry can mend: a refused view
 // (an *Error with code not_found, forbidden or bad_request) or a refused
 // token or origin (close 4003), which it yields once before it ends.
-// When a connection drops, or nothing arrives on it within the read
-// timeout (WatchReadTimeout: a paused or partitioned gateway), it
-// reconnects to the next gateway of the Client's list and resumes with
-// since: the states it yields follow one another without a gap (a diff
+// When a connection drops, nothing arrives on it within the read
+// timeout (WatchReadTimeout: a paused or partitioned gateway), or the
+// gateway's heartbeat says it is stale or cannot take the tenant's writes
+// (PROTOCOL.md, "Heartbeats"), it reconnects to the next gateway of the
+// Client's list and resumes with since: the states it yields follow one another without a gap (a diff
 // from the last seq it yielded, or a snapshot where the gateway no longer
 // has the changes since), whichever gateway serves them. A token that
 // expired (close 4001) is asked for again (WithTokenFunc).
@@ -108,6 +113,7 @@ func (c *Client) Watch(ctx context.Context, board string, v View, opts ...WatchO
 		for n := int(c.next.Load()); ; n++ {
 			url := c.urls[n%len(c.urls)]
 			next, err := w.session(ctx, url, st, yield)
+			w.countUnwritable(err)
 			switch {
 			case errors.Is(err, errStop) || ctx.Err() != nil:
 				return
@@ -220,6 +226,12 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 		if err := json.Unmarshal(raw, &m); err != nil {
 			continue // not ours to read: a newer gateway's message
 		}
+		if m.Type == wire.TypeHeartbeat {
+			if err := w.judge(m); err != nil {
+				return st, err
+			}
+			continue
+		}
 		next, err := applyMsg(st, m, w.follow)
 		if err != nil {
 			return st, err
@@ -288,9 +300,9 @@ func applyMsg(st *state, m wire.ServerMessage, follow bool) (*state, error) {
 		}
 		return next, nil
 	}
-	// board, and types a later gateway sends (a heartbeat with the node's
-	// applied seq and whether it can write): nothing for the rows. They
-	// kept the connection alive as they arrived (liveness).
+	// board, heartbeats (session judges them first) and types a later
+	// gateway sends: nothing for the rows. They kept the connection alive
+	// as they arrived (liveness).
 	return st, nil
 }
 

@@ -24,3 +24,8 @@ func (h *Hub) Beat(tenant string) TenantBeat {
 	}
 	return TenantBeat{Writable: h.reg.downErr(tenant) == nil}
 }
+
+// StreamOf names tenant's JetStream stream, for a readiness probe that
+// asks the stream's leader for its last sequence (cmd/gateway). tenant is
+// a validated name.
+func StreamOf(tenant string) string { return streamName(tenant) }

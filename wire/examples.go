@@ -114,6 +114,7 @@ func wsExamples() []Example {
 			Rows: []Row{moved, {Rank: 2, Member: "p7", Score: 98500, Subscore: 12.5, Name: "GoldenAce",
 				Avatar: "https://cdn.example/a.png", Country: "MT"}}, Gone: []int{3}}},
 		{"heartbeat", Heartbeat{Type: TypeHeartbeat, Seq: 90211, Writable: true, At: "2026-11-27T01:02:03.456Z"}},
+		{"heartbeat_stale", Heartbeat{Type: TypeHeartbeat, Seq: 90180, Stale: true, At: "2026-11-27T01:02:05.456Z"}},
 		{"error", ErrorMessage{Type: TypeError, ID: ptr("s1"), Code: CodeBadRequest, Message: "view.limit: 1000 is not in 1..100"}},
 		{"close", Close{Code: CloseForbidden, Reason: "token refused: key removed"}},
 	}

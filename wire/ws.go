@@ -121,7 +121,12 @@ type Heartbeat struct {
 	// view's seq (those count each board-window's changes).
 	Seq      uint64 `json:"seq"`
 	Writable bool   `json:"writable"` // the gateway can acknowledge a write of the tenant now
-	At       string `json:"at"`       // the gateway's clock when it was sent: RFC 3339, UTC, milliseconds
+	// Stale is true while this gateway's replica of the tenant trails the
+	// tenant's stream by more than the gateway's lag bound (--max-lag), or
+	// the gateway cannot vouch for it (it was paused): its reads may be
+	// old. A client moves to another gateway.
+	Stale bool   `json:"stale"`
+	At    string `json:"at"` // the gateway's clock when it was sent: RFC 3339, UTC, milliseconds
 }
 
 // ServerMessage is any server → client message, decoded into one value:
@@ -143,5 +148,6 @@ type ServerMessage struct {
 	EndsAt   string  `json:"ends_at"`
 	Prizes   []Prize `json:"prizes"`
 	Writable bool    `json:"writable"` // heartbeats only
+	Stale    bool    `json:"stale"`    // heartbeats only
 	At       string  `json:"at"`       // heartbeats only
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/readiness"
 	"github.com/rankwire/rankwire/webhook"
 )
 
@@ -29,6 +30,8 @@ type Config struct {
 	SlowTimeout  time.Duration // how long a WebSocket's unsent bytes may wait before 4008
 	PingInterval time.Duration // how often WebSockets are pinged
 	Heartbeat    time.Duration // how often live WebSockets get a heartbeat; 0 none
+	MaxLag       time.Duration // how long a replica may trail its stream before /readyz says stale
+	ReadyHold    time.Duration // how long a cluster-wide fault must last before /readyz turns 503
 	MaxConns     int           // WebSocket connections per tenant unless its key file says otherwise
 	MaxStore     int64         // bytes the embedded JetStream may store; 0: NATS's default
 
@@ -123,6 +126,8 @@ func liveFlags(fs *flag.FlagSet, c *Config) {
 	fs.DurationVar(&c.SlowTimeout, "slow-timeout", 10*time.Second, "close a WebSocket client (4008) whose unsent bytes waited this `long`: it stopped reading")
 	fs.DurationVar(&c.PingInterval, "ping-interval", 30*time.Second, "ping WebSockets this `often`; one that does not answer within it is closed (4008)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat-interval", 2*time.Second, "send live WebSockets a heartbeat (this node's applied sequence and whether it can write) this `often`; 0: none")
+	fs.DurationVar(&c.MaxLag, "max-lag", readiness.DefaultMaxLag, "the longest this node's replica of a tenant may trail the tenant's stream before /readyz answers 503 and heartbeats say stale (1s..1m; docs/OPERATIONS.md \"Readiness\")")
+	fs.DurationVar(&c.ReadyHold, "ready-hold", readiness.DefaultFailAfter, "how `long` a fault the whole cluster sees (no stream leader, no JetStream API) must last before /readyz answers 503: longer than an election, so that healthy nodes do not flap when a peer dies (1s..1m)")
 	fs.IntVar(&c.MaxConns, "max-connections", 0, "WebSocket `connections` per tenant unless the key file sets its own limits.connections; 0: half the connection budget, at most 20000")
 }
 
@@ -216,6 +221,10 @@ func (c Config) validateLive() error {
 		return fmt.Errorf("--ping-interval %v: want 1s..10m", c.PingInterval)
 	case c.Heartbeat != 0 && (c.Heartbeat < 100*time.Millisecond || c.Heartbeat > time.Minute):
 		return fmt.Errorf("--heartbeat-interval %v: want 0 (none) or 100ms..1m", c.Heartbeat)
+	case c.MaxLag < time.Second || c.MaxLag > time.Minute:
+		return fmt.Errorf("--max-lag %v: want 1s..1m", c.MaxLag)
+	case c.ReadyHold < time.Second || c.ReadyHold > time.Minute:
+		return fmt.Errorf("--ready-hold %v: want 1s..1m", c.ReadyHold)
 	case c.MaxConns < 0 || c.MaxConns > 1_000_000:
 		return fmt.Errorf("--max-connections %d: want 0 (half the connection budget) or 1..1000000", c.MaxConns)
 	}

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rankwire/rankwire/internal/redact"
 	"github.com/rankwire/rankwire/wire"
@@ -40,7 +46,8 @@ func newHandoff(reason string) *handoff {
 // ServeHTTP hands r to the handler in place.
 func (s *handoff) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
 
-// setReason says what the start waits for now, in /readyz's reason.
+// setReason says what the start waits for now, in /readyz's reason. Safe
+// for concurrent use.
 func (s *handoff) setReason(what string) {
 	r := "starting: " + what
 	s.early.reason.Store(&r)
@@ -98,4 +105,82 @@ func listenError(flag, addr string, err error) error {
 		err = op.Err
 	}
 	return fmt.Errorf("%s %s: %w", flag, addr, err)
+}
+
+// routeWatchEvery is how often a clustered node waiting for its majority
+// looks at its routes and says who answered (in /readyz and the log).
+const routeWatchEvery = 2 * time.Second
+
+// watchRoutes starts, for a clustered node, a look every routeWatchEvery at
+// which routes accept a TCP connection, setting /readyz's reason through set
+// ("waiting for a majority of cluster "c" (2 of 3 routes): answered a") and
+// logging it. The returned stop ends it and waits. Without a cluster it
+// does nothing. A route that accepts may still refuse the cluster's secret,
+// or be paused (its kernel accepts for it): the answer says who is up at
+// all, which is what an operator needs while a start waits.
+func watchRoutes(cfg Config, set func(string), log *slog.Logger) (stop func()) {
+	if cfg.Cluster == "" || len(cfg.Routes) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(routeWatchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			answered, silent := dialRoutes(ctx, cfg.Routes)
+			if ctx.Err() != nil {
+				return // the hub started meanwhile: its reason is set
+			}
+			what := routesWait(cfg.Cluster, len(cfg.Routes), answered)
+			set(what + "; loading tenants after")
+			log.Info("starting: "+what, "answered", answered, "silent", silent)
+		}
+	})
+	return func() { cancel(); wg.Wait() }
+}
+
+// routesWait is /readyz's reason while a cluster's majority is awaited.
+func routesWait(cluster string, routes int, answered []string) string {
+	who := "none"
+	if len(answered) > 0 {
+		who = strings.Join(answered, ", ")
+	}
+	return fmt.Sprintf("waiting for a majority of cluster %q (%d of %d routes): answered %s", cluster, routes/2+1, routes, who)
+}
+
+// dialRoutes dials every route at once, within a second, and returns the
+// host:port of those that accepted and of those that did not, in the
+// routes' order.
+func dialRoutes(ctx context.Context, routes []string) (answered, silent []string) {
+	ok := make([]bool, len(routes))
+	hosts := make([]string, len(routes))
+	var wg sync.WaitGroup
+	for i, r := range routes {
+		hosts[i] = r
+		if u, err := url.Parse(r); err == nil && u.Host != "" {
+			hosts[i] = u.Host
+		}
+		wg.Go(func() {
+			d := net.Dialer{Timeout: time.Second}
+			if c, err := d.DialContext(ctx, "tcp", hosts[i]); err == nil {
+				c.Close()
+				ok[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	for i, h := range hosts {
+		if ok[i] {
+			answered = append(answered, h)
+		} else {
+			silent = append(silent, h)
+		}
+	}
+	return answered, silent
 }

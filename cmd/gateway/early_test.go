@@ -59,6 +59,11 @@ func TestEarlyHealthWhileClusterWaits(t *testing.T) {
 		return want(base+"/readyz", 503, `waiting for a majority of cluster \"rw-early\"`)
 	})
 	await.For(t, 2*time.Second, func() error { return want(base+"/v1/boards", 503, `"unavailable"`) })
+	// Every routeWatchEvery it says who answered: its own route listener
+	// only, the two others being down.
+	await.For(t, 10*time.Second, func() error {
+		return want(base+"/readyz", 503, `(2 of 3 routes): answered 127.0.0.1:`+ports[0]+`;`)
+	})
 	t.Logf("early answers within %v of the listener opening", time.Since(opened).Round(time.Millisecond))
 	resp, err := http.Get(base + "/v1/boards")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/internal/live"
+	"github.com/rankwire/rankwire/internal/readiness"
 	"github.com/rankwire/rankwire/web"
 	"github.com/rankwire/rankwire/webhook"
 )
@@ -70,7 +71,8 @@ type gateway struct {
 	handler     *handoff    // srv's: the early handler, the API once serve runs
 	errc        chan error  // srv.Serve's end
 	tls         *tls.Config // nil: plain HTTP; else ln serves TLS
-	serving     atomic.Bool // /readyz answers 200 while set (and NATS is connected)
+	serving     atomic.Bool // /readyz answers 200 while set (and ready says so)
+	ready       *readiness.Machine
 	stops       []func()
 }
 
@@ -130,9 +132,11 @@ func (g *gateway) startHub(ctx context.Context) error {
 		return err
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
+	stopWatch := watchRoutes(cfg, g.handler.setReason, g.log) // early.go: who answered, while the majority is awaited
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
 		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
+	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
 	}
@@ -201,7 +205,10 @@ func (g *gateway) listenAPI(context.Context) error {
 func (g *gateway) startAPI(ctx context.Context) error {
 	verifier := auth.NewVerifier(g.keys, auth.Options{JWKS: auth.JWKSOptions{Logger: g.log}})
 	g.onStop(watchJWKS(ctx, verifier, g.reg))
-	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, func() bool { return g.serving.Load() && g.hub.Connected() }, g.demo)
+	g.ready = readiness.New(readiness.Config{MaxLag: g.cfg.MaxLag, FailAfter: g.cfg.ReadyHold})
+	g.onStop((&prober{h: g.hub, m: g.ready, log: g.log}).start()) // stopped before the hub closes
+	registerReadiness(g.reg, g)
+	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, g, g.demo)
 	g.hub.SetFeed(g.api.Feed()) // the one consumer of the hub's change feed: the API's live views
 	a := g.api
 	g.hub.Quotas().SetNotifyQuota(func(tenant string) int64 { // the keyring in use: a reload takes effect
@@ -263,7 +270,7 @@ func newRegistry(guard *connguard.Guard) *prometheus.Registry {
 
 // newAPI builds the API; demo, where not nil, adds the demo page and its
 // endpoints to the widget that is always served.
-func newAPI(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Registry, log *slog.Logger, ready func() bool, demo *demoKey) *api.Server {
+func newAPI(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Registry, log *slog.Logger, g *gateway, demo *demoKey) *api.Server {
 	static := web.Handler(web.Options{})
 	if demo != nil {
 		demo.reg = reg
@@ -271,9 +278,10 @@ func newAPI(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Reg
 	}
 	return api.New(api.Config{
 		Hub: h, Verifier: verifier, Keys: verifier.Keyring(),
-		Ready: ready, Logger: log, Registry: reg, Static: static,
+		Readiness: g.readiness, Logger: log, Registry: reg, Static: static,
 		ReadTimeout: cfg.ReadTimeout, Live: live.Options{AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout,
-			PingInterval: cfg.PingInterval, HeartbeatInterval: heartbeat(cfg.Heartbeat), MaxConnections: cfg.MaxConns},
+			PingInterval: cfg.PingInterval, HeartbeatInterval: heartbeat(cfg.Heartbeat), MaxConnections: cfg.MaxConns,
+			Status: g.tenantStatus},
 	})
 }
 

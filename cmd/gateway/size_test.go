@@ -5,6 +5,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 func TestParseSize(t *testing.T) {
@@ -78,9 +81,12 @@ func TestMaxStoreGateway(t *testing.T) {
 		Ready  bool
 		Reason string
 	}
-	if status, err := call("GET", p.url("/readyz"), "", "", &ready); status != 503 || ready.Ready || !strings.Contains(ready.Reason, "store is full") {
-		t.Fatalf("readyz: %d %+v %v", status, ready, err)
-	}
+	await.For(t, 5*time.Second, func() error { // the next readiness observation, within 500 ms
+		if status, err := call("GET", p.url("/readyz"), "", "", &ready); status != 503 || ready.Ready || !strings.Contains(ready.Reason, "store is full") {
+			return fmt.Errorf("readyz: %d %+v %v", status, ready, err)
+		}
+		return nil
+	})
 	if status, err := call("GET", p.url("/v1/boards/b/top?limit=1"), tok, "", nil); status != 200 {
 		t.Fatalf("read on a full store: %d %v", status, err)
 	}

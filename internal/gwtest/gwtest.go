@@ -29,6 +29,8 @@ type Options struct {
 	// NATSURL is a NATS server with JetStream that several gateways share
 	// (hub.Config.NATSURL): a cluster in one process. Empty: an embedded one each.
 	NATSURL string
+	// Live is the live plane's options; Origins sets its AllowedOrigins.
+	Live live.Options
 }
 
 // Gateway is one in-process gateway. Its fields change with every Start.
@@ -71,7 +73,7 @@ func (g *Gateway) Start() {
 	}
 	g.Hub, g.Reg = h, prometheus.NewRegistry()
 	g.API = api.New(api.Config{Registry: g.Reg, Hub: h, Verifier: auth.NewVerifier(g.o.Keys, auth.Options{}), Keys: g.o.Keys,
-		Static: g.o.Static, Live: live.Options{AllowedOrigins: g.o.Origins}})
+		Static: g.o.Static, Live: g.liveOptions()})
 	h.SetFeed(g.API.Feed()) // the API's live views push what the hub applies
 	// After a restart the old port may take a moment to be free again: a
 	// kernel's state, with no event to wait on.
@@ -105,4 +107,11 @@ func (g *Gateway) Stop() {
 	}
 	g.Hub.Close()
 	g.srv = nil
+}
+
+// liveOptions are the live plane's options: Options.Live with Origins.
+func (g *Gateway) liveOptions() live.Options {
+	o := g.o.Live
+	o.AllowedOrigins = g.o.Origins
+	return o
 }

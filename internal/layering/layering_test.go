@@ -36,7 +36,9 @@ var allowed = map[string][]string{
 	"internal/jsonbody": nil,
 	"internal/names":    nil,
 	// redact keeps secrets out of URLs in logs and errors: the standard library only.
-	"internal/redact":    nil,
+	"internal/redact": nil,
+	// readiness is a pure state machine fed observations: the standard library only.
+	"internal/readiness": nil,
 	"internal/connguard": nil,
 	// wsflow is the delivery plane's socket: the standard library only
 	// (its tests drive the real coder/websocket).

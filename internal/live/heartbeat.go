@@ -9,9 +9,10 @@ import (
 )
 
 // Heartbeats (PROTOCOL.md, "Heartbeats"): every Options.HeartbeatInterval
-// each authenticated WebSocket gets a wire.Heartbeat saying how this
-// gateway stands for its tenant: the tenant's log position applied here
-// and whether a write of the tenant could be acknowledged now. One
+// each authenticated WebSocket and each event stream gets a wire.Heartbeat
+// saying how this gateway stands for its tenant: the tenant's log position
+// applied here, whether a write of the tenant could be acknowledged now and
+// whether this node's replica is stale (Options.Status). One
 // goroutine (runBeats, owned by the Plane: started with the first
 // connection, stopped by Close) ticks for all connections; a tick asks the
 // store once (hub.Writable), asks the hub once per tenant (hub.Beat, no
@@ -62,41 +63,66 @@ func (p *Plane) runBeats(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// beat queues one heartbeat on every authenticated connection. Cost: one
-// Writable (a pass over the embedded store's counters, or one bounded
-// round trip to an external NATS), asked only when some connection gets a
-// heartbeat (the goroutine keeps ticking once every connection has gone),
-// one hub.Beat and one encoding per tenant with connections, one outbox
-// put per connection.
+// beat queues one heartbeat on every authenticated connection that is
+// reading. Cost: one Writable (a pass over the embedded store's counters,
+// or one bounded round trip to an external NATS), asked only when some
+// connection gets a heartbeat (the goroutine keeps ticking once every
+// connection has gone), one hub.Beat, one Status and one encoding per
+// tenant with connections, one outbox put per connection.
 func (p *Plane) beat(now time.Time) {
-	var storeOK, asked bool
-	at := now.UTC().Format(timeLayout)
-	encoded := map[string][]byte{}
+	r := beatRound{p: p, at: now.UTC().Format(timeLayout), encoded: map[string][]byte{}}
 	for _, lc := range p.connections() {
-		c, ok := lc.(*wsConn)
-		if !ok {
-			continue // an event stream: one view, its own keep-alive comments
-		}
-		sc, authed := c.current()
-		if !authed || c.flow.Busy() {
-			// No tenant yet: nothing to tell. Or the socket holds bytes the
-			// client has not taken: it is not reading, and a heartbeat would
-			// only wait in its outbox (its drain closes it, 4008).
-			continue
-		}
-		raw, ok := encoded[sc.Tenant]
-		if !ok {
-			if !asked {
-				storeOK, asked = p.storeWritable(), true
+		switch c := lc.(type) {
+		case *wsConn:
+			sc, authed := c.current()
+			if !authed || c.flow.Busy() {
+				// No tenant yet: nothing to tell. Or the socket holds bytes the
+				// client has not taken: it is not reading, and a heartbeat would
+				// only wait in its outbox (its drain closes it, 4008).
+				continue
 			}
-			b := p.hub.Beat(sc.Tenant)
-			raw = encodeHeartbeat(b.Applied, storeOK && b.Writable, at)
-			encoded[sc.Tenant] = raw
+			// Refused only where the outbox is full of control messages (the
+			// client stopped reading: its drain closes it) or closed.
+			c.out.Send(r.encode(sc.Tenant))
+		case *sseConn:
+			if c.opened.Load() && !c.ending() && !c.flow.Busy() {
+				c.send(appendChunk(nil, sseHeartbeat(r.encode(c.sc.Tenant))))
+			}
 		}
-		// Refused only where the outbox is full of control messages (the
-		// client stopped reading: its drain closes it) or closed.
-		c.out.Send(raw)
 	}
+}
+
+// beatRound is one heartbeat round: the store asked at most once, each
+// tenant's heartbeat encoded once.
+type beatRound struct {
+	p              *Plane
+	at             string
+	storeOK, asked bool
+	encoded        map[string][]byte
+}
+
+// encode returns tenant's heartbeat of this round.
+func (r *beatRound) encode(tenant string) []byte {
+	if raw, ok := r.encoded[tenant]; ok {
+		return raw
+	}
+	if !r.asked {
+		r.storeOK, r.asked = r.p.storeWritable(), true
+	}
+	b := r.p.hub.Beat(tenant)
+	writable, stale := true, false
+	if r.p.status != nil {
+		writable, stale = r.p.status(tenant)
+	}
+	raw := encodeHeartbeat(wire.Heartbeat{Seq: b.Applied, Writable: r.storeOK && b.Writable && writable, Stale: stale, At: r.at})
+	r.encoded[tenant] = raw
+	return raw
+}
+
+// sseHeartbeat is a heartbeat as an event stream's event: no id, so that
+// the stream's last id stays its view's seq.
+func sseHeartbeat(raw []byte) []byte {
+	return append(append([]byte("event: heartbeat\ndata: "), raw...), "\n\n"...)
 }
 
 // storeWritable reports whether the store takes writes now, asking for at
@@ -107,8 +133,9 @@ func (p *Plane) storeWritable() bool {
 	return p.hub.Writable(ctx) == nil
 }
 
-// encodeHeartbeat encodes a heartbeat.
-func encodeHeartbeat(seq uint64, writable bool, at string) []byte {
-	b, _ := json.Marshal(wire.Heartbeat{Type: wire.TypeHeartbeat, Seq: seq, Writable: writable, At: at}) // cannot fail
+// encodeHeartbeat encodes h as a heartbeat message.
+func encodeHeartbeat(h wire.Heartbeat) []byte {
+	h.Type = wire.TypeHeartbeat
+	b, _ := json.Marshal(h) // numbers, booleans and a string: cannot fail
 	return b
 }

@@ -204,3 +204,37 @@ func BenchmarkHeartbeat(b *testing.B) {
 		})
 	}
 }
+
+// TestHeartbeatStatus: Options.Status's answer for a tenant reaches its
+// connections, WebSockets and event streams alike (an event "heartbeat"
+// without an id, so that the stream's last id stays its view's seq), and
+// only that tenant's: a second tenant with the same board names stays
+// writable and fresh.
+func TestHeartbeatStatus(t *testing.T) {
+	status := func(tenant string) (bool, bool) { return tenant != "casino-a", tenant == "casino-a" }
+	e := newEnv(t, Options{HeartbeatInterval: 50 * time.Millisecond, Status: status})
+	for _, tenant := range []string{"a", "b"} {
+		e.putBoard(tenant, "weekly", hub.Settings{})
+	}
+	ca := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	cb := e.dial("access_token="+e.token("b", auth.RoleRead), true, nil)
+	if m := beatsFor(t, ca, 1)[0]; m.Writable || !m.Stale {
+		t.Fatalf("casino-a's heartbeat %+v, want stale and not writable", m)
+	}
+	if m := beatsFor(t, cb, 1)[0]; !m.Writable || m.Stale {
+		t.Fatalf("casino-b's heartbeat %+v, want writable and fresh", m)
+	}
+	sa := e.stream("board=weekly&kind=top&limit=3", e.token("a", auth.RoleRead), nil)
+	if m := sa.msg(); m.Type != "snapshot" {
+		t.Fatalf("first event %+v, want the snapshot", m)
+	}
+	select {
+	case ev := <-sa.beats:
+		m := decode(t, []byte(ev.Data))
+		if ev.HasID || m.Type != "heartbeat" || m.Writable || !m.Stale || m.Seq != e.hub.Beat("casino-a").Applied {
+			t.Fatalf("stream heartbeat %+v (id %q), want casino-a's, stale, without an id", m, ev.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no heartbeat on the event stream within 10 s")
+	}
+}

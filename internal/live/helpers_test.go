@@ -179,6 +179,7 @@ type wsMsg struct {
 	Message  string    `json:"message"`
 	Board    string    `json:"board"`    // a board message
 	Writable bool      `json:"writable"` // a heartbeat
+	Stale    bool      `json:"stale"`    // a heartbeat
 	At       string    `json:"at"`       // a heartbeat
 	EndsAt   string    `json:"ends_at"`  // a board message
 	Prizes   []struct {

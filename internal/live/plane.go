@@ -45,6 +45,13 @@ type Options struct {
 	// a heartbeat (PROTOCOL.md, "Heartbeats"). Zero means
 	// wire.HeartbeatInterval (2 s); negative, none.
 	HeartbeatInterval time.Duration
+	// Status says, for a heartbeat, how this node stands for tenant beyond
+	// what the hub knows: writable false while the node is not ready (no
+	// reachable stream leader, no JetStream API), stale true while its
+	// replica trails by more than the lag bound (internal/readiness). Nil
+	// means writable and fresh. Called once per tenant per heartbeat
+	// round; must not block.
+	Status func(tenant string) (writable, stale bool)
 }
 
 // Config wires a Plane. Hub and Verifier are required.
@@ -90,6 +97,7 @@ type Plane struct {
 	// returned (heartbeat.go).
 	beatEvery          time.Duration
 	beatStop, beatDone chan struct{}
+	status             func(tenant string) (writable, stale bool) // Options.Status; nil: writable, fresh
 	// msgRate and msgBurst bound a connection's client messages: see
 	// wire.MessageRate. Fields, so that tests may lower them.
 	msgRate, msgBurst int
@@ -134,7 +142,7 @@ func New(cfg Config) *Plane {
 		hub: cfg.Hub, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
 		eng: subscriptions.NewEngine(subscriptions.Config{}), origins: o.AllowedOrigins,
 		authTO: orDefault(o.AuthTimeout, wire.AuthTimeout), slowTO: orDefault(o.SlowTimeout, wire.SlowTimeout),
-		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval,
+		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval, status: o.Status,
 		msgRate: wire.MessageRate, msgBurst: wire.MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
 		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
 		followEvery: defaultFollowEvery, follows: map[followKey]map[*liveView]struct{}{},

@@ -28,6 +28,7 @@ type sseClient struct {
 	resp   *http.Response
 	events chan sseEvent
 	pings  chan struct{}
+	beats  chan sseEvent // heartbeat events: apart, so that a slow test's next event is still its view's
 	done   chan struct{} // closed when the body ended
 	err    error         // why the body ended; read after done
 }
@@ -42,7 +43,7 @@ func (e *env) stream(query, token string, header http.Header) *sseClient {
 		resp.Body.Close()
 		e.t.Fatalf("stream %s: %d %s", query, resp.StatusCode, b)
 	}
-	c := &sseClient{t: e.t, resp: resp, events: make(chan sseEvent, 1000), pings: make(chan struct{}, 1000), done: make(chan struct{})}
+	c := &sseClient{t: e.t, resp: resp, events: make(chan sseEvent, 1000), pings: make(chan struct{}, 1000), beats: make(chan sseEvent, 1000), done: make(chan struct{})}
 	go c.read()
 	e.t.Cleanup(func() { resp.Body.Close(); <-c.done })
 	return c
@@ -76,6 +77,12 @@ func (c *sseClient) read() {
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
+		case line == "" && ev.Event == "heartbeat":
+			select {
+			case c.beats <- ev:
+			default: // a long test: the oldest are enough
+			}
+			ev = sseEvent{}
 		case line == "":
 			if ev.Event != "" || ev.Data != "" {
 				c.events <- ev

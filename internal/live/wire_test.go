@@ -52,7 +52,7 @@ func TestWireGoldenServer(t *testing.T) {
 			}
 			got = encodeBoard(v.ID, v.Board, s)
 		case wire.Heartbeat:
-			got = encodeHeartbeat(v.Seq, v.Writable, v.At)
+			got = encodeHeartbeat(v)
 		default:
 			continue
 		}
@@ -61,8 +61,8 @@ func TestWireGoldenServer(t *testing.T) {
 			t.Errorf("%s: the plane encodes\n%s\nthe golden message is\n%s", ex.Name, got, want)
 		}
 	}
-	if n != 3 {
-		t.Fatalf("checked %d golden messages, want the error, the board and the heartbeat", n)
+	if n != 4 {
+		t.Fatalf("checked %d golden messages, want the error, the board and the two heartbeats", n)
 	}
 }
 

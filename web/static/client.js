@@ -334,6 +334,7 @@ export class RankwireClient extends EventTarget {
       return;
     }
     if (msg.type === "error") return this._onError(msg);
+    if (msg.type === "heartbeat") return this._onHeartbeat(msg);
     if (msg.type === "board") {
       // A tournament board's times and prizes, before the first snapshot.
       const sub = this._subs.get(msg.id);
@@ -357,6 +358,26 @@ export class RankwireClient extends EventTarget {
     }
     sub.view = next;
     sub.handlers.update?.(next, msg);
+  }
+
+  // _onHeartbeat leaves a gateway whose heartbeat says it is stale (its
+  // replica trails past its bound, or it was paused), or that it cannot take
+  // the tenant's writes unless every gateway has just said so (a cluster
+  // without a majority: moving would only go round); the views resume on
+  // the next URL with since. With one URL there is nowhere to go.
+  _onHeartbeat(msg) {
+    if (msg.writable) this._unwritable = 0;
+    if (this.urls.length < 2) return;
+    const unwritable = !msg.writable && (this._unwritable || 0) < this.urls.length;
+    if (!msg.stale && !unwritable) return;
+    if (!msg.stale) this._unwritable = (this._unwritable || 0) + 1;
+    const ws = this._ws;
+    this._ws = null; // its close event is ours: ignored
+    if (ws) ws.close(1000, "moving to another gateway");
+    for (const t of this._timers) this._clock.clear(t);
+    this._timers.clear();
+    this._nextURL();
+    this._retry(0, msg.stale ? "the gateway is stale" : "the gateway cannot take writes");
   }
 
   _onError(msg) {

@@ -217,6 +217,27 @@ export const tests = {
     eq([FakeWS.all[0].url, FakeWS.all[1].url, FakeWS.all[1].subs()[0].since], ["ws://a/v1/ws", "ws://b/v1/ws", 3], "second URL, resumed");
     c.close();
   },
+  async "a stale heartbeat moves to the next URL and resumes; unwritable everywhere stays"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: ["http://a", "http://b"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const id = FakeWS.all[0].subs()[0].id;
+    FakeWS.all[0].serverSends({ type: "snapshot", id, seq: 3, total: 0, rows: [] });
+    FakeWS.all[0].serverSends({ type: "heartbeat", seq: 90, writable: true, stale: false, at: "2026-11-27T01:02:03.456Z" });
+    eq(FakeWS.all.length, 1, "a fresh, writable gateway is kept");
+    FakeWS.all[0].serverSends({ type: "heartbeat", seq: 90, writable: true, stale: true, at: "2026-11-27T01:02:05.456Z" });
+    await until(() => FakeWS.all[1]?.subs().length === 1, "moved");
+    eq([FakeWS.all[0].readyState, FakeWS.all[1].url, FakeWS.all[1].subs()[0].since], [3, "ws://b/v1/ws", 3], "left a, resumed on b");
+    // Every gateway says it cannot take writes: after one round, it stays.
+    FakeWS.all[1].serverSends({ type: "heartbeat", seq: 95, writable: false, stale: false, at: "2026-11-27T01:02:07.456Z" });
+    await until(() => FakeWS.all[2]?.subs().length === 1, "moved on unwritable");
+    FakeWS.all[2].serverSends({ type: "heartbeat", seq: 95, writable: false, stale: false, at: "2026-11-27T01:02:09.456Z" });
+    await until(() => FakeWS.all[3]?.subs().length === 1, "moved on unwritable again");
+    FakeWS.all[3].serverSends({ type: "heartbeat", seq: 95, writable: false, stale: false, at: "2026-11-27T01:02:11.456Z" });
+    eq([FakeWS.all.length, FakeWS.all[3].readyState], [4, 1], "every gateway unwritable: stays");
+    c.close();
+  },
   async "4029 reconnects slowly, saying why"() {
     FakeWS.all = [];
     const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/readiness"
+)
+
+// The readiness prober: every probeEvery it observes what /readyz decides
+// on (internal/readiness) and feeds the machine. One goroutine, owned by
+// the gateway: started by startAPI, stopped before the hub closes.
+
+const (
+	// probeEvery is how often the prober observes: 6 observations within
+	// the default hold of 3 s.
+	probeEvery = 500 * time.Millisecond
+	// probeTimeout bounds an observation's requests: a leader that does
+	// not answer within it is not reachable.
+	probeTimeout = time.Second
+	// probeParallel bounds the stream info requests in flight at once.
+	probeParallel = 8
+	// probeBatch bounds the tenants whose stream is asked per observation
+	// (one STREAM.INFO each, answered by the stream's leader): past it
+	// they take turns, each asked every ceil(tenants/64) observations.
+	probeBatch = 64
+)
+
+// prober observes the hub for a readiness.Machine. Its fields below log
+// are owned by the observing goroutine (start's first observation, then
+// run's).
+type prober struct {
+	h    *hub.Hub
+	m    *readiness.Machine
+	log  *slog.Logger
+	seen map[string]answer // tenant → its stream's last answer
+	turn int               // the first tenant of the next batch, past probeBatch
+}
+
+// start observes once, so that the machine has a verdict before the API
+// serves, then runs the prober until the returned stop is called; stop
+// waits for it.
+func (p *prober) start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.m.Observe(p.observe(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { p.run(ctx) })
+	return func() { cancel(); wg.Wait() }
+}
+
+// run observes every probeEvery until ctx ends, logging each change of the
+// verdict, and while not ready its reason every few seconds.
+func (p *prober) run(ctx context.Context) {
+	t := time.NewTicker(probeEvery)
+	defer t.Stop()
+	var lastLog time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		v, changed := p.m.Observe(p.observe(ctx))
+		switch {
+		case changed && v.Ready:
+			p.log.Info("readiness: ready")
+		case changed, !v.Ready && time.Since(lastLog) > 5*time.Second:
+			p.log.Warn("readiness: not ready", "reason", v.Detail)
+			lastLog = time.Now()
+		}
+	}
+}
+
+// observe takes one observation, in probeTimeout or a little more: the
+// store first (microseconds on the embedded server), then the JetStream API
+// and every open tenant's stream, at once, within what is left. The
+// store's answer counts as this node's own (at once) where it is full or
+// disconnected, else as the cluster's (held).
+func (p *prober) observe(ctx context.Context) readiness.Observation {
+	o := readiness.Observation{Serving: true} // the gateway answers not serving itself: readiness()
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var storeMeta string
+	if err := p.h.Writable(ctx); err != nil {
+		// Full, or cut from NATS: this node's own, at once. Anything else
+		// (no JetStream cluster leader, JetStream restarting) may be the
+		// whole cluster's for the length of an election: held.
+		if errors.Is(err, hub.ErrStoreFull) || !p.h.Connected() {
+			o.Store = errText(err)
+		} else {
+			storeMeta = errText(err)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { o.Meta = p.askAPI(ctx) })
+	o.Tenants = p.tenants(ctx)
+	wg.Wait()
+	if storeMeta != "" {
+		o.Meta = storeMeta
+	}
+	o.At = time.Now() // after the requests: when it saw
+	return o
+}
+
+// askAPI asks the JetStream API for the account's info: in a cluster the
+// meta leader answers, so an answer says a write can be placed. Empty: it
+// answered.
+func (p *prober) askAPI(ctx context.Context) string {
+	err := p.h.JetStreamAPI(func() error { _, err := p.h.JetStream().AccountInfo(ctx); return err })
+	if err != nil {
+		return errText(err)
+	}
+	return ""
+}
+
+// tenants observes every open tenant's replica and its stream's leader,
+// probeParallel at a time, until ctx ends: a tenant not asked by then has
+// "no answer", as one whose leader is silent. Past probeBatch tenants they
+// take turns: the others keep their last answer.
+func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
+	stats := p.h.Stats()
+	out := make([]readiness.Tenant, len(stats))
+	for i, st := range stats {
+		a := p.seen[st.Tenant]
+		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
+	}
+	sem := make(chan struct{}, probeParallel)
+	var wg sync.WaitGroup
+	for _, i := range p.batch(len(stats)) {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i].Last, out[i].Leader = p.leader(ctx, out[i].Name)
+		})
+	}
+	wg.Wait()
+	seen := make(map[string]answer, len(out))
+	for _, t := range out {
+		seen[t.Name] = answer{t.Last, t.Leader}
+	}
+	p.seen = seen
+	return out
+}
+
+// answer is what a tenant's stream answered when last asked.
+type answer struct {
+	last   uint64
+	leader string
+}
+
+// batch returns the indexes of the n tenants to ask now: all up to
+// probeBatch, else the next probeBatch in turn.
+func (p *prober) batch(n int) []int {
+	k := min(n, probeBatch)
+	out := make([]int, k)
+	for j := range out {
+		out[j] = (p.turn + j) % n
+	}
+	if n > probeBatch {
+		p.turn = (p.turn + k) % n
+	}
+	return out
+}
+
+// leader asks tenant's stream for its info, which its leader answers, and
+// returns the stream's last sequence, or why no leader answered.
+func (p *prober) leader(ctx context.Context, tenant string) (uint64, string) {
+	var info *jetstream.StreamInfo
+	err := p.h.JetStreamAPI(func() error {
+		s, err := p.h.JetStream().Stream(ctx, hub.StreamOf(tenant))
+		if err == nil {
+			info = s.CachedInfo()
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, errText(err)
+	case info.Cluster != nil && info.Cluster.Leader == "":
+		return 0, "no leader elected"
+	}
+	if up, of := reachable(info.Cluster); up <= of/2 {
+		// A leader cut from its followers still answers, for a while, as
+		// leader: it can commit nothing.
+		return 0, fmt.Sprintf("its leader reaches %d of %d replicas, fewer than a majority", up, of)
+	}
+	return info.State.LastSeq, ""
+}
+
+// replicaSilence is how long a stream's leader may not have heard from a
+// replica before the replica counts as unreachable: six Raft heartbeats
+// of the embedded server (250 ms), one and a half of nats-server's
+// defaults (1 s; a late one is absorbed by --ready-hold).
+const replicaSilence = 1500 * time.Millisecond
+
+// reachable counts the replicas of a stream its leader has heard from
+// within replicaSilence, itself included, of all; 1 of 1 without a
+// cluster.
+func reachable(c *jetstream.ClusterInfo) (up, of int) {
+	if c == nil {
+		return 1, 1
+	}
+	up, of = 1, 1+len(c.Replicas)
+	for _, r := range c.Replicas {
+		if !r.Offline && r.Active <= replicaSilence {
+			up++
+		}
+	}
+	return up, of
+}
+
+// errText is err's text for a reason: a hub error's message for clients
+// (as every answer gives it), a timeout's in words, else the error's own.
+func errText(err error) string {
+	var he *hub.Error
+	switch {
+	case errors.As(err, &he):
+		return he.Msg
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer within " + probeTimeout.String()
+	}
+	return err.Error()
+}
+
+// readiness answers /readyz: not ready while the API does not serve (yet,
+// or any more), else the machine's verdict now.
+func (g *gateway) readiness() (bool, string) {
+	if !g.serving.Load() {
+		return false, "not serving yet, or shutting down"
+	}
+	v := g.ready.Verdict(time.Now())
+	return v.Ready, v.Reason
+}
+
+// tenantStatus is a heartbeat's view of tenant on this node.
+func (g *gateway) tenantStatus(tenant string) (writable, stale bool) {
+	s := g.ready.Tenant(tenant, time.Now())
+	return s.Writable, s.Stale
+}
+
+// registerReadiness registers the readiness metrics on reg: whether the
+// node is ready now and how often the verdict changed.
+func registerReadiness(reg *prometheus.Registry, g *gateway) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_ready",
+			Help: "1 while /readyz answers 200: this node can acknowledge its tenants' writes and serves them fresh."},
+			func() float64 {
+				if ok, _ := g.readiness(); ok {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_ready_changes_total",
+			Help: "Changes of the readiness verdict between ready and not ready (the first ready included)."},
+			func() float64 { return float64(g.ready.Flips()) }),
+	)
+}

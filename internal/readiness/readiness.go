@@ -1,0 +1,366 @@
+// Package readiness decides whether a gateway is ready: whether it can
+// acknowledge its tenants' writes and serves reads within a bounded lag
+// (docs/OPERATIONS.md, "Readiness"). It is a pure state machine fed
+// observations by a prober (cmd/gateway): no clock, no goroutines, no I/O,
+// every time comes in an argument. It imports nothing of the project.
+//
+// Hysteresis: a condition that the whole cluster feels at once (the
+// JetStream API or a tenant stream without a reachable leader, as during
+// the election that follows a peer's death) turns the node not ready only
+// once it has held for Config.FailAfter, longer than an election takes, so
+// that healthy nodes do not flap when a peer dies or returns. A condition
+// only this node has (not serving, its store refusing writes, a replica
+// behind by more than Config.MaxLag, a pause) turns it not ready at once.
+// A node that is not ready turns ready only after Config.RecoverAfter of
+// observations without any failing condition; at start, a node that was
+// never ready turns ready at its first observation without one.
+package readiness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Config's zero fields.
+const (
+	DefaultMaxLag       = 3 * time.Second
+	DefaultFailAfter    = 3 * time.Second
+	DefaultRecoverAfter = time.Second
+	DefaultMaxSilence   = 3 * time.Second
+)
+
+// Config tunes a Machine. The zero Config uses the defaults.
+type Config struct {
+	// MaxLag bounds how long a replica of this node may trail its stream's
+	// last event before the node is stale. Zero means DefaultMaxLag.
+	MaxLag time.Duration
+	// FailAfter is how long a cluster-wide condition must hold before a
+	// ready node turns not ready. Zero means DefaultFailAfter.
+	FailAfter time.Duration
+	// RecoverAfter is how long a node that is not ready must observe no
+	// failing condition before it turns ready. Zero means
+	// DefaultRecoverAfter.
+	RecoverAfter time.Duration
+	// MaxSilence is the longest gap between observations the node still
+	// vouches across: past it (the process was paused, or starved) its last
+	// verdict is void. Zero means DefaultMaxSilence.
+	MaxSilence time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.MaxLag, DefaultMaxLag)
+	def(&c.FailAfter, DefaultFailAfter)
+	def(&c.RecoverAfter, DefaultRecoverAfter)
+	def(&c.MaxSilence, DefaultMaxSilence)
+	return c
+}
+
+// Observation is what one probe saw at At.
+type Observation struct {
+	At time.Time
+	// Serving is false while the gateway starts or shuts down.
+	Serving bool
+	// Store says why this node's store takes no writes (NATS disconnected,
+	// disk full); empty: it takes them. Local: it counts at once.
+	Store string
+	// Meta says why the JetStream API did not answer (no meta leader, a
+	// timeout); empty: it answered. Cluster-wide: held for FailAfter.
+	Meta string
+	// Tenants are the tenants open on this node.
+	Tenants []Tenant
+}
+
+// Tenant is one tenant's replica as a probe saw it.
+type Tenant struct {
+	Name string
+	// Applied is the stream sequence this node's replica has applied.
+	Applied uint64
+	// Last is the stream's last sequence as its leader answered; zero
+	// where the leader did not answer (Leader says why).
+	Last uint64
+	// Leader says why the tenant's stream has no reachable leader; empty:
+	// its leader answered. Cluster-wide: held for FailAfter.
+	Leader string
+}
+
+// Verdict is the machine's answer.
+type Verdict struct {
+	Ready bool
+	// Reason says why not ready, or is empty. It names no tenant: /readyz
+	// answers it to anyone.
+	Reason string
+	// Detail is Reason with the tenants named, for the operator's log.
+	Detail string
+}
+
+// TenantStatus is how this node stands for one tenant, for its live
+// connections' heartbeats.
+type TenantStatus struct {
+	// Writable: no condition of the whole node fails (only another
+	// tenant's may) and the tenant's stream has had a leader within
+	// FailAfter. Without the recovery's wait: a client that moves back
+	// early only moves again.
+	Writable bool
+	Stale    bool // the node's replica trails by more than MaxLag, or the node cannot vouch
+}
+
+// behind is a tenant replica's pending catch-up: since At it has not
+// applied Seq, the stream's last sequence then.
+type behind struct {
+	seq   uint64
+	since time.Time
+}
+
+// Machine is the readiness state machine. Safe for concurrent use: one
+// prober calls Observe, any number of readers call Verdict and Tenant.
+type Machine struct {
+	cfg Config
+
+	mu           sync.Mutex // guards the fields below
+	ready        bool
+	reason       string
+	detail       string               // reason with the tenants named, for the log
+	cause        string               // the failing conditions that last made it not ready
+	lastAt       time.Time            // the last observation's; zero: none yet
+	failingSince map[string]time.Time // a held condition's key (a tenant; "" the API) → when it began to fail, continuously
+	healthySince time.Time            // zero: not healthy at the last observation
+	lag          map[string]behind    // tenant → its pending catch-up
+	stale        map[string]bool      // tenant → behind by more than MaxLag
+	leaderless   map[string]bool      // tenant → no leader for FailAfter
+	nodeDown     bool                 // a condition of the whole node failed at the last observation
+	flips        int
+}
+
+// New returns a Machine that is not ready until observations say so.
+func New(cfg Config) *Machine {
+	return &Machine{cfg: cfg.withDefaults(), reason: "no readiness observation yet", cause: "no readiness observation yet",
+		failingSince: map[string]time.Time{}, lag: map[string]behind{}, stale: map[string]bool{}, leaderless: map[string]bool{}}
+}
+
+// Config returns the machine's configuration, defaults filled in.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Flips counts the verdict's changes between ready and not ready.
+func (m *Machine) Flips() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.flips
+}
+
+// Verdict returns the verdict as of now: the last observation's, or not
+// ready where none is more recent than MaxSilence.
+func (m *Machine) Verdict(now time.Time) Verdict {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if reason, silent := m.silentLocked(now); silent {
+		return Verdict{Reason: reason, Detail: reason}
+	}
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}
+}
+
+// Tenant returns how this node stands for tenant as of now.
+func (m *Machine) Tenant(tenant string, now time.Time) TenantStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, silent := m.silentLocked(now); silent {
+		return TenantStatus{Stale: true}
+	}
+	return TenantStatus{Writable: !m.nodeDown && !m.leaderless[tenant], Stale: m.stale[tenant]}
+}
+
+// silentLocked reports whether the last observation is too old to vouch
+// for, and says so.
+func (m *Machine) silentLocked(now time.Time) (string, bool) {
+	if m.lastAt.IsZero() {
+		return m.reason, true
+	}
+	if gap := now.Sub(m.lastAt); gap > m.cfg.MaxSilence {
+		return fmt.Sprintf("no readiness observation for %v (the process was paused or starved)", gap.Round(time.Millisecond)), true
+	}
+	return "", false
+}
+
+// Observe feeds one observation and returns the verdict after it, and
+// whether it changed between ready and not ready. Observations come in
+// time order; O(tenants).
+func (m *Machine) Observe(o Observation) (Verdict, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	was := m.ready
+	var failing []cond
+	if !m.lastAt.IsZero() && o.At.Sub(m.lastAt) > m.cfg.MaxSilence {
+		// The node did not look for a while: what it said before is void,
+		// and what it sees now must hold RecoverAfter again.
+		failing = append(failing, plain(fmt.Sprintf("resumed after %v without observations", o.At.Sub(m.lastAt).Round(time.Millisecond))))
+	}
+	m.lastAt = o.At
+	failing = append(failing, m.localLocked(o)...)
+	held, pending := m.heldLocked(o)
+	failing = append(failing, held...)
+	m.decideLocked(o.At, failing, pending)
+	if m.ready != was {
+		m.flips++
+	}
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, m.ready != was
+}
+
+// cond is a failing condition: reason names no tenant (/readyz needs no
+// token), detail may (the log's); tenants says it is some tenants' only,
+// not the whole node's.
+type cond struct {
+	reason, detail string
+	tenants        bool
+}
+
+// plain is a condition of the whole node.
+func plain(s string) cond { return cond{s, s, false} }
+
+// localLocked returns the failing conditions that count at once: this
+// node's own, and replicas behind by more than MaxLag.
+func (m *Machine) localLocked(o Observation) []cond {
+	var out []cond
+	if !o.Serving {
+		out = append(out, plain("not serving (starting or shutting down)"))
+	}
+	if o.Store != "" {
+		out = append(out, plain("store: "+o.Store))
+	}
+	seen := make(map[string]bool, len(o.Tenants))
+	var late []string
+	var longest time.Duration
+	for _, t := range o.Tenants {
+		seen[t.Name] = true
+		if age, ok := m.trackLocked(t, o.At); ok {
+			late = append(late, fmt.Sprintf("%s (%v, applied %d)", t.Name, age.Round(time.Millisecond), t.Applied))
+			longest = max(longest, age)
+		}
+	}
+	for name := range m.lag {
+		if !seen[name] {
+			delete(m.lag, name)
+			delete(m.stale, name)
+		}
+	}
+	if len(late) > 0 {
+		out = append(out, cond{
+			fmt.Sprintf("%d tenants' replicas trail their streams past the bound %v (the longest for %v)", len(late), m.cfg.MaxLag, longest.Round(time.Millisecond)),
+			"replicas behind their streams: " + strings.Join(late, ", "), true})
+	}
+	return out
+}
+
+// trackLocked updates t's pending catch-up and reports how long it has
+// trailed and whether that is past MaxLag. A catch-up starts when the
+// replica is seen behind the stream's last sequence and ends when it has
+// applied that sequence; a replica that keeps up under load therefore
+// trails by at most one probe interval. Where the leader did not answer
+// (Last 0) the pending catch-up, if any, goes on.
+func (m *Machine) trackLocked(t Tenant, at time.Time) (time.Duration, bool) {
+	b, ok := m.lag[t.Name]
+	if ok && t.Applied >= b.seq {
+		delete(m.lag, t.Name)
+		ok = false
+	}
+	if !ok && t.Last > t.Applied {
+		b, ok = behind{seq: t.Last, since: at}, true
+		m.lag[t.Name] = b
+	}
+	late := ok && at.Sub(b.since) > m.cfg.MaxLag
+	m.stale[t.Name] = late
+	if !ok {
+		return 0, false
+	}
+	return at.Sub(b.since), late
+}
+
+// heldLocked returns the cluster-wide conditions that have failed for
+// FailAfter (they count) and whether others fail for less (pending).
+func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
+	now := map[string]string{}
+	if o.Meta != "" {
+		now[""] = o.Meta // the JetStream API's key: no tenant has an empty name
+	}
+	for _, t := range o.Tenants {
+		if t.Leader != "" {
+			now[t.Name] = t.Leader
+		}
+	}
+	for key := range m.failingSince {
+		if _, ok := now[key]; !ok {
+			delete(m.failingSince, key)
+		}
+	}
+	clear(m.leaderless)
+	var tenants []string
+	for key, why := range now {
+		since, ok := m.failingSince[key]
+		if !ok {
+			since = o.At
+			m.failingSince[key] = since
+		}
+		d := o.At.Sub(since).Round(time.Millisecond)
+		switch {
+		case d < m.cfg.FailAfter:
+			pending = true
+		case key == "":
+			held = append(held, plain(fmt.Sprintf("JetStream API: %s (for %v)", why, d)))
+		default:
+			m.leaderless[key] = true
+			tenants = append(tenants, fmt.Sprintf("%s (%s, for %v)", key, why, d))
+		}
+	}
+	if len(tenants) > 0 {
+		slices.Sort(tenants)
+		held = append(held, cond{
+			fmt.Sprintf("%d tenant streams without a reachable leader for %v or more", len(tenants), m.cfg.FailAfter),
+			"tenant streams without a reachable leader: " + strings.Join(tenants, ", "), true})
+	}
+	return held, pending
+}
+
+// decideLocked sets the verdict from this observation's failing
+// conditions: any turns the node not ready at once; none turns a node that
+// is not ready ready once none has failed, pending ones included, for
+// RecoverAfter.
+func (m *Machine) decideLocked(at time.Time, failing []cond, pending bool) {
+	m.nodeDown = slices.ContainsFunc(failing, func(c cond) bool { return !c.tenants })
+	if len(failing) > 0 {
+		reasons, details := make([]string, len(failing)), make([]string, len(failing))
+		for i, c := range failing {
+			reasons[i], details[i] = c.reason, c.detail
+		}
+		m.cause = strings.Join(reasons, "; ")
+		m.ready, m.reason, m.detail, m.healthySince = false, m.cause, strings.Join(details, "; "), time.Time{}
+		return
+	}
+	if m.ready {
+		return // pending conditions do not count yet: hysteresis
+	}
+	if pending {
+		m.healthySince = time.Time{}
+		return
+	}
+	if m.flips == 0 {
+		// Never ready yet: nothing to flap from. A node turns ready at its
+		// first observation without a failure, as soon as it started.
+		m.ready, m.reason, m.detail = true, "", ""
+		return
+	}
+	if m.healthySince.IsZero() {
+		m.healthySince = at
+	}
+	if ok := at.Sub(m.healthySince); ok < m.cfg.RecoverAfter {
+		m.reason = fmt.Sprintf("recovering: no failure for %v of %v (was: %s)", ok.Round(time.Millisecond), m.cfg.RecoverAfter, m.cause)
+		m.detail = m.reason
+		return
+	}
+	m.ready, m.reason, m.detail = true, "", ""
+}

@@ -1,0 +1,278 @@
+package readiness
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+
+const step = 500 * time.Millisecond
+
+// healthy is an observation at t0+i·step with nothing failing and one
+// tenant caught up.
+func healthy(i int) Observation {
+	return Observation{At: t0.Add(time.Duration(i) * step), Serving: true,
+		Tenants: []Tenant{{Name: "casino-a", Applied: 10, Last: 10}}}
+}
+
+// readyMachine returns a machine made ready by healthy observations 0..n-1
+// and the index of the next.
+func readyMachine(t *testing.T) (*Machine, int) {
+	t.Helper()
+	m := New(Config{})
+	i := 0
+	for ; !m.Verdict(healthy(i).At).Ready || i == 0; i++ {
+		m.Observe(healthy(i))
+		if i > 10 {
+			t.Fatalf("not ready after %d healthy observations: %+v", i, m.Verdict(healthy(i).At))
+		}
+	}
+	return m, i
+}
+
+func TestNotReadyBeforeObservations(t *testing.T) {
+	m := New(Config{})
+	if v := m.Verdict(t0); v.Ready || v.Reason == "" {
+		t.Fatalf("verdict before any observation: %+v", v)
+	}
+	if s := m.Tenant("casino-a", t0); s.Writable || !s.Stale {
+		t.Fatalf("tenant before any observation: %+v", s)
+	}
+}
+
+func TestFirstHealthyObservationIsReady(t *testing.T) {
+	m := New(Config{})
+	o := healthy(0)
+	o.Serving = false
+	if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "not serving") {
+		t.Fatalf("observation while not serving: %+v", v)
+	}
+	if v, changed := m.Observe(healthy(1)); !v.Ready || !changed || v.Reason != "" {
+		t.Fatalf("first healthy observation of a node never ready: %+v changed %v", v, changed)
+	}
+}
+
+func TestTurnsReadyAfterRecoverAfter(t *testing.T) {
+	m, i := readyMachine(t)
+	o := healthy(i)
+	o.Store = "full"
+	m.Observe(o)
+	v, _ := m.Observe(healthy(i + 1))
+	if v.Ready || !strings.Contains(v.Reason, "recovering") || !strings.Contains(v.Reason, "store: full") {
+		t.Fatalf("first healthy observation after a failure: %+v, want recovering", v)
+	}
+	v, _ = m.Observe(healthy(i + 2))
+	if v.Ready {
+		t.Fatalf("ready after %v, RecoverAfter is %v", step, DefaultRecoverAfter)
+	}
+	v, changed := m.Observe(healthy(i + 3))
+	if !v.Ready || !changed || v.Reason != "" {
+		t.Fatalf("after %v healthy: %+v changed %v", 2*step, v, changed)
+	}
+}
+
+// Each local reason turns a ready node not ready at the first observation
+// that has it, and names itself.
+func TestLocalReasonsCountAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Observation)
+		want   string
+	}{
+		{"not serving", func(o *Observation) { o.Serving = false }, "not serving"},
+		{"store", func(o *Observation) { o.Store = "not connected to NATS" }, "store: not connected to NATS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, i := readyMachine(t)
+			o := healthy(i)
+			tc.change(&o)
+			v, changed := m.Observe(o)
+			if v.Ready || !changed || !strings.Contains(v.Reason, tc.want) {
+				t.Fatalf("got %+v changed %v, want not ready with %q", v, changed, tc.want)
+			}
+		})
+	}
+}
+
+// A cluster-wide condition that lasts less than FailAfter (an election
+// after a peer's death) keeps a ready node ready; one that lasts longer
+// turns it not ready, naming it.
+func TestClusterWideConditionsAreHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Observation)
+		want   string
+	}{
+		{"meta", func(o *Observation) { o.Meta = "context deadline exceeded" }, "JetStream API: context deadline exceeded"},
+		{"leader", func(o *Observation) { o.Tenants[0].Leader, o.Tenants[0].Last = "no leader", 0 }, "1 tenant streams without a reachable leader"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, i := readyMachine(t)
+			// An election of 2.5 s: no flip.
+			for j := 0; j < 6; j++ {
+				o := healthy(i + j)
+				tc.change(&o)
+				if v, _ := m.Observe(o); !v.Ready {
+					t.Fatalf("not ready %v into a cluster-wide fault, FailAfter %v: %+v", time.Duration(j)*step, DefaultFailAfter, v)
+				}
+			}
+			m.Observe(healthy(i + 6))
+			if f := m.Flips(); f != 1 {
+				t.Fatalf("flips %d, want 1 (the first ready)", f)
+			}
+			// A fault that lasts: not ready once it has held FailAfter.
+			i += 7
+			var v Verdict
+			for j := 0; j <= 6; j++ {
+				o := healthy(i + j)
+				tc.change(&o)
+				v, _ = m.Observe(o)
+				if !v.Ready && j < 6 {
+					t.Fatalf("not ready after %v, before FailAfter", time.Duration(j)*step)
+				}
+			}
+			if v.Ready || !strings.Contains(v.Reason, tc.want) {
+				t.Fatalf("after FailAfter: %+v, want not ready with %q", v, tc.want)
+			}
+			if tc.name == "leader" {
+				noTenantInReason(t, v)
+				if s := m.Tenant("casino-a", healthy(i+6).At); s.Writable {
+					t.Fatalf("tenant of a leaderless stream: %+v, want not writable", s)
+				}
+			}
+		})
+	}
+}
+
+// A node that is not ready turns ready only after RecoverAfter without a
+// failure, pending ones included: a fault that comes and goes does not
+// make it flap.
+func TestRecoveryNeedsAQuietSpell(t *testing.T) {
+	m, i := readyMachine(t)
+	o := healthy(i)
+	o.Store = "full"
+	m.Observe(o)
+	flips := m.Flips()
+	for j := 1; j <= 10; j++ {
+		o := healthy(i + j)
+		if j%2 == 0 {
+			o.Meta = "timeout" // pending: resets the quiet spell
+		}
+		if v, _ := m.Observe(o); v.Ready {
+			t.Fatalf("ready at %d with a cluster-wide fault every other probe", j)
+		}
+	}
+	if m.Flips() != flips {
+		t.Fatalf("flips %d, want %d", m.Flips(), flips)
+	}
+	m.Observe(healthy(i + 11))
+	m.Observe(healthy(i + 12))
+	if v, _ := m.Observe(healthy(i + 13)); !v.Ready {
+		t.Fatalf("not ready after a quiet spell of %v: %+v", 2*step, v)
+	}
+}
+
+// A replica that keeps up under load (its stream moves on every probe)
+// stays fresh; one that stops applying turns stale past MaxLag, at once.
+func TestLagBound(t *testing.T) {
+	m, i := readyMachine(t)
+	for j := 0; j < 20; j++ { // keeps up: applied reaches each probe's last by the next
+		o := healthy(i + j)
+		o.Tenants[0].Applied, o.Tenants[0].Last = uint64(100*j), uint64(100*j+50)
+		if v, _ := m.Observe(o); !v.Ready {
+			t.Fatalf("a replica that keeps up: %+v", v)
+		}
+	}
+	i += 20
+	var v Verdict
+	for j := 0; j <= 7; j++ { // stuck at 1950 while the stream goes on
+		o := healthy(i + j)
+		o.Tenants[0].Applied, o.Tenants[0].Last = 1950, uint64(2000+100*j)
+		v, _ = m.Observe(o)
+		if stale := m.Tenant("casino-a", o.At).Stale; stale != (time.Duration(j)*step > DefaultMaxLag) {
+			t.Fatalf("stale %v after %v stuck", stale, time.Duration(j)*step)
+		}
+	}
+	if v.Ready || !strings.Contains(v.Reason, "1 tenants' replicas trail their streams past the bound 3s") {
+		t.Fatalf("stuck for %v: %+v", 7*step, v)
+	}
+	noTenantInReason(t, v)
+	// A tenant that closes is forgotten.
+	o := healthy(i + 8)
+	o.Tenants = nil
+	m.Observe(o)
+	if m.Tenant("casino-a", o.At).Stale {
+		t.Fatal("a closed tenant still stale")
+	}
+}
+
+// A pause (no observation for longer than MaxSilence) voids the verdict
+// at once, in Verdict and in the next observation, which then has to hold
+// RecoverAfter.
+func TestPauseVoidsTheVerdict(t *testing.T) {
+	m, i := readyMachine(t)
+	last := healthy(i - 1).At
+	resumed := last.Add(10 * time.Second)
+	v := m.Verdict(resumed)
+	if v.Ready || !strings.Contains(v.Reason, "no readiness observation for 10s") {
+		t.Fatalf("verdict after a 10 s pause: %+v", v)
+	}
+	if s := m.Tenant("casino-a", resumed); !s.Stale || s.Writable {
+		t.Fatalf("tenant after a pause: %+v", s)
+	}
+	o := healthy(i)
+	o.At = resumed
+	v, changed := m.Observe(o)
+	if v.Ready || !changed || !strings.Contains(v.Reason, "resumed after 10s") {
+		t.Fatalf("first observation after the pause: %+v changed %v", v, changed)
+	}
+	o.At = resumed.Add(step)
+	if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "recovering") || !strings.Contains(v.Reason, "resumed after") {
+		t.Fatalf("second observation after the pause: %+v", v)
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c := New(Config{MaxLag: time.Second}).Config()
+	if c.MaxLag != time.Second || c.FailAfter != DefaultFailAfter || c.RecoverAfter != DefaultRecoverAfter || c.MaxSilence != DefaultMaxSilence {
+		t.Fatalf("config %+v", c)
+	}
+}
+
+// noTenantInReason fails unless v's reason keeps the tenant's name to the
+// detail: /readyz answers anyone.
+func noTenantInReason(t *testing.T, v Verdict) {
+	t.Helper()
+	if strings.Contains(v.Reason, "casino-a") || !strings.Contains(v.Detail, "casino-a") {
+		t.Fatalf("verdict %+v: want the tenant in the detail only", v)
+	}
+}
+
+// A tenant's own trouble (its replica behind, its stream without a leader)
+// makes the node not ready but tells only that tenant's connections: the
+// other tenant stays writable and fresh. A fault of the whole node tells
+// every tenant.
+func TestTenantStatusIsTheTenants(t *testing.T) {
+	m, i := readyMachine(t)
+	for j := 0; j <= 7; j++ {
+		o := healthy(i + j)
+		o.Tenants = []Tenant{{Name: "casino-a", Applied: 10, Last: uint64(20 + j)}, {Name: "casino-b", Applied: 10, Last: 10}}
+		m.Observe(o)
+	}
+	at := healthy(i + 7).At
+	if v := m.Verdict(at); v.Ready {
+		t.Fatalf("a tenant behind past the bound: %+v, want not ready", v)
+	}
+	if a, b := m.Tenant("casino-a", at), m.Tenant("casino-b", at); !a.Stale || !b.Writable || b.Stale {
+		t.Fatalf("casino-a %+v (want stale), casino-b %+v (want writable and fresh)", a, b)
+	}
+	o := healthy(i + 8)
+	o.Store = "not connected to NATS"
+	o.Tenants = append(o.Tenants, Tenant{Name: "casino-b", Applied: 10, Last: 10})
+	m.Observe(o)
+	if b := m.Tenant("casino-b", o.At); b.Writable {
+		t.Fatalf("casino-b with the node's store down: %+v, want not writable", b)
+	}
+}
