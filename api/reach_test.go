@@ -137,12 +137,15 @@ func TestTenantSubscriptionsFiltered(t *testing.T) {
 func TestFinalStandingsKeepNameAtEnd(t *testing.T) {
 	e := newEnv(t, Config{})
 	admin := e.token("a", auth.RoleAdmin)
-	ends := time.Now().Add(300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
-	e.must(200, "PUT", "/v1/boards/poker-final", admin, `{"ends_at":"`+ends+`","prizes":[{"from":1,"to":1,"prize":"€1,000"}]}`)
+	// The board gets its end only once the winner and the name are in:
+	// a fixed end set first would race a loaded machine's requests.
+	e.must(200, "PUT", "/v1/boards/poker-final", admin, `{"prizes":[{"from":1,"to":1,"prize":"€1,000"}]}`)
 	e.must(200, "PUT", "/v1/boards/daily", admin, "")
 	e.must(200, "POST", "/v1/boards/poker-final/scores", admin, `{"member":"champion","score":1000}`)
 	e.must(200, "POST", "/v1/boards/daily/scores", admin, `{"member":"champion","score":1}`)
 	e.must(200, "PUT", "/v1/members/champion/profile", admin, `{"name":"Ada"}`)
+	ends := time.Now().Add(50 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	e.must(200, "PUT", "/v1/boards/poker-final", admin, `{"ends_at":"`+ends+`","prizes":[{"from":1,"to":1,"prize":"€1,000"}]}`)
 	checkFor(t, 5*time.Second, func() error {
 		if out := e.must(200, "GET", "/v1/boards/poker-final/standings", admin, ""); out["ended_at"] == nil {
 			return fmt.Errorf("not ended yet: %v", out)
