@@ -128,6 +128,198 @@ export function wsURL(base) {
   return u.toString();
 }
 
+/**
+ * streamURL turns a WebSocket endpoint (wsURL's) into the Server-Sent
+ * Events endpoint of the same gateway: http(s)://…/v1/stream.
+ */
+export function streamURL(ws) {
+  const u = new URL(ws);
+  u.protocol = u.protocol === "wss:" || u.protocol === "https:" ? "https:" : "http:";
+  u.pathname = u.pathname.replace(/\/v1\/ws$/, "").replace(/\/?$/, "/v1/stream");
+  u.search = "";
+  u.hash = "";
+  return u.toString();
+}
+
+/**
+ * streamQuery is the query of GET /v1/stream for a subscribe message: its
+ * fields, its view's flattened, members repeated, the token last
+ * (PROTOCOL.md, "Live views over Server-Sent Events").
+ */
+export function streamQuery(msg, token) {
+  const q = new URLSearchParams({ board: msg.board, id: msg.id });
+  for (const k of ["window", "at"]) if (msg[k]) q.set(k, msg[k]);
+  for (const [k, v] of Object.entries(msg.view || {})) {
+    if (k === "members") for (const m of v || []) q.append("members", m);
+    else if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  }
+  if (msg.since !== undefined && msg.since !== null) q.set("since", String(msg.since));
+  q.set("access_token", token);
+  return q.toString();
+}
+
+/**
+ * parseEvents splits buf (text of an event stream) into complete events
+ * ({event, data}; comments and id lines dropped: the client resumes from
+ * the seq it applied) and returns them with the incomplete rest.
+ */
+export function parseEvents(buf) {
+  const events = [];
+  const text = buf.replace(/\r\n?/g, "\n");
+  const blocks = text.split("\n\n");
+  const rest = blocks.pop();
+  for (const block of blocks) {
+    let event = "message";
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const i = line.indexOf(":");
+      const field = i < 0 ? line : line.slice(0, i);
+      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+      if (field === "event") event = value;
+      else if (field === "data") data.push(value);
+    }
+    if (data.length) events.push({ event, data: data.join("\n") });
+  }
+  return { events, rest };
+}
+
+/**
+ * refusalClose is what an HTTP refusal of a stream means in the
+ * WebSocket's terms: a close code for the whole connection (401: 4001 for
+ * an expired token, else 4003; a 403 of the token's role or the page's
+ * origin: 4003; 429: 4029; anything else: 1006, retried), or 0 where the
+ * refusal is of the view alone (400, 404, a 403 whose message names the
+ * board: outside the token's patterns): the subscription's error.
+ */
+export function refusalClose(status, body, token, now = Date.now()) {
+  const msg = body?.error?.message || "";
+  if (status === 401) {
+    const exp = tokenClaims(token).exp;
+    return typeof exp === "number" && exp * 1000 <= now ? 4001 : 4003;
+  }
+  if (status === 403) return /^board\b/.test(msg) ? 0 : 4003;
+  if (status === 429) return 4029;
+  if (status === 400 || status === 404) return 0;
+  return 1006;
+}
+
+/**
+ * StreamSocket carries a client's views over Server-Sent Events (one
+ * fetch-streamed GET /v1/stream per view) behind the WebSocket's shape, so
+ * that RankwireClient runs the same protocol on either: send takes the
+ * client's auth, subscribe and unsubscribe messages; onmessage gets the
+ * server's messages, the same JSON; an HTTP refusal of one view is that
+ * view's error message, as a WebSocket's subscribe refusal; a stream's close
+ * event, a refusal of the token, or a stream cut ends them all with onclose
+ * and the close code a WebSocket would have had. fetch rather than
+ * EventSource: a refusal's status and body are readable, and it never
+ * reconnects behind the client's back. The token travels as access_token:
+ * the one way a browser's stream request can carry it without a CORS
+ * preflight; keep tokens short-lived (they land in access logs).
+ */
+export class StreamSocket {
+  constructor(url, { fetch: f = globalThis.fetch?.bind(globalThis) } = {}) {
+    this.url = streamURL(url);
+    this.readyState = 0;
+    this._fetch = f;
+    this._token = "";
+    this._streams = new Map(); // subscription id → AbortController
+    queueMicrotask(() => {
+      if (this.readyState !== 0) return;
+      this.readyState = 1;
+      this.onopen?.();
+    });
+  }
+
+  send(text) {
+    const msg = JSON.parse(text);
+    if (msg.type === "auth") this._token = msg.token; // the next stream's; open ones end at the old one's expiry (4001)
+    else if (msg.type === "subscribe") this._open(msg);
+    else if (msg.type === "unsubscribe") this._drop(msg.id);
+  }
+
+  close() {
+    this._end(null);
+  }
+
+  _drop(id) {
+    this._streams.get(id)?.abort();
+    this._streams.delete(id);
+  }
+
+  // _end aborts every stream and reports close once (not where the client
+  // closed it: it has let go of this socket already).
+  _end(close) {
+    if (this.readyState === 3) return;
+    this.readyState = 3;
+    for (const a of this._streams.values()) a.abort();
+    this._streams.clear();
+    if (close) this.onclose?.(close);
+  }
+
+  async _open(msg) {
+    this._drop(msg.id);
+    const abort = new AbortController();
+    this._streams.set(msg.id, abort);
+    let res;
+    try {
+      res = await this._fetch(`${this.url}?${streamQuery(msg, this._token)}`, {
+        signal: abort.signal, cache: "no-store", headers: { Accept: "text/event-stream" },
+      });
+    } catch (e) {
+      if (!abort.signal.aborted) this._end({ code: 1006, reason: `stream: ${e.message || e}` });
+      return;
+    }
+    if (abort.signal.aborted) return;
+    if (res.status !== 200) return this._refused(msg.id, res);
+    await this._read(res.body.getReader(), abort.signal);
+  }
+
+  // _refused turns an HTTP refusal into the view's error, or the end of all.
+  async _refused(id, res) {
+    let body = null;
+    try {
+      body = await res.json();
+    } catch {}
+    const reason = body?.error?.message || `HTTP ${res.status}`;
+    const code = refusalClose(res.status, body, this._token);
+    if (code) return this._end({ code, reason });
+    this._streams.delete(id);
+    this.onmessage?.({ data: JSON.stringify({ type: "error", id, code: body?.error?.code || "bad_request", message: reason }) });
+  }
+
+  // _read hands each event's data on until the stream ends: its close
+  // event's code, else (cut, or the gateway gone) 1006.
+  async _read(reader, signal) {
+    const dec = new TextDecoder();
+    let buf = "";
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || signal.aborted) break;
+        const { events, rest } = parseEvents(buf + dec.decode(value, { stream: true }));
+        buf = rest;
+        for (const ev of events) {
+          if (signal.aborted) return;
+          if (ev.event !== "close") {
+            this.onmessage?.({ data: ev.data });
+            continue;
+          }
+          let c = {};
+          try {
+            c = JSON.parse(ev.data);
+          } catch {}
+          return this._end({ code: c.code || 1006, reason: c.reason || "" });
+        }
+      }
+    } catch (e) {
+      if (!signal.aborted) return this._end({ code: 1006, reason: `stream cut: ${e.message || e}` });
+    }
+    if (!signal.aborted) this._end({ code: 1006, reason: "stream ended" });
+  }
+}
+
 let clientCount = 0;
 
 /**
@@ -150,9 +342,24 @@ export class RankwireClient extends EventTarget {
    * @param {() => number} [opts.random] the jitter's source, [0, 1); default Math.random
    * @param {{set(fn: () => void, ms: number): any, clear(t: any): void}} [opts.timers]
    *   the clock that schedules reconnects and refreshes; default setTimeout
+   * @param {"auto"|"websocket"|"sse"} [opts.transport] auto (default): a
+   *   WebSocket, and Server-Sent Events after fallbackAfter WebSockets in a
+   *   row failed to open, a WebSocket again every retryWebSocket ms
+   * @param {number} [opts.fallbackAfter] failed WebSocket opens before SSE; default 2
+   * @param {number} [opts.openTimeout] ms a WebSocket may take to open before it counts as failed; default 10000
+   * @param {number} [opts.retryWebSocket] ms on SSE before a WebSocket is tried again; default 60000
+   * @param {typeof fetch} [opts.fetch] the streams' fetch; default globalThis.fetch
    */
-  constructor({ url, token, getToken, WebSocket: WS = globalThis.WebSocket, backoff, random = Math.random, timers } = {}) {
+  constructor({
+    url, token, getToken, WebSocket: WS = globalThis.WebSocket, fetch: f, backoff, random = Math.random, timers,
+    transport = "auto", fallbackAfter = 2, openTimeout = 10_000, retryWebSocket = 60_000,
+  } = {}) {
     super();
+    this.transport = transport === "sse" || !WS ? "sse" : "websocket"; // the one in use
+    this._auto = transport === "auto" && !!WS;
+    this._fallback = { after: fallbackAfter, openTimeout, retry: retryWebSocket };
+    this._wsFailed = 0; // WebSockets in a row that never opened
+    this._fetch = f;
     this.urls = (Array.isArray(url) ? url : [url]).map((u) => wsURL(u));
     this.url = this.urls[0];
     this._random = random;
@@ -283,6 +490,7 @@ export class RankwireClient extends EventTarget {
   _shutdown(state, detail) {
     for (const t of this._timers) this._clock.clear(t);
     this._timers.clear();
+    this._stopProbe();
     const ws = this._ws;
     this._ws = null;
     if (ws) ws.close(1000, "client done");
@@ -307,10 +515,15 @@ export class RankwireClient extends EventTarget {
 
   _connect() {
     if (this.state !== "reconnecting") this._setState("connecting"); // a reconnect keeps its reason and hint
-    const ws = new this._WS(this.url);
+    const sse = this.transport === "sse";
+    const ws = sse ? new StreamSocket(this.url, { fetch: this._fetch }) : new this._WS(this.url);
     this._ws = ws;
     this._authed = false;
+    if (sse) this._armProbe();
+    else this._watchOpen(ws);
     ws.onopen = () => {
+      ws._opened = true;
+      if (!sse) this._wsFailed = 0;
       // The token travels in the first message, not the URL: URLs end up
       // in proxy and access logs.
       ws.send(JSON.stringify({ type: "auth", token: this.token }));
@@ -322,8 +535,79 @@ export class RankwireClient extends EventTarget {
     ws.onclose = (e) => {
       if (this._ws !== ws) return; // a socket we already replaced or closed
       this._ws = null;
+      if (!sse && !ws._opened) this._openFailed();
       this._onClose(e.code, e.reason);
     };
+  }
+
+  // _watchOpen closes a WebSocket as failed (1006) where it has not opened
+  // within openTimeout: a proxy that holds an upgrade forever fails as one
+  // that refuses it.
+  _watchOpen(ws) {
+    this._later(() => {
+      if (this._ws !== ws || ws._opened || ws.readyState === 1) return;
+      this._ws = null;
+      ws.onclose = null;
+      ws.close();
+      this._openFailed();
+      this._onClose(1006, "WebSocket did not open in time");
+    }, this._fallback.openTimeout);
+  }
+
+  // _openFailed counts a WebSocket that never opened; after fallbackAfter
+  // in a row (and with transport auto) the client moves to SSE.
+  _openFailed() {
+    if (++this._wsFailed < this._fallback.after || !this._auto) return;
+    this.transport = "sse";
+    this._attempt = 0; // a new transport: come back soon
+    this.dispatchEvent(new CustomEvent("transport", { detail: { transport: "sse" } }));
+  }
+
+  // _armProbe schedules a WebSocket attempt retryWebSocket ms from now,
+  // beside the streams: where it opens, the client moves back to
+  // WebSockets (every view resumes there from its seq); where not, it tries
+  // again later. Its own timer: a reconnect of the streams keeps it.
+  _armProbe() {
+    if (!this._auto || this._probe) return;
+    this._probe = this._clock.set(() => {
+      this._probe = null;
+      if (this.transport !== "sse" || this._subs.size === 0) return;
+      const ws = new this._WS(this.url);
+      const giveUp = this._clock.set(() => { // held, neither opened nor refused
+        ws.onopen = ws.onclose = null;
+        ws.close();
+        this._armProbe();
+      }, this._fallback.openTimeout);
+      ws.onopen = () => {
+        this._clock.clear(giveUp);
+        ws.onclose = null;
+        ws.close(1000, "probe");
+        if (this.transport !== "sse" || this._subs.size === 0) return;
+        this._backToWebSocket();
+      };
+      ws.onclose = () => {
+        this._clock.clear(giveUp);
+        this._armProbe();
+      };
+    }, this._fallback.retry);
+  }
+
+  // _backToWebSocket ends the streams and reconnects on a WebSocket.
+  _backToWebSocket() {
+    this.transport = "websocket";
+    this._wsFailed = 0;
+    this.dispatchEvent(new CustomEvent("transport", { detail: { transport: "websocket" } }));
+    const old = this._ws;
+    this._ws = null;
+    old?.close();
+    for (const t of this._timers) this._clock.clear(t);
+    this._timers.clear();
+    this._ensureOpen();
+  }
+
+  _stopProbe() {
+    if (this._probe) this._clock.clear(this._probe);
+    this._probe = null;
   }
 
   _onMessage(data) {

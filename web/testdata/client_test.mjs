@@ -4,6 +4,7 @@
 import {
   applyMessage, emptyView, sortedRows, backoffDelay, tokenClaims, refreshDelay,
   closeAction, wsURL, RankwireClient, limitDelay, failedTriesHint, connectHint,
+  streamURL, streamQuery, parseEvents, refusalClose,
 } from "../static/client.js";
 
 function eq(got, want, what) {
@@ -51,6 +52,62 @@ class FakeClock {
   clear(t) { this.pending = this.pending.filter((p) => p.t !== t); }
   delays() { return this.pending.map((p) => p.ms); }
   fire() { const p = this.pending.shift(); if (!p) throw new Error("no timer pending"); p.fn(); }
+  // fireWhere fires the first pending timer whose delay satisfies pred.
+  fireWhere(pred) {
+    const p = this.pending.find((x) => pred(x.ms));
+    if (!p) throw new Error(`no such timer pending: ${JSON.stringify(this.delays())}`);
+    this.clear(p.t);
+    p.fn();
+  }
+}
+
+// FlakyWS is a WebSocket behind a proxy that refuses the upgrade (close
+// 1006 before open) while FlakyWS.refuse is set.
+class FlakyWS {
+  static refuse = true;
+  static all = [];
+  constructor(url) {
+    this.url = url;
+    this.sent = [];
+    this.readyState = 0;
+    FlakyWS.all.push(this);
+    const refuse = FlakyWS.refuse;
+    queueMicrotask(() => {
+      if (this.readyState === 3) return;
+      this.readyState = refuse ? 3 : 1;
+      if (refuse) this.onclose?.({ code: 1006, reason: "" });
+      else this.onopen?.();
+    });
+  }
+  send(s) { this.sent.push(JSON.parse(s)); }
+  close() { this.readyState = 3; }
+  subs() { return this.sent.filter((m) => m.type === "subscribe"); }
+}
+
+// fakeStreams plays the gateway's GET /v1/stream: each request is recorded
+// with its URL, and the test writes its events or cuts it; refused maps a
+// board to the HTTP refusal {status, body} it gets instead.
+function fakeStreams(refused = {}) {
+  const reqs = [];
+  const enc = new TextEncoder();
+  const fetch = async (url, init) => {
+    const u = new URL(url);
+    const r = refused[u.searchParams.get("board")];
+    if (r) return new Response(JSON.stringify(r.body), { status: r.status, headers: { "Content-Type": "application/json" } });
+    let ctl;
+    const body = new ReadableStream({ start(c) { ctl = c; } });
+    const req = {
+      url: u, init,
+      id: u.searchParams.get("id"),
+      send: (m) => ctl.enqueue(enc.encode(`id: ${m.seq}\nevent: ${m.type}\ndata: ${JSON.stringify(m)}\n\n: ping\n\n`)),
+      close: (code, reason) => { ctl.enqueue(enc.encode(`event: close\ndata: ${JSON.stringify({ code, reason })}\n\n`)); ctl.close(); },
+      cut: () => ctl.error(new TypeError("network error")),
+    };
+    init.signal.addEventListener("abort", () => { try { ctl.error(new DOMException("aborted", "AbortError")); } catch {} });
+    reqs.push(req);
+    return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+  };
+  return { fetch, reqs };
 }
 
 // connected makes a client on a fake socket and clock with one subscription
@@ -115,6 +172,79 @@ export const tests = {
   "ws url"() {
     eq(wsURL("https://rank.example.com"), "wss://rank.example.com/v1/ws", "https");
     eq(wsURL("http://h:8080/v1/ws?x=1"), "ws://h:8080/v1/ws", "already the endpoint");
+  },
+
+  "stream url, query and events"() {
+    eq(streamURL(wsURL("https://rank.example.com/base")), "https://rank.example.com/base/v1/stream", "https");
+    eq(streamURL("ws://h:8080/v1/ws"), "http://h:8080/v1/stream", "ws");
+    eq(streamQuery({ board: "b", id: "c1-2", window: "week", view: { kind: "members", members: ["p1", "p2"] }, since: 7 }, "tok"),
+      "board=b&id=c1-2&window=week&kind=members&members=p1&members=p2&since=7&access_token=tok", "query");
+    const { events, rest } = parseEvents("id: 4\r\nevent: snapshot\r\ndata: {\"seq\":4}\r\n\r\n: ping\n\nevent: diff\nda");
+    eq(events, [{ event: "snapshot", data: "{\"seq\":4}" }], "events, comment dropped");
+    eq(rest, "event: diff\nda", "incomplete rest kept");
+  },
+  "stream refusals in the WebSocket's terms"() {
+    const expired = jwt({ exp: 1 }), live = jwt({ exp: 4e9 });
+    const body = (message) => ({ error: { message } });
+    eq([
+      refusalClose(401, body("token: expired"), expired), refusalClose(401, body("token: bad signature"), live),
+      refusalClose(403, body("token: role not granted"), live), refusalClose(403, body("Origin: \"x\" may not open streams"), live),
+      refusalClose(403, body("board: \"x\" is not among the token's boards"), live), refusalClose(404, body("board"), live),
+      refusalClose(400, body("limit: 1000 is not in 1..100"), live), refusalClose(429, body("cap"), live), refusalClose(502, null, live),
+    ], [4001, 4003, 4003, 4003, 0, 0, 0, 4029, 1006], "codes");
+  },
+
+  async "after failed WebSocket opens the views stream over SSE, resume a cut stream from their seq, and go back to a WebSocket"() {
+    FlakyWS.all = [];
+    FlakyWS.refuse = true;
+    const clock = new FakeClock();
+    const streams = fakeStreams();
+    const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FlakyWS, fetch: streams.fetch, timers: clock, random: () => 0.5, retryWebSocket: 30_000 });
+    const transports = [];
+    c.addEventListener("transport", (e) => transports.push(e.detail.transport));
+    const seen = [];
+    c.subscribe({ board: "b", view: { kind: "top", limit: 3 } }, { update: (v) => seen.push(v.seq) });
+    for (let i = 1; i <= 2; i++) { // two refused upgrades, each retried after its backoff
+      await until(() => FlakyWS.all.length === i && FlakyWS.all[i - 1].readyState === 3 && c.state === "reconnecting", `refused upgrade ${i}`);
+      clock.fireWhere((ms) => ms !== 30_000);
+    }
+    eq(transports, ["sse"], "moved to SSE after 2 refused upgrades");
+    await until(() => streams.reqs.length === 1, "stream request");
+    const q = streams.reqs[0].url.searchParams;
+    eq([streams.reqs[0].url.pathname, q.get("board"), q.get("kind"), q.get("limit"), q.get("access_token"), q.has("since")],
+      ["/v1/stream", "b", "top", "3", "t", false], "stream query");
+    streams.reqs[0].send({ type: "snapshot", id: streams.reqs[0].id, seq: 3, total: 0, rows: [] });
+    streams.reqs[0].send({ type: "diff", id: streams.reqs[0].id, seq: 5, prev: 3, total: 1, rows: [row(1, "a", 9)], gone: [] });
+    await until(() => seen.length === 2, "snapshot and diff over SSE");
+    eq([seen, c.state], [[3, 5], "open"], "applied");
+
+    streams.reqs[0].cut();
+    await until(() => c.state === "reconnecting", "reconnecting after the cut");
+    clock.fireWhere((ms) => ms !== 30_000);
+    await until(() => streams.reqs.length === 2, "stream reopened");
+    eq(streams.reqs[1].url.searchParams.get("since"), "5", "resumes from the last seq applied");
+    streams.reqs[1].send({ type: "diff", id: streams.reqs[1].id, seq: 6, prev: 5, total: 1, rows: [row(1, "a", 10)], gone: [] });
+    await until(() => seen.length === 3, "diff after resume");
+
+    FlakyWS.refuse = false; // the network lets WebSockets through again
+    clock.fireWhere((ms) => ms === 30_000);
+    await until(() => FlakyWS.all.at(-1).subs().length === 1, "resubscribed on a WebSocket");
+    eq([transports, FlakyWS.all.at(-1).subs()[0].since, streams.reqs[1].init.signal.aborted], [["sse", "websocket"], 6, true], "back on a WebSocket, resumed, stream ended");
+    c.close();
+  },
+
+  async "a stream refused for its view ends that subscription; a close event acts as a WebSocket close"() {
+    const streams = fakeStreams({ nope: { status: 404, body: { error: { code: "not_found", message: "board: not found" } } } });
+    const clock = new FakeClock();
+    const c = new RankwireClient({ url: "http://h", token: "t", transport: "sse", fetch: streams.fetch, timers: clock, random: () => 0.5 });
+    let err = null, fatal = null;
+    c.subscribe({ board: "nope", view: { kind: "top" } }, { error: (e) => { err = e; } });
+    c.subscribe({ board: "ok", view: { kind: "top" } }, { error: (e) => { fatal = e; } });
+    await until(() => err !== null && streams.reqs.length === 1, "refusal and stream");
+    eq(err, { code: "not_found", message: "board: not found" }, "the view's error");
+    streams.reqs[0].close(4003, "key removed");
+    await until(() => fatal !== null, "refused connection");
+    eq([fatal.code, fatal.close, fatal.fatal, c.state], ["forbidden", 4003, true, "error"], "4003 close event ends it for good");
   },
 
   async "a board message reaches the subscription's board handler, before its snapshot"() {

@@ -1,0 +1,161 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// refusingProxy is a real reverse proxy in front of a gateway that refuses
+// every WebSocket upgrade, as some corporate proxies and old load balancers
+// do, and passes everything else on, event streams unbuffered. cut drops
+// the streams open through it, as a network that loses a connection.
+type refusingProxy struct {
+	*httptest.Server
+	mu      sync.Mutex
+	refused int                      // upgrades refused
+	streams []url.Values             // every GET /v1/stream's query, in order
+	open    map[*http.Request]func() // the streams open now: their cancel
+}
+
+func newRefusingProxy(t *testing.T, g *gateway) *refusingProxy {
+	t.Helper()
+	target, err := url.Parse(g.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target) // the Host stays the proxy's: the page's origin
+	rp.FlushInterval = -1
+	rp.ErrorLog = nil
+	p := &refusingProxy{open: map[*http.Request]func(){}}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			p.mu.Lock()
+			p.refused++
+			p.mu.Unlock()
+			http.Error(w, "WebSocket upgrades are not allowed here", http.StatusForbidden)
+			return
+		}
+		if r.URL.Path != "/v1/stream" {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		p.mu.Lock()
+		p.streams = append(p.streams, r.URL.Query())
+		p.open[r] = cancel
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			delete(p.open, r)
+			p.mu.Unlock()
+		}()
+		rp.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// cut ends every stream open through the proxy mid-body, and says how many.
+func (p *refusingProxy) cut() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cancel := range p.open {
+		cancel()
+	}
+	return len(p.open)
+}
+
+// seen returns the upgrades refused and the stream requests so far.
+func (p *refusingProxy) seen() (int, []url.Values) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused, append([]url.Values(nil), p.streams...)
+}
+
+// TestBoardFallsBackToSSE: behind a proxy that refuses WebSocket upgrades,
+// the element (through RankwireClient) moves to Server-Sent Events after
+// two refused upgrades and shows the board live; when the proxy cuts the
+// stream and when the gateway restarts it resumes from the seq it holds
+// (since in the stream's query) and follows new submissions.
+func TestBoardFallsBackToSSE(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 12)
+	px := newRefusingProxy(t, g)
+	ctx := browser(t, 1024, 800)
+	do(t, ctx, chromedp.Navigate(px.URL+"/demo/e2e.html"))
+	waitFor(t, "test page ready", 10*time.Second, func() string {
+		if js[bool](t, ctx, `window.ready === true`) {
+			return ""
+		}
+		return "window.ready unset"
+	})
+	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(g, "p1"), "limit": "5", "locale": "en-US"})
+	live := func(what string, timeout time.Duration) {
+		t.Helper()
+		waitFor(t, what, timeout, func() string {
+			s := look(t, ctx, "top")
+			if s.State != "live" {
+				return fmt.Sprintf("state %s %q", s.State, s.Status)
+			}
+			return sameRows(s.Rows, g.rows("/v1/boards/slots/top?limit=5"))
+		})
+	}
+	live("live over SSE", 15*time.Second)
+	refused, streams := px.seen()
+	if refused < 2 || len(streams) == 0 {
+		t.Fatalf("%d upgrades refused, %d streams: want at least 2 refused before a stream", refused, len(streams))
+	}
+	if q := streams[0]; q.Get("board") != "slots" || q.Get("kind") != "top" || q.Get("limit") != "5" || q.Has("since") {
+		t.Errorf("first stream's query %v: want board slots, top, limit 5, no since", q)
+	}
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"fresh","score":99999}`, nil)
+	live("a submission shown over SSE", 10*time.Second)
+
+	resumed := func(after int, what string) {
+		t.Helper()
+		waitFor(t, what, 20*time.Second, func() string {
+			_, s := px.seen()
+			if len(s) <= after {
+				return fmt.Sprintf("%d streams", len(s))
+			}
+			if !s[len(s)-1].Has("since") {
+				return fmt.Sprintf("stream %v resumes without since", s[len(s)-1])
+			}
+			return ""
+		})
+	}
+	_, streams = px.seen()
+	if n := px.cut(); n != 1 {
+		t.Fatalf("cut %d streams, want the element's one", n)
+	}
+	resumed(len(streams), "a stream resumed after the cut")
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"after-cut","score":199999}`, nil)
+	live("a submission shown after the cut", 15*time.Second)
+
+	_, streams = px.seen()
+	g.Stop()
+	waitFor(t, "reconnecting while the gateway is down", 10*time.Second, func() string {
+		if s := look(t, ctx, "top"); s.State != "reconnecting" {
+			return "state " + s.State
+		}
+		return ""
+	})
+	g.Start()
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"after-restart","score":299999}`, nil)
+	resumed(len(streams), "a stream resumed after the restart")
+	live("a submission shown after the restart", 20*time.Second)
+	if n := js[int](t, ctx, `events.filter(e => e.id === "top" && e.type === "rankwire-error").length`); n != 0 {
+		t.Errorf("%d rankwire-error events, want none: a fallback is no error", n)
+	}
+}
