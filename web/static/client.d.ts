@@ -93,9 +93,27 @@ export interface ClientOptions {
   backoff?: { base?: number; max?: number };
   random?: () => number;
   timers?: Timers;
+  /** auto (default): a WebSocket, and Server-Sent Events (GET /v1/stream) after fallbackAfter WebSockets in a row failed to open, a WebSocket again every retryWebSocket ms. */
+  transport?: Transport | "auto";
+  /** WebSockets in a row that never opened before the client moves to SSE; default 2. */
+  fallbackAfter?: number;
+  /** ms a WebSocket may take to open before it counts as failed; default 10000. */
+  openTimeout?: number;
+  /** ms on SSE before a WebSocket is tried again; default 60000. */
+  retryWebSocket?: number;
+  /** The streams' fetch; default globalThis.fetch. */
+  fetch?: typeof fetch;
 }
 
-/** A connection to a gateway carrying any number of live views. Events: "state" (StateDetail), "error", "tokenexpired". */
+/** The transport carrying the views: one WebSocket, or one event stream per view. */
+export type Transport = "websocket" | "sse";
+
+/** The detail of the client's "transport" event: it moved to SSE, or back to a WebSocket. */
+export interface TransportDetail {
+  transport: Transport;
+}
+
+/** A connection to a gateway carrying any number of live views. Events: "state" (StateDetail), "error", "tokenexpired", "transport" (TransportDetail). */
 export class RankwireClient extends EventTarget {
   constructor(opts?: ClientOptions);
   readonly urls: string[];
@@ -103,6 +121,8 @@ export class RankwireClient extends EventTarget {
   token: string | null;
   getToken: (() => Promise<string>) | null;
   state: ClientState;
+  /** The transport in use. */
+  transport: Transport;
   /** The token's sub: the viewer's member id, or "". */
   readonly subject: string;
   subscribe(spec: SubscribeSpec, handlers?: Handlers): { close(): void };
@@ -122,3 +142,22 @@ export function limitDelay(n: number, opts?: { random?: () => number }): number;
 export const failedTriesHint: number;
 export const connectHint: string;
 export function wsURL(base?: string): string;
+/** The Server-Sent Events endpoint (http(s)://…/v1/stream) of a WebSocket endpoint. */
+export function streamURL(ws: string): string;
+/** The query of GET /v1/stream for a subscribe message, the token as access_token. */
+export function streamQuery(msg: { board: string; id: string; window?: string; at?: string; view: ViewSpec; since?: number }, token: string): string;
+/** Splits event-stream text into complete events and the incomplete rest. */
+export function parseEvents(buf: string): { events: { event: string; data: string }[]; rest: string };
+/** The WebSocket close code an HTTP refusal of a stream stands for; 0 where it refuses the view alone. */
+export function refusalClose(status: number, body: unknown, token: string, now?: number): number;
+/** The views over Server-Sent Events, behind a WebSocket's shape (RankwireClient uses it after a fallback). */
+export class StreamSocket {
+  constructor(url: string, opts?: { fetch?: typeof fetch });
+  readonly url: string;
+  readyState: number;
+  onopen: (() => void) | null;
+  onmessage: ((e: { data: string }) => void) | null;
+  onclose: ((e: { code: number; reason: string }) => void) | null;
+  send(text: string): void;
+  close(): void;
+}

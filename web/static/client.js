@@ -1,6 +1,7 @@
 // rankwire client: one WebSocket to the gateway's /v1/ws carrying any number
 // of live views, written against docs/PROTOCOL.md ("Live views over
-// WebSocket"). Dependency-free; the <rankwire-board> element in rankwire.js
+// WebSocket"), and where WebSockets cannot open, one Server-Sent Events
+// stream per view (GET /v1/stream, StreamSocket). Dependency-free; the <rankwire-board> element in rankwire.js
 // is built on it, and pages may use it directly.
 //
 //   const client = new RankwireClient({ getToken: () => fetchTokenFromMyBackEnd() });
