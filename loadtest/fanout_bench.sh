@@ -7,7 +7,7 @@
 # stopped by its PID. JSON results go to $OUT (one file per run), from
 # which loadtest/chart draws docs/fanout.png.
 #
-#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|l|m|s|all]
+#	loadtest/fanout_bench.sh [a|a0|b|c|d|f|l|m|r|s|all]
 #
 # Environment: RUNS (default 2), D (measured duration, default 20s), PORT
 # (gateway, default 18110), RPORT (redis, default 16391), SRC (the source
@@ -119,6 +119,28 @@ scenario_m() {
 	done
 }
 
+# (r) a node's reach (issue 24): SUBS_R connections (default 17,500: what
+# the connection budget, RLIMIT_NOFILE less a tenth, holds beside the
+# writers) on a lobby-like mix (a quarter each on the shared top 10, their
+# own around, a single rank, 10 friends) of a 100,000-member board: idle,
+# then at 1,000 submissions/s. RSS per idle and per watching connection
+# and CPU per delivered message: the measured floor of the 100,000
+# projection in docs/BENCHMARKS.md.
+scenario_r() {
+	local subs=${SUBS_R:-17500}
+	for i in $(seq "$RUNS"); do
+		echo "== (r) $subs idle connections, mixed views, 1e5 members, run $i"
+		start_fanout_gw
+		fanout "r-idle-$subs-run$i" -board reach -subs "$subs" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 -rate 0 -d 5s
+		stop_gw
+		echo "== (r) $subs connections, mixed views, 1e5 members, 1,000 submissions/s, run $i"
+		start_fanout_gw
+		fanout "r-1000-$subs-run$i" -board reach -subs "$subs" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
+			-rate 1000 -batch 10 -writers 4
+		stop_gw
+	done
+}
+
 # (c) 10,000 idle subscribers, one top-10 subscription each, no writes.
 scenario_c() {
 	for i in $(seq "$RUNS"); do
@@ -168,6 +190,7 @@ c) scenario_c ;;
 d) scenario_d ;;
 f) scenario_f ;;
 m) scenario_m ;;
+r) scenario_r ;;
 all) scenario_a; scenario_a0; scenario_l; scenario_s; scenario_c; scenario_b; scenario_d; scenario_f; scenario_m ;;
-*) echo "usage: $0 [a|a0|b|c|d|f|l|m|s|all]" >&2; exit 2 ;;
+*) echo "usage: $0 [a|a0|b|c|d|f|l|m|r|s|all]" >&2; exit 2 ;;
 esac
