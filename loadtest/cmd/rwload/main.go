@@ -5,6 +5,7 @@
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
 //	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-stalled 0] [-d 10s] [-pid PID] [-json]
 //	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
+//	rwload centrifugo-idle -url ws://127.0.0.1:18200/connection/websocket -conns 17500 -pid PID [-pprof host:port]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
 // high submission limit, so that the gateway's rate limit does not cap the
@@ -13,7 +14,9 @@
 // that subscribe and never read, and reports how many the gateway closed as
 // too slow (4008) beside the others' latency. floor needs no gateway: it
 // measures the CPU a bare write(2) per message costs over loopback, the
-// least any fan-out server pays here. See package loadtest.
+// least any fan-out server pays here. centrifugo-idle holds idle subscribed
+// connections to a Centrifugo server, the side-by-side of a node's reach.
+// See package loadtest.
 package main
 
 import (
@@ -52,6 +55,8 @@ func main() {
 		err = loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
 	case "floor":
 		err = floor(ctx, os.Args[2:])
+	case "centrifugo-idle":
+		err = centrifugoIdle(ctx, os.Args[2:])
 	case "floor-sink": // started by floor: ADDR CONNS
 		err = floorSink(ctx, os.Args[2:])
 	default:
@@ -64,7 +69,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout|floor [flags]; rwload CMD -h for flags")
+	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout|floor|centrifugo-idle [flags]; rwload CMD -h for flags")
 	os.Exit(2)
 }
 
