@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/rankwire/rankwire/auth"
 )
 
 // refusingProxy is a real reverse proxy in front of a gateway that refuses
@@ -157,5 +158,49 @@ func TestBoardFallsBackToSSE(t *testing.T) {
 	live("a submission shown after the restart", 20*time.Second)
 	if n := js[int](t, ctx, `events.filter(e => e.id === "top" && e.type === "rankwire-error").length`); n != 0 {
 		t.Errorf("%d rankwire-error events, want none: a fallback is no error", n)
+	}
+}
+
+// TestBoardRefusedOverSSE: behind the proxy that refuses upgrades, the
+// stream's refusals reach the element as a WebSocket's do: a garbage or
+// read-less token is "Access refused" (code forbidden), a board that does
+// not exist ends that view with not_found; neither reconnects.
+func TestBoardRefusedOverSSE(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 3)
+	px := newRefusingProxy(t, g)
+	ctx := browser(t, 1024, 800)
+	do(t, ctx, chromedp.Navigate(px.URL+"/demo/e2e.html"))
+	waitFor(t, "test page ready", 10*time.Second, func() string {
+		if js[bool](t, ctx, `window.ready === true`) {
+			return ""
+		}
+		return "window.ready unset"
+	})
+	mount(t, ctx, "garbage", map[string]string{"board": "slots", "token": "not.a.token"})
+	mount(t, ctx, "no-read", map[string]string{"board": "slots", "token": g.token("p1", auth.RoleSubmit, time.Now().Add(time.Hour))})
+	mount(t, ctx, "missing", map[string]string{"board": "nope", "token": readToken(g, "p1")})
+	for _, id := range []string{"garbage", "no-read"} {
+		waitFor(t, id+" shows access refused", 15*time.Second, func() string {
+			if s := look(t, ctx, id); s.State != "error" || !strings.HasPrefix(s.Status, "Access refused: ") {
+				return fmt.Sprintf("%+v", s)
+			}
+			return ""
+		})
+	}
+	waitFor(t, "missing board refused", 15*time.Second, func() string {
+		n := js[int](t, ctx, `events.filter(e => e.id === "missing" && e.type === "rankwire-error" && e.code === "not_found").length`)
+		if s := look(t, ctx, "missing"); s.State != "error" || n != 1 {
+			return fmt.Sprintf("%+v; %d rankwire-error not_found events", s, n)
+		}
+		return ""
+	})
+	_, streams := px.seen()
+	if len(streams) < 3 {
+		t.Errorf("%d stream requests: want the three elements' refusals to come over SSE", len(streams))
+	}
+	// The only reconnects are after the refused upgrades (1006), none after a refusal.
+	if got := js[int](t, ctx, `events.filter(e => e.type === "rankwire-state" && e.state === "reconnecting" && e.code !== 1006).length`); got != 0 {
+		t.Errorf("%d reconnects after a refusal, want none", got)
 	}
 }
