@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -119,7 +118,7 @@ func centrifugoJoin(ctx context.Context, hc *http.Client, u string, i int) (*web
 	}
 	channel := "lobby"
 	if i%4 != 0 {
-		channel = "p:" + url.PathEscape(fmt.Sprint(i))
+		channel = fmt.Sprintf("p_%d", i) // no colon: that would name a namespace
 	}
 	cmds := []string{`{"id":1,"connect":{"name":"rwload"}}`, fmt.Sprintf(`{"id":2,"subscribe":{"channel":%q}}`, channel)}
 	for id, cmd := range cmds {
