@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +23,10 @@ import (
 // the streams open through it, as a network that loses a connection.
 type refusingProxy struct {
 	*httptest.Server
+	allow   atomic.Bool // let upgrades through: the network works again
 	mu      sync.Mutex
 	refused int                      // upgrades refused
+	passed  int                      // upgrades let through
 	streams []url.Values             // every GET /v1/stream's query, in order
 	open    map[*http.Request]func() // the streams open now: their cancel
 }
@@ -40,9 +43,18 @@ func newRefusingProxy(t *testing.T, g *gateway) *refusingProxy {
 	p := &refusingProxy{open: map[*http.Request]func(){}}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			allow := p.allow.Load()
 			p.mu.Lock()
-			p.refused++
+			if allow {
+				p.passed++
+			} else {
+				p.refused++
+			}
 			p.mu.Unlock()
+			if allow {
+				rp.ServeHTTP(w, r) // ReverseProxy carries a 101 over
+				return
+			}
 			http.Error(w, "WebSocket upgrades are not allowed here", http.StatusForbidden)
 			return
 		}
@@ -203,4 +215,80 @@ func TestBoardRefusedOverSSE(t *testing.T) {
 	if got := js[int](t, ctx, `events.filter(e => e.type === "rankwire-state" && e.state === "reconnecting" && e.code !== 1006).length`); got != 0 {
 		t.Errorf("%d reconnects after a refusal, want none", got)
 	}
+}
+
+// TestClientBackToWebSocket: RankwireClient on a page behind the proxy
+// streams over SSE while upgrades are refused, tries a WebSocket again
+// every retryWebSocket ms, and once the proxy lets upgrades through moves
+// back to one, its view resumed there and following new submissions.
+func TestClientBackToWebSocket(t *testing.T) {
+	g := startGateway(t)
+	board(g, "slots", 8)
+	px := newRefusingProxy(t, g)
+	ctx := browser(t, 1024, 800)
+	do(t, ctx, chromedp.Navigate(px.URL+"/demo/e2e.html"))
+	waitFor(t, "test page ready", 10*time.Second, func() string {
+		if js[bool](t, ctx, `window.ready === true`) {
+			return ""
+		}
+		return "window.ready unset"
+	})
+	js[bool](t, ctx, fmt.Sprintf(`(async () => {
+		const { RankwireClient, sortedRows } = await import("/widget/client.js");
+		window.rc = new RankwireClient({ token: %q, retryWebSocket: 300 });
+		window.rcSeen = { transports: [], rows: [] };
+		rc.addEventListener("transport", (e) => rcSeen.transports.push(e.detail.transport));
+		rc.subscribe({ board: "slots", view: { kind: "top", limit: 5 } }, { update: (v) => { rcSeen.rows = sortedRows(v).map((r) => r.member); } });
+		return true;
+	})()`, readToken(g, "p1")))
+	type state struct {
+		Transport  string
+		Transports []string
+		Rows       []string
+	}
+	look := func() state {
+		return js[state](t, ctx, `({ transport: rc.transport, transports: rcSeen.transports, rows: rcSeen.rows })`)
+	}
+	top := func() []string {
+		var out []string
+		for _, r := range g.rows("/v1/boards/slots/top?limit=5") {
+			out = append(out, r.Member)
+		}
+		return out
+	}
+	following := func(what, transport string) {
+		t.Helper()
+		waitFor(t, what, 15*time.Second, func() string {
+			s := look()
+			if want := top(); s.Transport != transport || strings.Join(s.Rows, ",") != strings.Join(want, ",") {
+				return fmt.Sprintf("%+v, want %s rows %v", s, transport, want)
+			}
+			return ""
+		})
+	}
+	following("live over SSE", "sse")
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"on-sse","score":99999}`, nil)
+	following("a submission over SSE", "sse")
+
+	px.allow.Store(true)
+	following("back on a WebSocket", "websocket")
+	g.call("POST", "/v1/boards/slots/scores", `{"member":"on-ws","score":199999}`, nil)
+	following("a submission over the WebSocket", "websocket")
+	if s := look(); strings.Join(s.Transports, ",") != "sse,websocket" {
+		t.Errorf("transport events %v, want [sse websocket]", s.Transports)
+	}
+	px.mu.Lock()
+	passed := px.passed
+	px.mu.Unlock()
+	if passed == 0 {
+		t.Error("no upgrade went through the proxy")
+	}
+	waitFor(t, "the stream ended after the move", 10*time.Second, func() string {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		if n := len(px.open); n != 0 {
+			return fmt.Sprintf("%d streams open through the proxy", n)
+		}
+		return ""
+	})
 }
