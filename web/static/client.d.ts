@@ -145,7 +145,7 @@ export function wsURL(base?: string): string;
 /** The Server-Sent Events endpoint (http(s)://…/v1/stream) of a WebSocket endpoint. */
 export function streamURL(ws: string): string;
 /** The query of GET /v1/stream for a subscribe message, the token as access_token. */
-export function streamQuery(msg: { board: string; id: string; window?: string; at?: string; view: ViewSpec; since?: number }, token: string): string;
+export function streamQuery(msg: { board: string; id: string; window?: string; at?: string; follow?: boolean; view: ViewSpec; since?: number }, token: string): string;
 /** Splits event-stream text into complete events and the incomplete rest. */
 export function parseEvents(buf: string): { events: { event: string; data: string }[]; rest: string };
 /** The WebSocket close code an HTTP refusal of a stream stands for; 0 where it refuses the view alone. */

@@ -150,6 +150,7 @@ export function streamURL(ws) {
 export function streamQuery(msg, token) {
   const q = new URLSearchParams({ board: msg.board, id: msg.id });
   for (const k of ["window", "at"]) if (msg[k]) q.set(k, msg[k]);
+  if (msg.follow) q.set("follow", "true");
   for (const [k, v] of Object.entries(msg.view || {})) {
     if (k === "members") for (const m of v || []) q.append("members", m);
     else if (v !== undefined && v !== null && v !== "") q.set(k, String(v));

@@ -179,6 +179,8 @@ export const tests = {
     eq(streamURL("ws://h:8080/v1/ws"), "http://h:8080/v1/stream", "ws");
     eq(streamQuery({ board: "b", id: "c1-2", window: "week", view: { kind: "members", members: ["p1", "p2"] }, since: 7 }, "tok"),
       "board=b&id=c1-2&window=week&kind=members&members=p1&members=p2&since=7&access_token=tok", "query");
+    eq(streamQuery({ board: "b", id: "c1-3", window: "day", follow: true, view: { kind: "top", limit: 5 } }, "tok"),
+      "board=b&id=c1-3&window=day&follow=true&kind=top&limit=5&access_token=tok", "a following view");
     const { events, rest } = parseEvents("id: 4\r\nevent: snapshot\r\ndata: {\"seq\":4}\r\n\r\n: ping\n\nevent: diff\nda");
     eq(events, [{ event: "snapshot", data: "{\"seq\":4}" }], "events, comment dropped");
     eq(rest, "event: diff\nda", "incomplete rest kept");
