@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // Hub is the gateway's durable core: it publishes events to the tenants'
@@ -30,12 +31,12 @@ type Hub struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	snaps  *snapshotter
-	store  storeHealth // refused writes: store.go
-	disk   diskState   // the embedded store's disk: store.go
-	api    apiGate     // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
-	nstats natsStats   // connection and publish counters: natsstats.go
-	note   notifier    // notifications: notify.go
-	quota  quotas      // each tenant's limits that apply enforces: quota.go
+	store  storeHealth      // refused writes: store.go
+	disk   diskState        // the embedded store's disk: store.go
+	api    apiGate          // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
+	nstats natsStats        // connection and publish counters: natsstats.go
+	note   *notify.Notifier // notifications (internal/notify); set by connect
+	quota  quotas           // each tenant's limits that apply enforces: quota.go
 
 	streams *streamLog // the tenants' streams: streams.go; set by connect
 
@@ -99,12 +100,10 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 			h.streams.watchDisk(h.ctx, h.cfg.DataDir)
 		}()
 	}
-	h.note.js, h.note.api, h.note.log, h.note.now = h.js, &h.api, h.log, h.cfg.Now
-	h.note.replicas, h.note.tenants = h.cfg.Replicas, h.reg.openReplicas
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.note.run(h.ctx)
+		h.note.Run(h.ctx)
 	}()
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)
@@ -199,6 +198,8 @@ func (h *Hub) connect(ctx context.Context) error {
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
 		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: randomID(), ctx: h.ctx, wg: &h.wg}
 	h.reg.streams = h.streams
+	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
+		Tenants: h.reg.notifyTenants})
 	h.streams.applyReplicas(ctx)
 	return nil
 }

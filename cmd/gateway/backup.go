@@ -21,12 +21,13 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // `gateway backup` copies every stream the gateway keeps, message by
 // message, into a directory: each tenant's stream (RW_<tenant>), the
 // stream under the shared snapshot bucket (OBJ_rankwire_snapshots) and the
-// notifications' stream (hub.NotifyStream). It reads through NATS, so the
+// notifications' stream (notify.Stream). It reads through NATS, so the
 // gateway may be running (--nats, its --nats-listen and the cluster
 // secret), or from a stopped gateway's --data.
 //
@@ -258,7 +259,7 @@ func backupStreams(ctx context.Context, js jetstream.JetStream, dest string, m *
 			return err
 		}
 	}
-	if s, err := optionalStream(ctx, js, hub.NotifyStream); err != nil {
+	if s, err := optionalStream(ctx, js, notify.Stream); err != nil {
 		return err
 	} else if s != nil {
 		return add(s, roleNotifications)

@@ -15,16 +15,21 @@ var allowed = map[string][]string{
 	"identity":      nil,
 	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names", module + "internal/redact"},
 	"subscriptions": {module + "board"},
-	"hub":           {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", module + "internal/redact", "github.com/nats-io/"},
-	"web":           nil,
+	"hub": {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", module + "internal/notify",
+		module + "internal/redact", "github.com/nats-io/"},
+	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
 	"internal/ledger": {module + "board", module + "identity", module + "internal/names", module + "internal/tzdb"},
 	// tzdb is the tz database embedded in the binary: the standard library only.
 	"internal/tzdb": nil,
-	// webhook delivers the hub's notifications over HTTP: the hub's types
-	// and its JetStream, nothing of the API.
-	"webhook": {module + "hub", module + "internal/redact", "github.com/nats-io/"},
+	// notify publishes each tenant's notifications, built by the ledger,
+	// to the notifications' stream: nothing of the hub but the Tenant
+	// handles it is given.
+	"internal/notify": {module + "internal/ledger", "github.com/nats-io/"},
+	// webhook delivers the notifications over HTTP: the notifications'
+	// stream (internal/notify) and JetStream, nothing of the hub or the API.
+	"webhook": {module + "internal/notify", module + "internal/redact", "github.com/nats-io/"},
 	// client is the Go SDK: it speaks the public protocol only, whose
 	// types are package wire's.
 	"client": {"github.com/coder/websocket", module + "wire"},
