@@ -15,8 +15,8 @@ var allowed = map[string][]string{
 	"identity":      nil,
 	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names", module + "internal/redact"},
 	"subscriptions": {module + "board"},
-	"hub": {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", module + "internal/notify",
-		module + "internal/redact", "github.com/nats-io/"},
+	"hub": {module + "board", module + "identity", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
+		module + "internal/notify", module + "internal/redact", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -26,7 +26,10 @@ var allowed = map[string][]string{
 	// notify publishes each tenant's notifications, built by the ledger,
 	// to the notifications' stream: nothing of the hub but the Tenant
 	// handles it is given.
-	"internal/notify": {module + "internal/ledger", "github.com/nats-io/"},
+	"internal/notify": {module + "internal/jsread", module + "internal/ledger", "github.com/nats-io/"},
+	// jsread is the one loop that reads a stream in order (the audit, the
+	// backup, the notifier's seed): JetStream only.
+	"internal/jsread": {"github.com/nats-io/"},
 	// webhook delivers the notifications over HTTP: the notifications'
 	// stream (internal/notify) and JetStream, nothing of the hub or the API.
 	"webhook": {module + "internal/notify", module + "internal/redact", "github.com/nats-io/"},

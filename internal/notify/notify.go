@@ -36,6 +36,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -46,6 +47,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/jsread"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
@@ -166,10 +168,10 @@ func (n *Notifier) Run(ctx context.Context) {
 	for {
 		octx, cancel := context.WithTimeout(ctx, openTimeout)
 		err := n.open(octx)
-		if err == nil {
-			err = n.seed(octx)
-		}
 		cancel()
+		if err == nil {
+			err = n.seed(ctx)
+		}
 		if err == nil {
 			break
 		}
@@ -200,8 +202,12 @@ func (n *Notifier) Run(ctx context.Context) {
 // notification stored under its bare id (the old message id, which the
 // stream's deduplication does not match against a DedupID) is seeded
 // under the tenant of its subject, and so is not stored a second time.
+// Its reads stop when ctx ends (the owner closes), not at openTimeout: a
+// long stream takes more than one.
 func (n *Notifier) seed(ctx context.Context) error {
-	st, err := n.cfg.JS.Stream(ctx, Stream)
+	sctx, cancel := context.WithTimeout(ctx, openTimeout)
+	st, err := n.cfg.JS.Stream(sctx, Stream)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("notifications' stream: %w", err)
 	}
@@ -210,41 +216,22 @@ func (n *Notifier) seed(ctx context.Context) error {
 	if state.Msgs == 0 || state.LastTime.Before(from) {
 		return nil
 	}
-	c, err := n.cfg.JS.OrderedConsumer(ctx, Stream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &from, HeadersOnly: true})
-	if err != nil {
+	now := n.cfg.Now().UnixMilli()
+	o := jsread.Options{MaxWait: time.Second, Consumer: jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &from, HeadersOnly: true}}
+	err = jsread.Read(ctx, st, o, func(m jetstream.Msg, md *jetstream.MsgMetadata) (bool, error) {
+		return n.seedOne(m, md, now) >= state.LastSeq, nil
+	})
+	if err != nil && !errors.Is(err, jsread.ErrEnded) {
 		return fmt.Errorf("read the notifications' stream: %w", err)
 	}
-	now := n.cfg.Now().UnixMilli()
-	for {
-		batch, err := c.Fetch(1000, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			return fmt.Errorf("read the notifications' stream: %w", err)
-		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			if n.seedOne(m, now) >= state.LastSeq {
-				return nil
-			}
-		}
-		if err := batch.Error(); err != nil {
-			return fmt.Errorf("read the notifications' stream: %w", err)
-		}
-		if got == 0 {
-			return nil
-		}
-	}
+	return nil
 }
 
 // seedOne marks stored notification m as published where it is at most
 // Dedup old, and counts its bytes against its tenant's quota (every
 // message the stream keeps, maxAge). It returns m's stream sequence.
-func (n *Notifier) seedOne(m jetstream.Msg, now int64) uint64 {
-	md, err := m.Metadata()
-	if err != nil {
-		return 0
-	}
+func (n *Notifier) seedOne(m jetstream.Msg, md *jetstream.MsgMetadata, now int64) uint64 {
 	id := seedID(m.Subject(), m.Headers().Get(jetstream.MsgIDHeader))
 	if time.Since(md.Timestamp) <= Dedup {
 		n.markSent(id, now)
