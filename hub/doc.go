@@ -13,9 +13,10 @@
 // events that the replica applies (doc.go there).
 //
 // It may import board, identity, internal/ledger, internal/names,
-// internal/notify, internal/redact, internal/jsread and the nats-io modules (plus the standard library); it knows nothing of HTTP,
-// JWT or WebSockets. Inner callers (api) validate tenant and board names;
-// hub checks them again only because they become parts of NATS subjects.
+// internal/notify, internal/redact, internal/jsread and the nats-io
+// modules (plus the standard library); it knows nothing of HTTP, JWT or
+// WebSockets. Inner callers (api) validate tenant and board names; hub
+// checks them again only because they become parts of NATS subjects.
 //
 // # Layout
 //
