@@ -13,10 +13,11 @@
 // events that the replica applies (doc.go there).
 //
 // It may import board, identity, internal/ledger, internal/names,
-// internal/notify, internal/redact, internal/jsread and the nats-io
-// modules (plus the standard library); it knows nothing of HTTP, JWT or
-// WebSockets. Inner callers (api) validate tenant and board names; hub
-// checks them again only because they become parts of NATS subjects.
+// internal/notify, internal/redact, internal/jsread, internal/diskwatch
+// and the nats-io modules (plus the standard library); it knows nothing of
+// HTTP, JWT or WebSockets. Inner callers (api) validate tenant and board
+// names; hub checks them again only because they become parts of NATS
+// subjects.
 //
 // # Layout
 //
@@ -36,11 +37,11 @@
 // its committer, which publishes its Submit calls in groups
 // (committer.go); and, while a group event writes several boards, the
 // goroutines of its lanes (lanes.go), which the replica waits for. Per
-// Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down tenants, the
-// discoverer, the disk watcher, and while they have not succeeded the
-// retries of the snapshot bucket and of the streams' replica count; at
-// start, a few openings at once (openAll). All stop when the Hub's
-// context ends, and Close waits for them.
+// Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down
+// tenants, the discoverer, the disk watch (internal/diskwatch), and while
+// they have not succeeded the retries of the snapshot bucket and of the
+// streams' replica count; at start, a few openings at once (openAll). All
+// stop when the Hub's context ends, and Close waits for them.
 //
 // # Locks
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/diskwatch"
 	"github.com/rankwire/rankwire/internal/notify"
 )
 
@@ -32,7 +33,7 @@ type Hub struct {
 	js     jetstream.JetStream
 	snaps  *snapshotter
 	store  storeHealth      // refused writes: store.go
-	disk   diskState        // the embedded store's disk: store.go
+	disk   diskwatch.Watch  // the embedded store's disk (internal/diskwatch)
 	api    apiGate          // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
 	nstats natsStats        // connection and publish counters: natsstats.go
 	note   *notify.Notifier // notifications (internal/notify); set by connect
@@ -97,7 +98,8 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.streams.watchDisk(h.ctx, h.cfg.DataDir)
+			h.disk.Run(h.ctx, diskwatch.Config{Server: h.srv, Dir: h.cfg.DataDir, Hold: h.api.close, Log: h.log,
+				Flush: func() error { return h.nc.FlushTimeout(callTimeout) }})
 		}()
 	}
 	h.wg.Add(1)

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/diskwatch"
 )
 
 // streamLog is the Hub's use of the tenants' JetStream streams, the NATS
@@ -32,9 +33,9 @@ type streamLog struct {
 	api    *apiGate
 	nstats *natsStats
 	store  *storeHealth
-	disk   *diskState
-	snaps  *snapshotter // the tenants' snapshots: local files, and the cluster's bucket once shared
-	quota  *quotas      // the Hub's: the limits stamped on events (quota.go)
+	disk   *diskwatch.Watch // the embedded store's disk: Full fails writes fast
+	snaps  *snapshotter     // the tenants' snapshots: local files, and the cluster's bucket once shared
+	quota  *quotas          // the Hub's: the limits stamped on events (quota.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

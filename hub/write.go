@@ -202,7 +202,7 @@ func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (
 	if err != nil {
 		return ledger.Outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
-	if sl.disk.full.Load() {
+	if sl.disk.Full() {
 		return ledger.Outcome{}, ErrStoreFull
 	}
 	f := r.expect(ev.Waiter)
