@@ -5,19 +5,20 @@
 // retries through a leader change, follow a stream with a consumer of its
 // own, the audit replay), the tenants' registry (open, opening, down,
 // discovered), one replica per tenant that applies its stream, snapshot
-// files and the cluster's snapshot bucket, the store's health and the API
-// gate. It owns a notify.Notifier (package internal/notify, which publishes
-// the notifications' stream) and hands it what each apply decided through
-// the replica's notify.Tenant. What a tenant's state is, and how an
-// event changes it, is package internal/ledger: a pure function of the
-// events that the replica applies (doc.go there).
+// files and the cluster's snapshot bucket (internal/snapbucket), the
+// store's health and the API gate. It owns a notify.Notifier (package
+// internal/notify, which publishes the notifications' stream) and hands it
+// what each apply decided through the replica's notify.Tenant. What a
+// tenant's state is, and how an event changes it, is package
+// internal/ledger: a pure function of the events that the replica applies
+// (doc.go there).
 //
 // It may import board, identity, internal/ledger, internal/names,
-// internal/notify, internal/redact, internal/jsread, internal/diskwatch
-// and the nats-io modules (plus the standard library); it knows nothing of
-// HTTP, JWT or WebSockets. Inner callers (api) validate tenant and board
-// names; hub checks them again only because they become parts of NATS
-// subjects.
+// internal/notify, internal/redact, internal/jsread, internal/diskwatch,
+// internal/snapbucket and the nats-io modules (plus the standard library);
+// it knows nothing of HTTP, JWT or WebSockets. Inner callers (api)
+// validate tenant and board names; hub checks them again only because they
+// become parts of NATS subjects.
 //
 // # Layout
 //

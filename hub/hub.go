@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/diskwatch"
 	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
 // Hub is the gateway's durable core: it publishes events to the tenants'
@@ -156,7 +157,7 @@ func (sl *streamLog) shareSnapshots(ctx context.Context) {
 func (sl *streamLog) openShared(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
 	defer cancel()
-	shared, err := openSharedSnapshots(ctx, sl.js, sl.api, sl.cfg.Replicas, sl.log)
+	shared, err := snapbucket.Open(ctx, sl.js, sl.api.do, sl.cfg.Replicas, sl.log)
 	if err != nil {
 		if sl.ctx.Err() == nil {
 			sl.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
@@ -164,7 +165,7 @@ func (sl *streamLog) openShared(ctx context.Context) bool {
 		return false
 	}
 	sl.snaps.shared.Store(shared)
-	sl.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
+	sl.log.Info("hub: snapshots shared through the bucket", "bucket", snapbucket.Name)
 	return true
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/jsread"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
 // The audit replay. Verify rebuilds every tenant's state from its stream
@@ -47,8 +48,8 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	if err := h.connect(ctx); err != nil {
 		return nil, err
 	}
-	if store, err := h.js.ObjectStore(ctx, sharedBucket); err == nil {
-		h.snaps.shared.Store(&sharedSnapshots{store: store, log: h.log})
+	if shared, err := snapbucket.Existing(ctx, h.js, h.log); err == nil {
+		h.snaps.shared.Store(shared)
 	}
 	if len(tenants) == 0 {
 		var err error
@@ -95,13 +96,12 @@ func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *l
 	if shared == nil {
 		return nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
-	defer cancel()
-	data, err := shared.store.GetBytes(sctx, tenant)
-	if err == nil {
-		audit.AddSnapshot("shared bucket "+sharedBucket, data)
-	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+	data, ok, err := shared.Get(ctx, tenant)
+	if err != nil {
 		return fmt.Errorf("shared snapshot: %w", err)
+	}
+	if ok {
+		audit.AddSnapshot("shared bucket "+snapbucket.Name, data)
 	}
 	return nil
 }
