@@ -21,6 +21,7 @@ import (
 	"github.com/rankwire/rankwire/internal/diskwatch"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/snapbucket"
+	"github.com/rankwire/rankwire/internal/streamwatch"
 )
 
 // Hub is the gateway's durable core: it publishes events to the tenants'
@@ -80,13 +81,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	}
 	h.streams.shareSnapshots(ctx)
 	h.streams.watchLeaders()
-	var newTenants tenantWatch
+	var newTenants *streamwatch.Watch
 	if cfg.DiscoverInterval > 0 {
 		// Before the first look: a tenant created after it is announced.
 		newTenants = h.reg.watchNewTenants()
 	}
 	if err := h.reg.openAll(ctx); err != nil {
-		newTenants.close()
+		newTenants.Close()
 		h.Close()
 		return nil, err
 	}

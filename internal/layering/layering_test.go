@@ -16,7 +16,8 @@ var allowed = map[string][]string{
 	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names", module + "internal/redact"},
 	"subscriptions": {module + "board"},
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
-		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket", "github.com/nats-io/"},
+		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
+		module + "internal/streamwatch", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -30,6 +31,8 @@ var allowed = map[string][]string{
 	// jsread is the one loop that reads a stream in order (the audit, the
 	// backup, the notifier's seed): JetStream only.
 	"internal/jsread": {"github.com/nats-io/"},
+	// streamwatch hears of streams created in the account: NATS only.
+	"internal/streamwatch": {"github.com/nats-io/"},
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
 	// one, and JetStream.
 	"internal/snapbucket": {module + "internal/ledger", "github.com/nats-io/"},
