@@ -15,10 +15,10 @@
 //
 // It may import board, identity, internal/ledger, internal/names,
 // internal/notify, internal/redact, internal/jsread, internal/diskwatch,
-// internal/snapbucket, internal/streamwatch and the nats-io modules (plus
-// the standard library); it knows nothing of HTTP, JWT or WebSockets.
-// Inner callers (api) validate tenant and board names; hub checks them
-// again only because they become parts of NATS subjects.
+// internal/snapbucket, internal/streamwatch, internal/natsstats and the
+// nats-io modules (plus the standard library); it knows nothing of HTTP,
+// JWT or WebSockets. Inner callers (api) validate tenant and board names;
+// hub checks them again only because they become parts of NATS subjects.
 //
 // # Layout
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/diskwatch"
+	"github.com/rankwire/rankwire/internal/natsstats"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 	"github.com/rankwire/rankwire/internal/streamwatch"
@@ -34,12 +35,12 @@ type Hub struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	snaps  *snapshotter
-	store  storeHealth      // refused writes: store.go
-	disk   diskwatch.Watch  // the embedded store's disk (internal/diskwatch)
-	api    apiGate          // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
-	nstats natsStats        // connection and publish counters: natsstats.go
-	note   *notify.Notifier // notifications (internal/notify); set by connect
-	quota  quotas           // each tenant's limits that apply enforces: quota.go
+	store  storeHealth        // refused writes: store.go
+	disk   diskwatch.Watch    // the embedded store's disk (internal/diskwatch)
+	api    apiGate            // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
+	nstats natsstats.Counters // connection and publish counters (internal/natsstats)
+	note   *notify.Notifier   // notifications (internal/notify); set by connect
+	quota  quotas             // each tenant's limits that apply enforces: quota.go
 
 	streams *streamLog // the tenants' streams: streams.go; set by connect
 

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/diskwatch"
+	"github.com/rankwire/rankwire/internal/natsstats"
 )
 
 // streamLog is the Hub's use of the tenants' JetStream streams, the NATS
@@ -31,7 +32,7 @@ type streamLog struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	api    *apiGate
-	nstats *natsStats
+	nstats *natsstats.Counters
 	store  *storeHealth
 	disk   *diskwatch.Watch // the embedded store's disk: Full fails writes fast
 	snaps  *snapshotter     // the tenants' snapshots: local files, and the cluster's bucket once shared

@@ -17,7 +17,7 @@ var allowed = map[string][]string{
 	"subscriptions": {module + "board"},
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
-		module + "internal/streamwatch", "github.com/nats-io/"},
+		module + "internal/streamwatch", module + "internal/natsstats", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -33,6 +33,8 @@ var allowed = map[string][]string{
 	"internal/jsread": {"github.com/nats-io/"},
 	// streamwatch hears of streams created in the account: NATS only.
 	"internal/streamwatch": {"github.com/nats-io/"},
+	// natsstats is the NATS connection's counters: the standard library only.
+	"internal/natsstats": nil,
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
 	// one, and JetStream.
 	"internal/snapbucket": {module + "internal/ledger", "github.com/nats-io/"},
