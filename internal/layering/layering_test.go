@@ -33,6 +33,11 @@ var allowed = map[string][]string{
 	"internal/jsread": {"github.com/nats-io/"},
 	// streamwatch hears of streams created in the account: NATS only.
 	"internal/streamwatch": {"github.com/nats-io/"},
+	// natstest starts a nats-server for tests: NATS only.
+	"internal/natstest": {"github.com/nats-io/"},
+	// wstest is the test client of the live protocol: coder/websocket and
+	// the protocol's types.
+	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
 	// natsstats is the NATS connection's counters: the standard library only.
 	"internal/natsstats": nil,
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
