@@ -5,9 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // A disk below LowDisk is full (one log line, however many looks); with
@@ -15,16 +14,7 @@ import (
 // requests out and flushing first, and the disk has room again. A
 // JetStream that NATS turned off is started again.
 func TestCheckRestarts(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
+	s := natstest.Server(t)
 	var logs bytes.Buffer
 	var held, released, flushed int
 	cfg := Config{Server: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(&logs, nil)),

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"log/slog"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 func snapshotAt(t *testing.T, seq uint64) []byte {
@@ -26,25 +23,7 @@ func snapshotAt(t *testing.T, seq uint64) []byte {
 // A snapshot is stored unless the bucket holds a newer one, loaded only
 // where it is newer than the caller's, and kept per tenant.
 func TestBucket(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.JetStream(t)
 	ctx := t.Context()
 	log := slog.New(slog.DiscardHandler)
 	if _, err := Existing(ctx, js, log); err == nil {
