@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -126,49 +125,14 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // in a cluster), with the tenants' replica count: snapshots are then
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
-// that cannot be opened within replicasTimeout (a cluster still forming
-// its quorum) is logged and opened in the background, retried every 1 to
-// 5 s until it opens or the Hub closes; meanwhile snapshots stay local.
+// that cannot be opened within replicasTimeout is opened in the background
+// until the Hub closes (snapbucket.Share).
 func (sl *streamLog) shareSnapshots(ctx context.Context) {
 	if sl.srv != nil && sl.cfg.Cluster.Name == "" {
 		return
 	}
-	if sl.openShared(ctx) {
-		return
-	}
-	sl.wg.Add(1)
-	go func() {
-		defer sl.wg.Done()
-		wait := time.Second
-		for {
-			select {
-			case <-sl.ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			if sl.openShared(sl.ctx) {
-				return
-			}
-			wait = min(2*wait, 5*time.Second)
-		}
-	}()
-}
-
-// openShared makes one bounded attempt to open the bucket, logging a
-// failure; it reports whether the bucket is open.
-func (sl *streamLog) openShared(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
-	defer cancel()
-	shared, err := snapbucket.Open(ctx, sl.js, sl.api.do, sl.cfg.Replicas, sl.log)
-	if err != nil {
-		if sl.ctx.Err() == nil {
-			sl.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
-		}
-		return false
-	}
-	sl.snaps.shared.Store(shared)
-	sl.log.Info("hub: snapshots shared through the bucket", "bucket", snapbucket.Name)
-	return true
+	snapbucket.Share{JS: sl.js, Gate: sl.api.do, Replicas: sl.cfg.Replicas, Log: sl.log, Attempt: replicasTimeout,
+		Opened: sl.snaps.shared.Store}.Start(ctx, sl.ctx, sl.wg)
 }
 
 func (h *Hub) connect(ctx context.Context) error {

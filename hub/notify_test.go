@@ -16,11 +16,11 @@ func notes(t *testing.T, h *Hub, tenant string) []Notification {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := h.js.OrderedConsumer(ctx, NotifyStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{notify.Subject(tenant)}})
+	c, err := h.js.OrderedConsumer(ctx, notify.Stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{notify.Subject(tenant)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.js.Stream(ctx, NotifyStream)
+	info, err := h.js.Stream(ctx, notify.Stream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,3 @@ func (q Quotas) NotifyBytes(tenant string) int64 { return q.h.note.StoredBytes(t
 // NotificationsDropped returns the counts of notifications not queued or
 // not published, by tenant and reason (rankwire_notifications_dropped_total).
 func (q Quotas) NotificationsDropped() []notify.Drop { return q.h.note.Dropped() }
-
-// NotifyStream is the notifications' stream (notify.Stream), for backups.
-const NotifyStream = notify.Stream

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -160,4 +161,59 @@ func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 		return
 	}
 	s.log.Debug("snapbucket: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(data))
+}
+
+// Share opens the bucket for a node whose NATS other nodes share, in the
+// background where it must wait: a cluster still forming its quorum may
+// not answer for a while, and meanwhile the node's snapshots stay local.
+type Share struct {
+	JS       jetstream.JetStream
+	Gate     func(request func() error) error // as Open's
+	Replicas int
+	Log      *slog.Logger
+	// Attempt bounds one attempt to open the bucket, so that a bucket
+	// that does not answer does not use up the node's start.
+	Attempt time.Duration
+	// Opened is called once, with the bucket, when it opens.
+	Opened func(*Bucket)
+}
+
+// Start makes one attempt now, bounded by ctx and Attempt. Where it fails,
+// it logs and retries on a goroutine every 1 to 5 s until the bucket opens
+// or bg ends; wg waits for that goroutine.
+func (s Share) Start(ctx, bg context.Context, wg *sync.WaitGroup) {
+	if s.try(ctx, bg) {
+		return
+	}
+	wg.Go(func() {
+		wait := time.Second
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-time.After(wait):
+			}
+			if s.try(bg, bg) {
+				return
+			}
+			wait = min(2*wait, 5*time.Second)
+		}
+	})
+}
+
+// try makes one attempt, logging a failure unless bg ended; it reports
+// whether the bucket is open.
+func (s Share) try(ctx, bg context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.Attempt)
+	defer cancel()
+	b, err := Open(ctx, s.JS, s.Gate, s.Replicas, s.Log)
+	if err != nil {
+		if bg.Err() == nil {
+			s.Log.Warn("snapbucket: snapshots stay local for now; retrying", "err", err)
+		}
+		return false
+	}
+	s.Opened(b)
+	s.Log.Info("snapbucket: snapshots shared through the bucket", "bucket", Name)
+	return true
 }

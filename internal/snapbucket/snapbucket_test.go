@@ -2,8 +2,11 @@ package snapbucket
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/natstest"
@@ -57,5 +60,42 @@ func TestBucket(t *testing.T) {
 	}
 	if gated == 0 {
 		t.Fatal("no request passed the gate")
+	}
+}
+
+// Share opens the bucket at once where NATS answers, and hands it over
+// once; where the first attempt fails it retries in the background until
+// the bucket opens, and the wait group waits for that goroutine.
+func TestShare(t *testing.T) {
+	_, js := natstest.JetStream(t)
+	log := slog.New(slog.DiscardHandler)
+	var opened []*Bucket
+	var wg sync.WaitGroup
+	Share{JS: js, Replicas: 1, Log: log, Attempt: 2 * time.Second, Opened: func(b *Bucket) { opened = append(opened, b) }}.
+		Start(t.Context(), t.Context(), &wg)
+	wg.Wait()
+	if len(opened) != 1 {
+		t.Fatalf("opened %d times, want once", len(opened))
+	}
+	// A gate that refuses the first attempt: the bucket opens on a retry.
+	refused := 0
+	gate := func(request func() error) error {
+		if refused == 0 {
+			refused++
+			return errors.New("restarting")
+		}
+		return request()
+	}
+	done := make(chan *Bucket, 1)
+	Share{JS: js, Gate: gate, Replicas: 1, Log: log, Attempt: 2 * time.Second, Opened: func(b *Bucket) { done <- b }}.
+		Start(t.Context(), t.Context(), &wg)
+	wg.Wait()
+	select {
+	case b := <-done:
+		if b == nil {
+			t.Fatal("opened a nil bucket")
+		}
+	default:
+		t.Fatal("the retry ended without opening the bucket")
 	}
 }
