@@ -14,6 +14,10 @@
 //
 // It may import the nats-io server module only (plus the standard
 // library).
+//
+// Its log lines start "hub:", as they did when this was part of package
+// hub, so that the searches docs/OPERATIONS.md and docs/CLUSTERING.md give
+// operators still find them.
 package diskwatch
 
 import (
@@ -106,22 +110,22 @@ func (w *Watch) check(free int64, cfg Config, js *server.JetStreamConfig) {
 	switch {
 	case free < LowDisk && !w.full.Load():
 		w.full.Store(true)
-		cfg.Log.Error("diskwatch: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
+		cfg.Log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
 	case free >= 2*LowDisk && !w.full.Load() && !cfg.Server.JetStreamEnabled():
 		// NATS turned JetStream off by itself (it does on some write
 		// errors): start it again.
-		cfg.Log.Warn("diskwatch: JetStream is disabled: restarting it", "free_bytes", free)
+		cfg.Log.Warn("hub: JetStream is disabled: restarting it", "free_bytes", free)
 		if err := w.restart(cfg, js); err != nil {
-			cfg.Log.Error("diskwatch: restarting JetStream failed; will retry", "err", err)
+			cfg.Log.Error("hub: restarting JetStream failed; will retry", "err", err)
 		}
 	case free >= 2*LowDisk && w.full.Load():
-		cfg.Log.Warn("diskwatch: the disk has room again: restarting JetStream", "free_bytes", free)
+		cfg.Log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
 		if err := w.restart(cfg, js); err != nil {
-			cfg.Log.Error("diskwatch: restarting JetStream failed; will retry", "err", err)
+			cfg.Log.Error("hub: restarting JetStream failed; will retry", "err", err)
 			return
 		}
 		w.full.Store(false)
-		cfg.Log.Info("diskwatch: JetStream restarted: writes resume")
+		cfg.Log.Info("hub: JetStream restarted: writes resume")
 	}
 }
 

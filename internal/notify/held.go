@@ -84,7 +84,7 @@ func (n *Notifier) noteHeld(tenant, board string, h ledger.Held) {
 	logNow := n.dropLocked(tenant, DropBufferFull, n.cfg.Now().UnixMilli())
 	n.mu.Unlock()
 	if logNow {
-		n.cfg.Log.Warn("notify: a tenant's quarantine notifications overflow its queue; they will be derived from the ledger",
+		n.cfg.Log.Warn("hub: a tenant's quarantine notifications overflow its queue; they will be derived from the ledger",
 			"tenant", tenant, "queue", n.queueCap())
 	}
 }
@@ -103,7 +103,7 @@ func (n *Notifier) queueAmended(note ledger.Notification) {
 	logNow := n.dropLocked(note.Tenant, DropQueueFull, n.cfg.Now().UnixMilli())
 	n.mu.Unlock()
 	if logNow {
-		n.cfg.Log.Warn("notify: a tenant's standings.amended notifications overflow its queue; dropped",
+		n.cfg.Log.Warn("hub: a tenant's standings.amended notifications overflow its queue; dropped",
 			"tenant", note.Tenant, "id", note.ID, "queue", n.queueCap())
 	}
 }

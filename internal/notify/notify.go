@@ -21,9 +21,13 @@
 // its own byte quota in the shared stream (quota.go), so one tenant's
 // flood neither grows memory nor takes another tenant's room.
 //
-// It may import internal/ledger and the nats-io modules (plus the standard
-// library): it knows nothing of the hub's replicas or streams but the
-// Tenant handles the hub gives it.
+// It may import internal/ledger, internal/jsread and the nats-io modules
+// (plus the standard library): it knows nothing of the hub's replicas or
+// streams but the Tenant handles the hub gives it.
+//
+// Its log lines start "hub:", as they did when this was part of package
+// hub, so that the searches docs/OPERATIONS.md and docs/CLUSTERING.md give
+// operators still find them.
 //
 // # Locks
 //
@@ -175,7 +179,7 @@ func (n *Notifier) Run(ctx context.Context) {
 		if err == nil {
 			break
 		}
-		n.cfg.Log.Warn("notify: the notifications' stream cannot be opened yet; retrying", "err", err)
+		n.cfg.Log.Warn("hub: the notifications' stream cannot be opened yet; retrying", "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -284,7 +288,7 @@ func (n *Notifier) due(ctx context.Context) {
 		}
 		if err := n.publish(ctx, d.note); err != nil {
 			if ctx.Err() == nil {
-				n.cfg.Log.Warn("notify: a notification was not published; retrying", "id", d.note.ID, "err", err)
+				n.cfg.Log.Warn("hub: a notification was not published; retrying", "id", d.note.ID, "err", err)
 			}
 			if d.t != nil {
 				d.t.due = now // visit it again at the next tick

@@ -129,7 +129,7 @@ func (n *Notifier) overQuota(note ledger.Notification, now int64) bool {
 	logNow := n.dropLocked(note.Tenant, DropQuota, now)
 	n.mu.Unlock()
 	if logNow {
-		n.cfg.Log.Warn("notify: a tenant's notifications fill its notification_bytes; quarantine notifications are dropped",
+		n.cfg.Log.Warn("hub: a tenant's notifications fill its notification_bytes; quarantine notifications are dropped",
 			"tenant", note.Tenant, "stored", have, "quota", quota)
 	}
 	return true

@@ -9,6 +9,10 @@
 // failed start: every call is bounded, and Load and Save log a failure and
 // go on as if there were no snapshot. It may import internal/ledger (to decode a
 // snapshot) and the nats-io modules (plus the standard library).
+//
+// Its log lines start "hub:", as they did when this was part of package
+// hub, so that the searches docs/OPERATIONS.md and docs/CLUSTERING.md give
+// operators still find them.
 package snapbucket
 
 import (
@@ -60,7 +64,7 @@ func Open(ctx context.Context, js jetstream.JetStream, gate func(func() error) e
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("snapbucket: bucket %s: %w", Name, err)
+		return nil, fmt.Errorf("hub: snapshot bucket %s: %w", Name, err)
 	}
 	b.store = store
 	return b, nil
@@ -105,7 +109,7 @@ func (s *Bucket) seq(ctx context.Context, tenant string) (uint64, bool) {
 	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrObjectNotFound) {
-			s.log.Warn("snapbucket: shared snapshot info", "tenant", tenant, "err", err)
+			s.log.Warn("hub: shared snapshot info", "tenant", tenant, "err", err)
 		}
 		return 0, false
 	}
@@ -123,15 +127,15 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64) (*ledger.S
 	}
 	data, err := gated(s, func() ([]byte, error) { return s.store.GetBytes(ctx, tenant) })
 	if err != nil {
-		s.log.Warn("snapbucket: shared snapshot not loaded", "tenant", tenant, "err", err)
+		s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
 		return nil, false
 	}
 	st, err := ledger.Decode(data)
 	if err != nil {
-		s.log.Warn("snapbucket: shared snapshot does not decode", "tenant", tenant, "err", err)
+		s.log.Warn("hub: shared snapshot does not decode", "tenant", tenant, "err", err)
 		return nil, false
 	}
-	s.log.Info("snapbucket: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(data))
+	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(data))
 	return st, true
 }
 
@@ -146,7 +150,7 @@ func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 	icancel()
 	switch {
 	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
-		s.log.Warn("snapbucket: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
+		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
 		return
 	case err == nil && info.Metadata["seq"] != "":
 		if shared, perr := strconv.ParseUint(info.Metadata["seq"], 10, 64); perr == nil && shared >= seq {
@@ -157,10 +161,10 @@ func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 	defer cancel()
 	meta := jetstream.ObjectMeta{Name: tenant, Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)}}
 	if _, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.Put(ctx, meta, bytes.NewReader(data)) }); err != nil {
-		s.log.Warn("snapbucket: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
+		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
 		return
 	}
-	s.log.Debug("snapbucket: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(data))
+	s.log.Debug("hub: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(data))
 }
 
 // Share opens the bucket for a node whose NATS other nodes share, in the
@@ -209,11 +213,11 @@ func (s Share) try(ctx, bg context.Context) bool {
 	b, err := Open(ctx, s.JS, s.Gate, s.Replicas, s.Log)
 	if err != nil {
 		if bg.Err() == nil {
-			s.Log.Warn("snapbucket: snapshots stay local for now; retrying", "err", err)
+			s.Log.Warn("hub: snapshots stay local for now; retrying", "err", err)
 		}
 		return false
 	}
 	s.Opened(b)
-	s.Log.Info("snapbucket: snapshots shared through the bucket", "bucket", Name)
+	s.Log.Info("hub: snapshots shared through the bucket", "bucket", Name)
 	return true
 }
