@@ -61,10 +61,10 @@ func TestEffectsCoverEveryEventKind(t *testing.T) {
 func TestEffectsCoverEveryMessage(t *testing.T) {
 	e := newLiveEnv(t, Config{})
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
-	c.send(map[string]any{"type": "no-such-type", "id": "x"})
+	c.Send(map[string]any{"type": "no-such-type", "id": "x"})
 	var msg string
 	checkFor(t, 5*time.Second, func() error {
-		if errs := c.errorsSeen(); len(errs) > 0 {
+		if errs := c.Errors(); len(errs) > 0 {
 			msg = errs[0].Message
 			return nil
 		}

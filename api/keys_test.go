@@ -42,7 +42,7 @@ func TestReloadKeysClosesWebSockets(t *testing.T) {
 	if _, err := e.s.ReloadKeys(reloaded(t, "", "")); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := c.c.Read(t.Context())
+	_, _, err := c.Conn().Read(t.Context())
 	if code := websocket.CloseStatus(err); code != 4003 {
 		t.Errorf("casino-b's WebSocket: close %d (%v), want 4003", code, err)
 	}

@@ -115,16 +115,16 @@ func TestWSBoardMessage(t *testing.T) {
 	}
 	e.must(200, "PUT", "/v1/members/p1/profile", adm, `{"name":"Ace","avatar":"https://cdn.example/a.png"}`)
 	c := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
-	c.subscribe("s1", "cup", map[string]any{"kind": "top", "limit": 10})
-	c.subscribe("s2", "plain", map[string]any{"kind": "top", "limit": 10})
+	c.Subscribe("s1", "cup", map[string]any{"kind": "top", "limit": 10})
+	c.Subscribe("s2", "plain", map[string]any{"kind": "top", "limit": 10})
 	checkFor(t, 5*time.Second, func() error {
-		rows, ok := c.rows("s2")
-		if _, ok1 := c.rows("s1"); !ok || !ok1 || len(rows) != 2 {
+		rows, ok := c.Rows("s2")
+		if _, ok1 := c.Rows("s1"); !ok || !ok1 || len(rows) != 2 {
 			return fmt.Errorf("no snapshots yet")
 		}
 		return nil
 	})
-	msgs := c.messages()
+	msgs := c.Messages()
 	if m := msgs[0]; m.Type != "board" || *m.ID != "s1" || m.Board != "cup" || m.EndsAt != "2099-01-01T00:00:00.000Z" ||
 		len(m.Prizes) != 1 || m.Prizes[0].Prize != "€5" {
 		t.Fatalf("first message %+v, want the board message of s1", m)
@@ -136,19 +136,19 @@ func TestWSBoardMessage(t *testing.T) {
 	}
 	// A token that does not reach the board learns nothing of it.
 	narrow := e.dial("access_token="+e.tokenForBoards("a", "p1", "plain"), true, nil)
-	narrow.subscribe("n1", "cup", map[string]any{"kind": "top"})
+	narrow.Subscribe("n1", "cup", map[string]any{"kind": "top"})
 	checkFor(t, 5*time.Second, func() error {
-		if len(narrow.errorsSeen()) == 0 {
+		if len(narrow.Errors()) == 0 {
 			return fmt.Errorf("no error yet")
 		}
 		return nil
 	})
-	for _, m := range narrow.messages() {
+	for _, m := range narrow.Messages() {
 		if m.Type != "error" || m.Code != "forbidden" {
 			t.Fatalf("a token without the board got %+v", m)
 		}
 	}
-	rows, _ := c.rows("s1")
+	rows, _ := c.Rows("s1")
 	if rows[1].Member != "p2" || !rows[1].Review || rows[2].Name != "Ace" || rows[2].Avatar != "https://cdn.example/a.png" || rows[2].Review {
 		t.Fatalf("rows %+v: want p2 under review, p1 with its profile", rows)
 	}
@@ -161,8 +161,8 @@ func TestTenantPanel(t *testing.T) {
 	adm := e.token("b", admin)
 	e.must(200, "PUT", "/v1/boards/x", adm, `{}`)
 	c := e.dial("access_token="+e.tokenFor("b", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
-	c.subscribe("s1", "x", map[string]any{"kind": "top"})
-	c.subscribe("s2", "x", map[string]any{"kind": "rank", "rank": 1})
+	c.Subscribe("s1", "x", map[string]any{"kind": "top"})
+	c.Subscribe("s2", "x", map[string]any{"kind": "rank", "rank": 1})
 	checkFor(t, 5*time.Second, func() error {
 		got := e.must(200, "GET", "/v1/tenant", adm, "")
 		subs, _ := got["subscriptions"].(map[string]any)

@@ -117,7 +117,7 @@ func TestTenantSubscriptionsFiltered(t *testing.T) {
 	e := newLiveEnv(t, Config{})
 	admin := reachScene(e.env)
 	c := e.dial("access_token="+admin, true, nil)
-	c.subscribe("s1", "poker-final", map[string]any{"kind": "top", "limit": 10})
+	c.Subscribe("s1", "poker-final", map[string]any{"kind": "top", "limit": 10})
 	checkFor(t, 5*time.Second, func() error {
 		all := e.must(200, "GET", "/v1/tenant", admin, "")
 		if fmt.Sprint(all["subscriptions"]) != "map[poker-final:1]" || all["connections"] != 1.0 {

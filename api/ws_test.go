@@ -42,7 +42,7 @@ func TestWSViewsMatchHTTP(t *testing.T) {
 		e.must(200, "PUT", "/v1/boards/"+board, adm, `{"policy":"`+policy+`","rules":{"max_score":1000}}`)
 		c := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
 		for _, v := range liveViews {
-			c.subscribe(v.id, board, v.view)
+			c.Subscribe(v.id, board, v.view)
 		}
 		for round := range 4 {
 			submitRandom(e, r, board, adm)
@@ -87,7 +87,7 @@ func sameAsHTTP(e *liveEnv, c *wsClient, board, id, read, tok string) error {
 	if status == http.StatusOK {
 		want = asRows(out)
 	}
-	got, ok := c.rows(id)
+	got, ok := c.Rows(id)
 	if !ok || !maps.Equal(got, want) {
 		return fmt.Errorf("%s: client holds %v, HTTP %s reads %v", id, got, read, want)
 	}
@@ -104,39 +104,39 @@ func TestWSResume(t *testing.T) {
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
 	view := map[string]any{"kind": "top", "limit": 3}
-	c.subscribe("s1", "weekly", view)
+	c.Subscribe("s1", "weekly", view)
 	checkFor(t, 5*time.Second, func() error { return sameAsHTTP(e, c, "weekly", "s1", "/top?limit=3", adm) })
 	e.must(200, "POST", "/v1/boards/weekly/scores", adm, `{"member":"p3","score":15}`)
 	checkFor(t, 5*time.Second, func() error { return sameAsHTTP(e, c, "weekly", "s1", "/top?limit=3", adm) })
-	old, _ := c.rows("s1")
-	since := c.lastSeq("s1")
-	c.c.Close(websocket.StatusNormalClosure, "")
+	old, _ := c.Rows("s1")
+	since := c.LastSeq("s1")
+	c.Conn().Close(websocket.StatusNormalClosure, "")
 
 	e.must(200, "POST", "/v1/boards/weekly/scores", adm, `{"scores":[{"member":"p4","score":30},{"member":"p1","score":1}]}`)
 	c2 := e.dial(tok, false, nil)
-	c2.send(map[string]any{"type": "subscribe", "id": "s1", "board": "weekly", "view": view, "since": since})
+	c2.Send(map[string]any{"type": "subscribe", "id": "s1", "board": "weekly", "view": view, "since": since})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, data, err := c2.c.Read(ctx)
+	_, data, err := c2.Conn().Read(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(string(data), `{"type":"diff","id":"s1",`) || !strings.Contains(string(data), fmt.Sprintf(`"prev":%d`, since)) {
 		t.Fatalf("resume answered %s, want a diff with prev %d", data, since)
 	}
-	c2.state["s1"], c2.seq["s1"] = old, since
-	c2.apply(decode(t, data), data)
+	c2.Seed("s1", old, since)
+	c2.Apply(data)
 	// The resume diff brings the view to some seq after since; changes the
 	// feed had not ticked out yet arrive in the next diffs of the chain.
 	for sameAsHTTP(e, c2, "weekly", "s1", "/top?limit=3", adm) != nil {
-		_, data, err := c2.c.Read(ctx)
+		_, data, err := c2.Conn().Read(ctx)
 		if err != nil {
 			t.Fatalf("resumed view never matched HTTP: %v", sameAsHTTP(e, c2, "weekly", "s1", "/top?limit=3", adm))
 		}
-		c2.apply(decode(t, data), data)
+		c2.Apply(data)
 	}
-	if c2.bad != nil {
-		t.Fatal(c2.bad)
+	if err := c2.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -149,14 +149,14 @@ func TestSecondServerLeavesFeed(t *testing.T) {
 	adm := e.token("a", admin)
 	e.must(200, "PUT", "/v1/boards/weekly", adm, `{}`)
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
-	c.subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 3})
+	c.Subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 3})
 	checkFor(t, 5*time.Second, func() error { return sameAsHTTP(e, c, "weekly", "s1", "/top?limit=3", adm) })
 
 	second := New(Config{Hub: e.hub, Verifier: auth.NewVerifier(e.keys, auth.Options{}), Keys: e.keys})
 	t.Cleanup(func() { second.CloseWebSockets(context.Background()) })
 	e.must(200, "POST", "/v1/boards/weekly/scores", adm, `{"member":"p9","score":90}`)
 	checkFor(t, 5*time.Second, func() error {
-		if rows, _ := c.rows("s1"); rows[1].Member != "p9" {
+		if rows, _ := c.Rows("s1"); rows[1].Member != "p9" {
 			return fmt.Errorf("the first server's view holds %v, want p9 first: its feed was taken", rows)
 		}
 		return nil

@@ -65,7 +65,7 @@ type Limits struct {
 	IdentityWritesPerSecond float64 `json:"identity_writes_per_second"`
 	// NotificationBytes caps the bytes the tenant's notifications take in
 	// the notifications' stream (kept 72 h): past it, its quarantines are
-	// not notified (hub: notify_quota.go). Zero means the gateway default
+	// not notified (internal/notify: quota.go). Zero means the gateway default
 	// (16 MiB); at most MaxNotificationBytes.
 	NotificationBytes int64 `json:"notification_bytes"`
 }

@@ -3,7 +3,7 @@ package hub
 import "sync"
 
 // apiGate keeps the Hub's own JetStream API requests out of a restart of
-// the embedded JetStream (restartJetStream, store.go).
+// the embedded JetStream (by the disk watch: internal/diskwatch).
 //
 // Why: nats-server's EnableJetStream replaces the API's request queues
 // without a lock, while the API subscription of the JetStream it replaced

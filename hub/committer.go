@@ -150,7 +150,7 @@ func (sl *streamLog) publishGroup(ctx context.Context, r *replica, reqs []*submi
 		sl.publishGroup(ctx, r, reqs[len(reqs)/2:])
 		return
 	}
-	if sl.disk.full.Load() {
+	if sl.disk.Full() {
 		fail(reqs, ErrStoreFull)
 		return
 	}

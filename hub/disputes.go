@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
 )
@@ -161,22 +160,4 @@ func (d Disputes) AdminActions(tenant, board string, after uint64, limit int) (o
 		return err
 	})
 	return out, more, err
-}
-
-// noteAmended queues a standings.amended notification of tenant (apply's
-// Outcome.Notes) for the next tick in the tenant's queue (notify_held.go),
-// unless it is old news or the queue is full (counted and logged:
-// DropQueueFull). Old news is an event stored longer than NotifyDedup ago
-// (a replay at start re-applies old amendments): JetStream's duplicate
-// window would no longer drop it, so it would be published again. Never
-// blocks on I/O.
-func (n *notifier) noteAmended(tenant string, note Notification, stored time.Time) {
-	if n == nil || time.Since(stored) > NotifyDedup {
-		return
-	}
-	note.Tenant = tenant
-	if n.published(note.DedupID()) {
-		return
-	}
-	n.queueAmended(note)
 }

@@ -5,12 +5,17 @@
 // retries through a leader change, follow a stream with a consumer of its
 // own, the audit replay), the tenants' registry (open, opening, down,
 // discovered), one replica per tenant that applies its stream, snapshot
-// files and the cluster's snapshot bucket, the store's health, the API gate
-// and the notifications' stream. What a tenant's state is, and how an
-// event changes it, is package internal/ledger: a pure function of the
-// events that the replica applies (doc.go there).
+// files and the cluster's snapshot bucket (internal/snapbucket), the
+// store's health and the API gate. It owns a notify.Notifier (package
+// internal/notify, which publishes the notifications' stream) and hands it
+// what each apply decided through the replica's notify.Tenant. What a
+// tenant's state is, and how an event changes it, is package
+// internal/ledger: a pure function of the events that the replica applies
+// (doc.go there).
 //
-// It may import board, identity, internal/ledger, internal/names and the
+// It may import board, identity, internal/ledger, internal/names,
+// internal/notify, internal/redact, internal/jsread, internal/diskwatch,
+// internal/snapbucket, internal/streamwatch, internal/natsstats and the
 // nats-io modules (plus the standard library); it knows nothing of HTTP,
 // JWT or WebSockets. Inner callers (api) validate tenant and board names;
 // hub checks them again only because they become parts of NATS subjects.
@@ -33,17 +38,17 @@
 // its committer, which publishes its Submit calls in groups
 // (committer.go); and, while a group event writes several boards, the
 // goroutines of its lanes (lanes.go), which the replica waits for. Per
-// Hub: the feed, the notifier, the re-opener of down tenants, the
-// discoverer, the disk watcher, and while they have not succeeded the
-// retries of the snapshot bucket and of the streams' replica count; at
-// start, a few openings at once (openAll). All stop when the Hub's
-// context ends, and Close waits for them.
+// Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down
+// tenants, the discoverer, the disk watch (internal/diskwatch), and while
+// they have not succeeded the retries of the snapshot bucket and of the
+// streams' replica count; at start, a few openings at once (openAll). All
+// stop when the Hub's context ends, and Close waits for them.
 //
 // # Locks
 //
 // In order: registry.openMu, registry.mu, replica.mu, then the ledger
-// feed log's mutex, notifier.mu and replica.waitMu (none of these three is
-// held while taking another). apiGate.mu stands apart: it is taken with
+// feed log's mutex, the notifier's mutex and replica.waitMu (none of
+// these three is held while taking another). apiGate.mu stands apart: it is taken with
 // no other lock held.
 //
 //   - registry.openMu (tenant.go): read-held by each opening of a tenant
@@ -57,9 +62,9 @@
 //     Readers hold it for reading for one read (read.go).
 //   - the feed log's mutex (internal/ledger/feed.go): apply appends, the
 //     feed goroutine takes, under replica.mu.
-//   - notifier.mu (notify.go): quarantines to publish and ids published;
-//     taken under a replica's read lock when the ledger asks what was
-//     published.
+//   - the notifier's mutex (internal/notify): its queues, ids published,
+//     drops and bytes stored; taken under a replica's read lock when the
+//     ledger asks what was published, never across a NATS round trip.
 //   - replica.waitMu: the callers waiting for an event or a sequence.
 //   - apiGate.mu (apigate.go): read-held across every JetStream API request
 //     of the Hub, a NATS round trip (bounded by the request's context); a

@@ -170,7 +170,7 @@ func (n *natsServer) start() {
 func (n *natsServer) reload(h *Hub) {
 	n.t.Helper()
 	checkFor(n.t, 10*time.Second, func() error {
-		if h.note.ticks.Load() == 0 {
+		if h.note.Passes() == 0 {
 			return errors.New("the hub has not opened its notifications' stream yet")
 		}
 		return nil

@@ -131,7 +131,7 @@ func (sl *streamLog) reconsume(ctx context.Context, r *replica) (jetstream.Messa
 		msgs, name, err := sl.consume(actx, r)
 		cancel()
 		if err == nil {
-			sl.nstats.consumerResets.Add(1)
+			sl.nstats.ConsumerResets.Add(1)
 			return msgs, name
 		}
 		if ctx.Err() != nil {

@@ -13,11 +13,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/diskwatch"
+	"github.com/rankwire/rankwire/internal/natsstats"
+	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/snapbucket"
+	"github.com/rankwire/rankwire/internal/streamwatch"
 )
 
 // Hub is the gateway's durable core: it publishes events to the tenants'
@@ -30,12 +34,12 @@ type Hub struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	snaps  *snapshotter
-	store  storeHealth // refused writes: store.go
-	disk   diskState   // the embedded store's disk: store.go
-	api    apiGate     // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
-	nstats natsStats   // connection and publish counters: natsstats.go
-	note   notifier    // notifications: notify.go
-	quota  quotas      // each tenant's limits that apply enforces: quota.go
+	store  storeHealth        // refused writes: store.go
+	disk   diskwatch.Watch    // the embedded store's disk (internal/diskwatch)
+	api    apiGate            // the Hub's JetStream API requests, kept out of a JetStream restart: apigate.go
+	nstats natsstats.Counters // connection and publish counters (internal/natsstats)
+	note   *notify.Notifier   // notifications (internal/notify); set by connect
+	quota  quotas             // each tenant's limits that apply enforces: quota.go
 
 	streams *streamLog // the tenants' streams: streams.go; set by connect
 
@@ -77,13 +81,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	}
 	h.streams.shareSnapshots(ctx)
 	h.streams.watchLeaders()
-	var newTenants tenantWatch
+	var newTenants *streamwatch.Watch
 	if cfg.DiscoverInterval > 0 {
 		// Before the first look: a tenant created after it is announced.
 		newTenants = h.reg.watchNewTenants()
 	}
 	if err := h.reg.openAll(ctx); err != nil {
-		newTenants.close()
+		newTenants.Close()
 		h.Close()
 		return nil, err
 	}
@@ -96,15 +100,14 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			h.streams.watchDisk(h.ctx, h.cfg.DataDir)
+			h.disk.Run(h.ctx, diskwatch.Config{Server: h.srv, Dir: h.cfg.DataDir, Hold: h.api.close, Log: h.log,
+				Flush: func() error { return h.nc.FlushTimeout(callTimeout) }})
 		}()
 	}
-	h.note.js, h.note.api, h.note.log, h.note.now = h.js, &h.api, h.log, h.cfg.Now
-	h.note.replicas, h.note.tenants = h.cfg.Replicas, h.reg.openReplicas
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.note.run(h.ctx)
+		h.note.Run(h.ctx)
 	}()
 	if cfg.DiscoverInterval > 0 {
 		h.wg.Add(1)
@@ -122,49 +125,14 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // in a cluster), with the tenants' replica count: snapshots are then
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
-// that cannot be opened within replicasTimeout (a cluster still forming
-// its quorum) is logged and opened in the background, retried every 1 to
-// 5 s until it opens or the Hub closes; meanwhile snapshots stay local.
+// that cannot be opened within replicasTimeout is opened in the background
+// until the Hub closes (snapbucket.Share).
 func (sl *streamLog) shareSnapshots(ctx context.Context) {
 	if sl.srv != nil && sl.cfg.Cluster.Name == "" {
 		return
 	}
-	if sl.openShared(ctx) {
-		return
-	}
-	sl.wg.Add(1)
-	go func() {
-		defer sl.wg.Done()
-		wait := time.Second
-		for {
-			select {
-			case <-sl.ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			if sl.openShared(sl.ctx) {
-				return
-			}
-			wait = min(2*wait, 5*time.Second)
-		}
-	}()
-}
-
-// openShared makes one bounded attempt to open the bucket, logging a
-// failure; it reports whether the bucket is open.
-func (sl *streamLog) openShared(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, replicasTimeout) // a bucket that does not answer must not use up the start
-	defer cancel()
-	shared, err := openSharedSnapshots(ctx, sl.js, sl.api, sl.cfg.Replicas, sl.log)
-	if err != nil {
-		if sl.ctx.Err() == nil {
-			sl.log.Warn("hub: snapshots stay local for now; retrying", "err", err)
-		}
-		return false
-	}
-	sl.snaps.shared.Store(shared)
-	sl.log.Info("hub: snapshots shared through the bucket", "bucket", sharedBucket)
-	return true
+	snapbucket.Share{JS: sl.js, Gate: sl.api.do, Replicas: sl.cfg.Replicas, Log: sl.log, Attempt: replicasTimeout,
+		Opened: sl.snaps.shared.Store}.Start(ctx, sl.ctx, sl.wg)
 }
 
 func (h *Hub) connect(ctx context.Context) error {
@@ -199,6 +167,8 @@ func (h *Hub) connect(ctx context.Context) error {
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
 		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: randomID(), ctx: h.ctx, wg: &h.wg}
 	h.reg.streams = h.streams
+	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
+		Tenants: h.reg.notifyTenants})
 	h.streams.applyReplicas(ctx)
 	return nil
 }

@@ -35,7 +35,7 @@ func (sl *streamLog) watchLeaders() {
 		}
 		var a leaderAdvisory
 		_ = json.Unmarshal(m.Data, &a)
-		sl.nstats.leaderChanges.Add(1)
+		sl.nstats.LeaderChanges.Add(1)
 		sl.log.Info("hub: stream leader elected", "tenant", t, "leader", a.Leader)
 	}
 	lost := func(m *nats.Msg) {
@@ -43,7 +43,7 @@ func (sl *streamLog) watchLeaders() {
 		if !ok {
 			return
 		}
-		sl.nstats.quorumLost.Add(1)
+		sl.nstats.QuorumLost.Add(1)
 		sl.log.Warn("hub: stream quorum lost: the tenant's writes wait for a majority of its replicas", "tenant", t)
 	}
 	for subj, f := range map[string]nats.MsgHandler{leaderElected + "*": elected, quorumLost + "*": lost} {

@@ -48,7 +48,6 @@ const (
 	MaxAvatarLen            = ledger.MaxAvatarLen
 	MaxHistoryPoints        = ledger.MaxHistoryPoints
 	MinIdempotencyRetention = ledger.MinIdempotencyRetention
-	NotifyDedup             = ledger.NotifyDedup
 	MaxWriteTimeout         = ledger.MaxWriteTimeout // the longest Config.WriteTimeout
 )
 

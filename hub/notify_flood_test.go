@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // A quarantine flood of one tenant past its queue neither takes another
@@ -13,7 +15,7 @@ import (
 func TestNotifyFloodIsolated(t *testing.T) {
 	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	h := startHub(t, Config{Now: clk.now})
-	h.note.heldCap.Store(50)
+	h.note.SetQueueCap(50)
 	rules := Settings{Rules: &Rules{MaxScore: f64(1000)}}
 	mustPut(t, h, "a", "cup", rules)
 	mustPut(t, h, "b", "cup", rules)
@@ -50,7 +52,7 @@ func TestNotifyFloodIsolated(t *testing.T) {
 	}
 	var dropsA uint64
 	for _, d := range h.Quotas().NotificationsDropped() {
-		if d.Tenant != "a" || d.Reason != DropBufferFull {
+		if d.Tenant != "a" || d.Reason != notify.DropBufferFull {
 			t.Fatalf("dropped %+v: only a's buffer may overflow", d)
 		}
 		dropsA += d.Count

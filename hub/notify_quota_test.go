@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // A tenant's notifications stop at its notification bytes: past them its
@@ -44,7 +46,7 @@ func TestNotifyQuota(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	info, err := h.js.Stream(ctx, NotifyStream)
+	info, err := h.js.Stream(ctx, notify.Stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestNotifyQuota(t *testing.T) {
 	// may publish what h dropped): its count is the stream's.
 	later := startHub(t, Config{Now: clk.now, NATSURL: url, DiscoverInterval: -1})
 	awaitTicks(t, later, 2)
-	info, err = h.js.Stream(ctx, NotifyStream)
+	info, err = h.js.Stream(ctx, notify.Stream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // notes reads every notification stored for tenant, in stream order.
@@ -15,11 +16,11 @@ func notes(t *testing.T, h *Hub, tenant string) []Notification {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := h.js.OrderedConsumer(ctx, NotifyStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{NotifySubject(tenant)}})
+	c, err := h.js.OrderedConsumer(ctx, notify.Stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{notify.Subject(tenant)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.js.Stream(ctx, NotifyStream)
+	info, err := h.js.Stream(ctx, notify.Stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +58,9 @@ func waitNotes(t *testing.T, h *Hub, tenant string, n int) []Notification {
 // awaitTicks waits until h's notifier has made n more passes.
 func awaitTicks(t *testing.T, h *Hub, n uint64) {
 	t.Helper()
-	want := h.note.ticks.Load() + n
+	want := h.note.Passes() + n
 	checkFor(t, 10*time.Second, func() error {
-		if got := h.note.ticks.Load(); got < want {
+		if got := h.note.Passes(); got < want {
 			return fmt.Errorf("%d notifier passes, want %d", got, want)
 		}
 		return nil
@@ -129,20 +130,20 @@ func TestNotifierVisitsOnlyWhatIsDue(t *testing.T) {
 	h := startHub(t, Config{Now: clk.now})
 	mustPut(t, h, "t1", "cup", Settings{Windows: []string{"all", "day"}})
 	awaitTicks(t, h, 2)
-	before := h.note.visits.Load()
+	before := h.note.Visits()
 	mustSubmit(t, h, "t1", "cup", Item{Member: "p1", Score: 50})
 	awaitTicks(t, h, 3)
-	if got := h.note.visits.Load(); got != before {
+	if got := h.note.Visits(); got != before {
 		t.Fatalf("%d visits after a submission and three ticks with nothing due", got-before)
 	}
 	mustPut(t, h, "t1", "cup", Settings{Windows: []string{"all", "day"}, EndsAt: "2026-12-01T12:00:00Z"})
 	awaitTicks(t, h, 2)
-	if got := h.note.visits.Load(); got != before+1 {
+	if got := h.note.Visits(); got != before+1 {
 		t.Fatalf("%d visits after a settings change, want 1", got-before)
 	}
 	clk.set(time.Date(2026, 12, 1, 12, 1, 5, 0, time.UTC)) // the end plus ledger.FinalAfter: due
 	awaitTicks(t, h, 2)
-	if got := h.note.visits.Load(); got != before+2 {
+	if got := h.note.Visits(); got != before+2 {
 		t.Fatalf("%d visits once the end came due, want 2", got-before)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // twinScenario runs the same tournament on every tenant of tenants, with
@@ -105,7 +106,7 @@ func TestNotifyUpgradeFromBareIDs(t *testing.T) {
 	// What a node before the upgrade stored: t1's end under its bare id.
 	ends := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
 	bare := fmt.Sprintf("board.ended:cup:%d", ends)
-	msg := nats.NewMsg(NotifySubject("t1"))
+	msg := nats.NewMsg(notify.Subject("t1"))
 	msg.Data = []byte(`{"id":"` + bare + `","type":"board.ended","tenant":"t1","board":"cup"}`)
 	msg.Header.Set(jetstream.MsgIDHeader, bare)
 	if _, err := old.js.PublishMsg(testCtx(t), msg); err != nil {

@@ -54,7 +54,7 @@ func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID
 	wctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	err := sl.publishLoop(wctx, r, data, msgID)
-	sl.nstats.observePublish(time.Since(start), err)
+	sl.nstats.ObservePublish(time.Since(start), err)
 	switch {
 	case err == nil:
 		sl.markUp(r)
@@ -80,7 +80,7 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 		if sl.streamGone(ctx, r) {
 			return fmt.Errorf("%w (stream %s: not found)", err, r.stream)
 		}
-		sl.nstats.retries.Add(1)
+		sl.nstats.Retries.Add(1)
 		select {
 		case <-ctx.Done():
 			return err

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // Quota is a tenant's limits that apply enforces (ledger.Quota): the hub
@@ -80,3 +81,16 @@ func (q Quotas) StoreBytes(ctx context.Context) (map[string]uint64, error) {
 	})
 	return out, err
 }
+
+// SetNotifyQuota sets the function that gives a tenant's quota of
+// notification bytes (the key file's notification_bytes, read at each use
+// so that a reload takes effect): notify.Notifier.SetQuota.
+func (q Quotas) SetNotifyQuota(f func(tenant string) int64) { q.h.note.SetQuota(f) }
+
+// NotifyBytes returns the bytes tenant's notifications take in the
+// notifications' stream, as this node accounts them.
+func (q Quotas) NotifyBytes(tenant string) int64 { return q.h.note.StoredBytes(tenant) }
+
+// NotificationsDropped returns the counts of notifications not queued or
+// not published, by tenant and reason (rankwire_notifications_dropped_total).
+func (q Quotas) NotificationsDropped() []notify.Drop { return q.h.note.Dropped() }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // replica is one tenant's replicated state and the goroutine that applies the
@@ -30,8 +31,8 @@ type replica struct {
 
 	mu    sync.RWMutex // guards st; written only by the replica goroutine
 	st    *ledger.State
-	notes *notifier // hears of the quarantines apply decides (Outcome.Held)
-	wake  func()    // tells the Hub's feed goroutine that changes may wait (feed.go); may be nil
+	notes *notify.Tenant // hears what apply decides (quarantines, amendments, schedule); set before run
+	wake  func()         // tells the Hub's feed goroutine that changes may wait (feed.go); may be nil
 
 	feedDirty atomic.Bool // set by wake, taken by a drain: st may hold changes for the feed (feed.go)
 
@@ -41,13 +42,6 @@ type replica struct {
 	done    chan struct{} // closed when the replica goroutine has returned
 
 	follow follower // the fetcher's position in the stream (follow.go)
-
-	// noteMoved reports that the tenant's notification schedule may have
-	// moved (it opened, or an event's Outcome.Schedule): set by the replica
-	// goroutine, taken by the notifier. noteDue is the time (unix ms) the
-	// ledger gave as its next due; notifier goroutine only (notify.go).
-	noteMoved atomic.Bool
-	noteDue   int64
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
@@ -70,7 +64,7 @@ type seqWait struct {
 	ch  chan struct{}
 }
 
-func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapshotter, notes *notifier) *replica {
+func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapshotter) *replica {
 	r := &replica{
 		tenant:  tenant,
 		stream:  streamName(tenant),
@@ -78,7 +72,6 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 		log:     log.With("tenant", tenant),
 		snaps:   snaps,
 		st:      st,
-		notes:   notes,
 		done:    make(chan struct{}),
 		queue:   make(chan *submitReq, queueLen),
 		waiters: make(map[string]*flight),
@@ -102,7 +95,6 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 	r.savedAt.Store(time.Now().UnixNano())
 	r.startSeq = st.Seq()
 	r.snapAt = time.Now()
-	r.noteMoved.Store(true) // what came due while the node was down
 	r.saves = make(chan snapJob, 1)
 	return r
 }
@@ -159,15 +151,7 @@ func (r *replica) handle(d delivery) {
 	}
 	r.mu.Unlock()
 	r.applied.Store(seq)
-	for _, n := range out.Held {
-		r.notes.noteHeld(r.tenant, n.Board, n.Held)
-	}
-	for _, n := range out.Notes {
-		r.notes.noteAmended(r.tenant, n, d.stored) // disputes.go
-	}
-	if out.Schedule {
-		r.noteMoved.Store(true)
-	}
+	r.notes.Applied(&out, d.stored)
 	if d.err == nil {
 		r.notify(d.ev.Waiter, out)
 	} else {

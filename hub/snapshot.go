@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
 // A snapshot is one tenant's state at a stream sequence (its encoding:
@@ -29,7 +30,7 @@ type snapshotter struct {
 	every    int           // events between snapshots; < 0: only at Close
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
-	shared   atomic.Pointer[sharedSnapshots] // the cluster's object store of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
+	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
 }
 
 func (s *snapshotter) path(tenant string) string {
@@ -50,7 +51,7 @@ func (s *snapshotter) load(ctx context.Context, tenant string) (*ledger.State, e
 	if err == nil {
 		seq = st.Seq()
 	}
-	if loaded, ok := shared.load(ctx, tenant, seq); ok {
+	if loaded, ok := shared.Load(ctx, tenant, seq); ok {
 		return loaded, nil
 	}
 	return st, err
@@ -165,7 +166,7 @@ func (r *replica) save(j snapJob) {
 	r.savedAt.Store(time.Now().UnixNano())
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
 	if shared := r.snaps.shared.Load(); shared != nil {
-		shared.save(r.tenant, j.seq, j.data)
+		shared.Save(r.tenant, j.seq, j.data)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -90,10 +89,10 @@ func (h *Hub) Writable(ctx context.Context) error {
 		return errorf(ErrUnavailable, "not connected to NATS")
 	}
 	if h.srv != nil {
-		if h.disk.full.Load() {
-			return storeFull(fmt.Sprintf("the disk under it has %d bytes free", h.disk.free.Load()))
+		if h.disk.Full() {
+			return storeFull(fmt.Sprintf("the disk under it has %d bytes free", h.disk.Free()))
 		}
-		if h.disk.restarting.Load() {
+		if h.disk.Restarting() {
 			return errorf(ErrUnavailable, "JetStream is restarting")
 		}
 		return embeddedWritable(h.srv)
@@ -129,108 +128,6 @@ func embeddedWritable(s *server.Server) error {
 		return storeFull(fmt.Sprintf("%d of %d bytes used", info.Store, max))
 	}
 	return nil
-}
-
-// A disk that fills under the embedded store (other files, or NATS's
-// default limit of 75 % of the free space at start being more than is left)
-// fails JetStream's own writes. Its file store then keeps failing every
-// write even after space is freed, and publishes go unanswered. The disk
-// watch notices: while the disk has less than lowDisk bytes free, writes
-// fail fast with ErrStoreFull and Writable says the disk is full; once it
-// has twice that again, the watch restarts JetStream (its streams reload
-// from disk, repairing a torn last block), and writes resume with no
-// restart of the gateway.
-
-// lowDisk is the free space under the store below which the disk counts
-// as full.
-const lowDisk = 1 << 20
-
-// diskEvery is how often the disk watch looks.
-const diskEvery = time.Second
-
-// diskState is what the disk watch saw.
-type diskState struct {
-	full atomic.Bool  // the disk under the store is full now
-	free atomic.Int64 // free bytes at the last look
-	// restarting is set while the disk watch restarts JetStream. NATS
-	// marks JetStream enabled before its API subscriptions are set up, and
-	// a request in that window races inside nats-server, so writes are
-	// refused until the restart has returned.
-	restarting atomic.Bool
-}
-
-// watchDisk runs the disk watch of the embedded server until ctx ends.
-// Cost: one statfs a second.
-func (sl *streamLog) watchDisk(ctx context.Context, dir string) {
-	cfg := sl.srv.JetStreamConfig()
-	if cfg == nil {
-		return
-	}
-	tick := time.NewTicker(diskEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		free, err := freeBytes(dir)
-		if err != nil {
-			continue // no measure, no change
-		}
-		sl.disk.free.Store(free)
-		sl.checkDisk(free, cfg)
-	}
-}
-
-// checkDisk updates the disk state for free bytes and restarts JetStream
-// once a full disk has room again.
-func (sl *streamLog) checkDisk(free int64, cfg *server.JetStreamConfig) {
-	switch {
-	case free < lowDisk && !sl.disk.full.Load():
-		sl.disk.full.Store(true)
-		sl.log.Error("hub: the disk under the store is full: writes are refused until space is freed", "free_bytes", free)
-	case free >= 2*lowDisk && !sl.disk.full.Load() && !sl.srv.JetStreamEnabled():
-		// NATS turned JetStream off by itself (it does on some write
-		// errors): start it again.
-		sl.log.Warn("hub: JetStream is disabled: restarting it", "free_bytes", free)
-		if err := sl.restartJetStream(cfg); err != nil {
-			sl.log.Error("hub: restarting JetStream failed; will retry", "err", err)
-		}
-	case free >= 2*lowDisk && sl.disk.full.Load():
-		sl.log.Warn("hub: the disk has room again: restarting JetStream", "free_bytes", free)
-		if err := sl.restartJetStream(cfg); err != nil {
-			sl.log.Error("hub: restarting JetStream failed; will retry", "err", err)
-			return
-		}
-		sl.disk.full.Store(false)
-		sl.log.Info("hub: JetStream restarted: writes resume")
-	}
-}
-
-// restartJetStream stops the embedded JetStream and starts it again with
-// cfg, reloading every stream from disk.
-func (sl *streamLog) restartJetStream(cfg *server.JetStreamConfig) error {
-	sl.disk.restarting.Store(true)
-	defer sl.disk.restarting.Store(false)
-	open := sl.api.close() // apigate.go: no request of ours in flight from here
-	defer open()
-	if err := sl.srv.ShutdownJetStream(); err != nil {
-		return err
-	}
-	// The server reads a connection in order: once the PING is answered,
-	// it has dispatched every request sent before, also those whose caller
-	// gave up waiting.
-	if err := sl.nc.FlushTimeout(callTimeout); err != nil {
-		return fmt.Errorf("flush before restarting JetStream: %w", err)
-	}
-	c := *cfg
-	// The running config's StoreDir ends in "jetstream", which
-	// EnableJetStream appends again.
-	if filepath.Base(c.StoreDir) == server.JetStreamStoreDir {
-		c.StoreDir = filepath.Dir(c.StoreDir)
-	}
-	return sl.srv.EnableJetStream(&c)
 }
 
 // jetStreamUnreachable is Writable's error where NATS is connected but

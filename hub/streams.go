@@ -9,6 +9,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/diskwatch"
+	"github.com/rankwire/rankwire/internal/natsstats"
 )
 
 // streamLog is the Hub's use of the tenants' JetStream streams, the NATS
@@ -30,11 +32,11 @@ type streamLog struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	api    *apiGate
-	nstats *natsStats
+	nstats *natsstats.Counters
 	store  *storeHealth
-	disk   *diskState
-	snaps  *snapshotter // the tenants' snapshots: local files, and the cluster's bucket once shared
-	quota  *quotas      // the Hub's: the limits stamped on events (quota.go)
+	disk   *diskwatch.Watch // the embedded store's disk: Full fails writes fast
+	snaps  *snapshotter     // the tenants' snapshots: local files, and the cluster's bucket once shared
+	quota  *quotas          // the Hub's: the limits stamped on events (quota.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

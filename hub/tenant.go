@@ -14,6 +14,7 @@ import (
 
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 const streamPrefix = "RW_"
@@ -90,6 +91,17 @@ func (g *registry) openReplicas() []*replica {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return slices.Collect(maps.Values(g.tenants))
+}
+
+// notifyTenants returns the notifier's handles of the open replicas.
+func (g *registry) notifyTenants() []*notify.Tenant {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]*notify.Tenant, 0, len(g.tenants))
+	for _, r := range g.tenants {
+		out = append(out, r.notes)
+	}
+	return out
 }
 
 // replica returns tenant's replica, opening it (and with create, creating
@@ -203,7 +215,8 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		h.log.Warn("hub: snapshot ignored, replaying the whole stream", "tenant", tenant, "err", err)
 		st = ledger.New()
 	}
-	r := newReplica(tenant, st, h.log, h.snaps, &h.note)
+	r := newReplica(tenant, st, h.log, h.snaps)
+	r.notes = h.note.Tenant(tenant, r.read)
 	r.wake = func() { h.wakeFeedFor(r) }
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

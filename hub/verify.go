@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/jsread"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
 // The audit replay. Verify rebuilds every tenant's state from its stream
@@ -47,8 +48,8 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	if err := h.connect(ctx); err != nil {
 		return nil, err
 	}
-	if store, err := h.js.ObjectStore(ctx, sharedBucket); err == nil {
-		h.snaps.shared.Store(&sharedSnapshots{store: store, log: h.log})
+	if shared, err := snapbucket.Existing(ctx, h.js, h.log); err == nil {
+		h.snaps.shared.Store(shared)
 	}
 	if len(tenants) == 0 {
 		var err error
@@ -95,13 +96,12 @@ func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *l
 	if shared == nil {
 		return nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, sharedTimeout)
-	defer cancel()
-	data, err := shared.store.GetBytes(sctx, tenant)
-	if err == nil {
-		audit.AddSnapshot("shared bucket "+sharedBucket, data)
-	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+	data, ok, err := shared.Get(ctx, tenant)
+	if err != nil {
 		return fmt.Errorf("shared snapshot: %w", err)
+	}
+	if ok {
+		audit.AddSnapshot("shared bucket "+snapbucket.Name, data)
 	}
 	return nil
 }
@@ -109,38 +109,14 @@ func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *l
 // replayTo feeds every event of stream up to last, in order, to f. An
 // event that does not decode is skipped, as every replica skips it.
 func (sl *streamLog) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *ledger.Event)) error {
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		return fmt.Errorf("consumer: %w", err)
+	err := jsread.Read(ctx, stream, jsread.Options{}, func(m jetstream.Msg, md *jetstream.MsgMetadata) (bool, error) {
+		if ev, err := ledger.DecodeEvent(m.Data()); err == nil {
+			f(md.Sequence.Stream, ev)
+		}
+		return md.Sequence.Stream >= last, nil
+	})
+	if errors.Is(err, jsread.ErrEnded) {
+		return fmt.Errorf("the stream ended before seq %d", last)
 	}
-	for {
-		batch, err := cons.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		n := 0
-		for msg := range batch.Messages() {
-			n++
-			md, err := msg.Metadata()
-			if err != nil {
-				return fmt.Errorf("message without metadata: %w", err)
-			}
-			seq := md.Sequence.Stream
-			if ev, err := ledger.DecodeEvent(msg.Data()); err == nil {
-				f(seq, ev)
-			}
-			if seq >= last {
-				return nil
-			}
-		}
-		if err := batch.Error(); err != nil {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		if n == 0 {
-			return fmt.Errorf("the stream ended before seq %d", last)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
+	return err
 }

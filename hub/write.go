@@ -202,7 +202,7 @@ func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (
 	if err != nil {
 		return ledger.Outcome{}, fmt.Errorf("hub: encode event: %w", err)
 	}
-	if sl.disk.full.Load() {
+	if sl.disk.Full() {
 		return ledger.Outcome{}, ErrStoreFull
 	}
 	f := r.expect(ev.Waiter)
@@ -233,7 +233,7 @@ func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) erro
 	case <-r.done:
 		return ErrClosed
 	case <-t.C:
-		sl.nstats.applyTimeouts.Add(1)
+		sl.nstats.ApplyTimeouts.Add(1)
 		sl.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
 			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", sl.cfg.WriteTimeout)
 		return unavailable("stored, but not applied on this node in time; retry with the same id", nil)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // Backlog returns, for each tenant whose consumer exists, the notifications
@@ -16,7 +16,7 @@ import (
 func (d *Deliverer) Backlog(ctx context.Context) (map[string]uint64, error) {
 	out := map[string]uint64{}
 	err := d.cfg.API(func() error {
-		s, err := d.cfg.JS.Stream(ctx, hub.NotifyStream)
+		s, err := d.cfg.JS.Stream(ctx, notify.Stream)
 		if err != nil {
 			return fmt.Errorf("notification stream: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // TestBacklog: a tenant whose webhook refuses has its notifications as
@@ -38,7 +39,7 @@ func TestBacklog(t *testing.T) {
 	defer d.Close()
 	for _, tenant := range []string{"t1", "t2"} {
 		await.For(t, 10*time.Second, func() error {
-			_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName(tenant))
+			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tenant))
 			return err
 		})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 func TestPolicyCheck(t *testing.T) {
@@ -179,7 +180,7 @@ func TestDestinationsRefused(t *testing.T) {
 	defer d.Close()
 	for tenant := range hooks {
 		await.For(t, 10*time.Second, func() error {
-			_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName(tenant))
+			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tenant))
 			return err
 		})
 		if _, err := h.Submit(ctx, tenant, "cup-"+tenant, []hub.Item{{Member: "a", Score: 1e9}}); err != nil {
@@ -244,7 +245,7 @@ func TestFailureLogRedacted(t *testing.T) {
 			t.Fatal(err)
 		}
 		await.For(t, 10*time.Second, func() error {
-			_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName(tenant))
+			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tenant))
 			return err
 		})
 		if _, err := h.Submit(ctx, tenant, "cup-"+tenant, []hub.Item{{Member: "a", Score: 1e9}}); err != nil {
@@ -276,7 +277,7 @@ func TestIdleIsQuiet(t *testing.T) {
 	// own goroutine: the dispatcher must not start before it exists, or its
 	// first resyncs log that the stream is missing.
 	await.For(t, 10*time.Second, func() error {
-		_, err := h.JetStream().Stream(ctx, hub.NotifyStream)
+		_, err := h.JetStream().Stream(ctx, notify.Stream)
 		return err
 	})
 	var logs syncBuffer
@@ -289,7 +290,7 @@ func TestIdleIsQuiet(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	defer d.Close()
 	await.For(t, 10*time.Second, func() error {
-		_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName("t1"))
+		_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName("t1"))
 		return err
 	})
 	// Twenty resyncs (1 s) are fifty polls of 20 ms.

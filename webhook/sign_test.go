@@ -18,6 +18,7 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // verify checks a request the way a Standard Webhooks receiver library does,
@@ -104,7 +105,7 @@ func TestStandardWebhooksDelivery(t *testing.T) {
 		Hooks: func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: whsec}} }})
 	defer d.Close()
 	await.For(t, 10*time.Second, func() error {
-		_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName("t1"))
+		_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName("t1"))
 		return err
 	})
 	quarantine(t, h, "a")

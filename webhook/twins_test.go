@@ -11,6 +11,7 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // Two tenants with identical names for everything (board, rules, ends_at,
@@ -46,7 +47,7 @@ func TestTwinTenantsDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		await.For(t, 10*time.Second, func() error {
-			_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName(tn))
+			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tn))
 			return err
 		})
 		if _, err := h.Submit(ctx, tn, "weekly", []hub.Item{{Member: "p1", Score: 5}, {Member: "cheat", Score: 1e9}, {Member: "cheat", Score: 2e9}}); err != nil {

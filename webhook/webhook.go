@@ -1,8 +1,9 @@
-// Package webhook delivers each tenant's notifications (hub.Notification,
-// stored in the stream hub.NotifyStream) to the tenant's webhook: an HTTP
-// POST of the notification's JSON, signed the Standard Webhooks way
-// (webhook-id, webhook-timestamp, webhook-signature: see sign.go), and with
-// the deprecated `X-Rankwire-Signature` of earlier releases.
+// Package webhook delivers each tenant's notifications (ledger.Notification,
+// published by package internal/notify to the stream notify.Stream) to the
+// tenant's webhook: an HTTP POST of the notification's JSON, signed the
+// Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature:
+// see sign.go), and with the deprecated `X-Rankwire-Signature` of earlier
+// releases.
 //
 // Only destinations the policy allows are connected to (policy.go): the
 // resolved address of every connection is checked at dial time, so that a
@@ -40,7 +41,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/redact"
 )
 
@@ -224,9 +225,9 @@ func (d *Deliverer) run(ctx context.Context, tenant string, l *loop) {
 		var c jetstream.Consumer
 		err := d.cfg.API(func() error {
 			var err error
-			c, err = d.cfg.JS.CreateOrUpdateConsumer(ctx, hub.NotifyStream, jetstream.ConsumerConfig{
+			c, err = d.cfg.JS.CreateOrUpdateConsumer(ctx, notify.Stream, jetstream.ConsumerConfig{
 				Durable:       consumerName(tenant),
-				FilterSubject: hub.NotifySubject(tenant),
+				FilterSubject: notify.Subject(tenant),
 				AckPolicy:     jetstream.AckExplicitPolicy,
 				AckWait:       d.cfg.AckWait,
 				MaxAckPending: 1,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 const secret = "0123456789abcdef-the-webhook-secret"
@@ -121,7 +122,7 @@ func TestDeliveryOrderRetryRestart(t *testing.T) {
 	// Let the consumer exist before the first notification: it delivers
 	// what is stored after its creation.
 	await.For(t, 10*time.Second, func() error {
-		if _, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName("t1")); err != nil {
+		if _, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName("t1")); err != nil {
 			return err
 		}
 		return nil
@@ -193,7 +194,7 @@ func TestGiveUp(t *testing.T) {
 		Backoff: func(int) time.Duration { return 20 * time.Millisecond }, GiveUp: 300 * time.Millisecond, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
 	defer d.Close()
 	await.For(t, 10*time.Second, func() error {
-		_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName("t1"))
+		_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName("t1"))
 		return err
 	})
 	quarantine(t, h, "a")

@@ -20,13 +20,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/jsread"
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // `gateway backup` copies every stream the gateway keeps, message by
 // message, into a directory: each tenant's stream (RW_<tenant>), the
 // stream under the shared snapshot bucket (OBJ_rankwire_snapshots) and the
-// notifications' stream (hub.NotifyStream). It reads through NATS, so the
+// notifications' stream (notify.Stream). It reads through NATS, so the
 // gateway may be running (--nats, its --nats-listen and the cluster
 // secret), or from a stopped gateway's --data.
 //
@@ -258,7 +260,7 @@ func backupStreams(ctx context.Context, js jetstream.JetStream, dest string, m *
 			return err
 		}
 	}
-	if s, err := optionalStream(ctx, js, hub.NotifyStream); err != nil {
+	if s, err := optionalStream(ctx, js, notify.Stream); err != nil {
 		return err
 	} else if s != nil {
 		return add(s, roleNotifications)
@@ -340,40 +342,16 @@ func backupStream(ctx context.Context, s jetstream.Stream, role, dest string) (s
 // ordered consumer. It stops at the cut, or where the stream holds
 // nothing more (the rest up to the cut is deleted: end writes the gap).
 func copyMessages(ctx context.Context, s jetstream.Stream, cut uint64, w *frameWriter) error {
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		return fmt.Errorf("consumer: %w", err)
-	}
-	for {
-		batch, err := cons.Fetch(backupBatch, jetstream.FetchMaxWait(backupFetchMax))
-		if err != nil {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		n := 0
-		for msg := range batch.Messages() {
-			n++
-			md, err := msg.Metadata()
-			if err != nil {
-				return fmt.Errorf("message without metadata: %w", err)
-			}
+	err := jsread.Read(ctx, s, jsread.Options{Batch: backupBatch, MaxWait: backupFetchMax},
+		func(m jetstream.Msg, md *jetstream.MsgMetadata) (bool, error) {
 			if md.Sequence.Stream > cut {
-				return nil
+				return true, nil
 			}
-			if err := w.message(md.Sequence.Stream, md.Timestamp, msg.Subject(), msg.Headers(), msg.Data()); err != nil {
-				return err
-			}
-			if md.Sequence.Stream == cut || md.NumPending == 0 {
-				return nil
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		if n == 0 {
-			return ctx.Err() // nothing more: the messages up to the cut were deleted since
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+			err := w.message(md.Sequence.Stream, md.Timestamp, m.Subject(), m.Headers(), m.Data())
+			return md.Sequence.Stream == cut || md.NumPending == 0, err
+		})
+	if errors.Is(err, jsread.ErrEnded) {
+		return ctx.Err() // nothing more: the messages up to the cut were deleted since
 	}
+	return err
 }

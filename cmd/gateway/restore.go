@@ -21,8 +21,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // `gateway restore` turns a backup (backup.go) into streams again: it
@@ -295,7 +295,7 @@ func gatewayStream(role, name string) bool {
 	case roleSnapshots:
 		return name == snapshotStream
 	case roleNotifications:
-		return name == hub.NotifyStream
+		return name == notify.Stream
 	}
 	return false
 }

@@ -15,16 +15,40 @@ var allowed = map[string][]string{
 	"identity":      nil,
 	"auth":          {"github.com/golang-jwt/jwt/v5", module + "internal/names", module + "internal/redact"},
 	"subscriptions": {module + "board"},
-	"hub":           {module + "board", module + "identity", module + "internal/ledger", module + "internal/names", module + "internal/redact", "github.com/nats-io/"},
-	"web":           nil,
+	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
+		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
+		module + "internal/streamwatch", module + "internal/natsstats", "github.com/nats-io/"},
+	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
 	"internal/ledger": {module + "board", module + "identity", module + "internal/names", module + "internal/tzdb"},
 	// tzdb is the tz database embedded in the binary: the standard library only.
 	"internal/tzdb": nil,
-	// webhook delivers the hub's notifications over HTTP: the hub's types
-	// and its JetStream, nothing of the API.
-	"webhook": {module + "hub", module + "internal/redact", "github.com/nats-io/"},
+	// notify publishes each tenant's notifications, built by the ledger,
+	// to the notifications' stream: nothing of the hub but the Tenant
+	// handles it is given.
+	"internal/notify": {module + "internal/jsread", module + "internal/ledger", "github.com/nats-io/"},
+	// jsread is the one loop that reads a stream in order (the audit, the
+	// backup, the notifier's seed): JetStream only.
+	"internal/jsread": {"github.com/nats-io/"},
+	// streamwatch hears of streams created in the account: NATS only.
+	"internal/streamwatch": {"github.com/nats-io/"},
+	// natstest starts a nats-server for tests: NATS only.
+	"internal/natstest": {"github.com/nats-io/"},
+	// wstest is the test client of the live protocol: coder/websocket and
+	// the protocol's types.
+	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
+	// natsstats is the NATS connection's counters: the standard library only.
+	"internal/natsstats": nil,
+	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
+	// one, and JetStream.
+	"internal/snapbucket": {module + "internal/ledger", "github.com/nats-io/"},
+	// diskwatch restarts the embedded JetStream through a full disk: the
+	// server's module only.
+	"internal/diskwatch": {"github.com/nats-io/nats-server/"},
+	// webhook delivers the notifications over HTTP: the notifications'
+	// stream (internal/notify) and JetStream, nothing of the hub or the API.
+	"webhook": {module + "internal/notify", module + "internal/redact", "github.com/nats-io/"},
 	// client is the Go SDK: it speaks the public protocol only, whose
 	// types are package wire's.
 	"client": {"github.com/coder/websocket", module + "wire"},

@@ -47,10 +47,10 @@ func TestFollowRollsOver(t *testing.T) {
 
 	wc := e.dial("access_token="+e.token("a", admin), true, nil)
 	top := map[string]any{"kind": "top"}
-	wc.send(map[string]any{"type": "subscribe", "id": "f", "board": "daily", "window": "day", "follow": true, "view": top})
-	wc.send(map[string]any{"type": "subscribe", "id": "n", "board": "daily", "window": "day", "view": top})
+	wc.Send(map[string]any{"type": "subscribe", "id": "f", "board": "daily", "window": "day", "follow": true, "view": top})
+	wc.Send(map[string]any{"type": "subscribe", "id": "n", "board": "daily", "window": "day", "view": top})
 	wb := e.dial("access_token="+e.token("b", admin), true, nil)
-	wb.send(map[string]any{"type": "subscribe", "id": "f", "board": "daily", "window": "day", "follow": true, "view": top})
+	wb.Send(map[string]any{"type": "subscribe", "id": "f", "board": "daily", "window": "day", "follow": true, "view": top})
 	awaitRows(t, wc, "f", "late")
 	awaitRows(t, wc, "n", "late")
 	awaitRows(t, wb, "f", "other")
@@ -68,11 +68,11 @@ func TestFollowRollsOver(t *testing.T) {
 	e.submit("a", "daily", hub.Item{Member: "monday", Score: 1})
 	awaitRows(t, wc, "f", "monday")
 	awaitRows(t, wc, "n", "late")
-	if rows, _ := wb.rows("f"); len(rows) != 1 || rows[1].Member != "other" {
+	if rows, _ := wb.Rows("f"); len(rows) != 1 || rows[1].Member != "other" {
 		t.Errorf("tenant b's view: %v, want its own board unchanged", rows)
 	}
 	snaps := 0
-	for _, m := range wc.messages() {
+	for _, m := range wc.Messages() {
 		if m.Type == "snapshot" && *m.ID == "f" {
 			snaps++
 		}
@@ -80,7 +80,7 @@ func TestFollowRollsOver(t *testing.T) {
 	if snaps != 3 {
 		t.Errorf("%d snapshots of the following view, want 3 (subscribe, then one per turnover)", snaps)
 	}
-	for _, m := range wb.messages() {
+	for _, m := range wb.Messages() {
 		if m.Type != "snapshot" {
 			t.Errorf("tenant b got %s: %+v", m.Type, m)
 		}
@@ -92,7 +92,7 @@ func TestFollowRollsOver(t *testing.T) {
 func awaitRows(t *testing.T, wc *wsClient, id string, members ...string) {
 	t.Helper()
 	checkFor(t, 5*time.Second, func() error {
-		rows, ok := wc.rows(id)
+		rows, ok := wc.Rows(id)
 		if !ok {
 			return fmt.Errorf("no snapshot of %s", id)
 		}
@@ -116,15 +116,15 @@ func TestFollowRefused(t *testing.T) {
 	e.putBoard("a", "daily", hub.Settings{Windows: []string{"all", "day"}})
 	wc := e.dial("access_token="+e.token("a", admin), true, nil)
 	top := map[string]any{"kind": "top"}
-	wc.send(map[string]any{"type": "subscribe", "id": "1", "board": "daily", "follow": true, "view": top})
-	wc.send(map[string]any{"type": "subscribe", "id": "2", "board": "daily", "window": "day", "at": "2026-01-01", "follow": true, "view": top})
+	wc.Send(map[string]any{"type": "subscribe", "id": "1", "board": "daily", "follow": true, "view": top})
+	wc.Send(map[string]any{"type": "subscribe", "id": "2", "board": "daily", "window": "day", "at": "2026-01-01", "follow": true, "view": top})
 	checkFor(t, 5*time.Second, func() error {
-		if n := len(wc.errorsSeen()); n != 2 {
+		if n := len(wc.Errors()); n != 2 {
 			return fmt.Errorf("%d errors", n)
 		}
 		return nil
 	})
-	for _, m := range wc.errorsSeen() {
+	for _, m := range wc.Errors() {
 		if m.Code != "bad_request" || len(m.Message) < 7 || m.Message[:7] != "follow:" {
 			b, _ := json.Marshal(m)
 			t.Errorf("refusal %s, want bad_request naming follow", b)

@@ -20,7 +20,7 @@ func beatsFor(t *testing.T, wc *wsClient, n int) []wsMsg {
 	t.Helper()
 	var beats []wsMsg
 	checkFor(t, 10*time.Second, func() error {
-		if beats = wc.heartbeats(); len(beats) < n {
+		if beats = wc.Heartbeats(); len(beats) < n {
 			return fmt.Errorf("%d heartbeats, want %d", len(beats), n)
 		}
 		return nil
@@ -62,12 +62,12 @@ func TestHeartbeat(t *testing.T) {
 		t.Fatalf("applied %d after a submission, %d before", after, before)
 	}
 	checkFor(t, 10*time.Second, func() error {
-		if b := c.heartbeats(); b[len(b)-1].Seq != after {
+		if b := c.Heartbeats(); b[len(b)-1].Seq != after {
 			return fmt.Errorf("last heartbeat %+v, want seq %d", b[len(b)-1], after)
 		}
 		return nil
 	})
-	n := len(c.heartbeats())
+	n := len(c.Heartbeats())
 	beats := beatsFor(t, c, n+5)[n-1:]
 	// A ticker never runs fast on average; on a loaded machine it may run
 	// late, within reason.
@@ -75,7 +75,7 @@ func TestHeartbeat(t *testing.T) {
 	if mean < every*9/10 || mean > 4*every {
 		t.Fatalf("heartbeats %v apart on average, want about %v", mean, every)
 	}
-	if got := bare.heartbeats(); len(got) != 0 {
+	if got := bare.Heartbeats(); len(got) != 0 {
 		t.Fatalf("a connection without a token got heartbeats: %+v", got)
 	}
 }
@@ -153,7 +153,7 @@ func TestHeartbeatStoreFull(t *testing.T) {
 	}
 	for _, wc := range []*wsClient{ca, cb} {
 		checkFor(t, 10*time.Second, func() error {
-			if b := wc.heartbeats(); b[len(b)-1].Writable {
+			if b := wc.Heartbeats(); b[len(b)-1].Writable {
 				return fmt.Errorf("last heartbeat %+v on a full store", b[len(b)-1])
 			}
 			return nil

@@ -35,7 +35,7 @@ func TestReloadKeysClosesRemovedTenant(t *testing.T) {
 	e.putBoard("a", "w", hub.Settings{})
 	inURL := e.dial("access_token="+adminB, true, nil)
 	inMsg := e.dial("", true, nil)
-	inMsg.send(map[string]any{"type": "auth", "token": adminB})
+	inMsg.Send(map[string]any{"type": "auth", "token": adminB})
 	keep := e.dial("access_token="+adminA, true, nil)
 	await.For(t, 5*time.Second, func() error { // both of casino-b's are authenticated
 		if n := e.p.authedOf("casino-b"); n != 2 {
@@ -51,16 +51,16 @@ func TestReloadKeysClosesRemovedTenant(t *testing.T) {
 		t.Fatalf("ReloadKeys = %+v, %v", changes, err)
 	}
 	for name, wc := range map[string]*wsClient{"token in the URL": inURL, "token in auth": inMsg} {
-		if code := wc.waitClosed(5 * time.Second); code != wire.CloseForbidden {
+		if code := wc.WaitClosed(5 * time.Second); code != wire.CloseForbidden {
 			t.Errorf("%s: closed %d, want 4003", name, code)
 		}
 	}
 	if _, err := e.v.Verify(adminB); err == nil {
 		t.Error("a token of the removed tenant still verifies")
 	}
-	keep.subscribe("s1", "w", map[string]any{"kind": "top", "limit": 10})
+	keep.Subscribe("s1", "w", map[string]any{"kind": "top", "limit": 10})
 	await.For(t, 5*time.Second, func() error {
-		if _, ok := keep.rows("s1"); !ok {
+		if _, ok := keep.Rows("s1"); !ok {
 			return errors.New("casino-a's connection got no snapshot after the reload")
 		}
 		return nil

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/wstest"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -28,13 +29,13 @@ func TestWSTokenExpiryAndRefresh(t *testing.T) {
 	soon := time.Now().Add(1200 * time.Millisecond)
 	refreshed := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", soon), true, nil)
 	expiring := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", soon.Add(300*time.Millisecond)), true, nil)
-	refreshed.send(map[string]any{"type": "auth", "token": e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))})
-	if code := expiring.waitClosed(5 * time.Second); code != wire.CloseExpired {
+	refreshed.Send(map[string]any{"type": "auth", "token": e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour))})
+	if code := expiring.WaitClosed(5 * time.Second); code != wire.CloseExpired {
 		t.Fatalf("expired connection closed with %d, want %d", code, wire.CloseExpired)
 	}
-	refreshed.subscribe("s1", "weekly", map[string]any{"kind": "top"})
+	refreshed.Subscribe("s1", "weekly", map[string]any{"kind": "top"})
 	checkFor(t, 5*time.Second, func() error {
-		if _, ok := refreshed.rows("s1"); !ok {
+		if _, ok := refreshed.Rows("s1"); !ok {
 			return fmt.Errorf("no snapshot on the refreshed connection")
 		}
 		return nil
@@ -47,21 +48,21 @@ func TestWSAuthMessage(t *testing.T) {
 	e := newEnv(t, Options{AuthTimeout: 300 * time.Millisecond})
 	e.putBoard("a", "weekly", hub.Settings{})
 	c := e.dial("", true, nil)
-	c.send(map[string]any{"type": "auth", "token": e.token("a", auth.RoleRead)})
-	c.subscribe("s1", "weekly", map[string]any{"kind": "top"})
+	c.Send(map[string]any{"type": "auth", "token": e.token("a", auth.RoleRead)})
+	c.Subscribe("s1", "weekly", map[string]any{"kind": "top"})
 	checkFor(t, 5*time.Second, func() error {
-		if _, ok := c.rows("s1"); !ok {
+		if _, ok := c.Rows("s1"); !ok {
 			return fmt.Errorf("no snapshot after auth message")
 		}
 		return nil
 	})
-	if code := e.dial("", true, nil).waitClosed(5 * time.Second); code != wire.CloseExpired {
+	if code := e.dial("", true, nil).WaitClosed(5 * time.Second); code != wire.CloseExpired {
 		t.Fatalf("silent connection closed with %d, want %d", code, wire.CloseExpired)
 	}
-	if code := e.dial("access_token="+e.token("a", auth.RoleSubmit), true, nil).waitClosed(5 * time.Second); code != wire.CloseForbidden {
+	if code := e.dial("access_token="+e.token("a", auth.RoleSubmit), true, nil).WaitClosed(5 * time.Second); code != wire.CloseForbidden {
 		t.Fatalf("submit-only token closed with %d, want %d", code, wire.CloseForbidden)
 	}
-	if code := e.dial("access_token=garbage", true, nil).waitClosed(5 * time.Second); code != wire.CloseForbidden {
+	if code := e.dial("access_token=garbage", true, nil).WaitClosed(5 * time.Second); code != wire.CloseForbidden {
 		t.Fatalf("bad token closed with %d, want %d", code, wire.CloseForbidden)
 	}
 }
@@ -88,17 +89,17 @@ func TestWSRefusals(t *testing.T) {
 		{`{"type":"auth","token":"garbage"}`, "unauthorized"},
 	}
 	for _, s := range sends {
-		c.send(s.msg)
+		c.Send(s.msg)
 	}
-	c.send(`{"type":"subscribe","id":"ok","board":"slots-1","view":{"kind":"top"}}`)
-	c.send(`{"type":"subscribe","id":"ok","board":"slots-1","view":{"kind":"top"}}`)
+	c.Send(`{"type":"subscribe","id":"ok","board":"slots-1","view":{"kind":"top"}}`)
+	c.Send(`{"type":"subscribe","id":"ok","board":"slots-1","view":{"kind":"top"}}`)
 	checkFor(t, 5*time.Second, func() error {
-		if n := len(c.errorsSeen()); n < len(sends)+1 {
+		if n := len(c.Errors()); n < len(sends)+1 {
 			return fmt.Errorf("%d errors, want %d", n, len(sends)+1)
 		}
 		return nil
 	})
-	errs := c.errorsSeen()
+	errs := c.Errors()
 	for i, s := range sends {
 		if errs[i].Code != s.code || errs[i].Message == "" {
 			t.Errorf("%s: answered %+v, want code %s", s.msg, errs[i], s.code)
@@ -107,7 +108,7 @@ func TestWSRefusals(t *testing.T) {
 	if last := errs[len(sends)]; last.Code != "conflict" {
 		t.Errorf("duplicate id answered %+v, want conflict", last)
 	}
-	if _, ok := c.rows("ok"); !ok {
+	if _, ok := c.Rows("ok"); !ok {
 		t.Fatal("no snapshot for the valid subscription")
 	}
 }
@@ -123,21 +124,21 @@ func TestWSLimits(t *testing.T) {
 	c := e.dial(tok, true, nil)
 	e.dial(tok, true, nil)
 	third := e.dial(tok, true, nil)
-	if code := third.waitClosed(5 * time.Second); code != wire.CloseOverLimit {
+	if code := third.WaitClosed(5 * time.Second); code != wire.CloseOverLimit {
 		t.Fatalf("third connection of casino-b closed with %d, want %d", code, wire.CloseOverLimit)
 	}
 	for i := range wire.MaxSubscriptions + 1 {
-		c.subscribe(fmt.Sprint("s", i), "slots-1", map[string]any{"kind": "rank", "rank": i + 1})
+		c.Subscribe(fmt.Sprint("s", i), "slots-1", map[string]any{"kind": "rank", "rank": i + 1})
 	}
 	checkFor(t, 5*time.Second, func() error {
-		if errs := c.errorsSeen(); len(errs) != 1 || !strings.Contains(errs[0].Message, "at most 100") {
+		if errs := c.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Message, "at most 100") {
 			return fmt.Errorf("errors %+v, want one over the limit", errs)
 		}
 		return nil
 	})
 	atok := "access_token=" + e.token("a", auth.RoleRead)
 	evil := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}
-	if code := e.dial(atok, true, evil).waitClosed(5 * time.Second); code != wire.CloseForbidden {
+	if code := e.dial(atok, true, evil).WaitClosed(5 * time.Second); code != wire.CloseForbidden {
 		t.Fatalf("a foreign origin closed with %d, want %d", code, wire.CloseForbidden)
 	}
 	good := &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://games.example"}}}
@@ -159,12 +160,12 @@ func TestWSSlowClient(t *testing.T) {
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	view := map[string]any{"kind": "top", "limit": 100}
 	const views = 50
-	slow := e.dial(tok, false, smallReadBuffer())
+	slow := e.dial(tok, false, wstest.SmallReadBuffer())
 	for i := range views {
-		slow.subscribe(fmt.Sprint("s", i), "weekly", map[string]any{"kind": "top", "limit": 100, "offset": i})
+		slow.Subscribe(fmt.Sprint("s", i), "weekly", map[string]any{"kind": "top", "limit": 100, "offset": i})
 	}
 	fast := e.dial(tok, true, nil)
-	fast.subscribe("s", "weekly", view)
+	fast.Subscribe("s", "weekly", view)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; testutil.ToFloat64(e.p.metrics.slowCloses) == 0; i++ {
 		if i > 1000 {
@@ -205,7 +206,7 @@ func TestClose(t *testing.T) {
 	if err := e.p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if code := c.waitClosed(5 * time.Second); code != wire.CloseGoingAway {
+	if code := c.WaitClosed(5 * time.Second); code != wire.CloseGoingAway {
 		t.Fatalf("closed with %d, want %d", code, wire.CloseGoingAway)
 	}
 }
@@ -222,7 +223,7 @@ func sameAsTop(e *env, c *wsClient, board, id string, limit int) error {
 		want[r.Rank] = rowJSON{Rank: r.Rank, Member: r.Member, Score: r.Score, Subscore: r.Subscore,
 			Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country, Review: r.Review}
 	}
-	got, ok := c.rows(id)
+	got, ok := c.Rows(id)
 	if !ok || !maps.Equal(got, want) {
 		return fmt.Errorf("%s: client holds %v, the hub reads %v", id, got, want)
 	}

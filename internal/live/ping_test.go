@@ -29,9 +29,9 @@ func TestPings(t *testing.T) {
 		return nil
 	})
 	_ = deaf
-	alive.subscribe("s1", "pinged", map[string]any{"kind": "top", "limit": 3})
+	alive.Subscribe("s1", "pinged", map[string]any{"kind": "top", "limit": 3})
 	checkFor(t, 10*time.Second, func() error {
-		if _, ok := alive.rows("s1"); !ok {
+		if _, ok := alive.Rows("s1"); !ok {
 			return fmt.Errorf("no snapshot for the reading client")
 		}
 		return nil

@@ -19,9 +19,9 @@ func TestPushAtIdle(t *testing.T) {
 	e := newEnvPush(t, Options{}, nil, interval)
 	e.putBoard("a", "weekly", hub.Settings{})
 	c := e.dial("access_token="+e.token("a", admin), true, nil)
-	c.subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 10})
+	c.Subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 10})
 	checkFor(t, 10*time.Second, func() error {
-		if _, ok := c.rows("s1"); !ok {
+		if _, ok := c.Rows("s1"); !ok {
 			return fmt.Errorf("no snapshot")
 		}
 		return nil
@@ -30,7 +30,7 @@ func TestPushAtIdle(t *testing.T) {
 		start := time.Now()
 		e.submit("a", "weekly", hub.Item{Member: fmt.Sprint("p", i), Score: float64(100 - i)})
 		checkFor(t, 10*time.Second, func() error {
-			if rows, _ := c.rows("s1"); len(rows) != i+1 {
+			if rows, _ := c.Rows("s1"); len(rows) != i+1 {
 				return fmt.Errorf("%d rows, want %d", len(rows), i+1)
 			}
 			return nil
@@ -52,12 +52,12 @@ func TestPushBurstBounded(t *testing.T) {
 	var watchers []*wsClient
 	for range 3 {
 		c := e.dial("access_token="+e.token("a", admin), true, nil)
-		c.subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 100})
+		c.Subscribe("s1", "weekly", map[string]any{"kind": "top", "limit": 100})
 		watchers = append(watchers, c)
 	}
 	for _, c := range watchers {
 		checkFor(t, 10*time.Second, func() error {
-			if _, ok := c.rows("s1"); !ok {
+			if _, ok := c.Rows("s1"); !ok {
 				return fmt.Errorf("no snapshot")
 			}
 			return nil
@@ -76,7 +76,7 @@ func TestPushBurstBounded(t *testing.T) {
 	wg.Wait()
 	for _, c := range watchers {
 		checkFor(t, 10*time.Second, func() error {
-			if rows, _ := c.rows("s1"); len(rows) != writers*each || rows[1].Score != float64(writers*each-1) {
+			if rows, _ := c.Rows("s1"); len(rows) != writers*each || rows[1].Score != float64(writers*each-1) {
 				return fmt.Errorf("%d rows, top %+v; want %d, top score %d", len(rows), rows[1], writers*each, writers*each-1)
 			}
 			return nil
@@ -85,7 +85,7 @@ func TestPushBurstBounded(t *testing.T) {
 	n := drains(t, e) - before
 	for i, c := range watchers {
 		got := 0
-		for _, m := range c.messages() {
+		for _, m := range c.Messages() {
 			if m.Type == "diff" {
 				got++
 			}

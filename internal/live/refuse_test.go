@@ -130,8 +130,8 @@ func TestWSAuthMessageOverCap(t *testing.T) {
 	e.dial("access_token="+tok, true, nil)
 	e.dial("access_token="+tok, true, nil)
 	c := e.dial("", true, nil)
-	c.send(map[string]any{"type": "auth", "token": tok})
-	if code := c.waitClosed(5 * time.Second); code != wire.CloseOverLimit {
+	c.Send(map[string]any{"type": "auth", "token": tok})
+	if code := c.WaitClosed(5 * time.Second); code != wire.CloseOverLimit {
 		t.Fatalf("auth over the cap closed with %d, want %d", code, wire.CloseOverLimit)
 	}
 }

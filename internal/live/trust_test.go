@@ -27,19 +27,19 @@ func (e *env) closes(code wire.CloseCode) float64 {
 func waitErrors(t *testing.T, c *wsClient, n int) []wsMsg {
 	t.Helper()
 	checkFor(t, 10*time.Second, func() error {
-		if got := len(c.errorsSeen()); got < n {
+		if got := len(c.Errors()); got < n {
 			return fmt.Errorf("%d error messages, want %d", got, n)
 		}
 		return nil
 	})
-	return c.errorsSeen()
+	return c.Errors()
 }
 
 // waitSnapshot waits for subscription id's first snapshot.
 func waitSnapshot(t *testing.T, c *wsClient, id string) {
 	t.Helper()
 	checkFor(t, 5*time.Second, func() error {
-		if _, ok := c.rows(id); !ok {
+		if _, ok := c.Rows(id); !ok {
 			return fmt.Errorf("no snapshot for %s", id)
 		}
 		return nil
@@ -55,12 +55,12 @@ func TestWSRefreshNarrows(t *testing.T) {
 	e.putBoard("a", "slots-1", hub.Settings{})
 	e.putBoard("a", "poker-1", hub.Settings{})
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
-	c.subscribe("s", "slots-1", map[string]any{"kind": "top"})
-	c.subscribe("p", "poker-1", map[string]any{"kind": "top"})
+	c.Subscribe("s", "slots-1", map[string]any{"kind": "top"})
+	c.Subscribe("p", "poker-1", map[string]any{"kind": "top"})
 	waitSnapshot(t, c, "s")
 	waitSnapshot(t, c, "p")
 
-	c.send(map[string]any{"type": "auth", "token": e.token("a", auth.RoleRead, "slots-*")})
+	c.Send(map[string]any{"type": "auth", "token": e.token("a", auth.RoleRead, "slots-*")})
 	errs := waitErrors(t, c, 1)
 	if len(errs) != 1 || errs[0].ID == nil || *errs[0].ID != "p" || errs[0].Code != "forbidden" || !strings.HasPrefix(errs[0].Message, "board: ") {
 		t.Fatalf("errors after the narrowing refresh: %+v, want one forbidden for p naming board", errs)
@@ -70,13 +70,13 @@ func TestWSRefreshNarrows(t *testing.T) {
 	e.submit("a", "poker-1", hub.Item{Member: "x", Score: 100}) // returns once applied
 	e.submit("a", "slots-1", hub.Item{Member: "y", Score: 7})
 	checkFor(t, 5*time.Second, func() error {
-		if rows, _ := c.rows("s"); rows[1].Member != "y" {
+		if rows, _ := c.Rows("s"); rows[1].Member != "y" {
 			return fmt.Errorf("slots-1's diff not streamed: %v", rows)
 		}
 		return nil
 	})
 	after := false
-	for _, m := range c.messages() {
+	for _, m := range c.Messages() {
 		if m.Type == "error" && m.ID != nil && *m.ID == "p" {
 			after = true
 		} else if after && m.ID != nil && *m.ID == "p" {
@@ -85,7 +85,7 @@ func TestWSRefreshNarrows(t *testing.T) {
 	}
 	// The ended subscription is gone: its id may be used again, and the
 	// narrowed token is refused the board.
-	c.subscribe("p", "poker-1", map[string]any{"kind": "top"})
+	c.Subscribe("p", "poker-1", map[string]any{"kind": "top"})
 	if errs := waitErrors(t, c, 2); errs[1].Code != "forbidden" {
 		t.Fatalf("resubscribing outside the refreshed token: %+v, want forbidden", errs[1])
 	}
@@ -102,19 +102,19 @@ func TestWSRefreshRefused(t *testing.T) {
 		"no read role":   e.token("a", auth.RoleSubmit),
 	} {
 		c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
-		c.subscribe("s", "weekly", map[string]any{"kind": "top"})
+		c.Subscribe("s", "weekly", map[string]any{"kind": "top"})
 		waitSnapshot(t, c, "s")
-		c.send(map[string]any{"type": "auth", "token": tok})
-		if code := c.waitClosed(5 * time.Second); code != wire.CloseForbidden {
+		c.Send(map[string]any{"type": "auth", "token": tok})
+		if code := c.WaitClosed(5 * time.Second); code != wire.CloseForbidden {
 			t.Fatalf("%s: closed with %d, want %d", name, code, wire.CloseForbidden)
 		}
 	}
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
-	c.send(map[string]any{"type": "auth", "token": "garbage"})
+	c.Send(map[string]any{"type": "auth", "token": "garbage"})
 	if errs := waitErrors(t, c, 1); errs[0].Code != "unauthorized" {
 		t.Fatalf("garbage refresh: %+v, want unauthorized", errs[0])
 	}
-	c.subscribe("s", "weekly", map[string]any{"kind": "top"})
+	c.Subscribe("s", "weekly", map[string]any{"kind": "top"})
 	waitSnapshot(t, c, "s")
 }
 
@@ -191,14 +191,14 @@ func TestWSMessageRate(t *testing.T) {
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
 	for i := range burst {
-		c.send(fmt.Sprintf(`{"type":"unsubscribe","id":"n%d"}`, i))
+		c.Send(fmt.Sprintf(`{"type":"unsubscribe","id":"n%d"}`, i))
 	}
 	waitErrors(t, c, burst)
-	c.send(`{"type":"unsubscribe","id":"one-past"}`)
-	if code := c.waitClosed(5 * time.Second); code != wire.CloseOverLimit {
+	c.Send(`{"type":"unsubscribe","id":"one-past"}`)
+	if code := c.WaitClosed(5 * time.Second); code != wire.CloseOverLimit {
 		t.Fatalf("one past the burst closed with %d, want %d", code, wire.CloseOverLimit)
 	}
-	if n := len(c.errorsSeen()); n != burst {
+	if n := len(c.Errors()); n != burst {
 		t.Fatalf("%d replies, want %d: the message past the limit is not handled", n, burst)
 	}
 	checkFor(t, 5*time.Second, func() error {
@@ -215,13 +215,13 @@ func TestWSMessageRate(t *testing.T) {
 	sent := 0
 	for ; sent < 10*wire.MessageBurst; sent++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := f.c.Write(ctx, websocket.MessageText, []byte(`{"type":"unsubscribe","id":"x"}`))
+		err := f.Conn().Write(ctx, websocket.MessageText, []byte(`{"type":"unsubscribe","id":"x"}`))
 		cancel()
 		if err != nil {
 			break
 		}
 	}
-	if code := f.waitClosed(10 * time.Second); code != wire.CloseOverLimit {
+	if code := f.WaitClosed(10 * time.Second); code != wire.CloseOverLimit {
 		t.Fatalf("a flood of %d messages closed with %d, want %d", sent, code, wire.CloseOverLimit)
 	}
 	if d.closes(wire.CloseOverLimit) != 1 {
@@ -262,8 +262,8 @@ func TestWSInvalidUTF8(t *testing.T) {
 	e := newEnv(t, Options{})
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
-	c.send(`{"type":"subscribe","id":"s\ud800","board":"weekly","view":{"kind":"top"}}`)
-	c.send(`{"type":"subscribe","id":"s1","board":"weekly","view":{"kind":"members","members":["ok","p\udfff"]}}`)
+	c.Send(`{"type":"subscribe","id":"s\ud800","board":"weekly","view":{"kind":"top"}}`)
+	c.Send(`{"type":"subscribe","id":"s1","board":"weekly","view":{"kind":"members","members":["ok","p\udfff"]}}`)
 	errs := waitErrors(t, c, 2)
 	for i, field := range []string{"id", "view.members[1]"} {
 		if errs[i].Code != "bad_request" || !strings.HasPrefix(errs[i].Message, field+": not valid UTF-8") {
@@ -272,11 +272,11 @@ func TestWSInvalidUTF8(t *testing.T) {
 	}
 	for _, frame := range []string{"{\"type\":\"unsubscribe\",\"id\":\"bad\xff\xfe\"}", "\xfe\xff"} {
 		b := e.dial(tok, true, nil)
-		b.send(frame)
-		if code := b.waitClosed(5 * time.Second); code != wire.CloseInvalidText {
+		b.Send(frame)
+		if code := b.WaitClosed(5 * time.Second); code != wire.CloseInvalidText {
 			t.Fatalf("%q closed with %d, want %d", frame, code, wire.CloseInvalidText)
 		}
-		if msgs := b.messages(); len(msgs) != 0 {
+		if msgs := b.Messages(); len(msgs) != 0 {
 			t.Fatalf("%q answered %+v before the close", frame, msgs)
 		}
 	}
@@ -292,16 +292,16 @@ func TestWSMessageSize(t *testing.T) {
 		return head + strings.Repeat("x", size-len(head)-len(tail)) + tail
 	}
 	c := e.dial(tok, true, nil)
-	c.send(msg(wire.MaxMessage))
+	c.Send(msg(wire.MaxMessage))
 	if errs := waitErrors(t, c, 1); errs[0].Code != "not_found" {
 		t.Fatalf("a 64 KiB message: %+v, want not_found", errs[0])
 	}
-	c.send(`{"type":"unsubscribe","id":"` + strings.Repeat("y", wire.MaxSubID+1) + `"}`)
+	c.Send(`{"type":"unsubscribe","id":"` + strings.Repeat("y", wire.MaxSubID+1) + `"}`)
 	if errs := waitErrors(t, c, 2); errs[1].ID != nil {
 		t.Fatalf("an over-long id echoed back: %d bytes", len(*errs[1].ID))
 	}
-	c.send(msg(wire.MaxMessage + 1))
-	if code := c.waitClosed(5 * time.Second); code != wire.CloseTooBig {
+	c.Send(msg(wire.MaxMessage + 1))
+	if code := c.WaitClosed(5 * time.Second); code != wire.CloseTooBig {
 		t.Fatalf("one byte over 64 KiB closed with %d, want %d", code, wire.CloseTooBig)
 	}
 	checkFor(t, 5*time.Second, func() error {
@@ -318,8 +318,8 @@ func TestWSJoinErrorsNameFields(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.putBoard("a", "weekly", hub.Settings{})
 	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
-	c.subscribe("s", "nope", map[string]any{"kind": "top"})
-	c.send(`{"type":"subscribe","id":"t","board":"weekly","window":"day","view":{"kind":"top"}}`)
+	c.Subscribe("s", "nope", map[string]any{"kind": "top"})
+	c.Send(`{"type":"subscribe","id":"t","board":"weekly","window":"day","view":{"kind":"top"}}`)
 	errs := waitErrors(t, c, 2)
 	if errs[0].Code != "not_found" || errs[0].Message != `board: "nope" does not exist` {
 		t.Errorf("a missing board: %+v", errs[0])

@@ -1,7 +1,9 @@
-package hub
+package notify
 
 import (
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Notification bytes. The notifications' stream is shared by every tenant
@@ -21,10 +23,10 @@ import (
 // bytes; a node counts what it learns of, so two nodes agree
 // to within what one of them missed while down.
 
-// DefaultNotifyBytes is a tenant's notification quota where
-// SetNotifyQuota gives none: 16 MiB, some 50,000 quarantine notifications
+// DefaultBytes is a tenant's notification quota where SetQuota gives
+// none: 16 MiB, some 50,000 quarantine notifications
 // or 1,600 board.ended ones of 100 rows.
-const DefaultNotifyBytes = 16 << 20
+const DefaultBytes = 16 << 20
 
 // DropQuota: a quarantine's notification would have taken its tenant past
 // its notification bytes; it is not published.
@@ -32,7 +34,7 @@ const DropQuota = "quota"
 
 // notifyHours is the slots of a byteWindow: one per hour the stream keeps
 // a message, and one for the hour under way.
-const notifyHours = int(notifyMaxAge/time.Hour) + 1
+const notifyHours = int(maxAge/time.Hour) + 1
 
 // byteWindow is a tenant's bytes stored, by the hour they were stored in.
 type byteWindow [notifyHours]struct{ hour, bytes int64 }
@@ -67,24 +69,24 @@ func storedSize(subject, id string, body int) int64 {
 	return int64(22 + len(subject) + 4 + len("NATS/1.0\r\nNats-Msg-Id: \r\n\r\n") + len(id) + body + 8)
 }
 
-// SetNotifyQuota sets the function that gives a tenant's quota of
-// notification bytes (the key file's notification_bytes, read at each
-// use so that a reload takes effect). A result of zero or less means
-// DefaultNotifyBytes. Safe for concurrent use.
-func (q Quotas) SetNotifyQuota(f func(tenant string) int64) { q.h.note.quota.Store(&f) }
+// SetQuota sets the function that gives a tenant's quota of notification
+// bytes (the key file's notification_bytes, read at each use so that a
+// reload takes effect). A result of zero or less means DefaultBytes. Safe
+// for concurrent use.
+func (n *Notifier) SetQuota(f func(tenant string) int64) { n.quota.Store(&f) }
 
 // quotaOf returns tenant's quota of notification bytes.
-func (n *notifier) quotaOf(tenant string) int64 {
+func (n *Notifier) quotaOf(tenant string) int64 {
 	if f := n.quota.Load(); f != nil {
 		if q := (*f)(tenant); q > 0 {
 			return q
 		}
 	}
-	return DefaultNotifyBytes
+	return DefaultBytes
 }
 
 // account counts b bytes of tenant's stored at at.
-func (n *notifier) account(tenant string, b int64, at time.Time) {
+func (n *Notifier) account(tenant string, b int64, at time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.stored == nil {
@@ -98,8 +100,9 @@ func (n *notifier) account(tenant string, b int64, at time.Time) {
 	w.add(at, b)
 }
 
-// storedBytes returns the bytes tenant's notifications take in the stream.
-func (n *notifier) storedBytes(tenant string) int64 {
+// StoredBytes returns the bytes tenant's notifications take in the
+// notifications' stream, as this node accounts them.
+func (n *Notifier) StoredBytes(tenant string) int64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if w := n.stored[tenant]; w != nil {
@@ -113,11 +116,11 @@ func (n *notifier) storedBytes(tenant string) int64 {
 // more already); it then counts it as dropped, marks it published
 // (neither retried nor derived again) and logs at most once a minute per
 // tenant. Notifier goroutine only.
-func (n *notifier) overQuota(note Notification, now int64) bool {
+func (n *Notifier) overQuota(note ledger.Notification, now int64) bool {
 	if note.Type != "submission.quarantined" {
 		return false
 	}
-	quota, have := n.quotaOf(note.Tenant), n.storedBytes(note.Tenant)
+	quota, have := n.quotaOf(note.Tenant), n.StoredBytes(note.Tenant)
 	if have < quota { // so a tenant may pass its quota by one notification
 		return false
 	}
@@ -126,12 +129,8 @@ func (n *notifier) overQuota(note Notification, now int64) bool {
 	logNow := n.dropLocked(note.Tenant, DropQuota, now)
 	n.mu.Unlock()
 	if logNow {
-		n.log.Warn("hub: a tenant's notifications fill its notification_bytes; quarantine notifications are dropped",
+		n.cfg.Log.Warn("hub: a tenant's notifications fill its notification_bytes; quarantine notifications are dropped",
 			"tenant", note.Tenant, "stored", have, "quota", quota)
 	}
 	return true
 }
-
-// NotifyBytes returns the bytes tenant's notifications take in the
-// notifications' stream, as this node accounts them.
-func (q Quotas) NotifyBytes(tenant string) int64 { return q.h.note.storedBytes(tenant) }

@@ -1,4 +1,4 @@
-package hub
+package notify
 
 import (
 	"time"
@@ -14,7 +14,7 @@ import (
 // it is not lost: the tenant is marked, and from the next tick the notifier
 // walks the tenant's held submissions in the ledger (ledger.HeldNotes), a
 // queue's worth per tick, and publishes those it has not published. A
-// quarantine that exists and is at most NotifyDedup old is so always
+// quarantine that exists and is at most Dedup old is so always
 // notified; one released (accepted or rejected) before the walk reaches it
 // is not.
 
@@ -40,14 +40,14 @@ const (
 // heldNote is a quarantine as apply reports it.
 type heldNote struct {
 	board string
-	held  Held
+	held  ledger.Held
 }
 
 // heldQueue is one tenant's quarantines waiting for the next tick.
 type heldQueue struct {
 	notes    []heldNote
-	amended  []Notification // standings.amended notifications (disputes.go)
-	overflow bool           // a quarantine was not queued: derive them from the state
+	amended  []ledger.Notification // standings.amended notifications (Tenant.Applied)
+	overflow bool                  // a quarantine was not queued: derive them from the state
 }
 
 // heldWalk is a re-derivation under way: where it resumes, and whether
@@ -61,15 +61,15 @@ type heldWalk struct {
 // dropKey labels rankwire_notifications_dropped_total.
 type dropKey struct{ tenant, reason string }
 
-// NotifyDrop is a count of notifications not queued or not published.
-type NotifyDrop struct {
+// Drop is a count of notifications not queued or not published.
+type Drop struct {
 	Tenant, Reason string
 	Count          uint64
 }
 
 // noteHeld records a quarantine for the next tick. Never blocks on I/O:
 // the log line of an overflow is written outside the lock.
-func (n *notifier) noteHeld(tenant, board string, h Held) {
+func (n *Notifier) noteHeld(tenant, board string, h ledger.Held) {
 	if n == nil {
 		return
 	}
@@ -81,10 +81,10 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 		return
 	}
 	q.overflow = true
-	logNow := n.dropLocked(tenant, DropBufferFull, n.now().UnixMilli())
+	logNow := n.dropLocked(tenant, DropBufferFull, n.cfg.Now().UnixMilli())
 	n.mu.Unlock()
 	if logNow {
-		n.log.Warn("hub: a tenant's quarantine notifications overflow its queue; they will be derived from the ledger",
+		n.cfg.Log.Warn("hub: a tenant's quarantine notifications overflow its queue; they will be derived from the ledger",
 			"tenant", tenant, "queue", n.queueCap())
 	}
 }
@@ -92,7 +92,7 @@ func (n *notifier) noteHeld(tenant, board string, h Held) {
 // queueAmended queues note (standings.amended) in its tenant's queue, or
 // counts and logs it as dropped where the queue is full. Never blocks on
 // I/O: the log line is written outside the lock.
-func (n *notifier) queueAmended(note Notification) {
+func (n *Notifier) queueAmended(note ledger.Notification) {
 	n.mu.Lock()
 	q := n.queueLocked(note.Tenant)
 	if len(q.amended) < n.queueCap() {
@@ -100,23 +100,23 @@ func (n *notifier) queueAmended(note Notification) {
 		n.mu.Unlock()
 		return
 	}
-	logNow := n.dropLocked(note.Tenant, DropQueueFull, n.now().UnixMilli())
+	logNow := n.dropLocked(note.Tenant, DropQueueFull, n.cfg.Now().UnixMilli())
 	n.mu.Unlock()
 	if logNow {
-		n.log.Warn("hub: a tenant's standings.amended notifications overflow its queue; dropped",
+		n.cfg.Log.Warn("hub: a tenant's standings.amended notifications overflow its queue; dropped",
 			"tenant", note.Tenant, "id", note.ID, "queue", n.queueCap())
 	}
 }
 
 // queueCap returns the bound of a tenant's queue.
-func (n *notifier) queueCap() int {
+func (n *Notifier) queueCap() int {
 	if c := n.heldCap.Load(); c > 0 {
 		return int(c)
 	}
 	return maxHeldPerTenant
 }
 
-func (n *notifier) queueLocked(tenant string) *heldQueue {
+func (n *Notifier) queueLocked(tenant string) *heldQueue {
 	if n.held == nil {
 		n.held = map[string]*heldQueue{}
 	}
@@ -131,7 +131,7 @@ func (n *notifier) queueLocked(tenant string) *heldQueue {
 // dropLocked counts a notification of tenant dropped for reason at now
 // (unix ms), and reports whether to log it: at most once a dropLogEvery
 // per tenant and reason. The caller logs after unlocking n.mu.
-func (n *notifier) dropLocked(tenant, reason string, now int64) (logNow bool) {
+func (n *Notifier) dropLocked(tenant, reason string, now int64) (logNow bool) {
 	key := dropKey{tenant, reason}
 	if n.drops == nil {
 		n.drops = map[dropKey]uint64{}
@@ -147,13 +147,14 @@ func (n *notifier) dropLocked(tenant, reason string, now int64) (logNow bool) {
 	return true
 }
 
-// dropped returns the counts of notifications dropped, by tenant and reason.
-func (n *notifier) dropped() []NotifyDrop {
+// Dropped returns the counts of notifications not queued or not
+// published, by tenant and reason (rankwire_notifications_dropped_total).
+func (n *Notifier) Dropped() []Drop {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := make([]NotifyDrop, 0, len(n.drops))
+	out := make([]Drop, 0, len(n.drops))
 	for k, c := range n.drops {
-		out = append(out, NotifyDrop{Tenant: k.tenant, Reason: k.reason, Count: c})
+		out = append(out, Drop{Tenant: k.tenant, Reason: k.reason, Count: c})
 	}
 	return out
 }
@@ -162,14 +163,14 @@ func (n *notifier) dropped() []NotifyDrop {
 // recent enough to be news (a replay at start re-applies old ones) and not
 // published yet, as notifications, and starts a re-derivation for each
 // tenant whose queue overflowed.
-func (n *notifier) takeHeld(now int64) []Notification {
+func (n *Notifier) takeHeld(now int64) []ledger.Notification {
 	n.mu.Lock()
 	out := n.retry
 	n.retry = nil
-	var held []Notification
+	var held []ledger.Notification
 	for tenant, q := range n.held {
 		for _, hn := range q.notes {
-			if now-hn.held.At <= NotifyDedup.Milliseconds() {
+			if now-hn.held.At <= Dedup.Milliseconds() {
 				held = append(held, ledger.QuarantineNote(tenant, hn.board, hn.held))
 			}
 		}
@@ -192,7 +193,7 @@ func (n *notifier) takeHeld(now int64) []Notification {
 
 // walkLocked starts a re-derivation of tenant's quarantine notifications,
 // or marks the one under way to start again when it ends.
-func (n *notifier) walkLocked(tenant string) {
+func (n *Notifier) walkLocked(tenant string) {
 	if n.walks == nil {
 		n.walks = map[string]*heldWalk{}
 	}
@@ -206,20 +207,26 @@ func (n *notifier) walkLocked(tenant string) {
 // rederive returns, for each open tenant with a re-derivation under way,
 // up to maxHeldPerTenant of its quarantines not published yet, derived from
 // its state. Notifier goroutine only.
-func (n *notifier) rederive(open []*replica, now int64) []Notification {
-	var out []Notification
-	for _, r := range open {
+func (n *Notifier) rederive(open []*Tenant, now int64) []ledger.Notification {
+	var out []ledger.Notification
+	for _, t := range open {
 		n.mu.Lock()
-		w := n.walks[r.tenant]
+		w := n.walks[t.name]
 		n.mu.Unlock()
 		if w == nil {
 			continue
 		}
-		r.mu.RLock()
-		notes, at, done := r.st.HeldNotes(r.tenant, now, w.at, n.queueCap(),
-			func(id string) bool { return n.published(r.tenant + "/" + id) })
-		r.mu.RUnlock()
-		out = append(out, notes...)
+		var (
+			at   ledger.NoteCursor
+			done bool
+		)
+		_ = t.read(func(st *ledger.State) error {
+			var notes []ledger.Notification
+			notes, at, done = st.HeldNotes(t.name, now, w.at, n.queueCap(),
+				func(id string) bool { return n.published(t.name + "/" + id) })
+			out = append(out, notes...)
+			return nil
+		})
 		n.mu.Lock()
 		switch {
 		case !done:
@@ -227,19 +234,15 @@ func (n *notifier) rederive(open []*replica, now int64) []Notification {
 		case w.again:
 			*w = heldWalk{}
 		default:
-			delete(n.walks, r.tenant)
+			delete(n.walks, t.name)
 		}
 		n.mu.Unlock()
 	}
 	return out
 }
 
-// NotificationsDropped returns the counts of notifications not queued or
-// not published, by tenant and reason (rankwire_notifications_dropped_total).
-func (q Quotas) NotificationsDropped() []NotifyDrop { return q.h.note.dropped() }
-
 // requeue puts back a quarantine whose publish failed.
-func (n *notifier) requeue(note Notification) {
+func (n *Notifier) requeue(note ledger.Notification) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.retry = append(n.retry, note)

@@ -1,0 +1,46 @@
+// Package natstest starts a real nats-server with JetStream for tests: on
+// a random loopback port, its store in the test's temp dir, shut down at
+// the test's cleanup. Test helper: only tests import it. It may import the
+// nats-io modules only (plus the standard library).
+package natstest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Server starts a nats-server with JetStream, shut down at t's cleanup.
+func Server(t testing.TB) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	if !s.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	return s
+}
+
+// JetStream starts a Server and returns a connection to it, closed at
+// t's cleanup, with its JetStream context.
+func JetStream(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(Server(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}

@@ -1,0 +1,223 @@
+// Package snapbucket keeps each tenant's newest snapshot in the cluster's
+// JetStream object store, so that a node that starts with an empty (or
+// older) data directory loads the newest there and replays only its
+// stream's tail. Snapshots are deterministic, so the one of any node at a
+// sequence is the one of every node there: two nodes racing to store one
+// both store a valid snapshot.
+//
+// A bucket that is slow or missing costs a node a longer replay, never a
+// failed start: every call is bounded, and Load and Save log a failure and
+// go on as if there were no snapshot. It may import internal/ledger (to decode a
+// snapshot) and the nats-io modules (plus the standard library).
+//
+// Its log lines start "hub:", as they did when this was part of package
+// hub, so that the searches docs/OPERATIONS.md and docs/CLUSTERING.md give
+// operators still find them.
+package snapbucket
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// Name is the JetStream object store bucket in which every node keeps each
+// tenant's newest snapshot, one object per tenant named after it, with the
+// stream sequence it was taken at in the object's metadata ("seq").
+const Name = "rankwire_snapshots"
+
+// Timeout bounds one object store call.
+const Timeout = 30 * time.Second
+
+// infoTimeout bounds the look at the bucket before an upload.
+const infoTimeout = 2 * time.Second
+
+// Bucket is the object store of the tenants' snapshots. Safe for
+// concurrent use.
+type Bucket struct {
+	store jetstream.ObjectStore
+	gate  func(request func() error) error // every request to the bucket passes it
+	log   *slog.Logger
+}
+
+// Open creates or opens the bucket with replicas copies. Each request to
+// it runs through gate (the hub's API gate; nil: as is).
+func Open(ctx context.Context, js jetstream.JetStream, gate func(func() error) error, replicas int, log *slog.Logger) (*Bucket, error) {
+	if gate == nil {
+		gate = func(request func() error) error { return request() }
+	}
+	b := &Bucket{gate: gate, log: log}
+	store, err := gated(b, func() (jetstream.ObjectStore, error) {
+		return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      Name,
+			Description: "rankwire: each tenant's newest snapshot, for nodes that start without one",
+			Storage:     jetstream.FileStorage,
+			Replicas:    max(replicas, 1),
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hub: snapshot bucket %s: %w", Name, err)
+	}
+	b.store = store
+	return b, nil
+}
+
+// Existing returns the bucket where it exists, for a read that must not
+// create it (the audit).
+func Existing(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (*Bucket, error) {
+	store, err := js.ObjectStore(ctx, Name)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucket{store: store, gate: func(request func() error) error { return request() }, log: log}, nil
+}
+
+// gated runs f, one request to b's bucket returning a value, through b's gate.
+func gated[T any](b *Bucket, f func() (T, error)) (T, error) {
+	var v T
+	err := b.gate(func() error {
+		var err error
+		v, err = f()
+		return err
+	})
+	return v, err
+}
+
+// Get returns tenant's snapshot as stored, or false where there is none.
+// Bounded by Timeout.
+func (b *Bucket) Get(ctx context.Context, tenant string) ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	data, err := gated(b, func() ([]byte, error) { return b.store.GetBytes(ctx, tenant) })
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}
+
+// seq returns the stream sequence of tenant's shared snapshot, or false
+// where there is none (or it cannot be read now).
+func (s *Bucket) seq(ctx context.Context, tenant string) (uint64, bool) {
+	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrObjectNotFound) {
+			s.log.Warn("hub: shared snapshot info", "tenant", tenant, "err", err)
+		}
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(info.Metadata["seq"], 10, 64)
+	return seq, err == nil
+}
+
+// Load returns tenant's snapshot where it is newer than seq, or false.
+// Bounded by Timeout.
+func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64) (*ledger.State, bool) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	if shared, ok := s.seq(ctx, tenant); !ok || shared <= seq {
+		return nil, false
+	}
+	data, err := gated(s, func() ([]byte, error) { return s.store.GetBytes(ctx, tenant) })
+	if err != nil {
+		s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
+		return nil, false
+	}
+	st, err := ledger.Decode(data)
+	if err != nil {
+		s.log.Warn("hub: shared snapshot does not decode", "tenant", tenant, "err", err)
+		return nil, false
+	}
+	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(data))
+	return st, true
+}
+
+// Save stores data, tenant's snapshot at seq, unless the bucket already
+// holds one at seq or later (another node's). Two nodes racing may both
+// write; either result is a valid snapshot.
+func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
+	// A short look first: a bucket that does not answer (NATS gone, a
+	// region cut off) must not hold a shutdown for the upload's timeout.
+	ictx, icancel := context.WithTimeout(context.Background(), infoTimeout)
+	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ictx, tenant) })
+	icancel()
+	switch {
+	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
+		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
+		return
+	case err == nil && info.Metadata["seq"] != "":
+		if shared, perr := strconv.ParseUint(info.Metadata["seq"], 10, 64); perr == nil && shared >= seq {
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	meta := jetstream.ObjectMeta{Name: tenant, Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)}}
+	if _, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.Put(ctx, meta, bytes.NewReader(data)) }); err != nil {
+		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
+		return
+	}
+	s.log.Debug("hub: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(data))
+}
+
+// Share opens the bucket for a node whose NATS other nodes share, in the
+// background where it must wait: a cluster still forming its quorum may
+// not answer for a while, and meanwhile the node's snapshots stay local.
+type Share struct {
+	JS       jetstream.JetStream
+	Gate     func(request func() error) error // as Open's
+	Replicas int
+	Log      *slog.Logger
+	// Attempt bounds one attempt to open the bucket, so that a bucket
+	// that does not answer does not use up the node's start.
+	Attempt time.Duration
+	// Opened is called once, with the bucket, when it opens.
+	Opened func(*Bucket)
+}
+
+// Start makes one attempt now, bounded by ctx and Attempt. Where it fails,
+// it logs and retries on a goroutine every 1 to 5 s until the bucket opens
+// or bg ends; wg waits for that goroutine.
+func (s Share) Start(ctx, bg context.Context, wg *sync.WaitGroup) {
+	if s.try(ctx, bg) {
+		return
+	}
+	wg.Go(func() {
+		wait := time.Second
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-time.After(wait):
+			}
+			if s.try(bg, bg) {
+				return
+			}
+			wait = min(2*wait, 5*time.Second)
+		}
+	})
+}
+
+// try makes one attempt, logging a failure unless bg ended; it reports
+// whether the bucket is open.
+func (s Share) try(ctx, bg context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.Attempt)
+	defer cancel()
+	b, err := Open(ctx, s.JS, s.Gate, s.Replicas, s.Log)
+	if err != nil {
+		if bg.Err() == nil {
+			s.Log.Warn("hub: snapshots stay local for now; retrying", "err", err)
+		}
+		return false
+	}
+	s.Opened(b)
+	s.Log.Info("hub: snapshots shared through the bucket", "bucket", Name)
+	return true
+}
