@@ -20,16 +20,16 @@ func toRow(r hub.Row) wire.Row {
 		Name: r.Profile.Name, Avatar: r.Profile.Avatar, Country: r.Profile.Country, Review: r.Review}
 }
 
-// toPage is p as the protocol shows it; Count is left for the score-range
-// read to set.
-func toPage(p hub.Page) wire.Page {
+// toPage is p as the protocol shows it, its next cursor sealed for l;
+// Count is left for the score-range read to set.
+func (s *Server) toPage(l hub.Loc, p hub.Page) wire.Page {
 	rows := make([]wire.Row, len(p.Rows))
 	for i, r := range p.Rows {
 		rows[i] = toRow(r)
 	}
 	out := wire.Page{Seq: p.Seq, Total: p.Total, Rows: rows}
 	if p.Next != nil {
-		out.Next = p.Next.String()
+		out.Next = s.cursors.seal(l, *p.Next)
 	}
 	return out
 }
@@ -59,7 +59,7 @@ func (s *Server) top(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	after, err := cursorParam(r, "after")
+	after, err := s.cursorParam(r, l, "after")
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) top(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("after: not with offset (a cursor is the position to read on from)")
 	}
 	p, err := s.hub.Top(l, offset, after, limit)
-	return s.reply(w, toPage(p), err)
+	return s.reply(w, s.toPage(l, p), err)
 }
 
 // scores answers GET .../scores?min=&max=: the rows whose score lies in
@@ -92,7 +92,7 @@ func (s *Server) scores(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	after, err := cursorParam(r, "after")
+	after, err := s.cursorParam(r, l, "after")
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (s *Server) scores(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := toPage(p)
+	out := s.toPage(l, p)
 	out.Count = &count
 	return s.reply(w, out, nil)
 }
@@ -137,7 +137,7 @@ func (s *Server) around(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := s.hub.Around(l, m, radius)
-	return s.reply(w, toPage(p), err)
+	return s.reply(w, s.toPage(l, p), err)
 }
 
 func (s *Server) atRank(w http.ResponseWriter, r *http.Request) error {
@@ -166,7 +166,7 @@ func (s *Server) members(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := s.hub.Members(l, ids)
-	return s.reply(w, toPage(p), err)
+	return s.reply(w, s.toPage(l, p), err)
 }
 
 // reply writes v, or returns err for handle to write.

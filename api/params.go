@@ -93,15 +93,17 @@ func floatParam(r *http.Request, name string, def float64, required bool) (float
 }
 
 // cursorParam reads query parameter name as a cursor from an earlier
-// page's next, or nil where it is absent.
-func cursorParam(r *http.Request, name string) (*hub.Cursor, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
+// page's next on l, or nil where it is absent. A cursor that is not one
+// this gateway sealed for l (tampered, forged, another tenant's or another
+// board-window's) is a bad request naming the parameter: cursor.go.
+func (s *Server) cursorParam(r *http.Request, l hub.Loc, name string) (*hub.Cursor, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
 		return nil, nil
 	}
-	c, err := hub.ParseCursor(s)
+	c, err := s.cursors.open(l, v)
 	if err != nil {
-		return nil, badRequest("%s: %q is not a cursor from a page's next", name, truncate(s))
+		return nil, badRequest("%s: %q is not a cursor from a page's next on this board", name, truncate(v))
 	}
 	return &c, nil
 }

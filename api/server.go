@@ -69,6 +69,13 @@ type Config struct {
 	// The push interval is hub.Config.PushInterval: the most the hub's feed coalesces changes under load.
 	Live live.Options
 
+	// CursorKey seals the paging cursors the API hands out (top and scores'
+	// next): CursorKeyLen bytes, the same on every node that serves one
+	// tenant's reads, so a cursor from one node opens on another (the
+	// gateway derives it with DeriveCursorKey: docs/SECURITY.md, "Cursors").
+	// Nil means a random key of this process: cursors fail after a restart.
+	CursorKey []byte
+
 	// Static serves what is not API: the widget under /widget/ and, in demo
 	// mode, the demo page at / and /demo/ (web.Handler). Nil means none.
 	Static http.Handler
@@ -89,6 +96,7 @@ type Server struct {
 	refused *refusal.Log                 // HTTP refusals (401, 403, 429), rate-limited
 	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
 	reload  sync.Mutex                   // one ReloadKeys at a time
+	cursors *cursorBox                   // seals and opens paging cursors: cursor.go
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
@@ -114,7 +122,8 @@ func New(cfg Config) *Server {
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
-	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub)}
+	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub),
+		cursors: newCursorBox(cfg.CursorKey)}
 	s.keys.Store(cfg.Keys)
 	s.limits, s.boardW, s.identW = newLimiters(s.keyring, cfg.SubmissionsPerSecond)
 	cfg.Hub.Quotas().SetQuota(s.quota) // quota.go

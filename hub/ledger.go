@@ -75,10 +75,6 @@ const (
 	CodeInternal    = ledger.CodeInternal
 )
 
-// ParseCursor reads a cursor's text form; ErrBadRequest where s is not one
-// this gateway wrote.
-func ParseCursor(s string) (Cursor, error) { return ledger.ParseCursor(s) }
-
 // FormatTime writes unix ms as the gateway writes every time: RFC 3339 in
 // UTC with milliseconds.
 func FormatTime(ms int64) string { return ledger.FormatTime(ms) }

@@ -65,6 +65,8 @@ type Config struct {
 	IdempotencyRetention time.Duration // how long boards keep idempotency ids; 0: for ever
 
 	WebhookAllow []netip.Prefix // --webhook-allow: destinations webhooks may reach although refused by default
+
+	cursorKey []byte // not a flag: derived at start from the cluster or data-dir secret (cursorkey.go)
 }
 
 // envName is the environment variable of a flag: --push-interval reads

@@ -142,6 +142,9 @@ func (g *gateway) startHub(ctx context.Context) error {
 	}
 	g.hub = h
 	g.onStop(func() { closeHub(h, g.log) })
+	if g.cfg.cursorKey, err = cursorKey(cfg.DataDir, secret); err != nil {
+		return err
+	}
 	g.handler.setReason("building the API")
 	return nil
 }
@@ -279,7 +282,7 @@ func newAPI(cfg Config, h *hub.Hub, verifier *auth.Verifier, reg *prometheus.Reg
 	return api.New(api.Config{
 		Hub: h, Verifier: verifier, Keys: verifier.Keyring(),
 		Readiness: g.readiness, Logger: log, Registry: reg, Static: static,
-		ReadTimeout: cfg.ReadTimeout, Live: live.Options{AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout,
+		ReadTimeout: cfg.ReadTimeout, CursorKey: cfg.cursorKey, Live: live.Options{AllowedOrigins: cfg.Origins, SlowTimeout: cfg.SlowTimeout,
 			PingInterval: cfg.PingInterval, HeartbeatInterval: heartbeat(cfg.Heartbeat), MaxConnections: cfg.MaxConns,
 			Status: g.tenantStatus},
 	})

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/base64"
 	"encoding/binary"
 	"math"
 
@@ -14,34 +13,38 @@ import (
 // moving above it do not shift the next page. It is a position, not a
 // snapshot: an entry that moves from below the cursor to above it is not
 // seen again on later pages, and one that moves down past it is seen twice.
-// Its text form is opaque to clients.
+//
+// Its bytes (MarshalBinary) hold the entry's sequence and member handle in
+// the clear: they are never shown to a client as they are. The edge (api)
+// seals them with authenticated encryption bound to the tenant before a
+// client sees them, and opens them before UnmarshalBinary; the ledger stays
+// pure (no key, no randomness here).
 type Cursor struct{ e board.Entry }
 
 // cursorVersion leads a cursor's bytes, so that a later layout can be told
 // apart.
 const cursorVersion = 1
 
-// cursorLen is the size of an encoded cursor: version, score, subscore,
+// CursorLen is the size of a cursor's bytes: version, score, subscore,
 // sequence, member.
-const cursorLen = 1 + 8 + 8 + 8 + 4
+const CursorLen = 1 + 8 + 8 + 8 + 4
 
-// String returns the cursor's text form: URL-safe base64 of its bytes.
-func (c Cursor) String() string {
-	b := make([]byte, 0, cursorLen)
+// MarshalBinary returns the cursor's CursorLen bytes. It never fails.
+func (c Cursor) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, CursorLen)
 	b = append(b, cursorVersion)
 	b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.e.Score))
 	b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.e.Subscore))
 	b = binary.BigEndian.AppendUint64(b, c.e.Seq)
 	b = binary.BigEndian.AppendUint32(b, c.e.Member)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return b, nil
 }
 
-// ParseCursor reads a cursor's text form; ErrBadRequest where s is not one
-// this gateway wrote (the caller names the parameter).
-func ParseCursor(s string) (Cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != cursorLen || b[0] != cursorVersion {
-		return Cursor{}, errorf(ErrBadRequest, "not a cursor this gateway wrote")
+// UnmarshalBinary reads bytes MarshalBinary wrote into c; ErrBadRequest
+// where b is not such bytes (the caller names the parameter), c unchanged.
+func (c *Cursor) UnmarshalBinary(b []byte) error {
+	if len(b) != CursorLen || b[0] != cursorVersion {
+		return errorf(ErrBadRequest, "not a cursor this gateway wrote")
 	}
 	e := board.Entry{
 		Score:    math.Float64frombits(binary.BigEndian.Uint64(b[1:])),
@@ -50,9 +53,10 @@ func ParseCursor(s string) (Cursor, error) {
 		Member:   binary.BigEndian.Uint32(b[25:]),
 	}
 	if !finite(e.Score) || !finite(e.Subscore) || e.Member > board.MaxMember {
-		return Cursor{}, errorf(ErrBadRequest, "not a cursor this gateway wrote")
+		return errorf(ErrBadRequest, "not a cursor this gateway wrote")
 	}
-	return Cursor{e: e}, nil
+	c.e = e
+	return nil
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
