@@ -113,6 +113,24 @@ func clusterOptions(opts *server.Options, c Cluster) error {
 		opts.DontListen, opts.Host, opts.Port = false, host, port
 		opts.Username, opts.Password = ClientUser, ClientPassword(c.Secret)
 	}
+	return clientTLSOptions(opts, c)
+}
+
+// clientTLSOptions makes c.ClientListen TLS only where c.ClientTLS names a
+// certificate (nats-server's own builder; with a CA, clients must present
+// a certificate it signed). The loopback client listener of a node without
+// ClientListen stays plain: nothing outside the host reaches it. The Hub's
+// in-process connection never negotiates TLS (nats-server waives it).
+func clientTLSOptions(opts *server.Options, c Cluster) error {
+	t := c.ClientTLS
+	if t.Cert == "" || c.ClientListen == "" {
+		return nil
+	}
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.Cert, KeyFile: t.Key, CaFile: t.CA, Verify: t.CA != ""})
+	if err != nil {
+		return fmt.Errorf("%w: client listener TLS: %v", ErrClusterConfig, err)
+	}
+	opts.TLSConfig, opts.TLSTimeout, opts.TLSVerify = tc, routeTLSTimeout.Seconds(), t.CA != ""
 	return nil
 }
 

@@ -118,6 +118,9 @@ type Cluster struct {
 	// ClientListen is host:port of a client listener that asks for the
 	// user and password derived from Secret; empty: none (no client port).
 	ClientListen string
+	// ClientTLS makes ClientListen TLS only (a plain client is refused);
+	// zero: plain. Not applied to the Hub's own in-process connection.
+	ClientTLS ClientTLS
 	// RouteTLS encrypts the routes between the nodes, each side proving
 	// itself with a certificate that RouteTLS.CA signed; zero: plain routes.
 	RouteTLS RouteTLS
@@ -133,6 +136,13 @@ type RouteTLS struct {
 
 // enabled reports whether any file is given (then all three must be).
 func (t RouteTLS) enabled() bool { return t.Cert != "" || t.Key != "" || t.CA != "" }
+
+// ClientTLS holds the PEM files of TLS on the client listener: Cert and
+// Key are this server's; CA, where set, is the CA that must sign every
+// client's certificate (mutual TLS). Zero Cert: no TLS.
+type ClientTLS struct {
+	Cert, Key, CA string
+}
 
 // NATSAuth holds the files that authenticate the Hub to an external NATS.
 type NATSAuth struct {

@@ -46,9 +46,11 @@ func clusterFlags(fs *flag.FlagSet, c *Config) {
 	})
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` for --nats")
 	fs.StringVar(&c.NATSDomain, "nats-domain", "", "JetStream `domain` of the servers holding the streams, when --nats is a leaf node without JetStream (a region)")
-	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "CA certificate `file` for --nats")
-	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "client certificate `file` for --nats (with --nats-tls-key)")
-	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "client key `file` for --nats (with --nats-tls-cert)")
+	// The --nats-tls-* flags are this gateway's end of NATS client TLS: a
+	// client's with --nats, the listener's with --nats-listen (never both).
+	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "CA certificate `file`: with --nats, the one that signs the servers'; with --nats-listen, the one that must sign every client's certificate (mutual TLS)")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "certificate `file` (with --nats-tls-key): with --nats, this client's; with --nats-listen, the listener's, which then refuses plain clients")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "key `file` of --nats-tls-cert")
 }
 
 // validateCluster checks the cluster flags and their combinations.
@@ -106,10 +108,14 @@ func (c Config) validateClusterNeeds() error {
 
 // validateNATSAuth checks the --nats credentials and TLS flags.
 func (c Config) validateNATSAuth() error {
-	anyAuth := c.NATSCreds != "" || c.NATSTLSCA != "" || c.NATSTLSCert != "" || c.NATSTLSKey != ""
+	anyTLS := c.NATSTLSCA != "" || c.NATSTLSCert != "" || c.NATSTLSKey != ""
 	switch {
-	case anyAuth && c.NATSURL == "":
-		return errors.New("--nats-creds, --nats-tls-*: need --nats")
+	case c.NATSCreds != "" && c.NATSURL == "":
+		return errors.New("--nats-creds: needs --nats")
+	case anyTLS && c.NATSURL == "" && c.NATSListen == "":
+		return errors.New("--nats-tls-*: need --nats (a client's TLS) or --nats-listen (the listener's)")
+	case c.NATSListen != "" && c.NATSTLSCA != "" && c.NATSTLSCert == "":
+		return errors.New("--nats-tls-ca: with --nats-listen, needs --nats-tls-cert and --nats-tls-key (clients are verified over TLS)")
 	case c.NATSDomain != "" && c.NATSURL == "":
 		return errors.New("--nats-domain: needs --nats")
 	case (c.NATSTLSCert == "") != (c.NATSTLSKey == ""):
@@ -141,6 +147,10 @@ func (c Config) hubCluster(secret string) (hub.Cluster, hub.NATSAuth) {
 	if c.Cluster != "" { // alone, the server keeps its name: nothing changes without cluster flags
 		hc.Node, hc.Listen = c.Node, c.ClusterListen
 		hc.RouteTLS = hub.RouteTLS{Cert: c.ClusterTLSCert, Key: c.ClusterTLSKey, CA: c.ClusterTLSCA}
+	}
+	if c.NATSListen != "" { // the listener's TLS; with --nats the same flags are the client's
+		hc.ClientTLS = hub.ClientTLS{Cert: c.NATSTLSCert, Key: c.NATSTLSKey, CA: c.NATSTLSCA}
+		return hc, hub.NATSAuth{}
 	}
 	return hc, hub.NATSAuth{Creds: c.NATSCreds, TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
 }
