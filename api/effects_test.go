@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/effects"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
@@ -24,10 +25,10 @@ func TestEffectsCoverEveryRoute(t *testing.T) {
 	seen := map[string]bool{}
 	err := chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		key := routeKey(method, route)
-		if _, ok := routeEffects[key]; !ok {
+		if _, ok := effects.Routes[key]; !ok {
 			key = routeKey("*", route) // r.Handle: every method
 		}
-		if _, ok := routeEffects[key]; !ok {
+		if _, ok := effects.Routes[key]; !ok {
 			t.Errorf("route %s %s has no row in the table of effects (effects.go)", method, route)
 		}
 		seen[key] = true
@@ -36,7 +37,7 @@ func TestEffectsCoverEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key := range routeEffects {
+	for key := range effects.Routes {
 		if !seen[key] {
 			t.Errorf("the table of effects has a row for %s, which is no route", key)
 		}
@@ -46,17 +47,17 @@ func TestEffectsCoverEveryRoute(t *testing.T) {
 // TestEffectsCoverEveryEventKind: every event kind of the log has a row.
 func TestEffectsCoverEveryEventKind(t *testing.T) {
 	for _, k := range ledger.EventKinds {
-		if _, ok := eventEffects[string(k)]; !ok {
+		if _, ok := effects.Events[string(k)]; !ok {
 			t.Errorf("event kind %q has no row in the table of effects", k)
 		}
 	}
-	if len(eventEffects) != len(ledger.EventKinds) {
-		t.Errorf("%d event rows, %d kinds", len(eventEffects), len(ledger.EventKinds))
+	if len(effects.Events) != len(ledger.EventKinds) {
+		t.Errorf("%d event rows, %d kinds", len(effects.Events), len(ledger.EventKinds))
 	}
 }
 
 // TestEffectsCoverEveryMessage: the WebSocket's refusal of an unknown type
-// names the types it takes; each is a row of wsEffects and each row one of
+// names the types it takes; each is a row of effects.Messages and each row one of
 // them.
 func TestEffectsCoverEveryMessage(t *testing.T) {
 	e := newLiveEnv(t, Config{})
@@ -76,11 +77,11 @@ func TestEffectsCoverEveryMessage(t *testing.T) {
 	}
 	named := regexp.MustCompile(`[a-z]+`).FindAllString(strings.ReplaceAll(list, " or ", ","), -1)
 	for _, typ := range named {
-		if _, ok := wsEffects[typ]; !ok {
+		if _, ok := effects.Messages[typ]; !ok {
 			t.Errorf("message type %q has no row in the table of effects", typ)
 		}
 	}
-	for typ := range wsEffects {
+	for typ := range effects.Messages {
 		if !slices.Contains(named, typ) {
 			t.Errorf("the table has a row for message %q, which the WebSocket does not take (%q)", typ, msg)
 		}
@@ -90,17 +91,17 @@ func TestEffectsCoverEveryMessage(t *testing.T) {
 // TestEffectsRowsAreSound: rows that touch a board need a role; member
 // writes are decided at apply time.
 func TestEffectsRowsAreSound(t *testing.T) {
-	for key, e := range routeEffects {
+	for key, e := range effects.Routes {
 		if key == "GET /v1/ws" || key == "GET /v1/stream" || !strings.Contains(key, " /v1/") { // the live plane's: it authenticates itself
 			continue
 		}
 		if (e.Role == 0 && !e.AnyRole) || e.Touches == 0 {
 			t.Errorf("%s: a /v1 route with no role or touching nothing", key)
 		}
-		if strings.Contains(key, "{board}") != (e.Reach == ReachBoard) && e.Reach != ReachQueryBoard {
+		if strings.Contains(key, "{board}") != (e.Reach == effects.ReachBoard) && e.Reach != effects.ReachQueryBoard {
 			t.Errorf("%s: names a board iff it needs the board's reach", key)
 		}
-		if e.Reach == ReachMember && !strings.HasPrefix(key, "GET") && !e.Apply {
+		if e.Reach == effects.ReachMember && !strings.HasPrefix(key, "GET") && !e.Apply {
 			t.Errorf("%s: a member write not decided at apply time", key)
 		}
 	}

@@ -74,12 +74,16 @@ var allowed = map[string][]string{
 	// outboxes over wsflow's sockets. hub because a join reads its
 	// board-window under the tenant's read lock (ReadWindow) and the plane
 	// is the hub's Feed; identity and names to validate a view's member ids
-	// and board at the edge; auth for tokens; refusal and connguard for the
+	// and board at the edge; auth for tokens; effects for the table that
+	// decides each message's role and reach; refusal and connguard for the
 	// listeners' shared refusal log and descriptor budget; wire for the
 	// protocol's messages, close codes and limits, written once there.
 	"internal/live": {module + "wire", module + "subscriptions", module + "internal/wsflow", module + "internal/connguard",
-		module + "internal/refusal", module + "auth", module + "hub", module + "identity", module + "internal/names",
+		module + "internal/refusal", module + "internal/effects", module + "auth", module + "hub", module + "identity", module + "internal/names",
 		"github.com/coder/websocket", "github.com/prometheus/"},
+	// effects is the table of effects that api and live both apply: data
+	// and one decision over auth's scopes.
+	"internal/effects": {module + "auth"},
 	// refusal is the rate-limited refusal log of api and live.
 	"internal/refusal": {module + "auth"},
 }

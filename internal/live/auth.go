@@ -4,21 +4,23 @@ import (
 	"errors"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/effects"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/wire"
 )
 
-// errNoReadRole refuses a valid token without the read role: it may not
-// connect.
+// errNoReadRole refuses a valid token without the role the table of
+// effects' auth row needs (read): it may not connect.
 var errNoReadRole = errors.New("token lacks the read role")
 
-// mayConnect reports whether a valid token may open a connection: it needs
-// the read role.
+// mayConnect reports whether a valid token may open a connection, or
+// refresh one: the table of effects' auth row decides (role read).
 func mayConnect(sc auth.Scope) error {
-	if !sc.Can(auth.RoleRead) {
+	err := effects.AllowMessage(wire.TypeAuth, sc, "")
+	if errors.Is(err, auth.ErrRole) {
 		return errNoReadRole
 	}
-	return nil
+	return err // nil, or no row: refused (a wiring mistake a test catches)
 }
 
 // auth handles an auth message: the first one authenticates (a refusal
@@ -84,7 +86,7 @@ func (c *wsConn) narrow(sc auth.Scope) map[string]liveSub {
 	c.setScopeLocked(sc, true)
 	var gone map[string]liveSub
 	for id, s := range c.subs {
-		if sc.Allows(auth.RoleRead, s.board) == nil {
+		if effects.AllowMessage(wire.TypeSubscribe, sc, s.board) == nil { // the subscribe row, under the new token
 			continue
 		}
 		if gone == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/connguard"
+	"github.com/rankwire/rankwire/internal/effects"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/internal/wsflow"
 	"github.com/rankwire/rankwire/subscriptions"
@@ -301,6 +304,12 @@ func (c *wsConn) handle(data []byte) {
 		c.reply(m.ID, c.p.errorOf(err))
 		return
 	}
+	if _, ok := effects.Messages[m.Type]; !ok || !slices.Contains(messageTypes, m.Type) {
+		// A type the plane does not take, or one without a row in the
+		// table of effects: refused either way (fail closed).
+		c.reply(m.ID, badRequest("type: %q is not %s", truncate(m.Type), typeList))
+		return
+	}
 	_, authed := c.current()
 	switch {
 	case m.Type == wire.TypeAuth:
@@ -311,10 +320,18 @@ func (c *wsConn) handle(data []byte) {
 		c.subscribe(m)
 	case m.Type == wire.TypeUnsubscribe:
 		c.unsubscribe(m.ID)
-	default:
-		c.reply(m.ID, badRequest("type: %q is not subscribe, unsubscribe or auth", truncate(m.Type)))
+	default: // in messageTypes but not dispatched above: a wiring mistake TestMessagesHaveEffects catches
+		c.reply(m.ID, &Error{wire.CodeInternal, "type: " + truncate(m.Type) + " has no handler"})
 	}
 }
+
+// messageTypes are the client messages handle dispatches; each has a row
+// in the table of effects (effects.Messages), which decides its role and
+// reach (TestMessagesHaveEffects fails on a type without one).
+var messageTypes = []string{wire.TypeSubscribe, wire.TypeUnsubscribe, wire.TypeAuth}
+
+// typeList names messageTypes in a refusal: "subscribe, unsubscribe or auth".
+var typeList = strings.Join(messageTypes[:len(messageTypes)-1], ", ") + " or " + messageTypes[len(messageTypes)-1]
 
 func (c *wsConn) subscribe(m clientMsg) {
 	sc, _ := c.current()
@@ -350,7 +367,7 @@ func (c *wsConn) subscribe(m clientMsg) {
 // boardMessage returns the board message of m's subscription, or nil for
 // a board that is no tournament.
 func boardMessage(h *hub.Hub, sc auth.Scope, m clientMsg) []byte {
-	if !sc.Can(auth.RoleRead) || !sc.CanBoard(m.Board) {
+	if effects.AllowMessage(wire.TypeSubscribe, sc, m.Board) != nil {
 		return nil // the join refuses it: nothing of the board goes out
 	}
 	info, err := h.Board(sc.Tenant, m.Board)

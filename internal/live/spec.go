@@ -1,12 +1,14 @@
 package live
 
 import (
+	"errors"
 	"reflect"
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/identity"
+	"github.com/rankwire/rankwire/internal/effects"
 	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
@@ -42,14 +44,19 @@ func subscription(m clientMsg, sc auth.Scope) (hub.Loc, subscriptions.Spec, erro
 	return l, spec, err
 }
 
-// liveLoc returns the board-window m addresses, if sc reaches its board.
-// sc has the read role: a connection's token always has.
+// liveLoc returns the board-window m addresses, if the table of effects'
+// subscribe row allows sc on its board (role read, the board's reach).
 func liveLoc(m clientMsg, sc auth.Scope) (hub.Loc, error) {
 	if !names.Valid(m.Board) {
 		return hub.Loc{}, badRequest("board: %q does not match %s", truncate(m.Board), names.Pattern)
 	}
-	if !sc.CanBoard(m.Board) {
+	switch err := effects.AllowMessage(wire.TypeSubscribe, sc, m.Board); {
+	case errors.Is(err, auth.ErrRole):
+		return hub.Loc{}, forbidden("token: role read not granted")
+	case errors.Is(err, auth.ErrBoard):
 		return hub.Loc{}, forbidden("board: %q is not among the token's boards", m.Board)
+	case err != nil:
+		return hub.Loc{}, &Error{wire.CodeInternal, "subscribe: " + err.Error()}
 	}
 	l := hub.Loc{Tenant: sc.Tenant, Board: m.Board}
 	switch m.Window {
