@@ -25,10 +25,12 @@ func (s *Server) mountStatic(r chi.Router) {
 // tenant's data brings into the page can never run; it connects to the
 // gateway only (its API and WebSocket); no plugin, no <base>, no form
 // posted elsewhere, and no page may frame it (clickjacking of Approve).
-// Styles allow 'unsafe-inline' for the live-board widget, which styles its
-// shadow root with a <style> element; the console's own styles are a file.
+// Styles come from the gateway's files only, too (no style element or
+// attribute: text a tenant's data brings in cannot restyle the page, say
+// to hide a row or overlay a button); the live-board widget styles its
+// shadow root with a constructed stylesheet, which the policy allows.
 // Images may come from any https origin: members' avatars.
-const ConsolePolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+const ConsolePolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
 	"img-src 'self' https: data:; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
 	"form-action 'none'; frame-ancestors 'none'"
 

@@ -59,8 +59,10 @@ func TestConsoleUnderCSP(t *testing.T) {
 			t.Errorf("Content-Security-Policy %q lacks %s", csp, want)
 		}
 	}
-	if strings.Contains(strings.SplitN(csp[strings.Index(csp, "script-src"):], ";", 2)[0], "unsafe") {
-		t.Errorf("script-src allows unsafe sources: %q", csp)
+	for _, d := range []string{"script-src", "style-src"} {
+		if i := strings.Index(csp, d); i < 0 || strings.Contains(strings.SplitN(csp[i:], ";", 2)[0], "unsafe") {
+			t.Errorf("%s missing or allowing unsafe sources: %q", d, csp)
+		}
 	}
 	if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("X-Frame-Options %q, X-Content-Type-Options %q", resp.Header.Get("X-Frame-Options"), resp.Header.Get("X-Content-Type-Options"))
@@ -84,6 +86,12 @@ func TestConsoleUnderCSP(t *testing.T) {
 		}
 		return ""
 	})
+	// The widget is styled (its shadow styles apply: the frame's rounded
+	// border), with no <style> element the policy would have refused.
+	if s := js[string](t, ctx, `(() => { const r = document.getElementById("live").shadowRoot;
+		return getComputedStyle(r.querySelector(".frame")).borderTopLeftRadius + " " + r.querySelectorAll("style").length })()`); s != "12px 0" {
+		t.Errorf("the widget's frame radius and style elements: %q, want 12px 0", s)
+	}
 	if v := js[[]string](t, ctx, `window.violations`); len(v) > 0 {
 		t.Errorf("policy violations: %q", v)
 	}

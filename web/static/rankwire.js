@@ -22,6 +22,32 @@
 import { RankwireClient, sortedRows } from "./client.js";
 import { styles } from "./styles.js";
 
+// sheet is the shadow styles as one constructed stylesheet that every
+// element adopts. A page whose Content-Security-Policy allows no inline
+// styles (the console's: style-src 'self') blocks a <style> element, but
+// not a stylesheet built through the CSSOM. undefined until the first
+// element; null where the browser cannot construct one.
+let sheet;
+
+// adoptStyles gives root the shadow styles: the shared constructed sheet
+// where the browser has them (returning no markup), else the markup of a
+// <style> element for the caller to put first in root.
+function adoptStyles(root) {
+  if (sheet === undefined) {
+    try {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(styles);
+    } catch {
+      sheet = null; // no constructable stylesheets (an old browser, a DOM without CSSOM)
+    }
+  }
+  if (sheet && "adoptedStyleSheets" in root) {
+    root.adoptedStyleSheets = [sheet];
+    return "";
+  }
+  return `<style>${styles}</style>`;
+}
+
 export { RankwireClient } from "./client.js";
 
 const defaultStrings = {
@@ -84,7 +110,7 @@ export class RankwireBoard extends HTMLElement {
     this._sub = null;
     this._pending = false;
     this._root = this.attachShadow({ mode: "open" });
-    this._root.innerHTML = `<style>${styles}</style>
+    this._root.innerHTML = `${adoptStyles(this._root)}
       <div class="frame" part="frame">
         <div class="badge" part="badge" aria-hidden="true"><span></span></div>
         <table part="table">
