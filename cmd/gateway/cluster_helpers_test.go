@@ -56,6 +56,11 @@ func startCluster(t *testing.T, k int, env ...string) *cluster {
 	for i, n := range c.nodes {
 		n.wait(t, addrs[i])
 	}
+	// Listening is not ready: a node answers writes once /readyz says so
+	// (the cluster's meta leader and the streams' leaders answered).
+	for _, n := range c.nodes {
+		awaitReadyz(t, n, http.StatusOK, 60*time.Second)
+	}
 	t.Logf("%d nodes ready in %v", k, time.Since(start).Round(time.Millisecond))
 	return c
 }

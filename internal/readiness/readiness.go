@@ -282,8 +282,9 @@ func (m *Machine) trackLocked(t Tenant, at time.Time) (time.Duration, bool) {
 }
 
 // heldLocked returns the cluster-wide conditions that have failed for
-// FailAfter (they count) and whether others fail for less (pending).
-func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
+// FailAfter (they count) and those that fail for less (pending), the
+// latter as reasons naming no tenant.
+func (m *Machine) heldLocked(o Observation) (held []cond, pending []string) {
 	now := map[string]string{}
 	if o.Meta != "" {
 		now[""] = o.Meta // the JetStream API's key: no tenant has an empty name
@@ -300,6 +301,7 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
 	}
 	clear(m.leaderless)
 	var tenants []string
+	waiting := 0
 	for key, why := range now {
 		since, ok := m.failingSince[key]
 		if !ok {
@@ -308,14 +310,19 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
 		}
 		d := o.At.Sub(since).Round(time.Millisecond)
 		switch {
+		case d < m.cfg.FailAfter && key == "":
+			pending = append(pending, fmt.Sprintf("JetStream API: %s (for %v)", why, d))
 		case d < m.cfg.FailAfter:
-			pending = true
+			waiting++
 		case key == "":
 			held = append(held, plain(fmt.Sprintf("JetStream API: %s (for %v)", why, d)))
 		default:
 			m.leaderless[key] = true
 			tenants = append(tenants, fmt.Sprintf("%s (%s, for %v)", key, why, d))
 		}
+	}
+	if waiting > 0 {
+		pending = append(pending, fmt.Sprintf("%d tenant streams without a reachable leader yet", waiting))
 	}
 	if len(tenants) > 0 {
 		slices.Sort(tenants)
@@ -330,7 +337,7 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending bool) {
 // conditions: any turns the node not ready at once; none turns a node that
 // is not ready ready once none has failed, pending ones included, for
 // RecoverAfter.
-func (m *Machine) decideLocked(at time.Time, failing []cond, pending bool) {
+func (m *Machine) decideLocked(at time.Time, failing []cond, pending []string) {
 	m.nodeDown = slices.ContainsFunc(failing, func(c cond) bool { return !c.tenants })
 	if len(failing) > 0 {
 		reasons, details := make([]string, len(failing)), make([]string, len(failing))
@@ -344,8 +351,13 @@ func (m *Machine) decideLocked(at time.Time, failing []cond, pending bool) {
 	if m.ready {
 		return // pending conditions do not count yet: hysteresis
 	}
-	if pending {
+	if len(pending) > 0 {
 		m.healthySince = time.Time{}
+		if m.flips == 0 {
+			// Never ready yet: say what it waits for, not that it saw nothing.
+			m.reason = "waiting: " + strings.Join(pending, "; ")
+			m.detail = m.reason
+		}
 		return
 	}
 	if m.flips == 0 {

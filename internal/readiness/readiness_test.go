@@ -276,3 +276,17 @@ func TestTenantStatusIsTheTenants(t *testing.T) {
 		t.Fatalf("casino-b with the node's store down: %+v, want not writable", b)
 	}
 }
+
+// TestWaitingSaysWhy: a node never ready yet, whose only failing
+// conditions are cluster-wide ones not yet held, names them rather than
+// "no observation".
+func TestWaitingSaysWhy(t *testing.T) {
+	m := New(Config{})
+	at := time.Unix(1000, 0)
+	v, _ := m.Observe(Observation{At: at, Serving: true, Meta: "no meta leader",
+		Tenants: []Tenant{{Name: "t1", Leader: "no leader elected"}, {Name: "t2", Leader: "no leader elected"}}})
+	want := "waiting: JetStream API: no meta leader (for 0s); 2 tenant streams without a reachable leader yet"
+	if v.Ready || v.Reason != want {
+		t.Fatalf("verdict %+v, want not ready with %q", v, want)
+	}
+}
