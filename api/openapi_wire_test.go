@@ -57,6 +57,7 @@ var wireSchemas = []struct {
 	{"/components/schemas/Tenant", wire.Tenant{}, ""},
 	{"/components/schemas/Amendment", wire.Amendment{}, ""},
 	{"/components/schemas/Void", wire.Void{}, ""},
+	{"/components/schemas/Decision", wire.Decision{}, ""},
 	{"/components/schemas/AdminAction", wire.AdminAction{}, ""},
 	{"/components/schemas/Audit", wire.Audit{}, ""},
 	{answer("/v1/boards", "get", "200"), wire.BoardList{}, ""},

@@ -183,6 +183,12 @@ type Quarantine struct {
 	Next string `json:"next,omitempty"` // the last qid (pass it as after) where more follow
 }
 
+// Decision is the optional body of POST .../quarantine/{qid}/approve and
+// .../reject: why, recorded in the board's audit with the token's sub.
+type Decision struct {
+	Reason string `json:"reason,omitempty"` // 1..256 bytes of printable UTF-8; empty: none
+}
+
 // Rejected answers POST .../quarantine/{qid}/reject.
 type Rejected struct {
 	QID      string `json:"qid"`
@@ -291,12 +297,13 @@ type AdminAction struct {
 	Seq      uint64 `json:"seq"` // its place in the tenant's stream: pass it as after to read on
 	At       string `json:"at"`  // acceptance time, RFC 3339 UTC
 	Board    string `json:"board"`
-	Action   string `json:"action"`           // disqualify, reinstate, settle, void
+	Action   string `json:"action"`           // disqualify, reinstate, settle, void, approve, reject
 	Member   string `json:"member,omitempty"` // the member's canonical id; none for settle
 	Sub      string `json:"sub"`              // the acting token's sub claim
 	Reason   string `json:"reason"`
 	Revision int    `json:"revision"`         // the board's revision after it
 	Voided   uint64 `json:"voided,omitempty"` // void: the seq the voided submission's result carried
+	QID      string `json:"qid,omitempty"`    // approve, reject: the quarantine id decided
 }
 
 // Audit answers GET /v1/audit: a board's admin actions, oldest first.
