@@ -311,3 +311,26 @@ type Audit struct {
 	Actions []AdminAction `json:"actions"`
 	Next    uint64        `json:"next,omitempty"` // the last seq (pass it as after) where more follow
 }
+
+// MintRequest is the body of POST /v1/tokens: the token an admin asks the
+// gateway to mint for its own tenant.
+type MintRequest struct {
+	Role string `json:"role"` // read, submit or admin
+	// Boards are board names or '*' patterns, each within the caller's
+	// reach. Absent: the caller's reach; [] no board.
+	Boards []string `json:"boards,omitzero"`
+	Sub    string   `json:"sub,omitempty"` // the token's subject: a player's member id; empty: none
+	TTL    string   `json:"ttl,omitempty"` // a Go duration, 1m..8784h (366 days); empty: 24h
+}
+
+// MintedToken answers POST /v1/tokens: the token, shown once (the gateway
+// keeps no copy), and the claims it carries.
+type MintedToken struct {
+	Token     string   `json:"token"`
+	Tenant    string   `json:"tenant"`
+	Kid       string   `json:"kid"` // the key that signed it
+	Role      string   `json:"role"`
+	Boards    []string `json:"boards,omitzero"` // absent: every board; []: none
+	Sub       string   `json:"sub,omitempty"`
+	ExpiresAt string   `json:"expires_at"` // RFC 3339 UTC, whole seconds
+}
