@@ -111,7 +111,7 @@ async function signIn() {
     showWho(claims(token));
     $("signin").hidden = true;
     $("signout").hidden = false;
-    for (const id of ["tenant", "boards"]) $(id).hidden = false;
+    for (const id of ["tenant", "tokens", "boards"]) $(id).hidden = false;
     alertShow("");
     showTenant(t);
     await loadBoards(false);
@@ -128,7 +128,8 @@ function signOut() {
   sessionStorage.removeItem(tokenKey);
   token = "";
   current = "";
-  for (const id of ["tenant", "boards", "board", "editor", "signout"]) $(id).hidden = true;
+  for (const id of ["tenant", "tokens", "boards", "board", "editor", "signout"]) $(id).hidden = true;
+  hideToken();
   for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "standing-rows", "decisions", "dq-rows", "settle-slot", "audit-rows"]) $(id).replaceChildren();
   $("member-detail").hidden = true;
   $("token").value = "";
@@ -705,6 +706,48 @@ async function saveProfile() {
   } catch (e) { $("profile-state").textContent = "Not saved."; showError(form, e); }
 }
 
+// ---- tokens ----
+
+// mintToken asks the gateway for a token of this tenant as the form says
+// and shows it once, with a copy button: the gateway keeps no copy, and
+// neither does the console past hideToken (or signing out).
+async function mintToken() {
+  const form = $("mint-form");
+  clearErrors(form);
+  hideToken();
+  const body = { role: $("m-role").value };
+  const boards = $("m-boards").value.split(",").map((b) => b.trim()).filter(Boolean);
+  if (boards.length) body.boards = boards;
+  for (const k of ["sub", "ttl"]) { const v = $(`m-${k}`).value.trim(); if (v) body[k] = v; }
+  try {
+    const t = await api("POST", "/v1/tokens", body);
+    $("minted-token").value = t.token;
+    $("minted-what").replaceChildren(`A ${t.role} token of tenant ${t.tenant}`, t.sub ? ` for ${t.sub}` : "",
+      `, boards ${t.boards ? t.boards.join(", ") || "none" : "all"}, signed by key ${t.kid}, expires `, when(t.expires_at), ":");
+    $("minted").hidden = false;
+    $("minted-token").select();
+  } catch (e) { showError(form, e); }
+}
+
+function hideToken() {
+  $("minted-token").value = "";
+  $("copy-state").textContent = "";
+  $("minted").hidden = true;
+}
+
+// copyToken puts the token on the clipboard; where the browser refuses
+// (no permission, not a secure context), it stays selected to copy by hand.
+async function copyToken() {
+  const input = $("minted-token");
+  try {
+    await navigator.clipboard.writeText(input.value);
+    $("copy-state").textContent = "Copied.";
+  } catch {
+    input.select();
+    $("copy-state").textContent = "Selected: copy it with Ctrl+C (the browser refused the clipboard).";
+  }
+}
+
 // ---- wiring ----
 
 function guard(f) { return (...a) => Promise.resolve(f(...a)).catch((e) => alertShow(e.message)); }
@@ -714,6 +757,9 @@ onSubmit("board-search", () => { prefix = $("board-prefix").value.trim(); return
 onSubmit("board-form", saveBoard);
 onSubmit("member-form", () => openMember($("member").value.trim()));
 onSubmit("profile-form", saveProfile);
+onSubmit("mint-form", mintToken);
+$("copy-token").addEventListener("click", copyToken);
+$("hide-token").addEventListener("click", hideToken);
 $("signout").addEventListener("click", signOut);
 $("more-boards").addEventListener("click", guard(() => loadBoards(true)));
 $("more-held").addEventListener("click", guard(() => loadHeld(true)));
