@@ -148,6 +148,10 @@ func boardQuery(r *http.Request, role auth.Role) (string, error) {
 }
 
 func toAdminAction(board string, a hub.AdminAction) wire.AdminAction {
-	return wire.AdminAction{Seq: a.Seq, At: hub.FormatTime(a.At), Board: board, Action: a.Action, Member: a.Member,
+	out := wire.AdminAction{Seq: a.Seq, At: hub.FormatTime(a.At), Board: board, Action: a.Action, Member: a.Member,
 		Sub: a.Sub, Reason: a.Reason, Revision: a.Revision, Voided: a.Voided}
+	if a.QID != 0 {
+		out.QID = strconv.FormatUint(a.QID, 10)
+	}
+	return out
 }

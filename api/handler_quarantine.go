@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -43,14 +45,16 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// approve answers POST .../quarantine/{qid}/approve (role admin): the
-// submission is ranked now, and the answer is its result.
+// approve answers POST .../quarantine/{qid}/approve (role admin), with an
+// optional body {"reason"}: the submission is ranked now, and the answer
+// is its result. The decision, its reason and the token's sub are recorded
+// in the board's audit (GET /v1/audit).
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
-	name, qid, err := qidRoute(r)
+	d, err := decisionOf(r)
 	if err != nil {
 		return err
 	}
-	res, err := s.hub.Disputes().Approve(r.Context(), scopeOf(r).Tenant, name, qid)
+	res, err := s.hub.Disputes().Approve(r.Context(), scopeOf(r).Tenant, d)
 	if err != nil {
 		return err
 	}
@@ -58,18 +62,55 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// reject answers POST .../quarantine/{qid}/reject (role admin).
+// reject answers POST .../quarantine/{qid}/reject (role admin), with an
+// optional body {"reason"}, recorded as approve's is.
 func (s *Server) reject(w http.ResponseWriter, r *http.Request) error {
-	name, qid, err := qidRoute(r)
+	d, err := decisionOf(r)
 	if err != nil {
 		return err
 	}
-	if err := s.hub.Disputes().Reject(r.Context(), scopeOf(r).Tenant, name, qid); err != nil {
+	if err := s.hub.Disputes().Reject(r.Context(), scopeOf(r).Tenant, d); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.Rejected{QID: strconv.FormatUint(qid, 10), Rejected: true})
+	writeJSON(w, http.StatusOK, wire.Rejected{QID: strconv.FormatUint(d.QID, 10), Rejected: true})
 	return nil
 }
+
+// decisionOf reads a decision's route and optional body: no body, an
+// empty one or {} decide without a reason; the hub checks a reason as an
+// amendment's (1..256 bytes of printable UTF-8).
+func decisionOf(r *http.Request) (hub.Decision, error) {
+	name, qid, err := qidRoute(r)
+	if err != nil {
+		return hub.Decision{}, err
+	}
+	var body wire.Decision
+	if err := decodeOptional(r, &body); err != nil {
+		return hub.Decision{}, err
+	}
+	return hub.Decision{Board: name, QID: qid, Reason: body.Reason, Sub: scopeOf(r).Subject}, nil
+}
+
+// decodeOptional is decodeBody for a body that may be absent or empty.
+func decodeOptional(r *http.Request, v any) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeBody(&http.Request{Body: io.NopCloser(errReader{err})}, v)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	return decodeBody(&http.Request{Body: io.NopCloser(bytes.NewReader(data))}, v)
+}
+
+// errReader fails every read with err, so that decodeBody names a body
+// that did not arrive (or was too large) as it would have.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 func qidRoute(r *http.Request) (string, uint64, error) {
 	name, err := boardFor(r, auth.RoleAdmin)

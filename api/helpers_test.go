@@ -38,7 +38,7 @@ func startTestHub(t testing.TB, bLimits string, hc hub.Config) (*auth.Keyring, *
 	t.Helper()
 	keyFile := fmt.Sprintf(`{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],
-			"limits":{"board_writes_per_second":1e6,"identity_writes_per_second":1e6}},
+			"limits":{"board_writes_per_second":1e6,"identity_writes_per_second":1e6,"token_mints_per_minute":1000}},
 		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{%s}}}}`,
 		secret('a'), secret('b'), bLimits)
 	keys, err := auth.ParseKeys([]byte(keyFile))

@@ -57,6 +57,9 @@ var wireSchemas = []struct {
 	{"/components/schemas/Tenant", wire.Tenant{}, ""},
 	{"/components/schemas/Amendment", wire.Amendment{}, ""},
 	{"/components/schemas/Void", wire.Void{}, ""},
+	{"/components/schemas/Decision", wire.Decision{}, ""},
+	{"/components/schemas/MintRequest", wire.MintRequest{}, ""},
+	{"/components/schemas/MintedToken", wire.MintedToken{}, ""},
 	{"/components/schemas/AdminAction", wire.AdminAction{}, ""},
 	{"/components/schemas/Audit", wire.Audit{}, ""},
 	{answer("/v1/boards", "get", "200"), wire.BoardList{}, ""},
@@ -214,7 +217,7 @@ func jsonFields(t reflect.Type) []jsonField {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		out = append(out, jsonField{name, slices.Contains(strings.Split(opts, ","), "omitempty"), f.Type, t.Name() + "." + f.Name})
+		out = append(out, jsonField{name, omits(opts), f.Type, t.Name() + "." + f.Name})
 	}
 	return out
 }
@@ -237,6 +240,13 @@ func (c *wireCheck) variants(s *schema) []*schema {
 // object checks an object schema (or a union of them) against struct t:
 // the properties of any variant are t's JSON members, and a member is
 // required in every variant exactly where it has no omitempty.
+
+// omits reports whether a json tag's options leave the field out when
+// empty: omitempty, or omitzero (a nil slice left out, [] kept).
+func omits(opts string) bool {
+	o := strings.Split(opts, ",")
+	return slices.Contains(o, "omitempty") || slices.Contains(o, "omitzero")
+}
 func (c *wireCheck) object(path string, s *schema, t reflect.Type) {
 	c.seen[t] = true
 	props := map[string]*schema{}

@@ -111,3 +111,48 @@ func TestQuarantineAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionReasonAudited: an approve and a reject take an optional
+// reason; each is recorded in the board's audit with the token's sub and
+// the qid; a bad reason is a 400 naming reason and decides nothing; the
+// twin tenant's board of the same name shows none of it.
+func TestDecisionReasonAudited(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, tn := range []string{"a", "b"} {
+		tok := e.token(tn, admin)
+		e.must(200, "PUT", "/v1/boards/b", tok, `{"rules":{"max_score":1000}}`)
+		e.must(200, "POST", "/v1/boards/b/scores", tok, `{"scores":[{"member":"p1","score":5000},{"member":"p2","score":6000}]}`)
+	}
+	tok := e.token("a", admin)
+	long := `{"reason":"` + strings.Repeat("x", 257) + `"}`
+	for _, body := range []string{long, `{"reason":"a\u0001b"}`, `{"why":"x"}`, `{"reason":7}`} {
+		status, out := e.do("POST", "/v1/boards/b/quarantine/1/approve", tok, body)
+		if code, msg := errCode(out); status != 400 || code != "bad_request" || !strings.Contains(msg, "reason") && !strings.Contains(msg, "why") {
+			t.Errorf("approve %s: %d %s %q, want 400 naming the field", body, status, code, msg)
+		}
+	}
+	e.must(200, "POST", "/v1/boards/b/quarantine/1/approve", tok, `{"reason":"ticket 7: real win"}`)
+	e.must(200, "POST", "/v1/boards/b/quarantine/2/reject", tok, "")
+	acts := e.must(200, "GET", "/v1/audit?board=b", tok, "")["actions"].([]any)
+	if len(acts) != 2 {
+		t.Fatalf("audit: %v, want the two decisions", acts)
+	}
+	for i, want := range []map[string]any{
+		{"action": "approve", "member": "p1", "sub": "p1", "reason": "ticket 7: real win", "qid": "1"},
+		{"action": "reject", "member": "p2", "sub": "p1", "reason": "", "qid": "2"},
+	} {
+		got := acts[i].(map[string]any)
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("action %d: %s = %v, want %v (%v)", i, k, got[k], v, got)
+			}
+		}
+	}
+	twin := e.must(200, "GET", "/v1/audit?board=b", e.token("b", admin), "")
+	if n := len(twin["actions"].([]any)); n != 0 {
+		t.Fatalf("the twin tenant's audit: %v", twin)
+	}
+	if n := len(e.must(200, "GET", "/v1/boards/b/quarantine", e.token("b", admin), "")["rows"].([]any)); n != 2 {
+		t.Fatalf("the twin tenant's quarantine holds %d, want 2", n)
+	}
+}

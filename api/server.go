@@ -92,6 +92,7 @@ type Server struct {
 	limits  *limiters                    // submissions
 	boardW  *limiters                    // board settings writes
 	identW  *limiters                    // identity writes (links, profiles)
+	mints   mintLimiters                 // tokens minted: handler_tokens.go
 	live    *live.Plane                  // /v1/ws: mounted, not wired to the hub's feed (see Feed)
 	refused *refusal.Log                 // HTTP refusals (401, 403, 429), rate-limited
 	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
@@ -191,6 +192,7 @@ func (s *Server) routes() chi.Router {
 		})
 		r.Get("/audit", s.handle(s.audit))
 		r.Get("/tenant", s.handle(s.tenant))
+		r.Post("/tokens", s.handle(s.mint)) // handler_tokens.go
 		r.Post("/identities", s.handle(s.rated(s.identW, auth.RoleSubmit, s.link)))
 		r.Get("/identities/{id}", s.handle(s.identity))
 		r.Put("/members/{member}/profile", s.handle(s.rated(s.identW, auth.RoleSubmit, s.putProfile)))

@@ -35,6 +35,10 @@ var (
 // ErrMint is returned by Mint for a key or claims it cannot sign.
 var ErrMint = errors.New("auth: cannot mint token")
 
+// ErrNoSecret is returned by Keyring.SigningKeyFor for a tenant whose key
+// file entry holds no HS256 secret: the gateway cannot sign its tokens.
+var ErrNoSecret = errors.New("auth: no signing secret")
+
 // classError is a sentinel that belongs to a class: errors.Is matches both the
 // sentinel itself (by identity) and its class (through Unwrap).
 type classError struct {

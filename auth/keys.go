@@ -68,6 +68,10 @@ type Limits struct {
 	// not notified (internal/notify: quota.go). Zero means the gateway default
 	// (16 MiB); at most MaxNotificationBytes.
 	NotificationBytes int64 `json:"notification_bytes"`
+	// TokenMintsPerMinute caps the tokens an admin of the tenant mints over
+	// the API (POST /v1/tokens), per node: a burst of that many, then one
+	// every minute/N. Zero means DefaultTokenMints; at most MaxTokenMints.
+	TokenMintsPerMinute int `json:"token_mints_per_minute"`
 }
 
 // Defaults and bounds of the limits where a key file entry sets none.
@@ -82,7 +86,13 @@ const (
 	DefaultBoardWrites    = 10.0    // board settings writes per second
 	DefaultIdentityWrites = 100.0   // identity writes per second
 	MaxNotificationBytes  = 1 << 30 // the highest notification_bytes a key file may set
+	DefaultTokenMints     = 10      // tokens minted over the API per minute
+	MaxTokenMints         = 10_000
 )
+
+// TokenMintLimit returns l.TokenMintsPerMinute, or DefaultTokenMints where
+// it is zero.
+func (l Limits) TokenMintLimit() int { return or(l.TokenMintsPerMinute, DefaultTokenMints) }
 
 // BoardLimit returns l.Boards, or DefaultBoards where it is zero.
 func (l Limits) BoardLimit() int { return or(l.Boards, DefaultBoards) }
@@ -365,6 +375,7 @@ func checkLimits(l Limits) error {
 		{"profiles", l.Profiles, MaxProfiles},
 		{"aliases", l.Aliases, MaxAliasesLimit},
 		{"quarantine", l.Quarantine, MaxQuarantine},
+		{"token_mints_per_minute", l.TokenMintsPerMinute, MaxTokenMints},
 	} {
 		if c.v < 0 || c.v > c.max {
 			return fmt.Errorf("%s: %d is not in 0..%d", c.field, c.v, c.max)
@@ -458,4 +469,32 @@ func (k *Keyring) SigningKey(kid string) (SigningKey, bool) {
 		return SigningKey{}, false
 	}
 	return SigningKey{ID: kid, Alg: HS256, Key: bytes.Clone(key.verify.([]byte))}, true
+}
+
+// SigningKeyFor returns what Mint needs to sign a token of tenant: the
+// HS256 key prefer where it is one of the tenant's, else the tenant's
+// HS256 key of the lowest kid. Where the key file holds no secret of the
+// tenant, the error wraps ErrNoSecret and says why: its keys are public
+// keys (their private halves are never in the key file) or come from its
+// jwks_url. O(keys).
+func (k *Keyring) SigningKeyFor(tenant, prefer string) (SigningKey, error) {
+	if key, ok := k.keys[prefer]; ok && key.Tenant == tenant && key.Alg == HS256 {
+		sk, _ := k.SigningKey(prefer)
+		return sk, nil
+	}
+	var public []string
+	for _, kid := range slices.Sorted(maps.Keys(k.keys)) {
+		switch key := k.keys[kid]; {
+		case key.Tenant != tenant:
+		case key.Alg == HS256:
+			sk, _ := k.SigningKey(kid)
+			return sk, nil
+		default:
+			public = append(public, fmt.Sprintf("%s (%s)", kid, key.Alg))
+		}
+	}
+	if len(public) > 0 {
+		return SigningKey{}, fmt.Errorf("%w: tenant %q has only public keys in the key file (%s): mint with its private key, outside the gateway", ErrNoSecret, tenant, strings.Join(public, ", "))
+	}
+	return SigningKey{}, fmt.Errorf("%w: tenant %q has no key in the key file: its keys come from its jwks_url, whose issuer mints its tokens", ErrNoSecret, tenant)
 }

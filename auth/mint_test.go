@@ -3,9 +3,11 @@ package auth_test
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +143,36 @@ func TestSigningKey(t *testing.T) {
 	sk.Key.([]byte)[0] ^= 0xff
 	if again, _ := f.keys.SigningKey("a-hs"); !bytes.Equal(again.Key.([]byte), f.secretA) {
 		t.Error("changing a returned secret changed the keyring")
+	}
+}
+
+// TestSigningKeyForTenant: the preferred HS256 kid of the tenant, else its
+// lowest HS256 kid; never another tenant's; a tenant with only public keys
+// or only a jwks_url gets ErrNoSecret saying which.
+func TestSigningKeyForTenant(t *testing.T) {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
+		"a":{"keys":[{"kid":"a2","alg":"HS256","secret":%q},{"kid":"a1","alg":"HS256","secret":%q}]},
+		"b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}]},
+		"p":{"keys":[{"kid":"p1","alg":"EdDSA","public_key":%q}]},
+		"j":{"jwks_url":"https://idp.example/jwks.json"}}}`,
+		b64(bytes.Repeat([]byte{'2'}, 32)), b64(bytes.Repeat([]byte{'1'}, 32)), b64(bytes.Repeat([]byte{'b'}, 32)), pemOf(pub)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ tenant, prefer, want, why string }{
+		{"a", "a2", "a2", ""},
+		{"a", "b1", "a1", ""}, // another tenant's kid is never used
+		{"a", "", "a1", ""},
+		{"p", "p1", "", "only public keys"},
+		{"j", "", "", "jwks_url"},
+	} {
+		sk, err := keys.SigningKeyFor(tc.tenant, tc.prefer)
+		switch {
+		case tc.why == "" && (err != nil || sk.ID != tc.want):
+			t.Errorf("%s/%s: %v %v, want %s", tc.tenant, tc.prefer, sk, err, tc.want)
+		case tc.why != "" && (!errors.Is(err, auth.ErrNoSecret) || !strings.Contains(err.Error(), tc.why)):
+			t.Errorf("%s: %v, want ErrNoSecret saying %q", tc.tenant, err, tc.why)
+		}
 	}
 }

@@ -49,9 +49,9 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 		}
 		qid := held[rng.IntN(len(held))].QID
 		if approve {
-			_, _ = h.Disputes().Approve(ctx, "t1", "q", qid)
+			_, _ = h.Disputes().Approve(ctx, "t1", Decision{Board: "q", QID: qid})
 		} else {
-			_ = h.Disputes().Reject(ctx, "t1", "q", qid)
+			_ = h.Disputes().Reject(ctx, "t1", Decision{Board: "q", QID: qid})
 		}
 	}
 	for i := range n {

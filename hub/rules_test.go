@@ -67,17 +67,17 @@ func TestRulesQuarantine(t *testing.T) {
 		t.Fatalf("second page: %+v more %v", rest, more)
 	}
 
-	res, err := h.Disputes().Approve(testCtx(t), "t1", "b", rest[1].QID) // p4's 1000.5: ranked now, past max_score
+	res, err := h.Disputes().Approve(testCtx(t), "t1", Decision{Board: "b", QID: rest[1].QID}) // p4's 1000.5: ranked now, past max_score
 	if err != nil || !res.Applied || res.Score != 1000.5 || res.Rank != 1 || res.Reason != ReasonNone {
 		t.Fatalf("approve: %+v, %v", res, err)
 	}
-	if _, err := h.Disputes().Approve(testCtx(t), "t1", "b", rest[1].QID); !errors.Is(err, ErrNotFound) {
+	if _, err := h.Disputes().Approve(testCtx(t), "t1", Decision{Board: "b", QID: rest[1].QID}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("approving twice: %v", err)
 	}
-	if err := h.Disputes().Reject(testCtx(t), "t1", "b", held[0].QID); err != nil { // p1's 150.5
+	if err := h.Disputes().Reject(testCtx(t), "t1", Decision{Board: "b", QID: held[0].QID}); err != nil { // p1's 150.5
 		t.Fatal(err)
 	}
-	if err := h.Disputes().Reject(testCtx(t), "t1", "b", 999); !errors.Is(err, ErrNotFound) {
+	if err := h.Disputes().Reject(testCtx(t), "t1", Decision{Board: "b", QID: 999}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("rejecting an unknown qid: %v", err)
 	}
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); strings.Join(got, " ") != "p4:1000.5 p3:1000 p1:151 p2:0" {
@@ -151,12 +151,12 @@ func TestApproveAfterTheEnd(t *testing.T) {
 	r := submitOne(t, h, "b", Item{Member: "p", Score: 11})
 	wantHeld(t, r, ReasonMaxScore)
 	clk.set(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
-	_, err := h.Disputes().Approve(testCtx(t), "t1", "b", r.QID)
+	_, err := h.Disputes().Approve(testCtx(t), "t1", Decision{Board: "b", QID: r.QID})
 	wantConflict(t, err, "ends_at")
 	if held, _, _ := h.Disputes().Quarantine("t1", "b", 0, 10); len(held) != 1 {
 		t.Fatalf("the refused approval took the item: %+v", held)
 	}
-	if err := h.Disputes().Reject(testCtx(t), "t1", "b", r.QID); err != nil {
+	if err := h.Disputes().Reject(testCtx(t), "t1", Decision{Board: "b", QID: r.QID}); err != nil {
 		t.Fatalf("rejecting after the end: %v", err)
 	}
 }

@@ -240,17 +240,42 @@ func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) erro
 	}
 }
 
-// Approve ranks the quarantined submission qid of board as a new
+// Decision is an admin's decision on a quarantined submission: which
+// one, why (optional; ledger.CheckReason where given) and who (the
+// token's sub). Both are recorded in the board's admin log.
+type Decision struct {
+	Board  string
+	QID    uint64
+	Reason string
+	Sub    string
+}
+
+// event is d as the log stores it, of kind approve or reject, or
+// ErrBadRequest naming reason.
+func (d Decision) event(kind ledger.EventKind) (*ledger.Event, error) {
+	if d.Reason != "" {
+		if err := ledger.CheckReason(d.Reason); err != nil {
+			return nil, err
+		}
+	}
+	return &ledger.Event{Kind: kind, Board: d.Board, QID: d.QID, Reason: d.Reason, Sub: d.Sub, Logged: true}, nil
+}
+
+// Approve ranks the quarantined submission d.QID of d.Board as a new
 // submission now, past the rules, and returns its result. ErrNotFound for
 // an unknown board or qid (already decided, or never held); ErrConflict
-// where the board has not started or has ended.
-func (d Disputes) Approve(ctx context.Context, tenant, board string, qid uint64) (Result, error) {
+// where the board has not started or has ended; ErrBadRequest naming reason.
+func (d Disputes) Approve(ctx context.Context, tenant string, dec Decision) (Result, error) {
 	h := d.h
-	r, err := h.boardReplica(ctx, tenant, board)
+	ev, err := dec.event(ledger.EvApprove)
 	if err != nil {
 		return Result{}, err
 	}
-	out, err := h.streams.commit(ctx, r, &ledger.Event{Kind: ledger.EvApprove, Board: board, QID: qid})
+	r, err := h.boardReplica(ctx, tenant, dec.Board)
+	if err != nil {
+		return Result{}, err
+	}
+	out, err := h.streams.commit(ctx, r, ev)
 	if err != nil {
 		return Result{}, err
 	}
@@ -260,11 +285,14 @@ func (d Disputes) Approve(ctx context.Context, tenant, board string, qid uint64)
 	return out.Results[0], nil
 }
 
-// Reject drops the quarantined submission qid of board. ErrNotFound for an
-// unknown board or qid.
-func (d Disputes) Reject(ctx context.Context, tenant, board string, qid uint64) error {
-	h := d.h
-	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvReject, Board: board, QID: qid})
+// Reject drops the quarantined submission d.QID of d.Board. ErrNotFound
+// for an unknown board or qid; ErrBadRequest naming reason.
+func (d Disputes) Reject(ctx context.Context, tenant string, dec Decision) error {
+	ev, err := dec.event(ledger.EvReject)
+	if err != nil {
+		return err
+	}
+	return d.h.boardEvent(ctx, tenant, ev)
 }
 
 // PutProfile sets member's profile (an id or alias; a member that has

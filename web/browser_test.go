@@ -612,7 +612,7 @@ func TestConsole(t *testing.T) {
 		}
 		return ""
 	})
-	js[bool](t, ctx, `(() => { document.querySelector('button[aria-label^="Approve cheat"]').click(); return true })()`)
+	js[bool](t, ctx, `(() => { document.querySelector('button[aria-label^="Approve cheat"]').click(); document.querySelector('#held-rows button.danger').click(); return true })()`)
 	waitFor(t, "the approved submission ranked, live", 10*time.Second, func() string {
 		s := js[string](t, ctx, `document.getElementById("live").rows.map((r) => r.member).join(",") + " | " + !document.getElementById("held-empty").hidden`)
 		if s != "cheat,p1,p2 | true" {

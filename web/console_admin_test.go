@@ -266,9 +266,9 @@ func TestConsoleDecidesQuarantine(t *testing.T) {
 		}
 		return ""
 	})
-	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button').click()`, qids["p3"]))
+	decideInConsole(t, ctx, qids["p3"], "approve", "ticket 7: a real win")
 	awaitAPI(t, g, ctx, "/v1/boards/cup/members/p3", 200, `"score":5000`, `"rank":1`)
-	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button.danger').click()`, qids["p4"]))
+	decideInConsole(t, ctx, qids["p4"], "reject", "")
 	waitFor(t, "p4 gone from the quarantine", 10*time.Second, func() string {
 		if q := held(t, g, "cup"); len(q) != 0 {
 			return fmt.Sprintf("held %v", q)
@@ -287,6 +287,28 @@ func TestConsoleDecidesQuarantine(t *testing.T) {
 			t.Errorf("decisions %q lack %q", got, want)
 		}
 	}
+	// The audit, in the API and in the console: who decided what, and why.
+	awaitAPI(t, g, ctx, "/v1/audit?board=cup", 200, `"action":"approve"`, `"qid":"`+qids["p3"]+`"`, `"reason":"ticket 7: a real win"`,
+		`"action":"reject"`, `"qid":"`+qids["p4"]+`"`, `"sub":"ops"`)
+	waitFor(t, "the decisions in the console's audit", 10*time.Second, func() string {
+		s := js[string](t, ctx, `[...document.getElementById("audit-rows").rows].map((r) => [...r.cells].slice(1, 5).map((c) => c.textContent).join("/")).join(" | ")`)
+		want := "ops/approve qid " + qids["p3"] + "/p3/ticket 7: a real win | ops/reject qid " + qids["p4"] + "/p4/"
+		if s != want {
+			return fmt.Sprintf("%q, want %q", s, want)
+		}
+		return ""
+	})
+}
+
+// decideInConsole approves or rejects (verb) the held row qid in the
+// console: the row's button, then the reason (optional) and the
+// confirmation.
+func decideInConsole(t *testing.T, ctx context.Context, qid, verb, reason string) {
+	t.Helper()
+	row := fmt.Sprintf(`#held-rows tr[data-qid=%q]`, qid)
+	first := map[string]string{"approve": "button", "reject": "button.danger"}[verb]
+	run(t, ctx, fmt.Sprintf(`document.querySelector('%s %s').click()`, row, first))
+	run(t, ctx, fmt.Sprintf(`document.querySelector('%s input.reason').value = %q; document.querySelector('%s button.danger').click()`, row, reason, row))
 }
 
 // TestConsoleEditsMembers: a member found by id shows its entry and the

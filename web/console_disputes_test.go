@@ -232,7 +232,7 @@ func TestConsoleHeldPrize(t *testing.T) {
 		})
 	}
 	prizes("p1:€100 p2:€50 prize held: under review")
-	run(t, ctx, fmt.Sprintf(`document.querySelector('#held-rows tr[data-qid=%q] button').click()`, qids["p2"]))
+	decideInConsole(t, ctx, qids["p2"], "approve", "")
 	prizes("p2:€100 p1:€50")
 }
 

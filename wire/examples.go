@@ -78,6 +78,12 @@ func httpExamples() []Example {
 		{"http_audit", Audit{Actions: []AdminAction{exampleAction()}, Next: 90212}},
 		{"http_quarantine", Quarantine{Rows: []Held{{QID: "17", Member: "p7", Score: 1200, Subscore: 1, Reason: "max_step", At: "2026-11-22T10:00:00.000Z"}}, Next: "17"}},
 		{"http_rejected", Rejected{QID: "17", Rejected: true}},
+		{"http_decision", Decision{Reason: "ticket 4420: verified win"}},
+		{"http_mint_request", MintRequest{Role: "read", Boards: []string{"weekly", "cup-*"}, Sub: "p42", TTL: "24h"}},
+		{"http_minted_token", MintedToken{Token: "eyJhbGciOiJIUzI1NiIsImtpZCI6ImExIn0.e30.c2lnbmF0dXJl", Tenant: "casino-a", Kid: "a1",
+			Role: "read", Boards: []string{"weekly", "cup-*"}, Sub: "p42", ExpiresAt: "2026-12-09T09:00:00Z"}},
+		{"http_admin_action_approve", AdminAction{Seq: 90214, At: "2026-12-08T09:16:00.000Z", Board: "weekly", Action: "approve",
+			Member: "p7", Sub: "ops-ann", Reason: "ticket 4420: verified win", Revision: 3, QID: "17"}},
 		{"http_profile", Profile{Name: "GoldenAce", Avatar: "https://cdn.example/a.png", Country: "MT"}},
 		{"http_identity", Identity{Member: "u1", Aliases: []string{"email:ann@x.io", "steam:42"}}},
 		{"http_history", History{Member: "p7", Points: []HistoryPoint{

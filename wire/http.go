@@ -183,6 +183,12 @@ type Quarantine struct {
 	Next string `json:"next,omitempty"` // the last qid (pass it as after) where more follow
 }
 
+// Decision is the optional body of POST .../quarantine/{qid}/approve and
+// .../reject: why, recorded in the board's audit with the token's sub.
+type Decision struct {
+	Reason string `json:"reason,omitempty"` // 1..256 bytes of printable UTF-8; empty: none
+}
+
 // Rejected answers POST .../quarantine/{qid}/reject.
 type Rejected struct {
 	QID      string `json:"qid"`
@@ -291,16 +297,40 @@ type AdminAction struct {
 	Seq      uint64 `json:"seq"` // its place in the tenant's stream: pass it as after to read on
 	At       string `json:"at"`  // acceptance time, RFC 3339 UTC
 	Board    string `json:"board"`
-	Action   string `json:"action"`           // disqualify, reinstate, settle, void
+	Action   string `json:"action"`           // disqualify, reinstate, settle, void, approve, reject
 	Member   string `json:"member,omitempty"` // the member's canonical id; none for settle
 	Sub      string `json:"sub"`              // the acting token's sub claim
 	Reason   string `json:"reason"`
 	Revision int    `json:"revision"`         // the board's revision after it
 	Voided   uint64 `json:"voided,omitempty"` // void: the seq the voided submission's result carried
+	QID      string `json:"qid,omitempty"`    // approve, reject: the quarantine id decided
 }
 
 // Audit answers GET /v1/audit: a board's admin actions, oldest first.
 type Audit struct {
 	Actions []AdminAction `json:"actions"`
 	Next    uint64        `json:"next,omitempty"` // the last seq (pass it as after) where more follow
+}
+
+// MintRequest is the body of POST /v1/tokens: the token an admin asks the
+// gateway to mint for its own tenant.
+type MintRequest struct {
+	Role string `json:"role"` // read, submit or admin
+	// Boards are board names or '*' patterns, each within the caller's
+	// reach. Absent: the caller's reach; [] no board.
+	Boards []string `json:"boards,omitzero"`
+	Sub    string   `json:"sub,omitempty"` // the token's subject: a player's member id; empty: none
+	TTL    string   `json:"ttl,omitempty"` // a Go duration, 1m..8784h (366 days); empty: 24h
+}
+
+// MintedToken answers POST /v1/tokens: the token, shown once (the gateway
+// keeps no copy), and the claims it carries.
+type MintedToken struct {
+	Token     string   `json:"token"`
+	Tenant    string   `json:"tenant"`
+	Kid       string   `json:"kid"` // the key that signed it
+	Role      string   `json:"role"`
+	Boards    []string `json:"boards,omitzero"` // absent: every board; []: none
+	Sub       string   `json:"sub,omitempty"`
+	ExpiresAt string   `json:"expires_at"` // RFC 3339 UTC, whole seconds
 }

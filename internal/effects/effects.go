@@ -116,6 +116,9 @@ var Routes = map[string]Effect{
 	"POST /v1/boards/{board}/void":                     effAdmin,
 	"GET /v1/audit":                                    {Role: auth.RoleAdmin, Touches: TouchBoard, Reach: ReachQueryBoard},
 	"GET /v1/tenant":                                   {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone},
+	// A token of the caller's tenant, its role and boards within the
+	// caller's own (api's handler_tokens.go checks the boards claim).
+	"POST /v1/tokens": {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone, Budget: "key file token_mints_per_minute"},
 	// A link needs ReachMember; one that merges members needs ReachEvery
 	// and role admin (mayMerge), both decided at apply time.
 	"POST /v1/identities":              {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetAliases},

@@ -77,7 +77,7 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 		r, out.Err = s.applyApprove(seq, ev)
 		out.Results = []Result{r}
 	case EvReject:
-		out.Err = s.applyReject(ev)
+		out.Err = s.applyReject(seq, ev)
 	case EvProfile:
 		out.Err = s.applyProfile(seq, ev)
 	case EvDisqualify:

@@ -30,6 +30,8 @@ const (
 	ActionReinstate  = "reinstate"
 	ActionSettle     = "settle"
 	ActionVoid       = "void"
+	ActionApprove    = "approve" // a held submission ranked (rules.go)
+	ActionReject     = "reject"  // a held submission dropped
 )
 
 // AdminAction is one admin action on a board: who (the token's sub), what,
@@ -44,6 +46,20 @@ type AdminAction struct {
 	Reason   string
 	Revision int    // the board's revision after the action
 	Voided   uint64 // void: the seq the voided submission's result carried; 0 otherwise
+	QID      uint64 // approve, reject: the quarantine id decided; 0 otherwise
+}
+
+// ref is a's one numeric subject, as snapshots keep it: Voided for a void,
+// QID for a decision (an action has at most one of them).
+func (a AdminAction) ref() uint64 { return max(a.Voided, a.QID) }
+
+// setRef sets a's numeric subject read from a snapshot, by its action.
+func (a *AdminAction) setRef(v uint64) {
+	if a.Action == ActionApprove || a.Action == ActionReject {
+		a.QID = v
+		return
+	}
+	a.Voided = v
 }
 
 // disputes is a board's amendments. Replica goroutine only.

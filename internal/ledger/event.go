@@ -51,7 +51,7 @@ type Event struct {
 	Aliases  []string  `json:"a,omitempty"`  // EvLink
 	QID      uint64    `json:"q,omitempty"`  // EvApprove, EvReject
 	Profile  *Profile  `json:"p,omitempty"`  // EvProfile
-	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle, EvVoid: why (dispute.go)
+	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle, EvVoid, EvApprove, EvReject: why (dispute.go)
 	Sub      string    `json:"sb,omitempty"` // the same: the acting token's sub claim
 	Void     *Void     `json:"vd,omitempty"` // EvVoid: the submission and the member's new entries (dispute_void.go)
 
@@ -59,6 +59,12 @@ type Event struct {
 	// to another member fails the event with ErrForbidden. Absent (old
 	// events, Link) means merges are allowed, as before.
 	NoMerge bool `json:"nm,omitempty"`
+	// Logged, on EvApprove and EvReject, records the decision in the
+	// board's admin log (with Sub and Reason, which may be empty). Absent
+	// (old events, applied before decisions were logged) records nothing,
+	// so that a node replaying them agrees with one that loaded a snapshot
+	// written before then.
+	Logged bool `json:"lg,omitempty"`
 	// Reach, on EvProfile and EvLink, is the board reach of the token that
 	// sent it: apply fails the event with ErrForbidden where the member
 	// ranks on a board outside it (reach.go). Absent (old events, internal

@@ -283,6 +283,9 @@ func (s *State) applyApprove(seq uint64, ev *Event) (Result, error) {
 	if !ok {
 		return Result{}, errorf(ErrNotFound, "qid %d on board %q", ev.QID, ev.Board)
 	}
+	if err := checkDecisionReason(ev.Reason); err != nil {
+		return Result{}, err
+	}
 	if err := bs.checkOpen(ev.At); err != nil {
 		return Result{}, err
 	}
@@ -294,19 +297,48 @@ func (s *State) applyApprove(seq uint64, ev *Event) (Result, error) {
 	s.release(ev.Board, bs, ev.QID)
 	ws, primary := bs.windowsAt(ev.At)
 	it := Item{Member: held.Member, Score: held.Score, Subscore: held.Subscore}
-	return s.submitHandle(bs, ev.Board, ws, primary, seq, ev.At, it, h), nil
+	res := s.submitHandle(bs, ev.Board, ws, primary, seq, ev.At, it, h)
+	logDecision(bs, seq, ev, ActionApprove, held.Member)
+	return res, nil
 }
 
 // applyReject drops the held item ev.QID. ErrNotFound for an unknown QID.
-func (s *State) applyReject(ev *Event) error {
+func (s *State) applyReject(seq uint64, ev *Event) error {
 	bs, err := s.board(ev.Board)
 	if err != nil {
 		return err
 	}
-	if !s.release(ev.Board, bs, ev.QID) {
+	i, ok := bs.quarantine.find(ev.QID)
+	if !ok {
 		return errorf(ErrNotFound, "qid %d on board %q", ev.QID, ev.Board)
 	}
+	if err := checkDecisionReason(ev.Reason); err != nil {
+		return err
+	}
+	member := bs.quarantine.held[i].Member
+	s.release(ev.Board, bs, ev.QID)
+	logDecision(bs, seq, ev, ActionReject, member)
 	return nil
+}
+
+// checkDecisionReason checks a decision's reason: optional, else as
+// CheckReason says.
+func checkDecisionReason(reason string) error {
+	if reason == "" {
+		return nil
+	}
+	return CheckReason(reason)
+}
+
+// logDecision records an accepted decision on a held item in the board's
+// admin log, where the event asks for it (Event.Logged). A decision is
+// not an amendment: the revision stays.
+func logDecision(bs *boardState, seq uint64, ev *Event, action, member string) {
+	if !ev.Logged {
+		return
+	}
+	bs.disputes.record(AdminAction{Seq: seq, At: ev.At, Action: action, Member: member, Sub: ev.Sub,
+		Reason: ev.Reason, Revision: bs.disputes.revision, QID: ev.QID})
 }
 
 // release takes the held item qid off board name's quarantine, clearing

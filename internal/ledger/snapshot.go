@@ -30,7 +30,8 @@ import (
 //	    per kept point, oldest first: member  at (varint)  score f64  rank  total  window start (varint)
 //	  the disputes (dispute.go): revision  settled  settled at (varint)  ndisqualified
 //	    per disqualified handle, ascending: handle
-//	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision  voided
+//	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision  ref
+//	      (ref: a void's voided seq, an approve's or reject's qid, else 0)
 //	    nvoided; per voided submission, by window start then seq: window start (varint)  seq
 //	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
 //	nfinal; per board with profiles recorded at its end, by name (profile.go):
@@ -142,7 +143,7 @@ func (w *snapWriter) disputes(d *disputes) {
 		w.str(a.Reason)
 		w.uint(uint64(a.Revision))
 		if !w.v5 {
-			w.uint(a.Voided)
+			w.uint(a.ref())
 		}
 	}
 	if w.v5 {
@@ -407,7 +408,7 @@ func (r *snapReader) disputes(d *disputes) {
 		a := AdminAction{Seq: r.uint(), At: r.int(), Action: r.str(), Member: r.str(), Sub: r.str(), Reason: r.str()}
 		a.Revision = int(r.uint())
 		if !r.v5 {
-			a.Voided = r.uint()
+			a.setRef(r.uint())
 		}
 		d.actions = append(d.actions, a)
 	}

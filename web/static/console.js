@@ -111,7 +111,7 @@ async function signIn() {
     showWho(claims(token));
     $("signin").hidden = true;
     $("signout").hidden = false;
-    for (const id of ["tenant", "boards"]) $(id).hidden = false;
+    for (const id of ["tenant", "tokens", "boards"]) $(id).hidden = false;
     alertShow("");
     showTenant(t);
     await loadBoards(false);
@@ -128,7 +128,8 @@ function signOut() {
   sessionStorage.removeItem(tokenKey);
   token = "";
   current = "";
-  for (const id of ["tenant", "boards", "board", "editor", "signout"]) $(id).hidden = true;
+  for (const id of ["tenant", "tokens", "boards", "board", "editor", "signout"]) $(id).hidden = true;
+  hideToken();
   for (const id of ["who", "live-slot", "board-rows", "tenant-rows", "subs-rows", "held-rows", "member-rows", "standing-rows", "decisions", "dq-rows", "settle-slot", "audit-rows"]) $(id).replaceChildren();
   $("member-detail").hidden = true;
   $("token").value = "";
@@ -551,7 +552,7 @@ async function loadAudit(more) {
   const body = $("audit-rows");
   if (!more) body.replaceChildren();
   for (const a of actions) {
-    const what = a.action === "void" ? `void seq ${a.voided}` : a.action;
+    const what = a.action === "void" ? `void seq ${a.voided}` : a.qid ? `${a.action} qid ${a.qid}` : a.action;
     const tr = el("tr", {}, el("td", {}, when(a.at)), el("td", {}, a.sub || ""), el("td", {}, what), el("td", {}, a.member || ""),
       el("td", {}, a.reason), numCell(a.revision));
     tr.dataset.seq = String(a.seq);
@@ -571,11 +572,10 @@ async function loadHeld(more) {
   const body = $("held-rows");
   if (!more) body.replaceChildren();
   for (const h of rows) {
-    const what = `${h.member}'s ${num(h.score)} (qid ${h.qid})`;
-    const both = el("span", {}, button("Approve", `Approve ${what}`, () => decide(h, "approve")), " ",
-      button("Reject", `Reject ${what}`, () => decide(h, "reject"), "danger"));
-    const tr = el("tr", {}, el("td", {}, h.qid), el("td", {}, h.member), numCell(h.score), el("td", {}, h.reason), el("td", {}, when(h.at)), el("td", {}, both));
+    const slot = el("td", { className: "action" });
+    const tr = el("tr", {}, el("td", {}, h.qid), el("td", {}, h.member), numCell(h.score), el("td", {}, h.reason), el("td", {}, when(h.at)), slot);
     tr.dataset.qid = h.qid;
+    resetDecide(slot, h);
     body.append(tr);
   }
   heldNext = next || "";
@@ -583,19 +583,35 @@ async function loadHeld(more) {
   $("held-empty").hidden = body.rows.length > 0;
 }
 
-// decide approves or rejects a held submission and lists the answer: the
-// API takes no reason and records no approver, so this tab's list is the
-// only trace the console can show.
-async function decide(h, verb) {
-  try {
-    const r = await api("POST", boardPath("quarantine", enc(h.qid), verb));
-    const said = verb === "approve"
-      ? `Approved qid ${h.qid}: ${r.member} ${r.applied ? `now rank ${num(r.rank)} with ${num(r.score)}` : `kept at ${num(r.score)} (not applied)`}`
-      : `Rejected qid ${h.qid}: ${h.member}'s ${num(h.score)} dropped`;
-    $("decisions").prepend(el("li", {}, said, " · ", when(new Date().toISOString())));
-    alertShow("");
-    await Promise.all([loadHeld(false), loadStandings()]); // a decision clears a held prize
-  } catch (e) { alertShow(e.message); }
+// resetDecide offers approve and reject for a held submission; each asks
+// for a reason (optional) before it is sent.
+function resetDecide(slot, h) {
+  const what = `${h.member}'s ${num(h.score)} (qid ${h.qid})`;
+  const ask = (verb, label, question) => () => decisionInline(slot, question, label, (reason) => decide(h, verb, reason), () => resetDecide(slot, h));
+  slot.replaceChildren(button("Approve", `Approve ${what}`, ask("approve", "Yes, approve", `Approve ${what}? It is ranked now.`)), " ",
+    button("Reject", `Reject ${what}`, ask("reject", "Yes, reject", `Reject ${what}? It is dropped.`), "danger"));
+}
+
+// decisionInline is reasonInline with the reason optional: a decision
+// without one is recorded in the audit all the same, with who made it.
+function decisionInline(slot, question, yes, act, restore) {
+  reasonInline(slot, question, yes, act, restore);
+  const input = slot.querySelector("input.reason");
+  input.required = false;
+  input.setAttribute("aria-label", "Reason (optional, recorded in the audit)");
+}
+
+// decide approves or rejects a held submission with reason ("": none),
+// lists the answer and shows the audit, which records the decision, its
+// reason and the token's sub. An error answer throws for reasonInline.
+async function decide(h, verb, reason) {
+  const r = await api("POST", boardPath("quarantine", enc(h.qid), verb), reason ? { reason } : undefined);
+  const said = verb === "approve"
+    ? `Approved qid ${h.qid}: ${r.member} ${r.applied ? `now rank ${num(r.rank)} with ${num(r.score)}` : `kept at ${num(r.score)} (not applied)`}`
+    : `Rejected qid ${h.qid}: ${h.member}'s ${num(h.score)} dropped`;
+  $("decisions").prepend(el("li", {}, said, " · ", when(new Date().toISOString())));
+  alertShow("");
+  await Promise.all([loadHeld(false), loadStandings(), loadAudit(false)]); // a decision clears a held prize
 }
 
 // ---- members ----
@@ -690,6 +706,48 @@ async function saveProfile() {
   } catch (e) { $("profile-state").textContent = "Not saved."; showError(form, e); }
 }
 
+// ---- tokens ----
+
+// mintToken asks the gateway for a token of this tenant as the form says
+// and shows it once, with a copy button: the gateway keeps no copy, and
+// neither does the console past hideToken (or signing out).
+async function mintToken() {
+  const form = $("mint-form");
+  clearErrors(form);
+  hideToken();
+  const body = { role: $("m-role").value };
+  const boards = $("m-boards").value.split(",").map((b) => b.trim()).filter(Boolean);
+  if (boards.length) body.boards = boards;
+  for (const k of ["sub", "ttl"]) { const v = $(`m-${k}`).value.trim(); if (v) body[k] = v; }
+  try {
+    const t = await api("POST", "/v1/tokens", body);
+    $("minted-token").value = t.token;
+    $("minted-what").replaceChildren(`A ${t.role} token of tenant ${t.tenant}`, t.sub ? ` for ${t.sub}` : "",
+      `, boards ${t.boards ? t.boards.join(", ") || "none" : "all"}, signed by key ${t.kid}, expires `, when(t.expires_at), ":");
+    $("minted").hidden = false;
+    $("minted-token").select();
+  } catch (e) { showError(form, e); }
+}
+
+function hideToken() {
+  $("minted-token").value = "";
+  $("copy-state").textContent = "";
+  $("minted").hidden = true;
+}
+
+// copyToken puts the token on the clipboard; where the browser refuses
+// (no permission, not a secure context), it stays selected to copy by hand.
+async function copyToken() {
+  const input = $("minted-token");
+  try {
+    await navigator.clipboard.writeText(input.value);
+    $("copy-state").textContent = "Copied.";
+  } catch {
+    input.select();
+    $("copy-state").textContent = "Selected: copy it with Ctrl+C (the browser refused the clipboard).";
+  }
+}
+
 // ---- wiring ----
 
 function guard(f) { return (...a) => Promise.resolve(f(...a)).catch((e) => alertShow(e.message)); }
@@ -699,6 +757,9 @@ onSubmit("board-search", () => { prefix = $("board-prefix").value.trim(); return
 onSubmit("board-form", saveBoard);
 onSubmit("member-form", () => openMember($("member").value.trim()));
 onSubmit("profile-form", saveProfile);
+onSubmit("mint-form", mintToken);
+$("copy-token").addEventListener("click", copyToken);
+$("hide-token").addEventListener("click", hideToken);
 $("signout").addEventListener("click", signOut);
 $("more-boards").addEventListener("click", guard(() => loadBoards(true)));
 $("more-held").addEventListener("click", guard(() => loadHeld(true)));
