@@ -130,6 +130,7 @@ func twinWalk() []walkStep {
 		{route: "POST /v1/boards/{board}/reset", method: "POST", path: "/v1/boards/spare/reset", role: "admin"},
 		{route: "DELETE /v1/boards/{board}", method: "DELETE", path: "/v1/boards/spare", role: "admin"},
 		{route: "GET /v1/tenant", method: "GET", path: "/v1/tenant", role: "admin"},
+		{route: "POST /v1/tokens", method: "POST", path: "/v1/tokens", role: "admin", body: `{"role":"read","boards":["weekly"],"sub":"lobby","ttl":"1h"}`},
 		{route: "GET /v1/ws", method: "WS", path: "weekly", role: "read"},
 		{route: "GET /v1/stream", method: "GET", path: "/v1/stream?board=weekly&kind=top&limit=3", role: "read"},
 		{route: "GET /healthz", method: "GET", path: "/healthz"},
@@ -300,10 +301,12 @@ func walkStream(t *testing.T, g *gateway, path, token string) string {
 var (
 	timeText   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	cursorText = regexp.MustCompile(`"next":"[A-Za-z0-9_-]{40,}"`)
+	tokenText  = regexp.MustCompile(`"token":"[A-Za-z0-9_.-]{40,}"`) // a minted token: its iat and exp differ
 )
 
 func mask(s string) string {
-	return cursorText.ReplaceAllString(timeText.ReplaceAllString(s, "<time>"), `"next":"<cursor>"`)
+	s = cursorText.ReplaceAllString(timeText.ReplaceAllString(s, "<time>"), `"next":"<cursor>"`)
+	return tokenText.ReplaceAllString(s, `"token":"<token>"`)
 }
 
 // tenantNotes waits until tenant's notifications of the walk are stored
