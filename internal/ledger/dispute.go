@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -78,10 +79,17 @@ func (d *disputes) disqualified(h uint32) bool {
 	return ok
 }
 
-// record appends an action, dropping the oldest past MaxAdminActions.
+// record appends an action, dropping one past MaxAdminActions: the oldest
+// quarantine decision where there is one, else the oldest action. A board
+// under review may see thousands of decisions; they must not push its
+// disqualifications, voids and settlement (what changed the standings)
+// out of the audit. O(MaxAdminActions) at the cap.
 func (d *disputes) record(a AdminAction) {
 	if len(d.actions) == MaxAdminActions {
-		d.actions = append(d.actions[:0], d.actions[1:]...)
+		drop := slices.IndexFunc(d.actions, func(x AdminAction) bool {
+			return x.Action == ActionApprove || x.Action == ActionReject
+		})
+		d.actions = slices.Delete(d.actions, max(drop, 0), max(drop, 0)+1)
 	}
 	d.actions = append(d.actions, a)
 }

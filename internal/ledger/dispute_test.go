@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -266,5 +267,26 @@ func TestDisqualifiedMerge(t *testing.T) {
 	}
 	if got, want := prizes(t, st, at), "b:1:€100 c:2:€50"; got != want {
 		t.Fatalf("after the merge: %s, want %s", got, want)
+	}
+}
+
+// TestRecordKeepsAmendments: at the cap, a quarantine decision goes before
+// any action that changed the standings; without decisions, the oldest.
+func TestRecordKeepsAmendments(t *testing.T) {
+	var d disputes
+	d.record(AdminAction{Action: ActionDisqualify, Reason: "first"})
+	for range MaxAdminActions - 1 {
+		d.record(AdminAction{Action: ActionApprove})
+	}
+	d.record(AdminAction{Action: ActionReject})
+	if len(d.actions) != MaxAdminActions || d.actions[0].Action != ActionDisqualify {
+		t.Fatalf("%d actions, first %q: the disqualification was dropped before a decision", len(d.actions), d.actions[0].Action)
+	}
+	var e disputes
+	for i := range MaxAdminActions + 1 {
+		e.record(AdminAction{Action: ActionVoid, Reason: fmt.Sprint(i)})
+	}
+	if len(e.actions) != MaxAdminActions || e.actions[0].Reason != "1" {
+		t.Fatalf("%d actions, first %q: want the oldest dropped", len(e.actions), e.actions[0].Reason)
 	}
 }
