@@ -92,6 +92,8 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 	case EvVoid:
 		out.Err = s.applyVoid(seq, ev)
 		out.Notes = s.amendedNotes(seq, ev, out.Err)
+	case EvErase:
+		out.Err = s.applyErase(seq, ev)
 	default:
 		out.Err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}

@@ -31,12 +31,14 @@ const (
 	EvReinstate  EventKind = "reinstate"  // put a disqualified member back
 	EvSettle     EventKind = "settle"     // a board's payout is done: its standings never change again
 	EvVoid       EventKind = "void"       // void one submission: assign the member's recomputed entries (dispute_void.go)
+
+	EvErase EventKind = "erase" // erase a member's personal data (profile_erase.go)
 )
 
 // EventKinds lists every event kind, for tables that must cover them all
 // (the API's table of effects); TestEventKindsListed keeps it complete.
 var EventKinds = []EventKind{EvSettings, EvSubmit, EvGroup, EvLink, EvRemove, EvReset, EvDelete,
-	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid}
+	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid, EvErase}
 
 // Event is one entry of a tenant's stream.
 type Event struct {
@@ -54,6 +56,10 @@ type Event struct {
 	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle, EvVoid, EvApprove, EvReject: why (dispute.go)
 	Sub      string    `json:"sb,omitempty"` // the same: the acting token's sub claim
 	Void     *Void     `json:"vd,omitempty"` // EvVoid: the submission and the member's new entries (dispute_void.go)
+	// Sealed, on EvProfile and EvLink, holds the personal fields sealed
+	// under the member's key (profile_erase.go); Unseal fills Profile and
+	// Aliases from it before apply.
+	Sealed *Sealed `json:"sl,omitempty"`
 
 	// NoMerge, on EvLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old
@@ -65,7 +71,7 @@ type Event struct {
 	// so that a node replaying them agrees with one that loaded a snapshot
 	// written before then.
 	Logged bool `json:"lg,omitempty"`
-	// Reach, on EvProfile and EvLink, is the board reach of the token that
+	// Reach, on EvProfile, EvLink and EvErase, is the board reach of the token that
 	// sent it: apply fails the event with ErrForbidden where the member
 	// ranks on a board outside it (reach.go). Absent (old events, internal
 	// callers) means every board, as before.

@@ -61,6 +61,8 @@ func (s *script) event() *Event {
 		return &Event{Kind: []EventKind{EvRemove, EvReset, EvDelete, EvRemove}[s.next()%4], Board: board, Member: s.member()}
 	case op == 11:
 		return &Event{Kind: []EventKind{EvApprove, EvReject}[s.next()%2], Board: board, QID: uint64(s.next() % 8)}
+	case op == 12 && s.next()%4 == 0: // profile_erase.go
+		return &Event{Kind: EvErase, Member: s.member()}
 	case op == 12:
 		return &Event{Kind: EvProfile, Member: s.member(), Profile: &Profile{Name: s.member(), Country: []string{"", "mt", "XX"}[s.next()%3]}}
 	case op == 14: // dispute.go, dispute_void.go

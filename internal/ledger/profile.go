@@ -100,8 +100,8 @@ func (s *State) applyProfile(seq uint64, ev *Event) error {
 	if s.profiles == nil {
 		s.profiles = map[uint32]Profile{}
 	}
-	if s.profiles[h] == p {
-		return nil // no change: no new seq either
+	if s.profiles[h] == p && ev.Sealed == nil {
+		return nil // no change: no new seq either (a sealed one always counts: profile_erase.go)
 	}
 	s.freezeProfile(h, ev.At)
 	s.profiles[h] = p

@@ -1,0 +1,177 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// Personal data and its erasure. A member's profile and linked aliases are
+// personal data; its member id, entries, scores and ranks are not (the
+// operator's own pseudonymous key, kept so that standings and payouts
+// stay true). An EvErase event (DELETE /v1/members/{id}/personal-data)
+// deletes the profile, blanks the profile every ended board recorded at
+// its end (its standings then show the member id), and renames every
+// linked alias to a pseudonym ("erased.<seq>.<n>"), in stream order, so
+// every node and every replay agree.
+//
+// The log must hold nothing erasure cannot reach, so the hub seals the
+// personal fields of EvProfile and EvLink events under a per-member key
+// (internal/shred) and erasure destroys the key: Event.Sealed carries the
+// ciphertext, and the hub's Unseal fills Profile and Aliases back before
+// apply. Where a key is gone (a replay after an erasure), Unseal fills
+// placeholders instead: the erasure that follows in the stream removes
+// them, and apply treats a sealed profile as a change whatever it says,
+// so the board seqs a replay computes equal those of the live nodes.
+
+// Sealed holds an event's personal fields sealed under the key of member
+// Owner: what the log stores instead of Event.Profile and the new aliases
+// of Event.Aliases. Never read by apply: Unseal turns it back.
+type Sealed struct {
+	Owner   string   `json:"o"`           // the member id whose key sealed them
+	Profile []byte   `json:"p,omitempty"` // EvProfile: the sealed JSON of the Profile
+	Aliases [][]byte `json:"a,omitempty"` // EvLink: sealed aliases, appended to Aliases
+}
+
+// ErasedName is the name a placeholder profile shows: the profile of a
+// sealed event whose key was destroyed (only ever seen between such an
+// event and the erasure that follows it in a replay).
+const ErasedName = "erased"
+
+// Opener decrypts a sealed field with owner's key: the plaintext, or false
+// where the key is gone or the ciphertext is not its (both mean erased).
+type Opener func(owner string, sealed []byte) ([]byte, bool)
+
+// Unseal fills ev's Profile and Aliases from ev.Sealed with open, or
+// placeholders where open cannot: a profile named ErasedName, an alias
+// "sealed.<hash of its ciphertext>", deterministic on every node. No-op
+// for an event without Sealed.
+func (ev *Event) Unseal(open Opener) {
+	sl := ev.Sealed
+	if sl == nil {
+		return
+	}
+	if sl.Profile != nil {
+		p := Profile{Name: ErasedName}
+		if pt, ok := open(sl.Owner, sl.Profile); ok {
+			var q Profile
+			if json.Unmarshal(pt, &q) == nil {
+				p = q
+			}
+		}
+		ev.Profile = &p
+	}
+	for _, ct := range sl.Aliases {
+		pt, ok := open(sl.Owner, ct)
+		if !ok {
+			sum := sha256.Sum256(ct)
+			pt = []byte("sealed." + hex.EncodeToString(sum[:12]))
+		}
+		ev.Aliases = append(ev.Aliases, string(pt))
+	}
+}
+
+// PersonalData is what the state holds about one member, for an export
+// (GET /v1/members/{id}/personal-data).
+type PersonalData struct {
+	Member  string
+	Aliases []string
+	Profile *Profile // nil: none
+	Entries []PersonalEntry
+}
+
+// PersonalEntry is one of the member's entries: a board-window that ranks
+// it.
+type PersonalEntry struct {
+	Board    string
+	Window   string // "all", or "day:2026-11-27" and the like
+	Rank     int
+	Score    float64
+	Subscore float64
+}
+
+// PersonalData returns what the state holds about member (an id or
+// alias), or false where it names nobody. Entries are sorted by board
+// name, then window. O(boards × windows × log N). Read lock.
+func (s *State) PersonalData(member string) (PersonalData, bool) {
+	h, ok := s.ix.Resolve(member)
+	if !ok {
+		return PersonalData{}, false
+	}
+	name, _ := s.ix.Name(h)
+	out := PersonalData{Member: name, Aliases: s.ix.Aliases(h)}
+	if p, ok := s.profiles[h]; ok {
+		out.Profile = &p
+	}
+	for _, bname := range slices.Sorted(maps.Keys(s.boards)) {
+		bs := s.boards[bname]
+		keys := slices.SortedFunc(maps.Keys(bs.windows), compareKeys)
+		for _, k := range keys {
+			if row, ok := bs.windows[k].b.Get(h); ok {
+				out.Entries = append(out.Entries, PersonalEntry{Board: bname, Window: bs.cal.name(k),
+					Rank: row.Rank, Score: row.Score, Subscore: row.Subscore})
+			}
+		}
+	}
+	return out, true
+}
+
+// compareKeys orders window keys by kind, then start.
+func compareKeys(a, b windowKey) int {
+	if a.kind != b.kind {
+		return int(a.kind) - int(b.kind)
+	}
+	switch {
+	case a.start < b.start:
+		return -1
+	case a.start > b.start:
+		return 1
+	}
+	return 0
+}
+
+// applyErase erases ev.Member's personal data (see the top of this file).
+// A member that names nobody erases nothing and is no error: an erasure
+// is asked again after a restore (docs/OPERATIONS.md).
+func (s *State) applyErase(seq uint64, ev *Event) error {
+	if err := s.checkMemberReach(ev.Member, ev.Reach, "erasing its personal data"); err != nil {
+		return err
+	}
+	h, ok := s.ix.Resolve(ev.Member)
+	if !ok {
+		return nil
+	}
+	s.freezeProfile(h, ev.At) // ended boards record the end's profile, blanked next
+	for _, bs := range s.boards { // any order: each board's record is its own
+		for x := range bs.final {
+			if c, ok := s.ix.Canonical(x); ok && c == h {
+				bs.final[x] = Profile{}
+			}
+		}
+	}
+	if _, had := s.profiles[h]; had {
+		delete(s.profiles, h)
+		for name, bs := range s.boards { // open boards show the row again, without the profile
+			if !bs.ended(ev.At) {
+				s.touch(name, bs, h)
+			}
+		}
+	}
+	s.ix.Erase(h, func(i int) string { return s.pseudonym(seq, i) })
+	return nil
+}
+
+// pseudonym is the name of the i-th erased alias of the erasure at seq:
+// "erased.<seq>.<i>", with "~" appended while another identifier has it.
+func (s *State) pseudonym(seq uint64, i int) string {
+	p := "erased." + strconv.FormatUint(seq, 10) + "." + strconv.Itoa(i)
+	for {
+		if _, taken := s.ix.Resolve(p); !taken {
+			return p
+		}
+		p += "~"
+	}
+}
