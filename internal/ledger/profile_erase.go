@@ -144,7 +144,7 @@ func (s *State) applyErase(seq uint64, ev *Event) error {
 	if !ok {
 		return nil
 	}
-	s.freezeProfile(h, ev.At) // ended boards record the end's profile, blanked next
+	s.freezeProfile(h, ev.At)     // ended boards record the end's profile, blanked next
 	for _, bs := range s.boards { // any order: each board's record is its own
 		for x := range bs.final {
 			if c, ok := s.ix.Canonical(x); ok && c == h {
