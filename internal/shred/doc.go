@@ -1,0 +1,33 @@
+// Package shred is crypto-shredding for members' personal data: a random
+// AES-256 key per member of a tenant, kept in the JetStream stream
+// Stream (one message per key), with which the hub seals the personal fields of the
+// events it logs (a profile, linked aliases); erasing a member destroys its
+// key, so that every copy of those events (the stream on every node, the
+// replicas, the backups taken since) turns unreadable at once. It also
+// wipes what erasure must not leave behind in other streams: the
+// superseded snapshot objects (Wipe) and the notifications that named the
+// member (Scrub), through JetStream's secure delete, which overwrites a
+// message's bytes on disk rather than only marking it deleted.
+//
+// # Keys
+//
+// A key's subject is named after a SHA-256 of the tenant and the member
+// id (never the id itself: no subject names a member), holds 32 random bytes, and is created once (two nodes sealing
+// for a new member at once both end up with the one that was created
+// first). Keys are cached in memory per Keys (32 bytes and the entry name
+// per member that has one); Forget drops a member's from the cache, which
+// every node does when it applies the erasure. A sealed value is
+// 0x01 | 12-byte random nonce | AES-GCM ciphertext and tag, with the
+// tenant and owner as associated data: a value moved to another tenant or
+// member does not open.
+//
+// # What erasure cannot reach
+//
+// Destroy overwrites the key's message on every replica. On a cluster, each replica's Raft log of the stream keeps the
+// proposal that created the key until the log is compacted (minutes under
+// write load; at the latest when the node restarts). A backup of the
+// stream taken before the erasure holds the key: docs/OPERATIONS.md says
+// how a restore re-applies erasures.
+//
+// Safe for concurrent use.
+package shred

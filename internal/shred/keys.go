@@ -1,0 +1,225 @@
+package shred
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream is the JetStream stream of the members' keys: one message per
+// key, on subject keySubject(entry), never more than one per subject.
+const Stream = "rankwire_member_keys"
+
+// keyLen is the length of a member's key: AES-256.
+const keyLen = 32
+
+// sealVersion is the first byte of every sealed value.
+const sealVersion = 1
+
+// ErrCorrupt reports a key message that is not a key.
+var ErrCorrupt = errors.New("shred: corrupt key")
+
+// Keys is the members' keys of every tenant, in the stream, cached.
+type Keys struct {
+	js       jetstream.JetStream
+	replicas int
+
+	mu    sync.Mutex
+	s     jetstream.Stream  // nil until the stream is opened (stream)
+	cache map[string][]byte // entry name → key
+}
+
+// New returns the keys in js's stream Stream, which it creates with
+// replicas copies (at least one) on first use: a gateway that never seals
+// anything never needs it.
+func New(js jetstream.JetStream, replicas int) *Keys {
+	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}}
+}
+
+// Open returns New(js, replicas) with its stream opened.
+func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Keys, error) {
+	k := New(js, replicas)
+	_, err := k.stream(ctx)
+	return k, err
+}
+
+// stream returns the keys' stream, creating or opening it where this
+// Keys has not yet. It is a plain stream rather than a key-value bucket
+// because a bucket forbids deleting a message, and a key must be
+// overwritten on disk (secure delete), not only marked purged. Reads go
+// to the stream's leader (no direct get): a node must see a key as soon as
+// the node that created it published the event it sealed.
+func (k *Keys) stream(ctx context.Context) (jetstream.Stream, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.s != nil {
+		return k.s, nil
+	}
+	s, err := k.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:              Stream,
+		Description:       "rankwire: per-member keys of sealed personal data; erasure destroys a member's",
+		Subjects:          []string{keyPrefix + ">"},
+		MaxMsgsPerSubject: 1,
+		Discard:           jetstream.DiscardNew,
+		Storage:           jetstream.FileStorage,
+		Replicas:          k.replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shred: stream %s: %w", Stream, err)
+	}
+	k.s = s
+	return s, nil
+}
+
+// keyPrefix starts every key's subject.
+const keyPrefix = "rankwire.keys."
+
+// entry is the name of owner's key in tenant: a hash, so that no subject
+// names a member.
+func entry(tenant, owner string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + owner))
+	return "k" + hex.EncodeToString(sum[:20])
+}
+
+// key returns owner's key, creating it where create is set and it has
+// none; nil and no error where it has none and create is not set.
+func (k *Keys) key(ctx context.Context, tenant, owner string, create bool) ([]byte, error) {
+	name := entry(tenant, owner)
+	k.mu.Lock()
+	key, ok := k.cache[name]
+	k.mu.Unlock()
+	if ok {
+		return key, nil
+	}
+	s, err := k.stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, keyPrefix+name)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound) && create:
+		return k.create(ctx, s, name)
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("shred: get key: %w", err)
+	case len(m.Data) != keyLen:
+		return nil, ErrCorrupt
+	}
+	return k.remember(name, m.Data), nil
+}
+
+// create makes a new key under name, or takes the one another node made
+// first (the publish expects no message on the subject yet).
+func (k *Keys) create(ctx context.Context, s jetstream.Stream, name string) ([]byte, error) {
+	key := make([]byte, keyLen)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	_, err := k.js.Publish(ctx, keyPrefix+name, key, jetstream.WithExpectLastSequencePerSubject(0))
+	if err != nil {
+		m, gerr := s.GetLastMsgForSubject(ctx, keyPrefix+name)
+		if gerr != nil || len(m.Data) != keyLen {
+			return nil, fmt.Errorf("shred: create key: %w", err)
+		}
+		key = m.Data
+	}
+	return k.remember(name, key), nil
+}
+
+func (k *Keys) remember(name string, key []byte) []byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.cache[name] = key
+	return key
+}
+
+// aead returns the cipher of key.
+func aead(key []byte) (cipher.AEAD, error) {
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(b)
+}
+
+// Seal encrypts plaintext under owner's key in tenant, creating the key
+// where it has none.
+func (k *Keys) Seal(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, error) {
+	key, err := k.key(ctx, tenant, owner, true)
+	if err != nil {
+		return nil, err
+	}
+	g, err := aead(key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 1+g.NonceSize(), 1+g.NonceSize()+len(plaintext)+g.Overhead())
+	out[0] = sealVersion
+	if _, err := rand.Read(out[1:]); err != nil {
+		return nil, err
+	}
+	return g.Seal(out, out[1:], plaintext, []byte(tenant+"\x00"+owner)), nil
+}
+
+// Open decrypts a value Seal returned: the plaintext and true, or false
+// where owner's key is gone or the value is not one it sealed (erased, for
+// the caller); an error only where the stream cannot be read now (the
+// caller tries again: deciding "erased" on a passing failure would make
+// this node differ from the others).
+func (k *Keys) Open(ctx context.Context, tenant, owner string, sealed []byte) ([]byte, bool, error) {
+	key, err := k.key(ctx, tenant, owner, false)
+	if err != nil || key == nil {
+		return nil, false, err
+	}
+	g, err := aead(key)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
+		return nil, false, nil
+	}
+	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], []byte(tenant+"\x00"+owner))
+	return pt, err == nil, nil
+}
+
+// Forget drops owners' keys in tenant from this node's cache.
+func (k *Keys) Forget(tenant string, owners ...string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, o := range owners {
+		delete(k.cache, entry(tenant, o))
+	}
+}
+
+// Destroy erases owners' keys in tenant: each key's message is
+// overwritten on every replica (secure delete), then forgotten here. A
+// member without a key is no error.
+func (k *Keys) Destroy(ctx context.Context, tenant string, owners ...string) error {
+	s, err := k.stream(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range owners {
+		m, err := s.GetLastMsgForSubject(ctx, keyPrefix+entry(tenant, o))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("shred: get key: %w", err)
+		}
+		if err := s.SecureDeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return fmt.Errorf("shred: destroy key: %w", err)
+		}
+	}
+	k.Forget(tenant, owners...)
+	return nil
+}

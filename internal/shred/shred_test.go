@@ -1,0 +1,158 @@
+package shred
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// embedded starts a JetStream server storing under dir and connects.
+func embedded(t *testing.T, dir string) jetstream.JetStream {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// onDisk reports whether any file under dir holds needle.
+func onDisk(t *testing.T, dir string, needle []byte) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		found = found || bytes.Contains(data, needle)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// TestDestroyLeavesNoKey: a value sealed for a member opens until its key
+// is destroyed, then never, and the key's bytes are on no file; the same
+// member id in another tenant keeps its key.
+func TestDestroyLeavesNoKey(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	js := embedded(t, dir)
+	k, err := Open(ctx, js, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := k.Seal(ctx, "a", "ada", []byte("Ada Lovelace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := k.Seal(ctx, "b", "ada", []byte("Ada Lovelace"))
+	if bytes.Contains(a, []byte("Ada")) {
+		t.Fatal("the sealed value holds the plaintext")
+	}
+	if _, ok, _ := k.Open(ctx, "b", "ada", a); ok {
+		t.Fatal("tenant a's value opens in tenant b")
+	}
+	key, _ := k.key(ctx, "a", "ada", false)
+	if !onDisk(t, dir, key) {
+		t.Fatal("the key is on no file before it is destroyed: the search proves nothing")
+	}
+	if err := k.Destroy(ctx, "a", "ada"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := Open(ctx, js, 1) // no cache
+	for _, kk := range []*Keys{k, fresh} {
+		if _, ok, err := kk.Open(ctx, "a", "ada", a); ok || err != nil {
+			t.Fatalf("opens after destroy: %v %v", ok, err)
+		}
+		if pt, ok, err := kk.Open(ctx, "b", "ada", b); !ok || err != nil || string(pt) != "Ada Lovelace" {
+			t.Fatalf("the twin tenant's value: %q %v %v", pt, ok, err)
+		}
+	}
+	if onDisk(t, dir, key) {
+		t.Fatal("the destroyed key's bytes are still on disk")
+	}
+	// A new key after the erasure does not open the old value.
+	if _, err := k.Seal(ctx, "a", "ada", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := k.Open(ctx, "a", "ada", a); ok {
+		t.Fatal("a new key opens a value sealed before the erasure")
+	}
+}
+
+// TestScrubRewritesNotifications: a notification naming the member is
+// published again without its name and the original overwritten on disk;
+// one about another member is left alone.
+func TestScrubRewritesNotifications(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	js := embedded(t, dir)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "N", Subjects: []string{"n.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, body := range []string{
+		`{"id":"x1","rows":[{"member":"ada","name":"Ada Lovelace","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`,
+		`{"id":"x2","rows":[{"member":"bob","name":"Bob B","rank":1}]}`,
+		`{"id":"x3","rows":[{"member":"ada","name":"Ada Lovelace"}]}`,
+	} {
+		subj := "n.a"
+		if i == 2 {
+			subj = "n.b" // another tenant
+		}
+		if _, err := js.Publish(ctx, subj, []byte(body), jetstream.WithMsgID(subj+body[7:9])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := Scrub(ctx, js, "N", "n.a", []string{"ada"})
+	if err != nil || n != 1 {
+		t.Fatalf("scrubbed %d: %v", n, err)
+	}
+	s, _ := js.Stream(ctx, "N")
+	m, err := s.GetLastMsgForSubject(ctx, "n.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":"x1","rows":[{"member":"ada","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`; string(m.Data) != want {
+		t.Fatalf("rewritten %s, want %s", m.Data, want)
+	}
+	if m.Header.Get(jetstream.MsgIDHeader) != "n.ax1:erased:1" {
+		t.Errorf("message id %q", m.Header.Get(jetstream.MsgIDHeader))
+	}
+	if m, _ := s.GetLastMsgForSubject(ctx, "n.b"); !bytes.Contains(m.Data, []byte("Ada Lovelace")) {
+		t.Fatal("the other tenant's notification was rewritten")
+	}
+	// Only n.b's copy is left on disk.
+	n, _ = Wipe(ctx, js, "N", "n.b")
+	if n != 1 || onDisk(t, dir, []byte("Ada Lovelace")) {
+		t.Fatalf("wiped %d; the name is still on disk", n)
+	}
+}
