@@ -34,6 +34,6 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.hub.Profile(sc.Tenant, member, reachOf(sc))
+	p, err := s.hub.Privacy().Profile(sc.Tenant, member, reachOf(sc))
 	return s.reply(w, wire.Profile(p), err)
 }

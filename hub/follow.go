@@ -188,6 +188,9 @@ func (sl *streamLog) readConsumer(ctx context.Context, r *replica, msgs jetstrea
 		if seq > r.applied.Load() {
 			d.ev, d.err = ledger.DecodeEvent(msg.Data())
 			if d.err == nil {
+				if err := sl.keys.Unseal(ctx, r.tenant, d.ev); err != nil { // members.go
+					return err
+				}
 				d.ev.Prepare() // digests off the replica goroutine
 			}
 		}

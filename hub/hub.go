@@ -20,6 +20,7 @@ import (
 	"github.com/rankwire/rankwire/internal/diskwatch"
 	"github.com/rankwire/rankwire/internal/natsstats"
 	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
@@ -164,8 +165,10 @@ func (h *Hub) connect(ctx context.Context) error {
 	if err := check(ctx, h.js, h.natsURL()); err != nil {
 		return err
 	}
+	h.snaps.js = h.js
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: randomID(), ctx: h.ctx, wg: &h.wg}
+		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: randomID(), ctx: h.ctx, wg: &h.wg,
+		keys: shred.New(h.js, h.cfg.Replicas)}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
 		Tenants: h.reg.notifyTenants})

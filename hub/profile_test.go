@@ -25,7 +25,7 @@ func TestProfiles(t *testing.T) {
 	clk.set(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)) // "done" has ended
 
 	ctx := testCtx(t)
-	if _, err := h.Profile("t1", "p1", Reach{}); !errors.Is(err, ErrNotFound) {
+	if _, err := h.Privacy().Profile("t1", "p1", Reach{}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("no profile yet: %v", err)
 	}
 	seqOf := func(board, window string) uint64 {
@@ -59,7 +59,7 @@ func TestProfiles(t *testing.T) {
 	if _, err := h.Link(ctx, "t1", "p2", []string{"p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := h.Profile("t1", "p2", Reach{}); err != nil || got != p {
+	if got, err := h.Privacy().Profile("t1", "p2", Reach{}); err != nil || got != p {
 		t.Fatalf("after the merge p2 has %+v, %v", got, err)
 	}
 
@@ -67,7 +67,7 @@ func TestProfiles(t *testing.T) {
 	if _, err := other.replica(ctx, "t1", false); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := other.Profile("t1", "newbie", Reach{}); got.Name != "Newbie" {
+	if got, _ := other.Privacy().Profile("t1", "newbie", Reach{}); got.Name != "Newbie" {
 		t.Fatalf("another node: %+v", got)
 	}
 	want := snapshotBytes(t, h, "t1")

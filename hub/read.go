@@ -207,22 +207,6 @@ func (h *Hub) Identity(tenant, id string, r Reach) (ident Identity, err error) {
 	return ident, err
 }
 
-// Profile returns member's profile (an id or alias) as a token of reach r
-// reads it (Reach{}: every board): ErrNotFound where it has none, and, as
-// for a member with no profile, unless the member ranks on a board r
-// reaches.
-func (h *Hub) Profile(tenant, member string, r Reach) (p Profile, err error) {
-	notFound := func() error { return errorf(ErrNotFound, "profile of %q", member) }
-	err = h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
-		var ok bool
-		if p, ok = st.Profile(member); !ok || !st.MemberReachable(member, r) {
-			return notFound()
-		}
-		return nil
-	})
-	return p, err
-}
-
 // History returns member's rank history on board for the window kind of
 // l.Window: final standings in each past window of a day, week or month
 // kind the board retains, newest first; for all (or the board's primary

@@ -22,6 +22,7 @@ type replica struct {
 	snaps   *snapshotter
 
 	sinceSnap int           // events applied since the last snapshot; replica goroutine only
+	erased    bool          // an erasure was applied since the last snapshot: the next is due now; replica goroutine only
 	snapAt    time.Time     // when the last snapshot was taken; replica goroutine only
 	saves     chan snapJob  // to the saver goroutine; capacity 1, see maybeSnapshot
 	saving    atomic.Bool   // a snapshot is on its way to the file
@@ -153,6 +154,7 @@ func (r *replica) handle(d delivery) {
 	r.applied.Store(seq)
 	r.notes.Applied(&out, d.stored)
 	if d.err == nil {
+		r.erased = r.erased || d.ev.Kind == ledger.EvErase && out.Err == nil // snapshot.go
 		r.notify(d.ev.Waiter, out)
 	} else {
 		r.log.Warn("hub: undecodable event skipped", "seq", seq, "err", d.err)

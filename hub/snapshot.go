@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 )
@@ -31,6 +32,7 @@ type snapshotter struct {
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
+	js       jetstream.JetStream               // wipes a replaced shared snapshot after an erasure (members.go); set by connect
 }
 
 func (s *snapshotter) path(tenant string) string {
@@ -117,8 +119,9 @@ func (s *snapshotter) removeStale() {
 
 // snapJob is an encoded snapshot on its way to the file.
 type snapJob struct {
-	seq  uint64
-	data []byte
+	seq   uint64
+	data  []byte
+	erase bool // follows an erasure: the shared snapshot it replaces is wiped
 }
 
 // maybeSnapshot takes a snapshot every s.every events or s.interval,
@@ -130,12 +133,13 @@ type snapJob struct {
 // is taken after the next event instead.
 func (r *replica) maybeSnapshot() {
 	r.sinceSnap++
-	if r.snaps.every < 0 || r.saving.Load() {
+	erased := r.erased // personal data erased: no snapshot may keep it (members.go), so one now
+	if (r.snaps.every < 0 || r.saving.Load()) && !erased {
 		return
 	}
 	byCount := r.snaps.every > 0 && r.sinceSnap >= r.snaps.every
 	byTime := r.snaps.interval > 0 && time.Since(r.snapAt) >= r.snaps.interval
-	if !byCount && !byTime {
+	if !byCount && !byTime && !erased {
 		return
 	}
 	data, err := r.st.Encode()
@@ -143,9 +147,9 @@ func (r *replica) maybeSnapshot() {
 		r.log.Error("hub: snapshot", "err", err)
 		return
 	}
-	r.sinceSnap, r.snapAt = 0, time.Now()
+	r.sinceSnap, r.snapAt, r.erased = 0, time.Now(), false
 	r.saving.Store(true)
-	r.saves <- snapJob{r.st.Seq(), data} // never blocks: the saver is idle
+	r.saves <- snapJob{r.st.Seq(), data, erased} // never blocks where the saver is idle; after an erasure, waits for it
 }
 
 // saveLoop writes the snapshots maybeSnapshot hands over until saves is
@@ -166,6 +170,9 @@ func (r *replica) save(j snapJob) {
 	r.savedAt.Store(time.Now().UnixNano())
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
 	if shared := r.snaps.shared.Load(); shared != nil {
+		if j.erase { // the object it replaces holds erased personal data: overwrite its chunks (members.go)
+			wipeShared(shared, r.snaps.js, r.tenant, r.log)
+		}
 		shared.Save(r.tenant, j.seq, j.data)
 	}
 }
@@ -181,5 +188,5 @@ func (r *replica) finalSnapshot() {
 		r.log.Error("hub: snapshot", "err", err)
 		return
 	}
-	r.save(snapJob{r.st.Seq(), data})
+	r.save(snapJob{r.st.Seq(), data, r.erased})
 }

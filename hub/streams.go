@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/diskwatch"
 	"github.com/rankwire/rankwire/internal/natsstats"
+	"github.com/rankwire/rankwire/internal/shred"
 )
 
 // streamLog is the Hub's use of the tenants' JetStream streams, the NATS
@@ -37,6 +38,7 @@ type streamLog struct {
 	disk   *diskwatch.Watch // the embedded store's disk: Full fails writes fast
 	snaps  *snapshotter     // the tenants' snapshots: local files, and the cluster's bucket once shared
 	quota  *quotas          // the Hub's: the limits stamped on events (quota.go)
+	keys   *shred.Keys      // the members' keys: personal fields are sealed in the log (members.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

@@ -142,11 +142,18 @@ func (h *Hub) LinkIn(ctx context.Context, tenant, member string, aliases []strin
 		return Identity{}, err
 	}
 	q := h.quota.of(tenant)
-	if err := r.read(func(st *ledger.State) error { return st.CheckAliasLimit(member, aliases, q.Aliases) }); err != nil {
+	var plan ledger.LinkPlan // aliases new to the tenant are sealed; the others stand as their members' ids (members.go)
+	if err := r.read(func(st *ledger.State) error {
+		plan = st.PlanLink(member, aliases)
+		return st.CheckAliasLimit(member, aliases, q.Aliases)
+	}); err != nil {
 		return Identity{}, err
 	}
-	ev := &ledger.Event{Kind: ledger.EvLink, Member: member, Aliases: aliases, NoMerge: !mayMerge, MaxAliases: q.Aliases,
+	ev := &ledger.Event{Kind: ledger.EvLink, Member: plan.Owner, Aliases: plan.Plain, NoMerge: !mayMerge, MaxAliases: q.Aliases,
 		Reach: reachOf(reach)}
+	if err := h.streams.keys.SealAliases(ctx, tenant, plan.Owner, ev, plan.Private); err != nil {
+		return Identity{}, unavailable("the members' keys cannot be read now", err)
+	}
 	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Identity{}, err
 	}
@@ -330,12 +337,19 @@ func (h *Hub) PutProfileIn(ctx context.Context, tenant, member string, p Profile
 		return Profile{}, err
 	}
 	q := h.quota.of(tenant)
+	owner, same := member, false // the member id an alias stands for: the log holds no alias in clear (members.go)
 	if err := r.read(func(st *ledger.State) error {
+		owner = st.OwnerOf(member)
+		cur, ok := st.Profile(member)
+		same = ok && cur == p && !reach.Scoped // a scoped token: apply decides its reach
 		return cmp.Or(st.CheckMemberRoom(1), st.CheckProfileLimit(member, q.Profiles))
-	}); err != nil {
-		return Profile{}, err
+	}); err != nil || same { // the same profile again: no event (a sealed one always changes the boards)
+		return p, err
 	}
-	ev := &ledger.Event{Kind: ledger.EvProfile, Member: member, Profile: &p, MaxProfiles: q.Profiles, Reach: reachOf(reach)}
+	ev := &ledger.Event{Kind: ledger.EvProfile, Member: owner, Profile: &p, MaxProfiles: q.Profiles, Reach: reachOf(reach)}
+	if err := h.streams.keys.SealProfile(ctx, tenant, owner, ev); err != nil {
+		return Profile{}, unavailable("the members' keys cannot be read now", err)
+	}
 	if err := h.streams.commitErr(ctx, r, ev); err != nil {
 		return Profile{}, err
 	}

@@ -1,5 +1,7 @@
 package identity
 
+import "slices"
+
 // Erasure. A member's linked aliases may be personal data (an e-mail, a
 // phone number): Erase renames each of them to a pseudonym that the caller
 // chooses, so that the old identifier resolves to nothing and is in no
@@ -83,4 +85,15 @@ func (ix *Index) remove(s string) {
 	}
 	ix.slots[hole] = 0
 	ix.used--
+}
+
+// FormerIDs returns the ids of the members merged into live handle h,
+// sorted bytewise. O(handles): erasure only. Read-only.
+func (ix *Index) FormerIDs(h uint32) []string {
+	var out []string
+	for id := range ix.formerIDs(h) {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
 }

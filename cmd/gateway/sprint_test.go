@@ -30,7 +30,7 @@ func TestDemoSprints(t *testing.T) {
 	if err := s.profiles(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := h.Profile(demoTenant, s.players[7].name, hub.Reach{}); err != nil || p.Name != displayName(s.players[7].name) || p.Country == "" {
+	if p, err := h.Privacy().Profile(demoTenant, s.players[7].name, hub.Reach{}); err != nil || p.Name != displayName(s.players[7].name) || p.Country == "" {
 		t.Fatalf("a player's profile: %+v %v", p, err)
 	}
 	now := time.Now()

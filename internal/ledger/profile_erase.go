@@ -175,3 +175,58 @@ func (s *State) pseudonym(seq uint64, i int) string {
 		p += "~"
 	}
 }
+
+// LinkPlan is how the hub logs an EvLink without personal data in clear:
+// Owner, the member id that stands for the member (an alias given as the
+// member resolves to its id); Plain, the ids of the members that aliases
+// already name (linking them merges those members, as linking the alias
+// would, and the alias moves with its member); Private, the aliases that
+// name nobody yet, which the hub seals under Owner's key.
+type LinkPlan struct {
+	Owner   string
+	Plain   []string
+	Private []string
+}
+
+// PlanLink plans linking aliases to member (see LinkPlan). An alias that
+// already names member itself is left out: linking it again changes
+// nothing. Read lock. O(len(aliases)).
+func (s *State) PlanLink(member string, aliases []string) LinkPlan {
+	p := LinkPlan{Owner: s.OwnerOf(member)}
+	h, known := s.ix.Resolve(member)
+	for _, a := range aliases {
+		other, ok := s.ix.Resolve(a)
+		switch {
+		case !ok:
+			p.Private = append(p.Private, a)
+		case known && other == h:
+		default:
+			name, _ := s.ix.Name(other)
+			p.Plain = append(p.Plain, name)
+		}
+	}
+	return p
+}
+
+// OwnerOf returns the member id that member (an id or alias) stands for:
+// its canonical id where it names a member, else member itself (a new
+// member's id). Read lock. O(1).
+func (s *State) OwnerOf(member string) string {
+	if h, ok := s.ix.Resolve(member); ok {
+		name, _ := s.ix.Name(h)
+		return name
+	}
+	return member
+}
+
+// Owners returns the member ids whose keys may have sealed member's
+// personal data: its own, then the former ids of the members merged into
+// it, sorted; nil where member names nobody. Read lock. O(handles).
+func (s *State) Owners(member string) []string {
+	h, ok := s.ix.Resolve(member)
+	if !ok {
+		return nil
+	}
+	name, _ := s.ix.Name(h)
+	return append([]string{name}, s.ix.FormerIDs(h)...)
+}

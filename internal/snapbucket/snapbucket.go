@@ -139,6 +139,17 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64) (*ledger.S
 	return st, true
 }
 
+// Chunks returns the subject of the chunks of tenant's object, or false
+// where it has none (or the bucket cannot be read now): what an erasure
+// overwrites before the object is replaced (internal/shred.Wipe).
+func (s *Bucket) Chunks(ctx context.Context, tenant string) (string, bool) {
+	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
+	if err != nil {
+		return "", false
+	}
+	return "$O." + Name + ".C." + info.NUID, true
+}
+
 // Save stores data, tenant's snapshot at seq, unless the bucket already
 // holds one at seq or later (another node's). Two nodes racing may both
 // write; either result is a valid snapshot.

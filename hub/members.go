@@ -1,0 +1,139 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/shred"
+	"github.com/rankwire/rankwire/internal/snapbucket"
+)
+
+// Personal data. A member's profile and linked aliases are personal data:
+// the log never holds them in clear. PutProfile and Link seal them under
+// a per-member key (internal/shred; the member's id stands for an alias
+// given as the member, and an alias that names another member stands as
+// that member's id), and every node's fetcher opens them before apply
+// (follow.go). Erase destroys the keys, then logs an EvErase that every
+// node applies (internal/ledger/profile_erase.go); the replica then
+// snapshots at once (snapshot.go), the shared snapshot it replaces is
+// wiped, and the notifications that showed the member's profile are
+// rewritten without it.
+
+// PersonalData is what a tenant holds about one member (ledger.PersonalData).
+type PersonalData = ledger.PersonalData
+
+// Privacy is the members' personal data: profiles, exports and erasure.
+// It is the Hub's, got with Hub.Privacy; safe for concurrent use.
+type Privacy struct{ h *Hub }
+
+// Privacy returns the Hub's members' personal data.
+func (h *Hub) Privacy() Privacy { return Privacy{h} }
+
+// Profile returns member's profile (an id or alias) as a token of reach r
+// reads it (Reach{}: every board): ErrNotFound where it has none, and, as
+// for a member with no profile, unless the member ranks on a board r
+// reaches.
+func (m Privacy) Profile(tenant, member string, r Reach) (p Profile, err error) {
+	notFound := func() error { return errorf(ErrNotFound, "profile of %q", member) }
+	err = m.h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
+		var ok bool
+		if p, ok = st.Profile(member); !ok || !st.MemberReachable(member, r) {
+			return notFound()
+		}
+		return nil
+	})
+	return p, err
+}
+
+// PersonalData returns what tenant holds about member (an id or alias):
+// ErrNotFound where it names nobody, or ranks on no board r reaches.
+func (m Privacy) PersonalData(tenant, member string, r Reach) (pd PersonalData, err error) {
+	notFound := func() error { return errorf(ErrNotFound, "member %q", member) }
+	err = m.h.reg.readTenant(tenant, notFound, func(st *ledger.State) error {
+		var ok bool
+		if pd, ok = st.PersonalData(member); !ok || !st.MemberReachable(member, r) {
+			return notFound()
+		}
+		return nil
+	})
+	return pd, err
+}
+
+// Erase erases member's personal data (an id or alias) in tenant: its keys
+// are destroyed first (a profile put meanwhile gets a new key), then the
+// erasure is logged and applied, and Erase returns once this node's
+// snapshot no longer holds the data, with what was erased. ErrNotFound
+// where member names nobody, or ranks on no board r reaches; ErrForbidden
+// where it ranks on a board r does not reach.
+func (m Privacy) Erase(ctx context.Context, tenant, member string, r Reach) (PersonalData, error) {
+	pd, err := m.PersonalData(tenant, member, r)
+	if err != nil {
+		return PersonalData{}, err
+	}
+	rep, err := m.h.replica(ctx, tenant, false)
+	if err != nil {
+		return PersonalData{}, err
+	}
+	var owners []string
+	_ = rep.read(func(st *ledger.State) error { owners = st.Owners(pd.Member); return nil })
+	sl := m.h.streams
+	if err := sl.keys.Destroy(ctx, tenant, owners...); err != nil {
+		return PersonalData{}, unavailable("the members' keys cannot be destroyed now", err)
+	}
+	ev := &ledger.Event{Kind: ledger.EvErase, Member: pd.Member, Aliases: owners[1:], Reach: reachOf(r)}
+	if err := sl.commitErr(ctx, rep, ev); err != nil {
+		return PersonalData{}, err
+	}
+	m.scrubNotifications(ctx, tenant, owners)
+	return pd, m.awaitSnapshot(ctx, rep, rep.applied.Load())
+}
+
+// scrubNotifications rewrites tenant's stored notifications that show the
+// profile of one of owners. A failure is logged: the notifications leave
+// the stream after notifyMaxAge anyway.
+func (m Privacy) scrubNotifications(ctx context.Context, tenant string, owners []string) {
+	n, err := shred.Scrub(ctx, m.h.js, notify.Stream, notify.Subject(tenant), owners)
+	if err != nil {
+		m.h.log.Warn("hub: notifications not scrubbed after an erasure", "tenant", tenant, "err", err)
+		return
+	}
+	m.h.log.Info("hub: personal data erased", "tenant", tenant, "notifications_rewritten", n)
+}
+
+// awaitSnapshot waits until rep's snapshot file is at seq or later.
+func (m Privacy) awaitSnapshot(ctx context.Context, rep *replica, seq uint64) error {
+	if rep.snaps.every < 0 && rep.savedSeq.Load() < seq {
+		return nil // snapshots only at Close (tests): written then
+	}
+	for wait := time.Millisecond; rep.savedSeq.Load() < seq; wait = min(2*wait, 100*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("hub: erased, the snapshot not yet rewritten: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+	return nil
+}
+
+// wipeShared overwrites the chunks of tenant's shared snapshot (one that
+// holds erased personal data, about to be replaced). A failure is logged:
+// the replacement purges them all the same, if not on disk.
+func wipeShared(b *snapbucket.Bucket, js jetstream.JetStream, tenant string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), snapbucket.Timeout)
+	defer cancel()
+	subject, ok := b.Chunks(ctx, tenant)
+	if !ok || js == nil {
+		return
+	}
+	n, err := shred.Wipe(ctx, js, "OBJ_"+snapbucket.Name, subject)
+	if err != nil {
+		log.Warn("hub: old shared snapshot not wiped", "tenant", tenant, "err", err)
+		return
+	}
+	log.Debug("hub: old shared snapshot wiped", "tenant", tenant, "chunks", n)
+}

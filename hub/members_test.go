@@ -1,0 +1,157 @@
+package hub
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// personal is one tenant's personal data about member p1 in the erasure
+// tests: its display name, avatar URL and an e-mail alias.
+type personal struct{ name, avatar, alias string }
+
+func (p personal) strings() []string { return []string{p.name, p.avatar, p.alias} }
+
+// filesHolding returns the files under dir that hold one of needles.
+func filesHolding(t *testing.T, dir string, needles ...string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, n := range needles {
+			if bytes.Contains(data, []byte(n)) {
+				out = append(out, fmt.Sprintf("%s holds %q", p, n))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEraseLeavesNothingOnDisk: p1 of t1 has a profile and an e-mail
+// alias, ranks on an open board and on a tournament whose end was
+// notified with its name. After the erasure and a restart, reads and
+// notifications show none of it and no byte of the data directory (the
+// embedded NATS's streams, the snapshots) holds the name, the avatar URL
+// or the alias; t2's p1 keeps everything.
+func TestEraseLeavesNothingOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	cfg := Config{Now: clk.now, DataDir: dir, SnapshotEvery: 2}
+	h := startHub(t, cfg)
+	ctx := testCtx(t)
+	data := map[string]personal{
+		"t1": {"Qzxv Erasable", "https://avatars.qzxv.example/p1.png", "email:qzxv@mail.example"},
+		"t2": {"Twin Keeper", "https://avatars.twin.example/p1.png", "email:twin@mail.example"},
+	}
+	for _, tenant := range []string{"t1", "t2"} {
+		d := data[tenant]
+		mustPut(t, h, tenant, "open", Settings{})
+		mustPut(t, h, tenant, "cup", Settings{EndsAt: "2026-12-01T11:00:00Z", Prizes: []Prize{{From: 1, To: 1, Prize: "€100"}}})
+		mustSubmit(t, h, tenant, "open", Item{Member: "p1", Score: 10}, Item{Member: "p2", Score: 5})
+		mustSubmit(t, h, tenant, "cup", Item{Member: "p1", Score: 10}, Item{Member: "p2", Score: 5})
+		if _, err := h.Link(ctx, tenant, "p1", []string{d.alias}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.PutProfile(ctx, tenant, d.alias, Profile{Name: d.name, Avatar: d.avatar}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 && !allIn(got, filepath.Join(dir, "snapshots")) {
+		t.Fatalf("the log holds personal data in clear: %v", got)
+	}
+	checkFor(t, 10*time.Second, func() error { // a snapshot holds them: the erasure must rewrite it
+		mustSubmit(t, h, "t1", "open", Item{Member: "p3", Score: 1})
+		if len(filesHolding(t, filepath.Join(dir, "snapshots"), data["t1"].strings()...)) < 3 {
+			return errors.New("no snapshot holds t1's personal data yet")
+		}
+		return nil
+	})
+	clk.set(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)) // cup ended and is final: board.ended names p1
+	for _, tenant := range []string{"t1", "t2"} {
+		if n := waitNotes(t, h, tenant, 1); n[0].Rows[0].Name != data[tenant].name {
+			t.Fatalf("%s: board.ended shows %+v", tenant, n[0].Rows[0])
+		}
+	}
+	pd, err := h.Privacy().Erase(ctx, "t1", data["t1"].alias, Reach{})
+	if err != nil || pd.Member != "p1" || pd.Profile == nil || pd.Profile.Name != data["t1"].name || len(pd.Entries) != 2 {
+		t.Fatalf("erase: %+v %v", pd, err)
+	}
+	checkErased(t, h, data)
+	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 { // before any restart
+		t.Fatalf("erased personal data on disk once the erasure answered:\n%s", strings.Join(got, "\n"))
+	}
+	h.Close()
+	h = startHub(t, cfg)
+	if _, err := h.replica(ctx, "t1", false); err != nil {
+		t.Fatal(err)
+	}
+	checkErased(t, h, data)
+	h.Close()
+	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 {
+		t.Fatalf("erased personal data on disk:\n%s", strings.Join(got, "\n"))
+	}
+	if got := filesHolding(t, dir, data["t2"].name); len(got) == 0 {
+		t.Fatal("t2's data is on no file: the search proves nothing")
+	}
+}
+
+// allIn reports whether every finding of filesHolding is under dir.
+func allIn(found []string, dir string) bool {
+	for _, f := range found {
+		if !strings.HasPrefix(f, dir+string(filepath.Separator)) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkErased checks that t1's p1 shows no personal data and t2's keeps
+// its own.
+func checkErased(t *testing.T, h *Hub, data map[string]personal) {
+	t.Helper()
+	if _, err := h.Privacy().Profile("t1", "p1", Reach{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("t1's profile: %v", err)
+	}
+	if _, err := h.Identity("t1", data["t1"].alias, Reach{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("t1's alias still resolves: %v", err)
+	}
+	pd, err := h.Privacy().PersonalData("t1", "p1", Reach{})
+	if err != nil || pd.Profile != nil || len(pd.Entries) != 2 || slices.Contains(pd.Aliases, data["t1"].alias) {
+		t.Errorf("t1's export after the erasure: %+v %v", pd, err)
+	}
+	s, err := h.Disputes().Standings("t1", "cup", 0, 10)
+	if err != nil || s.Rows[0].Member != "p1" || s.Rows[0].Profile.Name != "" || s.Rows[0].Prize != "€100" {
+		t.Errorf("t1's final standings: %+v %v", s.Rows, err)
+	}
+	for _, n := range notes(t, h, "t1") {
+		for _, r := range n.Rows {
+			if r.Member == "p1" && r.Name != "" {
+				t.Errorf("t1's notification %s still names p1 %q", n.ID, r.Name)
+			}
+		}
+	}
+	pd, err = h.Privacy().PersonalData("t2", data["t2"].alias, Reach{})
+	if err != nil || pd.Profile == nil || pd.Profile.Name != data["t2"].name || !slices.Equal(pd.Aliases, []string{data["t2"].alias}) {
+		t.Errorf("t2's p1 lost its data: %+v %v", pd, err)
+	}
+	if s, _ := h.Disputes().Standings("t2", "cup", 0, 10); s.Rows[0].Profile.Name != data["t2"].name {
+		t.Errorf("t2's final standings: %+v", s.Rows)
+	}
+}
