@@ -197,6 +197,8 @@ func (s *Server) routes() chi.Router {
 		r.Get("/identities/{id}", s.handle(s.identity))
 		r.Put("/members/{member}/profile", s.handle(s.rated(s.identW, auth.RoleSubmit, s.putProfile)))
 		r.Get("/members/{member}/profile", s.handle(s.getProfile))
+		r.Get("/members/{member}/personal-data", s.handle(s.personalData))
+		r.Delete("/members/{member}/personal-data", s.handle(s.rated(s.identW, auth.RoleAdmin, s.erasePersonalData)))
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, notFound("no route %s", r.URL.Path)) })
 	r.MethodNotAllowed(s.methodNotAllowed) // 405 with Allow: cors.go

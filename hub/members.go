@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,6 +27,13 @@ import (
 
 // PersonalData is what a tenant holds about one member (ledger.PersonalData).
 type PersonalData = ledger.PersonalData
+
+// Erasure is what an erasure erased.
+type Erasure struct {
+	Member  string // the member's id (an alias given resolves to it)
+	Profile bool   // it had a profile
+	Aliases int    // linked aliases renamed to pseudonyms (former ids of merged members stay)
+}
 
 // Privacy is the members' personal data: profiles, exports and erasure.
 // It is the Hub's, got with Hub.Privacy; safe for concurrent use.
@@ -67,30 +75,36 @@ func (m Privacy) PersonalData(tenant, member string, r Reach) (pd PersonalData, 
 // Erase erases member's personal data (an id or alias) in tenant: its keys
 // are destroyed first (a profile put meanwhile gets a new key), then the
 // erasure is logged and applied, and Erase returns once this node's
-// snapshot no longer holds the data, with what was erased. ErrNotFound
+// snapshot no longer holds the data, with what it erased. ErrNotFound
 // where member names nobody, or ranks on no board r reaches; ErrForbidden
 // where it ranks on a board r does not reach.
-func (m Privacy) Erase(ctx context.Context, tenant, member string, r Reach) (PersonalData, error) {
+func (m Privacy) Erase(ctx context.Context, tenant, member string, r Reach) (Erasure, error) {
 	pd, err := m.PersonalData(tenant, member, r)
 	if err != nil {
-		return PersonalData{}, err
+		return Erasure{}, err
 	}
 	rep, err := m.h.replica(ctx, tenant, false)
 	if err != nil {
-		return PersonalData{}, err
+		return Erasure{}, err
 	}
 	var owners []string
 	_ = rep.read(func(st *ledger.State) error { owners = st.Owners(pd.Member); return nil })
 	sl := m.h.streams
 	if err := sl.keys.Destroy(ctx, tenant, owners...); err != nil {
-		return PersonalData{}, unavailable("the members' keys cannot be destroyed now", err)
+		return Erasure{}, unavailable("the members' keys cannot be destroyed now", err)
 	}
 	ev := &ledger.Event{Kind: ledger.EvErase, Member: pd.Member, Aliases: owners[1:], Reach: reachOf(r)}
 	if err := sl.commitErr(ctx, rep, ev); err != nil {
-		return PersonalData{}, err
+		return Erasure{}, err
 	}
 	m.scrubNotifications(ctx, tenant, owners)
-	return pd, m.awaitSnapshot(ctx, rep, rep.applied.Load())
+	e := Erasure{Member: pd.Member, Profile: pd.Profile != nil}
+	for _, a := range pd.Aliases {
+		if !ledger.IsPseudonym(a) && !slices.Contains(owners, a) {
+			e.Aliases++
+		}
+	}
+	return e, m.awaitSnapshot(ctx, rep, rep.applied.Load())
 }
 
 // scrubNotifications rewrites tenant's stored notifications that show the

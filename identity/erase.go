@@ -11,12 +11,13 @@ import "slices"
 // renumbered, so boards, merges and snapshots stay consistent.
 
 // Erase renames every alias of live handle h that is not the former id of
-// a handle merged into h: alias i (in Aliases order, sorted bytewise) gets
+// a handle merged into h, nor one that keep keeps (nil: none; an earlier
+// erasure's pseudonym, say): alias i (in Aliases order, sorted bytewise) gets
 // the name pseudonym(i), which must be a valid identifier resolving to
 // nothing, distinct for each i. It returns how many aliases it renamed (0
 // where h is not live or has none). Deterministic. O(handles + aliases of
 // h × log). Not safe for concurrent use.
-func (ix *Index) Erase(h uint32, pseudonym func(i int) string) int {
+func (ix *Index) Erase(h uint32, keep func(name string) bool, pseudonym func(i int) string) int {
 	if !ix.isLive(h) {
 		return 0
 	}
@@ -27,7 +28,7 @@ func (ix *Index) Erase(h uint32, pseudonym func(i int) string) int {
 	former := ix.formerIDs(h)
 	var nums []uint32
 	for next := ix.sets[s].head; next != 0; next = ix.aliases[next-1].next {
-		if !former[ix.aliases[next-1].name] {
+		if name := ix.aliases[next-1].name; !former[name] && (keep == nil || !keep(name)) {
 			nums = append(nums, next-1)
 		}
 	}

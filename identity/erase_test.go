@@ -19,7 +19,7 @@ func TestEraseRenamesLinkedAliasesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := ix.Resolve("ann")
-	n := ix.Erase(h, func(i int) string { return fmt.Sprintf("erased.7.%d", i) })
+	n := ix.Erase(h, nil, func(i int) string { return fmt.Sprintf("erased.7.%d", i) })
 	if n != 3 {
 		t.Fatalf("renamed %d, want 3 (bob is a former id and stays)", n)
 	}
@@ -68,7 +68,7 @@ func TestRemoveKeepsEveryOtherKey(t *testing.T) {
 	}
 	for i := 0; i < 2000; i += 3 {
 		h, _ := ix.Resolve(fmt.Sprintf("m%d", i))
-		ix.Erase(h, func(int) string { return fmt.Sprintf("gone%d", i) })
+		ix.Erase(h, nil, func(int) string { return fmt.Sprintf("gone%d", i) })
 	}
 	for i := range 2000 {
 		h, _ := ix.Resolve(fmt.Sprintf("m%d", i))

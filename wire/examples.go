@@ -86,6 +86,10 @@ func httpExamples() []Example {
 			Member: "p7", Sub: "ops-ann", Reason: "ticket 4420: verified win", Revision: 3, QID: "17"}},
 		{"http_profile", Profile{Name: "GoldenAce", Avatar: "https://cdn.example/a.png", Country: "MT"}},
 		{"http_identity", Identity{Member: "u1", Aliases: []string{"email:ann@x.io", "steam:42"}}},
+		{"http_personal_data", PersonalData{Member: "u1", Aliases: []string{"email:ann@x.io"},
+			Profile: &Profile{Name: "GoldenAce", Avatar: "https://cdn.example/a.png", Country: "MT"},
+			Entries: []PersonalEntry{{Board: "weekly", Window: "all", Rank: 4, Score: 97000, Subscore: 1}}}},
+		{"http_erasure", Erasure{Member: "u1", Profile: true, Aliases: 1}},
 		{"http_history", History{Member: "p7", Points: []HistoryPoint{
 			{At: "2026-11-22T10:00:00.000Z", Rank: 2, Score: 98500, Total: 5120},
 			{Window: "2026-11-16", Rank: 4, Score: 97000, Total: 4800}}}},

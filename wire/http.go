@@ -211,6 +211,33 @@ type Identity struct {
 	Aliases []string `json:"aliases"`
 }
 
+// PersonalData answers GET /v1/members/{member}/personal-data: what the
+// tenant holds about one member (a data subject's access request). After an
+// erasure it shows no profile and the aliases' pseudonyms; entries stay.
+type PersonalData struct {
+	Member  string          `json:"member"`            // the member's id
+	Aliases []string        `json:"aliases"`           // sorted, never null
+	Profile *Profile        `json:"profile,omitempty"` // absent: none
+	Entries []PersonalEntry `json:"entries"`           // by board, then window; never null
+}
+
+// PersonalEntry is one board-window that ranks the member.
+type PersonalEntry struct {
+	Board    string  `json:"board"`
+	Window   string  `json:"window"` // "all", or "day:2026-11-27", "week:…", "month:…" (its first day)
+	Rank     int     `json:"rank"`
+	Score    float64 `json:"score"`
+	Subscore float64 `json:"subscore"`
+}
+
+// Erasure answers DELETE /v1/members/{member}/personal-data: what was
+// erased. The member id, entries and scores stay.
+type Erasure struct {
+	Member  string `json:"member"`  // the member's id (an alias given resolves to it)
+	Profile bool   `json:"profile"` // it had a profile, now erased
+	Aliases int    `json:"aliases"` // linked aliases renamed to pseudonyms
+}
+
 // History answers GET .../members/{member}/history, newest first.
 type History struct {
 	Member string         `json:"member"`

@@ -63,6 +63,7 @@ const (
 	budgetConnections = "key file connections"
 	budgetProfiles    = "key file profiles, identity_writes_per_second; member ids (hub MaxMembers)"
 	budgetAliases     = "key file aliases, identity_writes_per_second; member ids (hub MaxMembers)"
+	budgetErasures    = "key file identity_writes_per_second"
 )
 
 var (
@@ -125,6 +126,9 @@ var Routes = map[string]Effect{
 	"GET /v1/identities/{id}":          {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember},
 	"PUT /v1/members/{member}/profile": {Role: auth.RoleSubmit, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetProfiles},
 	"GET /v1/members/{member}/profile": {AnyRole: true, Touches: TouchMembers, Reach: ReachMember},
+	// A data subject's rights (GDPR art. 15 and 17): admin only.
+	"GET /v1/members/{member}/personal-data":    {Role: auth.RoleAdmin, Touches: TouchMembers, Reach: ReachMember},
+	"DELETE /v1/members/{member}/personal-data": {Role: auth.RoleAdmin, Touches: TouchMembers, Reach: ReachMember, Apply: true, Budget: budgetErasures},
 }
 
 // Messages is the table for the live plane's client messages, by type
@@ -157,6 +161,7 @@ var Events = map[string]Effect{
 	"reinstate":  effAdmin,
 	"settle":     effAdmin,
 	"void":       effAdmin,
+	"erase":      Routes["DELETE /v1/members/{member}/personal-data"],
 }
 
 func withBudget(e Effect, budget string) Effect {

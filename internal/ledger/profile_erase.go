@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Personal data and its erasure. A member's profile and linked aliases are
@@ -160,8 +161,30 @@ func (s *State) applyErase(seq uint64, ev *Event) error {
 			}
 		}
 	}
-	s.ix.Erase(h, func(i int) string { return s.pseudonym(seq, i) })
+	s.ix.Erase(h, IsPseudonym, func(i int) string { return s.pseudonym(seq, i) })
 	return nil
+}
+
+// IsPseudonym reports whether alias is the name an erasure gave an erased
+// alias ("erased.<seq>.<n>", maybe followed by "~"s): a later erasure
+// leaves it as it is. O(len(alias)).
+func IsPseudonym(alias string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimRight(alias, "~"), "erased.")
+	seq, n, ok2 := strings.Cut(rest, ".")
+	return ok && ok2 && digits(seq) && digits(n)
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // pseudonym is the name of the i-th erased alias of the erasure at seq:
