@@ -23,6 +23,7 @@ import (
 	"github.com/rankwire/rankwire/internal/jsread"
 	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/shred"
 )
 
 // `gateway backup` copies every stream the gateway keeps, message by
@@ -257,6 +258,15 @@ func backupStreams(ctx context.Context, js jetstream.JetStream, dest string, m *
 	}
 	for _, s := range tenants {
 		if err := add(s, roleTenant); err != nil {
+			return err
+		}
+	}
+	// The keys after the tenants: every key an event in the backup was
+	// sealed with existed before that event was published.
+	if s, err := optionalStream(ctx, js, shred.Stream); err != nil {
+		return err
+	} else if s != nil {
+		if err := add(s, roleKeys); err != nil {
 			return err
 		}
 	}

@@ -146,6 +146,10 @@ func backupUnderLoad(t *testing.T, env, from []string, shared bool) {
 		t.Fatalf("board pre restored:\n%v\nwant the source's\n%v", got, want)
 	}
 	livePrefix(t, top(t, r, tok, "live"), acked.copy(), before)
+	var prof struct{ Name string }
+	if status, err := call("GET", r.url("/v1/members/email:p1@mail.example/profile"), tok, "", &prof); status != 200 || prof.Name != "Player One" {
+		t.Fatalf("the sealed profile and alias after the restore (the members' keys restored too): %d %v %+v", status, err, prof)
+	}
 }
 
 // atLeast reports whether acked holds n submissions, or a writer's error.
@@ -162,10 +166,17 @@ func atLeast(acked *ackedLog, n int, errs chan error) error {
 	return nil
 }
 
-// prefill creates boards pre and live and submits 3,000 scores of 500
-// members to pre, in batches.
+// prefill creates boards pre and live, gives p1 an alias and a profile
+// (sealed in the log: the backup must hold their keys) and submits 3,000
+// scores of 500 members to pre, in batches.
 func prefill(t *testing.T, p *proc, tok string) {
 	t.Helper()
+	if status, err := call("POST", p.url("/v1/identities"), tok, `{"member":"p1","aliases":["email:p1@mail.example"]}`, nil); status != 200 {
+		t.Fatalf("alias: %d %v", status, err)
+	}
+	if status, err := call("PUT", p.url("/v1/members/p1/profile"), tok, `{"name":"Player One"}`, nil); status != 200 {
+		t.Fatalf("profile: %d %v", status, err)
+	}
 	for _, b := range []string{"pre", "live"} {
 		if status, err := call("PUT", p.url("/v1/boards/"+b), tok, `{}`, nil); status != 200 {
 			t.Fatalf("create board %s: %d %v", b, status, err)

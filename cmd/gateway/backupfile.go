@@ -64,6 +64,7 @@ const (
 	roleSnapshots     = "snapshots"
 	roleTenant        = "tenant"
 	roleNotifications = "notifications"
+	roleKeys          = "keys" // the members' keys of sealed personal data (internal/shred)
 )
 
 // manifest is manifest.json.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/shred"
 )
 
 // `gateway restore` turns a backup (backup.go) into streams again: it
@@ -140,12 +141,14 @@ func restore(ctx context.Context, from string, nf natsFlags, out io.Writer) (*ma
 }
 
 // restoreOrder is the order in which restore recreates streams: the
-// snapshot bucket and the notifications' stream before the tenants', so
+// members' keys, the snapshot bucket and the notifications' stream before
+// the tenants' (a gateway opening a tenant must find the keys that open
+// its sealed events), so
 // that gateways running on a --nats target, which open each tenant stream
 // as it appears and may then store a snapshot or publish a notification,
 // find those streams complete and never write into one being restored.
 func restoreOrder(streams []streamEntry) []streamEntry {
-	rank := map[string]int{roleSnapshots: 0, roleNotifications: 1, roleTenant: 2}
+	rank := map[string]int{roleKeys: -1, roleSnapshots: 0, roleNotifications: 1, roleTenant: 2}
 	out := slices.Clone(streams)
 	slices.SortStableFunc(out, func(a, b streamEntry) int { return rank[a.Role] - rank[b.Role] })
 	return out
@@ -296,6 +299,8 @@ func gatewayStream(role, name string) bool {
 		return name == snapshotStream
 	case roleNotifications:
 		return name == notify.Stream
+	case roleKeys:
+		return name == shred.Stream
 	}
 	return false
 }
