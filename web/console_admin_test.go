@@ -399,3 +399,43 @@ func TestConsoleDeletesBoard(t *testing.T) {
 		return ""
 	})
 }
+
+// TestConsoleErasesPersonalData: "Erase personal data" asks first; once
+// confirmed the member's profile and alias read 404, its entry stays, and
+// the console says what it erased.
+func TestConsoleErasesPersonalData(t *testing.T) {
+	g := startGateway(t)
+	g.call("PUT", "/v1/boards/cup", `{}`, nil)
+	g.call("POST", "/v1/boards/cup/scores", `{"scores":[{"member":"p1","score":10},{"member":"p2","score":20}]}`, nil)
+	g.call("POST", "/v1/identities", `{"member":"p1","aliases":["email:ann@x.io"]}`, nil)
+	g.call("PUT", "/v1/members/p1/profile", `{"name":"Ann"}`, nil)
+	ctx := openConsole(t, g)
+	openBoardInConsole(t, ctx, "cup")
+	run(t, ctx, `document.getElementById("member").value = "email:ann@x.io"; document.getElementById("member-form").requestSubmit()`)
+	waitFor(t, "p1's profile and the erase button", 10*time.Second, func() string {
+		s := js[string](t, ctx, `document.getElementById("member-row").textContent + " | " + document.getElementById("p-name").value
+			+ " | " + document.querySelector("#erase-slot button")?.textContent`)
+		if !strings.HasPrefix(s, "p1: rank 2 of 2, score 10") || !strings.HasSuffix(s, " | Ann | Erase personal data") {
+			return s
+		}
+		return ""
+	})
+	run(t, ctx, `document.querySelector("#erase-slot button").click()`)
+	if s := js[string](t, ctx, `document.getElementById("erase-slot").textContent`); !strings.Contains(s, "Erase the personal data of email:ann@x.io?") {
+		t.Fatalf("confirmation %q", s)
+	}
+	if c, _ := g.status("GET", "/v1/members/p1/profile", ""); c != 200 {
+		t.Fatalf("p1's profile read %d before the confirmation", c)
+	}
+	run(t, ctx, `document.querySelector("#erase-slot button.danger").click()`)
+	awaitAPI(t, g, ctx, "/v1/members/p1/profile", 404)
+	awaitAPI(t, g, ctx, "/v1/identities/email:ann@x.io", 404)
+	awaitAPI(t, g, ctx, "/v1/boards/cup/members/p1", 200, `"score":10`)
+	waitFor(t, "the console's notice", 10*time.Second, func() string {
+		s := js[string](t, ctx, `document.getElementById("notice").textContent + " | " + document.getElementById("member-h").textContent + " | " + document.getElementById("profile-state").textContent`)
+		if s != "Erased the personal data of p1: its profile and 1 alias. | Member p1 | No profile yet." {
+			return s
+		}
+		return ""
+	})
+}

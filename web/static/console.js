@@ -644,6 +644,7 @@ async function openMember(m) {
     ? `${row.member}: rank ${num(row.rank)} of ${num(row.total)}, score ${num(row.score)}, top ${num(Math.round(row.top_percent * 100) / 100)} %${row.review ? " (under review)" : ""}`
     : `${m}: no entry on board ${current}.`;
   resetRemove(row);
+  resetErase(m);
   await Promise.all([row && showAround(m), showHistory(row && m), showProfile(m)]);
 }
 
@@ -677,6 +678,24 @@ async function removeMember(m) {
     await loadTop(false);
     await openMember(m);
   } catch (e) { alertShow(e.message); }
+}
+
+// resetErase offers the erasure of member m's personal data (its profile
+// and aliases, on every board of the tenant), after a confirmation.
+function resetErase(m) {
+  const slot = $("erase-slot");
+  slot.replaceChildren(button("Erase personal data", `Erase the personal data of ${m}`, () => confirmInline(slot,
+    `Erase the personal data of ${m}? Its profile and aliases are deleted on every board, for good; its scores stay.`,
+    "Yes, erase", () => erase(m), () => resetErase(m)), "danger"));
+}
+
+async function erase(m) {
+  try {
+    const e = await api("DELETE", `/v1/members/${enc(m)}/personal-data`);
+    notice(`Erased the personal data of ${e.member}: ${e.profile ? "its profile and " : ""}${num(e.aliases)} alias${e.aliases === 1 ? "" : "es"}.`);
+    await loadTop(false);
+    await openMember(e.member); // an alias given names nobody now
+  } catch (err) { alertShow(err.message); resetErase(m); }
 }
 
 async function showProfile(m) {
