@@ -90,13 +90,14 @@ func entry(tenant, owner string) string {
 }
 
 // key returns owner's key, creating it where create is set and it has
-// none; nil and no error where it has none and create is not set.
-func (k *Keys) key(ctx context.Context, tenant, owner string, create bool) ([]byte, error) {
+// none; nil and no error where it has none and create is not set. A cached
+// key is returned unless fresh is set: then the stream is asked.
+func (k *Keys) key(ctx context.Context, tenant, owner string, create, fresh bool) ([]byte, error) {
 	name := entry(tenant, owner)
 	k.mu.Lock()
 	key, ok := k.cache[name]
 	k.mu.Unlock()
-	if ok {
+	if ok && !fresh {
 		return key, nil
 	}
 	s, err := k.stream(ctx)
@@ -108,6 +109,7 @@ func (k *Keys) key(ctx context.Context, tenant, owner string, create bool) ([]by
 	case errors.Is(err, jetstream.ErrMsgNotFound) && create:
 		return k.create(ctx, s, name)
 	case errors.Is(err, jetstream.ErrMsgNotFound):
+		k.Forget(tenant, owner)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("shred: get key: %w", err)
@@ -152,9 +154,10 @@ func aead(key []byte) (cipher.AEAD, error) {
 }
 
 // Seal encrypts plaintext under owner's key in tenant, creating the key
-// where it has none.
+// where it has none. It asks the stream, never the cache: a key another
+// node destroyed a moment ago must not seal anything new.
 func (k *Keys) Seal(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, error) {
-	key, err := k.key(ctx, tenant, owner, true)
+	key, err := k.key(ctx, tenant, owner, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -175,20 +178,30 @@ func (k *Keys) Seal(ctx context.Context, tenant, owner string, plaintext []byte)
 // the caller); an error only where the stream cannot be read now (the
 // caller tries again: deciding "erased" on a passing failure would make
 // this node differ from the others).
+//
+// A value that the cached key does not open is tried once more with the
+// stream's key: the cache may hold a key destroyed and made anew since.
 func (k *Keys) Open(ctx context.Context, tenant, owner string, sealed []byte) ([]byte, bool, error) {
-	key, err := k.key(ctx, tenant, owner, false)
-	if err != nil || key == nil {
-		return nil, false, err
+	for _, fresh := range []bool{false, true} {
+		key, err := k.key(ctx, tenant, owner, false, fresh)
+		if err != nil || key == nil {
+			return nil, false, err
+		}
+		if pt, ok := open(key, tenant, owner, sealed); ok {
+			return pt, true, nil
+		}
 	}
+	return nil, false, nil
+}
+
+// open decrypts sealed with key, or reports false.
+func open(key []byte, tenant, owner string, sealed []byte) ([]byte, bool) {
 	g, err := aead(key)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
-		return nil, false, nil
+	if err != nil || len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
+		return nil, false
 	}
 	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], []byte(tenant+"\x00"+owner))
-	return pt, err == nil, nil
+	return pt, err == nil
 }
 
 // Forget drops owners' keys in tenant from this node's cache.
