@@ -191,6 +191,10 @@ type (
 	Profile = wire.Profile
 	// Identity is a member with its aliases.
 	Identity = wire.Identity
+	// PersonalData is what a tenant holds about a member (an export).
+	PersonalData = wire.PersonalData
+	// Erasure is what an erasure of a member's personal data erased.
+	Erasure = wire.Erasure
 	// HistoryPoint is a point of a member's rank history: Window for a
 	// past window's final standing, At for one of its own recent changes.
 	HistoryPoint = wire.HistoryPoint
@@ -363,6 +367,20 @@ func (c *Client) PutProfile(ctx context.Context, member string, p Profile) (Prof
 func (c *Client) Profile(ctx context.Context, member string) (Profile, error) {
 	var out Profile
 	return out, c.do(ctx, http.MethodGet, "/v1/members/"+url.PathEscape(member)+"/profile", nil, nil, &out)
+}
+
+// PersonalData exports what the tenant holds about member (role admin):
+// its id, aliases, profile and entries.
+func (c *Client) PersonalData(ctx context.Context, member string) (PersonalData, error) {
+	var out PersonalData
+	return out, c.do(ctx, http.MethodGet, "/v1/members/"+url.PathEscape(member)+"/personal-data", nil, nil, &out)
+}
+
+// ErasePersonalData erases member's profile and aliases on every board
+// (role admin); its id and scores stay. Asking again erases nothing more.
+func (c *Client) ErasePersonalData(ctx context.Context, member string) (Erasure, error) {
+	var out Erasure
+	return out, c.do(ctx, http.MethodDelete, "/v1/members/"+url.PathEscape(member)+"/personal-data", nil, nil, &out)
 }
 
 // Link links aliases to member (merging members where the token may).

@@ -116,6 +116,9 @@ func TestCalls(t *testing.T) {
 	if around, err := c.Around(ctx, "cup", "email:a@x.io", 1, client.Window{}); err != nil || len(around.Rows) != 2 {
 		t.Fatalf("Around by alias: %+v %v", around, err)
 	}
+	if pd, err := c.PersonalData(ctx, "email:a@x.io"); err != nil || pd.Member != "a" || pd.Profile == nil || pd.Profile.Name != "Ace" || len(pd.Entries) != 1 {
+		t.Fatalf("PersonalData: %+v %v", pd, err)
+	}
 
 	if boards, next, err := c.Boards(ctx, "", 10); err != nil || len(boards) != 1 || boards[0].Members != 3 || next != "" {
 		t.Fatalf("Boards: %+v %q %v", boards, next, err)
@@ -131,6 +134,13 @@ func TestCalls(t *testing.T) {
 	}
 	if id, err := c.Identity(ctx, "email:a@x.io"); err != nil || id.Member != "a" {
 		t.Fatalf("Identity: %+v %v", id, err)
+	}
+	if e, err := c.ErasePersonalData(ctx, "email:a@x.io"); err != nil || e != (client.Erasure{Member: "a", Profile: true, Aliases: 1}) {
+		t.Fatalf("ErasePersonalData: %+v %v", e, err)
+	}
+	var ce *client.Error
+	if _, err := c.Profile(ctx, "a"); !errors.As(err, &ce) || ce.Code != "not_found" {
+		t.Fatalf("the profile after the erasure: %v", err)
 	}
 	if tn, err := c.Tenant(ctx); err != nil || tn.Tenant != "t1" || tn.Limits.Boards == 0 {
 		t.Fatalf("Tenant: %+v %v", tn, err)
