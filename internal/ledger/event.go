@@ -49,8 +49,8 @@ type Event struct {
 	Settings *Settings `json:"c,omitempty"`  // EvSettings
 	Items    []Item    `json:"i,omitempty"`  // EvSubmit
 	Groups   []Group   `json:"g,omitempty"`  // EvGroup
-	Member   string    `json:"m,omitempty"`  // EvLink, EvRemove
-	Aliases  []string  `json:"a,omitempty"`  // EvLink
+	Member   string    `json:"m,omitempty"`  // EvLink, EvRemove, EvProfile, EvErase (all but EvRemove: the id, never an alias, as the hub logs them)
+	Aliases  []string  `json:"a,omitempty"`  // EvLink; EvErase: the former ids of members merged into Member (their keys destroyed too)
 	QID      uint64    `json:"q,omitempty"`  // EvApprove, EvReject
 	Profile  *Profile  `json:"p,omitempty"`  // EvProfile
 	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle, EvVoid, EvApprove, EvReject: why (dispute.go)
