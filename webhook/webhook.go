@@ -271,8 +271,11 @@ func idle(err error) bool {
 // notificationID returns the notification's id (the webhook-id) from its
 // message id: the hub's DedupID "<tenant>/<id>", or the bare id a gateway
 // stored before message ids carried the tenant (neither a tenant name nor
-// a notification id has a slash).
+// a notification id has a slash). A copy republished by an erasure
+// (internal/shred.Scrub) has "#" and more after it: the same webhook-id,
+// so that receivers deduplicate it (no notification id has a "#").
 func notificationID(msgID string) string {
+	msgID, _, _ = strings.Cut(msgID, "#")
 	if _, id, ok := strings.Cut(msgID, "/"); ok {
 		return id
 	}

@@ -156,7 +156,7 @@ func TestScrubRewritesNotifications(t *testing.T) {
 	if want := `{"id":"x1","rows":[{"member":"ada","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`; string(m.Data) != want {
 		t.Fatalf("rewritten %s, want %s", m.Data, want)
 	}
-	if m.Header.Get(jetstream.MsgIDHeader) != "n.ax1:erased:1" {
+	if m.Header.Get(jetstream.MsgIDHeader) != "n.ax1#erased.1" {
 		t.Errorf("message id %q", m.Header.Get(jetstream.MsgIDHeader))
 	}
 	if m, _ := s.GetLastMsgForSubject(ctx, "n.b"); !bytes.Contains(m.Data, []byte("Ada Lovelace")) {

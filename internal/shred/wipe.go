@@ -49,7 +49,8 @@ func visit(ctx context.Context, js jetstream.JetStream, stream, subject string, 
 // members' profiles: every object whose "member" is one of members loses
 // its "name", "avatar" and "country". Each such message is published again
 // without them (same subject and headers, the JetStream message id
-// suffixed ":erased"), then the original is overwritten (secure delete).
+// suffixed "#erased.<seq>", which webhook delivery strips: the webhook-id
+// stays), then the original is overwritten (secure delete).
 // The copy comes later in the stream: a reader that deduplicates on an id
 // inside the body (webhook receivers, on webhook-id) sees it once. It
 // returns how many messages it rewrote.
@@ -65,7 +66,7 @@ func Scrub(ctx context.Context, js jetstream.JetStream, stream, subject string, 
 		for k, v := range m.Header {
 			msg.Header[k] = v
 		}
-		msg.Header.Set(jetstream.MsgIDHeader, m.Header.Get(jetstream.MsgIDHeader)+":erased:"+strconv.FormatUint(m.Sequence, 10))
+		msg.Header.Set(jetstream.MsgIDHeader, m.Header.Get(jetstream.MsgIDHeader)+"#erased."+strconv.FormatUint(m.Sequence, 10))
 		if _, err := js.PublishMsg(ctx, msg); err != nil {
 			return err
 		}
