@@ -29,5 +29,13 @@
 // stream taken before the erasure holds the key: docs/OPERATIONS.md says
 // how a restore re-applies erasures.
 //
+// A node seals with the key it caches. Between an erasure's Destroy on
+// one node and another node's application of the erasure (when it forgets
+// the key), that other node could still seal a new profile of the member
+// with the destroyed key; logged after the erasure, it would open on that
+// node and nowhere else. The window is the erasure's commit and fetch
+// (milliseconds); an operator erasing a member is not expected to set its
+// profile at the same moment through another gateway.
+//
 // Safe for concurrent use.
 package shred

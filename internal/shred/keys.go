@@ -104,6 +104,9 @@ func (k *Keys) key(ctx context.Context, tenant, owner string, create, fresh bool
 	if err != nil {
 		return nil, err
 	}
+	if create && !ok {
+		return k.create(ctx, s, name) // one request where the member has none (most seals of a new member)
+	}
 	m, err := s.GetLastMsgForSubject(ctx, keyPrefix+name)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound) && create:
@@ -154,10 +157,11 @@ func aead(key []byte) (cipher.AEAD, error) {
 }
 
 // Seal encrypts plaintext under owner's key in tenant, creating the key
-// where it has none. It asks the stream, never the cache: a key another
-// node destroyed a moment ago must not seal anything new.
+// where it has none: one request to the stream for a member this node has
+// no key of, none where it has (see the package doc for the one race this
+// leaves).
 func (k *Keys) Seal(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, error) {
-	key, err := k.key(ctx, tenant, owner, true, true)
+	key, err := k.key(ctx, tenant, owner, true, false)
 	if err != nil {
 		return nil, err
 	}
