@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/jsread"
@@ -112,8 +113,12 @@ func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *l
 // replayTo feeds every event of stream up to last, in order, to f. An
 // event that does not decode is skipped, as every replica skips it.
 func (sl *streamLog) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *ledger.Event)) error {
+	tenant := strings.TrimPrefix(stream.CachedInfo().Config.Name, streamPrefix)
 	err := jsread.Read(ctx, stream, jsread.Options{}, func(m jetstream.Msg, md *jetstream.MsgMetadata) (bool, error) {
 		if ev, err := ledger.DecodeEvent(m.Data()); err == nil {
+			if err := sl.keys.Unseal(ctx, tenant, ev); err != nil { // sealed personal data: members.go
+				return true, err
+			}
 			f(md.Sequence.Stream, ev)
 		}
 		return md.Sequence.Stream >= last, nil

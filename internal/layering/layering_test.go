@@ -17,7 +17,7 @@ var allowed = map[string][]string{
 	"subscriptions": {module + "board"},
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
-		module + "internal/streamwatch", module + "internal/natsstats", "github.com/nats-io/"},
+		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -61,6 +61,10 @@ var allowed = map[string][]string{
 	"internal/names":    nil,
 	// redact keeps secrets out of URLs in logs and errors: the standard library only.
 	"internal/redact": nil,
+	// shred keeps the per-member keys of sealed personal data and wipes
+	// what erasure must not leave behind: JetStream, and the ledger's
+	// events it seals.
+	"internal/shred": {module + "internal/ledger", "github.com/nats-io/"},
 	// readiness is a pure state machine fed observations: the standard library only.
 	"internal/readiness": nil,
 	"internal/connguard": nil,
