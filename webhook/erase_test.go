@@ -65,6 +65,10 @@ func TestErasureRedeliversWithoutName(t *testing.T) {
 		if _, err := h.PutBoard(ctx, tn, "weekly", hub.Settings{EndsAt: ends.Format(time.RFC3339)}); err != nil {
 			t.Fatal(err)
 		}
+		await.For(t, 10*time.Second, func() error { // the tenant's delivery has begun: nothing published later is missed
+			_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName(tn))
+			return err
+		})
 		if _, err := h.Submit(ctx, tn, "weekly", []hub.Item{{Member: "p1", Score: 5}}); err != nil {
 			t.Fatal(err)
 		}
