@@ -79,10 +79,10 @@ func TestErasureLiveRows(t *testing.T) {
 	e.must(200, "POST", "/v1/boards/b/scores", adm, `{"scores":[{"member":"p1","score":10},{"member":"p2","score":20}]}`)
 	e.must(200, "PUT", "/v1/members/p1/profile", adm, `{"name":"Ace","avatar":"https://cdn.example/a.png"}`)
 	c := e.dial("access_token="+e.tokenFor("a", auth.RoleRead, "p1", time.Now().Add(time.Hour)), true, nil)
-	c.subscribe("s1", "b", map[string]any{"kind": "top", "limit": 10})
+	c.Subscribe("s1", "b", map[string]any{"kind": "top", "limit": 10})
 	p1At := func(rank int) func() error {
 		return func() error {
-			rows, _ := c.rows("s1")
+			rows, _ := c.Rows("s1")
 			if r, ok := rows[rank]; !ok || r.Member != "p1" {
 				return fmt.Errorf("rows %v", rows)
 			}
@@ -90,12 +90,12 @@ func TestErasureLiveRows(t *testing.T) {
 		}
 	}
 	checkFor(t, 5*time.Second, p1At(2))
-	if rows, _ := c.rows("s1"); rows[2].Name != "Ace" {
+	if rows, _ := c.Rows("s1"); rows[2].Name != "Ace" {
 		t.Fatalf("before: %+v", rows[2])
 	}
 	e.must(200, "DELETE", "/v1/members/p1/personal-data", adm, "")
 	checkFor(t, 5*time.Second, func() error {
-		if rows, _ := c.rows("s1"); rows[2].Name != "" || rows[2].Avatar != "" || rows[2].Score != 10 {
+		if rows, _ := c.Rows("s1"); rows[2].Name != "" || rows[2].Avatar != "" || rows[2].Score != 10 {
 			return fmt.Errorf("after the erasure the live row is %+v", rows[2])
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // bodies is a webhook receiver that keeps every delivery: its webhook-id
@@ -66,7 +67,7 @@ func TestErasureRedeliversWithoutName(t *testing.T) {
 			t.Fatal(err)
 		}
 		await.For(t, 10*time.Second, func() error { // the tenant's delivery has begun: nothing published later is missed
-			_, err := h.JetStream().Consumer(ctx, hub.NotifyStream, consumerName(tn))
+			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tn))
 			return err
 		})
 		if _, err := h.Submit(ctx, tn, "weekly", []hub.Item{{Member: "p1", Score: 5}}); err != nil {
