@@ -31,12 +31,16 @@ const (
 	EvReinstate  EventKind = "reinstate"  // put a disqualified member back
 	EvSettle     EventKind = "settle"     // a board's payout is done: its standings never change again
 	EvVoid       EventKind = "void"       // void one submission: assign the member's recomputed entries (dispute_void.go)
+
+	EvSchedule   EventKind = "schedule"   // create or replace a schedule (schedule_state.go)
+	EvUnschedule EventKind = "unschedule" // delete a schedule; its boards stay
+	EvFire       EventKind = "fire"       // create the board of one occurrence of a schedule
 )
 
 // EventKinds lists every event kind, for tables that must cover them all
 // (the API's table of effects); TestEventKindsListed keeps it complete.
 var EventKinds = []EventKind{EvSettings, EvSubmit, EvGroup, EvLink, EvRemove, EvReset, EvDelete,
-	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid}
+	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid, EvSchedule, EvUnschedule, EvFire}
 
 // Event is one entry of a tenant's stream.
 type Event struct {
@@ -54,6 +58,17 @@ type Event struct {
 	Reason   string    `json:"r,omitempty"`  // EvDisqualify, EvReinstate, EvSettle, EvVoid, EvApprove, EvReject: why (dispute.go)
 	Sub      string    `json:"sb,omitempty"` // the same: the acting token's sub claim
 	Void     *Void     `json:"vd,omitempty"` // EvVoid: the submission and the member's new entries (dispute_void.go)
+
+	// Name is the schedule of EvSchedule, EvUnschedule and EvFire;
+	// Schedule its new value (EvSchedule), Occ the start of the occurrence
+	// fired (EvFire, unix ms).
+	Name     string    `json:"n,omitempty"`
+	Schedule *Schedule `json:"sd,omitempty"`
+	Occ      int64     `json:"oc,omitempty"`
+	// MaxSchedules, on EvSchedule, is the tenant's schedule limit when the
+	// event was accepted (zero: none), as MaxBoards is on EvSettings and
+	// EvFire.
+	MaxSchedules int `json:"ms,omitempty"`
 
 	// NoMerge, on EvLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old
