@@ -12,6 +12,10 @@ type Quota struct {
 	Profiles int // members with a profile (EvProfile)
 	Aliases  int // aliases of one member, after a link and its merges (EvLink)
 	Held     int // quarantined items per board (EvSubmit, EvGroup); MaxHeld caps it anyway
+	// Boards caps the boards a schedule's occurrence may take the tenant
+	// to (EvFire); Schedules its schedules (EvSchedule).
+	Boards    int
+	Schedules int
 }
 
 // checkProfileLimit fails with ErrLimit, naming profiles, where giving
