@@ -15,6 +15,13 @@ type Schedule = ledger.Schedule
 // ScheduleInfo is a schedule as reads return it (ledger.ScheduleInfo).
 type ScheduleInfo = ledger.ScheduleInfo
 
+// MaxScheduleNameLen is the longest name of a schedule: its boards' names
+// add 14 characters (ledger.BoardName).
+const MaxScheduleNameLen = ledger.MaxScheduleNameLen
+
+// ValidScheduleName reports whether name may name a schedule.
+func ValidScheduleName(name string) bool { return ledger.ValidScheduleName(name) }
+
 // Firing is an occurrence of a tenant's schedule due for its board.
 type Firing struct {
 	Tenant string

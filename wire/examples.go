@@ -44,6 +44,25 @@ func exampleBoard() Board {
 		EndsAt: "2026-12-08T00:00:00.000Z", Prizes: examplePrizes(), Rules: exampleRules(), Members: 5120}
 }
 
+func exampleSchedule() Schedule {
+	b := exampleBoard()
+	return Schedule{Name: "friday-cup", Every: "week", Weekday: "friday", Day: 0, At: "20:00", TimeZone: "Europe/Malta",
+		Duration: "1h0m0s", CreateAhead: "2h0m0s", Paused: false,
+		Settings: Settings{Order: b.Order, SubscoreOrder: b.SubscoreOrder, Policy: b.Policy, Tiebreak: b.Tiebreak,
+			Windows: []string{"all"}, Retention: 8, Prizes: examplePrizes(), Rules: exampleRules()},
+		Next: "2026-12-04T19:00:00.000Z", NextBoard: "friday-cup-20261204-2000",
+		Last: "2026-11-27T19:00:00.000Z", LastBoard: "friday-cup-20261127-2000", LastError: ""}
+}
+
+// pausedSchedule is a paused monthly schedule whose last occurrence found
+// its board's name taken.
+func pausedSchedule() Schedule {
+	s := exampleSchedule()
+	s.Name, s.Every, s.Weekday, s.Day, s.Paused, s.Next, s.NextBoard = "monthly", "month", "", 1, true, "", ""
+	s.Last, s.LastBoard, s.LastError = "2026-11-01T19:00:00.000Z", "", "board monthly-20261101-2000 exists already"
+	return s
+}
+
 func exampleResult() Result {
 	return Result{Member: "p7", Score: 1200, Subscore: 1, Rank: 3, Applied: false, Duplicate: true, Seq: 88,
 		Quarantined: true, Reason: "max_step", QID: "17"}
@@ -60,6 +79,12 @@ func httpExamples() []Example {
 			EndsAt: "2026-12-08T00:00:00+01:00", Prizes: examplePrizes(), Rules: exampleRules()}},
 		{"http_board", exampleBoard()},
 		{"http_board_list", BoardList{Boards: []Board{exampleBoard()}, Next: "weekly"}},
+		{"http_schedule_spec", ScheduleSpec{Every: "week", Weekday: "friday", At: "20:00", TimeZone: "Europe/Malta",
+			Duration: "1h", CreateAhead: "2h", Paused: true, Settings: &Settings{Prizes: examplePrizes(), Rules: exampleRules()}}},
+		{"http_schedule_monthly", ScheduleSpec{Every: "month", Day: 1, At: "18:30", Duration: "24h"}},
+		{"http_schedule", exampleSchedule()},
+		{"http_schedule_list", ScheduleList{Schedules: []Schedule{exampleSchedule(), pausedSchedule()}}},
+		{"http_unscheduled", Unscheduled{Unscheduled: "friday-cup"}},
 		{"http_deleted", Deleted{Deleted: "weekly"}},
 		{"http_reset", ResetDone{Reset: "weekly"}},
 		{"http_removed", Removed{Removed: "p42"}},

@@ -32,6 +32,8 @@ type ScheduleInfo struct {
 	Name     string
 	Schedule Schedule
 	Next     int64 // start of the next occurrence to be fired (unix ms); 0 while paused
+	// NextBoard is the name of the board Next would create.
+	NextBoard string
 	// Last is the start of the last occurrence fired (0: none yet), with
 	// the board it created or why it created none.
 	Last      int64
@@ -211,6 +213,7 @@ func (sc *schedState) info(name string, now int64) ScheduleInfo {
 	in.Schedule.Settings.Prizes = slices.Clone(in.Schedule.Settings.Prizes)
 	if !sc.sched.Paused {
 		in.Next = sc.rec.next(sc.floor(now))
+		in.NextBoard = BoardName(name, in.Next, sc.rec.loc)
 	}
 	return in
 }
