@@ -137,7 +137,7 @@ func (s Schedules) Fire(ctx context.Context, f Firing) error {
 		return errorf(ErrNotFound, "tenant %q", f.Tenant)
 	}
 	id := f.MsgID(f.Tenant)
-	ev := &ledger.Event{Kind: ledger.EvFire, At: h.cfg.Now().UnixMilli(), Waiter: id, Name: f.Schedule, Occ: f.Start,
+	ev := &ledger.Event{Kind: ledger.EvFire, At: h.cfg.Now().UnixMilli(), Waiter: id, Name: f.Schedule, Occ: f.Start, Board: f.Board,
 		MaxBoards: h.quota.of(f.Tenant).Boards}
 	data, err := ledger.EncodeEvent(ev)
 	if err != nil {

@@ -61,7 +61,7 @@ type Event struct {
 
 	// Name is the schedule of EvSchedule, EvUnschedule and EvFire;
 	// Schedule its new value (EvSchedule), Occ the start of the occurrence
-	// fired (EvFire, unix ms).
+	// fired (EvFire, unix ms; Board is its board's name).
 	Name     string    `json:"n,omitempty"`
 	Schedule *Schedule `json:"sd,omitempty"`
 	Occ      int64     `json:"oc,omitempty"`

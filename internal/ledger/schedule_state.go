@@ -1,6 +1,11 @@
 package ledger
 
-import "slices"
+import (
+	"slices"
+	"strings"
+
+	"github.com/rankwire/rankwire/internal/names"
+)
 
 // A tenant's schedules as state (schedule.go has their shape). Three
 // events change them: EvSchedule puts one (create, replace, pause,
@@ -44,7 +49,8 @@ type ScheduleInfo struct {
 // Firing is an occurrence due for its board: the hub publishes an EvFire.
 type Firing struct {
 	Schedule string
-	Start    int64 // the occurrence's start (unix ms)
+	Start    int64  // the occurrence's start (unix ms)
+	Board    string // its board's name (BoardName)
 }
 
 // MsgID is the JetStream message id of the firing's event in tenant's
@@ -92,25 +98,31 @@ func (s *State) applyUnschedule(ev *Event) error {
 }
 
 // checkFire fails with ErrConflict for an occurrence already fired, one
-// that is not (or no longer) the schedule's, or one accepted at at outside
-// its window: from create_ahead before its start to its end.
-func (sc *schedState) checkFire(occ, at int64) error {
+// that started before the schedule was created or resumed, or one accepted
+// at at outside its window: from create_ahead before its start to its
+// end; and with ErrBadRequest for a board name that is not the schedule's.
+// It reads no time-zone rule: the occurrence and its board's name travel
+// in the event (the ticker computed them), so that nodes whose time-zone
+// databases differed would still apply it alike.
+func (sc *schedState) checkFire(name string, occ, at int64, board string) error {
 	r := &sc.rec
 	switch {
 	case occ <= sc.last:
 		return errorf(ErrConflict, "occurrence %s: fired already", FormatTime(occ))
 	case sc.sched.Paused:
 		return errorf(ErrConflict, "paused: the schedule is paused")
-	case occ < sc.since || r.next(occ-1) != occ:
-		return errorf(ErrConflict, "occurrence %s: not an occurrence of the schedule", FormatTime(occ))
+	case occ < sc.since:
+		return errorf(ErrConflict, "occurrence %s: before the schedule was created or resumed", FormatTime(occ))
 	case at < occ-r.ahead || at >= occ+r.duration:
 		return errorf(ErrConflict, "occurrence %s: fired at %s, outside its time", FormatTime(occ), FormatTime(at))
+	case !names.Valid(board) || len(board) != len(name)+len("-YYYYMMDD-HHMM") || !strings.HasPrefix(board, name+"-"):
+		return errorf(ErrBadRequest, "board: %q is not a board name of schedule %q", Clip(board), name)
 	}
 	return nil
 }
 
-// applyFire creates the board of the occurrence of schedule ev.Name that
-// starts at ev.Occ, once; checkFire's refusals change nothing. A board that
+// applyFire creates the board ev.Board of the occurrence of schedule
+// ev.Name that starts at ev.Occ, once; checkFire's refusals change nothing. A board that
 // cannot be created (its name is taken, the tenant's board limit, within
 // ev.MaxBoards) still consumes the occurrence, and the schedule says why
 // (lastErr): a retry would fail alike.
@@ -119,11 +131,11 @@ func (s *State) applyFire(ev *Event) error {
 	if sc == nil {
 		return errorf(ErrNotFound, "schedule %q", Clip(ev.Name))
 	}
-	if err := sc.checkFire(ev.Occ, ev.At); err != nil {
+	if err := sc.checkFire(ev.Name, ev.Occ, ev.At, ev.Board); err != nil {
 		return err
 	}
 	sc.last, sc.lastBoard, sc.lastErr = ev.Occ, "", ""
-	name := BoardName(ev.Name, ev.Occ, sc.rec.loc)
+	name := ev.Board
 	set := sc.sched.Settings
 	set.StartsAt, set.EndsAt = FormatTime(ev.Occ), FormatTime(ev.Occ+sc.rec.duration)
 	set, err := set.normalize() // a copy of the template's prizes and rules
@@ -160,7 +172,7 @@ func (s *State) Due(now int64) []Firing {
 			continue
 		}
 		if occ := sc.rec.next(sc.floor(now)); occ-sc.rec.ahead <= now {
-			out = append(out, Firing{Schedule: name, Start: occ})
+			out = append(out, Firing{Schedule: name, Start: occ, Board: BoardName(name, occ, sc.rec.loc)})
 		}
 	}
 	return out

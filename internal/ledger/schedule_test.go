@@ -127,8 +127,13 @@ func scheduleScene(t *testing.T, created int64) *State {
 }
 
 func fire(st *State, f Firing, at int64) error {
-	return st.Apply(st.Seq()+1, &Event{Kind: EvFire, At: at, Name: f.Schedule, Occ: f.Start, MaxBoards: 10}).Err
+	if f.Board == "" {
+		f.Board = BoardName(f.Schedule, f.Start, maltaZone)
+	}
+	return st.Apply(st.Seq()+1, &Event{Kind: EvFire, At: at, Name: f.Schedule, Occ: f.Start, Board: f.Board, MaxBoards: 10}).Err
 }
+
+var maltaZone, _ = LoadZone("Europe/Malta")
 
 // TestScheduleFiresOnce: an occurrence is due from create_ahead before its
 // start; its EvFire creates the board once, with the occurrence's times;
@@ -139,12 +144,15 @@ func TestScheduleFiresOnce(t *testing.T) {
 	if due := st.Due(start - time.Hour.Milliseconds() - 1); len(due) != 0 {
 		t.Fatalf("due before create_ahead: %v", due)
 	}
-	early := Firing{Schedule: "cup", Start: start}
+	early := Firing{Schedule: "cup", Start: start, Board: "cup-20260328-2000"}
 	if err := fire(st, early, start-time.Hour.Milliseconds()-1); !errors.Is(err, ErrConflict) {
 		t.Fatalf("an early fire: %v", err)
 	}
-	if err := fire(st, Firing{Schedule: "cup", Start: start + 60_000}, start); !errors.Is(err, ErrConflict) {
-		t.Fatalf("a forged occurrence: %v", err)
+	if err := fire(st, Firing{Schedule: "cup", Start: start - 24*time.Hour.Milliseconds()}, start); !errors.Is(err, ErrConflict) {
+		t.Fatalf("an occurrence before the schedule: %v", err)
+	}
+	if err := fire(st, Firing{Schedule: "cup", Start: start, Board: "other-20260328-2000"}, start); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("another schedule's board name: %v", err)
 	}
 	now := start - 30*60_000
 	due := st.Due(now)
@@ -202,14 +210,14 @@ func TestSchedulePauseDeleteLimit(t *testing.T) {
 	}
 	// The next occurrence's board name is taken: consumed, with the reason.
 	mustApply(t, st, &Event{Kind: EvSettings, Board: "cup-20260329-2000", Settings: &Settings{}})
-	if err := fire(st, Firing{"cup", next}, next); err != nil {
+	if err := fire(st, Firing{Schedule: "cup", Start: next}, next); err != nil {
 		t.Fatal(err)
 	}
 	if sc, _ := st.ScheduleOf("cup", next); sc.LastBoard != "" || !strings.Contains(sc.LastError, "exists already") || sc.Last != next {
 		t.Fatalf("taken: %+v", sc)
 	}
 	third := next + 24*time.Hour.Milliseconds()
-	if out := st.Apply(st.Seq()+1, &Event{Kind: EvFire, At: third, Name: "cup", Occ: third, MaxBoards: 1}); out.Err != nil {
+	if out := st.Apply(st.Seq()+1, &Event{Kind: EvFire, At: third, Name: "cup", Occ: third, Board: BoardName("cup", third, maltaZone), MaxBoards: 1}); out.Err != nil {
 		t.Fatal(out.Err)
 	}
 	if sc, _ := st.ScheduleOf("cup", third); !strings.HasPrefix(sc.LastError, "boards:") {
@@ -234,7 +242,7 @@ func TestSchedulePauseDeleteLimit(t *testing.T) {
 func TestScheduleSnapshot(t *testing.T) {
 	st := scheduleScene(t, utc(t, "2026-03-28T12:00:00Z"))
 	start := utc(t, "2026-03-28T19:00:00Z")
-	if err := fire(st, Firing{"cup", start}, start); err != nil {
+	if err := fire(st, Firing{Schedule: "cup", Start: start}, start); err != nil {
 		t.Fatal(err)
 	}
 	data, err := st.Encode()
