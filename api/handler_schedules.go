@@ -33,7 +33,7 @@ func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	in, err := s.hub.Schedules().Put(r.Context(), scopeOf(r).Tenant, name, toSchedule(body))
+	in, err := hub.SchedulesOf(s.hub).Put(r.Context(), scopeOf(r).Tenant, name, toSchedule(body))
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.hub.Schedules().Get(scopeOf(r).Tenant, name)
+	in, err := hub.SchedulesOf(s.hub).Get(scopeOf(r).Tenant, name)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	out := wire.ScheduleList{Schedules: []wire.Schedule{}}
-	for _, in := range s.hub.Schedules().List(scopeOf(r).Tenant) {
+	for _, in := range hub.SchedulesOf(s.hub).List(scopeOf(r).Tenant) {
 		out.Schedules = append(out.Schedules, toWireSchedule(in))
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -68,7 +68,7 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.hub.Schedules().Delete(r.Context(), scopeOf(r).Tenant, name); err != nil {
+	if err := hub.SchedulesOf(s.hub).Delete(r.Context(), scopeOf(r).Tenant, name); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, wire.Unscheduled{Unscheduled: name})

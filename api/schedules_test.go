@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
 )
 
 // Schedules over HTTP against the real hub: put, read, list, pause and
@@ -60,11 +61,11 @@ func TestSchedulesOverHTTP(t *testing.T) {
 
 	// 19:30 Malta: casino-a's occurrence is due, casino-b's (21:00 UTC) not yet.
 	now.Store(time.Date(2026, 11, 27, 18, 30, 0, 0, time.UTC).UnixMilli())
-	due := e.hub.Schedules().Due(time.UnixMilli(now.Load()))
+	due := hub.SchedulesOf(e.hub).Due(time.UnixMilli(now.Load()))
 	if len(due) != 1 || due[0].Tenant != "casino-a" {
 		t.Fatalf("due: %+v", due)
 	}
-	if err := e.hub.Schedules().Fire(context.Background(), due[0]); err != nil {
+	if err := hub.SchedulesOf(e.hub).Fire(context.Background(), due[0]); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any

@@ -31,11 +31,12 @@ type Firing struct {
 // Schedules is a tenant's schedules of tournament boards: put, read and
 // deleted through it, and fired by the ticker (package
 // internal/scheduler) through Due and Fire. It is the Hub's, got with
-// Hub.Schedules; its methods are safe for concurrent use.
+// SchedulesOf; its methods are safe for concurrent use.
 type Schedules struct{ h *Hub }
 
-// Schedules returns the Hub's schedules of tournament boards.
-func (h *Hub) Schedules() Schedules { return Schedules{h} }
+// SchedulesOf returns h's schedules of tournament boards. A function, not
+// a Hub method: the Hub type keeps to its budget of methods (issue 20).
+func SchedulesOf(h *Hub) Schedules { return Schedules{h} }
 
 // Put creates or replaces tenant's schedule name, within its quota's
 // Schedules (zero: no limit), and returns it. ErrBadRequest naming the

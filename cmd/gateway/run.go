@@ -227,7 +227,7 @@ func (g *gateway) startAPI(ctx context.Context) error {
 // tournament boards (internal/scheduler), after the API has set the quotas
 // its events carry; stopped before the hub closes.
 func (g *gateway) startScheduler(context.Context) error {
-	t := scheduler.Start(scheduler.Config{Schedules: g.hub.Schedules(), Logger: g.log})
+	t := scheduler.Start(scheduler.Config{Schedules: hub.SchedulesOf(g.hub), Logger: g.log})
 	g.onStop(t.Close)
 	g.reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_schedule_firings_total",

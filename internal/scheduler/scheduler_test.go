@@ -83,7 +83,7 @@ func TestTwoNodesFireOnce(t *testing.T) {
 	ctx := context.Background()
 	want := map[string]string{}
 	for i, tenant := range []string{"t1", "t2"} {
-		in, err := a.Schedules().Put(ctx, tenant, "cup", soon(5+10*i))
+		in, err := hub.SchedulesOf(a).Put(ctx, tenant, "cup", soon(5+10*i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +92,8 @@ func TestTwoNodesFireOnce(t *testing.T) {
 		}
 		want[tenant] = "cup-" + time.UnixMilli(in.Next).UTC().Format("20060102-1504")
 	}
-	tickers := []*Ticker{Start(Config{Schedules: a.Schedules(), Tick: 50 * time.Millisecond}),
-		Start(Config{Schedules: b.Schedules(), Tick: 50 * time.Millisecond})}
+	tickers := []*Ticker{Start(Config{Schedules: hub.SchedulesOf(a), Tick: 50 * time.Millisecond}),
+		Start(Config{Schedules: hub.SchedulesOf(b), Tick: 50 * time.Millisecond})}
 	for _, tk := range tickers {
 		defer tk.Close()
 	}
@@ -119,7 +119,7 @@ func TestTwoNodesFireOnce(t *testing.T) {
 		if n := streamMsgs(t, a, tenant); n != 2 {
 			t.Errorf("%s's stream holds %d events, want the schedule and one fire", tenant, n)
 		}
-		in, err := b.Schedules().Get(tenant, "cup")
+		in, err := hub.SchedulesOf(b).Get(tenant, "cup")
 		if err != nil || in.LastBoard != board || in.LastError != "" {
 			t.Errorf("%s's schedule on the other node: %+v, %v", tenant, in, err)
 		}
@@ -132,10 +132,10 @@ func TestTwoNodesFireOnce(t *testing.T) {
 		t.Errorf("failed firings: %d, %d", tickers[0].Failed(), tickers[1].Failed())
 	}
 	// Deleting t1's schedule keeps its board and leaves t2's schedule.
-	if err := a.Schedules().Delete(ctx, "t1", "cup"); err != nil {
+	if err := hub.SchedulesOf(a).Delete(ctx, "t1", "cup"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Schedules().Get("t2", "cup"); err != nil || len(boardsOf(a, "t1", "cup-")) != 1 {
+	if _, err := hub.SchedulesOf(a).Get("t2", "cup"); err != nil || len(boardsOf(a, "t1", "cup-")) != 1 {
 		t.Fatalf("after deleting t1's schedule: t2's %v, t1's boards %v", err, boardsOf(a, "t1", "cup-"))
 	}
 }
