@@ -167,7 +167,7 @@ func weekdayOf(s string) time.Weekday {
 // parseClock parses "HH:MM" (00:00 to 23:59).
 func parseClock(s string) (hh, mm int, err error) {
 	h, m, ok := strings.Cut(s, ":")
-	if ok && len(h) == 2 && len(m) == 2 {
+	if ok && len(h) == 2 && len(m) == 2 && isDigits(h+m) {
 		hh, err1 := strconv.Atoi(h)
 		mm, err2 := strconv.Atoi(m)
 		if err1 == nil && err2 == nil && hh >= 0 && hh < 24 && mm >= 0 && mm < 60 {
@@ -175,6 +175,10 @@ func parseClock(s string) (hh, mm int, err error) {
 		}
 	}
 	return 0, 0, errorf(ErrBadRequest, "at: %q is not a local time HH:MM", Clip(s))
+}
+
+func isDigits(s string) bool {
+	return strings.Trim(s, "0123456789") == ""
 }
 
 // parseSpan parses a Go duration in lo..hi; def stands for "" (none: required).

@@ -89,6 +89,7 @@ func TestScheduleNormalizeErrors(t *testing.T) {
 		{"weekday, day", func(s *Schedule) { s.Day = 3 }},
 		{"at", func(s *Schedule) { s.At = "24:00" }},
 		{"at", func(s *Schedule) { s.At = "8:00" }},
+		{"at", func(s *Schedule) { s.At = "+1:00" }},
 		{"time_zone", func(s *Schedule) { s.TimeZone = "Mars/Olympus" }},
 		{"time_zone", func(s *Schedule) { s.TimeZone = "../../etc/passwd" }},
 		{"duration", func(s *Schedule) { s.Duration = "" }},
