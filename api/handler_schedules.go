@@ -91,7 +91,8 @@ func toWireSchedule(in hub.ScheduleInfo) wire.Schedule {
 	out := wire.Schedule{Name: in.Name, Every: sc.Every, Weekday: sc.Weekday, Day: sc.Day, At: sc.At,
 		TimeZone: sc.TimeZone, Duration: sc.Duration, CreateAhead: sc.CreateAhead, Paused: sc.Paused,
 		Settings: wire.Settings{Order: set.Order, SubscoreOrder: set.SubscoreOrder, Policy: set.Policy,
-			Tiebreak: set.Tiebreak, Windows: set.Windows, Retention: set.Retention, Prizes: toPrizes(set.Prizes),
+			Tiebreak: set.Tiebreak, Windows: set.Windows, Retention: set.Retention, TimeZone: set.TimeZone,
+			WeekStarts: set.WeekStarts, Prizes: toPrizes(set.Prizes),
 			Rules: (*wire.Rules)(set.Rules)},
 		LastBoard: in.LastBoard, LastError: in.LastError}
 	if in.Next != 0 {

@@ -1,13 +1,12 @@
 package ledger
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // the IANA database in the binary, for hosts without one
 
 	"github.com/rankwire/rankwire/internal/names"
+	"github.com/rankwire/rankwire/internal/tzdb"
 )
 
 // Schedules: a tenant may have the gateway create a tournament board for
@@ -21,8 +20,8 @@ import (
 // daylight-saving change skips) the start is the same span after the
 // change (02:30 becomes 03:30 where 02:00 jumps to 03:00); where it exists
 // twice (the hour an autumn change repeats) the start is the first of the
-// two. The rule depends only on the time-zone database, which every node
-// of one release shares (embedded: time/tzdata).
+// two. The rule depends only on the time-zone database embedded in the
+// binary (internal/tzdb), never the host's.
 
 // Schedule is what PUT /v1/schedules/{name} carries: a recurrence, a
 // duration and a template of board settings. Empty fields take the
@@ -69,6 +68,9 @@ func (sc Schedule) Normalize() (Schedule, error) {
 	sc.CreateAhead = (time.Duration(rec.ahead) * time.Millisecond).String()
 	if sc.TimeZone == "" {
 		sc.TimeZone = "UTC"
+	}
+	if sc.Settings.TimeZone == "" { // its boards' windows turn over at the schedule's midnight
+		sc.Settings.TimeZone = sc.TimeZone
 	}
 	if sc.Settings.StartsAt != "" || sc.Settings.EndsAt != "" {
 		return sc, errorf(ErrBadRequest, "settings.starts_at, settings.ends_at: set by the schedule for each board; leave them out")
@@ -193,18 +195,13 @@ func parseSpan(field, s, def string, lo, hi time.Duration) (time.Duration, error
 	return d, nil
 }
 
-// LoadZone returns the IANA time zone name ("" is UTC). Go prefers a
-// host's database where it has one and falls back to the embedded copy;
-// names are checked first, so that a name never reaches a file path
-// outside the database.
+// LoadZone returns the IANA time zone name ("" is UTC) from the database
+// embedded in the binary (internal/tzdb), never the host's.
 func LoadZone(name string) (*time.Location, error) {
-	if name == "" || name == "UTC" {
+	if name == "" {
 		return time.UTC, nil
 	}
-	if len(name) > 64 || strings.Contains(name, "..") || strings.HasPrefix(name, "/") || name == "Local" {
-		return nil, fmt.Errorf("ledger: time zone %q refused", name)
-	}
-	return time.LoadLocation(name)
+	return tzdb.Load(name)
 }
 
 // matches reports whether the local date y-m-d is a day of the recurrence.

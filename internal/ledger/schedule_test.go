@@ -108,7 +108,7 @@ func TestScheduleNormalizeErrors(t *testing.T) {
 		}
 	}
 	n, err := ok.Normalize()
-	if err != nil || n.CreateAhead != "1h0m0s" || n.Duration != "1h0m0s" || n.Settings.Policy != "best" {
+	if err != nil || n.CreateAhead != "1h0m0s" || n.Duration != "1h0m0s" || n.Settings.Policy != "best" || n.Settings.TimeZone != "Europe/Malta" {
 		t.Fatalf("defaults: %+v, %v", n, err)
 	}
 	if ValidScheduleName(strings.Repeat("a", MaxScheduleNameLen+1)) || !ValidScheduleName(strings.Repeat("a", MaxScheduleNameLen)) {
