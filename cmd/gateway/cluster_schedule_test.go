@@ -118,9 +118,13 @@ func TestClusterScheduleFiresOnce(t *testing.T) {
 	}
 	// A second schedule fires once its node's ticker passes; every
 	// ticker's pass looks at both schedules.
-	if status, err := call("PUT", c.nodes[1].p.url("/v1/schedules/second"), tok, dueSchedule(10), &sched); status != 200 || err != nil {
-		t.Fatalf("PUT schedule: %d %v", status, err)
-	}
+	body := dueSchedule(10)
+	await.For(t, 30*time.Second, func() error { // a node just back may answer 503 until its /readyz is 200
+		if status, err := call("PUT", c.nodes[1].p.url("/v1/schedules/second"), tok, body, &sched); status != 200 || err != nil {
+			return fmt.Errorf("PUT schedule: %d %v", status, err)
+		}
+		return nil
+	})
 	everyNodeHasOne(t, c.nodes, tok, "second-", sched.NextBoard)
 	everyNodeHasOne(t, c.nodes, tok, "nightly-", first)
 	if got := c.streamMsgs(t); got != 4 {
