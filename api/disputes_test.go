@@ -15,7 +15,7 @@ import (
 // newClockEnv is newEnv on a hub whose clock the test sets (*now, unix ms).
 func newClockEnv(t *testing.T, now *atomic.Int64) *env {
 	t.Helper()
-	keys, h := startTestHub(t, `"submissions_per_second":50`, hub.Config{Now: func() time.Time { return time.UnixMilli(now.Load()) }})
+	keys, h := startTestHub(t, `"submissions_per_second":50,"schedules":2`, hub.Config{Now: func() time.Time { return time.UnixMilli(now.Load()) }})
 	s := New(Config{Hub: h, Verifier: auth.NewVerifier(keys, auth.Options{}), Keys: keys})
 	srv := httptest.NewServer(specChecked(t, s))
 	t.Cleanup(srv.Close)

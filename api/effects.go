@@ -46,6 +46,8 @@ func authorize(r *http.Request) error {
 	}
 	err := e.Allow(scopeOf(r), name)
 	switch {
+	case errors.Is(err, effects.ErrNotEvery):
+		return forbidden("boards: the token must reach every board (no boards claim, or \"*\")")
 	case errors.Is(err, auth.ErrRole):
 		return forbidden("role %s: not granted", e.Role)
 	case err != nil:

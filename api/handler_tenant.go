@@ -20,7 +20,7 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) error {
 	l := s.tenantLimits(sc.Tenant)
 	out.Limits = wire.TenantLimits{SubmissionsPerSecond: s.limits.perSecond(sc.Tenant),
 		Connections: s.live.ConnectionCap(sc.Tenant), Boards: s.boardLimit(sc.Tenant),
-		Profiles: l.ProfileLimit(), Aliases: l.AliasLimit(), Quarantine: l.QuarantineLimit(),
+		Schedules: l.ScheduleLimit(), Profiles: l.ProfileLimit(), Aliases: l.AliasLimit(), Quarantine: l.QuarantineLimit(),
 		BoardWritesPerSecond: s.boardW.perSecond(sc.Tenant), IdentityWritesPerSecond: s.identW.perSecond(sc.Tenant)}
 	u, _ := s.hub.Quotas().Usage(sc.Tenant) // zero for a tenant with no stream yet
 	out.Boards = u.Boards
@@ -32,6 +32,7 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) error {
 	}
 	out.Usage = wire.TenantUsage{
 		Boards:      wire.Use{Used: out.Boards, Limit: out.Limits.Boards},
+		Schedules:   wire.Use{Used: u.Schedules, Limit: out.Limits.Schedules},
 		Profiles:    wire.Use{Used: u.Profiles, Limit: out.Limits.Profiles},
 		Aliases:     wire.Use{Used: u.Aliases, Limit: out.Limits.Aliases},
 		Quarantine:  wire.Use{Used: u.HeldMost, Limit: out.Limits.Quarantine},

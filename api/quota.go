@@ -22,5 +22,6 @@ func (s *Server) tenantLimits(tenant string) auth.Limits {
 // effect on the next one.
 func (s *Server) quota(tenant string) hub.Quota {
 	l := s.tenantLimits(tenant)
-	return hub.Quota{Profiles: l.ProfileLimit(), Aliases: l.AliasLimit(), Held: l.QuarantineLimit()}
+	return hub.Quota{Profiles: l.ProfileLimit(), Aliases: l.AliasLimit(), Held: l.QuarantineLimit(),
+		Boards: l.BoardLimit(), Schedules: l.ScheduleLimit()}
 }

@@ -190,6 +190,12 @@ func (s *Server) routes() chi.Router {
 			r.Get("/members/{member}/history", s.handle(s.history))
 			s.mountDisputes(r) // disqualify, reinstate, settle: handler_disputes.go
 		})
+		r.Get("/schedules", s.handle(s.listSchedules))
+		r.Route("/schedules/{schedule}", func(r chi.Router) {
+			r.Put("/", s.handle(s.rated(s.boardW, auth.RoleAdmin, s.putSchedule)))
+			r.Get("/", s.handle(s.getSchedule))
+			r.Delete("/", s.handle(s.rated(s.boardW, auth.RoleAdmin, s.deleteSchedule)))
+		})
 		r.Get("/audit", s.handle(s.audit))
 		r.Get("/tenant", s.handle(s.tenant))
 		r.Post("/tokens", s.handle(s.mint)) // handler_tokens.go

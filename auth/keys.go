@@ -45,6 +45,10 @@ type Limits struct {
 	// Boards caps the tenant's boards: creating one more answers
 	// rate_limited. Zero means DefaultBoards; at most MaxBoards.
 	Boards int `json:"boards"`
+	// Schedules caps the tenant's schedules of tournament boards: creating
+	// one more answers rate_limited. Zero means DefaultSchedules; at most
+	// MaxSchedules.
+	Schedules int `json:"schedules"`
 	// Profiles caps the members with a profile: giving one more member a
 	// profile answers rate_limited. Zero means DefaultProfiles; at most
 	// MaxProfiles.
@@ -78,6 +82,8 @@ type Limits struct {
 const (
 	DefaultBoards         = 10_000    // boards of a tenant
 	MaxBoards             = 1_000_000 // the highest board limit a key file may set
+	DefaultSchedules      = 50        // schedules of a tenant
+	MaxSchedules          = 10_000    // the highest schedule limit a key file may set
 	DefaultProfiles       = 1_000_000 // members with a profile
 	MaxProfiles           = 16_000_000
 	DefaultAliases        = 32 // aliases of one member
@@ -96,6 +102,9 @@ func (l Limits) TokenMintLimit() int { return or(l.TokenMintsPerMinute, DefaultT
 
 // BoardLimit returns l.Boards, or DefaultBoards where it is zero.
 func (l Limits) BoardLimit() int { return or(l.Boards, DefaultBoards) }
+
+// ScheduleLimit returns l.Schedules, or DefaultSchedules where it is zero.
+func (l Limits) ScheduleLimit() int { return or(l.Schedules, DefaultSchedules) }
 
 // ProfileLimit returns l.Profiles, or DefaultProfiles where it is zero.
 func (l Limits) ProfileLimit() int { return or(l.Profiles, DefaultProfiles) }
@@ -372,6 +381,7 @@ func checkLimits(l Limits) error {
 		v, max int
 	}{
 		{"boards", l.Boards, MaxBoards},
+		{"schedules", l.Schedules, MaxSchedules},
 		{"profiles", l.Profiles, MaxProfiles},
 		{"aliases", l.Aliases, MaxAliasesLimit},
 		{"quarantine", l.Quarantine, MaxQuarantine},

@@ -44,6 +44,25 @@ func exampleBoard() Board {
 		EndsAt: "2026-12-08T00:00:00.000Z", Prizes: examplePrizes(), Rules: exampleRules(), Members: 5120}
 }
 
+func exampleSchedule() Schedule {
+	b := exampleBoard()
+	return Schedule{Name: "friday-cup", Every: "week", Weekday: "friday", Day: 0, At: "20:00", TimeZone: "Europe/Malta",
+		Duration: "1h0m0s", CreateAhead: "2h0m0s", Paused: false,
+		Settings: Settings{Order: b.Order, SubscoreOrder: b.SubscoreOrder, Policy: b.Policy, Tiebreak: b.Tiebreak,
+			Windows: []string{"all"}, Retention: 8, Prizes: examplePrizes(), Rules: exampleRules()},
+		Next: "2026-12-04T19:00:00.000Z", NextBoard: "friday-cup-20261204-2000",
+		Last: "2026-11-27T19:00:00.000Z", LastBoard: "friday-cup-20261127-2000", LastError: ""}
+}
+
+// pausedSchedule is a paused monthly schedule whose last occurrence found
+// its board's name taken.
+func pausedSchedule() Schedule {
+	s := exampleSchedule()
+	s.Name, s.Every, s.Weekday, s.Day, s.Paused, s.Next, s.NextBoard = "monthly", "month", "", 1, true, "", ""
+	s.Last, s.LastBoard, s.LastError = "2026-11-01T19:00:00.000Z", "", "board monthly-20261101-2000 exists already"
+	return s
+}
+
 func exampleResult() Result {
 	return Result{Member: "p7", Score: 1200, Subscore: 1, Rank: 3, Applied: false, Duplicate: true, Seq: 88,
 		Quarantined: true, Reason: "max_step", QID: "17"}
@@ -60,6 +79,12 @@ func httpExamples() []Example {
 			EndsAt: "2026-12-08T00:00:00+01:00", Prizes: examplePrizes(), Rules: exampleRules()}},
 		{"http_board", exampleBoard()},
 		{"http_board_list", BoardList{Boards: []Board{exampleBoard()}, Next: "weekly"}},
+		{"http_schedule_spec", ScheduleSpec{Every: "week", Weekday: "friday", At: "20:00", TimeZone: "Europe/Malta",
+			Duration: "1h", CreateAhead: "2h", Paused: true, Settings: &Settings{Prizes: examplePrizes(), Rules: exampleRules()}}},
+		{"http_schedule_monthly", ScheduleSpec{Every: "month", Day: 1, At: "18:30", Duration: "24h"}},
+		{"http_schedule", exampleSchedule()},
+		{"http_schedule_list", ScheduleList{Schedules: []Schedule{exampleSchedule(), pausedSchedule()}}},
+		{"http_unscheduled", Unscheduled{Unscheduled: "friday-cup"}},
 		{"http_deleted", Deleted{Deleted: "weekly"}},
 		{"http_reset", ResetDone{Reset: "weekly"}},
 		{"http_removed", Removed{Removed: "p42"}},
@@ -94,10 +119,10 @@ func httpExamples() []Example {
 			{At: "2026-11-22T10:00:00.000Z", Rank: 2, Score: 98500, Total: 5120},
 			{Window: "2026-11-16", Rank: 4, Score: 97000, Total: 4800}}}},
 		{"http_tenant", Tenant{Tenant: "casino-a",
-			Limits: TenantLimits{SubmissionsPerSecond: 500, Connections: 20000, Boards: 10000, Profiles: 1000000, Aliases: 32,
+			Limits: TenantLimits{SubmissionsPerSecond: 500, Connections: 20000, Boards: 10000, Schedules: 50, Profiles: 1000000, Aliases: 32,
 				Quarantine: 100000, BoardWritesPerSecond: 10, IdentityWritesPerSecond: 100},
 			Boards: 12, Connections: 340, Subscriptions: map[string]int{"weekly": 300, "daily": 41},
-			Usage: TenantUsage{Boards: Use{12, 10000}, Profiles: Use{5120, 1000000}, Aliases: Use{3, 32},
+			Usage: TenantUsage{Boards: Use{12, 10000}, Schedules: Use{2, 50}, Profiles: Use{5120, 1000000}, Aliases: Use{3, 32},
 				Quarantine: Use{7, 100000}, Connections: Use{340, 20000}, Members: 48210}}},
 		{"http_ready", Ready{Ready: true}},
 		{"http_ready_warnings", Ready{Ready: true, Warnings: []string{"the key sets (jwks_url) of 1 tenants could not be fetched: the keys of their last good fetch verify"}}},

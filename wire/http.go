@@ -270,6 +270,7 @@ type TenantLimits struct {
 	SubmissionsPerSecond    float64 `json:"submissions_per_second"`
 	Connections             int     `json:"connections"`
 	Boards                  int     `json:"boards"`
+	Schedules               int     `json:"schedules"`
 	Profiles                int     `json:"profiles"`
 	Aliases                 int     `json:"aliases"`
 	Quarantine              int     `json:"quarantine"`
@@ -281,6 +282,7 @@ type TenantLimits struct {
 // things: the ledger's (every node alike) and this gateway's connections.
 type TenantUsage struct {
 	Boards      Use `json:"boards"`
+	Schedules   Use `json:"schedules"`   // schedules of tournament boards
 	Profiles    Use `json:"profiles"`    // members with a profile
 	Aliases     Use `json:"aliases"`     // of the member that has the most
 	Quarantine  Use `json:"quarantine"`  // items held by the board that holds the most

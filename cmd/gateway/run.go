@@ -20,6 +20,7 @@ import (
 	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/internal/live"
 	"github.com/rankwire/rankwire/internal/readiness"
+	"github.com/rankwire/rankwire/internal/scheduler"
 	"github.com/rankwire/rankwire/web"
 	"github.com/rankwire/rankwire/webhook"
 )
@@ -44,7 +45,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	g := &gateway{cfg: cfg, log: log, guard: connguard.New(connguard.Options{Logger: log}), metricsAddr: "none"}
 	defer g.stop()
 	for _, step := range []func(context.Context) error{
-		g.lockData, g.loadKeys, g.startPprof, g.startMetrics, g.listenAPI, g.startHub, g.startDemo, g.startAPI, g.startWebhooks,
+		g.lockData, g.loadKeys, g.startPprof, g.startMetrics, g.listenAPI, g.startHub, g.startDemo, g.startAPI, g.startScheduler, g.startWebhooks,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -219,6 +220,23 @@ func (g *gateway) startAPI(ctx context.Context) error {
 		return lim.NotificationBytes // zero: the hub's default
 	})
 	g.reload.serve(g.api)
+	return nil
+}
+
+// startScheduler runs the ticker that creates the tenants' scheduled
+// tournament boards (internal/scheduler), after the API has set the quotas
+// its events carry; stopped before the hub closes.
+func (g *gateway) startScheduler(context.Context) error {
+	t := scheduler.Start(scheduler.Config{Schedules: hub.SchedulesOf(g.hub), Logger: g.log})
+	g.onStop(t.Close)
+	g.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_schedule_firings_total",
+			Help: "Occurrences of schedules this node published for their board (each stored once whichever nodes publish it)."},
+			func() float64 { return float64(t.Fired()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_schedule_firing_failures_total",
+			Help: "Publishes of a schedule's occurrence that failed; each is retried while the occurrence is due."},
+			func() float64 { return float64(t.Failed()) }),
+	)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package effects
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/rankwire/rankwire/auth"
 )
@@ -60,6 +61,7 @@ const (
 	budgetSubmissions = "key file submissions_per_second, quarantine (held items per board)"
 	budgetBoards      = "key file boards, board_writes_per_second"
 	budgetBoardWrites = "key file board_writes_per_second"
+	budgetSchedules   = "key file schedules, board_writes_per_second"
 	budgetConnections = "key file connections"
 	budgetProfiles    = "key file profiles, identity_writes_per_second; member ids (hub MaxMembers)"
 	budgetAliases     = "key file aliases, identity_writes_per_second; member ids (hub MaxMembers)"
@@ -70,6 +72,9 @@ var (
 	effRead   = Effect{Role: auth.RoleRead, Touches: TouchBoard, Reach: ReachBoard}
 	effSubmit = Effect{Role: auth.RoleSubmit, Touches: TouchBoard, Reach: ReachBoard}
 	effAdmin  = Effect{Role: auth.RoleAdmin, Touches: TouchBoard, Reach: ReachBoard}
+
+	effSchedules     = Effect{Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone}
+	effScheduleWrite = Effect{Role: auth.RoleAdmin, Touches: TouchTenant | TouchBoard, Reach: ReachEvery}
 )
 
 // Routes is the table for HTTP: the key is the method and the route
@@ -115,8 +120,14 @@ var Routes = map[string]Effect{
 	"POST /v1/boards/{board}/reinstate":                effAdmin,
 	"POST /v1/boards/{board}/settle":                   effAdmin,
 	"POST /v1/boards/{board}/void":                     effAdmin,
-	"GET /v1/audit":                                    {Role: auth.RoleAdmin, Touches: TouchBoard, Reach: ReachQueryBoard},
-	"GET /v1/tenant":                                   {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone},
+	// Schedules: role admin; a write creates boards of any name, so it
+	// needs a token that reaches every board (Allow).
+	"GET /v1/schedules":               effSchedules,
+	"GET /v1/schedules/{schedule}":    effSchedules,
+	"PUT /v1/schedules/{schedule}":    withBudget(effScheduleWrite, budgetSchedules),
+	"DELETE /v1/schedules/{schedule}": withBudget(effScheduleWrite, budgetBoardWrites),
+	"GET /v1/audit":                   {Role: auth.RoleAdmin, Touches: TouchBoard, Reach: ReachQueryBoard},
+	"GET /v1/tenant":                  {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone},
 	// A token of the caller's tenant, its role and boards within the
 	// caller's own (api's handler_tokens.go checks the boards claim).
 	"POST /v1/tokens": {Role: auth.RoleAdmin, Touches: TouchTenant, Reach: ReachNone, Budget: "key file token_mints_per_minute"},
@@ -162,6 +173,11 @@ var Events = map[string]Effect{
 	"settle":     effAdmin,
 	"void":       effAdmin,
 	"erase":      Routes["DELETE /v1/members/{member}/personal-data"],
+	"schedule":   withBudget(effScheduleWrite, budgetSchedules),
+	"unschedule": effScheduleWrite,
+	// fire: a schedule's occurrence creates its board; published by the
+	// gateway's own ticker (internal/scheduler), never by a request.
+	"fire": withBudget(effScheduleWrite, budgetBoards),
 }
 
 func withBudget(e Effect, budget string) Effect {
@@ -177,6 +193,10 @@ var (
 	ErrNoRow = errors.New("effects: no row in the table of effects")
 	// ErrNoBoard: the row needs a board's reach and none was named.
 	ErrNoBoard = errors.New("effects: the effect needs a board")
+	// ErrNotEvery: a ReachEvery row decided here (not at apply time: a
+	// schedule's writes) and a token that does not reach every board (a
+	// boards claim without "*"). It wraps auth.ErrBoard.
+	ErrNotEvery = fmt.Errorf("%w: the token must reach every board", auth.ErrBoard)
 )
 
 // Allow decides whether sc may have e on board: the role (unless AnyRole,
@@ -184,12 +204,17 @@ var (
 // ReachBoard or ReachQueryBoard, the board's reach. board is the
 // validated name the request or message gives ("" where it gives none,
 // which a board rule refuses with ErrNoBoard: fail closed). ReachMember
-// and ReachEvery are decided later, by the hub and ledger (Effect.Apply).
+// and ReachEvery are decided later, by the hub and ledger (Effect.Apply),
+// but a ReachEvery row without Apply (a schedule's writes) here: a token
+// with a boards claim without "*" fails with ErrNotEvery.
 // The error wraps auth.ErrRole, auth.ErrBoard or ErrNoBoard. O(board
 // patterns); safe for concurrent use.
 func (e Effect) Allow(sc auth.Scope, board string) error {
 	if !e.AnyRole && e.Role != 0 && !sc.Can(e.Role) {
 		return fmt.Errorf("%w: role %s not granted", auth.ErrRole, e.Role)
+	}
+	if e.Reach == ReachEvery && !e.Apply && sc.Boards != nil && !slices.Contains(sc.Boards, "*") {
+		return fmt.Errorf("%w: every board not reached", ErrNotEvery)
 	}
 	if e.Reach != ReachBoard && e.Reach != ReachQueryBoard {
 		return nil

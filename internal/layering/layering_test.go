@@ -49,6 +49,9 @@ var allowed = map[string][]string{
 	// webhook delivers the notifications over HTTP: the notifications'
 	// stream (internal/notify) and JetStream, nothing of the hub or the API.
 	"webhook": {module + "internal/notify", module + "internal/redact", "github.com/nats-io/"},
+	// scheduler fires the tenants' schedules through the hub's Schedules:
+	// nothing of NATS or the API.
+	"internal/scheduler": {module + "hub"},
 	// client is the Go SDK: it speaks the public protocol only, whose
 	// types are package wire's.
 	"client": {"github.com/coder/websocket", module + "wire"},

@@ -94,6 +94,13 @@ func (s *State) Apply(seq uint64, ev *Event) Outcome {
 		out.Notes = s.amendedNotes(seq, ev, out.Err)
 	case EvErase:
 		out.Err = s.applyErase(seq, ev)
+	case EvSchedule:
+		out.Err = s.applySchedule(ev)
+	case EvUnschedule:
+		out.Err = s.applyUnschedule(ev)
+	case EvFire:
+		out.Err = s.applyFire(ev)
+		out.Schedule = out.Err == nil
 	default:
 		out.Err = errorf(ErrInternal, "unknown event kind %q", ev.Kind)
 	}

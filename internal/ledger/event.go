@@ -33,12 +33,15 @@ const (
 	EvVoid       EventKind = "void"       // void one submission: assign the member's recomputed entries (dispute_void.go)
 
 	EvErase EventKind = "erase" // erase a member's personal data (profile_erase.go)
+	EvSchedule   EventKind = "schedule"   // create or replace a schedule (schedule_state.go)
+	EvUnschedule EventKind = "unschedule" // delete a schedule; its boards stay
+	EvFire       EventKind = "fire"       // create the board of one occurrence of a schedule
 )
 
 // EventKinds lists every event kind, for tables that must cover them all
 // (the API's table of effects); TestEventKindsListed keeps it complete.
 var EventKinds = []EventKind{EvSettings, EvSubmit, EvGroup, EvLink, EvRemove, EvReset, EvDelete,
-	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid, EvErase}
+	EvApprove, EvReject, EvProfile, EvDisqualify, EvReinstate, EvSettle, EvVoid, EvErase, EvSchedule, EvUnschedule, EvFire}
 
 // Event is one entry of a tenant's stream.
 type Event struct {
@@ -60,6 +63,17 @@ type Event struct {
 	// under the member's key (profile_erase.go); Unseal fills Profile and
 	// Aliases from it before apply.
 	Sealed *Sealed `json:"sl,omitempty"`
+
+	// Name is the schedule of EvSchedule, EvUnschedule and EvFire;
+	// Schedule its new value (EvSchedule), Occ the start of the occurrence
+	// fired (EvFire, unix ms; Board is its board's name).
+	Name     string    `json:"n,omitempty"`
+	Schedule *Schedule `json:"sd,omitempty"`
+	Occ      int64     `json:"oc,omitempty"`
+	// MaxSchedules, on EvSchedule, is the tenant's schedule limit when the
+	// event was accepted (zero: none), as MaxBoards is on EvSettings and
+	// EvFire.
+	MaxSchedules int `json:"ms,omitempty"`
 
 	// NoMerge, on EvLink, forbids merging members: an alias that resolves
 	// to another member fails the event with ErrForbidden. Absent (old

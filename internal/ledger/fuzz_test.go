@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // script turns fuzz bytes into a sequence of events of every kind over a
@@ -44,7 +45,7 @@ func (s *script) events() []*Event {
 
 func (s *script) event() *Event {
 	board := fmt.Sprint("b", s.next()%3)
-	switch op := s.next() % 16; {
+	switch op := s.next() % 17; {
 	case op < 2:
 		return &Event{Kind: EvSettings, Board: board, Settings: s.settings(), MaxBoards: s.next() % 4}
 	case op < 7:
@@ -72,6 +73,17 @@ func (s *script) event() *Event {
 			ev.Member, ev.Void = "", &Void{Seq: uint64(s.next() % 16)}
 		}
 		return ev
+	case op == 16: // schedule_state.go: hourly-aligned occurrences of daily UTC schedules
+		name := fmt.Sprint("s", s.next()%2)
+		switch s.next() % 3 {
+		case 0:
+			sc := &Schedule{Every: "day", At: fmt.Sprintf("%02d:00", s.next()%24), Duration: "1h", Paused: s.next()%4 == 0}
+			return &Event{Kind: EvSchedule, Name: name, Schedule: sc, MaxSchedules: 1 + s.next()%2}
+		case 1:
+			occ := s.at - s.at%3_600_000 + int64(s.next()%2)*3_600_000
+			return &Event{Kind: EvFire, Name: name, Occ: occ, Board: BoardName(name, occ, time.UTC), MaxBoards: s.next() % 4}
+		}
+		return &Event{Kind: EvUnschedule, Name: name}
 	case op == 13:
 		s.at += int64(s.next()) * 3_600_000 // up to ten days
 	default:

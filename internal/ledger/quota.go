@@ -12,6 +12,10 @@ type Quota struct {
 	Profiles int // members with a profile (EvProfile)
 	Aliases  int // aliases of one member, after a link and its merges (EvLink)
 	Held     int // quarantined items per board (EvSubmit, EvGroup); MaxHeld caps it anyway
+	// Boards caps the boards a schedule's occurrence may take the tenant
+	// to (EvFire); Schedules its schedules (EvSchedule).
+	Boards    int
+	Schedules int
 }
 
 // checkProfileLimit fails with ErrLimit, naming profiles, where giving
@@ -112,6 +116,7 @@ func (s *State) capHeld(limit int, boards ...string) {
 // estimate of its memory.
 type Usage struct {
 	Boards, Members, Profiles int
+	Schedules                 int
 	Aliases                   int // aliases of the member that has the most
 	HeldTotal, HeldMost       int // quarantined items: all boards, and the board holding the most
 	Entries                   int // rows of every window of every board
@@ -134,7 +139,7 @@ const (
 // Usage returns s's Usage. O(alias sets + boards × windows): the most
 // aliases walks the index's sets. Read lock.
 func (s *State) Usage() Usage {
-	u := Usage{Boards: len(s.boards), Members: s.ix.Len(), Profiles: len(s.profiles)}
+	u := Usage{Boards: len(s.boards), Members: s.ix.Len(), Profiles: len(s.profiles), Schedules: len(s.schedules)}
 	u.HeldTotal, u.HeldMost = s.HeldNow()
 	for _, bs := range s.boards {
 		for _, w := range bs.windows {

@@ -18,7 +18,7 @@ import (
 // keeps them in files and in the cluster's bucket). Layout, all integers
 // uvarints unless noted:
 //
-//	magic "RWSNAP6\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP7\n"  seq  len+identity.Index bytes  nboards
 //	per board, by name: name  len+settings JSON  nseen
 //	  per kept idempotency id, in the order applied (seen.go):
 //	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
@@ -36,6 +36,8 @@ import (
 //	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
 //	nfinal; per board with profiles recorded at its end, by name (profile.go):
 //	  name  nprofiles; per profile, by handle: handle  name  avatar  country (all "": none)
+//	nschedules; per schedule, by name (schedule_state.go):
+//	  name  len+schedule JSON  since (varint)  last (varint)  last board  last error
 //	CRC-32C of everything before, 4 bytes little-endian
 //
 // Strings are length-prefixed. The encoding is deterministic: equal states
@@ -50,9 +52,12 @@ import (
 // layout without voided submissions (AdminAction.Voided and the voided
 // set), read as boards with none: only a version writing RWSNAP6 applies
 // EvVoid.
+// RWSNAP6 is the layout without the schedules, read as none: only a
+// version writing RWSNAP7 applies EvSchedule.
 
 const (
-	snapMagic   = "RWSNAP6\n"
+	snapMagic   = "RWSNAP7\n"
+	snapMagicV6 = "RWSNAP6\n" // read, never written
 	snapMagicV5 = "RWSNAP5\n" // read, never written
 	snapMagicV4 = "RWSNAP4\n" // read, never written
 	snapMagicV3 = "RWSNAP3\n" // read, never written
@@ -84,13 +89,17 @@ func (s *State) encode(w *snapWriter) ([]byte, error) {
 	}
 	w.profiles(s.profiles)
 	w.finals(s, names)
+	if !w.v5 && !w.v6 {
+		w.schedules(s)
+	}
 	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
 }
 
 // snapWriter appends the snapshot encoding.
 type snapWriter struct {
 	buf []byte
-	v5  bool // write the RWSNAP5 layout (tests only): no voided submissions
+	v5  bool // write the RWSNAP5 layout (tests only): no voided submissions, no schedules
+	v6  bool // write the RWSNAP6 layout (tests only): no schedules
 }
 
 func (w *snapWriter) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
@@ -335,14 +344,14 @@ func Decode(data []byte) (*State, error) {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	magic := string(data[:len(snapMagic)])
-	if magic != snapMagic && magic != snapMagicV5 && magic != snapMagicV4 && magic != snapMagicV3 {
+	if magic != snapMagic && magic != snapMagicV6 && magic != snapMagicV5 && magic != snapMagicV4 && magic != snapMagicV3 {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3, v5: magic != snapMagic}
+	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3, v5: magic != snapMagic && magic != snapMagicV6}
 	s := &State{boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 	s.seq = r.uint()
 	ix, err := identity.Decode(r.bytes())
@@ -354,8 +363,11 @@ func Decode(data []byte) (*State, error) {
 		r.board(s)
 	}
 	s.profiles = r.profiles(s, false)
-	if magic == snapMagic || magic == snapMagicV5 {
+	if magic == snapMagic || magic == snapMagicV6 || magic == snapMagicV5 {
 		r.finals(s)
+	}
+	if magic == snapMagic {
+		r.schedules(s)
 	}
 	if r.err == nil && len(r.buf) != 0 {
 		r.fail("trailing bytes")

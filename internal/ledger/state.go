@@ -21,6 +21,10 @@ type State struct {
 	// nil until the first.
 	profiles map[uint32]Profile
 
+	// schedules are the tenant's schedules by name (schedule_state.go);
+	// nil until the first.
+	schedules map[string]*schedState
+
 	// maxMembers is the most member ids the tenant may hold (SetMaxMembers).
 	maxMembers uint32
 
