@@ -105,6 +105,11 @@ type Config struct {
 	// up to the last interval of acknowledged submissions (SyncLazy is
 	// NATS's own default, 2 minutes). Ignored with NATSURL.
 	Sync time.Duration
+
+	// Fingerprints, where set, receives every replica's checkpoints and
+	// takes a tenant whose copy diverged out of service until it is rebuilt
+	// (fingerprints.go). Nil: no fingerprints.
+	Fingerprints *Fingerprints
 }
 
 const (
