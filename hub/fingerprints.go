@@ -66,6 +66,7 @@ func (f *Fingerprints) Rebuilding() int { return int(f.rebuilding.Load()) }
 // fpState is a replica's part in fingerprinting.
 type fpState struct {
 	link     *Fingerprints // nil: fingerprinting is off
+	from     uint64        // the stream's end when the tenant opened: no checkpoint up to it; set before the replica runs
 	diverged atomic.Uint64 // the checkpoint this copy diverged at; 0: none
 	adopt    chan adoption // a rebuilt state for the replica goroutine; nil when off
 }
@@ -77,10 +78,13 @@ type adoption struct {
 	ok chan bool
 }
 
-// init turns fingerprinting on.
-func (p *fpState) init(link *Fingerprints) {
+// init turns fingerprinting on from the event after from. The opening's
+// catch-up takes no checkpoint: the others published those long ago and
+// keep only recent ones, and encoding the state every Every events of a
+// long replay would slow every start.
+func (p *fpState) init(link *Fingerprints, from uint64) {
 	if link != nil {
-		p.link, p.adopt = link, make(chan adoption)
+		p.link, p.from, p.adopt = link, from, make(chan adoption)
 	}
 }
 
@@ -89,7 +93,7 @@ func (p *fpState) init(link *Fingerprints) {
 // does. Replica goroutine only.
 func (r *replica) checkpoint(seq uint64) {
 	p := r.fp.link
-	if p == nil || p.Publish == nil || !fprint.Due(seq, p.Every) {
+	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
 		return
 	}
 	r.mu.RLock()

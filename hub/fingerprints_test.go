@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -115,4 +116,36 @@ func corrupt(r *replica, board string) {
 	r.mu.Lock()
 	r.st.Apply(r.applied.Load(), ev)
 	r.mu.Unlock()
+}
+
+// A tenant's opening replays its stream without checkpoints (the others
+// published them long ago); events after the opening take them again.
+func TestFingerprintsNoneWhileCatchingUp(t *testing.T) {
+	dir := t.TempDir()
+	first := &published{got: map[uint64]fprint.Checkpoint{}}
+	h := startHub(t, Config{DataDir: dir, Fingerprints: &Fingerprints{Every: 5, Publish: first.add}})
+	mustPut(t, h, "t1", "b", Settings{})
+	for i := range 9 {
+		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
+	}
+	h.Close()
+	if err := os.RemoveAll(snapshotDir(dir)); err != nil { // the whole stream is replayed
+		t.Fatal(err)
+	}
+	again := &published{got: map[uint64]fprint.Checkpoint{}}
+	h = startHub(t, Config{DataDir: dir, Fingerprints: &Fingerprints{Every: 5, Publish: again.add}})
+	for i := 9; i < 14; i++ { // seq 11..15
+		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
+	}
+	checkFor(t, 5*time.Second, func() error {
+		if _, ok := again.at(15); !ok {
+			return errors.New("no checkpoint at 15")
+		}
+		return nil
+	})
+	for _, seq := range []uint64{5, 10} {
+		if _, ok := again.at(seq); ok {
+			t.Errorf("checkpoint %d taken while catching up", seq)
+		}
+	}
 }

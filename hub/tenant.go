@@ -216,7 +216,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		st = ledger.New()
 	}
 	r := newReplica(tenant, st, h.log, h.snaps)
-	r.fp.init(h.cfg.Fingerprints)
+	r.fp.init(h.cfg.Fingerprints, info.State.LastSeq)
 	r.notes = h.note.Tenant(tenant, r.read)
 	r.wake = func() { h.wakeFeedFor(r) }
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)
