@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
@@ -133,5 +135,45 @@ func corruptSnapshot(t *testing.T, n *clusterNode, tenant, board string) {
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --routes names every node, its own included, once each: the members.
+func TestClusterMembers(t *testing.T) {
+	for routes, want := range map[string]int{
+		"nats://a:6222,nats://b:6222,nats://c:6222":               3,
+		"nats://a:6222,nats://b:6222,nats://c:6222,nats://a:6222": 3,
+		"": 1,
+	} {
+		if got := clusterMembers(splitList(routes)); got != want {
+			t.Errorf("%q: %d members, want %d", routes, got, want)
+		}
+	}
+}
+
+// The node's own checkpoint against two others that agree with each other
+// is a divergence, found once however many reports repeat it; one that
+// agrees, or one against one, is none.
+func TestDivergenceJudgesOnce(t *testing.T) {
+	d := newDivergence(Config{Cluster: "c", Node: "n1", Routes: splitList("nats://a:1,nats://b:1,nats://c:1")}, slog.New(slog.DiscardHandler))
+	good, bad := fingerprint.Sum{1}, fingerprint.Sum{2}
+	rep := func(node string, seq uint64, s fingerprint.Sum) fingerprint.Report {
+		return fingerprint.Report{Node: node, Tenant: "t1", Checkpoint: fingerprint.Checkpoint{Seq: seq, Sum: s}}
+	}
+	d.record(rep("n1", 10, bad))
+	d.record(rep("n2", 10, good))
+	if d.detected.Load() != 0 {
+		t.Fatal("one against one decided")
+	}
+	d.record(rep("n3", 10, good))
+	d.record(rep("n3", 10, good))
+	if d.detected.Load() != 1 {
+		t.Fatalf("detected %d, want 1", d.detected.Load())
+	}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		d.record(rep(n, 20, good))
+	}
+	if d.detected.Load() != 1 {
+		t.Fatalf("an agreeing checkpoint counted: %d", d.detected.Load())
 	}
 }

@@ -63,6 +63,7 @@ type gateway struct {
 	keys        *auth.Keyring
 	demo        *demoKey // nil: not the demo
 	hub         *hub.Hub
+	div         *divergence // nil without --cluster; div.fps.Rebuilding() is a readiness reason (tenants out of service here)
 	reg         *prometheus.Registry
 	metricsAddr string // "none" without --metrics-addr
 	api         *api.Server
@@ -157,6 +158,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 		}
 		g.onStop(stop) // before the hub closes
 		div.register(g.reg)
+		g.div = div
 	}
 	g.handler.setReason("building the API")
 	return nil
