@@ -88,17 +88,15 @@ func (p *fpState) init(link *Fingerprints, from uint64) {
 	}
 }
 
-// checkpoint publishes the state's checkpoint where seq is one. It
-// encodes the state under the read lock (reads go on), as a snapshot
-// does. Replica goroutine only.
+// checkpoint publishes the state's checkpoint where seq is one. Like
+// maybeSnapshot it encodes the state without a lock (the replica goroutine
+// is its only writer; reads go on). Replica goroutine only.
 func (r *replica) checkpoint(seq uint64) {
 	p := r.fp.link
 	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
 		return
 	}
-	r.mu.RLock()
 	data, err := r.st.Encode()
-	r.mu.RUnlock()
 	if err != nil {
 		r.log.Error("hub: checkpoint not taken: the state does not encode", "seq", seq, "err", err)
 		return
@@ -180,8 +178,9 @@ func (r *replica) adoptRebuilt(a adoption) {
 	r.st = a.st
 	r.mu.Unlock()
 	r.fp.diverged.Store(0)
-	if r.snaps.every > 0 {
-		r.sinceSnap = r.snaps.every // the next event snapshots the rebuilt state
+	if r.snaps.every > 0 { // replace the local snapshot now: a restart must not load the diverged one
+		r.sinceSnap = r.snaps.every
+		r.maybeSnapshot()
 	}
 	a.ok <- true
 }

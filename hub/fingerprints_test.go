@@ -76,6 +76,13 @@ func TestFingerprintsCheckpointAndRebuild(t *testing.T) {
 	if !bytes.Equal(fingerprint(t, h, "t1"), good) {
 		t.Fatal("rebuilt state differs from the state before the corruption")
 	}
+	checkFor(t, 5*time.Second, func() error { // the local snapshot is the rebuilt state's at once
+		data, err := os.ReadFile(h.snaps.path("t1"))
+		if err != nil || !bytes.Equal(data, good) {
+			return fmt.Errorf("local snapshot not the rebuilt state (%v)", err)
+		}
+		return nil
+	})
 	mustSubmit(t, h, "t1", "b", Item{Member: "late", Score: 100})
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b", Window: "all"}); len(got) != 10 || got[0] != "late:100" {
 		t.Fatalf("after the rebuild: %v", got)
