@@ -46,7 +46,9 @@ func TestDivergenceCaught(t *testing.T) {
 		next++
 		return nil
 	}
-	await.For(t, 30*time.Second, func() error { return submit(nodes[0]) }) // the tenant reaches every node
+	for _, n := range nodes { // the tenant reaches every node (their discovery)
+		await.For(t, 30*time.Second, func() error { return submit(n) })
+	}
 	for range 15 {
 		if err := submit(nodes[1]); err != nil {
 			t.Fatal(err)
