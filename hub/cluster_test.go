@@ -151,13 +151,16 @@ func TestClusterConfigRefused(t *testing.T) {
 	}
 }
 
-// Config.Sync reaches the embedded JetStream: SyncAlways and an interval.
+// Config.Sync reaches the embedded JetStream: zero (the default) and
+// SyncAlways fsync before every ack; an interval, SyncLazy among them, is
+// the opt-out.
 func TestSyncPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		sync     time.Duration
 		always   bool
 		interval time.Duration
-	}{{SyncAlways, true, 2 * time.Minute}, {time.Second, false, time.Second}} { // NATS keeps its 2 min interval under always
+	}{{0, true, 2 * time.Minute}, {SyncAlways, true, 2 * time.Minute}, {time.Second, false, time.Second},
+		{SyncLazy, false, 2 * time.Minute}} { // NATS keeps its 2 min interval under always
 		s, err := startEmbedded(Config{DataDir: t.TempDir(), Sync: tc.sync})
 		if err != nil {
 			t.Fatal(err)

@@ -97,14 +97,30 @@ type Config struct {
 	// replicasGiven records that Replicas was set, not defaulted.
 	replicasGiven bool
 
-	// Sync is the embedded JetStream's fsync policy: zero means NATS's
-	// default interval; SyncAlways fsyncs every write before acknowledging
-	// it; a positive duration is the interval. Ignored with NATSURL.
+	// Sync is the embedded JetStream's fsync policy. Zero and SyncAlways
+	// fsync every write before acknowledging it (group commit makes
+	// concurrent Submit calls share one event, hence one fsync). A positive
+	// duration is an opt-out: writes are acknowledged once in the page
+	// cache and fsynced every Sync, so a power loss or kernel crash loses
+	// up to the last interval of acknowledged submissions (SyncLazy is
+	// NATS's own default, 2 minutes). Ignored with NATSURL.
 	Sync time.Duration
+
+	// Fingerprints, where set, receives every replica's checkpoints and
+	// takes a tenant whose copy diverged out of service until it is rebuilt
+	// (fingerprints.go). Nil: no fingerprints.
+	Fingerprints *Fingerprints
 }
 
-// SyncAlways is Config.Sync's value for "fsync before every acknowledgement".
-const SyncAlways time.Duration = -1
+const (
+	// SyncAlways is Config.Sync's value for "fsync before every
+	// acknowledgement", the same as zero.
+	SyncAlways time.Duration = -1
+	// SyncLazy is nats-server's default sync interval, the opt-out that
+	// --sync lazy names: up to 2 minutes of acknowledged writes are at risk
+	// on power loss.
+	SyncLazy = 2 * time.Minute
+)
 
 // Cluster is the embedded server's place in a NATS cluster.
 type Cluster struct {

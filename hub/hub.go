@@ -71,6 +71,9 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	h.snaps.removeStale()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.reg = newRegistry(h.ctx, h.log, h.open)
+	if cfg.Fingerprints != nil {
+		cfg.Fingerprints.hub.Store(h)
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()

@@ -14,7 +14,11 @@ import (
 // ledger, and each quarantine is stored exactly once.
 func TestNotifyFloodIsolated(t *testing.T) {
 	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	h := startHub(t, Config{Now: clk.now})
+	// SyncLazy: this test is about the queues' isolation. Under the default
+	// every notification's publish waits for its own fsync (notifications
+	// are not group-committed), and 600 in a row on a loaded 2-core box
+	// outlast waitNotes' 10 s.
+	h := startHub(t, Config{Now: clk.now, Sync: SyncLazy})
 	h.note.SetQueueCap(50)
 	rules := Settings{Rules: &Rules{MaxScore: f64(1000)}}
 	mustPut(t, h, "a", "cup", rules)

@@ -265,6 +265,9 @@ func (g *registry) readTenant(tenant string, notFound func() error, fn func(st *
 		}
 		return g.missing(tenant, notFound())
 	}
+	if err := r.fp.err(); err != nil { // a diverged copy serves nothing (fingerprints.go)
+		return err
+	}
 	return r.read(fn)
 }
 

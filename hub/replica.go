@@ -43,6 +43,7 @@ type replica struct {
 	done    chan struct{} // closed when the replica goroutine has returned
 
 	follow follower // the fetcher's position in the stream (follow.go)
+	fp     fpState  // checkpoints and a diverged copy's rebuild (fingerprints.go)
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
@@ -77,6 +78,19 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 		queue:   make(chan *submitReq, queueLen),
 		waiters: make(map[string]*flight),
 	}
+	r.prepareState(st)
+	r.applied.Store(st.Seq())
+	r.follow.fetched.Store(st.Seq())
+	r.savedSeq.Store(st.Seq())
+	r.savedAt.Store(time.Now().UnixNano())
+	r.startSeq = st.Seq()
+	r.snapAt = time.Now()
+	r.saves = make(chan snapJob, 1)
+	return r
+}
+
+// prepareState sets st up as r's state (at start, or rebuilt).
+func (r *replica) prepareState(st *ledger.State) {
 	st.RecordFeed()
 	st.SetMaxMembers(maxMembers)
 	st.SetLanes(runLanes)
@@ -90,14 +104,6 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 		r.mu.Unlock()
 		r.mu.Lock()
 	})
-	r.applied.Store(st.Seq())
-	r.follow.fetched.Store(st.Seq())
-	r.savedSeq.Store(st.Seq())
-	r.savedAt.Store(time.Now().UnixNano())
-	r.startSeq = st.Seq()
-	r.snapAt = time.Now()
-	r.saves = make(chan snapJob, 1)
-	return r
 }
 
 // run applies the stream from the event after the state's sequence until ctx
@@ -116,9 +122,17 @@ func (r *replica) run(ctx context.Context, fetch func(evs chan<- delivery)) {
 	var fetcher sync.WaitGroup
 	defer fetcher.Wait()
 	fetcher.Go(func() { fetch(evs) })
-	for d := range evs {
-		if ctx.Err() == nil {
-			r.handle(d)
+	for {
+		select {
+		case d, ok := <-evs:
+			if !ok {
+				return
+			}
+			if ctx.Err() == nil {
+				r.handle(d)
+			}
+		case a := <-r.fp.adopt: // nil, never ready, unless fingerprinting is on
+			r.adoptRebuilt(a)
 		}
 	}
 }
@@ -152,6 +166,7 @@ func (r *replica) handle(d delivery) {
 	}
 	r.mu.Unlock()
 	r.applied.Store(seq)
+	r.checkpoint(seq) // fingerprints.go
 	r.notes.Applied(&out, d.stored)
 	if d.err == nil {
 		r.erased = r.erased || d.ev.Kind == ledger.EvErase && out.Err == nil // snapshot.go

@@ -38,11 +38,10 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 	if cfg.MaxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
 		opts.JetStreamMaxStore = cfg.MaxStore
 	}
-	switch {
-	case cfg.Sync == SyncAlways:
-		opts.SyncAlways = true
-	case cfg.Sync > 0:
+	if cfg.Sync > 0 { // the lazy opt-out; else fsync before every ack
 		opts.SyncInterval = cfg.Sync
+	} else {
+		opts.SyncAlways = true
 	}
 	if err := clusterOptions(opts, cfg.Cluster); err != nil {
 		return nil, err

@@ -110,7 +110,7 @@ func (g *registry) notifyTenants() []*notify.Tenant {
 // answers its error at once while it is down (isolate.go).
 func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica, error) {
 	if r := h.reg.lookup(tenant); r != nil {
-		return r, nil
+		return r, r.fp.err() // a diverged copy serves nothing (fingerprints.go)
 	}
 	if err := h.reg.downErr(tenant); err != nil {
 		return nil, err
@@ -216,6 +216,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 		st = ledger.New()
 	}
 	r := newReplica(tenant, st, h.log, h.snaps)
+	r.fp.init(h.cfg.Fingerprints, info.State.LastSeq)
 	r.notes = h.note.Tenant(tenant, r.read)
 	r.wake = func() { h.wakeFeedFor(r) }
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)

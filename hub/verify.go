@@ -113,8 +113,17 @@ func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *l
 // replayTo feeds every event of stream up to last, in order, to f. An
 // event that does not decode is skipped, as every replica skips it.
 func (sl *streamLog) replayTo(ctx context.Context, stream jetstream.Stream, last uint64, f func(uint64, *ledger.Event)) error {
+	return sl.replayRange(ctx, stream, 0, last, f)
+}
+
+// replayRange is replayTo from the event after after.
+func (sl *streamLog) replayRange(ctx context.Context, stream jetstream.Stream, after, last uint64, f func(uint64, *ledger.Event)) error {
 	tenant := strings.TrimPrefix(stream.CachedInfo().Config.Name, streamPrefix)
-	err := jsread.Read(ctx, stream, jsread.Options{}, func(m jetstream.Msg, md *jetstream.MsgMetadata) (bool, error) {
+	var opts jsread.Options
+	if after > 0 {
+		opts.Consumer = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: after + 1}
+	}
+	err := jsread.Read(ctx, stream, opts, func(m jetstream.Msg, md *jetstream.MsgMetadata) (bool, error) {
 		if ev, err := ledger.DecodeEvent(m.Data()); err == nil {
 			if err := sl.keys.Unseal(ctx, tenant, ev); err != nil { // sealed personal data: members.go
 				return true, err

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cluster_bench.sh runs the measurements of docs/BENCHMARKS.md "Several
 # nodes and fsync" on this machine: durable submissions per second with
-# --sync always against the default on one embedded node, and on a
+# the default (fsync before every ack) against --sync lazy on one embedded
+# node, and on a
 # 3-node embedded cluster with 1 replica against 3, each single and in
 # batches of 100, with Redis as the peer in the same run (AOF fsync every
 # second and always). Everything listens on 127.0.0.1 only; every process
@@ -21,20 +22,45 @@ source loadtest/bench_lib.sh
 
 load() { "$work/rwload" submit -keys "$work/keys.json" -metrics "" -q -d "$D" "$@"; }
 
-# sync compares --sync always with the default on one node.
+# sync compares the default (fsync before every ack) with --sync lazy on
+# one node, interleaved. Each run also counts the gateway's fsync calls
+# (perf, when it may trace syscalls) against the events it applied, and
+# measures the disk's raw fsync rate (4 KiB O_SYNC writes with dd) in the
+# same directory: the floor a write that waits for an fsync cannot pass.
 sync_runs() {
+	mport=$((PORT + 1))
 	for i in $(seq "$RUNS"); do
-		for s in default always; do
-			flags=()
-			[ "$s" = always ] && flags=(--sync always)
-			for b in 1 100; do
+		echo "== raw fsync, run $i: $(dd if=/dev/zero of="$work/dd" bs=4k count=500 oflag=sync 2>&1 | tail -1)"
+		rm -f "$work/dd"
+		for b in 1 100; do
+			for s in always lazy; do
 				echo "== one node, --sync $s, batch $b, run $i"
-				start_gw --metrics-addr '' "${flags[@]}"
+				start_gw --metrics-addr "127.0.0.1:$mport" --sync "$s"
+				perf_start
 				load -url "$URL" -clients 64 -batch "$b"
+				perf_stop
+				curl -fs "http://127.0.0.1:$mport/metrics" | grep '^rankwire_applied_sequence' || true
 				stop_gw
 			done
 		done
 	done
+}
+
+# perf_start counts the gateway's fsync calls until perf_stop, where perf
+# may trace syscalls; else both do nothing.
+PERF=""
+perf_start() {
+	PERF=""
+	command -v perf >/dev/null || return 0
+	perf stat -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync -p "$GW" -o "$work/perf" 2>/dev/null &
+	PERF=$!
+}
+perf_stop() {
+	[ -n "$PERF" ] || return 0
+	kill -INT "$PERF" 2>/dev/null || true
+	wait "$PERF" 2>/dev/null || true
+	PERF=""
+	grep -E 'sys_enter_f' "$work/perf" | awk '{print "fsync calls: " $1 " " $2}' || true
 }
 
 # CL holds the cluster's gateway PIDs.

@@ -32,18 +32,14 @@ func clusterFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ClusterTLSCA, "cluster-tls-ca", "", "CA certificate `file` that signs every node's route certificate: routes from and to nodes without one are refused")
 	fs.StringVar(&c.NATSListen, "nats-listen", "", "host:port `address` of a NATS client listener (user and password derived from the cluster secret) for gateways run with --nats; empty: none")
 	fs.IntVar(&c.Replicas, "replicas", 0, "JetStream `replicas` of each tenant's stream: 1, 3 or 5 (default 1 alone, 3 with --cluster)")
-	fs.Func("sync", "JetStream fsync `policy`: always, or an interval such as 1s (default NATS's interval)", func(v string) error {
-		if v == "always" {
-			c.Sync = hub.SyncAlways
-			return nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want always or a positive interval such as 1s")
-		}
+	fs.Func("sync", "JetStream fsync `policy`: always (the default: fsync before acknowledging), or lazy (NATS's 2m) or an interval such as 1s, "+
+		"which acknowledge before the disk has the write: a power loss or kernel crash loses up to the last interval of acknowledged submissions", func(v string) error {
+		d, err := parseSync(v)
 		c.Sync = d
-		return nil
+		return err
 	})
+	fs.Uint64Var(&c.FingerprintEvery, "fingerprint-every", 0, "with --cluster: every this many `events` each node publishes a hash of each tenant's state; "+
+		"a node whose hash differs from the majority's stops serving the tenant and rebuilds it from the stream (default 10000)")
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` for --nats")
 	fs.StringVar(&c.NATSDomain, "nats-domain", "", "JetStream `domain` of the servers holding the streams, when --nats is a leaf node without JetStream (a region)")
 	// The --nats-tls-* flags are this gateway's end of NATS client TLS: a
@@ -153,4 +149,20 @@ func (c Config) hubCluster(secret string) (hub.Cluster, hub.NATSAuth) {
 		return hc, hub.NATSAuth{}
 	}
 	return hc, hub.NATSAuth{Creds: c.NATSCreds, TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
+}
+
+// parseSync reads --sync: always (hub.SyncAlways), lazy (hub.SyncLazy) or
+// a positive interval.
+func parseSync(v string) (time.Duration, error) {
+	switch v {
+	case "always":
+		return hub.SyncAlways, nil
+	case "lazy":
+		return hub.SyncLazy, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want always, lazy or a positive interval such as 1s")
+	}
+	return d, nil
 }

@@ -57,7 +57,7 @@ func TestClusterFlagsRefused(t *testing.T) {
 }
 
 // The cluster flags read from RANKWIRE_* variables; --sync takes always or
-// an interval; --nats takes a list.
+// lazy or an interval (0 or less is refused); --nats takes a list.
 func TestClusterFlagsFromEnv(t *testing.T) {
 	env := map[string]string{"RANKWIRE_CLUSTER": "c", "RANKWIRE_NODE": "n2", "RANKWIRE_CLUSTER_SECRET_FILE": "/s",
 		"RANKWIRE_ROUTES": "nats://127.0.0.1:1, nats://127.0.0.1:2", "RANKWIRE_CLUSTER_LISTEN": "127.0.0.1:3",
@@ -70,9 +70,16 @@ func TestClusterFlagsFromEnv(t *testing.T) {
 		c.NATSListen != "127.0.0.1:4" || c.Replicas != 5 || c.Sync != hub.SyncAlways {
 		t.Fatalf("config %+v", c)
 	}
-	c, err = parseConfig([]string{"--sync", "250ms"}, func(string) string { return "" }, io.Discard)
-	if err != nil || c.Sync != 250*time.Millisecond {
-		t.Fatalf("--sync 250ms: %v, %v", c.Sync, err)
+	for arg, want := range map[string]time.Duration{"250ms": 250 * time.Millisecond, "lazy": hub.SyncLazy} {
+		c, err = parseConfig([]string{"--sync", arg}, func(string) string { return "" }, io.Discard)
+		if err != nil || c.Sync != want {
+			t.Fatalf("--sync %s: %v, %v", arg, c.Sync, err)
+		}
+	}
+	for _, arg := range []string{"0s", "-1s", "sometimes"} {
+		if _, err = parseConfig([]string{"--sync", arg}, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("--sync %s: accepted", arg)
+		}
 	}
 }
 

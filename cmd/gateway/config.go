@@ -46,7 +46,8 @@ type Config struct {
 	ClusterTLSCA      string        // the CA that signs every node's route certificate
 	NATSListen        string        // authenticated NATS client listener; empty: none
 	Replicas          int           // JetStream replicas of tenant streams; 0: 1 alone, 3 with --cluster
-	Sync              time.Duration // hub.SyncAlways, an interval, or 0 for NATS's default
+	Sync              time.Duration // 0 or hub.SyncAlways: fsync before every ack; an interval: the lazy opt-out
+	FingerprintEvery  uint64        // events between state checkpoints compared across the cluster; 0: the default
 	NATSCreds         string        // credentials file for --nats
 	NATSTLSCA         string        // CA file for --nats
 	NATSTLSCert       string        // client certificate for --nats

@@ -64,6 +64,7 @@ type gateway struct {
 	keys        *auth.Keyring
 	demo        *demoKey // nil: not the demo
 	hub         *hub.Hub
+	div         *divergence // nil without --cluster; div.fps.Rebuilding() is a readiness reason (tenants out of service here)
 	reg         *prometheus.Registry
 	metricsAddr string // "none" without --metrics-addr
 	api         *api.Server
@@ -133,10 +134,15 @@ func (g *gateway) startHub(ctx context.Context) error {
 		return err
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
+	div := newDivergence(cfg, g.log)
+	var fps *hub.Fingerprints
+	if div != nil {
+		fps = div.fps
+	}
 	stopWatch := watchRoutes(cfg, g.handler.setReason, g.log) // early.go: who answered, while the majority is awaited
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
-		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
+		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync, Fingerprints: fps})
 	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
@@ -145,6 +151,15 @@ func (g *gateway) startHub(ctx context.Context) error {
 	g.onStop(func() { closeHub(h, g.log) })
 	if g.cfg.cursorKey, err = cursorKey(cfg.DataDir, secret); err != nil {
 		return err
+	}
+	if div != nil {
+		stop, err := div.start(h.JetStream().Conn())
+		if err != nil {
+			return fmt.Errorf("fingerprints: %w", err)
+		}
+		g.onStop(stop) // before the hub closes
+		div.register(g.reg)
+		g.div = div
 	}
 	g.handler.setReason("building the API")
 	return nil

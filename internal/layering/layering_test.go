@@ -17,7 +17,7 @@ var allowed = map[string][]string{
 	"subscriptions": {module + "board"},
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
-		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", "github.com/nats-io/"},
+		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -61,7 +61,9 @@ var allowed = map[string][]string{
 	"security":        nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody": nil,
-	"internal/names":    nil,
+	// fingerprint compares the nodes' state checkpoints: pure, the standard library only.
+	"internal/fingerprint": nil,
+	"internal/names":       nil,
 	// redact keeps secrets out of URLs in logs and errors: the standard library only.
 	"internal/redact": nil,
 	// shred keeps the per-member keys of sealed personal data and wipes

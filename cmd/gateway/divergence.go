@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/fingerprint"
+)
+
+// fingerprintSubject carries every node's checkpoint reports
+// (fingerprint.Report) on the cluster's own NATS. Tenant subjects are
+// rw.<tenant>.*, so no tenant name reaches it.
+const fingerprintSubject = "rwfp.reports"
+
+// divergence compares this node's tenant checkpoints with the other nodes'
+// (internal/fingerprint) and tells the hub when this node's copy of a
+// tenant diverged from the majority's. One goroutine, owned by start's
+// caller through the returned stop, does the publishing, the tally and
+// the judging; the replica goroutines only enqueue, never block.
+type divergence struct {
+	node     string
+	members  int
+	log      *slog.Logger
+	fps      *hub.Fingerprints
+	own      chan fingerprint.Report // from the replicas; a full queue drops (the checkpoint stays undecided)
+	detected atomic.Uint64           // divergences found since start: a metric
+
+	// Owned by the goroutine.
+	tallies map[string]*fingerprint.Tally
+	settled map[string]uint64 // per tenant, the checkpoint it last diverged at: no verdict at or before it counts again
+}
+
+// newDivergence returns the comparison for a clustered node, or nil
+// without --cluster (a single node has no one to compare with).
+func newDivergence(cfg Config, log *slog.Logger) *divergence {
+	if cfg.Cluster == "" {
+		return nil
+	}
+	d := &divergence{node: cfg.Node, members: clusterMembers(cfg.Routes), log: log,
+		own: make(chan fingerprint.Report, 1024), tallies: map[string]*fingerprint.Tally{}, settled: map[string]uint64{}}
+	d.fps = &hub.Fingerprints{Every: cfg.FingerprintEvery, Publish: d.enqueue}
+	return d
+}
+
+// clusterMembers counts the distinct listeners --routes names (it lists
+// every node's, its own included; one left out makes the majority
+// smaller, never a wrong verdict with three nodes).
+func clusterMembers(routes []string) int {
+	seen := map[string]bool{}
+	for _, r := range routes {
+		if u, err := url.Parse(r); err == nil {
+			seen[u.Host] = true
+		}
+	}
+	return max(len(seen), 1)
+}
+
+// enqueue hands one of this node's checkpoints to the goroutine without
+// blocking the replica.
+func (d *divergence) enqueue(tenant string, c fingerprint.Checkpoint) {
+	select {
+	case d.own <- fingerprint.Report{Node: d.node, Tenant: tenant, Checkpoint: c}:
+	default:
+		d.log.Warn("fingerprint: checkpoint queue full: this checkpoint goes unchecked", "tenant", tenant, "seq", c.Seq)
+	}
+}
+
+// start subscribes to the other nodes' reports and runs the goroutine
+// until stop, which waits for it.
+func (d *divergence) start(nc *nats.Conn) (stop func(), err error) {
+	remote := make(chan *nats.Msg, 1024)
+	sub, err := nc.ChanSubscribe(fingerprintSubject, remote)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { d.run(ctx, nc, remote) })
+	return func() {
+		_ = sub.Unsubscribe()
+		cancel()
+		wg.Wait()
+	}, nil
+}
+
+// run publishes and records this node's reports and records the others'
+// until ctx ends.
+func (d *divergence) run(ctx context.Context, nc *nats.Conn, remote <-chan *nats.Msg) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-d.own:
+			if err := nc.Publish(fingerprintSubject, r.Marshal()); err != nil {
+				d.log.Warn("fingerprint: report not published", "tenant", r.Tenant, "seq", r.Seq, "err", err)
+			}
+			d.record(r)
+		case m := <-remote:
+			r, err := fingerprint.ParseReport(m.Data)
+			if err != nil {
+				d.log.Warn("fingerprint: report ignored", "err", err)
+				continue
+			}
+			if r.Node != d.node { // its own came through d.own
+				d.record(r)
+			}
+		}
+	}
+}
+
+// record adds r to its tenant's tally and judges this node there.
+func (d *divergence) record(r fingerprint.Report) {
+	t := d.tallies[r.Tenant]
+	if t == nil {
+		t = fingerprint.NewTally(d.members)
+		d.tallies[r.Tenant] = t
+	}
+	if !t.Record(r.Node, r.Checkpoint) || r.Seq <= d.settled[r.Tenant] {
+		return
+	}
+	v, majority := t.Judge(d.node, r.Seq)
+	if v != fingerprint.Diverged {
+		return
+	}
+	d.settled[r.Tenant] = r.Seq
+	d.detected.Add(1)
+	d.log.Error("fingerprint: this node's copy of the tenant differs from the majority's: it stops serving the tenant and rebuilds it",
+		"tenant", r.Tenant, "seq", r.Seq, "majority_sum", fmt.Sprintf("%x", majority[:8]), "members", d.members)
+	d.fps.Diverged(r.Tenant, r.Seq)
+}
+
+// register adds the divergence metrics to reg.
+func (d *divergence) register(reg *prometheus.Registry) {
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_divergence_detected_total",
+		Help: "Times this node's state checkpoint of a tenant differed from the one a majority of the cluster published at the same sequence."},
+		func() float64 { return float64(d.detected.Load()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_divergence_rebuilding",
+		Help: "Tenants this node serves none of because its copy diverged and is being rebuilt from the stream (reads and writes answer 503)."},
+		func() float64 { return float64(d.fps.Rebuilding()) }))
+}

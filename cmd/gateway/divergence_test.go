@@ -1,0 +1,184 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/fingerprint"
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// TestDivergenceCaught corrupts a minority node's state where no checksum
+// sees it (its snapshot file holds a submission the stream never had, with
+// a valid CRC: the shape of a bit flipped in memory before the write) and
+// checks that the cluster's checkpoints catch it: the node says so, stops
+// serving the tenant, rebuilds it from the stream and ends equal to the
+// majority, with every acknowledged submission, and no second divergence
+// at the next checkpoint.
+func TestDivergenceCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three gateway processes")
+	}
+	c := startCluster(t, 3, "RANKWIRE_FINGERPRINT_EVERY=10")
+	nodes, tok := c.nodes, c.tok
+	await.For(t, 30*time.Second, func() error { // creates the stream: may outlast one call's budget on a loaded box
+		if status, err := call("PUT", nodes[0].p.url("/v1/boards/b"), tok, `{"policy":"latest"}`, nil); status != 200 {
+			return fmt.Errorf("create board: %d %v", status, err)
+		}
+		return nil
+	})
+	next, acked := 0, []int(nil)
+	submit := func(n *clusterNode) error {
+		body := fmt.Sprintf(`{"id":"s%d","member":"m%d","score":%d}`, next, next, next)
+		if status, err := call("POST", n.p.url("/v1/boards/b/scores"), tok, body, nil); status != 200 {
+			return fmt.Errorf("submit %d: %d %v", next, status, err)
+		}
+		acked = append(acked, next)
+		next++
+		return nil
+	}
+	for _, n := range nodes { // the tenant reaches every node (their discovery)
+		await.For(t, 30*time.Second, func() error { return submit(n) })
+	}
+	for range 15 {
+		if err := submit(nodes[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pg topPage
+	await.For(t, 20*time.Second, func() error { return samePages(nodes, tok, &pg) })
+
+	victim := nodes[2]
+	stopGracefully(t, victim) // writes its snapshot
+	corruptSnapshot(t, victim, "t1", "b")
+	for range 5 { // the two others go on
+		if err := submit(nodes[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim.wait(t, victim.launch(t))
+
+	// Writes carry the cluster past its next checkpoints; the victim's
+	// differs there and it rebuilds.
+	diverged := regexp.MustCompile(`differs from the majority`)
+	await.For(t, 30*time.Second, func() error {
+		if len(victim.p.logged(diverged)) > 0 {
+			return nil
+		}
+		if err := submit(nodes[next%2]); err != nil {
+			return err
+		}
+		return errors.New("no divergence logged yet")
+	})
+	await.For(t, 20*time.Second, func() error {
+		if len(victim.p.logged(regexp.MustCompile(`tenant rebuilt from the stream`))) == 0 {
+			return errors.New("not rebuilt yet")
+		}
+		return samePages(nodes, tok, &pg)
+	})
+	if strings.Contains(pg.String(), "cheat") {
+		t.Fatalf("the corruption survived on every node: %v", pg)
+	}
+	haveEveryAcked(t, victim, tok, acked)
+	for range 25 { // two more checkpoints: the rebuilt copy agrees
+		if err := submit(nodes[next%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	await.For(t, 20*time.Second, func() error { return samePages(nodes, tok, &pg) })
+	if n := len(victim.p.logged(diverged)); n != 1 {
+		t.Fatalf("divergence logged %d times, want once", n)
+	}
+	haveEveryAcked(t, victim, tok, acked)
+}
+
+// stopGracefully stops n with SIGTERM and waits for it to exit.
+func stopGracefully(t *testing.T, n *clusterNode) {
+	t.Helper()
+	if err := n.p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := <-n.p.done
+	n.p.done <- err
+}
+
+// corruptSnapshot rewrites n's snapshot of tenant so that it holds one
+// more member on board, at the same sequence, with a valid checksum.
+func corruptSnapshot(t *testing.T, n *clusterNode, tenant, board string) {
+	t.Helper()
+	var dir string
+	for _, e := range n.env {
+		if v, ok := strings.CutPrefix(e, "RANKWIRE_DATA="); ok {
+			dir = v
+		}
+	}
+	path := filepath.Join(dir, "snapshots", tenant+".snap")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ledger.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &ledger.Event{Kind: ledger.EvSubmit, Board: board, Items: []ledger.Item{{Member: "cheat", Score: 1e9}}}
+	ev.Prepare()
+	if out := st.Apply(st.Seq(), ev); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if data, err = st.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// --routes names every node, its own included, once each: the members.
+func TestClusterMembers(t *testing.T) {
+	for routes, want := range map[string]int{
+		"nats://a:6222,nats://b:6222,nats://c:6222":               3,
+		"nats://a:6222,nats://b:6222,nats://c:6222,nats://a:6222": 3,
+		"": 1,
+	} {
+		if got := clusterMembers(splitList(routes)); got != want {
+			t.Errorf("%q: %d members, want %d", routes, got, want)
+		}
+	}
+}
+
+// The node's own checkpoint against two others that agree with each other
+// is a divergence, found once however many reports repeat it; one that
+// agrees, or one against one, is none.
+func TestDivergenceJudgesOnce(t *testing.T) {
+	d := newDivergence(Config{Cluster: "c", Node: "n1", Routes: splitList("nats://a:1,nats://b:1,nats://c:1")}, slog.New(slog.DiscardHandler))
+	good, bad := fingerprint.Sum{1}, fingerprint.Sum{2}
+	rep := func(node string, seq uint64, s fingerprint.Sum) fingerprint.Report {
+		return fingerprint.Report{Node: node, Tenant: "t1", Checkpoint: fingerprint.Checkpoint{Seq: seq, Sum: s}}
+	}
+	d.record(rep("n1", 10, bad))
+	d.record(rep("n2", 10, good))
+	if d.detected.Load() != 0 {
+		t.Fatal("one against one decided")
+	}
+	d.record(rep("n3", 10, good))
+	d.record(rep("n3", 10, good))
+	if d.detected.Load() != 1 {
+		t.Fatalf("detected %d, want 1", d.detected.Load())
+	}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		d.record(rep(n, 20, good))
+	}
+	if d.detected.Load() != 1 {
+		t.Fatalf("an agreeing checkpoint counted: %d", d.detected.Load())
+	}
+}

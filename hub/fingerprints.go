@@ -1,0 +1,186 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	fprint "github.com/rankwire/rankwire/internal/fingerprint"
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// Divergence. At every checkpoint (internal/fingerprint: a sequence that
+// is a multiple of Fingerprints.Every) each replica hashes its state's
+// snapshot encoding and hands it to Config.Fingerprints.Publish; whoever
+// compares them across the cluster (cmd/gateway) calls Diverged when this
+// node's checkpoint differs from the majority's. The tenant then answers
+// ErrUnavailable on this node, naming the sequence, while a rebuilder
+// goroutine replays the tenant's stream from its start into a new state
+// (not from a snapshot: the local one is this node's own, and the shared
+// one may have been written by it) and hands the state to the replica
+// goroutine, which adopts it once it is at the same sequence.
+
+// Fingerprints links the replicas' checkpoints to the cluster's comparison.
+// Set Every and Publish before Start; Start links it to the Hub. Its
+// methods are safe for concurrent use.
+type Fingerprints struct {
+	// Every is the checkpoint spacing in stream sequences. Zero means
+	// internal/fingerprint's DefaultEvery.
+	Every uint64
+	// Publish receives each checkpoint of a tenant, on that tenant's
+	// replica goroutine, in sequence order: it must not block.
+	Publish func(tenant string, c fprint.Checkpoint)
+
+	hub        atomic.Pointer[Hub] // set by Start
+	rebuilding atomic.Int64
+}
+
+// Diverged takes tenant out of service on this node (its requests answer
+// 503 naming seq) and starts rebuilding it from the stream. It returns
+// false where the tenant is not open here, is already rebuilding, or the
+// Hub is not started or closed.
+func (f *Fingerprints) Diverged(tenant string, seq uint64) bool {
+	h := f.hub.Load()
+	if h == nil || h.streams == nil || h.ctx.Err() != nil {
+		return false
+	}
+	r := h.reg.lookup(tenant)
+	if r == nil || !r.fp.diverged.CompareAndSwap(0, seq) {
+		return false
+	}
+	f.rebuilding.Add(1)
+	r.log.Error("hub: this node's copy of the tenant diverged from the cluster's: serving none of it until rebuilt from the stream", "seq", seq)
+	h.wg.Go(func() {
+		defer f.rebuilding.Add(-1)
+		h.streams.rebuild(h.ctx, r)
+	})
+	return true
+}
+
+// Rebuilding returns how many tenants this node serves none of because
+// they diverged and are being rebuilt: a readiness reason and a metric.
+func (f *Fingerprints) Rebuilding() int { return int(f.rebuilding.Load()) }
+
+// fpState is a replica's part in fingerprinting.
+type fpState struct {
+	link     *Fingerprints // nil: fingerprinting is off
+	from     uint64        // the stream's end when the tenant opened: no checkpoint up to it; set before the replica runs
+	diverged atomic.Uint64 // the checkpoint this copy diverged at; 0: none
+	adopt    chan adoption // a rebuilt state for the replica goroutine; nil when off
+}
+
+// adoption is a rebuilt state offered to the replica goroutine; ok says
+// whether it took it (it had applied exactly st's sequence).
+type adoption struct {
+	st *ledger.State
+	ok chan bool
+}
+
+// init turns fingerprinting on from the event after from. The opening's
+// catch-up takes no checkpoint: the others published those long ago and
+// keep only recent ones, and encoding the state every Every events of a
+// long replay would slow every start.
+func (p *fpState) init(link *Fingerprints, from uint64) {
+	if link != nil {
+		p.link, p.from, p.adopt = link, from, make(chan adoption)
+	}
+}
+
+// checkpoint publishes the state's checkpoint where seq is one. Like
+// maybeSnapshot it encodes the state without a lock (the replica goroutine
+// is its only writer; reads go on). Replica goroutine only.
+func (r *replica) checkpoint(seq uint64) {
+	p := r.fp.link
+	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
+		return
+	}
+	data, err := r.st.Encode()
+	if err != nil {
+		r.log.Error("hub: checkpoint not taken: the state does not encode", "seq", seq, "err", err)
+		return
+	}
+	p.Publish(r.tenant, fprint.Of(seq, data))
+}
+
+// err is the error the tenant's requests answer while its copy diverged.
+func (p *fpState) err() error {
+	if seq := p.diverged.Load(); seq != 0 {
+		return unavailable(fmt.Sprintf("this node's copy of the tenant diverged from the cluster's at seq %d and is being rebuilt; ask another node", seq), nil)
+	}
+	return nil
+}
+
+// errBehind: the replica moved on while the rebuilt state caught up.
+var errBehind = errors.New("hub: the replica moved on during the rebuild")
+
+// rebuild replays r's stream into a new state until the replica goroutine
+// adopts it, retrying failures with backoff until ctx ends.
+func (sl *streamLog) rebuild(ctx context.Context, r *replica) {
+	st := ledger.New()
+	st.SetLanes(runLanes)
+	start := time.Now()
+	for wait := reopenFirst; ctx.Err() == nil; {
+		err := sl.catchUp(ctx, r, st)
+		if err == nil {
+			r.log.Info("hub: tenant rebuilt from the stream: serving it again", "seq", st.Seq(), "took", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if errors.Is(err, errBehind) {
+			continue
+		}
+		r.log.Warn("hub: rebuilding a diverged tenant failed, retrying", "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, reopenMax)
+	}
+}
+
+// catchUp replays r's stream from after st's sequence to what r has
+// applied, then offers st to r's goroutine.
+func (sl *streamLog) catchUp(ctx context.Context, r *replica, st *ledger.State) error {
+	if last := r.applied.Load(); last > st.Seq() {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		stream, err := sl.stream(cctx, r.tenant, false)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if err := sl.replayRange(ctx, stream, st.Seq(), last, func(seq uint64, ev *ledger.Event) { st.Apply(seq, ev) }); err != nil {
+			return err
+		}
+		st.Skip(last) // where the last events did not decode: every replica skips them
+	}
+	a := adoption{st: st, ok: make(chan bool, 1)}
+	select {
+	case r.fp.adopt <- a:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !<-a.ok {
+		return errBehind
+	}
+	return nil
+}
+
+// adoptRebuilt makes a rebuilt state r's own if it is at r's sequence.
+// Replica goroutine only.
+func (r *replica) adoptRebuilt(a adoption) {
+	if a.st.Seq() != r.applied.Load() {
+		a.ok <- false
+		return
+	}
+	r.prepareState(a.st)
+	r.mu.Lock()
+	r.st = a.st
+	r.mu.Unlock()
+	r.fp.diverged.Store(0)
+	if r.snaps.every > 0 { // replace the local snapshot now: a restart must not load the diverged one
+		r.sinceSnap = r.snaps.every
+		r.maybeSnapshot()
+	}
+	a.ok <- true
+}
