@@ -32,7 +32,7 @@ const (
 	EvSettle     EventKind = "settle"     // a board's payout is done: its standings never change again
 	EvVoid       EventKind = "void"       // void one submission: assign the member's recomputed entries (dispute_void.go)
 
-	EvErase EventKind = "erase" // erase a member's personal data (profile_erase.go)
+	EvErase      EventKind = "erase"      // erase a member's personal data (profile_erase.go)
 	EvSchedule   EventKind = "schedule"   // create or replace a schedule (schedule_state.go)
 	EvUnschedule EventKind = "unschedule" // delete a schedule; its boards stay
 	EvFire       EventKind = "fire"       // create the board of one occurrence of a schedule
