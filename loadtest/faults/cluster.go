@@ -36,11 +36,14 @@ type Cluster struct {
 	Nodes  []*Node
 	Token  string // an admin token of Tenant
 	log    *slog.Logger
+	net    *netnet // nil: every node on loopback
 }
 
 // Node is one gateway process. Cmd is nil while it is stopped.
 type Node struct {
 	Name, Addr, ClusterAddr, NATSAddr, Data string
+	index                                   int
+	netns                                   string // the node's network namespace; empty: the root's
 	args                                    []string
 	cmd                                     *exec.Cmd
 	exited                                  chan struct{}
@@ -71,8 +74,9 @@ func freePorts(k int) ([]string, error) {
 }
 
 // NewCluster lays out n nodes under dir (keys, secret, one data directory
-// each) without starting them.
-func NewCluster(binary, dir string, n int, log *slog.Logger) (*Cluster, error) {
+// each) without starting them; with netns each in its own network
+// namespace (Close removes them).
+func NewCluster(binary, dir string, n int, netns bool, log *slog.Logger) (*Cluster, error) {
 	key, err := loadtest.WriteKeyFile(filepath.Join(dir, "keys.json"), Tenant, 0)
 	if err != nil {
 		return nil, fmt.Errorf("faults: key file: %w", err)
@@ -89,13 +93,24 @@ func NewCluster(binary, dir string, n int, log *slog.Logger) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Binary: binary, Dir: dir, Token: tok, log: log}
+	if netns {
+		if c.net, err = newNetnet(n); err != nil {
+			return nil, err
+		}
+		for k := range n { // each node has its own address: the usual ports
+			ports[3*k], ports[3*k+1], ports[3*k+2] = c.net.addr(k)+":8080", c.net.addr(k)+":6222", c.net.addr(k)+":4222"
+		}
+	}
 	var routes []string
 	for i := range n {
 		routes = append(routes, "nats://"+ports[3*i+1])
 	}
 	for i := range n {
 		nd := &Node{Name: fmt.Sprintf("n%d", i+1), Addr: ports[3*i], ClusterAddr: ports[3*i+1], NATSAddr: ports[3*i+2],
-			Data: filepath.Join(dir, fmt.Sprintf("n%d", i+1))}
+			Data: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), index: i}
+		if c.net != nil {
+			nd.netns = c.net.ns(i)
+		}
 		nd.args = []string{"--keys", filepath.Join(dir, "keys.json"), "--data", nd.Data, "--addr", nd.Addr,
 			"--metrics-addr", "", "--node", nd.Name, "--cluster", "faults", "--cluster-listen", nd.ClusterAddr,
 			"--routes", strings.Join(routes, ","), "--cluster-secret-file", filepath.Join(dir, "secret"),
@@ -130,6 +145,9 @@ func (c *Cluster) StartNode(n *Node) error {
 		return err
 	}
 	cmd := exec.Command(c.Binary, n.args...)
+	if n.netns != "" { // ip netns exec execs the binary: the PID is the gateway's
+		cmd = exec.Command("ip", append([]string{"netns", "exec", n.netns, c.Binary}, n.args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -174,10 +192,14 @@ func (n *Node) Stop(sig syscall.Signal, wait time.Duration) error {
 // Running reports whether n's process was started and not stopped by Stop.
 func (n *Node) Running() bool { return n.cmd != nil }
 
-// Close stops every node (SIGKILL): the run is over.
+// Close stops every node (SIGKILL) and removes the namespaces: the run is
+// over.
 func (c *Cluster) Close() {
 	for _, n := range c.Nodes {
 		n.Stop(syscall.SIGKILL, 10*time.Second)
+	}
+	if c.net != nil {
+		c.net.close()
 	}
 }
 

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,5 +52,27 @@ func TestFaultByName(t *testing.T) {
 	}
 	if _, ok := FaultByName("nope"); ok {
 		t.Error("FaultByName(nope) found one")
+	}
+}
+
+func TestCutPlans(t *testing.T) {
+	tests := []struct {
+		name   string
+		plan   cutPlan
+		pairs  string
+		exempt string
+	}{
+		{"isolate the leader", isolateLeader, "[[1 0] [1 2]]", "[1]"},
+		{"isolate a follower", isolateFollower, "[[2 0] [2 1]]", "[2]"},
+		{"bridge", bridgeCut, "[[1 2]]", "[]"},
+	}
+	for _, tt := range tests {
+		pairs, exempt := tt.plan(1, 3)
+		if got := fmt.Sprint(pairs); got != tt.pairs {
+			t.Errorf("%s: pairs %s, want %s", tt.name, got, tt.pairs)
+		}
+		if got := fmt.Sprint(exempt); got != tt.exempt {
+			t.Errorf("%s: exempt %s, want %s", tt.name, got, tt.exempt)
+		}
 	}
 }

@@ -25,6 +25,7 @@ type Config struct {
 	Warm    time.Duration // load before the fault (default 2 s)
 	Hold    time.Duration // how long a fault lasts before it is healed (default 5 s)
 	Settle  time.Duration // load after the heal (default 5 s)
+	Netns   bool          // every node in its own network namespace (root; needed by the partitions)
 	Log     *slog.Logger
 }
 
@@ -73,15 +74,19 @@ func (r *run) counted(n *Node) bool {
 type Fault struct {
 	Name   string
 	Inject func(r *run, ctx context.Context) error
+	Netns  bool // needs Config.Netns
 }
 
 // Faults are the suite's faults, by name.
 var Faults = []Fault{
-	{"kill9-leader", func(r *run, ctx context.Context) error { return r.killRestart(ctx, true) }},
-	{"kill9-follower", func(r *run, ctx context.Context) error { return r.killRestart(ctx, false) }},
-	{"sigstop-leader", (*run).pauseLeader},
-	{"rolling-restart", (*run).rollingRestart},
-	{"corrupt-follower", (*run).corruptFollower},
+	{"kill9-leader", func(r *run, ctx context.Context) error { return r.killRestart(ctx, true) }, false},
+	{"kill9-follower", func(r *run, ctx context.Context) error { return r.killRestart(ctx, false) }, false},
+	{"sigstop-leader", (*run).pauseLeader, false},
+	{"rolling-restart", (*run).rollingRestart, false},
+	{"corrupt-follower", (*run).corruptFollower, false},
+	{"partition-leader", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateLeader) }, true},
+	{"partition-follower", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateFollower) }, true},
+	{"partition-bridge", func(r *run, ctx context.Context) error { return r.partition(ctx, bridgeCut) }, true},
 }
 
 // FaultByName returns the named fault.
@@ -252,7 +257,11 @@ type Result struct {
 func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	cfg.defaults()
 	res := Result{Fault: f.Name}
-	c, err := NewCluster(cfg.Binary, dir, cfg.Nodes, cfg.Log)
+	if f.Netns && !cfg.Netns {
+		res.Err = fmt.Errorf("faults: %s needs Config.Netns", f.Name)
+		return res
+	}
+	c, err := NewCluster(cfg.Binary, dir, cfg.Nodes, cfg.Netns, cfg.Log)
 	if err != nil {
 		res.Err = err
 		return res

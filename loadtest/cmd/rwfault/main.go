@@ -7,6 +7,7 @@
 //
 //	go run ./loadtest/cmd/rwfault -runs 5
 //	go run ./loadtest/cmd/rwfault -faults kill9-leader,sigstop-leader -runs 1
+//	sudo go run ./loadtest/cmd/rwfault -netns -runs 5   # with the partitions
 //
 // It exits 1 when any run lost or doubled a submission, left the nodes
 // unequal, or could not be carried out.
@@ -35,17 +36,14 @@ func main() {
 }
 
 func run() error {
-	var names []string
-	for _, f := range faults.Faults {
-		names = append(names, f.Name)
-	}
-	only := flag.String("faults", strings.Join(names, ","), "the `faults` to inject, comma-separated")
+	only := flag.String("faults", "", "the `faults` to inject, comma-separated (empty: every one, the partitions only with -netns)")
 	runs := flag.Int("runs", 3, "runs per fault, each on a fresh cluster")
 	binary := flag.String("gateway", "", "the gateway `binary` (empty: go build ./cmd/gateway into the work directory)")
 	keep := flag.Bool("keep", false, "keep the work directory (logs and data) when done")
 	var cfg faults.Config
 	flag.IntVar(&cfg.Writers, "writers", 6, "SDK writers")
 	flag.DurationVar(&cfg.Hold, "hold", 0, "how long a fault lasts (0: 5s)")
+	flag.BoolVar(&cfg.Netns, "netns", false, "run every node in its own network namespace (root and iproute2; needed by the partitions)")
 	verbose := flag.Bool("v", false, "log each fault's target")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -67,7 +65,16 @@ func run() error {
 	if *verbose {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return suite(ctx, cfg, strings.Split(*only, ","), *runs, work)
+	names := strings.Split(*only, ",")
+	if *only == "" {
+		names = nil
+		for _, f := range faults.Faults {
+			if cfg.Netns || !f.Netns {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return suite(ctx, cfg, names, *runs, work)
 }
 
 func suite(ctx context.Context, cfg faults.Config, names []string, runs int, work string) error {
