@@ -31,12 +31,13 @@ const secret = "a-fault-suite-secret-0123456789"
 // Cluster is a run's gateway processes on loopback, each on its own data
 // directory under Dir.
 type Cluster struct {
-	Binary string // the gateway binary
-	Dir    string
-	Nodes  []*Node
-	Token  string // an admin token of Tenant
-	log    *slog.Logger
-	net    *netnet // nil: every node on loopback
+	Binary  string // the gateway binary
+	Dir     string
+	Nodes   []*Node
+	Token   string // an admin token of Tenant
+	log     *slog.Logger
+	net     *netnet  // nil: every node on loopback
+	mounted []string // data directories on their own tmpfs
 }
 
 // Node is one gateway process. Cmd is nil while it is stopped.
@@ -198,6 +199,7 @@ func (c *Cluster) Close() {
 	for _, n := range c.Nodes {
 		n.Stop(syscall.SIGKILL, 10*time.Second)
 	}
+	c.unmountData()
 	if c.net != nil {
 		c.net.close()
 	}

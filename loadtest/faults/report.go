@@ -47,6 +47,9 @@ func Detail(w io.Writer, r Result) {
 	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, write gap %v, watcher silence %v, healthy not ready %v",
 		r.Fault, r.Acked, r.Unsure, r.WriteGap.Round(time.Millisecond), r.WatchGap.Round(time.Millisecond),
 		r.NotReady.Round(time.Millisecond))
+	if r.Note != "" {
+		fmt.Fprintf(&b, "; NOTE %s", r.Note)
+	}
 	if r.Err != nil {
 		fmt.Fprintf(&b, "; ERROR %v", r.Err)
 	}

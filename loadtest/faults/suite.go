@@ -53,6 +53,7 @@ func cmp[T int | time.Duration](v, def T) T {
 type run struct {
 	cfg    Config
 	c      *Cluster
+	note   string // what the fault had to do beyond the plan
 	mu     sync.Mutex
 	exempt map[*Node]bool
 }
@@ -75,18 +76,20 @@ type Fault struct {
 	Name   string
 	Inject func(r *run, ctx context.Context) error
 	Netns  bool // needs Config.Netns
+	Tmpfs  bool // puts every node's data directory on a small tmpfs (root)
 }
 
 // Faults are the suite's faults, by name.
 var Faults = []Fault{
-	{"kill9-leader", func(r *run, ctx context.Context) error { return r.killRestart(ctx, true) }, false},
-	{"kill9-follower", func(r *run, ctx context.Context) error { return r.killRestart(ctx, false) }, false},
-	{"sigstop-leader", (*run).pauseLeader, false},
-	{"rolling-restart", (*run).rollingRestart, false},
-	{"corrupt-follower", (*run).corruptFollower, false},
-	{"partition-leader", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateLeader) }, true},
-	{"partition-follower", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateFollower) }, true},
-	{"partition-bridge", func(r *run, ctx context.Context) error { return r.partition(ctx, bridgeCut) }, true},
+	{"kill9-leader", func(r *run, ctx context.Context) error { return r.killRestart(ctx, true) }, false, false},
+	{"kill9-follower", func(r *run, ctx context.Context) error { return r.killRestart(ctx, false) }, false, false},
+	{"sigstop-leader", (*run).pauseLeader, false, false},
+	{"rolling-restart", (*run).rollingRestart, false, false},
+	{"corrupt-follower", (*run).corruptFollower, false, false},
+	{Name: "disk-full-leader", Inject: (*run).diskFull, Tmpfs: true},
+	{"partition-leader", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateLeader) }, true, false},
+	{"partition-follower", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateFollower) }, true, false},
+	{"partition-bridge", func(r *run, ctx context.Context) error { return r.partition(ctx, bridgeCut) }, true, false},
 }
 
 // FaultByName returns the named fault.
@@ -250,7 +253,8 @@ type Result struct {
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
 	Violations []Violation
-	Err        error // the run could not be carried out
+	Note       string // what the fault had to do beyond its plan
+	Err        error  // the run could not be carried out
 }
 
 // RunOne runs fault once on a fresh cluster under dir.
@@ -267,6 +271,11 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 		return res
 	}
 	defer c.Close()
+	if f.Tmpfs {
+		if res.Err = c.mountData(); res.Err != nil {
+			return res
+		}
+	}
 	if err := c.Start(ctx); err != nil {
 		res.Err = err
 		return res
@@ -281,7 +290,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	injErr := f.Inject(r, ctx)
 	sleep(ctx, cfg.Settle)
 	l.Stop()
-	res.Err = injErr
+	res.Err, res.Note = injErr, r.note
 	for _, w := range l.writers {
 		res.Acked += w.acked
 		res.Unsure += w.unsure
