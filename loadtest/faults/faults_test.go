@@ -17,7 +17,7 @@ func TestReport(t *testing.T) {
 		{Fault: "kill9-leader", Acked: 5, WriteGap: 1 * time.Second, WatchGap: 3 * time.Second, Violations: []Violation{"x"}},
 		{Fault: "kill9-leader", Acked: 1, WriteGap: 3 * time.Second},
 	})
-	want := "| kill9-leader | 3 | 16 | 1 | 1 | 1.00 / 2.00 / 3.00 s | 0.00 / 1.00 / 3.00 s | 0.00 / 0.00 / 0.00 s |"
+	want := "| kill9-leader | 3 | 16 | 1 | 1 | 1.00 / 2.00 / 3.00 s | 0.00 / 1.00 / 3.00 s | 0.00 / 0.00 / 0.00 s | 0.00 / 0.00 / 0.00 s |"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("Report:\n%s\nwant a row\n%s", b.String(), want)
 	}
@@ -74,5 +74,22 @@ func TestCutPlans(t *testing.T) {
 		if got := fmt.Sprint(exempt); got != tt.exempt {
 			t.Errorf("%s: exempt %s, want %s", tt.name, got, tt.exempt)
 		}
+	}
+}
+
+func TestFreshness(t *testing.T) {
+	var f freshness
+	t0 := time.Unix(0, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	f.saw(5, at(0))
+	f.saw(9, at(2))
+	if age := f.saw(9, at(4)); age != 0 {
+		t.Errorf("the newest seq is %v old, want 0", age)
+	}
+	if age := f.saw(5, at(7)); age != 5*time.Second {
+		t.Errorf("seq 5, passed at 2 s, read at 7 s: %v old, want 5s", age)
+	}
+	if age := f.saw(3, at(7)); age != 7*time.Second {
+		t.Errorf("seq 3, passed at 0 s, read at 7 s: %v old, want 7s", age)
 	}
 }

@@ -14,8 +14,8 @@ import (
 // not-ready time; the acknowledged submissions summed; the runs with
 // violations or errors.
 func Report(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| fault | runs | acknowledged | lost or doubled | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| fault | runs | acknowledged | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, f := range Faults {
 		var rs []Result
 		for _, r := range results {
@@ -27,7 +27,7 @@ func Report(w io.Writer, results []Result) {
 			continue
 		}
 		acked, viol, failed := 0, 0, 0
-		var gaps, watch, ready []time.Duration
+		var gaps, watch, ready, age []time.Duration
 		for _, r := range rs {
 			acked += r.Acked
 			viol += len(r.Violations)
@@ -35,18 +35,19 @@ func Report(w io.Writer, results []Result) {
 				failed++
 			}
 			gaps, watch, ready = append(gaps, r.WriteGap), append(watch, r.WatchGap), append(ready, r.NotReady)
+			age = append(age, r.WorstAge)
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s | %s |\n", f.Name, len(rs), acked, viol, failed,
-			spread(gaps), spread(watch), spread(ready))
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", f.Name, len(rs), acked, viol, failed,
+			spread(gaps), spread(watch), spread(ready), spread(age))
 	}
 }
 
 // Detail writes one line per run with its violations and error.
 func Detail(w io.Writer, r Result) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, write gap %v, watcher silence %v, healthy not ready %v",
+	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, write gap %v, watcher silence %v, healthy not ready %v, oldest read while ready %v",
 		r.Fault, r.Acked, r.Unsure, r.WriteGap.Round(time.Millisecond), r.WatchGap.Round(time.Millisecond),
-		r.NotReady.Round(time.Millisecond))
+		r.NotReady.Round(time.Millisecond), r.WorstAge.Round(time.Millisecond))
 	if r.Note != "" {
 		fmt.Fprintf(&b, "; NOTE %s", r.Note)
 	}

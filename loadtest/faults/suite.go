@@ -252,6 +252,8 @@ type Result struct {
 	WriteGap   time.Duration // the longest write gap of any writer
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
+	ReadyStale time.Duration // the time a node said ready while serving reads older than StaleBound, summed
+	WorstAge   time.Duration // the oldest read a node served while it said ready
 	Violations []Violation
 	Note       string // what the fault had to do beyond its plan
 	Err        error  // the run could not be carried out
@@ -301,9 +303,16 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	}
 	for _, p := range l.pollers {
 		res.NotReady += p.notReady
+		res.ReadyStale += p.readyStale
+		res.WorstAge = max(res.WorstAge, p.worstAge)
 	}
 	if res.Acked == 0 {
 		res.Violations = append(res.Violations, "no submission acknowledged at all")
+	}
+	if res.ReadyStale > 0 {
+		res.Violations = append(res.Violations, Violation(fmt.Sprintf(
+			"a node said ready for %v while serving reads older than %v (the oldest %v)",
+			res.ReadyStale.Round(time.Millisecond), StaleBound, res.WorstAge.Round(time.Millisecond))))
 	}
 	res.Violations = append(res.Violations, check(ctx, c, l)...)
 	return res

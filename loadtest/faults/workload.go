@@ -78,11 +78,17 @@ func (w *watcher) run(ctx context.Context, start time.Time) {
 	w.gap = max(w.gap, time.Since(last))
 }
 
-// readyPoller asks one node's /readyz every 100 ms and sums the time it did
-// not answer 200 while counted says the node should be healthy.
+// readyPoller asks one node's /readyz and reads its board every 100 ms:
+// it sums the time the node did not answer 200 while counted says it
+// should be healthy, and the time it answered 200 while its reads were
+// older than StaleBound.
 type readyPoller struct {
-	n        *Node
-	notReady time.Duration
+	n          *Node
+	token      string
+	fresh      *freshness
+	notReady   time.Duration
+	readyStale time.Duration
+	worstAge   time.Duration // the oldest read served while ready
 }
 
 func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
@@ -91,20 +97,24 @@ func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
 	defer tick.Stop()
 	for {
 		t0 := time.Now()
-		ok := false
-		if req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.n.URL()+"/readyz", nil); err == nil {
-			if resp, err := hc.Do(req); err == nil {
-				resp.Body.Close()
-				ok = resp.StatusCode == http.StatusOK
-			}
+		ready, seq, readOK := probe(ctx, hc, p.n, p.token)
+		var age time.Duration
+		if readOK {
+			age = p.fresh.saw(seq, time.Now())
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if !ok && counted(p.n) {
+		if !ready && counted(p.n) {
 			p.notReady += time.Since(t0)
+		}
+		if ready && readOK {
+			p.worstAge = max(p.worstAge, age)
+			if age > StaleBound {
+				p.readyStale += time.Since(t0)
+			}
 		}
 	}
 }
@@ -141,6 +151,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Load{cancel: cancel}
 	start := time.Now()
+	fresh := &freshness{}
 	for i := range nWriters {
 		cl, err := rwclient.New(rotated(c, i%len(c.Nodes)), rwclient.WithToken(c.Token),
 			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second))
@@ -161,7 +172,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 		w := &watcher{c: cl, node: n.Name}
 		l.watchers = append(l.watchers, w)
 		l.wg.Go(func() { w.run(ctx, start) })
-		p := &readyPoller{n: n}
+		p := &readyPoller{n: n, token: c.Token, fresh: fresh}
 		l.pollers = append(l.pollers, p)
 		l.wg.Go(func() { p.run(ctx, counted) })
 	}
