@@ -19,7 +19,11 @@ func readTop(ctx context.Context, c *Cluster, n *Node) (rwclient.Page, error) {
 	if err != nil {
 		return rwclient.Page{}, err
 	}
-	return cl.Top(ctx, Board, rwclient.ReadOptions{Limit: 1000})
+	pg, err := cl.Top(ctx, Board, rwclient.ReadOptions{Limit: 1000})
+	if rwclient.IsCode(err, "not_found") {
+		return rwclient.Page{}, nil // the board itself lost: every writer's count is 0
+	}
+	return pg, err
 }
 
 // settledPages waits up to limit until every node answers the same top

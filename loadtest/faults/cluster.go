@@ -36,8 +36,9 @@ type Cluster struct {
 	Nodes   []*Node
 	Token   string // an admin token of Tenant
 	log     *slog.Logger
-	net     *netnet  // nil: every node on loopback
-	mounted []string // data directories on their own tmpfs
+	net     *netnet   // nil: every node on loopback
+	mounted []string  // data directories on their own tmpfs
+	lazy    []*lazyFS // data directories on the lazy FUSE filesystem
 }
 
 // Node is one gateway process. Cmd is nil while it is stopped.
@@ -200,6 +201,7 @@ func (c *Cluster) Close() {
 		n.Stop(syscall.SIGKILL, 10*time.Second)
 	}
 	c.unmountData()
+	c.unmountLazy()
 	if c.net != nil {
 		c.net.close()
 	}

@@ -77,19 +77,21 @@ type Fault struct {
 	Inject func(r *run, ctx context.Context) error
 	Netns  bool // needs Config.Netns
 	Tmpfs  bool // puts every node's data directory on a small tmpfs (root)
+	Lazy   bool // puts every node's data directory on the lazy FUSE filesystem (root, /dev/fuse)
 }
 
 // Faults are the suite's faults, by name.
 var Faults = []Fault{
-	{"kill9-leader", func(r *run, ctx context.Context) error { return r.killRestart(ctx, true) }, false, false},
-	{"kill9-follower", func(r *run, ctx context.Context) error { return r.killRestart(ctx, false) }, false, false},
-	{"sigstop-leader", (*run).pauseLeader, false, false},
-	{"rolling-restart", (*run).rollingRestart, false, false},
-	{"corrupt-follower", (*run).corruptFollower, false, false},
+	{Name: "kill9-leader", Inject: func(r *run, ctx context.Context) error { return r.killRestart(ctx, true) }},
+	{Name: "kill9-follower", Inject: func(r *run, ctx context.Context) error { return r.killRestart(ctx, false) }},
+	{Name: "sigstop-leader", Inject: (*run).pauseLeader},
+	{Name: "rolling-restart", Inject: (*run).rollingRestart},
+	{Name: "corrupt-follower", Inject: (*run).corruptFollower},
 	{Name: "disk-full-leader", Inject: (*run).diskFull, Tmpfs: true},
-	{"partition-leader", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateLeader) }, true, false},
-	{"partition-follower", func(r *run, ctx context.Context) error { return r.partition(ctx, isolateFollower) }, true, false},
-	{"partition-bridge", func(r *run, ctx context.Context) error { return r.partition(ctx, bridgeCut) }, true, false},
+	{Name: "power-loss-all", Inject: (*run).powerLoss, Lazy: true},
+	{Name: "partition-leader", Inject: func(r *run, ctx context.Context) error { return r.partition(ctx, isolateLeader) }, Netns: true},
+	{Name: "partition-follower", Inject: func(r *run, ctx context.Context) error { return r.partition(ctx, isolateFollower) }, Netns: true},
+	{Name: "partition-bridge", Inject: func(r *run, ctx context.Context) error { return r.partition(ctx, bridgeCut) }, Netns: true},
 }
 
 // FaultByName returns the named fault.
@@ -275,6 +277,11 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	defer c.Close()
 	if f.Tmpfs {
 		if res.Err = c.mountData(); res.Err != nil {
+			return res
+		}
+	}
+	if f.Lazy {
+		if res.Err = c.mountLazyData(); res.Err != nil {
 			return res
 		}
 	}

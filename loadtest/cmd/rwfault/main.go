@@ -36,7 +36,7 @@ func main() {
 }
 
 func run() error {
-	only := flag.String("faults", "", "the `faults` to inject, comma-separated (empty: every one, the partitions and disk-full-leader only with -netns)")
+	only := flag.String("faults", "", "the `faults` to inject, comma-separated (empty: every one; the partitions, disk-full-leader and power-loss-all only with -netns)")
 	runs := flag.Int("runs", 3, "runs per fault, each on a fresh cluster")
 	binary := flag.String("gateway", "", "the gateway `binary` (empty: go build ./cmd/gateway into the work directory)")
 	keep := flag.Bool("keep", false, "keep the work directory (logs and data) when done")
@@ -69,7 +69,7 @@ func run() error {
 	if *only == "" {
 		names = nil
 		for _, f := range faults.Faults {
-			if cfg.Netns || (!f.Netns && !f.Tmpfs) { // the partitions and the tmpfs need root
+			if cfg.Netns || (!f.Netns && !f.Tmpfs && !f.Lazy) { // partitions, tmpfs and FUSE need root
 				names = append(names, f.Name)
 			}
 		}
