@@ -151,6 +151,9 @@ func (c *Cluster) StartNode(n *Node) error {
 		cmd = exec.Command("ip", append([]string{"netns", "exec", n.netns, c.Binary}, n.args...)...)
 	}
 	cmd.Stdout, cmd.Stderr = f, f
+	// A gateway dies with the suite, even where the suite itself dies
+	// without running its cleanup (a panic, a kill -9).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return fmt.Errorf("faults: start %s: %w", n.Name, err)
