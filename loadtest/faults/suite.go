@@ -300,19 +300,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	sleep(ctx, cfg.Settle)
 	l.Stop()
 	res.Err, res.Note = injErr, r.note
-	for _, w := range l.writers {
-		res.Acked += w.acked
-		res.Unsure += w.unsure
-		res.WriteGap = max(res.WriteGap, w.gap)
-	}
-	for _, w := range l.watchers {
-		res.WatchGap = max(res.WatchGap, w.gap)
-	}
-	for _, p := range l.pollers {
-		res.NotReady += p.notReady
-		res.ReadyStale += p.readyStale
-		res.WorstAge = max(res.WorstAge, p.worstAge)
-	}
+	l.tally(&res)
 	if res.Acked == 0 {
 		res.Violations = append(res.Violations, "no submission acknowledged at all")
 	}
@@ -327,3 +315,20 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 
 // ErrFailed says a suite run found violations or could not run.
 var ErrFailed = errors.New("faults: a run failed")
+
+// tally adds the stopped load's counts and gaps to res.
+func (l *Load) tally(res *Result) {
+	for _, w := range l.writers {
+		res.Acked += w.acked
+		res.Unsure += w.unsure
+		res.WriteGap = max(res.WriteGap, w.gap)
+	}
+	for _, w := range l.watchers {
+		res.WatchGap = max(res.WatchGap, w.gap)
+	}
+	for _, p := range l.pollers {
+		res.NotReady += p.notReady
+		res.ReadyStale += p.readyStale
+		res.WorstAge = max(res.WorstAge, p.worstAge)
+	}
+}
