@@ -18,8 +18,8 @@ func TestLazyFSPowerOff(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lz, err := mountLazy(filepath.Join(dir, "backing"), filepath.Join(dir, "mnt"))
-	if err != nil {
-		t.Fatal(err)
+	if err != nil { // root in a container without CAP_SYS_ADMIN: no mounts at all
+		t.Skipf("cannot mount FUSE here: %v", err)
 	}
 	t.Cleanup(func() { lz.unmount() })
 	f, err := os.Create(filepath.Join(dir, "mnt", "log"))
