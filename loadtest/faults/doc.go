@@ -1,0 +1,26 @@
+// Package faults is rankwire's fault suite: it starts a cluster of gateway
+// processes (a binary built once, --replicas 3, every process on loopback),
+// puts a load on it through the Go SDK (writers with idempotency ids on a
+// board with the sum policy, a WebSocket watcher per node, a /readyz
+// poller per node), injects one fault at a time (kill -9 of the stream
+// leader or a follower, SIGSTOP of the leader, a rolling restart with
+// SIGTERM, corruption of a stopped follower's data files), heals it, and
+// checks the outcome:
+//
+//   - every acknowledged submission is applied exactly once on every node:
+//     each writer owns one member of the sum board and submits 1 each time,
+//     so the member's score is the number of its applications, which must
+//     lie between the writer's acknowledged count and that count plus its
+//     unresolved (failed, possibly applied) calls;
+//   - every node's top page is byte-identical once the cluster settled;
+//
+// and measures per run each writer's longest write gap, each watcher's
+// longest silence and the time healthy nodes' /readyz did not answer 200.
+// Report formats them as a table per fault (min/median/max over runs).
+//
+// loadtest/cmd/rwfault is its front end and loadtest/faults.sh the one
+// command; docs/CLUSTERING.md "Fault suite" records the figures. Every
+// process it starts is stopped by its PID, every directory it makes is
+// removed. It imports hub for ClientPassword only (to ask a node's
+// --nats-listen which node leads the tenant's stream).
+package faults

@@ -1,0 +1,95 @@
+package faults
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReport(t *testing.T) {
+	var b bytes.Buffer
+	Report(&b, []Result{
+		{Fault: "kill9-leader", Acked: 10, WriteGap: 2 * time.Second, WatchGap: time.Second},
+		{Fault: "kill9-leader", Acked: 5, WriteGap: 1 * time.Second, WatchGap: 3 * time.Second, Violations: []Violation{"x"}},
+		{Fault: "kill9-leader", Acked: 1, WriteGap: 3 * time.Second},
+	})
+	want := "| kill9-leader | 3 | 16 | 1 | 1 | 1.00 / 2.00 / 3.00 s | 0.00 / 1.00 / 3.00 s | 0.00 / 0.00 / 0.00 s | 0.00 / 0.00 / 0.00 s |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("Report:\n%s\nwant a row\n%s", b.String(), want)
+	}
+	if strings.Contains(b.String(), "sigstop") {
+		t.Errorf("Report shows a fault without runs:\n%s", b.String())
+	}
+}
+
+func TestCorruptionHelpers(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "s"), 0o700)
+	os.WriteFile(filepath.Join(dir, "s", "big"), bytes.Repeat([]byte{1}, 100), 0o600)
+	os.WriteFile(filepath.Join(dir, "small"), []byte{1, 2}, 0o600)
+	files, err := largestFiles(dir)
+	if err != nil || len(files) != 2 || filepath.Base(files[0].path) != "big" {
+		t.Fatalf("largestFiles = %v, %v; want big first of 2", files, err)
+	}
+	if err := flipByte(files[0].path, 50); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(files[0].path)
+	if b[50] != 0xfe || b[49] != 1 {
+		t.Errorf("flipByte: byte 50 = %#x, byte 49 = %#x; want 0xfe and 1", b[50], b[49])
+	}
+}
+
+func TestFaultByName(t *testing.T) {
+	for _, f := range Faults {
+		if g, ok := FaultByName(f.Name); !ok || g.Name != f.Name {
+			t.Errorf("FaultByName(%q) = %v, %v", f.Name, g.Name, ok)
+		}
+	}
+	if _, ok := FaultByName("nope"); ok {
+		t.Error("FaultByName(nope) found one")
+	}
+}
+
+func TestCutPlans(t *testing.T) {
+	tests := []struct {
+		name   string
+		plan   cutPlan
+		pairs  string
+		exempt string
+	}{
+		{"isolate the leader", isolateLeader, "[[1 0] [1 2]]", "[1]"},
+		{"isolate a follower", isolateFollower, "[[2 0] [2 1]]", "[2]"},
+		{"bridge", bridgeCut, "[[1 2]]", "[]"},
+	}
+	for _, tt := range tests {
+		pairs, exempt := tt.plan(1, 3)
+		if got := fmt.Sprint(pairs); got != tt.pairs {
+			t.Errorf("%s: pairs %s, want %s", tt.name, got, tt.pairs)
+		}
+		if got := fmt.Sprint(exempt); got != tt.exempt {
+			t.Errorf("%s: exempt %s, want %s", tt.name, got, tt.exempt)
+		}
+	}
+}
+
+func TestFreshness(t *testing.T) {
+	var f freshness
+	t0 := time.Unix(0, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	f.saw(5, at(0))
+	f.saw(9, at(2))
+	if age := f.saw(9, at(4)); age != 0 {
+		t.Errorf("the newest seq is %v old, want 0", age)
+	}
+	if age := f.saw(5, at(7)); age != 5*time.Second {
+		t.Errorf("seq 5, passed at 2 s, read at 7 s: %v old, want 5s", age)
+	}
+	if age := f.saw(3, at(7)); age != 7*time.Second {
+		t.Errorf("seq 3, passed at 0 s, read at 7 s: %v old, want 7s", age)
+	}
+}

@@ -1,0 +1,67 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	rwclient "github.com/rankwire/rankwire/client"
+)
+
+// StaleBound is the staleness a node answering /readyz 200 may serve, as
+// docs/CLUSTERING.md "Readiness during a fault" states it for the
+// defaults: a cut-off node turns 503 after --ready-hold (3 s) plus up to
+// 1.5 s of probing; plus the pollers' granularity (0.5 s).
+const StaleBound = 5 * time.Second
+
+// freshness records when each board version was first seen on any node,
+// so that a read's age is known: a read of seq s is as old as the time
+// since some node first served a seq above s. Shared by the pollers.
+type freshness struct {
+	mu    sync.Mutex
+	seqs  []uint64    // increasing: every new maximum seen
+	times []time.Time // when seqs[i] was first seen
+}
+
+// saw records seq seen at now and returns the age of a read of seq.
+func (f *freshness) saw(seq uint64, now time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.seqs); n == 0 || seq > f.seqs[n-1] {
+		f.seqs, f.times = append(f.seqs, seq), append(f.times, now)
+		return 0
+	}
+	i := sort.Search(len(f.seqs), func(i int) bool { return f.seqs[i] > seq })
+	if i == len(f.seqs) {
+		return 0 // the newest seen
+	}
+	return now.Sub(f.times[i])
+}
+
+// probe asks n's /readyz and reads the board's version on n.
+func probe(ctx context.Context, hc *http.Client, n *Node, token string) (ready bool, seq uint64, readOK bool) {
+	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+"/readyz", nil); err == nil {
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			ready = resp.StatusCode == http.StatusOK
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+"/v1/boards/"+Board+"/top?limit=1", nil)
+	if err != nil {
+		return ready, 0, false
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return ready, 0, false
+	}
+	defer resp.Body.Close()
+	var pg rwclient.Page
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&pg) != nil {
+		return ready, 0, false
+	}
+	return ready, pg.Seq, true
+}

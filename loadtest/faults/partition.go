@@ -1,0 +1,82 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A cutPlan returns the pairs of node indexes to cut, given the leader's
+// index and the node count, and the nodes a cut leaves unable to serve
+// (exempt from the /readyz count).
+type cutPlan func(leader, n int) (pairs [][2]int, exempt []int)
+
+// isolateLeader cuts the leader from every other node: it is the minority.
+func isolateLeader(leader, n int) ([][2]int, []int) {
+	var pairs [][2]int
+	for k := range n {
+		if k != leader {
+			pairs = append(pairs, [2]int{leader, k})
+		}
+	}
+	return pairs, []int{leader}
+}
+
+// isolateFollower cuts one follower from every other node: the leader
+// stays on the majority side.
+func isolateFollower(leader, n int) ([][2]int, []int) {
+	f := (leader + 1) % n
+	var pairs [][2]int
+	for k := range n {
+		if k != f {
+			pairs = append(pairs, [2]int{f, k})
+		}
+	}
+	return pairs, []int{f}
+}
+
+// bridgeCut cuts the leader from one follower only: the other follower
+// still sees both (a non-transitive partition). No node is exempt: every
+// node still reaches a majority.
+func bridgeCut(leader, n int) ([][2]int, []int) {
+	return [][2]int{{leader, (leader + 1) % n}}, nil
+}
+
+// partition applies plan around the current leader for Hold, then heals
+// it and waits until every node is ready again.
+func (r *run) partition(ctx context.Context, plan cutPlan) error {
+	if r.c.net == nil {
+		return errors.New("faults: a partition needs the nodes in network namespaces")
+	}
+	l, err := r.c.Leader(ctx, 20*time.Second)
+	if err != nil {
+		return err
+	}
+	pairs, exempt := plan(l.index, len(r.c.Nodes))
+	for _, k := range exempt {
+		r.setExempt(r.c.Nodes[k], true)
+	}
+	r.cfg.Log.Info("partition", "leader", l.Name, "pairs", pairs)
+	var cutErr error
+	for _, p := range pairs {
+		if cutErr = r.c.net.cut(p[0], p[1]); cutErr != nil {
+			break
+		}
+	}
+	if cutErr == nil {
+		sleep(ctx, r.cfg.Hold)
+	}
+	for _, p := range pairs {
+		r.c.net.heal(p[0], p[1]) // a pair never cut fails to heal: nothing to undo
+	}
+	if cutErr != nil {
+		return cutErr
+	}
+	for _, k := range exempt {
+		if err := r.c.WaitReady(ctx, r.c.Nodes[k], 60*time.Second); err != nil {
+			return err
+		}
+		r.setExempt(r.c.Nodes[k], false)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package faults
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report writes a Markdown table, one row per fault in Faults' order with
+// the runs of results: min/median/max over the runs of the longest write
+// gap, the longest watcher silence and the healthy nodes' /readyz
+// not-ready time; the acknowledged submissions summed; the runs with
+// violations or errors.
+func Report(w io.Writer, results []Result) {
+	fmt.Fprintln(w, "| fault | runs | acknowledged | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	for _, f := range Faults {
+		var rs []Result
+		for _, r := range results {
+			if r.Fault == f.Name {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		acked, viol, failed := 0, 0, 0
+		var gaps, watch, ready, age []time.Duration
+		for _, r := range rs {
+			acked += r.Acked
+			viol += len(r.Violations)
+			if r.Err != nil || len(r.Violations) > 0 {
+				failed++
+			}
+			gaps, watch, ready = append(gaps, r.WriteGap), append(watch, r.WatchGap), append(ready, r.NotReady)
+			age = append(age, r.WorstAge)
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", f.Name, len(rs), acked, viol, failed,
+			spread(gaps), spread(watch), spread(ready), spread(age))
+	}
+}
+
+// Detail writes one line per run with its violations and error.
+func Detail(w io.Writer, r Result) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, write gap %v, watcher silence %v, healthy not ready %v, oldest read while ready %v",
+		r.Fault, r.Acked, r.Unsure, r.WriteGap.Round(time.Millisecond), r.WatchGap.Round(time.Millisecond),
+		r.NotReady.Round(time.Millisecond), r.WorstAge.Round(time.Millisecond))
+	if r.Note != "" {
+		fmt.Fprintf(&b, "; NOTE %s", r.Note)
+	}
+	if r.Err != nil {
+		fmt.Fprintf(&b, "; ERROR %v", r.Err)
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "; VIOLATION %s", v)
+	}
+	fmt.Fprintln(w, b.String())
+}
+
+// spread is "min / median / max" of ds in seconds.
+func spread(ds []time.Duration) string {
+	s := slices.Sorted(slices.Values(ds))
+	f := func(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
+	return f(s[0]) + " / " + f(s[len(s)/2]) + " / " + f(s[len(s)-1]) + " s"
+}

@@ -1,0 +1,186 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	rwclient "github.com/rankwire/rankwire/client"
+)
+
+// Board is the suite's board: policy sum, so that a member's score counts
+// its applied submissions of 1.
+const Board = "sum"
+
+// writer is one SDK writer: it owns member w<i> and submits 1 at a time.
+// Its fields are its goroutine's until the load stops.
+type writer struct {
+	c        *rwclient.Client
+	member   string
+	acked    int // submissions acknowledged
+	unsure   int // calls that failed: applied or not
+	gap      time.Duration
+	lastAck  time.Time
+	firstErr error
+}
+
+func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
+	w.lastAck = start
+	for ctx.Err() == nil {
+		_, err := w.c.Submit(ctx, Board, rwclient.Score{Member: w.member, Score: 1})
+		now := time.Now()
+		switch {
+		case err == nil:
+			w.acked++
+			w.gap = max(w.gap, now.Sub(w.lastAck))
+			w.lastAck = now
+		case ctx.Err() != nil:
+			w.unsure++ // cancelled in flight: it may have applied
+		default:
+			w.unsure++
+			if w.firstErr == nil {
+				w.firstErr = err
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pace):
+		}
+	}
+	w.gap = max(w.gap, time.Since(w.lastAck))
+}
+
+// watcher is a WebSocket watcher of the board's top starting on one node
+// (it fails over to the others): its longest silence between two states.
+type watcher struct {
+	c    *rwclient.Client
+	node string
+	gap  time.Duration
+}
+
+func (w *watcher) run(ctx context.Context, start time.Time) {
+	last := start
+	for _, err := range w.c.Watch(ctx, Board, rwclient.Top(10), rwclient.WatchReadTimeout(2*time.Second),
+		rwclient.WatchBackoff(100*time.Millisecond, time.Second)) {
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			continue
+		}
+		now := time.Now()
+		w.gap = max(w.gap, now.Sub(last))
+		last = now
+	}
+	w.gap = max(w.gap, time.Since(last))
+}
+
+// readyPoller asks one node's /readyz and reads its board every 100 ms:
+// it sums the time the node did not answer 200 while counted says it
+// should be healthy, and the time it answered 200 while its reads were
+// older than StaleBound.
+type readyPoller struct {
+	n          *Node
+	token      string
+	fresh      *freshness
+	notReady   time.Duration
+	readyStale time.Duration
+	worstAge   time.Duration // the oldest read served while ready
+}
+
+func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		t0 := time.Now()
+		ready, seq, readOK := probe(ctx, hc, p.n, p.token)
+		var age time.Duration
+		if readOK {
+			age = p.fresh.saw(seq, time.Now())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !ready && counted(p.n) {
+			p.notReady += time.Since(t0)
+		}
+		if ready && readOK {
+			p.worstAge = max(p.worstAge, age)
+			if age > StaleBound {
+				p.readyStale += time.Since(t0)
+			}
+		}
+	}
+}
+
+// Load is a run's writers, watchers and readiness pollers.
+type Load struct {
+	writers  []*writer
+	watchers []*watcher
+	pollers  []*readyPoller
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// rotated returns the cluster's URLs starting at node k.
+func rotated(c *Cluster, k int) []string {
+	var urls []string
+	for _, n := range c.Nodes {
+		urls = append(urls, n.URL())
+	}
+	return append(slices.Clone(urls[k:]), urls[:k]...)
+}
+
+// StartLoad creates the board and starts nWriters writers (spread over the
+// nodes, each with every node to fail over to), a watcher and a /readyz
+// poller per node. counted tells the pollers which nodes should be ready.
+func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration, counted func(*Node) bool) (*Load, error) {
+	admin, err := rwclient.New(rotated(c, 0), rwclient.WithToken(c.Token))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := admin.PutBoard(ctx, Board, rwclient.Settings{Policy: "sum"}); err != nil {
+		return nil, fmt.Errorf("faults: create board: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l := &Load{cancel: cancel}
+	start := time.Now()
+	fresh := &freshness{}
+	for i := range nWriters {
+		cl, err := rwclient.New(rotated(c, i%len(c.Nodes)), rwclient.WithToken(c.Token),
+			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		w := &writer{c: cl, member: fmt.Sprintf("w%d", i)}
+		l.writers = append(l.writers, w)
+		l.wg.Go(func() { w.run(ctx, start, pace) })
+	}
+	for k, n := range c.Nodes {
+		cl, err := rwclient.New(rotated(c, k), rwclient.WithToken(c.Token))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		w := &watcher{c: cl, node: n.Name}
+		l.watchers = append(l.watchers, w)
+		l.wg.Go(func() { w.run(ctx, start) })
+		p := &readyPoller{n: n, token: c.Token, fresh: fresh}
+		l.pollers = append(l.pollers, p)
+		l.wg.Go(func() { p.run(ctx, counted) })
+	}
+	return l, nil
+}
+
+// Stop stops the load and waits for its goroutines.
+func (l *Load) Stop() {
+	l.cancel()
+	l.wg.Wait()
+}
