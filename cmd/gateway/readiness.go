@@ -38,11 +38,14 @@ const (
 // are owned by the observing goroutine (start's first observation, then
 // run's).
 type prober struct {
-	h    *hub.Hub
-	m    *readiness.Machine
-	log  *slog.Logger
-	seen map[string]answer // tenant → its stream's last answer
-	turn int               // the first tenant of the next batch, past probeBatch
+	h   *hub.Hub
+	m   *readiness.Machine
+	log *slog.Logger
+	// rebuilding counts the tenants out of service after a divergence
+	// (divergence.go); nil without a cluster.
+	rebuilding func() int
+	seen       map[string]answer // tenant → its stream's last answer
+	turn       int               // the first tenant of the next batch, past probeBatch
 }
 
 // start observes once, so that the machine has a verdict before the API
@@ -105,6 +108,9 @@ func (p *prober) observe(ctx context.Context) readiness.Observation {
 	wg.Wait()
 	if storeMeta != "" {
 		o.Meta = storeMeta
+	}
+	if p.rebuilding != nil {
+		o.Rebuilding = p.rebuilding()
 	}
 	o.At = time.Now() // after the requests: when it saw
 	return o

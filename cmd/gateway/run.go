@@ -64,7 +64,7 @@ type gateway struct {
 	keys        *auth.Keyring
 	demo        *demoKey // nil: not the demo
 	hub         *hub.Hub
-	div         *divergence // nil without --cluster; div.fps.Rebuilding() is a readiness reason (tenants out of service here)
+	div         *divergence // nil without --cluster; div.fps.Rebuilding() feeds readiness (tenants out of service here)
 	reg         *prometheus.Registry
 	metricsAddr string // "none" without --metrics-addr
 	api         *api.Server
@@ -225,7 +225,11 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	verifier := auth.NewVerifier(g.keys, auth.Options{JWKS: auth.JWKSOptions{Logger: g.log}})
 	g.onStop(watchJWKS(ctx, verifier, g.reg))
 	g.ready = readiness.New(readiness.Config{MaxLag: g.cfg.MaxLag, FailAfter: g.cfg.ReadyHold})
-	g.onStop((&prober{h: g.hub, m: g.ready, log: g.log}).start()) // stopped before the hub closes
+	p := &prober{h: g.hub, m: g.ready, log: g.log}
+	if g.div != nil {
+		p.rebuilding = g.div.fps.Rebuilding
+	}
+	g.onStop(p.start()) // stopped before the hub closes
 	registerReadiness(g.reg, g)
 	g.api = newAPI(g.cfg, g.hub, verifier, g.reg, g.log, g, g.demo)
 	g.hub.SetFeed(g.api.Feed()) // the one consumer of the hub's change feed: the API's live views

@@ -76,6 +76,10 @@ type Observation struct {
 	Meta string
 	// Tenants are the tenants open on this node.
 	Tenants []Tenant
+	// Rebuilding counts the tenants this node does not serve while it
+	// rebuilds a copy whose fingerprint differed from the cluster's
+	// majority (docs/CLUSTERING.md, "Divergence"). Local: it counts at once.
+	Rebuilding int
 }
 
 // Tenant is one tenant's replica as a probe saw it.
@@ -232,6 +236,10 @@ func (m *Machine) localLocked(o Observation) []cond {
 	}
 	if o.Store != "" {
 		out = append(out, plain("store: "+o.Store))
+	}
+	if o.Rebuilding > 0 {
+		why := fmt.Sprintf("%d tenants rebuilding: their copy here diverged from the cluster's", o.Rebuilding)
+		out = append(out, cond{why, why, true})
 	}
 	seen := make(map[string]bool, len(o.Tenants))
 	var late []string

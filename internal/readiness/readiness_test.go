@@ -290,3 +290,17 @@ func TestWaitingSaysWhy(t *testing.T) {
 		t.Fatalf("verdict %+v, want not ready with %q", v, want)
 	}
 }
+
+// TestRebuildingNotReady: a node rebuilding a diverged tenant is not
+// ready at once, and says so without naming the tenant.
+func TestRebuildingNotReady(t *testing.T) {
+	m := New(Config{})
+	at := time.Unix(1000, 0)
+	if v, _ := m.Observe(Observation{At: at, Serving: true}); !v.Ready {
+		t.Fatalf("healthy: %+v", v)
+	}
+	v, _ := m.Observe(Observation{At: at.Add(500 * time.Millisecond), Serving: true, Rebuilding: 1})
+	if v.Ready || !strings.Contains(v.Reason, "1 tenants rebuilding") {
+		t.Fatalf("rebuilding: %+v, want not ready at once naming the rebuild", v)
+	}
+}
