@@ -21,7 +21,8 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) error {
 	out.Limits = wire.TenantLimits{SubmissionsPerSecond: s.limits.perSecond(sc.Tenant),
 		Connections: s.live.ConnectionCap(sc.Tenant), Boards: s.boardLimit(sc.Tenant),
 		Schedules: l.ScheduleLimit(), Profiles: l.ProfileLimit(), Aliases: l.AliasLimit(), Quarantine: l.QuarantineLimit(),
-		BoardWritesPerSecond: s.boardW.perSecond(sc.Tenant), IdentityWritesPerSecond: s.identW.perSecond(sc.Tenant)}
+		BoardWritesPerSecond: s.boardW.perSecond(sc.Tenant), IdentityWritesPerSecond: s.identW.perSecond(sc.Tenant),
+		TokenMintsPerMinute: l.TokenMintLimit()}
 	u, _ := s.hub.Quotas().Usage(sc.Tenant) // zero for a tenant with no stream yet
 	out.Boards = u.Boards
 	if sc.Boards == nil {

@@ -120,7 +120,7 @@ func httpExamples() []Example {
 			{Window: "2026-11-16", Rank: 4, Score: 97000, Total: 4800}}}},
 		{"http_tenant", Tenant{Tenant: "casino-a",
 			Limits: TenantLimits{SubmissionsPerSecond: 500, Connections: 20000, Boards: 10000, Schedules: 50, Profiles: 1000000, Aliases: 32,
-				Quarantine: 100000, BoardWritesPerSecond: 10, IdentityWritesPerSecond: 100},
+				Quarantine: 100000, BoardWritesPerSecond: 10, IdentityWritesPerSecond: 100, TokenMintsPerMinute: 10},
 			Boards: 12, Connections: 340, Subscriptions: map[string]int{"weekly": 300, "daily": 41},
 			Usage: TenantUsage{Boards: Use{12, 10000}, Schedules: Use{2, 50}, Profiles: Use{5120, 1000000}, Aliases: Use{3, 32},
 				Quarantine: Use{7, 100000}, Connections: Use{340, 20000}, Members: 48210}}},

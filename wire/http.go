@@ -276,6 +276,7 @@ type TenantLimits struct {
 	Quarantine              int     `json:"quarantine"`
 	BoardWritesPerSecond    float64 `json:"board_writes_per_second"`
 	IdentityWritesPerSecond float64 `json:"identity_writes_per_second"`
+	TokenMintsPerMinute     int     `json:"token_mints_per_minute"` // POST /v1/tokens, per gateway
 }
 
 // TenantUsage is what the tenant holds against each limit that counts
