@@ -68,10 +68,11 @@ type gateway struct {
 	api         *api.Server
 	srv         *http.Server // the API's, on ln, serving from listenAPI on
 	ln          net.Listener
-	handler     *handoff    // srv's: the early handler, the API once serve runs
-	errc        chan error  // srv.Serve's end
-	tls         *tls.Config // nil: plain HTTP; else ln serves TLS
-	serving     atomic.Bool // /readyz answers 200 while set (and ready says so)
+	handler     *handoff      // the early handler, the API once serve runs
+	drain       *drainHandler // srv's: handler, with Connection: close once stopping
+	errc        chan error    // srv.Serve's end
+	tls         *tls.Config   // nil: plain HTTP; else ln serves TLS
+	serving     atomic.Bool   // /readyz answers 200 while set (and ready says so)
 	ready       *readiness.Machine
 	stops       []func()
 }
@@ -192,7 +193,8 @@ func (g *gateway) listenAPI(context.Context) error {
 	}
 	g.ln, g.tls = ln, tlsCfg
 	g.handler = newHandoff(hubWait(g.cfg))
-	g.srv = newHTTPServer(g.cfg, g.handler, g.log)
+	g.drain = &drainHandler{next: g.handler}
+	g.srv = newHTTPServer(g.cfg, g.drain, g.log)
 	guardServer(g.srv, g.guard) // listen.go
 	g.errc = make(chan error, 1)
 	go func() { g.errc <- g.srv.Serve(ln) }()
@@ -308,8 +310,10 @@ func newHTTPServer(cfg Config, h http.Handler, log *slog.Logger) *http.Server {
 }
 
 // shutdownAt waits for ctx or a serving failure, then shuts the API's
-// server down: /readyz turns 503, in-flight requests finish, and the
-// WebSockets, which Shutdown does not close, are closed with 1001.
+// server down: /readyz turns 503 and answers say Connection: close, the
+// node hands its stream leaderships over (cluster_handoff.go), in-flight
+// requests finish, and the WebSockets, which Shutdown does not close, are
+// closed with 1001.
 func (g *gateway) shutdownAt(ctx context.Context, errc <-chan error) error {
 	select {
 	case err := <-errc:
@@ -318,6 +322,8 @@ func (g *gateway) shutdownAt(ctx context.Context, errc <-chan error) error {
 	}
 	g.log.Info("shutting down")
 	g.serving.Store(false)
+	g.drain.draining.Store(true)
+	g.handOver()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := g.srv.Shutdown(sctx); err != nil {
