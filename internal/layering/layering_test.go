@@ -86,7 +86,7 @@ var allowed = map[string][]string{
 	"internal/effects": {module + "auth"},
 	// clusterops speaks the JetStream API for the gateway's cluster
 	// operations (handing leaderships over): nats.go only.
-	"internal/clusterops": {"github.com/nats-io/nats.go"},
+	"internal/clusterops": {"github.com/nats-io/nats.go/"},
 	// refusal is the rate-limited refusal log of api and live.
 	"internal/refusal": {module + "auth"},
 }
