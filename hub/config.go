@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Config configures a Hub. The zero Config starts an embedded NATS server
@@ -101,6 +103,12 @@ type Config struct {
 	// default interval; SyncAlways fsyncs every write before acknowledging
 	// it; a positive duration is the interval. Ignored with NATSURL.
 	Sync time.Duration
+
+	// Embedded, where not nil, is given the embedded server once it runs,
+	// before the Hub waits for its cluster: for the owner's cluster metrics
+	// (cmd/gateway reads its JetStream state). It must not shut the server
+	// down or change it. Ignored with NATSURL.
+	Embedded func(*server.Server)
 }
 
 // SyncAlways is Config.Sync's value for "fsync before every acknowledgement".

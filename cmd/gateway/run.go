@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rankwire/rankwire/api"
@@ -134,12 +135,17 @@ func (g *gateway) startHub(ctx context.Context) error {
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
 	stopWatch := watchRoutes(cfg, g.handler.setReason, g.log) // early.go: who answered, while the majority is awaited
+	var srv *server.Server                                    // the embedded one, for the cluster's metrics
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
-		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync})
+		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync,
+		Embedded: func(s *server.Server) { srv = s }})
 	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
+	}
+	if srv != nil && cfg.Cluster != "" {
+		g.reg.MustRegister(newClusterCollector(srv)) // cluster_metrics.go
 	}
 	g.hub = h
 	g.onStop(func() { closeHub(h, g.log) })
