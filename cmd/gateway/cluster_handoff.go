@@ -53,7 +53,7 @@ func (g *gateway) handOver() {
 			g.log.Warn("stream leadership not handed over", "stream", h.Stream, "err", h.Err)
 			continue
 		}
-		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "took", h.Took.Round(time.Millisecond))
+		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
 	}
 	g.log.Info("leaderships handed over", "streams", len(handoffs), "took", time.Since(start).Round(time.Millisecond))
 }

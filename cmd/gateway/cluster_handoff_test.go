@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,6 +29,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
 		t.Fatalf("create board through node 1: %d %v", status, err)
 	}
+	settled(t, c)
 	leader := c.streamLeader(t, "RW_t1")
 	var order []*clusterNode // the leader first: the writer starts there
 	order = append(order, c.nodes[leader])
@@ -156,7 +158,10 @@ func sigtermErr(n *clusterNode) (time.Duration, error) {
 			return 0, fmt.Errorf("exit after SIGTERM: %v; its log:\n%s", err, n.p.report())
 		}
 	case <-time.After(20 * time.Second):
-		return 0, fmt.Errorf("not exited 20 s after SIGTERM; its log:\n%s", n.p.report())
+		_ = n.p.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, into the log
+		err := <-n.p.done
+		n.p.done <- err
+		return 0, fmt.Errorf("not exited 20 s after SIGTERM; its log and goroutines:\n%s", n.p.tail())
 	}
 	return time.Since(start), nil
 }
@@ -183,4 +188,26 @@ func stopAllWithin(t *testing.T, ns []*clusterNode, d time.Duration) {
 			t.Errorf("node %d took %v to stop, want under %v", i+1, d0, d)
 		}
 	}
+}
+
+// settled waits until every node has opened the shared snapshot bucket: a
+// cluster that has (a planned stop's cluster) has its streams placed.
+func settled(t *testing.T, c *cluster) {
+	t.Helper()
+	opened := regexp.MustCompile(`snapshots shared through the bucket`)
+	for i, n := range c.nodes {
+		await.For(t, 30*time.Second, func() error {
+			if len(n.p.logged(opened)) == 0 {
+				return fmt.Errorf("node %d has not opened the snapshot bucket", i+1)
+			}
+			return nil
+		})
+	}
+}
+
+// tail returns the last 400 lines of p's log.
+func (p *proc) tail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.log[max(0, len(p.log)-400):], "\n")
 }

@@ -9,6 +9,9 @@
 // embedded server's settings, more under load): every write to it waits.
 // A step-down hands the leadership over at once (the Raft leader picks a
 // current follower), so a planned stop costs writes nothing but the hop.
+// The single-replica consumers this node hosts for the stream are deleted
+// then, so that their readers move at once rather than after missed
+// heartbeats.
 package clusterops
 
 import (
@@ -33,7 +36,10 @@ type Handoff struct {
 	// time (Err says why).
 	Leader string
 	Took   time.Duration
-	Err    error
+	// Dropped counts the stream's single-replica consumers on this node
+	// that StepDown deleted once the new leader was elected.
+	Dropped int
+	Err     error
 }
 
 // ErrNoNewLeader is Handoff.Err's class when the stream did not name
@@ -67,6 +73,9 @@ func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, 
 	h := Handoff{Stream: stream}
 	if h.Err = stepDown(ctx, js, stream); h.Err == nil {
 		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
+	}
+	if h.Err == nil {
+		h.Dropped, h.Err = dropConsumers(ctx, js, stream, self)
 	}
 	h.Took = time.Since(start)
 	return h
@@ -131,4 +140,34 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 		case <-t.C:
 		}
 	}
+}
+
+// dropConsumers deletes the consumers of stream that have one replica,
+// on self: they would vanish with this node, and their readers (other
+// nodes' replicas) would notice only when heartbeats stop; deleted, their
+// readers are told at once (409 Consumer Deleted) and make new ones on the
+// nodes that stay. It returns how many it deleted.
+func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string) (int, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	var names []string
+	l := s.ListConsumers(ctx)
+	for info := range l.Info() {
+		if c := info.Cluster; c != nil && c.Leader == self && len(c.Replicas) == 0 {
+			names = append(names, info.Name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	n := 0
+	for _, name := range names {
+		if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+		}
+		n++
+	}
+	return n, nil
 }
