@@ -11,8 +11,9 @@ import (
 
 // handoffTimeout bounds a stopping node's wait for its streams' new
 // leaders: a stop of the whole cluster, where no replica can take over,
-// costs at most this before the HTTP drain.
-const handoffTimeout = 2 * time.Second
+// costs at most this before the HTTP drain. A handover takes 40–200 ms
+// on a loaded 2-core machine (TestPlannedLeaderStop).
+const handoffTimeout = time.Second
 
 // drainHandler is the API server's handler around the handoff: once
 // draining, every answer but a WebSocket upgrade carries "Connection:
@@ -52,6 +53,9 @@ func (g *gateway) handOver() {
 		if h.Err != nil {
 			g.log.Warn("stream leadership not handed over", "stream", h.Stream, "err", h.Err)
 			continue
+		}
+		if h.DropErr != nil {
+			g.log.Warn("stream's consumers on this node not all deleted: their readers move once they miss its heartbeats", "stream", h.Stream, "err", h.DropErr)
 		}
 		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
 	}

@@ -47,6 +47,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 	at := w.acked.Load()
 	await.For(t, 20*time.Second, func() error { return w.progressed(at, 20) })
 
+	termAt := time.Now()
 	took := sigterm(t, order[0])
 	t.Logf("the stream's leader (n%d) exited %v after SIGTERM", leader+1, took.Round(time.Millisecond))
 	handed := regexp.MustCompile(`stream leadership handed over" stream=RW_t1 leader=n([0-9])`)
@@ -61,6 +62,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 	<-writes
 	t.Logf("the writer: %d acknowledged, %d failed calls, longest gap between acknowledgements %v",
 		w.acked.Load(), w.failed.Load(), w.longest.Round(time.Millisecond))
+	t.Logf("the longest gap ended %v after the SIGTERM", w.longestAt.Sub(termAt).Round(time.Millisecond))
 	if f := w.failed.Load(); f != 0 {
 		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
 	}
@@ -82,8 +84,9 @@ func TestPlannedLeaderStop(t *testing.T) {
 // rising with every acknowledged submission, counting failed calls.
 type handoffWriter struct {
 	pausedWriter
-	failed   atomic.Int64
-	firstErr error // run's, read after it ended
+	failed    atomic.Int64
+	firstErr  error     // run's, read after it ended
+	longestAt time.Time // run's: when the longest gap ended
 }
 
 func newHandoffWriter(t *testing.T, tok string, via []*clusterNode) *handoffWriter {
@@ -109,7 +112,9 @@ func (w *handoffWriter) run(ctx context.Context) <-chan struct{} {
 			err := w.submit(ctx)
 			switch {
 			case err == nil:
-				w.longest = max(w.longest, time.Since(w.last))
+				if gap := time.Since(w.last); gap > w.longest {
+					w.longest, w.longestAt = gap, time.Now()
+				}
 				w.last = time.Now()
 			case ctx.Err() == nil:
 				if w.failed.Add(1) == 1 {

@@ -36,10 +36,12 @@ type Handoff struct {
 	// time (Err says why).
 	Leader string
 	Took   time.Duration
+	Err    error // the leadership was not handed over
 	// Dropped counts the stream's single-replica consumers on this node
-	// that StepDown deleted once the new leader was elected.
+	// that StepDown deleted once the new leader was elected; DropErr says
+	// why it stopped short (the leadership was handed over all the same).
 	Dropped int
-	Err     error
+	DropErr error
 }
 
 // ErrNoNewLeader is Handoff.Err's class when the stream did not name
@@ -75,7 +77,7 @@ func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, 
 		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
 	}
 	if h.Err == nil {
-		h.Dropped, h.Err = dropConsumers(ctx, js, stream, self)
+		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self)
 	}
 	h.Took = time.Since(start)
 	return h
