@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Config configures a Hub. The zero Config starts an embedded NATS server
@@ -110,6 +112,11 @@ type Config struct {
 	// takes a tenant whose copy diverged out of service until it is rebuilt
 	// (fingerprints.go). Nil: no fingerprints.
 	Fingerprints *Fingerprints
+	// Embedded, where not nil, is given the embedded server once it runs,
+	// before the Hub waits for its cluster: for the owner's cluster metrics
+	// (cmd/gateway reads its JetStream state). It must not shut the server
+	// down or change it. Ignored with NATSURL.
+	Embedded func(*server.Server)
 }
 
 const (

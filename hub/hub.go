@@ -147,6 +147,9 @@ func (h *Hub) connect(ctx context.Context) error {
 			return err
 		}
 		h.srv = s
+		if h.cfg.Embedded != nil {
+			h.cfg.Embedded(s)
+		}
 	}
 	nc, err := connect(url, h.srv, authOptions(h.cfg, h.srv != nil), h.log, h.connHandlers()...)
 	if err != nil {

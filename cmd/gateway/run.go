@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rankwire/rankwire/api"
@@ -70,10 +71,11 @@ type gateway struct {
 	api         *api.Server
 	srv         *http.Server // the API's, on ln, serving from listenAPI on
 	ln          net.Listener
-	handler     *handoff    // srv's: the early handler, the API once serve runs
-	errc        chan error  // srv.Serve's end
-	tls         *tls.Config // nil: plain HTTP; else ln serves TLS
-	serving     atomic.Bool // /readyz answers 200 while set (and ready says so)
+	handler     *handoff      // the early handler, the API once serve runs
+	drain       *drainHandler // srv's: handler, with Connection: close once stopping
+	errc        chan error    // srv.Serve's end
+	tls         *tls.Config   // nil: plain HTTP; else ln serves TLS
+	serving     atomic.Bool   // /readyz answers 200 while set (and ready says so)
 	ready       *readiness.Machine
 	stops       []func()
 }
@@ -140,12 +142,17 @@ func (g *gateway) startHub(ctx context.Context) error {
 		fps = div.fps
 	}
 	stopWatch := watchRoutes(cfg, g.handler.setReason, g.log) // early.go: who answered, while the majority is awaited
+	var srv *server.Server                                    // the embedded one, for the cluster's metrics
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
-		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync, Fingerprints: fps})
+		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync, Fingerprints: fps,
+		Embedded: func(s *server.Server) { srv = s }})
 	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
+	}
+	if srv != nil && cfg.Cluster != "" {
+		g.reg.MustRegister(newClusterCollector(srv)) // cluster_metrics.go
 	}
 	g.hub = h
 	g.onStop(func() { closeHub(h, g.log) })
@@ -208,7 +215,8 @@ func (g *gateway) listenAPI(context.Context) error {
 	}
 	g.ln, g.tls = ln, tlsCfg
 	g.handler = newHandoff(hubWait(g.cfg))
-	g.srv = newHTTPServer(g.cfg, g.handler, g.log)
+	g.drain = &drainHandler{next: g.handler}
+	g.srv = newHTTPServer(g.cfg, g.drain, g.log)
 	guardServer(g.srv, g.guard) // listen.go
 	g.errc = make(chan error, 1)
 	go func() { g.errc <- g.srv.Serve(ln) }()
@@ -345,8 +353,10 @@ func newHTTPServer(cfg Config, h http.Handler, log *slog.Logger) *http.Server {
 }
 
 // shutdownAt waits for ctx or a serving failure, then shuts the API's
-// server down: /readyz turns 503, in-flight requests finish, and the
-// WebSockets, which Shutdown does not close, are closed with 1001.
+// server down: /readyz turns 503 and answers say Connection: close, the
+// node hands its stream leaderships over (cluster_handoff.go), in-flight
+// requests finish, and the WebSockets, which Shutdown does not close, are
+// closed with 1001.
 func (g *gateway) shutdownAt(ctx context.Context, errc <-chan error) error {
 	select {
 	case err := <-errc:
@@ -355,6 +365,8 @@ func (g *gateway) shutdownAt(ctx context.Context, errc <-chan error) error {
 	}
 	g.log.Info("shutting down")
 	g.serving.Store(false)
+	g.drain.draining.Store(true)
+	g.handOver()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := g.srv.Shutdown(sctx); err != nil {

@@ -93,6 +93,9 @@ var allowed = map[string][]string{
 	// effects is the table of effects that api and live both apply: data
 	// and one decision over auth's scopes.
 	"internal/effects": {module + "auth"},
+	// clusterops speaks the JetStream API for the gateway's cluster
+	// operations (handing leaderships over): nats.go only.
+	"internal/clusterops": {"github.com/nats-io/nats.go/"},
 	// refusal is the rate-limited refusal log of api and live.
 	"internal/refusal": {module + "auth"},
 }

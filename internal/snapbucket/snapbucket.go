@@ -37,6 +37,15 @@ const Name = "rankwire_snapshots"
 // Timeout bounds one object store call.
 const Timeout = 30 * time.Second
 
+// putTimeout bounds the upload of n bytes: a second plus n at 8 MB/s, at
+// most Timeout. A cluster stopping whole loses its quorum while its last
+// nodes upload their final snapshots: each waits this long, not Timeout,
+// before it gives up (the snapshot is on its disk already), so that a
+// stop stays within a few seconds.
+func putTimeout(n int) time.Duration {
+	return min(Timeout, time.Second+time.Duration(n)*time.Second/(8<<20))
+}
+
 // infoTimeout bounds the look at the bucket before an upload.
 const infoTimeout = 2 * time.Second
 
@@ -168,7 +177,7 @@ func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), putTimeout(len(data)))
 	defer cancel()
 	meta := jetstream.ObjectMeta{Name: tenant, Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)}}
 	if _, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.Put(ctx, meta, bytes.NewReader(data)) }); err != nil {

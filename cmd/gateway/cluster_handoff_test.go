@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
+)
+
+// TestPlannedLeaderStop stops the stream's leader with SIGTERM under a Go
+// SDK writer pinned to it (its first gateway), and checks: the leader hands
+// its leadership over before it closes, the writer sees no failed call
+// (it moves on with the same idempotency id), every acknowledged
+// submission is on the survivors, and every node, the last two stopped
+// together, exits within 5 s of its SIGTERM. It logs the writer's longest
+// gap between acknowledgements (the target for a planned stop: 100 ms).
+func TestPlannedLeaderStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three gateway processes")
+	}
+	c := startCluster(t, 3)
+	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
+		t.Fatalf("create board through node 1: %d %v", status, err)
+	}
+	settled(t, c)
+	leader := c.streamLeader(t, "RW_t1")
+	var order []*clusterNode // the leader first: the writer starts there
+	order = append(order, c.nodes[leader])
+	for i, n := range c.nodes {
+		if i != leader {
+			order = append(order, n)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := newHandoffWriter(t, c.tok, order)
+	await.For(t, 30*time.Second, func() error { return w.submit(ctx) })
+	wctx, stopWriter := context.WithCancel(ctx)
+	writes := w.run(wctx)
+	at := w.acked.Load()
+	await.For(t, 20*time.Second, func() error { return w.progressed(at, 20) })
+
+	termAt := time.Now()
+	took := sigterm(t, order[0])
+	t.Logf("the stream's leader (n%d) exited %v after SIGTERM", leader+1, took.Round(time.Millisecond))
+	handed := regexp.MustCompile(`stream leadership handed over" stream=RW_t1 leader=n([0-9])`)
+	if got := order[0].p.logged(handed); len(got) != 1 {
+		t.Fatalf("the leader logged %d handovers of RW_t1, want 1; its log:\n%s", len(got), order[0].p.report())
+	} else {
+		t.Logf("the leader: %s", got[0])
+	}
+	at = w.acked.Load()
+	await.For(t, 20*time.Second, func() error { return w.progressed(at, 50) })
+	stopWriter()
+	<-writes
+	t.Logf("the writer: %d acknowledged, %d failed calls, longest gap between acknowledgements %v",
+		w.acked.Load(), w.failed.Load(), w.longest.Round(time.Millisecond))
+	t.Logf("the longest gap ended %v after the SIGTERM", w.longestAt.Sub(termAt).Round(time.Millisecond))
+	if f := w.failed.Load(); f != 0 {
+		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
+	}
+	acked := make([]int, 0, w.acked.Load())
+	for i := 1; i <= int(w.acked.Load()); i++ {
+		acked = append(acked, i)
+	}
+	for _, n := range order[1:] {
+		await.For(t, 10*time.Second, func() error { return holdsAcked(n, c.tok, len(acked)) })
+		haveEveryAcked(t, n, c.tok, acked)
+	}
+	stopAllWithin(t, order[1:], 5*time.Second)
+	if took > 5*time.Second {
+		t.Fatalf("the leader took %v to stop, want under 5 s", took)
+	}
+}
+
+// handoffWriter submits through its gateways with the Go SDK, scores
+// rising with every acknowledged submission, counting failed calls.
+type handoffWriter struct {
+	pausedWriter
+	failed    atomic.Int64
+	firstErr  error     // run's, read after it ended
+	longestAt time.Time // run's: when the longest gap ended
+}
+
+func newHandoffWriter(t *testing.T, tok string, via []*clusterNode) *handoffWriter {
+	return &handoffWriter{pausedWriter: *newPausedWriter(t, tok, via)}
+}
+
+// progressed fails until at least k submissions were acknowledged after at.
+func (w *handoffWriter) progressed(at int64, k int64) error {
+	if got := w.acked.Load() - at; got < k {
+		return fmt.Errorf("%d acknowledged since, want %d", got, k)
+	}
+	return nil
+}
+
+// run submits until ctx ends, the same score again after a failed call
+// (which it counts); the channel closes when it has.
+func (w *handoffWriter) run(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.last = time.Now()
+		for ctx.Err() == nil {
+			err := w.submit(ctx)
+			switch {
+			case err == nil:
+				if gap := time.Since(w.last); gap > w.longest {
+					w.longest, w.longestAt = gap, time.Now()
+				}
+				w.last = time.Now()
+			case ctx.Err() == nil:
+				if w.failed.Add(1) == 1 {
+					w.firstErr = err
+				}
+			}
+		}
+	}()
+	return done
+}
+
+// holdsAcked fails until node n's board b holds at least k members.
+func holdsAcked(n *clusterNode, tok string, k int) error {
+	var pg topPage
+	if status, err := call("GET", n.p.url("/v1/boards/b/top?limit=1000"), tok, "", &pg); status != 200 || err != nil {
+		return fmt.Errorf("top: %d %v", status, err)
+	}
+	if pg.Total < k {
+		return fmt.Errorf("%d members, want %d", pg.Total, k)
+	}
+	return nil
+}
+
+// sigterm sends n SIGTERM and returns how long it took to exit, failing
+// the test after 20 s or on an unclean exit.
+func sigterm(t *testing.T, n *clusterNode) time.Duration {
+	t.Helper()
+	took, err := sigtermErr(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return took
+}
+
+// sigtermErr sends n SIGTERM and returns how long it took to exit, or why
+// it did not exit cleanly within 20 s. Safe from any goroutine.
+func sigtermErr(n *clusterNode) (time.Duration, error) {
+	start := time.Now()
+	if err := n.p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return 0, err
+	}
+	select {
+	case err := <-n.p.done:
+		n.p.done <- err
+		if err != nil {
+			return 0, fmt.Errorf("exit after SIGTERM: %v; its log:\n%s", err, n.p.report())
+		}
+	case <-time.After(20 * time.Second):
+		_ = n.p.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, into the log
+		err := <-n.p.done
+		n.p.done <- err
+		return 0, fmt.Errorf("not exited 20 s after SIGTERM; its log and goroutines:\n%s", n.p.tail())
+	}
+	return time.Since(start), nil
+}
+
+// stopAllWithin sends every node SIGTERM at once and fails unless each
+// exits cleanly within d.
+func stopAllWithin(t *testing.T, ns []*clusterNode, d time.Duration) {
+	t.Helper()
+	took := make([]time.Duration, len(ns))
+	errs := make([]error, len(ns))
+	var wg sync.WaitGroup
+	for i, n := range ns {
+		wg.Go(func() { took[i], errs[i] = sigtermErr(n) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d nodes stopped together, each after: %v", len(ns), took)
+	for i, d0 := range took {
+		if d0 > d {
+			t.Errorf("node %d took %v to stop, want under %v", i+1, d0, d)
+		}
+	}
+}
+
+// settled waits until every node has opened the shared snapshot bucket: a
+// cluster that has (a planned stop's cluster) has its streams placed.
+func settled(t *testing.T, c *cluster) {
+	t.Helper()
+	opened := regexp.MustCompile(`snapshots shared through the bucket`)
+	for i, n := range c.nodes {
+		await.For(t, 30*time.Second, func() error {
+			if len(n.p.logged(opened)) == 0 {
+				return fmt.Errorf("node %d has not opened the snapshot bucket", i+1)
+			}
+			return nil
+		})
+	}
+}
+
+// tail returns the last 400 lines of p's log.
+func (p *proc) tail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.log[max(0, len(p.log)-400):], "\n")
+}

@@ -1,0 +1,175 @@
+// Package clusterops holds the gateway's operations on a JetStream cluster
+// that are not the hub's: handing this node's stream leaderships to the
+// other replicas before a planned stop. It speaks the JetStream API of
+// the account it is given (nats.go's jetstream), nothing of the hub, the
+// API or HTTP; it may import nats.go only.
+//
+// A stream leader that stops without stepping down leaves its stream
+// without a leader until the others' election timeout (about 1 s on the
+// embedded server's settings, more under load): every write to it waits.
+// A step-down hands the leadership over at once (the Raft leader picks a
+// current follower), so a planned stop costs writes nothing but the hop.
+// The single-replica consumers this node hosts for the stream are deleted
+// then, so that their readers move at once rather than after missed
+// heartbeats.
+package clusterops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pollEvery is how often StepDown asks a stream whether its new leader is
+// elected.
+const pollEvery = 20 * time.Millisecond
+
+// Handoff is what StepDown did with one stream this node led.
+type Handoff struct {
+	Stream string
+	// Leader is the stream's new leader, or "" where none was seen in
+	// time (Err says why).
+	Leader string
+	Took   time.Duration
+	Err    error // the leadership was not handed over
+	// Dropped counts the stream's single-replica consumers on this node
+	// that StepDown deleted once the new leader was elected; DropErr says
+	// why it stopped short (the leadership was handed over all the same).
+	Dropped int
+	DropErr error
+}
+
+// ErrNoNewLeader is Handoff.Err's class when the stream did not name
+// another leader before StepDown's context ended.
+var ErrNoNewLeader = errors.New("clusterops: no new leader elected")
+
+// StepDown asks every stream of js's account that self leads to elect
+// another leader, then waits for each to name one, until ctx ends. It
+// returns a Handoff per stream self led, in the account's listing order,
+// and an error only where the streams could not be listed. Cost: one
+// STREAM.LIST, then per led stream, all at once, one STEPDOWN request and
+// a STREAM.INFO every pollEvery; it returns once every stream is done.
+// Safe for concurrent use (it keeps no state).
+func StepDown(ctx context.Context, js jetstream.JetStream, self string) ([]Handoff, error) {
+	led, err := Led(ctx, js, self)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Handoff, len(led))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, stream := range led { // one at a time would let a slow stream hold up the others' wait
+		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, start) })
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// handOver steps stream's leader (self) down and waits for another.
+func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, start time.Time) Handoff {
+	h := Handoff{Stream: stream}
+	if h.Err = stepDown(ctx, js, stream); h.Err == nil {
+		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
+	}
+	if h.Err == nil {
+		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self)
+	}
+	h.Took = time.Since(start)
+	return h
+}
+
+// Led returns the names of the streams of js's account whose leader is
+// self. One STREAM.LIST request (paged by nats.go).
+func Led(ctx context.Context, js jetstream.JetStream, self string) ([]string, error) {
+	var led []string
+	l := js.ListStreams(ctx)
+	for info := range l.Info() {
+		if info.Cluster != nil && info.Cluster.Leader == self && len(info.Cluster.Replicas) > 0 {
+			led = append(led, info.Config.Name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("clusterops: listing streams: %w", err)
+	}
+	return led, nil
+}
+
+// apiResponse is the part of a JetStream API answer StepDown reads.
+type apiResponse struct {
+	Error *struct {
+		Code        int    `json:"code"`
+		Description string `json:"description"`
+	} `json:"error"`
+}
+
+// stepDown sends $JS.API.STREAM.LEADER.STEPDOWN.<stream> and reads the
+// answer: the leader answers once it has handed over.
+func stepDown(ctx context.Context, js jetstream.JetStream, stream string) error {
+	msg, err := js.Conn().RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil)
+	if err != nil {
+		return fmt.Errorf("clusterops: stepping down %s: %w", stream, err)
+	}
+	var r apiResponse
+	if err := json.Unmarshal(msg.Data, &r); err != nil {
+		return fmt.Errorf("clusterops: stepping down %s: %w", stream, err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("clusterops: stepping down %s: %d %s", stream, r.Error.Code, r.Error.Description)
+	}
+	return nil
+}
+
+// awaitLeader polls stream's info until it names a leader other than
+// self, or ctx ends.
+func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self string) (string, error) {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		s, err := js.Stream(ctx, stream)
+		if err == nil {
+			if c := s.CachedInfo().Cluster; c != nil && c.Leader != "" && c.Leader != self {
+				return c.Leader, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("%w for %s: %w", ErrNoNewLeader, stream, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// dropConsumers deletes the consumers of stream that have one replica,
+// on self: they would vanish with this node, and their readers (other
+// nodes' replicas) would notice only when heartbeats stop; deleted, their
+// readers are told at once (409 Consumer Deleted) and make new ones on the
+// nodes that stay. It returns how many it deleted.
+func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string) (int, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	var names []string
+	l := s.ListConsumers(ctx)
+	for info := range l.Info() {
+		if c := info.Cluster; c != nil && c.Leader == self && len(c.Replicas) == 0 {
+			names = append(names, info.Name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	n := 0
+	for _, name := range names {
+		if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+		}
+		n++
+	}
+	return n, nil
+}
