@@ -15,8 +15,11 @@ import (
 )
 
 // startTimeout bounds how long the embedded server may take to accept
-// connections.
-const startTimeout = 10 * time.Second
+// connections: its start recovers every stream from disk and, clustered,
+// sets up TLS routes first. 10 s was too short for three -race nodes on a
+// loaded 2-core machine (a node exited while its peers had answered);
+// /healthz and /readyz answer meanwhile (cmd/gateway's early listener).
+const startTimeout = 2 * time.Minute
 
 // startEmbedded starts a nats-server with JetStream on cfg.DataDir/nats.
 // Without cfg.Cluster it listens on no port at all (DontListen): the Hub
