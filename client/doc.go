@@ -22,7 +22,11 @@
 // attempt, not the whole budget; it doubles after each attempt of the call
 // that ran out of time (up to 8 times), so that a cluster slow everywhere
 // (a leader election) answers rather than has the write abandoned on every
-// gateway in turn. After a full round over the gateways the
+// gateway in turn. A read, a PUT or a submission whose items all have ids
+// is not cancelled at its deadline: it runs one deadline more while the
+// next gateway is tried, and the first success answers, so a gateway only
+// slow (waiting for an election) is not abandoned for a paused one. After
+// a full round over the gateways the
 // call waits briefly (50 ms doubling to 1 s, jittered) and goes round
 // again.
 //

@@ -324,6 +324,27 @@ func TestDeadlineDoublesAfterATimeout(t *testing.T) {
 	}
 }
 
+// A gateway that answers just past the attempt's deadline (its write
+// waited for a leader election) still answers the call while the next
+// attempt waits on a paused gateway: the late request is not cancelled, so
+// the call costs neither the paused gateway's deadline nor a second request.
+func TestLateAnswerWinsOverPausedGateway(t *testing.T) {
+	a, b := startPair(t)
+	p := startProxy(t, a.Addr)
+	p.hold(up)
+	fb := startFront(t, b.Addr)
+	fb.set(func(int64) bool {
+		time.Sleep(attempt * 3 / 2) // past its deadline, well within the paused gateway's
+		return true
+	}, nil)
+	c := newClient(t, a, fb.URL, p.URL())
+	res, err := c.Submit(context.Background(), "s", client.Score{Member: "late", Score: 1})
+	if err != nil || res[0].Score != 1 || fb.requests.Load() != 1 {
+		t.Fatalf("Submit: %+v %v after %d requests to the slow gateway; want its first answer", res, err, fb.requests.Load())
+	}
+	awaitScore(t, b, "late", 1)
+}
+
 // A caller that takes longer than the read timeout over a state keeps its
 // connection: nothing is read meanwhile, so the deadline waits for it.
 func TestSlowCallerKeepsItsConnection(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"time"
 )
@@ -69,12 +70,15 @@ func (c *Client) run(ctx context.Context, r request) error {
 		defer cancel()
 	}
 	var last error
+	var late *flight // an attempt past its deadline, still awaited: see attempt
+	defer func() { late.stop() }()
 	tries, slow := 0, 0
 	for round := 0; ; round++ {
 		first := int(c.next.Load())
 		for i := range c.urls {
 			n := (first + i) % len(c.urls)
-			err := c.attempt(ctx, n, r, payload, tok, slow)
+			var err error
+			late, err = c.attempt(ctx, n, r, payload, tok, slow, late)
 			wait, again := c.verdict(err, r.repeatable)
 			if tries++; !again || tries == c.maxAttempts {
 				return err
@@ -128,13 +132,100 @@ func (c *Client) verdict(err error, repeatable bool) (wait time.Duration, again 
 // deadline, but a cluster that is slow everywhere (a leader election, which
 // the gateway rides out within --write-timeout) is given the time to
 // answer rather than have its writes abandoned and sent again.
-func (c *Client) attempt(ctx context.Context, n int, r request, payload []byte, tok string, slow int) error {
+//
+// A repeatable request that runs out of its deadline is not cancelled: it
+// goes on for one deadline more as late, while the next attempt runs, and
+// whichever succeeds first answers the call. A gateway that was only slow
+// (its write waited for an election) then answers just after its deadline,
+// rather than the call waiting out the next gateway's deadline too when
+// that one is paused. At most two requests of a call are in flight.
+func (c *Client) attempt(ctx context.Context, n int, r request, payload []byte, tok string, slow int, late *flight) (*flight, error) {
 	timeout := c.writeAttempt
 	if r.method == http.MethodGet {
 		timeout = c.readAttempt
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout<<min(slow, 3))
-	defer cancel()
+	timeout <<= min(slow, 3)
+	hard := timeout
+	if r.repeatable {
+		hard *= 2
+	}
+	f := c.launch(ctx, n, r, payload, tok, hard)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		var lateDone <-chan error
+		if late != nil {
+			lateDone = late.done
+		}
+		select {
+		case err := <-f.done:
+			return late, f.answer(r, err)
+		case err := <-lateDone:
+			err = late.answer(r, err)
+			if late = nil; err == nil {
+				f.stop()
+				return nil, nil
+			}
+		case <-t.C:
+			if !r.repeatable {
+				return late, f.answer(r, <-f.done) // its context ends now too
+			}
+			late.stop()
+			return f, &transportError{gateway: c.urls[n], err: context.DeadlineExceeded}
+		}
+	}
+}
+
+// flight is one attempt's request, sent on its own goroutine so that it
+// may outlive its deadline (see attempt). Its owner receives from done or
+// calls stop, which cancels it and waits for it.
+type flight struct {
+	done   chan error // one answer; nil once received
+	out    any        // the answer's value: r.out's type, its own
+	cancel context.CancelFunc
+}
+
+// answer notes that f's answer err was received and, where it succeeded,
+// copies its value into r.out: two flights of a call never decode into
+// the same value.
+func (f *flight) answer(r request, err error) error {
+	f.done = nil
+	if err == nil && r.out != nil {
+		reflect.ValueOf(r.out).Elem().Set(reflect.ValueOf(f.out).Elem())
+	}
+	return err
+}
+
+// launch sends r to gateway n on a new goroutine, bounded by hard.
+func (c *Client) launch(ctx context.Context, n int, r request, payload []byte, tok string, hard time.Duration) *flight {
+	actx, cancel := context.WithTimeout(ctx, hard)
+	f := &flight{done: make(chan error, 1), cancel: cancel}
+	if r.out != nil {
+		f.out = reflect.New(reflect.TypeOf(r.out).Elem()).Interface()
+	}
+	go func() {
+		defer cancel()
+		f.done <- c.send(actx, n, r, payload, tok, f.out)
+	}()
+	return f
+}
+
+// stop cancels f and waits for its goroutine; a nil f, or one whose answer
+// was received, is a no-op but for the cancel.
+func (f *flight) stop() {
+	if f == nil {
+		return
+	}
+	f.cancel()
+	if f.done != nil {
+		<-f.done
+		f.done = nil
+	}
+}
+
+// send makes one request of r to gateway n within actx and decodes its
+// answer into out.
+func (c *Client) send(actx context.Context, n int, r request, payload []byte, tok string, out any) error {
 	u := c.urls[n] + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -151,7 +242,7 @@ func (c *Client) attempt(ctx context.Context, n int, r request, payload []byte, 
 	if err != nil {
 		return &transportError{gateway: c.urls[n], err: err, dial: isDialError(err)}
 	}
-	err = decode(resp, r.out)
+	err = decode(resp, out)
 	var te *transportError
 	if errors.As(err, &te) {
 		te.gateway = c.urls[n]
