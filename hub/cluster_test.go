@@ -79,14 +79,14 @@ func TestClusterRoutePortNeedsSecret(t *testing.T) {
 	for _, tc := range []struct{ user, pass string }{
 		{"", ""},
 		{RouteUser, "wrong"},
-		{RouteUser, derivePassword("another-secret-of-length", RouteUser)},
+		{RouteUser, RoutePassword("another-secret-of-length")},
 		{ClientUser, ClientPassword(testSecret)}, // a client's password does not open a route
 	} {
 		if got := rawConnect(t, addr, tc.user, tc.pass); !strings.Contains(got, "Authorization Violation") {
 			t.Errorf("route port with user %q: got %q, want Authorization Violation", tc.user, got)
 		}
 	}
-	if got := rawConnect(t, addr, RouteUser, derivePassword(testSecret, RouteUser)); strings.Contains(got, "Authorization") {
+	if got := rawConnect(t, addr, RouteUser, RoutePassword(testSecret)); strings.Contains(got, "Authorization") {
 		t.Errorf("route port with the secret: got %q, want past authorization", got)
 	} else {
 		t.Logf("route port with the secret: %q", got)
@@ -100,7 +100,7 @@ func TestClusterClientPortNeedsSecret(t *testing.T) {
 	for _, opt := range []nats.Option{
 		nats.Name("none"),
 		nats.UserInfo(ClientUser, "wrong"),
-		nats.UserInfo(RouteUser, derivePassword(testSecret, RouteUser)),
+		nats.UserInfo(RouteUser, RoutePassword(testSecret)),
 	} {
 		nc, err := nats.Connect(url, opt, nats.MaxReconnects(0))
 		if err == nil {
@@ -196,16 +196,4 @@ func TestExternalWithClusterSecret(t *testing.T) {
 		}
 	}
 	startHub(t, Config{NATSURL: url, Cluster: Cluster{Secret: testSecret}})
-}
-
-// Route TLS with a file missing or unreadable is a configuration error
-// naming route TLS, before any port opens.
-func TestRouteTLSConfigRefused(t *testing.T) {
-	for _, rt := range []RouteTLS{{Cert: "c.pem", Key: "k.pem"}, {CA: "ca.pem"}, {Cert: "/nonexistent/c.pem", Key: "/nonexistent/k.pem", CA: "/nonexistent/ca.pem"}} {
-		var opts server.Options
-		err := clusterOptions(&opts, Cluster{Name: "c", Secret: "0123456789abcdef", Listen: "127.0.0.1:0", Routes: []string{"nats://127.0.0.1:1"}, RouteTLS: rt})
-		if !errors.Is(err, ErrClusterConfig) || !strings.Contains(err.Error(), "route TLS") {
-			t.Errorf("%+v: %v, want a cluster configuration error naming route TLS", rt, err)
-		}
-	}
 }

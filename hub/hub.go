@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/diskwatch"
+	"github.com/rankwire/rankwire/internal/natsconf"
 	"github.com/rankwire/rankwire/internal/natsstats"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/shred"
@@ -151,7 +152,7 @@ func (h *Hub) connect(ctx context.Context) error {
 			h.cfg.Embedded(s)
 		}
 	}
-	nc, err := connect(url, h.srv, authOptions(h.cfg, h.srv != nil), h.log, h.connHandlers()...)
+	nc, err := connect(url, h.srv, natsconf.AuthOptions(h.cfg.Cluster, h.cfg.NATSAuth, h.srv != nil), h.log, h.connHandlers()...)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/natsconf"
 	"github.com/rankwire/rankwire/internal/redact"
 )
 
@@ -21,32 +22,14 @@ import (
 // /healthz and /readyz answer meanwhile (cmd/gateway's early listener).
 const startTimeout = 2 * time.Minute
 
-// startEmbedded starts a nats-server with JetStream on cfg.DataDir/nats.
-// Without cfg.Cluster it listens on no port at all (DontListen): the Hub
-// reaches it in-process (connect with nats.InProcessServer), so no other
-// process can read or write the streams through it. With cfg.Cluster.Name
-// it takes and opens routes, and with cfg.Cluster.ClientListen it opens a
-// client listener; both ask for the passwords derived from the cluster
-// secret. cfg.MaxStore is JetStream's disk limit in bytes (0: NATS's
-// default). The caller shuts it down.
+// startEmbedded starts a nats-server with JetStream on cfg.DataDir/nats,
+// with the options natsconf.ServerOptions builds from cfg (no port at all
+// without cfg.Cluster: the Hub reaches it in-process). The caller shuts
+// it down.
 func startEmbedded(cfg Config) (*server.Server, error) {
-	opts := &server.Options{
-		ServerName: "rankwire",
-		DontListen: true,
-		JetStream:  true,
-		StoreDir:   filepath.Join(cfg.DataDir, "nats"),
-		NoSigs:     true,
-		NoLog:      true,
-	}
-	if cfg.MaxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
-		opts.JetStreamMaxStore = cfg.MaxStore
-	}
-	if cfg.Sync > 0 { // the lazy opt-out; else fsync before every ack
-		opts.SyncInterval = cfg.Sync
-	} else {
-		opts.SyncAlways = true
-	}
-	if err := clusterOptions(opts, cfg.Cluster); err != nil {
+	opts, err := natsconf.ServerOptions(natsconf.Embedded{StoreDir: filepath.Join(cfg.DataDir, "nats"),
+		MaxStore: cfg.MaxStore, Sync: cfg.Sync, Cluster: cfg.Cluster})
+	if err != nil {
 		return nil, err
 	}
 	s, err := server.NewServer(opts)
@@ -98,30 +81,4 @@ func checkJetStream(ctx context.Context, js jetstream.JetStream, url string) err
 		return fmt.Errorf("%w (%s): %v", ErrNoJetStream, url, err)
 	}
 	return unavailable("NATS is unavailable", fmt.Errorf("JetStream account info from %s: %w", url, err))
-}
-
-// authOptions are the nats.go options that authenticate the Hub: to its
-// own embedded server when that asks for a password (a client listener),
-// or to cfg.NATSURL with the cluster secret's client password, a
-// credentials file and TLS files.
-func authOptions(cfg Config, embedded bool) []nats.Option {
-	var opts []nats.Option
-	asks := cfg.Cluster.ClientListen != "" || cfg.Cluster.Name != "" // the embedded server's client listener
-	if cfg.Cluster.Secret != "" && (!embedded || asks) {
-		opts = append(opts, nats.UserInfo(ClientUser, ClientPassword(cfg.Cluster.Secret)))
-	}
-	if embedded {
-		return opts
-	}
-	a := cfg.NATSAuth
-	if a.Creds != "" {
-		opts = append(opts, nats.UserCredentials(a.Creds))
-	}
-	if a.TLSCA != "" {
-		opts = append(opts, nats.RootCAs(a.TLSCA))
-	}
-	if a.TLSCert != "" || a.TLSKey != "" {
-		opts = append(opts, nats.ClientCert(a.TLSCert, a.TLSKey))
-	}
-	return opts
 }

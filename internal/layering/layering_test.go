@@ -17,7 +17,8 @@ var allowed = map[string][]string{
 	"subscriptions": {module + "board"},
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
-		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint", "github.com/nats-io/"},
+		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint",
+		module + "internal/natsconf", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -38,6 +39,9 @@ var allowed = map[string][]string{
 	// wstest is the test client of the live protocol: coder/websocket and
 	// the protocol's types.
 	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
+	// natsconf builds the embedded server's and the connection's options
+	// from the hub's settings: NATS only.
+	"internal/natsconf": {"github.com/nats-io/"},
 	// natsstats is the NATS connection's counters: the standard library only.
 	"internal/natsstats": nil,
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
