@@ -10,5 +10,8 @@
 // Package hub starts the server and connects with what it returns, and
 // keeps its names for these types as aliases.
 //
+// Importing it shortens the embedded cluster's Raft timings for the whole
+// process (raft_timing.go): nats-server has no option for them.
+//
 // It imports nats-io only.
 package natsconf

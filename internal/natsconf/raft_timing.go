@@ -1,4 +1,4 @@
-package hub
+package natsconf
 
 import (
 	"time"
@@ -27,7 +27,8 @@ import (
 // because no API reaches them. The link fails at build time if an upgrade
 // renames one, and TestRaftTimingsApplied checks the values took. An
 // external NATS cluster (--nats) keeps its own timings: its operator
-// tunes nats-server.
+// tunes nats-server. The package's init sets them, so every
+// program that imports it (package hub does) has them.
 
 //go:linkname natsMinElectionTimeout github.com/nats-io/nats-server/v2/server.minElectionTimeout
 var natsMinElectionTimeout time.Duration
