@@ -2,12 +2,12 @@ package hub
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/natsconf"
+	"github.com/rankwire/rankwire/internal/streamreplicas"
 )
 
 // The users that the cluster secret's passwords belong to (natsconf).
@@ -53,92 +53,16 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream, url string) erro
 }
 
 // applyReplicas brings every tenant stream whose replica count differs
-// from Config.Replicas to it, logging each change. A stream that cannot be
-// updated (too few nodes) is logged and left as it is: it keeps working.
-// One UpdateStream per stream that differs.
+// from Config.Replicas to it (internal/streamreplicas), retrying those it
+// cannot change yet on a goroutine of the streamLog's. A stream left as it
+// is keeps working.
 func (sl *streamLog) applyReplicas(ctx context.Context) {
 	if !sl.cfg.replicasGiven && (sl.srv == nil || sl.cfg.Cluster.Name == "") {
 		return // nothing asked for: leave the streams as they are
 	}
-	lctx, cancel := context.WithTimeout(ctx, replicasTimeout)
-	var streams []string
-	err := sl.api.do(func() error {
-		names := sl.js.StreamNames(lctx)
-		for name := range names.Name() {
-			if t, ok := strings.CutPrefix(name, streamPrefix); ok && validName(t) {
-				streams = append(streams, name)
-			}
-		}
-		return names.Err()
-	})
-	if err != nil {
-		sl.log.Warn("hub: replicas: listing streams", "err", err)
+	z := streamreplicas.Resizer{JS: sl.js, Gate: sl.api.do, Want: sl.cfg.Replicas, Log: sl.log,
+		Match: func(name string) bool { t, ok := strings.CutPrefix(name, streamPrefix); return ok && validName(t) }}
+	if failed := z.Apply(ctx); len(failed) > 0 {
+		sl.wg.Go(func() { z.Retry(sl.ctx, failed) })
 	}
-	cancel()
-	var failed []string
-	for _, name := range streams {
-		if !sl.applyReplicasTo(ctx, name) {
-			failed = append(failed, name)
-		}
-	}
-	if len(failed) > 0 {
-		sl.wg.Add(1)
-		go func() {
-			defer sl.wg.Done()
-			sl.retryReplicas(sl.ctx, failed)
-		}()
-	}
-}
-
-// replicasRetryFor is how long changes of the replica count that failed at
-// start are retried: a node that restarts asks for placement on peers
-// (itself among them) that the cluster sees as offline until it rejoins.
-const replicasRetryFor = 2 * time.Minute
-
-// retryReplicas retries the change of each stream in names every second
-// until it succeeds, ctx ends or replicasRetryFor has passed.
-func (sl *streamLog) retryReplicas(ctx context.Context, names []string) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	deadline := time.Now().Add(replicasRetryFor)
-	for len(names) > 0 && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		names = slices.DeleteFunc(names, func(name string) bool { return sl.applyReplicasTo(ctx, name) })
-	}
-	if len(names) > 0 {
-		sl.log.Error("hub: replicas: gave up changing the streams' replicas", "streams", names, "after", replicasRetryFor)
-	}
-}
-
-// replicasTimeout bounds each call of applyReplicas: a stream that does not
-// answer (a permission, a lost quorum) is logged and passed over, and never
-// uses up the start-up's time, which the tenants need.
-const replicasTimeout = 2 * time.Second
-
-// applyReplicasTo brings stream name to the configured replica count and
-// reports whether it has it now.
-func (sl *streamLog) applyReplicasTo(ctx context.Context, name string) bool {
-	ctx, cancel := context.WithTimeout(ctx, replicasTimeout)
-	defer cancel()
-	s, err := gated(sl.api, func() (jetstream.Stream, error) { return sl.js.Stream(ctx, name) })
-	if err != nil {
-		sl.log.Warn("hub: replicas: stream info", "stream", name, "err", err)
-		return false
-	}
-	cfg := s.CachedInfo().Config
-	if cfg.Replicas == sl.cfg.Replicas {
-		return true
-	}
-	from := cfg.Replicas
-	cfg.Replicas = sl.cfg.Replicas
-	if err := sl.api.do(func() error { _, err := sl.js.UpdateStream(ctx, cfg); return err }); err != nil {
-		sl.log.Warn("hub: replicas: could not change the stream's replicas yet", "stream", name, "from", from, "to", sl.cfg.Replicas, "err", err)
-		return false
-	}
-	sl.log.Info("hub: replicas: stream brought to the configured replicas", "stream", name, "from", from, "to", sl.cfg.Replicas)
-	return true
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
+	"github.com/rankwire/rankwire/internal/streamreplicas"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
 
@@ -130,13 +131,13 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // in a cluster), with the tenants' replica count: snapshots are then
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
-// that cannot be opened within replicasTimeout is opened in the background
+// that cannot be opened within streamreplicas.Timeout is opened in the background
 // until the Hub closes (snapbucket.Share).
 func (sl *streamLog) shareSnapshots(ctx context.Context) {
 	if sl.srv != nil && sl.cfg.Cluster.Name == "" {
 		return
 	}
-	snapbucket.Share{JS: sl.js, Gate: sl.api.do, Replicas: sl.cfg.Replicas, Log: sl.log, Attempt: replicasTimeout,
+	snapbucket.Share{JS: sl.js, Gate: sl.api.do, Replicas: sl.cfg.Replicas, Log: sl.log, Attempt: streamreplicas.Timeout,
 		Opened: sl.snaps.shared.Store}.Start(ctx, sl.ctx, sl.wg)
 }
 
