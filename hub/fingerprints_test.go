@@ -12,6 +12,7 @@ import (
 
 	fprint "github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
 // published collects a Fingerprints' checkpoints.
@@ -77,7 +78,7 @@ func TestFingerprintsCheckpointAndRebuild(t *testing.T) {
 		t.Fatal("rebuilt state differs from the state before the corruption")
 	}
 	checkFor(t, 5*time.Second, func() error { // the local snapshot is the rebuilt state's at once
-		data, err := os.ReadFile(h.snaps.path("t1"))
+		data, err := os.ReadFile(h.snaps.files.Path("t1"))
 		if err != nil || !bytes.Equal(data, good) {
 			return fmt.Errorf("local snapshot not the rebuilt state (%v)", err)
 		}
@@ -136,7 +137,7 @@ func TestFingerprintsNoneWhileCatchingUp(t *testing.T) {
 		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
 	}
 	h.Close()
-	if err := os.RemoveAll(snapshotDir(dir)); err != nil { // the whole stream is replayed
+	if err := os.RemoveAll(snapfile.In(dir).Dir); err != nil { // the whole stream is replayed
 		t.Fatal(err)
 	}
 	again := &published{got: map[uint64]fprint.Checkpoint{}}

@@ -23,6 +23,7 @@ import (
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
+	"github.com/rankwire/rankwire/internal/snapfile"
 	"github.com/rankwire/rankwire/internal/streamreplicas"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
@@ -69,8 +70,8 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
 	h := &Hub{cfg: cfg, log: cfg.Logger, feedWake: make(chan struct{}, 1)}
-	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
-	h.snaps.removeStale()
+	h.snaps = &snapshotter{files: snapfile.In(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
+	h.snaps.files.RemoveStale(h.log)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.reg = newRegistry(h.ctx, h.log, h.open)
 	if cfg.Fingerprints != nil {

@@ -2,18 +2,14 @@ package hub
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/snapbucket"
+	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
 // A snapshot is one tenant's state at a stream sequence (its encoding:
@@ -22,21 +18,16 @@ import (
 // of an older layout is ignored like a damaged one: the node replays the
 // stream, which gives the same state as every other node's.
 
-func snapshotDir(dataDir string) string { return filepath.Join(dataDir, "snapshots") }
-
-// snapshotter writes and loads tenant snapshots under dir. Safe for
-// concurrent use by different tenants' replicas: each writes its own file.
+// snapshotter writes and loads tenant snapshots: the local files
+// (internal/snapfile) and the cluster's shared copy. Safe for concurrent
+// use by different tenants' replicas: each writes its own file.
 type snapshotter struct {
-	dir      string
+	files    snapfile.Files
 	every    int           // events between snapshots; < 0: only at Close
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
 	js       jetstream.JetStream               // wipes a replaced shared snapshot after an erasure (members.go); set by connect
-}
-
-func (s *snapshotter) path(tenant string) string {
-	return filepath.Join(s.dir, tenant+".snap")
 }
 
 // load returns the tenant's newest snapshotted state: the local file's, or
@@ -62,59 +53,14 @@ func (s *snapshotter) load(ctx context.Context, tenant string) (*ledger.State, e
 // loadLocal returns the state in tenant's snapshot file, or an empty state
 // where there is none.
 func (s *snapshotter) loadLocal(tenant string) (*ledger.State, error) {
-	data, err := os.ReadFile(s.path(tenant))
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := s.files.Read(tenant)
+	switch {
+	case err != nil:
+		return nil, err
+	case data == nil:
 		return ledger.New(), nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("hub: read snapshot: %w", err)
-	}
 	return ledger.Decode(data)
-}
-
-// save writes data as the tenant's snapshot, atomically.
-func (s *snapshotter) save(tenant string, data []byte) error {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(s.dir, tenant+".snap.*") // tempPattern
-
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), s.path(tenant))
-}
-
-// tempPattern matches the temporary files save creates (tenant names hold
-// no dot, so no snapshot itself matches).
-const tempPattern = "*.snap.*"
-
-// removeStale deletes the temporary files a save interrupted by a crash
-// (kill -9 between CreateTemp and the rename) left in the directory. Called
-// at Hub start, before any replica saves, so no save of this process is in
-// progress. O(files in the directory). A file it cannot remove is logged,
-// not fatal: it costs disk space, not correctness.
-func (s *snapshotter) removeStale() {
-	names, _ := filepath.Glob(filepath.Join(s.dir, tempPattern)) // the only error is a bad pattern
-	for _, name := range names {
-		if err := os.Remove(name); err != nil {
-			s.log.Warn("hub: stale snapshot temp file", "file", name, "err", err)
-			continue
-		}
-		s.log.Info("hub: removed stale snapshot temp file", "file", name)
-	}
 }
 
 // snapJob is an encoded snapshot on its way to the file.
@@ -162,7 +108,7 @@ func (r *replica) saveLoop(saves <-chan snapJob) {
 }
 
 func (r *replica) save(j snapJob) {
-	if err := r.snaps.save(r.tenant, j.data); err != nil {
+	if err := r.snaps.files.Save(r.tenant, j.data); err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 		return
 	}

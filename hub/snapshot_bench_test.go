@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
 // BenchmarkSnapshot times the saver goroutine's half of a periodic
@@ -21,10 +22,10 @@ func BenchmarkSnapshot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := &snapshotter{dir: b.TempDir()}
+			s := snapfile.Files{Dir: b.TempDir()}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := s.save("t1", data); err != nil {
+				if err := s.Save("t1", data); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/rankwire/rankwire/internal/jsread"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/snapbucket"
+	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
 // The audit replay. Verify rebuilds every tenant's state from its stream
@@ -45,7 +46,7 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.reg = newRegistry(h.ctx, h.log, h.open)
 	defer h.Close()
-	h.snaps = &snapshotter{dir: snapshotDir(cfg.DataDir), log: h.log}
+	h.snaps = &snapshotter{files: snapfile.In(cfg.DataDir), log: h.log}
 	if err := h.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func (sl *streamLog) verifyTenant(ctx context.Context, tenant string) TenantAudi
 // auditSnapshots adds tenant's snapshot file and shared snapshot, where
 // they exist, to audit; an error where the shared one cannot be read.
 func (sl *streamLog) auditSnapshots(ctx context.Context, tenant string, audit *ledger.Audit) error {
-	path := sl.snaps.path(tenant)
+	path := sl.snaps.files.Path(tenant)
 	if data, err := os.ReadFile(path); err == nil {
 		audit.AddSnapshot("file "+path, data)
 	}

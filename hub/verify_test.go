@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
 // The audit replay rebuilds a tenant from its stream alone and finds the
@@ -48,7 +49,7 @@ func TestVerify(t *testing.T) {
 	}
 
 	// Alter the standings in the snapshot file, keeping its sequence.
-	path := (&snapshotter{dir: snapshotDir(dir)}).path("t1")
+	path := snapfile.In(dir).Path("t1")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
