@@ -3,6 +3,8 @@
 // the account's JetStream publishes on every node of a cluster, so that a
 // gateway hears of a tenant created through another one within a round
 // trip (hub's discovery opens it then, and polls only as a fallback).
+// Leaders hears of the streams' leader elections and quorum losses,
+// which a clustered JetStream announces likewise (hub counts and logs them).
 //
 // It may import the nats-io modules only (plus the standard library).
 package streamwatch
