@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/pace"
 )
 
 // The change feed carries every applied mutation of a board-window to one
@@ -19,13 +20,13 @@ import (
 //     with a Window that reads the board as it stands after exactly those
 //     changes; then calls Feed.Flush with no lock held.
 //
-// When it drains is a deadline, not a tick (runFeed): at once when it is
-// idle, so that a change at light load reaches its watchers within
-// milliseconds; while it is busy, changes gather and the next drain takes
+// When it drains is a deadline, not a tick (runFeed, paced by
+// internal/pace): at once when it is idle, so that a change at light load
+// reaches its watchers within milliseconds; while it is busy, changes gather and the next drain takes
 // them all, so that under load the cost follows the drains, not the
 // changes. A drain that is busy for d (its Flush, and with a FeedSettler
 // the writing of what it offered) is followed by a pause of d too, at
-// least minFeedGap and never past its start plus Config.PushInterval: the
+// least pace.MinGap and never past its start plus Config.PushInterval: the
 // loop never spins, push work gets at most about half the time, and a
 // change waits at most about one PushInterval plus one drain's work.
 //
@@ -35,11 +36,6 @@ import (
 // changes since the last one, is what makes the cost follow change rather
 // than audience. Reading under the same lock the changes were taken under
 // makes the batch and the board agree.
-
-// minFeedGap is the least time between the end of one drain and the start
-// of the next, however light the load: a burst of single changes is
-// coalesced into drains at most this often.
-const minFeedGap = time.Millisecond
 
 // FeedBatch is what happened to one board-window since the last tick.
 type FeedBatch = ledger.FeedBatch
@@ -99,43 +95,12 @@ func (h *Hub) runFeed(ctx context.Context) {
 		case <-t.C:
 			all = true
 		}
-		if !sleepUntil(ctx, next) {
+		if !pace.SleepUntil(ctx, next) {
 			return
 		}
 		start := time.Now()
-		h.drainFeed(ctx, all, start.Add(h.cfg.PushInterval-minFeedGap))
-		next = nextDrain(start, time.Now(), h.cfg.PushInterval)
-	}
-}
-
-// nextDrain is when the drain after one that ran from start to end may
-// start: after a pause as long as the drain was busy, at least minFeedGap,
-// and no later than start+interval unless the drain itself ran past it.
-func nextDrain(start, end time.Time, interval time.Duration) time.Time {
-	gap := max(end.Sub(start), minFeedGap)
-	next := end.Add(gap)
-	if limit := start.Add(interval); next.After(limit) {
-		next = end.Add(minFeedGap)
-		if limit.After(next) {
-			next = limit
-		}
-	}
-	return next
-}
-
-// sleepUntil waits until t (at once if t is past); false if ctx ended.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
+		h.drainFeed(ctx, all, start.Add(h.cfg.PushInterval-pace.MinGap))
+		next = pace.Next(start, time.Now(), h.cfg.PushInterval)
 	}
 }
 
