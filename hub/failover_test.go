@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
@@ -102,31 +100,6 @@ func TestDuplicateWindowCoversWriteTimeout(t *testing.T) {
 	}
 	if d := s.CachedInfo().Config.Duplicates; d < 2*MaxWriteTimeout {
 		t.Fatalf("duplicate window %v, want at least %v", d, 2*MaxWriteTimeout)
-	}
-}
-
-func TestRetryable(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"no responders", nats.ErrNoResponders, true},
-		{"no stream response", jetstream.ErrNoStreamResponse, true},
-		{"timeout", fmt.Errorf("x: %w", nats.ErrTimeout), true},
-		{"deadline", context.DeadlineExceeded, true},
-		{"cluster unavailable", &jetstream.APIError{ErrorCode: 10008}, true},
-		{"stream offline", &jetstream.APIError{ErrorCode: 10118}, true},
-		{"store full", &jetstream.APIError{ErrorCode: 10023}, false},
-		{"wrong stream", &jetstream.APIError{ErrorCode: 10060}, false},
-		{"canceled", context.Canceled, false},
-		{"other", errors.New("boom"), false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := retryable(tc.err); got != tc.want {
-				t.Fatalf("retryable(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
 	}
 }
 

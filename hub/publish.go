@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/jserr"
 )
 
 // Publishing through a leader change. Every event carries a JetStream
@@ -61,7 +62,7 @@ func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID
 		return nil
 	case sl.ctx.Err() != nil:
 		return ErrClosed
-	case ctx.Err() != nil || isStoreFull(err): // the caller gave up, or JetStream refused
+	case ctx.Err() != nil || jserr.StoreFull(err): // the caller gave up, or JetStream refused
 		return sl.publishErr(err, r.stream)
 	}
 	sl.markDown(r, err)
@@ -74,7 +75,7 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 	wait := firstBackoff
 	for {
 		err := sl.publishOnce(ctx, r, data, msgID)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
+		if err == nil || !jserr.Retryable(err) || ctx.Err() != nil {
 			return err
 		}
 		if sl.streamGone(ctx, r) {
@@ -104,30 +105,6 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 		return fmt.Errorf("publish attempt: %w", nats.ErrTimeout)
 	}
 	return err
-}
-
-// retryableCodes are JetStream's errors of a stream between leaders: the
-// cluster temporarily unavailable (10008) and the stream offline (10118).
-var retryableCodes = []jetstream.ErrorCode{10008, 10118}
-
-// retryable reports whether err means "no leader, timeout, no responders
-// or reconnecting": worth another attempt with the same message id.
-func retryable(err error) bool {
-	switch {
-	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse),
-		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrDisconnected):
-		return true
-	}
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		for _, c := range retryableCodes {
-			if apiErr.ErrorCode == c {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // streamGone reports whether JetStream says r's stream does not exist (it

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/jserr"
 )
 
 // This file is the store's health: whether JetStream can take writes, for
@@ -46,30 +47,11 @@ func (sh *storeHealth) recentlyFull(now time.Time) bool {
 	return at != 0 && now.UnixNano()-at < int64(fullMemory)
 }
 
-// storeFullCodes are the JetStream errors of a store out of space: the
-// account's limit (10002), the server's limit (10023), no storage for a
-// new stream (10047).
-var storeFullCodes = []jetstream.ErrorCode{10002, 10023, 10047}
-
-// isStoreFull reports whether err is JetStream refusing for lack of storage.
-func isStoreFull(err error) bool {
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	for _, c := range storeFullCodes {
-		if apiErr.ErrorCode == c {
-			return true
-		}
-	}
-	return false
-}
-
 // publishErr turns a failed publish into the error callers see, noting a
 // full store: ErrStoreFull (no stream name) for lack of storage, else
 // ErrUnavailable.
 func (sl *streamLog) publishErr(err error, stream string) error {
-	if isStoreFull(err) {
+	if jserr.StoreFull(err) {
 		sl.store.noteFull(time.Now())
 		sl.log.Warn("hub: the store is full: writes are refused until space is freed", "err", err)
 		return ErrStoreFull

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rankwire/rankwire/internal/jserr"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/internal/notify"
@@ -247,7 +248,7 @@ func (sl *streamLog) stream(ctx context.Context, tenant string, create bool) (je
 			})
 		})
 	}
-	if err != nil && isStoreFull(err) {
+	if err != nil && jserr.StoreFull(err) {
 		return nil, sl.publishErr(err, streamName(tenant))
 	}
 	if err != nil {

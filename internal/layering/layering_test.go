@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
 		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint",
-		module + "internal/natsconf", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", "github.com/nats-io/"},
+		module + "internal/natsconf", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -39,6 +39,8 @@ var allowed = map[string][]string{
 	// wstest is the test client of the live protocol: coder/websocket and
 	// the protocol's types.
 	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
+	// jserr classifies NATS and JetStream errors: nats.go only.
+	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.
 	"internal/pace": nil,
 	// snapfile is the snapshot files in the data directory: the standard
