@@ -3,15 +3,12 @@ package hub
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/shred"
-	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
 // Personal data. A member's profile and linked aliases are personal data:
@@ -130,22 +127,4 @@ func (m Privacy) awaitSnapshot(ctx context.Context, rep *replica, seq uint64) er
 		}
 	}
 	return nil
-}
-
-// wipeShared overwrites the chunks of tenant's shared snapshot (one that
-// holds erased personal data, about to be replaced). A failure is logged:
-// the replacement purges them all the same, if not on disk.
-func wipeShared(b *snapbucket.Bucket, js jetstream.JetStream, tenant string, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), snapbucket.Timeout)
-	defer cancel()
-	subject, ok := b.Chunks(ctx, tenant)
-	if !ok || js == nil {
-		return
-	}
-	n, err := shred.Wipe(ctx, js, "OBJ_"+snapbucket.Name, subject)
-	if err != nil {
-		log.Warn("hub: old shared snapshot not wiped", "tenant", tenant, "err", err)
-		return
-	}
-	log.Debug("hub: old shared snapshot wiped", "tenant", tenant, "chunks", n)
 }

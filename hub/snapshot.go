@@ -27,7 +27,7 @@ type snapshotter struct {
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
-	js       jetstream.JetStream               // wipes a replaced shared snapshot after an erasure (members.go); set by connect
+	js       jetstream.JetStream               // wipes a replaced shared snapshot after an erasure (Bucket.Wipe); set by connect
 }
 
 // load returns the tenant's newest snapshotted state: the local file's, or
@@ -116,8 +116,8 @@ func (r *replica) save(j snapJob) {
 	r.savedAt.Store(time.Now().UnixNano())
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
 	if shared := r.snaps.shared.Load(); shared != nil {
-		if j.erase { // the object it replaces holds erased personal data: overwrite its chunks (members.go)
-			wipeShared(shared, r.snaps.js, r.tenant, r.log)
+		if j.erase { // the object it replaces holds erased personal data: overwrite its chunks (snapbucket.Bucket.Wipe)
+			shared.Wipe(r.snaps.js, r.tenant)
 		}
 		shared.Save(r.tenant, j.seq, j.data)
 	}

@@ -55,8 +55,8 @@ var allowed = map[string][]string{
 	// natsstats is the NATS connection's counters: the standard library only.
 	"internal/natsstats": nil,
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
-	// one, and JetStream.
-	"internal/snapbucket": {module + "internal/ledger", "github.com/nats-io/"},
+	// one, shred to wipe one, and JetStream.
+	"internal/snapbucket": {module + "internal/ledger", module + "internal/shred", "github.com/nats-io/"},
 	// diskwatch restarts the embedded JetStream through a full disk: the
 	// server's module only.
 	"internal/diskwatch": {"github.com/nats-io/nats-server/"},
