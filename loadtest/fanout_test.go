@@ -76,6 +76,9 @@ func TestFanoutEndToEnd(t *testing.T) {
 			if rep.Gaps != 0 || rep.Reconnects != 0 || len(rep.Errors) > 0 || len(rep.Closes) > 0 {
 				t.Errorf("gaps %d, reconnects %d, errors %v, closes %v", rep.Gaps, rep.Reconnects, rep.Errors, rep.Closes)
 			}
+			if rep.Viewed != 20 {
+				t.Errorf("views received %d of 20", rep.Viewed)
+			}
 			if rep.Tick.Ticks == 0 {
 				t.Error("no push ticks scraped from /metrics")
 			}
