@@ -10,7 +10,8 @@
 # interleaved, RUNS loops per size. The gateway's heartbeats are set to
 # Centrifugo's ping interval (25 s), so that neither server's keepalives
 # weigh on the figures (rwload counts the gateway's heartbeats as messages
-# and not Centrifugo's pings). Everything listens on 127.0.0.1; every
+# and not Centrifugo's pings). Two writers on both sides, so that a
+# publish Centrifugo answers late does not make the pacer drop the next. Everything listens on 127.0.0.1; every
 # process it starts is stopped by its PID.
 #
 #	CENTRIFUGO=/path/to/centrifugo loadtest/watch_bench.sh
@@ -20,7 +21,7 @@
 # Environment: RUNS (default 2), D (default 20s), SIZES (default
 # "5000 10000"), OUT (JSON reports; default a directory under /tmp that is
 # removed at the end unless given), PROFILE (1: a 10 s CPU profile of the
-# gateway 8 s into each of its runs, into $OUT), PORT (gateway, 18110),
+# gateway PROFILE_AT (default 10) s into each of its runs, into $OUT), PORT (gateway, 18110),
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,11 +75,11 @@ watch_rankwire() {
 	local n=$1 name=$2 prof=""
 	start_gw --push-interval 100ms --heartbeat-interval 25s --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
 	if [ "${PROFILE:-0}" = 1 ]; then
-		(sleep 8 && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=10") &
+		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=10") &
 		prof=$!
 	fi
 	"$work/rwload" fanout -url "$URL" -metrics "http://127.0.0.1:$MPORT" -keys "$work/keys.json" -pid "$GW" -pprof "127.0.0.1:$PPORT" -q -json \
-		-board watch -subs "$n" -top 1 -members 10 -rate 10 -batch 1 -writers 1 -d "$D" >"$OUT/$name.json" || true
+		-board watch -subs "$n" -top 1 -members 10 -rate 10 -batch 1 -writers 2 -d "$D" >"$OUT/$name.json" || true
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	stop_gw
 	summary "$OUT/$name.json"
@@ -97,7 +98,7 @@ watch_centrifugo() {
 	local r0
 	r0=$(cpu_ticks "$RS")
 	"$work/rwload" fanout -url "$URL" -keys "$work/keys.json" -metrics "" -redis "127.0.0.1:$RPORT" -centrifugo "127.0.0.1:$CPORT" \
-		-centrifugo-key "$KEY" -pid "$CS" -q -json -board watch -subs "$n" -members 10 -rate 10 -batch 1 -writers 1 \
+		-centrifugo-key "$KEY" -pid "$CS" -q -json -board watch -subs "$n" -members 10 -rate 10 -batch 1 -writers 2 \
 		-d "$D" >"$OUT/$name.json" || true
 	local rcpu
 	rcpu=$(awk -v a="$r0" -v b="$(cpu_ticks "$RS")" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", (b-a)/hz}')
