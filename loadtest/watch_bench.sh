@@ -65,7 +65,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 summary() {
 	jq -r --arg extra "${2:-0}" --arg d "${D%s}" '
 	  (.messages_per_second * .elapsed_seconds) as $msgs |
-	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s; \(.messages_per_second|floor) msgs/s, \($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers; p50 \(.latency_all.P50/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
+	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s; \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B, \($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers; p50 \(.latency_all.P50/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  "server \(.server_cores*100|floor/100) cores, \(.cpu_per_message_micros*100|floor/100) µs/msg" +
 	  (if ($extra|tonumber) > 0 then "; redis \($extra) s CPU, \((($extra|tonumber)*1e6/$msgs)*100|floor/100) µs/msg more" else "" end) +
 	  "; tool \(.tool_cores*100|floor/100) cores; gaps \(.gaps), reconnects \(.reconnects), dial errors \(.dial_errors), errors \(.errors), closes \(.closes)"' "$1"
