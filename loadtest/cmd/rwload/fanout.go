@@ -19,9 +19,7 @@ func fanout(ctx context.Context, args []string) error {
 	var t target
 	t.register(fs, "fanout")
 	var c loadtest.FanoutConfig
-	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
-	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (top N published through its server API)")
-	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
+	peerFlags(fs, &c)
 	fs.IntVar(&c.Subscribers, "subs", 1000, "WebSocket subscriptions, -per-conn to a connection")
 	fs.IntVar(&c.PerConn, "per-conn", 1, "subscriptions per connection, 1…100 (a lobby page's several views): ⌈subs ÷ per-conn⌉ connections")
 	fs.IntVar(&c.Top, "top", 0, "weight of the shared top-N view in the mix (all weights 0: top only)")
@@ -123,4 +121,12 @@ func parseNodes(s string) ([]loadtest.Node, error) {
 		out = append(out, loadtest.Node{PID: n, Pprof: pprof})
 	}
 	return out, nil
+}
+
+// peerFlags registers the flags that run the load against a peer instead
+// of the gateway.
+func peerFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) {
+	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
+	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (top N published through its server API)")
+	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
 }
