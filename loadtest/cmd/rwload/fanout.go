@@ -19,7 +19,7 @@ func fanout(ctx context.Context, args []string) error {
 	var t target
 	t.register(fs, "fanout")
 	var c loadtest.FanoutConfig
-	peerFlags(fs, &c)
+	nodes := serverFlags(fs, &c)
 	fs.IntVar(&c.Subscribers, "subs", 1000, "WebSocket subscriptions, -per-conn to a connection")
 	fs.IntVar(&c.PerConn, "per-conn", 1, "subscriptions per connection, 1…100 (a lobby page's several views): ⌈subs ÷ per-conn⌉ connections")
 	fs.IntVar(&c.Top, "top", 0, "weight of the shared top-N view in the mix (all weights 0: top only)")
@@ -38,9 +38,6 @@ func fanout(ctx context.Context, args []string) error {
 	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most connections per worker process")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 2*time.Minute, "how long connecting the subscribers may take")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
-	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
-	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
-	nodes := fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Parse(args)
@@ -123,10 +120,14 @@ func parseNodes(s string) ([]loadtest.Node, error) {
 	return out, nil
 }
 
-// peerFlags registers the flags that run the load against a peer instead
-// of the gateway.
-func peerFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) {
+// serverFlags registers the flags that name the server measured: a peer
+// instead of the gateway, and the processes whose CPU and RSS are read. It
+// returns -nodes, parsed after fs.Parse.
+func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
+	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
+	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
 	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
 	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (top N published through its server API)")
 	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
+	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
 }
