@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if gatewayDir != "" {
+		os.RemoveAll(gatewayDir) // the gateway built for the tests
+	}
+	os.Exit(code)
 }
 
 // TestFanoutEndToEnd runs 20 subscriptions of every view kind in two
