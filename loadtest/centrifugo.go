@@ -71,7 +71,7 @@ func CentrifugoIdle(ctx context.Context, cfg CentrifugoIdleConfig) (CentrifugoId
 	clients := centrifugoClients(max(cfg.SrcIPs, 1))
 	start := time.Now()
 	for i := range cfg.Conns {
-		c, err := centrifugoJoin(ctx, clients[i%len(clients)], cfg.URL, i)
+		c, err := centrifugoJoin(ctx, clients[i%len(clients)], cfg.URL, centrifugoIdleChannel(i))
 		if err != nil {
 			return r, fmt.Errorf("loadtest: centrifugo connection %d: %w", i, err)
 		}
@@ -107,31 +107,13 @@ func centrifugoClients(n int) []*http.Client {
 	return out
 }
 
-// centrifugoJoin connects and subscribes connection i, waiting for both
-// replies.
-func centrifugoJoin(ctx context.Context, hc *http.Client, u string, i int) (*websocket.Conn, error) {
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc})
-	if err != nil {
-		return nil, err
+// centrifugoIdleChannel is connection i's channel: every fourth on the
+// shared "lobby", the rest each on its own.
+func centrifugoIdleChannel(i int) string {
+	if i%4 == 0 {
+		return "lobby"
 	}
-	channel := "lobby"
-	if i%4 != 0 {
-		channel = fmt.Sprintf("p_%d", i) // no colon: that would name a namespace
-	}
-	cmds := []string{`{"id":1,"connect":{"name":"rwload"}}`, fmt.Sprintf(`{"id":2,"subscribe":{"channel":%q}}`, channel)}
-	for id, cmd := range cmds {
-		if err := c.Write(dctx, websocket.MessageText, []byte(cmd)); err != nil {
-			c.CloseNow()
-			return nil, err
-		}
-		if err := centrifugoReply(dctx, c, id+1); err != nil {
-			c.CloseNow()
-			return nil, err
-		}
-	}
-	return c, nil
+	return fmt.Sprintf("p_%d", i) // no colon: that would name a namespace
 }
 
 // centrifugoReply reads until the reply to command id; an error reply is

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -181,11 +182,21 @@ func (c *client) members(ctx context.Context) (int, error) {
 	if sdk == nil {
 		sdk = c.sdk()
 	}
-	b, err := sdk.Board(ctx, c.board)
-	if err != nil {
-		return 0, fmt.Errorf("loadtest: board info: %w", err)
+	// On a cluster the board's creation may not have reached the node
+	// asked yet: a 404 is asked again, for at most 5 s.
+	for range 50 {
+		b, err := sdk.Board(ctx, c.board)
+		var ce *rwclient.Error
+		if errors.As(err, &ce) && ce.Status == http.StatusNotFound {
+			sleep(ctx, 100*time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("loadtest: board info: %w", err)
+		}
+		return b.Members, nil
 	}
-	return b.Members, nil
+	return 0, fmt.Errorf("loadtest: board info: board %q not found for 5 s", c.board)
 }
 
 // score is one submission as the protocol spells it.

@@ -4,15 +4,16 @@
 // latency on a large board while a paced background write load is applied
 // (RunRead), and fan-out to many WebSocket subscribers spread over worker
 // processes and loopback source addresses, with submit-to-receive latency
-// per view kind and Redis pub/sub as the peer (fanout*.go). The command
+// per view kind, Redis pub/sub and "Redis + app + Centrifugo" as the
+// peers, and a cluster's nodes measured together (fanout*.go). The command
 // loadtest/cmd/rwload is its front end; docs/BENCHMARKS.md records the
 // figures it produced and the command lines that produced them.
 //
 // It speaks the protocol only: it imports the standard library, the Go SDK
 // (github.com/rankwire/rankwire/client, which any client may use),
 // github.com/golang-jwt/jwt/v5 (to mint its own HS256 tokens from a key
-// file), github.com/coder/websocket (subscribers) and go-redis (the pub/sub
-// peer), never the gateway's own packages, so it measures what any client
+// file), github.com/coder/websocket (subscribers, and Centrifugo's clients)
+// and go-redis (the peers' sorted set and pub/sub), never the gateway's own packages, so it measures what any client
 // sees. With SubmitConfig.Failover the writers use the SDK's failover, and
 // the report's longest write gap per client is what a fault cost them.
 //

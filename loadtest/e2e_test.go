@@ -16,6 +16,7 @@ import (
 var (
 	buildOnce  sync.Once
 	gatewayBin string
+	gatewayDir string // the build's temp dir, removed by TestMain
 	buildErr   error
 )
 
@@ -28,7 +29,7 @@ func buildGateway(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		gatewayBin = filepath.Join(dir, "gateway")
+		gatewayDir, gatewayBin = dir, filepath.Join(dir, "gateway")
 		out, err := exec.Command("go", "build", "-o", gatewayBin, "../cmd/gateway").CombinedOutput()
 		if err != nil {
 			buildErr = err

@@ -23,6 +23,12 @@ type FanoutConfig struct {
 	// then runs against the Redis pub/sub peer (shared top-N only) instead
 	// of the gateway.
 	Redis string
+	// Centrifugo, where set (with Redis), is a Centrifugo server's
+	// host:port on loopback: the load then runs against "Redis + app +
+	// Centrifugo" (fanout_centrifugo.go), the writers publishing the top N
+	// through its server API with CentrifugoKey, the subscribers its
+	// WebSocket clients.
+	Centrifugo, CentrifugoKey string
 	// Subscribers is the number of subscriptions. Zero means none: a write
 	// load only.
 	Subscribers int
@@ -78,6 +84,10 @@ type FanoutConfig struct {
 	// PID is the server's process (gateway or redis-server) whose CPU and
 	// RSS are read from /proc. Zero means not read.
 	PID int
+	// Nodes, where set, are a cluster's server processes: the server
+	// figures are their sums (PID and Pprof are then not used) and the
+	// report has each node's memory.
+	Nodes []Node
 	// Progress receives a line per second. Nil means none.
 	Progress io.Writer
 }
@@ -119,6 +129,10 @@ func (c FanoutConfig) check() error {
 		return fmt.Errorf("%w: %d of %d", errStalled, c.Stalled, c.Subscribers)
 	case c.Redis != "" && c.Stalled > 0:
 		return errStalledRedis
+	case c.Centrifugo != "" && c.Redis == "":
+		return errCentrifugoRedis
+	case c.Centrifugo != "":
+		return centrifugoAddr(c.Centrifugo)
 	}
 	return nil
 }
@@ -148,6 +162,9 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 	host := c.Redis
 	if c.Redis != "" {
 		base.Mode, base.URL = "redis", c.Redis
+		if c.Centrifugo != "" {
+			base.Mode, base.URL, host = "centrifugo", c.Centrifugo, c.Centrifugo
+		}
 	} else {
 		bases, err := c.Target.baseURLs()
 		if err != nil {
@@ -203,7 +220,7 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 		return rep, err
 	}
 	mIdle := cfg.scrape(ctx)
-	idle, _ := readProc(cfg.PID)
+	idle, idleNodes := cfg.sampleNodes()
 	wcs, err := cfg.workerConfigs()
 	if err != nil {
 		return rep, err
@@ -216,7 +233,8 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	rep.ConnectSeconds = time.Since(t0).Seconds()
 	sleep(ctx, 2*time.Second) // let the snapshots go out and the heap settle
 	am := cfg.scrape(ctx)
-	a := fanoutSample{proc: procOr(cfg.PID), m: am, c: ws.sum(), self: selfCPU()}
+	aProc, connNodes := cfg.sampleNodes()
+	a := fanoutSample{proc: aProc, m: am, c: ws.sum(), self: selfCPU()}
 	rep.Connected, rep.ConnectionsConnected = int(a.c.Connected), int(a.c.Connections)
 	if rep.Stalled != nil {
 		rep.Stalled.Connected = int(a.c.Stalled)
@@ -233,9 +251,11 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	writeElapsed := time.Since(a.at())
 	sleep(ctx, cfg.Drain)
 	stopProgress()
-	b := fanoutSample{proc: procOr(cfg.PID), m: cfg.scrape(ctx), c: ws.sum(), self: selfCPU()}
+	bProc, endNodes := cfg.sampleNodes() // before scrape's collection: RSS as found
+	b := fanoutSample{proc: bProc, m: cfg.scrape(ctx), c: ws.sum(), self: selfCPU()}
 	finals := ws.stop() // the stalled connections' closes are checked now
 	rep.measured(a, b, writeElapsed, wst, finals)
+	rep.Nodes = nodeMemory(cfg.Nodes, idleNodes, connNodes, endNodes)
 	rep.Stalled.final(mIdle, b.m, finals)
 	return rep, ctx.Err()
 }
@@ -252,6 +272,10 @@ func (cfg FanoutConfig) prepare(ctx context.Context, rep *FanoutReport) (sink, e
 		rc := newRedis(cfg.Redis, "", cfg.Writers+4)
 		context.AfterFunc(ctx, func() { rc.Close() })
 		rs := &redisSink{rc: rc, key: "rwload:" + cfg.Target.Board, channel: redisChannel(cfg.Target.Board), limit: cfg.Limit}
+		if cfg.Centrifugo != "" {
+			rep.Peer = "centrifugo"
+			rs.publish = newCentrifugoPublisher(cfg.Centrifugo, cfg.CentrifugoKey, rs.channel, cfg.Writers+4).publish
+		}
 		err := rs.preload(ctx, cfg.BoardMembers)
 		rep.PreloadSeconds = time.Since(t0).Seconds()
 		return rs, err
@@ -269,7 +293,7 @@ func (cfg FanoutConfig) scrape(ctx context.Context) metrics {
 	if cfg.Redis != "" {
 		return nil
 	}
-	collectGarbage(ctx, cfg.Pprof)
+	cfg.collectAll(ctx)
 	return scrapeMetrics(ctx, cfg.Target.Metrics)
 }
 

@@ -110,6 +110,9 @@ type redisSink struct {
 	key     string
 	channel string
 	limit   int
+	// publish, where set, sends the top N instead of Redis's PUBLISH (the
+	// Centrifugo peer's server API).
+	publish func(ctx context.Context, data []byte) error
 
 	mu   sync.Mutex // guards last
 	last string
@@ -141,7 +144,14 @@ func (r *redisSink) submit(ctx context.Context, items []score) (int, string) {
 		r.last = string(body)
 	}
 	r.mu.Unlock()
-	if changed && r.rc.Publish(ctx, r.channel, body).Err() != nil {
+	if !changed {
+		return len(items), ""
+	}
+	if r.publish != nil {
+		if r.publish(ctx, body) != nil {
+			return len(items), "publish"
+		}
+	} else if r.rc.Publish(ctx, r.channel, body).Err() != nil {
 		return len(items), "publish"
 	}
 	return len(items), ""

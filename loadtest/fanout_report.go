@@ -15,7 +15,7 @@ import (
 // report from before per_connection has 0 there and a connection per
 // subscription.
 type FanoutReport struct {
-	Peer           string  `json:"peer"`        // "rankwire" or "redis"
+	Peer           string  `json:"peer"`        // "rankwire", "redis" or "centrifugo"
 	Subscribers    int     `json:"subscribers"` // subscriptions
 	Connected      int     `json:"connected"`   // subscriptions on open connections when the measured phase began
 	Workers        int     `json:"workers"`
@@ -38,6 +38,7 @@ type FanoutReport struct {
 	All              Latency            `json:"latency_all"`
 	Gaps             int64              `json:"gaps"` // diffs whose prev was not the last seq
 	Reconnects       int64              `json:"reconnects"`
+	Viewed           int64              `json:"viewed"` // subscriptions that received their view (the gateway's first snapshot) by the end
 	DialErrors       int64              `json:"dial_errors"`
 	Errors           map[string]int64   `json:"errors"`
 	Closes           map[string]int64   `json:"closes"` // unexpected closes by code
@@ -66,6 +67,11 @@ type FanoutReport struct {
 	ConnectionsConnected int `json:"connections_connected"` // open when the measured phase began
 
 	Stalled *StalledStats `json:"stalled,omitempty"` // nil: none asked for
+
+	// Nodes are each server process's memory and CPU where the load ran
+	// against several (FanoutConfig.Nodes); the server figures above are
+	// then their sums.
+	Nodes []NodeMemory `json:"nodes,omitempty"`
 }
 
 // StalledStats are the connections that never read (FanoutConfig.Stalled),
@@ -167,6 +173,7 @@ func (r *FanoutReport) final(finals []workerReport) {
 	for _, f := range finals {
 		r.Gaps += f.Gaps
 		r.Reconnects += f.Reconnects
+		r.Viewed += f.Viewed
 		r.DialErrors += f.DialErrors
 		for k, v := range f.Errors {
 			r.Errors[k] += v
@@ -228,8 +235,12 @@ func (r FanoutReport) String() string {
 		}
 	}
 	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers)\n", r.ToolCores)
-	fmt.Fprintf(&b, "  gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
-		r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
+	fmt.Fprintf(&b, "  views received %d of %d; gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
+		r.Viewed, r.Subscribers, r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
+	for _, n := range r.Nodes {
+		fmt.Fprintf(&b, "  node %d: RSS %s idle, %s connected, %s at the end; %.2f cores\n",
+			n.PID, mib(n.RSSIdle), mib(n.RSSConnected), mib(n.RSSEnd), n.Cores)
+	}
 	if r.Stalled != nil {
 		fmt.Fprintf(&b, "  %s\n", r.Stalled)
 	}

@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if gatewayDir != "" {
+		os.RemoveAll(gatewayDir) // the gateway built for the tests
+	}
+	os.Exit(code)
 }
 
 // TestFanoutEndToEnd runs 20 subscriptions of every view kind in two
@@ -75,6 +79,9 @@ func TestFanoutEndToEnd(t *testing.T) {
 			}
 			if rep.Gaps != 0 || rep.Reconnects != 0 || len(rep.Errors) > 0 || len(rep.Closes) > 0 {
 				t.Errorf("gaps %d, reconnects %d, errors %v, closes %v", rep.Gaps, rep.Reconnects, rep.Errors, rep.Closes)
+			}
+			if rep.Viewed != 20 {
+				t.Errorf("views received %d of 20", rep.Viewed)
 			}
 			if rep.Tick.Ticks == 0 {
 				t.Error("no push ticks scraped from /metrics")

@@ -19,7 +19,7 @@ import (
 // JSON line on its stdin. The worker then runs until its stdin ends (the
 // coordinator's stop) or Hard passes, whichever is first.
 type workerConfig struct {
-	Mode        string        `json:"mode"` // "ws" (the gateway) or "redis" (the peer)
+	Mode        string        `json:"mode"` // "ws" (the gateway), "redis" or "centrifugo" (the peers)
 	URL         string        `json:"url"`  // http://host:port of the gateway (several, comma-separated: connections take them in turn), or redis host:port
 	Token       string        `json:"token"`
 	Board       string        `json:"board"`
@@ -48,6 +48,7 @@ type workerReport struct {
 	Reconnects  int64            `json:"reconnects"`
 	DialErrors  int64            `json:"dial_errors"`
 	Failed      int64            `json:"failed"` // subscriptions whose connection gave up
+	Viewed      int64            `json:"viewed"` // subscriptions that received their view (a first snapshot)
 	CPU         time.Duration    `json:"cpu"`    // the worker's own user+system CPU so far
 	Errors      map[string]int64 `json:"errors,omitempty"`
 	Closes      map[string]int64 `json:"closes,omitempty"`
@@ -65,7 +66,7 @@ type workerReport struct {
 
 func (s *wsStats) report(final bool) workerReport {
 	r := workerReport{Final: final, Connected: s.connected.Load(), Connections: s.connections.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(),
-		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load()}
+		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), Viewed: s.viewed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load()}
 	r.Messages, r.Bytes = s.totals()
 	if final {
 		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
@@ -144,8 +145,11 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 	sem := make(chan struct{}, cmpOr(cfg.Dials, 64))
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if cfg.Mode == "redis" {
+	switch cfg.Mode {
+	case "redis":
 		return runRedisSubscribers(ctx, cfg, stats, sem, &wg)
+	case "centrifugo":
+		return runCentrifugoSubscribers(ctx, cfg, stats, sem, &wg)
 	}
 	bases := strings.Split(cfg.URL, ",") // the gateways' base URLs
 	for _, b := range bases {

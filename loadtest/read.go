@@ -145,7 +145,7 @@ func preload(ctx context.Context, c *client, n int, scoreOf func(r *rand.Rand, j
 				for j := from; j < min(from+1000, n); j++ {
 					items = append(items, score{Member: "m" + strconv.Itoa(j), Score: scoreOf(rng, j)})
 				}
-				if _, class := (gatewaySink{c}).submit(ctx, items); class != "" {
+				if class := submitReplicated(ctx, c, items); class != "" {
 					errs <- fmt.Errorf("loadtest: preload at m%d: %s", from, class)
 					return
 				}
@@ -158,6 +158,21 @@ func preload(ctx context.Context, c *client, n int, scoreOf func(r *rand.Rand, j
 		return 0, err
 	}
 	return time.Since(start), ctx.Err()
+}
+
+// submitReplicated submits items, again where the node answered 404: on
+// a cluster the batches go to the nodes in turn, and a node that has not
+// yet applied the board's creation does not know the board (for at most
+// 5 s, then the 404 is the error).
+func submitReplicated(ctx context.Context, c *client, items []score) string {
+	for range 50 {
+		_, class := (gatewaySink{c}).submit(ctx, items)
+		if class != "404" {
+			return class
+		}
+		sleep(ctx, 100*time.Millisecond)
+	}
+	return "404"
 }
 
 // randomScore is a preload's score for a read run: anywhere in 0…1e9.

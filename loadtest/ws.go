@@ -297,6 +297,9 @@ func (c *wsConn) handle(data []byte, recv time.Time) {
 	if string(m.Type) == "diff" && (s.seq == 0 || !m.HasPrev || m.Prev != s.seq) {
 		c.stats.gaps.Add(1)
 	}
+	if s.seq == 0 && string(m.Type) == "snapshot" { // a reconnect resumes with since: seq stays set
+		c.stats.viewed.Add(1)
+	}
 	s.seq = m.Seq
 	for _, r := range m.Rows {
 		c.observe(s, r.Member, r.Score, recv)

@@ -18,6 +18,7 @@ type wsStats struct {
 	connections                  atomic.Int64 // open connections
 	gaps, reconnects, dialErrors atomic.Int64
 	failed                       atomic.Int64 // subscriptions whose connection gave up
+	viewed                       atomic.Int64 // subscriptions that received their first snapshot
 	shards                       [statShards]statShard
 
 	// The stalled connections (fanout_stalled.go): opened, never opened,

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rankwire/rankwire/loadtest"
@@ -17,7 +19,7 @@ func fanout(ctx context.Context, args []string) error {
 	var t target
 	t.register(fs, "fanout")
 	var c loadtest.FanoutConfig
-	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
+	nodes := serverFlags(fs, &c)
 	fs.IntVar(&c.Subscribers, "subs", 1000, "WebSocket subscriptions, -per-conn to a connection")
 	fs.IntVar(&c.PerConn, "per-conn", 1, "subscriptions per connection, 1…100 (a lobby page's several views): ⌈subs ÷ per-conn⌉ connections")
 	fs.IntVar(&c.Top, "top", 0, "weight of the shared top-N view in the mix (all weights 0: top only)")
@@ -34,17 +36,19 @@ func fanout(ctx context.Context, args []string) error {
 	fs.IntVar(&c.Stalled, "stalled", 0, "extra connections, 0…subs, that subscribe (connection k to subscription k's view) and then never read, with a 4 KiB receive buffer and 1 KiB segments: the gateway should close them (4008) after its --slow-timeout")
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "measured duration")
 	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most connections per worker process")
+	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 2*time.Minute, "how long connecting the subscribers may take")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
-	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
-	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Parse(args)
 	c.Shape = loadtest.Shape(*shape)
+	var err error
+	if c.Nodes, err = parseNodes(*nodes); err != nil {
+		return err
+	}
 	if err := checkFanout(c); err != nil {
 		return err
 	}
-	var err error
 	if c.Target, err = t.resolve(); err != nil {
 		return err
 	}
@@ -82,6 +86,8 @@ func checkFanout(c loadtest.FanoutConfig) error {
 		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
 	case c.Stalled < 0 || c.Stalled > c.Subscribers:
 		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
+	case c.Centrifugo != "" && c.Redis == "":
+		return fmt.Errorf("-centrifugo %s: needs -redis, the app's sorted set", c.Centrifugo)
 	case c.Stalled > 0 && c.Redis != "":
 		return fmt.Errorf("-stalled %d: the Redis peer (-redis) has no slow-client close to measure", c.Stalled)
 	}
@@ -95,4 +101,33 @@ func fanoutTable() error {
 	}
 	fmt.Print(rep)
 	return nil
+}
+
+// parseNodes reads -nodes: PID@host:port or PID, comma-separated.
+func parseNodes(s string) ([]loadtest.Node, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []loadtest.Node
+	for _, part := range strings.Split(s, ",") {
+		pid, pprof, _ := strings.Cut(part, "@")
+		n, err := strconv.Atoi(pid)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-nodes %q: want PID@host:port or PID, comma-separated", part)
+		}
+		out = append(out, loadtest.Node{PID: n, Pprof: pprof})
+	}
+	return out, nil
+}
+
+// serverFlags registers the flags that name the server measured: a peer
+// instead of the gateway, and the processes whose CPU and RSS are read. It
+// returns -nodes, parsed after fs.Parse.
+func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
+	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
+	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
+	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
+	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (top N published through its server API)")
+	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
+	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
 }

@@ -1,0 +1,188 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The Centrifugo peer is "Redis + app + Centrifugo": the writers are the
+// app (ZADD into a Redis sorted set, read the top N back, and where it
+// changed publish the whole top N as JSON through Centrifugo's server API,
+// POST /api/publish with its API key); every subscriber is a Centrifugo
+// client (JSON protocol over WebSocket: connect, subscribe to the board's
+// channel) that receives the full state on every change. As with the
+// Redis peer only the shared top-N view exists. The latency probe is the
+// same: the send time rides in the score (see scoreSlot).
+
+// errCentrifugoRedis: the app keeps its board in Redis.
+var errCentrifugoRedis = errors.New("loadtest: the Centrifugo peer needs -redis: the app's sorted set")
+
+// centrifugoPublisher posts a channel's state to Centrifugo's server API.
+type centrifugoPublisher struct {
+	hc      *http.Client
+	url     string // http://host:port/api/publish
+	key     string // X-API-Key
+	channel string
+}
+
+func newCentrifugoPublisher(addr, key, channel string, pool int) *centrifugoPublisher {
+	tr := &http.Transport{MaxIdleConnsPerHost: pool, MaxConnsPerHost: pool}
+	return &centrifugoPublisher{hc: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		url: "http://" + addr + "/api/publish", key: key, channel: channel}
+}
+
+// publish sends data (a JSON document) to the channel; Centrifugo's error
+// reply is an error.
+func (p *centrifugoPublisher) publish(ctx context.Context, data []byte) error {
+	body := make([]byte, 0, len(data)+64)
+	body = fmt.Appendf(body, `{"channel":%q,"data":`, p.channel)
+	body = append(append(body, data...), '}')
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", p.key)
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || bytes.Contains(reply, []byte(`"error"`)) {
+		return fmt.Errorf("centrifugo publish: %s: %s", resp.Status, reply)
+	}
+	return nil
+}
+
+// runCentrifugoSubscribers starts subscribers [cfg.From, cfg.To) on
+// Centrifugo at cfg.URL (its host:port). They run until ctx ends; wg
+// waits for them.
+func runCentrifugoSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats, sem chan struct{}, wg *sync.WaitGroup) error {
+	if err := checkLoopback("http://" + cfg.URL); err != nil {
+		return err
+	}
+	hc := sourceClient(cfg.SrcIP)
+	u := "ws://" + cfg.URL + "/connection/websocket"
+	for i := range cfg.To - cfg.From {
+		c := &wsConn{stats: stats, shard: i % statShards, subs: []wsSub{{kind: 0}}}
+		wg.Go(func() { c.runCentrifugo(ctx, hc, u, redisChannel(cfg.Board), sem) })
+	}
+	return nil
+}
+
+// runCentrifugo is a connection with one subscription, to channel.
+func (c *wsConn) runCentrifugo(ctx context.Context, hc *http.Client, u, channel string, sem chan struct{}) {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	ws, err := centrifugoJoin(ctx, hc, u, channel)
+	<-sem
+	if err != nil {
+		c.stats.dialErrors.Add(1)
+		c.stats.failed.Add(1)
+		c.stats.count(c.stats.errors, "centrifugo join: "+shortErr(err))
+		return
+	}
+	defer ws.CloseNow()
+	c.subs[0].joined = time.Now()
+	c.stats.connected.Add(1)
+	c.stats.connections.Add(1)
+	defer c.stats.connected.Add(-1)
+	defer c.stats.connections.Add(-1)
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.stats.count(c.stats.closes, "centrifugo:"+shortErr(err))
+			}
+			return
+		}
+		c.centrifugoFrame(ctx, ws, data, time.Now())
+	}
+}
+
+// centrifugoFrame handles one frame: newline-separated replies and pushes
+// (Centrifugo batches a connection's pending ones into a frame). A ping
+// ({}) is answered with a pong; a publication counts as a message and its
+// rows are observed.
+func (c *wsConn) centrifugoFrame(ctx context.Context, ws *websocket.Conn, data []byte, now time.Time) {
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+		switch {
+		case len(line) == 0:
+		case string(line) == "{}":
+			_ = ws.Write(ctx, websocket.MessageText, []byte("{}"))
+		case bytes.HasPrefix(line, []byte(`{"push":`)):
+			c.counted(len(line))
+			pub, ok := centrifugoData(line)
+			if !ok || decodeWSMessage(pub, &c.msg) != nil {
+				c.stats.count(c.stats.errors, "decode")
+				continue
+			}
+			for _, r := range c.msg.Rows {
+				c.observe(&c.subs[0], r.Member, r.Score, now)
+			}
+		}
+	}
+}
+
+// centrifugoData is the publication's data object in a push line: the
+// JSON value after its "data" key (the app publishes an object of rows;
+// the JSON protocol embeds it as it was sent).
+func centrifugoData(line []byte) ([]byte, bool) {
+	i := bytes.Index(line, []byte(`"data":`))
+	if i < 0 {
+		return nil, false
+	}
+	d := jsonScanner{data: line, off: i + len(`"data":`)}
+	d.space()
+	start := d.off
+	if d.skip(3) != nil {
+		return nil, false
+	}
+	return line[start:d.off], true
+}
+
+// centrifugoJoin dials u, connects (no token: the server runs in insecure
+// client mode) and subscribes to channel, waiting for both replies.
+func centrifugoJoin(ctx context.Context, hc *http.Client, u, channel string) (*websocket.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc})
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadLimit(1 << 20)
+	cmds := []string{`{"id":1,"connect":{"name":"rwload"}}`, fmt.Sprintf(`{"id":2,"subscribe":{"channel":%q}}`, channel)}
+	for id, cmd := range cmds {
+		if err := c.Write(dctx, websocket.MessageText, []byte(cmd)); err != nil {
+			c.CloseNow()
+			return nil, err
+		}
+		if err := centrifugoReply(dctx, c, id+1); err != nil {
+			c.CloseNow()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// centrifugoAddr checks a Centrifugo address is host:port, without a
+// scheme.
+func centrifugoAddr(addr string) error {
+	if strings.Contains(addr, "/") {
+		return fmt.Errorf("loadtest: centrifugo address %q: want host:port", addr)
+	}
+	return nil
+}
