@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // startSmallNATS starts a nats-server with JetStream limited to maxStore
@@ -31,15 +31,7 @@ func startSmallNATS(t *testing.T, maxStore int64) (*server.Server, jetstream.Jet
 	if !s.ReadyForConnections(10 * time.Second) {
 		t.Fatal("nats-server not ready")
 	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.Connect(t, s)
 	return s, js
 }
 

@@ -16,8 +16,15 @@ import (
 // Server starts a nats-server with JetStream, shut down at t's cleanup.
 func Server(t testing.TB) *server.Server {
 	t.Helper()
+	return ServerIn(t, t.TempDir())
+}
+
+// ServerIn is Server with its store in dir: for tests that read the
+// store's files.
+func ServerIn(t testing.TB, dir string) *server.Server {
+	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+		StoreDir: dir, NoSigs: true, NoLog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +40,13 @@ func Server(t testing.TB) *server.Server {
 // t's cleanup, with its JetStream context.
 func JetStream(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(Server(t).ClientURL())
+	return Connect(t, Server(t))
+}
+
+// Connect connects to s, closed at t's cleanup, with its JetStream context.
+func Connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
