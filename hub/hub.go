@@ -77,11 +77,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 	if cfg.Fingerprints != nil {
 		cfg.Fingerprints.hub.Store(h)
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.runFeed(h.ctx)
-	}()
+	h.wg.Go(func() { h.runFeed(h.ctx) })
 	if err := h.connect(ctx); err != nil {
 		h.Close()
 		return nil, err
@@ -98,30 +94,16 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.reg.reopenDown(h.ctx)
-	}()
+	h.wg.Go(func() { h.reg.reopenDown(h.ctx) })
 	if h.srv != nil {
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
+		h.wg.Go(func() {
 			h.disk.Run(h.ctx, diskwatch.Config{Server: h.srv, Dir: h.cfg.DataDir, Hold: h.api.close, Log: h.log,
 				Flush: func() error { return h.nc.FlushTimeout(callTimeout) }})
-		}()
+		})
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.note.Run(h.ctx)
-	}()
+	h.wg.Go(func() { h.note.Run(h.ctx) })
 	if cfg.DiscoverInterval > 0 {
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
-			h.reg.discover(h.ctx, cfg.DiscoverInterval, newTenants)
-		}()
+		h.wg.Go(func() { h.reg.discover(h.ctx, cfg.DiscoverInterval, newTenants) })
 	}
 	h.log.Info("hub: ready", "tenants", len(h.reg.openReplicas()), "tenants_unavailable", h.DownTenants(), "nats", h.natsURL())
 	return h, nil

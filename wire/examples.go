@@ -118,16 +118,21 @@ func httpExamples() []Example {
 		{"http_history", History{Member: "p7", Points: []HistoryPoint{
 			{At: "2026-11-22T10:00:00.000Z", Rank: 2, Score: 98500, Total: 5120},
 			{Window: "2026-11-16", Rank: 4, Score: 97000, Total: 4800}}}},
-		{"http_tenant", Tenant{Tenant: "casino-a",
-			Limits: TenantLimits{SubmissionsPerSecond: 500, Connections: 20000, Boards: 10000, Schedules: 50, Profiles: 1000000, Aliases: 32,
-				Quarantine: 100000, BoardWritesPerSecond: 10, IdentityWritesPerSecond: 100, TokenMintsPerMinute: 10},
-			Boards: 12, Connections: 340, Subscriptions: map[string]int{"weekly": 300, "daily": 41},
-			Usage: TenantUsage{Boards: Use{12, 10000}, Schedules: Use{2, 50}, Profiles: Use{5120, 1000000}, Aliases: Use{3, 32},
-				Quarantine: Use{7, 100000}, Connections: Use{340, 20000}, Members: 48210}}},
+		{"http_tenant", exampleTenant()},
 		{"http_ready", Ready{Ready: true}},
 		{"http_ready_warnings", Ready{Ready: true, Warnings: []string{"the key sets (jwks_url) of 1 tenants could not be fetched: the keys of their last good fetch verify"}}},
 		{"http_not_ready", Ready{Ready: false, Reason: "JetStream does not answer: no cluster leader, or its servers unreachable"}},
 	}
+}
+
+// exampleTenant is GET /v1/tenant's answer.
+func exampleTenant() Tenant {
+	return Tenant{Tenant: "casino-a",
+		Limits: TenantLimits{SubmissionsPerSecond: 500, Connections: 20000, Boards: 10000, Schedules: 50, Profiles: 1000000, Aliases: 32,
+			Quarantine: 100000, BoardWritesPerSecond: 10, IdentityWritesPerSecond: 100, TokenMintsPerMinute: 10},
+		Boards: 12, Connections: 340, Subscriptions: map[string]int{"weekly": 300, "daily": 41},
+		Usage: TenantUsage{Boards: Use{12, 10000}, Schedules: Use{2, 50}, Profiles: Use{5120, 1000000}, Aliases: Use{3, 32},
+			Quarantine: Use{7, 100000}, Connections: Use{340, 20000}, Members: 48210}}
 }
 
 func wsExamples() []Example {
