@@ -307,8 +307,18 @@ func decideInConsole(t *testing.T, ctx context.Context, qid, verb, reason string
 	t.Helper()
 	row := fmt.Sprintf(`#held-rows tr[data-qid=%q]`, qid)
 	first := map[string]string{"approve": "button", "reject": "button.danger"}[verb]
-	run(t, ctx, fmt.Sprintf(`document.querySelector('%s %s').click()`, row, first))
-	run(t, ctx, fmt.Sprintf(`document.querySelector('%s input.reason').value = %q; document.querySelector('%s button.danger').click()`, row, reason, row))
+	// The first click shows the reason's field; the panel may render its
+	// rows again meanwhile (a reload after the previous decision), which
+	// takes the field away: click again until the field is there.
+	waitFor(t, verb+" qid "+qid+": the reason's field", 10*time.Second, func() string {
+		return js[string](t, ctx, fmt.Sprintf(`(() => {
+			const field = document.querySelector('%s input.reason');
+			if (field) { field.value = %q; document.querySelector('%s button.danger').click(); return ""; }
+			const b = document.querySelector('%s %s');
+			if (b) b.click();
+			return "not shown yet";
+		})()`, row, reason, row, row, first))
+	})
 }
 
 // TestConsoleEditsMembers: a member found by id shows its entry and the
