@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -16,6 +17,24 @@ import (
 // the limit is too_large. Cost: O(body) twice, the body held in memory once.
 func decodeBody(r *http.Request, v any) error {
 	data, err := io.ReadAll(r.Body)
+	return decodeRead(data, err, v)
+}
+
+// decodeOptional is decodeBody for a body that may be absent or empty
+// (nothing but white space): v is then left as it is.
+func decodeOptional(r *http.Request, v any) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	data, err := io.ReadAll(r.Body)
+	if err == nil && len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	return decodeRead(data, err, v)
+}
+
+// decodeRead decodes data, read with err, as decodeBody says.
+func decodeRead(data []byte, err error, v any) error {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

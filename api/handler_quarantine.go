@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -90,27 +88,6 @@ func decisionOf(r *http.Request) (hub.Decision, error) {
 	}
 	return hub.Decision{Board: name, QID: qid, Reason: body.Reason, Sub: scopeOf(r).Subject}, nil
 }
-
-// decodeOptional is decodeBody for a body that may be absent or empty.
-func decodeOptional(r *http.Request, v any) error {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		return decodeBody(&http.Request{Body: io.NopCloser(errReader{err})}, v)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil
-	}
-	return decodeBody(&http.Request{Body: io.NopCloser(bytes.NewReader(data))}, v)
-}
-
-// errReader fails every read with err, so that decodeBody names a body
-// that did not arrive (or was too large) as it would have.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 func qidRoute(r *http.Request) (string, uint64, error) {
 	name, err := boardFor(r, auth.RoleAdmin)
