@@ -10,7 +10,6 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/identity"
-	"github.com/rankwire/rankwire/internal/names"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -131,20 +130,10 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 // boardQuery is boardFor for a board named by the query parameter board.
 func boardQuery(r *http.Request, role auth.Role) (string, error) {
 	name := r.URL.Query().Get("board")
-	switch {
-	case name == "":
+	if name == "" {
 		return "", badRequest("board: required")
-	case !names.Valid(name):
-		return "", badRequest("board: %q does not match %s", truncate(name), names.Pattern)
 	}
-	sc := scopeOf(r)
-	if !sc.Can(role) {
-		return "", forbidden("role %s: not granted", role)
-	}
-	if !sc.CanBoard(name) {
-		return "", forbidden("board %q: the token does not reach it", name)
-	}
-	return name, nil
+	return boardNamed(r, name, role)
 }
 
 func toAdminAction(board string, a hub.AdminAction) wire.AdminAction {

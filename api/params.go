@@ -28,7 +28,12 @@ const (
 // boardFor returns the {board} of the route after checking its name and
 // that the token may use it for role.
 func boardFor(r *http.Request, role auth.Role) (string, error) {
-	name := chi.URLParam(r, "board")
+	return boardNamed(r, chi.URLParam(r, "board"), role)
+}
+
+// boardNamed checks name as a board name and that the token may use it
+// for role; boardFor and boardQuery name it from the route or the query.
+func boardNamed(r *http.Request, name string, role auth.Role) (string, error) {
 	if !names.Valid(name) {
 		return "", badRequest("board: %q does not match %s", truncate(name), names.Pattern)
 	}
