@@ -62,8 +62,7 @@ func Start(cfg Config) *Ticker {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &Ticker{cfg: cfg, cancel: cancel, recent: map[string]time.Time{}}
-	t.wg.Add(1)
-	go t.run(ctx)
+	t.wg.Go(func() { t.run(ctx) })
 	return t
 }
 
@@ -85,7 +84,6 @@ func (t *Ticker) Passes() uint64 { return t.passes.Load() }
 func (t *Ticker) Failed() uint64 { return t.failed.Load() }
 
 func (t *Ticker) run(ctx context.Context) {
-	defer t.wg.Done()
 	tk := time.NewTicker(t.cfg.Tick)
 	defer tk.Stop()
 	for {
