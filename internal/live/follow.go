@@ -67,6 +67,7 @@ func (p *Plane) follow(v *liveView) {
 		p.follows[v.f.key] = set
 	}
 	set[v] = struct{}{}
+	delete(p.movedTo, v.f.key) // a newcomer's window is its own: the next batch looks at every follower
 }
 
 // leave ends v's subscription, once. Safe to call more than once.
@@ -84,6 +85,7 @@ func (p *Plane) leave(v *liveView) {
 		delete(set, v)
 		if len(set) == 0 {
 			delete(p.follows, v.f.key)
+			delete(p.movedTo, v.f.key)
 		}
 	}
 }
@@ -107,7 +109,18 @@ func (p *Plane) followBatch(tenant, board, window string, w hub.Window) {
 	if !ok {
 		return // the all window never turns over
 	}
-	p.moveAll(p.followers(followKey{tenant, board, kind}), window, w)
+	k := followKey{tenant, board, kind}
+	p.followMu.Lock()
+	_, followed := p.follows[k]
+	done := !followed || p.movedTo[k] >= window
+	if !done {
+		p.movedTo[k] = window
+	}
+	p.followMu.Unlock()
+	if done {
+		return // nobody follows it, or every follower is at window or past it
+	}
+	p.moveAll(p.followers(k), window, w)
 }
 
 // moveAll moves each of vs to window name, which w reads, where it is newer

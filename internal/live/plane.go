@@ -110,6 +110,10 @@ type Plane struct {
 
 	followMu sync.Mutex // guards follows; a leaf
 	follows  map[followKey]map[*liveView]struct{}
+	// movedTo is, per followed key, the window every follower of it was
+	// last moved to (or joined), so that a feed batch of that window, the
+	// usual one, copies and locks nothing; guarded by followMu.
+	movedTo map[followKey]string
 
 	wg sync.WaitGroup // one per connection's goroutine
 
@@ -145,7 +149,7 @@ func New(cfg Config) *Plane {
 		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval, status: o.Status,
 		msgRate: wire.MessageRate, msgBurst: wire.MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
 		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
-		followEvery: defaultFollowEvery, follows: map[followKey]map[*liveView]struct{}{},
+		followEvery: defaultFollowEvery, follows: map[followKey]map[*liveView]struct{}{}, movedTo: map[followKey]string{},
 	}
 	if p.maxConn <= 0 {
 		p.maxConn = DefaultMaxConnections
