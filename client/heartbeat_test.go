@@ -12,7 +12,7 @@ import (
 // the view as it was, without an error (clients ignore types they do not
 // act on).
 func TestGoldenHeartbeatIgnored(t *testing.T) {
-	st, err := apply(nil, serverMessage(t, "snapshot"))
+	st, err := apply(nil, serverMessage(t, "snapshot"), false)
 	if err != nil || st == nil {
 		t.Fatalf("snapshot: %v %v", st, err)
 	}
@@ -20,7 +20,7 @@ func TestGoldenHeartbeatIgnored(t *testing.T) {
 	if m.Type != "heartbeat" || m.Seq == 0 || !m.Writable || m.At == "" {
 		t.Fatalf("heartbeat decoded as %+v", m)
 	}
-	if next, err := apply(st, m); err != nil || next != st {
+	if next, err := apply(st, m, false); err != nil || next != st {
 		t.Fatalf("heartbeat: state %v (was %v), %v; want it unchanged", next, st, err)
 	}
 }
@@ -30,18 +30,18 @@ func TestGoldenHeartbeatIgnored(t *testing.T) {
 // that does not keep the changes): the state is not yielded again, so a
 // caller never sees a seq twice (TestWatchFailover once saw [1 1 2 3]).
 func TestResumeAtTheSameSeqYieldsNothing(t *testing.T) {
-	st, err := apply(nil, serverMessage(t, "snapshot"))
+	st, err := apply(nil, serverMessage(t, "snapshot"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	again := serverMessage(t, "snapshot")
-	if next, err := apply(st, again); err != nil || next != st {
+	if next, err := apply(st, again, false); err != nil || next != st {
 		t.Fatalf("a snapshot at the seq held: %v, %v; want the state unchanged", next, err)
 	}
 	prev := st.seq
 	empty := again
 	empty.Type, empty.Prev, empty.Rows = "diff", &prev, nil
-	if next, err := apply(st, empty); err != nil || next != st {
+	if next, err := apply(st, empty, false); err != nil || next != st {
 		t.Fatalf("an empty diff from the seq held: %v, %v; want the state unchanged", next, err)
 	}
 }

@@ -232,7 +232,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 			}
 			continue
 		}
-		next, err := applyMsg(st, m, w.follow)
+		next, err := apply(st, m, w.follow)
 		if err != nil {
 			return st, err
 		}
@@ -263,12 +263,9 @@ func (w *watch) subscribe(ctx context.Context, conn *Conn, st *state) error {
 var errGap = errors.New("client: a diff out of sequence")
 
 // apply returns the state after m (st itself where m changes nothing), or
-// the error m carries.
-func apply(st *state, m wire.ServerMessage) (*state, error) { return applyMsg(st, m, false) }
-
-// applyMsg is apply; follow: the view follows the current window, whose
+// the error m carries. follow: the view follows the current window, whose
 // snapshot at a turnover may carry the old window's seq, and is applied.
-func applyMsg(st *state, m wire.ServerMessage, follow bool) (*state, error) {
+func apply(st *state, m wire.ServerMessage, follow bool) (*state, error) {
 	// A resume from the seq held (since = st.seq) is answered with that
 	// same seq, by an empty diff or a snapshot: nothing new to yield, and a
 	// caller must never see a seq twice.

@@ -73,11 +73,11 @@ func serverMessage(t *testing.T, name string) wire.ServerMessage {
 // does and checks the view they make; the golden error ends the view with
 // its code, and the golden close is final.
 func TestGoldenLiveView(t *testing.T) {
-	st, err := apply(nil, serverMessage(t, "board"))
+	st, err := apply(nil, serverMessage(t, "board"), false)
 	if err != nil || st != nil {
 		t.Fatalf("board: %v %v, want no state", st, err)
 	}
-	if st, err = apply(nil, serverMessage(t, "snapshot")); err != nil {
+	if st, err = apply(nil, serverMessage(t, "snapshot"), false); err != nil {
 		t.Fatal(err)
 	}
 	var snap wire.Snapshot
@@ -85,7 +85,7 @@ func TestGoldenLiveView(t *testing.T) {
 	if got := st.snapshot(); got.Seq != snap.Seq || got.Total != snap.Total || !reflect.DeepEqual(got.Rows, snap.Rows) {
 		t.Fatalf("after the snapshot %+v, want %+v", got, snap)
 	}
-	if st, err = apply(st, serverMessage(t, "diff")); err != nil {
+	if st, err = apply(st, serverMessage(t, "diff"), false); err != nil {
 		t.Fatal(err)
 	}
 	var diff wire.Diff
@@ -95,7 +95,7 @@ func TestGoldenLiveView(t *testing.T) {
 	}
 	var e wire.ErrorMessage
 	exampleOf(t, "error", &e)
-	if _, err := apply(st, serverMessage(t, "error")); !IsCode(err, string(e.Code)) || !isFatal(err) {
+	if _, err := apply(st, serverMessage(t, "error"), false); !IsCode(err, string(e.Code)) || !isFatal(err) {
 		t.Fatalf("error: %v, want a final %s", err, e.Code)
 	}
 	var c wire.Close
@@ -153,10 +153,10 @@ func TestGoldenSubscribe(t *testing.T) {
 func TestApplyFollow(t *testing.T) {
 	held := &state{seq: 5, rows: map[int]Row{1: {Rank: 1, Member: "old"}}}
 	snap := wire.ServerMessage{Type: wire.TypeSnapshot, Seq: 5, Rows: []Row{{Rank: 1, Member: "new"}}}
-	if next, _ := apply(held, snap); next != held {
+	if next, _ := apply(held, snap, false); next != held {
 		t.Error("a resumed view applied the snapshot answering its since")
 	}
-	next, err := applyMsg(held, snap, true)
+	next, err := apply(held, snap, true)
 	if err != nil || next == held || next.rows[1].Member != "new" {
 		t.Errorf("a following view kept %+v (%v)", next, err)
 	}

@@ -156,7 +156,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 		cl, err := rwclient.New(rotated(c, i%len(c.Nodes)), rwclient.WithToken(c.Token),
 			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second))
 		if err != nil {
-			cancel()
+			l.Stop() // the goroutines already started
 			return nil, err
 		}
 		w := &writer{c: cl, member: fmt.Sprintf("w%d", i)}
@@ -166,7 +166,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	for k, n := range c.Nodes {
 		cl, err := rwclient.New(rotated(c, k), rwclient.WithToken(c.Token))
 		if err != nil {
-			cancel()
+			l.Stop() // the goroutines already started
 			return nil, err
 		}
 		w := &watcher{c: cl, node: n.Name}

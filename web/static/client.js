@@ -489,13 +489,24 @@ export class RankwireClient extends EventTarget {
     this._timers.add(t);
   }
 
-  _shutdown(state, detail) {
+  // _clearTimers cancels every pending reconnect and refresh.
+  _clearTimers() {
     for (const t of this._timers) this._clock.clear(t);
     this._timers.clear();
-    this._stopProbe();
+  }
+
+  // _dropSocket lets go of the connection (onclose then ignores its close
+  // event) and of every pending timer.
+  _dropSocket(reason) {
+    this._clearTimers();
     const ws = this._ws;
     this._ws = null;
-    if (ws) ws.close(1000, "client done");
+    ws?.close(1000, reason);
+  }
+
+  _shutdown(state, detail) {
+    this._stopProbe();
+    this._dropSocket("client done");
     this._setState(state, detail);
   }
 
@@ -599,11 +610,7 @@ export class RankwireClient extends EventTarget {
     this.transport = "websocket";
     this._wsFailed = 0;
     this.dispatchEvent(new CustomEvent("transport", { detail: { transport: "websocket" } }));
-    const old = this._ws;
-    this._ws = null;
-    old?.close();
-    for (const t of this._timers) this._clock.clear(t);
-    this._timers.clear();
+    this._dropSocket("back to WebSocket");
     this._ensureOpen();
   }
 
@@ -657,11 +664,7 @@ export class RankwireClient extends EventTarget {
     const unwritable = !msg.writable && (this._unwritable || 0) < this.urls.length;
     if (!msg.stale && !unwritable) return;
     if (!msg.stale) this._unwritable = (this._unwritable || 0) + 1;
-    const ws = this._ws;
-    this._ws = null; // its close event is ours: ignored
-    if (ws) ws.close(1000, "moving to another gateway");
-    for (const t of this._timers) this._clock.clear(t);
-    this._timers.clear();
+    this._dropSocket("moving to another gateway");
     this._nextURL();
     this._retry(0, msg.stale ? "the gateway is stale" : "the gateway cannot take writes");
   }
@@ -681,8 +684,7 @@ export class RankwireClient extends EventTarget {
   }
 
   _onClose(code, reason) {
-    for (const t of this._timers) this._clock.clear(t);
-    this._timers.clear();
+    this._clearTimers();
     if (this._subs.size === 0) return this._setState("idle");
     switch (closeAction(code)) {
       case "fatal":
