@@ -134,8 +134,11 @@ func (c *Client) verdict(err error, repeatable bool) (wait time.Duration, again 
 // answer rather than have its writes abandoned and sent again.
 //
 // A repeatable request that runs out of its deadline is not cancelled: it
-// goes on for one deadline more as late, while the next attempt runs, and
-// whichever succeeds first answers the call. A gateway that was only slow
+// goes on for one deadline more as late, while the next attempt runs: a
+// late success that arrives while that attempt is in flight answers the
+// call. It is not awaited across a backoff or a Retry-After wait, and a
+// call whose next attempt fails for good returns that error and cancels it
+// (a repeatable request is safe to send again). A gateway that was only slow
 // (its write waited for an election) then answers just after its deadline,
 // rather than the call waiting out the next gateway's deadline too when
 // that one is paused. At most two requests of a call are in flight.
