@@ -57,7 +57,14 @@ func page(t *testing.T, g *gateway) context.Context {
 // openPage opens the test page on g in the browser of ctx.
 func openPage(t *testing.T, g *gateway, ctx context.Context) context.Context {
 	t.Helper()
-	do(t, ctx, chromedp.Navigate(g.url("/demo/e2e.html")))
+	return openPageAt(t, ctx, g.url("/demo/e2e.html"))
+}
+
+// openPageAt opens the test page at u (on g or behind a proxy of it) in
+// the browser of ctx and waits until it is ready.
+func openPageAt(t *testing.T, ctx context.Context, u string) context.Context {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(u))
 	waitFor(t, "test page ready", 10*time.Second, func() string {
 		if js[bool](t, ctx, `window.ready === true`) {
 			return ""

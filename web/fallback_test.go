@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/rankwire/rankwire/auth"
 )
 
@@ -105,14 +104,7 @@ func TestBoardFallsBackToSSE(t *testing.T) {
 	g := startGateway(t)
 	board(g, "slots", 12)
 	px := newRefusingProxy(t, g)
-	ctx := browser(t, 1024, 800)
-	do(t, ctx, chromedp.Navigate(px.URL+"/demo/e2e.html"))
-	waitFor(t, "test page ready", 10*time.Second, func() string {
-		if js[bool](t, ctx, `window.ready === true`) {
-			return ""
-		}
-		return "window.ready unset"
-	})
+	ctx := openPageAt(t, browser(t, 1024, 800), px.URL+"/demo/e2e.html")
 	mount(t, ctx, "top", map[string]string{"board": "slots", "token": readToken(g, "p1"), "limit": "5", "locale": "en-US"})
 	live := func(what string, timeout time.Duration) {
 		t.Helper()
@@ -181,14 +173,7 @@ func TestBoardRefusedOverSSE(t *testing.T) {
 	g := startGateway(t)
 	board(g, "slots", 3)
 	px := newRefusingProxy(t, g)
-	ctx := browser(t, 1024, 800)
-	do(t, ctx, chromedp.Navigate(px.URL+"/demo/e2e.html"))
-	waitFor(t, "test page ready", 10*time.Second, func() string {
-		if js[bool](t, ctx, `window.ready === true`) {
-			return ""
-		}
-		return "window.ready unset"
-	})
+	ctx := openPageAt(t, browser(t, 1024, 800), px.URL+"/demo/e2e.html")
 	mount(t, ctx, "garbage", map[string]string{"board": "slots", "token": "not.a.token"})
 	mount(t, ctx, "no-read", map[string]string{"board": "slots", "token": g.token("p1", auth.RoleSubmit, time.Now().Add(time.Hour))})
 	mount(t, ctx, "missing", map[string]string{"board": "nope", "token": readToken(g, "p1")})
@@ -225,14 +210,7 @@ func TestClientBackToWebSocket(t *testing.T) {
 	g := startGateway(t)
 	board(g, "slots", 8)
 	px := newRefusingProxy(t, g)
-	ctx := browser(t, 1024, 800)
-	do(t, ctx, chromedp.Navigate(px.URL+"/demo/e2e.html"))
-	waitFor(t, "test page ready", 10*time.Second, func() string {
-		if js[bool](t, ctx, `window.ready === true`) {
-			return ""
-		}
-		return "window.ready unset"
-	})
+	ctx := openPageAt(t, browser(t, 1024, 800), px.URL+"/demo/e2e.html")
 	js[bool](t, ctx, fmt.Sprintf(`(async () => {
 		const { RankwireClient, sortedRows } = await import("/widget/client.js");
 		window.rc = new RankwireClient({ token: %q, retryWebSocket: 300 });

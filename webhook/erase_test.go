@@ -1,11 +1,9 @@
 package webhook
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
-	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // bodies is a webhook receiver that keeps every delivery: its webhook-id
@@ -45,31 +42,15 @@ func TestErasureRedeliversWithoutName(t *testing.T) {
 	var clock atomicTime
 	clock.set(time.Now().UTC().Truncate(time.Second))
 	ends := clock.now().Add(time.Hour)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
 	tenants := []string{"casino-a", "casino-b"}
-	rcs, hooks := map[string]*bodies{}, map[string]Hook{}
+	rcs, handlers := map[string]*bodies{}, map[string]http.Handler{}
 	for _, tn := range tenants {
 		rc := &bodies{}
-		srv := httptest.NewServer(rc)
-		defer srv.Close()
-		rcs[tn], hooks[tn] = rc, Hook{URL: srv.URL, Secret: secret}
+		rcs[tn], handlers[tn] = rc, rc
 	}
-	d := Start(Config{JS: h.JetStream(), Hooks: func() map[string]Hook { return hooks }, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
-	defer d.Close()
+	ctx, h := startTwins(t, &clock, handlers)
 	for _, tn := range tenants {
-		if _, err := h.PutBoard(ctx, tn, "weekly", hub.Settings{EndsAt: ends.Format(time.RFC3339)}); err != nil {
-			t.Fatal(err)
-		}
-		await.For(t, 10*time.Second, func() error { // the tenant's delivery has begun: nothing published later is missed
-			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tn))
-			return err
-		})
+		putWeekly(t, ctx, h, tn, hub.Settings{EndsAt: ends.Format(time.RFC3339)})
 		if _, err := h.Submit(ctx, tn, "weekly", []hub.Item{{Member: "p1", Score: 5}}); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync/atomic"
@@ -23,33 +24,17 @@ func TestTwinTenantsDeliveries(t *testing.T) {
 	var clock atomicTime
 	clock.set(time.Now().UTC().Truncate(time.Second))
 	ends := clock.now().Add(time.Hour)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
 	tenants := []string{"casino-a", "casino-b"}
 	rcs := map[string]*receiver{}
-	hooks := map[string]Hook{}
+	handlers := map[string]http.Handler{}
 	for _, tn := range tenants {
 		rc := &receiver{t: t, tries: map[string]int{}}
-		srv := httptest.NewServer(rc)
-		defer srv.Close()
-		rcs[tn], hooks[tn] = rc, Hook{URL: srv.URL, Secret: secret}
+		rcs[tn], handlers[tn] = rc, rc
 	}
-	d := Start(Config{JS: h.JetStream(), Hooks: func() map[string]Hook { return hooks }, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
-	defer d.Close()
+	ctx, h := startTwins(t, &clock, handlers)
 	max := 10.0
 	for _, tn := range tenants {
-		if _, err := h.PutBoard(ctx, tn, "weekly", hub.Settings{EndsAt: ends.Format(time.RFC3339), Rules: &hub.Rules{MaxScore: &max}}); err != nil {
-			t.Fatal(err)
-		}
-		await.For(t, 10*time.Second, func() error {
-			_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tn))
-			return err
-		})
+		putWeekly(t, ctx, h, tn, hub.Settings{EndsAt: ends.Format(time.RFC3339), Rules: &hub.Rules{MaxScore: &max}})
 		if _, err := h.Submit(ctx, tn, "weekly", []hub.Item{{Member: "p1", Score: 5}, {Member: "cheat", Score: 1e9}, {Member: "cheat", Score: 2e9}}); err != nil {
 			t.Fatal(err)
 		}
@@ -80,6 +65,43 @@ func TestTwinTenantsDeliveries(t *testing.T) {
 			t.Fatalf("%s took %v, want %v; bad requests %v", tn, got, want, bad)
 		}
 	}
+}
+
+// startTwins starts a hub on clock and a deliverer that sends each
+// tenant's notifications to its handler in receivers. The hub, the
+// receivers' servers and the deliverer stop at the test's end, then ctx
+// (30s) is cancelled.
+func startTwins(t *testing.T, clock *atomicTime, receivers map[string]http.Handler) (context.Context, *hub.Hub) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	hooks := map[string]Hook{}
+	for tn, rc := range receivers {
+		srv := httptest.NewServer(rc)
+		t.Cleanup(srv.Close)
+		hooks[tn] = Hook{URL: srv.URL, Secret: secret}
+	}
+	d := Start(Config{JS: h.JetStream(), Hooks: func() map[string]Hook { return hooks }, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
+	t.Cleanup(d.Close)
+	return ctx, h
+}
+
+// putWeekly puts tn's board weekly with s and waits until the tenant's
+// delivery has begun: nothing published later is missed.
+func putWeekly(t *testing.T, ctx context.Context, h *hub.Hub, tn string, s hub.Settings) {
+	t.Helper()
+	if _, err := h.PutBoard(ctx, tn, "weekly", s); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 10*time.Second, func() error {
+		_, err := h.JetStream().Consumer(ctx, notify.Stream, consumerName(tn))
+		return err
+	})
 }
 
 // atomicTime is a settable hub.Config.Now.
