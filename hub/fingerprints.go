@@ -88,20 +88,24 @@ func (p *fpState) init(link *Fingerprints, from uint64) {
 	}
 }
 
-// checkpoint publishes the state's checkpoint where seq is one. Like
-// maybeSnapshot it encodes the state without a lock (the replica goroutine
-// is its only writer; reads go on). Replica goroutine only.
-func (r *replica) checkpoint(seq uint64) {
+// checkpoint publishes the state's checkpoint where seq is one, and
+// returns the encoding it hashed (nil where it took none) for
+// maybeSnapshot to reuse: a checkpoint and a snapshot at the same event
+// encode the state once. Like maybeSnapshot it encodes the state without
+// a lock (the replica goroutine is its only writer; reads go on). Replica
+// goroutine only.
+func (r *replica) checkpoint(seq uint64) []byte {
 	p := r.fp.link
 	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
-		return
+		return nil
 	}
 	data, err := r.st.Encode()
 	if err != nil {
 		r.log.Error("hub: checkpoint not taken: the state does not encode", "seq", seq, "err", err)
-		return
+		return nil
 	}
 	p.Publish(r.tenant, fprint.Of(seq, data))
+	return data
 }
 
 // err is the error the tenant's requests answer while its copy diverged.
@@ -180,7 +184,7 @@ func (r *replica) adoptRebuilt(a adoption) {
 	r.fp.diverged.Store(0)
 	if r.snaps.every > 0 { // replace the local snapshot now: a restart must not load the diverged one
 		r.sinceSnap = r.snaps.every
-		r.maybeSnapshot()
+		r.maybeSnapshot(nil)
 	}
 	a.ok <- true
 }

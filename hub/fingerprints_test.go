@@ -157,3 +157,26 @@ func TestFingerprintsNoneWhileCatchingUp(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint and a snapshot at the same event share one encoding: the
+// snapshot written at a checkpoint is the bytes the checkpoint hashed.
+func TestFingerprintsCheckpointIsSnapshot(t *testing.T) {
+	pub := &published{got: map[uint64]fprint.Checkpoint{}}
+	h := startHub(t, Config{Fingerprints: &Fingerprints{Every: 5, Publish: pub.add}, SnapshotEvery: 5})
+	mustPut(t, h, "t1", "b", Settings{})
+	for i := range 9 { // seq 2..10
+		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
+	}
+	r := h.reg.lookup("t1")
+	checkFor(t, 5*time.Second, func() error {
+		c, ok := pub.at(10)
+		if !ok || r.savedSeq.Load() != 10 {
+			return errors.New("checkpoint 10 not published or snapshot 10 not written")
+		}
+		data, err := os.ReadFile(h.snaps.files.Path("t1"))
+		if err != nil || c != fprint.Of(10, data) {
+			return fmt.Errorf("snapshot 10 is not what checkpoint 10 hashed (%v)", err)
+		}
+		return nil
+	})
+}

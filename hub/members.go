@@ -91,7 +91,11 @@ func (m Privacy) Erase(ctx context.Context, tenant, member string, r Reach) (Era
 		return Erasure{}, unavailable("the members' keys cannot be destroyed now", err)
 	}
 	ev := &ledger.Event{Kind: ledger.EvErase, Member: pd.Member, Aliases: owners[1:], Reach: reachOf(r)}
-	if err := sl.commitErr(ctx, rep, ev); err != nil {
+	out, err := sl.commit(ctx, rep, ev)
+	if err == nil {
+		err = out.Err
+	}
+	if err != nil {
 		return Erasure{}, err
 	}
 	m.scrubNotifications(ctx, tenant, owners)
@@ -101,7 +105,9 @@ func (m Privacy) Erase(ctx context.Context, tenant, member string, r Reach) (Era
 			e.Aliases++
 		}
 	}
-	return e, m.awaitSnapshot(ctx, rep, rep.applied.Load())
+	// The erasure's own seq: the replica snapshots at it at once, while a
+	// later event applied meanwhile may wait for the next regular snapshot.
+	return e, m.awaitSnapshot(ctx, rep, out.Seq)
 }
 
 // scrubNotifications rewrites tenant's stored notifications that show the

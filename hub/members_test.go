@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -156,5 +158,41 @@ func checkErased(t *testing.T, h *Hub, data map[string]personal) {
 	}
 	if s, _ := h.Disputes().Standings("t2", "cup", 0, 10); s.Rows[0].Profile.Name != data["t2"].name {
 		t.Errorf("t2's final standings: %+v", s.Rows)
+	}
+}
+
+// Erase returns once the snapshot holds the erasure, even where events
+// applied after it leave no snapshot due (it awaits the erasure's seq, not
+// the replica's latest).
+func TestEraseReturnsWhileEventsFollow(t *testing.T) {
+	h := startHub(t, Config{SnapshotEvery: 1 << 30, SnapshotInterval: time.Hour})
+	ctx := testCtx(t)
+	mustPut(t, h, "t1", "b", Settings{})
+	mustSubmit(t, h, "t1", "b", Item{Member: "p1", Score: 1})
+	if _, err := h.PutProfile(ctx, "t1", "p1", Profile{Name: "Erasable"}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // events applied while Erase runs
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				if _, err := h.Submit(ctx, "t1", "b", []Item{{Member: fmt.Sprint("q", i), Score: 1}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := h.Privacy().Erase(ectx, "t1", "p1", Reach{})
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -166,7 +166,7 @@ func (r *replica) handle(d delivery) {
 	}
 	r.mu.Unlock()
 	r.applied.Store(seq)
-	r.checkpoint(seq) // fingerprints.go
+	enc := r.checkpoint(seq) // fingerprints.go; st's encoding at seq where it took one
 	r.notes.Applied(&out, d.stored)
 	if d.err == nil {
 		r.erased = r.erased || d.ev.Kind == ledger.EvErase && out.Err == nil // snapshot.go
@@ -177,7 +177,7 @@ func (r *replica) handle(d delivery) {
 	if r.wake != nil { // after the waiter: its answer goes before the push
 		r.wake()
 	}
-	r.maybeSnapshot()
+	r.maybeSnapshot(enc)
 }
 
 // read calls fn with r's state under r's read lock, for one short read.

@@ -76,8 +76,9 @@ type snapJob struct {
 // readers proceed meanwhile; apply waits for the encoding (O(state), about
 // 0.18 s at 1 M members) but not for the write and fsync (0.04 s), which the
 // saver goroutine does. While the saver is busy no new snapshot starts: it
-// is taken after the next event instead.
-func (r *replica) maybeSnapshot() {
+// is taken after the next event instead. enc, where not nil, is st's
+// encoding already made at this event (a checkpoint's): it is saved as is.
+func (r *replica) maybeSnapshot(enc []byte) {
 	r.sinceSnap++
 	erased := r.erased // personal data erased: no snapshot may keep it (members.go), so one now
 	if (r.snaps.every < 0 || r.saving.Load()) && !erased {
@@ -88,7 +89,10 @@ func (r *replica) maybeSnapshot() {
 	if !byCount && !byTime && !erased {
 		return
 	}
-	data, err := r.st.Encode()
+	data, err := enc, error(nil)
+	if data == nil {
+		data, err = r.st.Encode()
+	}
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 		return
