@@ -39,7 +39,7 @@ func clusterFlags(fs *flag.FlagSet, c *Config) {
 		return err
 	})
 	fs.Uint64Var(&c.FingerprintEvery, "fingerprint-every", 0, "with --cluster: every this many `events` each node publishes a hash of each tenant's state; "+
-		"a node whose hash differs from the majority's stops serving the tenant and rebuilds it from the stream (default 10000)")
+		"a node whose hash differs from the majority's stops serving the tenant and rebuilds it from the stream (default 100000)")
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials `file` for --nats")
 	fs.StringVar(&c.NATSDomain, "nats-domain", "", "JetStream `domain` of the servers holding the streams, when --nats is a leaf node without JetStream (a region)")
 	// The --nats-tls-* flags are this gateway's end of NATS client TLS: a
