@@ -200,13 +200,18 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	defer m.mu.Unlock()
 	was := m.ready
 	var failing []cond
+	behindSince := o.At // when a replica first seen behind now began to trail
 	if !m.lastAt.IsZero() && o.At.Sub(m.lastAt) > m.cfg.MaxSilence {
 		// The node did not look for a while: what it said before is void,
-		// and what it sees now must hold RecoverAfter again.
+		// and what it sees now must hold RecoverAfter again. A replica
+		// behind now may have trailed since the last look: its lag counts
+		// from then, or a paused node would serve the pause's stale reads
+		// as fresh once RecoverAfter passed.
 		failing = append(failing, plain(fmt.Sprintf("resumed after %v without observations", o.At.Sub(m.lastAt).Round(time.Millisecond))))
+		behindSince = m.lastAt
 	}
 	m.lastAt = o.At
-	failing = append(failing, m.localLocked(o)...)
+	failing = append(failing, m.localLocked(o, behindSince)...)
 	held, pending := m.heldLocked(o)
 	failing = append(failing, held...)
 	m.decideLocked(o.At, failing, pending)
@@ -229,7 +234,7 @@ func plain(s string) cond { return cond{s, s, false} }
 
 // localLocked returns the failing conditions that count at once: this
 // node's own, and replicas behind by more than MaxLag.
-func (m *Machine) localLocked(o Observation) []cond {
+func (m *Machine) localLocked(o Observation, behindSince time.Time) []cond {
 	var out []cond
 	if !o.Serving {
 		out = append(out, plain("not serving (starting or shutting down)"))
@@ -246,7 +251,7 @@ func (m *Machine) localLocked(o Observation) []cond {
 	var longest time.Duration
 	for _, t := range o.Tenants {
 		seen[t.Name] = true
-		if age, ok := m.trackLocked(t, o.At); ok {
+		if age, ok := m.trackLocked(t, o.At, behindSince); ok {
 			late = append(late, fmt.Sprintf("%s (%v, applied %d)", t.Name, age.Round(time.Millisecond), t.Applied))
 			longest = max(longest, age)
 		}
@@ -270,15 +275,16 @@ func (m *Machine) localLocked(o Observation) []cond {
 // replica is seen behind the stream's last sequence and ends when it has
 // applied that sequence; a replica that keeps up under load therefore
 // trails by at most one probe interval. Where the leader did not answer
-// (Last 0) the pending catch-up, if any, goes on.
-func (m *Machine) trackLocked(t Tenant, at time.Time) (time.Duration, bool) {
+// (Last 0) the pending catch-up, if any, goes on. A new catch-up counts
+// from since: the observation, or after a silence the last one before it.
+func (m *Machine) trackLocked(t Tenant, at, since time.Time) (time.Duration, bool) {
 	b, ok := m.lag[t.Name]
 	if ok && t.Applied >= b.seq {
 		delete(m.lag, t.Name)
 		ok = false
 	}
 	if !ok && t.Last > t.Applied {
-		b, ok = behind{seq: t.Last, since: at}, true
+		b, ok = behind{seq: t.Last, since: since}, true
 		m.lag[t.Name] = b
 	}
 	late := ok && at.Sub(b.since) > m.cfg.MaxLag

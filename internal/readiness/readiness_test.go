@@ -304,3 +304,22 @@ func TestRebuildingNotReady(t *testing.T) {
 		t.Fatalf("rebuilding: %+v, want not ready at once naming the rebuild", v)
 	}
 }
+
+// TestResumedBehindIsStale: a node paused for longer than MaxLag whose
+// replica is behind when it resumes is stale at once (its lag counts from
+// its last look before the pause), and does not turn ready while behind.
+func TestResumedBehindIsStale(t *testing.T) {
+	m := New(Config{})
+	at := time.Unix(1000, 0)
+	tenant := func(applied, last uint64) []Tenant { return []Tenant{{Name: "t1", Applied: applied, Last: last}} }
+	if v, _ := m.Observe(Observation{At: at, Serving: true, Tenants: tenant(10, 10)}); !v.Ready {
+		t.Fatalf("fresh: %+v", v)
+	}
+	at = at.Add(6 * time.Second) // paused
+	for i := range 6 {
+		v, _ := m.Observe(Observation{At: at.Add(time.Duration(i) * 500 * time.Millisecond), Serving: true, Tenants: tenant(10, 900)})
+		if v.Ready || !m.Tenant("t1", at.Add(time.Duration(i)*500*time.Millisecond)).Stale {
+			t.Fatalf("observation %d after the pause, replica 890 events behind: %+v, want not ready and stale", i, v)
+		}
+	}
+}
