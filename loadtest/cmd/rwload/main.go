@@ -5,6 +5,7 @@
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
 //	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-stalled 0] [-d 10s] [-pid PID] [-json]
 //	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
+//	rwload probe [-interval 10ms] [-size 100] [-d 0] [-window 5s] [-json]
 //	rwload centrifugo-idle -url ws://127.0.0.1:18200/connection/websocket -conns 17500 -pid PID [-pprof host:port]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
@@ -14,7 +15,10 @@
 // that subscribe and never read, and reports how many the gateway closed as
 // too slow (4008) beside the others' latency. floor needs no gateway: it
 // measures the CPU a bare write(2) per message costs over loopback, the
-// least any fan-out server pays here. centrifugo-idle holds idle subscribed
+// least any fan-out server pays here. probe measures the latency floor
+// while a benchmark runs beside it: how late a 10 ms sleep wakes, and a
+// 100-byte loopback TCP ping-pong, until -d passes or SIGINT/SIGTERM; the
+// least any push latency here can be. centrifugo-idle holds idle subscribed
 // connections to a Centrifugo server, the side-by-side of a node's reach.
 // See package loadtest.
 package main
@@ -22,12 +26,14 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/rankwire/rankwire/loadtest"
@@ -55,6 +61,8 @@ func main() {
 		err = loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
 	case "floor":
 		err = floor(ctx, os.Args[2:])
+	case "probe":
+		err = probe(ctx, os.Args[2:])
 	case "centrifugo-idle":
 		err = centrifugoIdle(ctx, os.Args[2:])
 	case "floor-sink": // started by floor: ADDR CONNS
@@ -69,7 +77,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout|floor|centrifugo-idle [flags]; rwload CMD -h for flags")
+	fmt.Fprintln(os.Stderr, "usage: rwload keygen|submit|read|fanout|floor|probe|centrifugo-idle [flags]; rwload CMD -h for flags")
 	os.Exit(2)
 }
 
@@ -184,6 +192,31 @@ func floor(ctx context.Context, args []string) error {
 	r, err := loadtest.Floor(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	fmt.Println(r)
+	return nil
+}
+
+func probe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("probe", flag.ExitOnError)
+	cfg := loadtest.ProbeConfig{Progress: os.Stderr}
+	fs.DurationVar(&cfg.Interval, "interval", 10*time.Millisecond, "sleep of the wake-up loop, and between pings")
+	fs.IntVar(&cfg.Size, "size", 100, "ping-pong bytes each way")
+	fs.DurationVar(&cfg.Duration, "d", 0, "duration; 0: until SIGINT or SIGTERM")
+	fs.DurationVar(&cfg.Window, "window", 5*time.Second, "a summary line on stderr every `window`; 0: none")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	fs.Parse(args)
+	if cfg.Interval <= 0 || cfg.Size < 1 || cfg.Duration < 0 || cfg.Window < 0 {
+		return fmt.Errorf("probe: -interval and -size must be positive, -d and -window not negative")
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+	r, err := loadtest.Probe(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(os.Stdout).Encode(r)
 	}
 	fmt.Println(r)
 	return nil
