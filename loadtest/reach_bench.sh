@@ -7,15 +7,24 @@
 # (a quarter each on the shared top 10, their own around view of radius 5,
 # a single rank, 10 friends) of a 100,000-member board, at RATE
 # submissions/s for D. A process here may hold 20,000 files, so a node holds
-# at most 18,000 connections (its limit less a tenth). Everything listens on
-# 127.0.0.1; every process it starts is stopped by its PID.
+# at most 18,000 connections (its limit less a tenth). Beside the load,
+# `rwload probe` measures the machine's latency floor in the same run (how
+# late a 10 ms sleep wakes; a 100-byte loopback ping-pong), per 2 s window
+# from the start of rwload fanout (its preload and connect phases come
+# first, then the measured writes) and in all; its report is
+# $OUT/probe-SUBS-runN.json. Everything listens on 127.0.0.1; every process
+# it starts is stopped by its PID.
 #
 #	loadtest/reach_bench.sh
 #
 # Environment: RUNS (default 1), NODES (default 6), SUBS (default 100000),
 # RATE (default 1000), D (default 20s), HB (the gateways'
 # --heartbeat-interval, default 25s: Centrifugo's ping interval), OUT (JSON
-# reports; default a directory under /tmp removed at the end).
+# reports; default a directory under /tmp removed at the end), PROFILE (1:
+# once node 1 holds its share of the connections, wait PROFILE_AT seconds
+# (default 3) and take a 10 s CPU profile of nodes 1 and 2 at once, into
+# $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds the top 10 and rank views,
+# node 2 around and friends).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-1}
@@ -30,14 +39,34 @@ source loadtest/bench_lib.sh
 OUT=${OUT:-$work/out}
 mkdir -p "$OUT"
 
-# CL holds the cluster's gateway PIDs.
+# CL holds the cluster's gateway PIDs; PROBE the latency probe's.
 CL=()
+PROBE=""
+stop_probe() {
+	[ -n "$PROBE" ] && kill -TERM "$PROBE" 2>/dev/null && wait "$PROBE" 2>/dev/null
+	PROBE=""
+}
+# profile_nodes RUN: see PROFILE above. Runs in the background.
+profile_nodes() {
+	local share=$((SUBS / NODES)) c
+	for _ in $(seq 600); do
+		c=$(curl -fs http://127.0.0.1:18129/metrics 2>/dev/null | awk '$1 == "rankwire_ws_connections" {print int($2)}')
+		[ "${c:-0}" -ge "$share" ] && break
+		sleep 0.5
+	done
+	sleep "${PROFILE_AT:-3}"
+	for n in 1 2; do
+		curl -s -o "$OUT/reach-$SUBS-run$1-node$n.pprof" "http://127.0.0.1:$((18130 + n))/debug/pprof/profile?seconds=10" &
+	done
+	wait
+}
+
 stop_cluster() {
 	for p in "${CL[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${CL[@]}"; do wait "$p" 2>/dev/null || true; done
 	CL=()
 }
-trap 'stop_cluster; cleanup' EXIT
+trap 'stop_probe; stop_cluster; cleanup' EXIT
 
 # start_cluster starts NODES embedded nodes on fresh data dirs and waits
 # for every /readyz.
@@ -72,9 +101,18 @@ for i in $(seq "$RUNS"); do
 		urls+="${urls:+,}http://127.0.0.1:$((PORT + n))"
 		nodes+="${nodes:+,}${CL[$((n - 1))]}@127.0.0.1:$((18130 + n))"
 	done
+	"$work/rwload" probe -json -window 2s >"$OUT/probe-$SUBS-run$i.json" 2>"$OUT/probe-$SUBS-run$i.log" &
+	PROBE=$!
+	prof=""
+	if [ "${PROFILE:-0}" = 1 ]; then
+		profile_nodes "$i" &
+		prof=$!
+	fi
 	"$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
 		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
 		-rate "$RATE" -batch 10 -writers 4 -d "$D" >"$OUT/reach-$SUBS-run$i.json" || true
+	stop_probe
+	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	for n in $(seq "$NODES"); do
 		grep -c . "$work/c$n.log" >/dev/null && tail -n 3 "$work/c$n.log" | sed "s/^/node $n: /" >&2 || true
 	done
@@ -82,4 +120,15 @@ for i in $(seq "$RUNS"); do
 	"$work/rwload" fanout-table <"$OUT/reach-$SUBS-run$i.json" || cat "$OUT/reach-$SUBS-run$i.json"
 	jq -c '.nodes[]? | {pid, rss_idle_mib: (.rss_idle/1048576|floor), rss_connected_mib: (.rss_connected/1048576|floor), rss_end_mib: (.rss_end/1048576|floor), cores}' \
 		"$OUT/reach-$SUBS-run$i.json"
+	jq -r '"phases from the start of fanout: preload \(.preload_seconds|floor) s, connect \(.connect_seconds|floor) s, then \(.elapsed_seconds|floor) s measured"' \
+		"$OUT/reach-$SUBS-run$i.json" || true
+	cat "$OUT/probe-$SUBS-run$i.log"
+	jq -r '"probe, whole run (\(.seconds|floor) s): 10 ms sleep overshoot p50/p99/max \(.wake_overshoot.P50/1e4|round/100) / \(.wake_overshoot.P99/1e4|round/100) / \(.wake_overshoot.Max/1e4|round/100) ms; 100 B loopback ping-pong \(.ping_pong.P50/1e4|round/100) / \(.ping_pong.P99/1e4|round/100) / \(.ping_pong.Max/1e4|round/100) ms"' \
+		"$OUT/probe-$SUBS-run$i.json" || true
+	# the windows that lie wholly inside the measured phase
+	jq -r --slurpfile f "$OUT/reach-$SUBS-run$i.json" '($f[0].preload_seconds + $f[0].connect_seconds) as $a | ($a + $f[0].elapsed_seconds) as $b
+		| [.windows[] | select(.at_seconds - 2 >= $a and .at_seconds <= $b + 1)]
+		| "probe, the \(length) windows of the measured phase: worst p99 wake-up overshoot \(([.[].wake_overshoot.P99] | max // 0)/1e4|round/100) ms, worst p99 ping-pong \(([.[].ping_pong.P99] | max // 0)/1e4|round/100) ms, max \(([.[].wake_overshoot.Max] | max // 0)/1e4|round/100) / \(([.[].ping_pong.Max] | max // 0)/1e4|round/100) ms"' \
+		"$OUT/probe-$SUBS-run$i.json" || true
+	uptime
 done
