@@ -12,7 +12,8 @@
 # late a 10 ms sleep wakes; a 100-byte loopback ping-pong), per 2 s window
 # from the start of rwload fanout (its preload and connect phases come
 # first, then the measured writes) and in all; its report is
-# $OUT/probe-SUBS-runN.json. Everything listens on 127.0.0.1; every process
+# $OUT/probe-SUBS-runN.json, rwload fanout's progress lines
+# $OUT/fanout-SUBS-runN.log. Everything listens on 127.0.0.1; every process
 # it starts is stopped by its PID.
 #
 #	loadtest/reach_bench.sh
@@ -21,10 +22,10 @@
 # RATE (default 1000), D (default 20s), HB (the gateways'
 # --heartbeat-interval, default 25s: Centrifugo's ping interval), OUT (JSON
 # reports; default a directory under /tmp removed at the end), PROFILE (1:
-# once node 1 holds its share of the connections, wait PROFILE_AT seconds
-# (default 3) and take a 10 s CPU profile of nodes 1 and 2 at once, into
-# $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds the top 10 and rank views,
-# node 2 around and friends).
+# once the measured phase has begun, wait PROFILE_AT seconds (default 3)
+# and take a 10 s CPU profile of nodes 1 and 2 at once, into
+# $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds the top 10 and rank
+# views, node 2 around and friends).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-1}
@@ -46,12 +47,12 @@ stop_probe() {
 	[ -n "$PROBE" ] && kill -TERM "$PROBE" 2>/dev/null && wait "$PROBE" 2>/dev/null
 	PROBE=""
 }
-# profile_nodes RUN: see PROFILE above. Runs in the background.
+# profile_nodes RUN: see PROFILE above. Runs in the background: waits for
+# the first progress line of rwload fanout's measured phase ("1s subs ...")
+# in its log.
 profile_nodes() {
-	local share=$((SUBS / NODES)) c
-	for _ in $(seq 600); do
-		c=$(curl -fs http://127.0.0.1:18129/metrics 2>/dev/null | awk '$1 == "rankwire_ws_connections" {print int($2)}')
-		[ "${c:-0}" -ge "$share" ] && break
+	for _ in $(seq 1200); do
+		grep -Eq '^ +[0-9]+s subs' "$OUT/fanout-$SUBS-run$1.log" 2>/dev/null && break
 		sleep 0.5
 	done
 	sleep "${PROFILE_AT:-3}"
@@ -110,7 +111,8 @@ for i in $(seq "$RUNS"); do
 	fi
 	"$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
 		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
-		-rate "$RATE" -batch 10 -writers 4 -d "$D" >"$OUT/reach-$SUBS-run$i.json" || true
+		-rate "$RATE" -batch 10 -writers 4 -d "$D" >"$OUT/reach-$SUBS-run$i.json" 2>"$OUT/fanout-$SUBS-run$i.log" || true
+	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
 	stop_probe
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	for n in $(seq "$NODES"); do
