@@ -5,7 +5,10 @@
 // (RunRead), and fan-out to many WebSocket subscribers spread over worker
 // processes and loopback source addresses, with submit-to-receive latency
 // per view kind, Redis pub/sub and "Redis + app + Centrifugo" as the
-// peers, and a cluster's nodes measured together (fanout*.go). The command
+// peers, and a cluster's nodes measured together (fanout*.go); and the
+// machine's own floors: a bare write(2) per message (Floor) and, beside a
+// running benchmark, the latency floor (Probe: how late a sleeping loop
+// wakes, and a loopback ping-pong). The command
 // loadtest/cmd/rwload is its front end; docs/BENCHMARKS.md records the
 // figures it produced and the command lines that produced them.
 //
