@@ -7,7 +7,9 @@
 work=$(mktemp -d /tmp/rwbench.XXXXXX)
 GW=""
 RS=""
+PROBE=""
 cleanup() {
+	probe_stop
 	[ -n "$GW" ] && kill "$GW" 2>/dev/null && wait "$GW" 2>/dev/null
 	[ -n "$RS" ] && kill "$RS" 2>/dev/null && wait "$RS" 2>/dev/null
 	rm -rf "$work"
@@ -40,4 +42,28 @@ stop_gw() {
 	kill "$GW"
 	wait "$GW" || true
 	GW=""
+}
+
+# probe_start FILE [FLAGS...] starts `rwload probe` (the machine's latency
+# floor: how late a 10 ms sleep wakes, a 100-byte loopback ping-pong) beside
+# a measurement, its JSON report into FILE and its per-window lines (FLAGS,
+# e.g. -window 2s) into FILE.log; probe_stop ends it (SIGTERM: it reports
+# and exits); probe_line FILE prints the report in one line.
+probe_start() {
+	local file=$1
+	shift
+	"$work/rwload" probe -json "$@" >"$file" 2>"$file.log" &
+	PROBE=$!
+}
+
+probe_stop() {
+	if [ -n "$PROBE" ]; then
+		kill -TERM "$PROBE" 2>/dev/null && wait "$PROBE" 2>/dev/null
+	fi
+	PROBE=""
+	return 0
+}
+
+probe_line() {
+	jq -r '"the floor beside it (\(.seconds|floor) s): 10 ms sleep overshoot p50/p99/max \(.wake_overshoot.P50/1e4|round/100) / \(.wake_overshoot.P99/1e4|round/100) / \(.wake_overshoot.Max/1e4|round/100) ms; 100 B loopback ping-pong \(.ping_pong.P50/1e4|round/100) / \(.ping_pong.P99/1e4|round/100) / \(.ping_pong.Max/1e4|round/100) ms"' "$1" || true
 }

@@ -12,9 +12,9 @@
 # late a 10 ms sleep wakes; a 100-byte loopback ping-pong), per 2 s window
 # from the start of rwload fanout (its preload and connect phases come
 # first, then the measured writes) and in all; its report is
-# $OUT/probe-SUBS-runN.json, rwload fanout's progress lines
-# $OUT/fanout-SUBS-runN.log. Everything listens on 127.0.0.1; every process
-# it starts is stopped by its PID.
+# $OUT/probe-SUBS-runN.json (its windows in .json.log), rwload fanout's
+# progress lines $OUT/fanout-SUBS-runN.log. Everything listens on
+# 127.0.0.1; every process it starts is stopped by its PID.
 #
 #	loadtest/reach_bench.sh
 #
@@ -40,13 +40,8 @@ source loadtest/bench_lib.sh
 OUT=${OUT:-$work/out}
 mkdir -p "$OUT"
 
-# CL holds the cluster's gateway PIDs; PROBE the latency probe's.
+# CL holds the cluster's gateway PIDs (the latency probe's is bench_lib's PROBE).
 CL=()
-PROBE=""
-stop_probe() {
-	[ -n "$PROBE" ] && kill -TERM "$PROBE" 2>/dev/null && wait "$PROBE" 2>/dev/null
-	PROBE=""
-}
 # profile_nodes RUN: see PROFILE above. Runs in the background: waits for
 # the first progress line of rwload fanout's measured phase ("1s subs ...")
 # in its log.
@@ -67,7 +62,7 @@ stop_cluster() {
 	for p in "${CL[@]}"; do wait "$p" 2>/dev/null || true; done
 	CL=()
 }
-trap 'stop_probe; stop_cluster; cleanup' EXIT
+trap 'stop_cluster; cleanup' EXIT
 
 # start_cluster starts NODES embedded nodes on fresh data dirs and waits
 # for every /readyz.
@@ -102,8 +97,7 @@ for i in $(seq "$RUNS"); do
 		urls+="${urls:+,}http://127.0.0.1:$((PORT + n))"
 		nodes+="${nodes:+,}${CL[$((n - 1))]}@127.0.0.1:$((18130 + n))"
 	done
-	"$work/rwload" probe -json -window 2s >"$OUT/probe-$SUBS-run$i.json" 2>"$OUT/probe-$SUBS-run$i.log" &
-	PROBE=$!
+	probe_start "$OUT/probe-$SUBS-run$i.json" -window 2s
 	prof=""
 	if [ "${PROFILE:-0}" = 1 ]; then
 		profile_nodes "$i" &
@@ -113,7 +107,7 @@ for i in $(seq "$RUNS"); do
 		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
 		-rate "$RATE" -batch 10 -writers 4 -d "$D" >"$OUT/reach-$SUBS-run$i.json" 2>"$OUT/fanout-$SUBS-run$i.log" || true
 	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
-	stop_probe
+	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	for n in $(seq "$NODES"); do
 		grep -c . "$work/c$n.log" >/dev/null && tail -n 3 "$work/c$n.log" | sed "s/^/node $n: /" >&2 || true
@@ -124,9 +118,8 @@ for i in $(seq "$RUNS"); do
 		"$OUT/reach-$SUBS-run$i.json"
 	jq -r '"phases from the start of fanout: preload \(.preload_seconds|floor) s, connect \(.connect_seconds|floor) s, then \(.elapsed_seconds|floor) s measured"' \
 		"$OUT/reach-$SUBS-run$i.json" || true
-	cat "$OUT/probe-$SUBS-run$i.log"
-	jq -r '"probe, whole run (\(.seconds|floor) s): 10 ms sleep overshoot p50/p99/max \(.wake_overshoot.P50/1e4|round/100) / \(.wake_overshoot.P99/1e4|round/100) / \(.wake_overshoot.Max/1e4|round/100) ms; 100 B loopback ping-pong \(.ping_pong.P50/1e4|round/100) / \(.ping_pong.P99/1e4|round/100) / \(.ping_pong.Max/1e4|round/100) ms"' \
-		"$OUT/probe-$SUBS-run$i.json" || true
+	cat "$OUT/probe-$SUBS-run$i.json.log"
+	probe_line "$OUT/probe-$SUBS-run$i.json"
 	# the windows that lie wholly inside the measured phase
 	jq -r --slurpfile f "$OUT/reach-$SUBS-run$i.json" '($f[0].preload_seconds + $f[0].connect_seconds) as $a | ($a + $f[0].elapsed_seconds) as $b
 		| [.windows[] | select(.at_seconds - 2 >= $a and .at_seconds <= $b + 1)]

@@ -11,7 +11,10 @@
 # Centrifugo's ping interval (25 s), so that neither server's keepalives
 # weigh on the figures (rwload counts the gateway's heartbeats as messages
 # and not Centrifugo's pings). Two writers on both sides, so that a
-# publish Centrifugo answers late does not make the pacer drop the next. Everything listens on 127.0.0.1; every
+# publish Centrifugo answers late does not make the pacer drop the next.
+# Beside each server's run, `rwload probe` measures the machine's latency
+# floor (how late a 10 ms sleep wakes; a 100-byte loopback ping-pong),
+# printed after the run's line. Everything listens on 127.0.0.1; every
 # process it starts is stopped by its PID.
 #
 #	CENTRIFUGO=/path/to/centrifugo loadtest/watch_bench.sh
@@ -78,11 +81,14 @@ watch_rankwire() {
 		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=10") &
 		prof=$!
 	fi
+	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -metrics "http://127.0.0.1:$MPORT" -keys "$work/keys.json" -pid "$GW" -pprof "127.0.0.1:$PPORT" -q -json \
 		-board watch -subs "$n" -top 1 -members 10 -rate 10 -batch 1 -writers 2 -d "$D" >"$OUT/$name.json" || true
+	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	stop_gw
 	summary "$OUT/$name.json"
+	probe_line "$OUT/$name-probe.json"
 }
 
 watch_centrifugo() {
@@ -97,15 +103,18 @@ watch_centrifugo() {
 	for _ in $(seq 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 	local r0
 	r0=$(cpu_ticks "$RS")
+	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -keys "$work/keys.json" -metrics "" -redis "127.0.0.1:$RPORT" -centrifugo "127.0.0.1:$CPORT" \
 		-centrifugo-key "$KEY" -pid "$CS" -q -json -board watch -subs "$n" -members 10 -rate 10 -batch 1 -writers 2 \
 		-d "$D" >"$OUT/$name.json" || true
+	probe_stop
 	local rcpu
 	rcpu=$(awk -v a="$r0" -v b="$(cpu_ticks "$RS")" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", (b-a)/hz}')
 	kill "$CS" "$RS"
 	wait "$CS" "$RS" || true
 	CS="" RS=""
 	summary "$OUT/$name.json" "$rcpu"
+	probe_line "$OUT/$name-probe.json"
 }
 
 for n in $SIZES; do
