@@ -20,7 +20,8 @@
 #
 # Environment: RUNS (default 1), NODES (default 6), SUBS (default 100000),
 # RATE (default 1000), D (default 20s), HB (the gateways'
-# --heartbeat-interval, default 25s: Centrifugo's ping interval), OUT (JSON
+# --heartbeat-interval, default 25s: Centrifugo's ping interval), SYNC (the
+# gateways' --sync, default theirs: always), OUT (JSON
 # reports; default a directory under /tmp removed at the end), PROFILE (1:
 # once the measured phase has begun, wait PROFILE_AT seconds (default 3)
 # and take a 10 s CPU profile of nodes 1 and 2 at once, into
@@ -76,7 +77,7 @@ start_cluster() {
 		[ "$n" = 1 ] && metrics=127.0.0.1:18129
 		"$work/gateway" --keys "$work/keys.json" --data "$work/c$n" --addr "127.0.0.1:$((PORT + n))" \
 			--metrics-addr "$metrics" --pprof "127.0.0.1:$((18130 + n))" --max-connections 1000000 \
-			--push-interval 100ms --heartbeat-interval "$HB" \
+			--push-interval 100ms --heartbeat-interval "$HB" ${SYNC:+--sync "$SYNC"} \
 			--node "n$n" --cluster bench --cluster-listen "127.0.0.1:$((17230 + n))" --routes "$routes" \
 			--cluster-secret-file "$work/secret" --replicas 3 2>"$work/c$n.log" &
 		CL+=($!)
