@@ -180,8 +180,16 @@ func stalledProgress(s workerReport, stalled int) string {
 	return fmt.Sprintf(", stalled %d/%d", s.Stalled, stalled)
 }
 
+// finalReportWait is how long stop waits for a worker's final report. A
+// worker sends it once all its connections have closed; on a starved box
+// 8,000 closes took longer than 30 s (docs/BENCHMARKS.md, "100,000
+// WebSockets with the latency floor beside them": four runs lost a
+// worker's report, and with it its views received, that way).
+const finalReportWait = 2 * time.Minute
+
 // stop closes every worker's stdin, collects the final reports (waiting
-// at most 30 s for each) and waits for the workers to end. Idempotent.
+// at most finalReportWait for each) and waits for the workers to end.
+// Idempotent.
 func (p *workerPool) stop() []workerReport {
 	p.once.Do(func() {
 		for _, w := range p.workers {
@@ -191,8 +199,8 @@ func (p *workerPool) stop() []workerReport {
 			select {
 			case r := <-w.final:
 				p.finals = append(p.finals, r)
-			case <-time.After(30 * time.Second):
-				p.finals = append(p.finals, workerReport{Final: true, Err: "no final report in 30 s"})
+			case <-time.After(finalReportWait):
+				p.finals = append(p.finals, workerReport{Final: true, Err: fmt.Sprintf("no final report in %v", finalReportWait)})
 			}
 			w.wait()
 		}
