@@ -200,10 +200,23 @@ func (p *workerPool) stop() []workerReport {
 			case r := <-w.final:
 				p.finals = append(p.finals, r)
 			case <-time.After(finalReportWait):
-				p.finals = append(p.finals, workerReport{Final: true, Err: fmt.Sprintf("no final report in %v", finalReportWait)})
+				p.finals = append(p.finals, w.lastAsFinal())
 			}
 			w.wait()
 		}
 	})
 	return p.finals
+}
+
+// lastAsFinal stands in for a final report that did not come: the
+// worker's last progress report (its counters: connections, views
+// received, gaps, reconnects), without the histograms and error tables
+// only a final report carries, and an error saying so.
+func (w *worker) lastAsFinal() workerReport {
+	w.mu.Lock()
+	r := w.last
+	w.mu.Unlock()
+	r.Final = true
+	r.Err = fmt.Sprintf("no final report in %v: counters from its last progress report, no latencies", finalReportWait)
+	return r
 }
