@@ -21,13 +21,14 @@ SRC=$(cd "${SRC:-.}" && pwd)
 go build -o "$work/rwload" ./loadtest/cmd/rwload
 "$work/rwload" keygen -out "$work/keys.json" -tenant bench -limit 10000000
 
-# start_gw [FLAGS...] starts a gateway with extra FLAGS on a fresh data dir
+# start_gw [FLAGS...] starts a gateway ($GWBIN where set, else the one
+# built from SRC) with extra FLAGS on a fresh data dir
 # and waits (at most 30 s) for /readyz. The benchmarks' one tenant may hold
 # every connection (--max-connections past the default of half the
 # connection budget; the gateway warns that it may).
 start_gw() {
 	rm -rf "$work/data"
-	"$work/gateway" --keys "$work/keys.json" --data "$work/data" --addr "127.0.0.1:$PORT" --max-connections 1000000 "$@" 2>"$work/gw.log" &
+	"${GWBIN:-$work/gateway}" --keys "$work/keys.json" --data "$work/data" --addr "127.0.0.1:$PORT" --max-connections 1000000 "$@" 2>"$work/gw.log" &
 	GW=$!
 	for _ in $(seq 300); do
 		curl -fs "$URL/readyz" >/dev/null 2>&1 && return 0

@@ -25,7 +25,11 @@
 # "5000 10000"), OUT (JSON reports; default a directory under /tmp that is
 # removed at the end unless given), PROFILE (1: a 10 s CPU profile of the
 # gateway PROFILE_AT (default 10) s into each of its runs, into $OUT), PORT (gateway, 18110),
-# CPORT (Centrifugo, 18200), RPORT (Redis, 16391).
+# CPORT (Centrifugo, 18200), RPORT (Redis, 16391), GATEWAYS (prebuilt
+# gateways to run in turn in each loop, "NAME=PATH ...", e.g.
+# "main=/tmp/gw-main after=/tmp/gw-after" for a before/after in one
+# sitting; default "rankwire=", the gateway built from SRC), SIDES (which
+# sides run, default "floor rankwire centrifugo").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -117,13 +121,24 @@ watch_centrifugo() {
 	probe_line "$OUT/$name-probe.json"
 }
 
+GATEWAYS=${GATEWAYS:-rankwire=}
+SIDES=${SIDES:-floor rankwire centrifugo}
+side() { [[ " $SIDES " == *" $1 "* ]]; }
 for n in $SIZES; do
 	for i in $(seq "$RUNS"); do
-		echo "== floor: $n connections, 600 bytes each per 100 ms, loop $i"
-		"$work/rwload" floor -conns "$n" -size 600 -interval 100ms -d "$D" | tee "$OUT/floor-$n-run$i.txt"
-		echo "== rankwire: $n × one top-10 view, 10 submissions/s, loop $i"
-		watch_rankwire "$n" "rankwire-$n-run$i"
-		echo "== Redis + app + Centrifugo: $n × the top-10 channel, 10 submissions/s, loop $i"
-		watch_centrifugo "$n" "centrifugo-$n-run$i"
+		if side floor; then
+			echo "== floor: $n connections, 600 bytes each per 100 ms, loop $i"
+			"$work/rwload" floor -conns "$n" -size 600 -interval 100ms -d "$D" | tee "$OUT/floor-$n-run$i.txt"
+		fi
+		if side rankwire; then
+			for g in $GATEWAYS; do
+				echo "== rankwire (${g%%=*}): $n × one top-10 view, 10 submissions/s, loop $i; load $(cut -d' ' -f1-3 /proc/loadavg)"
+				GWBIN=${g#*=} watch_rankwire "$n" "${g%%=*}-$n-run$i"
+			done
+		fi
+		if side centrifugo; then
+			echo "== Redis + app + Centrifugo: $n × the top-10 channel, 10 submissions/s, loop $i"
+			watch_centrifugo "$n" "centrifugo-$n-run$i"
+		fi
 	done
 done

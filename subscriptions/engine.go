@@ -121,7 +121,7 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	ws := e.lockWindow(key, w)
 	defer ws.mu.Unlock()
 	v := e.viewFor(ws, w, spec)
-	s := &Sub{id: id, idJSON: appendString(nil, id), kind: spec.Kind, v: v, out: out}
+	s := newSub(id, spec.Kind, v, out)
 	v.watchers[s] = struct{}{}
 	e.subs[spec.Kind].Add(1)
 	first := v.snapshot()

@@ -58,20 +58,39 @@ func (m Message) Size() int {
 
 // Sub is one subscription of a connection to a view. Engine.Subscribe
 // creates it, Engine.Unsubscribe ends it.
+//
+// The fields a writer reads for every message (pending, sent, idJSON) sit
+// together, and a short id's JSON lives inside the Sub (idInline): at ten
+// thousand connections each of them is a cache miss per message, so a
+// message touches as few lines as it can.
 type Sub struct {
-	id     string
-	idJSON []byte
-	kind   Kind
-	v      *view
-	out    *Outbox
-
-	seq uint64 // seq of the last message given to out; guarded by its board-window's lock
-
 	pending *shared // guarded by out.mu: the one message waiting for the writer
 	sent    uint64  // guarded by out.mu: the seq of the last message the writer took
 	hasSent bool    // guarded by out.mu: the writer took one
 	queued  bool    // guarded by out.mu: s is in out.ready
 	dropped bool    // guarded by out.mu: unsubscribed
+	idJSON  []byte  // the id as a JSON string: idInline's bytes where it fits
+
+	seq uint64 // seq of the last message given to out; guarded by its board-window's lock
+
+	id   string
+	kind Kind
+	v    *view
+	out  *Outbox
+
+	idInline [idInlineSize]byte
+}
+
+// idInlineSize is the longest id JSON kept inside its Sub. Clients name
+// subscriptions with short ids ("s", "top", "t1"): 22 bytes of JSON hold
+// any id of up to 20 plain characters.
+const idInlineSize = 22
+
+// newSub returns a subscription named id, its JSON in the Sub where short.
+func newSub(id string, kind Kind, v *view, out *Outbox) *Sub {
+	s := &Sub{id: id, kind: kind, v: v, out: out}
+	s.idJSON = appendString(s.idInline[:0], id) // grows out of idInline where longer
+	return s
 }
 
 // ID returns the client's name of the subscription.
@@ -91,9 +110,13 @@ type Outbox struct {
 	maxControl int
 
 	mu      sync.Mutex // guards the fields below
-	ready   []*Sub     // subscriptions with a pending message, oldest first
+	ready   []*Sub     // ready[head:]: subscriptions with a pending message, oldest first
+	head    int        // ready[:head] are taken; both go back to 0 when it empties
 	control [][]byte
 	closed  bool
+	// readyInline is ready's first backing array: a connection with a view
+	// or two never allocates for its queue, however many messages pass.
+	readyInline [2]*Sub
 }
 
 // NewOutbox returns an empty outbox holding at most maxControl control
@@ -107,7 +130,9 @@ func NewOutbox(maxControl int, notify func()) *Outbox {
 	if notify == nil {
 		notify = func() {}
 	}
-	return &Outbox{notify: notify, maxControl: maxControl}
+	o := &Outbox{notify: notify, maxControl: maxControl}
+	o.ready = o.readyInline[:0]
+	return o
 }
 
 // Send queues a control message (raw JSON). It reports false, and drops the
@@ -138,10 +163,18 @@ func (o *Outbox) Next() (Message, bool) {
 		o.control = o.control[1:]
 		return Message{raw: raw}, true
 	}
-	for len(o.ready) > 0 {
-		s := o.ready[0]
-		o.ready[0] = nil
-		o.ready = o.ready[1:]
+	for o.head < len(o.ready) {
+		s := o.ready[o.head]
+		o.ready[o.head] = nil
+		o.head++
+		switch {
+		case o.head == len(o.ready): // empty: start over at the front, keeping the array
+			o.ready, o.head = o.ready[:0], 0
+		case o.head > len(o.ready)/2: // mostly taken: move the rest down, once per half
+			rest := copy(o.ready, o.ready[o.head:])
+			clear(o.ready[rest:])
+			o.ready, o.head = o.ready[:rest], 0
+		}
 		s.queued = false
 		if sh := s.pending; sh != nil {
 			s.pending = nil
@@ -156,13 +189,13 @@ func (o *Outbox) Next() (Message, bool) {
 func (o *Outbox) Len() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.control) + len(o.ready)
+	return len(o.control) + len(o.ready) - o.head
 }
 
 // Close drops every waiting message; later puts are ignored.
 func (o *Outbox) Close() {
 	o.mu.Lock()
-	o.closed, o.control, o.ready = true, nil, nil
+	o.closed, o.control, o.ready, o.head = true, nil, nil, 0
 	o.mu.Unlock()
 }
 
@@ -178,6 +211,13 @@ func (o *Outbox) put(s *Sub, m *shared) (replaced bool) { return o.offer(s, m, n
 // whether a pending message was replaced (a coalesced state). A nil v
 // means d unconditionally (put). The caller holds the board-window's lock, which guards
 // s.seq and v. O(1), never blocks.
+//
+// It notifies only when s joins the ready queue: while s waits in it, the
+// put that queued it has notified already, and a writer's turn that has
+// not yet taken s will (the writer takes until Next reports false, or is
+// scheduled again at its turn's bound or its drain's end). At ten thousand
+// watchers most offers replace a message still waiting, and each notify
+// reads the connection's writer state, a cache miss.
 func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	o.mu.Lock()
 	if o.closed || s.dropped {
@@ -198,12 +238,15 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 		}
 	}
 	s.pending = m
-	if !s.queued {
+	joined := !s.queued
+	if joined {
 		s.queued = true
 		o.ready = append(o.ready, s)
 	}
 	o.mu.Unlock()
-	o.notify()
+	if joined {
+		o.notify()
+	}
 	return replaced
 }
 
