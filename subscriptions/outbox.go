@@ -87,8 +87,16 @@ type Sub struct {
 const idInlineSize = 22
 
 // newSub returns a subscription named id, its JSON in the Sub where short.
+// Out's first subscription lives in out's own memory (see Outbox.first).
 func newSub(id string, kind Kind, v *view, out *Outbox) *Sub {
-	s := &Sub{id: id, kind: kind, v: v, out: out}
+	var s *Sub
+	if out != nil {
+		s = out.claim()
+	}
+	if s == nil {
+		s = new(Sub)
+	}
+	s.id, s.kind, s.v, s.out = id, kind, v, out
 	s.idJSON = appendString(s.idInline[:0], id) // grows out of idInline where longer
 	return s
 }
@@ -106,33 +114,61 @@ func (s *Sub) Kind() Kind { return s.kind }
 // function, and the connection's writer takes with Next until it reports
 // false. Safe for concurrent use.
 type Outbox struct {
-	notify     func() // called after each put, with no lock held; never nil
-	maxControl int
-
 	mu      sync.Mutex // guards the fields below
-	ready   []*Sub     // ready[head:]: subscriptions with a pending message, oldest first
 	head    int        // ready[:head] are taken; both go back to 0 when it empties
-	control [][]byte
+	ready   []*Sub     // ready[head:]: subscriptions with a pending message, oldest first
 	closed  bool
+	claimed bool // first holds a subscription (once: never reused)
+	control [][]byte
 	// readyInline is ready's first backing array: a connection with a view
 	// or two never allocates for its queue, however many messages pass.
 	readyInline [2]*Sub
+
+	notify     func() // called after each put that queues, with no lock held; never nil
+	maxControl int
+
+	// first is the connection's first subscription, in the outbox's own
+	// memory: the lock, the queue and the subscription a message of a
+	// one-view connection reads sit on adjacent cache lines (see Sub).
+	first Sub
 }
 
 // NewOutbox returns an empty outbox holding at most maxControl control
 // messages (zero means DefaultMaxControl). notify (nil: none) is called
-// after every put, outside the outbox's lock, so that the writer can be
-// scheduled; it must not block, and it is called from the engine's tick.
+// after every put that queues a subscription or a control message,
+// outside the outbox's lock, so that the writer can be scheduled; it must
+// not block, and it is called from the engine's tick.
 func NewOutbox(maxControl int, notify func()) *Outbox {
+	o := new(Outbox)
+	o.Init(maxControl, notify)
+	return o
+}
+
+// Init readies a zero Outbox embedded in a connection's own struct, as
+// NewOutbox does (so that the connection's writer state and its outbox
+// share cache lines). Call it once, before any use; never copy an Outbox.
+func (o *Outbox) Init(maxControl int, notify func()) {
 	if maxControl <= 0 {
 		maxControl = DefaultMaxControl
 	}
 	if notify == nil {
 		notify = func() {}
 	}
-	o := &Outbox{notify: notify, maxControl: maxControl}
+	o.notify, o.maxControl = notify, maxControl
 	o.ready = o.readyInline[:0]
-	return o
+}
+
+// claim returns the outbox's own Sub for its first subscription, or nil
+// once taken: a dropped subscription may still sit in the queue, so the
+// slot is never reused.
+func (o *Outbox) claim() *Sub {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.claimed {
+		return nil
+	}
+	o.claimed = true
+	return &o.first
 }
 
 // Send queues a control message (raw JSON). It reports false, and drops the

@@ -108,3 +108,42 @@ func TestSubIDJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxFirstSubNotReused: the outbox's own Sub serves its first
+// subscription only; one dropped while its message waits is skipped, and a
+// later subscription of the same name gets a Sub of its own.
+func TestOutboxFirstSubNotReused(t *testing.T) {
+	w := newTestWindow(t, board.Config{})
+	for i := range 20 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	e := NewEngine(Config{})
+	key := Key{"t", "b", "all"}
+	w.tick(e, key)
+	c := newClient()
+	s1, err := e.Subscribe(key, w, c.out, "s", Spec{Kind: Top, Limit: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 != &c.out.first {
+		t.Fatal("the first subscription is not in the outbox's memory")
+	}
+	e.Unsubscribe(s1) // its snapshot still waits in the queue
+	s2, err := e.Subscribe(key, w, c.out, "s", Spec{Kind: Top, Limit: 5}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2 == s1 {
+		t.Fatal("the dropped subscription's Sub was reused")
+	}
+	c.drain(t)
+	if c.msgs != 1 || len(c.state["s"]) != 5 {
+		t.Fatalf("client got %d messages, %d rows; want 1 snapshot of the top 5", c.msgs, len(c.state["s"]))
+	}
+	w.submit(t, "p3", 1000)
+	w.tick(e, key)
+	c.drain(t)
+	if !sameRows(c.state["s"], rowsOf(s2.v.st.rows)) || c.seq["s"] != w.seq {
+		t.Fatalf("client at seq %d (view at %d): %v", c.seq["s"], w.seq, c.state["s"])
+	}
+}

@@ -38,6 +38,10 @@ type wsConn struct {
 	// the writer touches anyway: at 10,000 connections a writer's turn
 	// that touched written's channel too paid a cache miss per message.
 	replyWaits atomic.Int32
+	// outMem is out's memory, right after sched for the same reason: a
+	// writer's turn reads sched, the outbox's lock and queue, and its
+	// first subscription (in the outbox), on adjacent cache lines.
+	outMem subscriptions.Outbox
 
 	ended     atomic.Bool   // the connection is closing: arm no more pings
 	done      chan struct{} // closed when the connection starts closing
@@ -65,7 +69,8 @@ type liveSub struct {
 func newWSConn(p *Plane, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
 	c := &wsConn{p: p, ws: ws, flow: flow, subs: map[string]liveSub{},
 		done: make(chan struct{}), written: make(chan struct{}, 1)}
-	c.out = subscriptions.NewOutbox(0, func() { p.pool.schedule(c) })
+	c.outMem.Init(0, func() { p.pool.schedule(c) })
+	c.out = &c.outMem
 	flow.OnResume(func() { p.pool.schedule(c) })
 	flow.OnStall(func() {
 		p.metrics.slowCloses.Inc()
