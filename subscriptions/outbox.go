@@ -110,9 +110,10 @@ func (s *Sub) Kind() Kind { return s.kind }
 // Outbox is one connection's queue of outgoing messages, bounded whatever
 // the client does: at most one pending message per subscription (a newer
 // one replaces it) and at most maxControl control messages. The engine puts
-// without ever blocking; after every put the outbox calls its notify
-// function, and the connection's writer takes with Next until it reports
-// false. Safe for concurrent use.
+// without ever blocking; after every put that queues something (a
+// control message, or a subscription that had nothing waiting) the outbox
+// calls its notify function, and the connection's writer takes with Next
+// until it reports false. Safe for concurrent use.
 type Outbox struct {
 	mu      sync.Mutex // guards the fields below
 	head    int        // ready[:head] are taken; both go back to 0 when it empties

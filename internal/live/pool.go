@@ -103,7 +103,8 @@ func (p *writerPool) close() {
 }
 
 // schedule makes sure a writer will look at c's outbox. Called after
-// every put and when c's drain ends; O(1), never blocks on a client.
+// every put that queues (the outbox's notify) and when c's drain ends;
+// O(1), never blocks on a client.
 func (p *writerPool) schedule(c poolConn) {
 	sched := c.state()
 	for {
