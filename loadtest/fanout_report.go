@@ -46,6 +46,7 @@ type FanoutReport struct {
 
 	ServerCores         float64   `json:"server_cores"`           // CPU of --pid during the measured phase
 	ToolCores           float64   `json:"tool_cores"`             // the workers' and the coordinator's CPU, likewise (in-process workers count twice)
+	WriterCores         float64   `json:"writer_cores"`           // the coordinator's CPU alone, likewise: the writers (for the Centrifugo peer, the app) where the workers are processes of their own
 	CPUPerMessageMicros float64   `json:"cpu_per_message_micros"` // server CPU ÷ messages received
 	RSSIdle             int64     `json:"rss_idle"`               // before the subscribers connected
 	RSSConnected        int64     `json:"rss_connected"`
@@ -151,6 +152,7 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 	r.BytesPerSec = float64(b.c.Bytes-a.c.Bytes) / el.Seconds()
 	r.RSSEnd = b.proc.RSS
 	r.ToolCores = (b.c.CPU - a.c.CPU + b.self - a.self).Seconds() / el.Seconds()
+	r.WriterCores = (b.self - a.self).Seconds() / el.Seconds()
 	if b.proc.CPU > 0 {
 		r.ServerCores = cores(a.proc, b.proc)
 		if msgs > 0 {
@@ -234,7 +236,7 @@ func (r FanoutReport) String() string {
 			fmt.Fprintf(&b, "                     %-8s %8d %8v %8v %8v %8v\n", k, l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))
 		}
 	}
-	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers)\n", r.ToolCores)
+	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers), of which the writers' process %.2f\n", r.ToolCores, r.WriterCores)
 	fmt.Fprintf(&b, "  views received %d of %d; gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
 		r.Viewed, r.Subscribers, r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
 	for _, n := range r.Nodes {
