@@ -36,7 +36,11 @@
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
 # default, or around), FLOOR (1: run the floor; the default for top),
 # SYNCS (the gateway's --sync settings, one rankwire run each per loop;
-# default "always", the gateway's default).
+# default "always", the gateway's default), HEARTBEAT (the gateway's
+# heartbeat and Centrifugo's ping interval: 25 s, Centrifugo's default,
+# for top; 60 s, the gateway's most, for around, where 2,000 heartbeats
+# each 25 s would be a third of the messages counted: longer than a run's
+# measured phase, so that neither side sends one in it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -47,12 +51,14 @@ case $SHAPE in
 top)
 	SIZES=${SIZES:-5000 10000}
 	FLOOR=${FLOOR:-1}
+	HEARTBEAT=${HEARTBEAT:-25s}
 	RW_VIEW=(-board watch -top 1 -members 10 -rate 10 -batch 1 -writers 2)
 	CF_VIEW=(-board watch -members 10 -rate 10 -batch 1 -writers 2)
 	;;
 around)
 	SIZES=${SIZES:-2000}
 	FLOOR=${FLOOR:-0}
+	HEARTBEAT=${HEARTBEAT:-60s}
 	RW_VIEW=(-board around -around 1 -radius 5 -members 100000 -rate 1000 -batch 10 -writers 4)
 	CF_VIEW=("${RW_VIEW[@]}")
 	;;
@@ -81,10 +87,11 @@ fi
 KEY=rwload-bench-key
 # Insecure client mode: clients need no token and may subscribe to any
 # channel (authentication is not what is measured); the server API takes
-# the key; pprof (debug) on the same port; error-level logs.
+# the key; pprof (debug) on the same port; error-level logs; pings at the
+# gateway's heartbeat interval.
 cat >"$work/centrifugo.json" <<JSON
 {"http_server": {"address": "127.0.0.1", "port": $CPORT},
- "client": {"insecure": true, "allowed_origins": ["*"]},
+ "client": {"insecure": true, "allowed_origins": ["*"], "ping_interval": "$HEARTBEAT"},
  "http_api": {"key": "$KEY"},
  "debug": {"enabled": true}, "usage_stats": {"disabled": true}, "log": {"level": "error"}}
 JSON
@@ -110,7 +117,7 @@ summary() {
 
 watch_rankwire() {
 	local n=$1 name=$2 sync=$3 prof=""
-	start_gw --push-interval 100ms --heartbeat-interval 25s --sync "$sync" --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
+	start_gw --push-interval 100ms --heartbeat-interval "$HEARTBEAT" --sync "$sync" --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
 	if [ "${PROFILE:-0}" = 1 ]; then
 		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=10") &
 		prof=$!
