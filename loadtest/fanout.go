@@ -228,6 +228,10 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 		return rep, err
 	}
 	rep.Workers = len(wcs)
+	if cfg.WorkerCommand == nil { // the subscribers share the writers' process: the book can pair them
+		acks.enable()
+		defer acks.disable()
+	}
 	ws := startWorkers(ctx, cfg, wcs)
 	defer ws.stop()
 	t0 := time.Now()

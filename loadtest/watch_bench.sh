@@ -40,13 +40,18 @@
 # heartbeat and Centrifugo's ping interval: 25 s, Centrifugo's default,
 # for top; 60 s, the gateway's most, for around, where 2,000 heartbeats
 # each 25 s would be a third of the messages counted: longer than a run's
-# measured phase, so that neither side sends one in it).
+# measured phase, so that neither side sends one in it), INPROC (1: the
+# subscribers in rwload's own process, with the writers, so that the
+# report also has the latency from each batch's acknowledgement,
+# latency_after_ack).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
 D=${D:-20s}
 SHAPE=${SHAPE:-top}
 SYNCS=${SYNCS:-always}
+INPROC_FLAG=()
+if [ "${INPROC:-0}" = 1 ]; then INPROC_FLAG=(-in-process); fi
 case $SHAPE in
 top)
 	SIZES=${SIZES:-5000 10000}
@@ -109,6 +114,7 @@ summary() {
 	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B, " +
 	  (if (.mix|startswith("around")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
 	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
+	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
 	  "server \(.server_cores*100|floor/100) cores, \(.cpu_per_message_micros*100|floor/100) µs/msg" +
 	  (if (.nodes|length) == 2 then " (centrifugo \(.nodes[0].cores*100|floor/100) cores, \(permsg(.nodes[0].cores)) µs/msg; redis \(.nodes[1].cores*100|floor/100) cores, \(permsg(.nodes[1].cores)) µs/msg)" else "" end) +
 	  "; writers \(.writer_cores*100|floor/100) cores, \(permsg(.writer_cores)) µs/msg; with the writers \(permsg(.server_cores + .writer_cores)) µs/msg" +
@@ -124,7 +130,7 @@ watch_rankwire() {
 	fi
 	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -metrics "http://127.0.0.1:$MPORT" -keys "$work/keys.json" -pid "$GW" -pprof "127.0.0.1:$PPORT" -q -json \
-		-subs "$n" "${RW_VIEW[@]}" -d "$D" >"$OUT/$name.json" || true
+		-subs "$n" "${RW_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	stop_gw
@@ -146,7 +152,7 @@ watch_centrifugo() {
 	# measured phase, each node's beside them.
 	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -keys "$work/keys.json" -metrics "" -redis "127.0.0.1:$RPORT" -centrifugo "127.0.0.1:$CPORT" \
-		-centrifugo-key "$KEY" -nodes "$CS,$RS" -q -json -subs "$n" "${CF_VIEW[@]}" -d "$D" >"$OUT/$name.json" || true
+		-centrifugo-key "$KEY" -nodes "$CS,$RS" -q -json -subs "$n" "${CF_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
 	probe_stop
 	kill "$CS" "$RS"
 	wait "$CS" "$RS" || true
