@@ -25,9 +25,9 @@ type FanoutConfig struct {
 	Redis string
 	// Centrifugo, where set (with Redis), is a Centrifugo server's
 	// host:port on loopback: the load then runs against "Redis + app +
-	// Centrifugo" (fanout_centrifugo.go), the writers publishing the top N
-	// through its server API with CentrifugoKey, the subscribers its
-	// WebSocket clients.
+	// Centrifugo" (fanout_centrifugo.go), the writers publishing the top N,
+	// or each watcher's around view (Around, not with Top), through its
+	// server API with CentrifugoKey, the subscribers its WebSocket clients.
 	Centrifugo, CentrifugoKey string
 	// Subscribers is the number of subscriptions. Zero means none: a write
 	// load only.
@@ -93,7 +93,7 @@ type FanoutConfig struct {
 }
 
 func (c FanoutConfig) withDefaults() FanoutConfig {
-	if c.Top+c.Around+c.Rank+c.MembersViews == 0 || c.Redis != "" {
+	if c.Top+c.Around+c.Rank+c.MembersViews == 0 || c.Redis != "" && c.Centrifugo == "" {
 		c.Top, c.Around, c.Rank, c.MembersViews = 1, 0, 0, 0
 	}
 	c.Limit = cmpOr(c.Limit, 10)
@@ -131,6 +131,8 @@ func (c FanoutConfig) check() error {
 		return errStalledRedis
 	case c.Centrifugo != "" && c.Redis == "":
 		return errCentrifugoRedis
+	case c.Centrifugo != "" && (c.Rank+c.MembersViews > 0 || c.Top > 0 && c.Around > 0):
+		return errCentrifugoViews
 	case c.Centrifugo != "":
 		return centrifugoAddr(c.Centrifugo)
 	}
@@ -226,6 +228,10 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 		return rep, err
 	}
 	rep.Workers = len(wcs)
+	if cfg.WorkerCommand == nil { // the subscribers share the writers' process: the book can pair them
+		acks.enable()
+		defer acks.disable()
+	}
 	ws := startWorkers(ctx, cfg, wcs)
 	defer ws.stop()
 	t0 := time.Now()
@@ -274,7 +280,11 @@ func (cfg FanoutConfig) prepare(ctx context.Context, rep *FanoutReport) (sink, e
 		rs := &redisSink{rc: rc, key: "rwload:" + cfg.Target.Board, channel: redisChannel(cfg.Target.Board), limit: cfg.Limit}
 		if cfg.Centrifugo != "" {
 			rep.Peer = "centrifugo"
-			rs.publish = newCentrifugoPublisher(cfg.Centrifugo, cfg.CentrifugoKey, rs.channel, cfg.Writers+4).publish
+			p := newCentrifugoPublisher(cfg.Centrifugo, cfg.CentrifugoKey, rs.channel, cfg.Writers+4)
+			rs.publish = p.publish
+			if cfg.Around > 0 {
+				rs.around = newAroundApp(rc, rs.key, cfg.Target.Board, cfg.plan(), cfg.Subscribers, p.publishBatch)
+			}
 		}
 		err := rs.preload(ctx, cfg.BoardMembers)
 		rep.PreloadSeconds = time.Since(t0).Seconds()

@@ -15,38 +15,80 @@ import (
 )
 
 // The Centrifugo peer is "Redis + app + Centrifugo": the writers are the
-// app (ZADD into a Redis sorted set, read the top N back, and where it
-// changed publish the whole top N as JSON through Centrifugo's server API,
-// POST /api/publish with its API key); every subscriber is a Centrifugo
-// client (JSON protocol over WebSocket: connect, subscribe to the board's
-// channel) that receives the full state on every change. As with the
-// Redis peer only the shared top-N view exists. The latency probe is the
-// same: the send time rides in the score (see scoreSlot).
+// app, which keeps the board in a Redis sorted set and publishes through
+// Centrifugo's server API (its API key in X-API-Key); every subscriber is a
+// Centrifugo client (JSON protocol over WebSocket: connect, subscribe to
+// its view's channel) that receives the full state on every change. Two
+// views exist: the shared top N (ZADD, read the top N back, and where it
+// changed POST /api/publish of the whole top N to the board's channel) and
+// a player's own around view (fanout_around.go: each player's
+// neighbourhood published to the player's channel). The latency probe is
+// the same as the gateway's: the send time rides in the score (see
+// scoreSlot).
 
 // errCentrifugoRedis: the app keeps its board in Redis.
 var errCentrifugoRedis = errors.New("loadtest: the Centrifugo peer needs -redis: the app's sorted set")
 
-// centrifugoPublisher posts a channel's state to Centrifugo's server API.
+// errCentrifugoViews: the app publishes a shared top N or each player's
+// around view, one of the two per run.
+var errCentrifugoViews = errors.New("loadtest: the Centrifugo peer takes top views or around views, not both, and no rank or members views")
+
+// centrifugoPublisher posts to Centrifugo's server API.
 type centrifugoPublisher struct {
 	hc      *http.Client
-	url     string // http://host:port/api/publish
+	api     string // http://host:port/api
 	key     string // X-API-Key
-	channel string
+	channel string // publish's
 }
 
 func newCentrifugoPublisher(addr, key, channel string, pool int) *centrifugoPublisher {
 	tr := &http.Transport{MaxIdleConnsPerHost: pool, MaxConnsPerHost: pool}
 	return &centrifugoPublisher{hc: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		url: "http://" + addr + "/api/publish", key: key, channel: channel}
+		api: "http://" + addr + "/api", key: key, channel: channel}
 }
 
-// publish sends data (a JSON document) to the channel; Centrifugo's error
-// reply is an error.
+// publish sends data (a JSON document) to the publisher's channel;
+// Centrifugo's error reply is an error.
 func (p *centrifugoPublisher) publish(ctx context.Context, data []byte) error {
 	body := make([]byte, 0, len(data)+64)
-	body = fmt.Appendf(body, `{"channel":%q,"data":`, p.channel)
-	body = append(append(body, data...), '}')
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+	body = appendPublish(body, p.channel, data)
+	return p.post(ctx, "/publish", body)
+}
+
+// channelData is one publication: a JSON document for a channel.
+type channelData struct {
+	channel string
+	data    []byte
+}
+
+// publishBatch sends the publications in one request (POST /api/batch, a
+// publish command each, done in order); an error reply to any of them is
+// an error.
+func (p *centrifugoPublisher) publishBatch(ctx context.Context, pubs []channelData) error {
+	if len(pubs) == 0 {
+		return nil
+	}
+	body := []byte(`{"commands":[`)
+	for i, pub := range pubs {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = appendPublish(append(body, `{"publish":`...), pub.channel, pub.data)
+		body = append(body, '}')
+	}
+	return p.post(ctx, "/batch", append(body, "]}"...))
+}
+
+// appendPublish appends a publish command's body: the channel and data.
+func appendPublish(b []byte, channel string, data []byte) []byte {
+	b = fmt.Appendf(b, `{"channel":%q,"data":`, channel)
+	return append(append(b, data...), '}')
+}
+
+// post sends body to the server API's path; a status other than 200 or a
+// reply naming an error is an error.
+func (p *centrifugoPublisher) post(ctx context.Context, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.api+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -57,25 +99,31 @@ func (p *centrifugoPublisher) publish(ctx context.Context, data []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK || bytes.Contains(reply, []byte(`"error"`)) {
-		return fmt.Errorf("centrifugo publish: %s: %s", resp.Status, reply)
+		return fmt.Errorf("centrifugo %s: %s: %.200s", path, resp.Status, reply)
 	}
 	return nil
 }
 
 // runCentrifugoSubscribers starts subscribers [cfg.From, cfg.To) on
-// Centrifugo at cfg.URL (its host:port). They run until ctx ends; wg
-// waits for them.
+// Centrifugo at cfg.URL (its host:port), each on its view's channel: the
+// board's for a top view, its member's for an around view. They run until
+// ctx ends; wg waits for them.
 func runCentrifugoSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats, sem chan struct{}, wg *sync.WaitGroup) error {
 	if err := checkLoopback("http://" + cfg.URL); err != nil {
 		return err
 	}
 	hc := sourceClient(cfg.SrcIP)
 	u := "ws://" + cfg.URL + "/connection/websocket"
-	for i := range cfg.To - cfg.From {
-		c := &wsConn{stats: stats, shard: i % statShards, subs: []wsSub{{kind: 0}}}
-		wg.Go(func() { c.runCentrifugo(ctx, hc, u, redisChannel(cfg.Board), sem) })
+	for i := cfg.From; i < cfg.To; i++ {
+		v, kind := cfg.Plan.view(i)
+		ch := redisChannel(cfg.Board)
+		if kind == 1 {
+			ch = aroundChannel(cfg.Board, v.Member)
+		}
+		c := &wsConn{stats: stats, shard: i % statShards, subs: []wsSub{{kind: kind}}}
+		wg.Go(func() { c.runCentrifugo(ctx, hc, u, ch, sem) })
 	}
 	return nil
 }

@@ -18,35 +18,63 @@ import (
 )
 
 // centrifugoPubStub speaks the part of Centrifugo the peer uses: the
-// client's connect and subscribe, and the server API's publish (key
-// checked), which it pushes to every subscribed client, two copies in one
-// frame as Centrifugo batches a connection's pending pushes. Its address
-// is host:port.
+// client's connect and subscribe, and the server API's publish and batch
+// of publishes (key checked), each pushed to every client subscribed to
+// its channel, two copies in one frame as Centrifugo batches a
+// connection's pending pushes. Its address is host:port.
 func centrifugoPubStub(t *testing.T, key string) string {
 	t.Helper()
 	var mu sync.Mutex
-	subs := map[chan []byte]bool{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/api/publish", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Channel string          `json:"channel"`
-			Data    json.RawMessage `json:"data"`
-		}
-		if r.Header.Get("X-API-Key") != key || json.NewDecoder(r.Body).Decode(&req) != nil {
-			io.WriteString(w, `{"error":{"code":101,"message":"unauthorized"}}`)
-			return
-		}
-		push := []byte(`{"push":{"channel":"` + req.Channel + `","pub":{"data":` + string(req.Data) + `,"offset":1}}}`)
-		frame := bytes.Join([][]byte{push, push}, []byte{'\n'})
+	subs := map[chan []byte]string{} // a client's pushes → its channel
+	type publish struct {
+		Channel string          `json:"channel"`
+		Data    json.RawMessage `json:"data"`
+	}
+	push := func(p publish) {
+		one := []byte(`{"push":{"channel":"` + p.Channel + `","pub":{"data":` + string(p.Data) + `,"offset":1}}}`)
+		frame := bytes.Join([][]byte{one, one}, []byte{'\n'})
 		mu.Lock()
-		for ch := range subs {
+		defer mu.Unlock()
+		for ch, channel := range subs {
+			if channel != p.Channel {
+				continue
+			}
 			select {
 			case ch <- frame:
 			default:
 			}
 		}
-		mu.Unlock()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/publish", func(w http.ResponseWriter, r *http.Request) {
+		var req publish
+		if r.Header.Get("X-API-Key") != key || json.NewDecoder(r.Body).Decode(&req) != nil {
+			io.WriteString(w, `{"error":{"code":101,"message":"unauthorized"}}`)
+			return
+		}
+		push(req)
 		io.WriteString(w, `{"result":{}}`)
+	})
+	mux.HandleFunc("/api/batch", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Commands []struct {
+				Publish *publish `json:"publish"`
+			} `json:"commands"`
+		}
+		if r.Header.Get("X-API-Key") != key || json.NewDecoder(r.Body).Decode(&req) != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var replies []string
+		for _, c := range req.Commands {
+			if c.Publish == nil || strings.Contains(c.Publish.Channel, ":") {
+				replies = append(replies, `{"error":{"code":102,"message":"unknown channel"}}`)
+				continue
+			}
+			push(*c.Publish)
+			replies = append(replies, `{"publish":{}}`)
+		}
+		io.WriteString(w, `{"replies":[`+strings.Join(replies, ",")+`]}`)
 	})
 	mux.HandleFunc("/connection/websocket", func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
@@ -55,15 +83,22 @@ func centrifugoPubStub(t *testing.T, key string) string {
 		}
 		defer c.CloseNow()
 		ctx := r.Context()
-		for id := 1; id <= 2; id++ {
-			if _, _, err := c.Read(ctx); err != nil {
+		var sub struct {
+			Subscribe struct {
+				Channel string `json:"channel"`
+			} `json:"subscribe"`
+		}
+		for id := 1; id <= 2; id++ { // connect, then subscribe
+			_, data, err := c.Read(ctx)
+			if err != nil {
 				return
 			}
+			json.Unmarshal(data, &sub)
 			c.Write(ctx, websocket.MessageText, []byte(`{"id":`+strconv.Itoa(id)+`,"result":{}}`))
 		}
 		ch := make(chan []byte, 64)
 		mu.Lock()
-		subs[ch] = true
+		subs[ch] = sub.Subscribe.Channel
 		mu.Unlock()
 		defer func() { mu.Lock(); delete(subs, ch); mu.Unlock() }()
 		go func() { // reads pongs; ends with the connection
@@ -155,7 +190,7 @@ func TestCentrifugoData(t *testing.T) {
 }
 
 // TestCentrifugoConfigChecks: the peer needs Redis (the app's sorted set)
-// and a host:port.
+// and a host:port, and serves top views or around views.
 func TestCentrifugoConfigChecks(t *testing.T) {
 	if err := (FanoutConfig{Centrifugo: "127.0.0.1:1", PerConn: 1}).check(); err != errCentrifugoRedis {
 		t.Errorf("without Redis: %v", err)
@@ -165,5 +200,18 @@ func TestCentrifugoConfigChecks(t *testing.T) {
 	}
 	if err := (FanoutConfig{Centrifugo: "127.0.0.1:1", Redis: "127.0.0.1:2", PerConn: 1}).check(); err != nil {
 		t.Errorf("with Redis: %v", err)
+	}
+	for _, c := range []FanoutConfig{{Top: 1, Around: 1}, {Around: 1, Rank: 1}, {MembersViews: 1}} {
+		c.Centrifugo, c.Redis = "127.0.0.1:1", "127.0.0.1:2"
+		if err := c.withDefaults().check(); err != errCentrifugoViews {
+			t.Errorf("views top %d around %d rank %d members %d: %v", c.Top, c.Around, c.Rank, c.MembersViews, err)
+		}
+	}
+	c := FanoutConfig{Centrifugo: "127.0.0.1:1", Redis: "127.0.0.1:2", Around: 1}.withDefaults()
+	if err := c.check(); err != nil || c.Around != 1 || c.Top != 0 {
+		t.Errorf("around only: top %d around %d, %v", c.Top, c.Around, err)
+	}
+	if c := (FanoutConfig{Redis: "127.0.0.1:2", Around: 1}).withDefaults(); c.Top != 1 || c.Around != 0 {
+		t.Errorf("the Redis peer alone: top %d around %d, want the top view only", c.Top, c.Around)
 	}
 }

@@ -20,10 +20,13 @@ import (
 
 // redisTop is the JSON the publisher sends and the subscribers decode.
 type redisTop struct {
-	Rows []struct {
-		Member string  `json:"member"`
-		Score  float64 `json:"score"`
-	} `json:"rows"`
+	Rows []redisRow `json:"rows"`
+}
+
+// redisRow is one row of a published view.
+type redisRow struct {
+	Member string  `json:"member"`
+	Score  float64 `json:"score"`
 }
 
 func redisChannel(board string) string { return "rwload.top." + board }
@@ -113,12 +116,18 @@ type redisSink struct {
 	// publish, where set, sends the top N instead of Redis's PUBLISH (the
 	// Centrifugo peer's server API).
 	publish func(ctx context.Context, data []byte) error
+	// around, where set, takes the batches instead: the Centrifugo peer's
+	// around views (fanout_around.go).
+	around *aroundApp
 
 	mu   sync.Mutex // guards last
 	last string
 }
 
 func (r *redisSink) submit(ctx context.Context, items []score) (int, string) {
+	if r.around != nil {
+		return r.around.submit(ctx, items)
+	}
 	zs := make([]redis.Z, len(items))
 	for i, it := range items {
 		zs[i] = redis.Z{Score: it.Score, Member: it.Member}
@@ -132,10 +141,7 @@ func (r *redisSink) submit(ctx context.Context, items []score) (int, string) {
 	}
 	var msg redisTop
 	for _, z := range top {
-		msg.Rows = append(msg.Rows, struct {
-			Member string  `json:"member"`
-			Score  float64 `json:"score"`
-		}{fmt.Sprint(z.Member), z.Score})
+		msg.Rows = append(msg.Rows, redisRow{fmt.Sprint(z.Member), z.Score})
 	}
 	body, _ := json.Marshal(msg) // cannot fail
 	r.mu.Lock()

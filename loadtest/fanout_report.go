@@ -36,7 +36,8 @@ type FanoutReport struct {
 	BytesPerSec      float64            `json:"bytes_per_second"`
 	Latency          map[string]Latency `json:"latency"` // submit-to-receive by view kind
 	All              Latency            `json:"latency_all"`
-	Gaps             int64              `json:"gaps"` // diffs whose prev was not the last seq
+	AfterAck         *Latency           `json:"latency_after_ack,omitempty"` // from the batch's acknowledgement (fanout_ack.go), where the subscribers ran in the writers' process; nil: not measured
+	Gaps             int64              `json:"gaps"`                        // diffs whose prev was not the last seq
 	Reconnects       int64              `json:"reconnects"`
 	Viewed           int64              `json:"viewed"` // subscriptions that received their view (the gateway's first snapshot) by the end
 	DialErrors       int64              `json:"dial_errors"`
@@ -46,6 +47,7 @@ type FanoutReport struct {
 
 	ServerCores         float64   `json:"server_cores"`           // CPU of --pid during the measured phase
 	ToolCores           float64   `json:"tool_cores"`             // the workers' and the coordinator's CPU, likewise (in-process workers count twice)
+	WriterCores         float64   `json:"writer_cores"`           // the coordinator's CPU alone, likewise: the writers (for the Centrifugo peer, the app) where the workers are processes of their own
 	CPUPerMessageMicros float64   `json:"cpu_per_message_micros"` // server CPU ÷ messages received
 	RSSIdle             int64     `json:"rss_idle"`               // before the subscribers connected
 	RSSConnected        int64     `json:"rss_connected"`
@@ -151,6 +153,7 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 	r.BytesPerSec = float64(b.c.Bytes-a.c.Bytes) / el.Seconds()
 	r.RSSEnd = b.proc.RSS
 	r.ToolCores = (b.c.CPU - a.c.CPU + b.self - a.self).Seconds() / el.Seconds()
+	r.WriterCores = (b.self - a.self).Seconds() / el.Seconds()
 	if b.proc.CPU > 0 {
 		r.ServerCores = cores(a.proc, b.proc)
 		if msgs > 0 {
@@ -165,7 +168,7 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 // final merges the workers' final reports: histograms, errors, closes.
 func (r *FanoutReport) final(finals []workerReport) {
 	hists := make([]*Hist, len(viewKinds))
-	all := newHist()
+	all, ack := newHist(), newHist()
 	for i := range hists {
 		hists[i] = newHist()
 	}
@@ -185,6 +188,8 @@ func (r *FanoutReport) final(finals []workerReport) {
 			if i < len(hists) {
 				hists[i].merge(h)
 				all.merge(h)
+			} else if i == afterAckHist {
+				ack.merge(h)
 			}
 		}
 		if f.Err != "" {
@@ -198,6 +203,9 @@ func (r *FanoutReport) final(finals []workerReport) {
 		}
 	}
 	r.All = all.Latency()
+	if l := ack.Latency(); l.Count > 0 {
+		r.AfterAck = &l
+	}
 }
 
 // conns is the connections open when the measured phase began, stalled
@@ -234,7 +242,10 @@ func (r FanoutReport) String() string {
 			fmt.Fprintf(&b, "                     %-8s %8d %8v %8v %8v %8v\n", k, l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))
 		}
 	}
-	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers)\n", r.ToolCores)
+	if l := r.AfterAck; l != nil {
+		fmt.Fprintf(&b, "  ack-to-receive     %-8s %8d %8v %8v %8v %8v\n", "all", l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))
+	}
+	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers), of which the writers' process %.2f\n", r.ToolCores, r.WriterCores)
 	fmt.Fprintf(&b, "  views received %d of %d; gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
 		r.Viewed, r.Subscribers, r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
 	for _, n := range r.Nodes {

@@ -86,6 +86,9 @@ func TestFanoutEndToEnd(t *testing.T) {
 			if rep.Tick.Ticks == 0 {
 				t.Error("no push ticks scraped from /metrics")
 			}
+			if rep.AfterAck != nil {
+				t.Errorf("latency after the acknowledgement %v, with the subscribers in other processes", *rep.AfterAck)
+			}
 		})
 	}
 }

@@ -76,6 +76,9 @@ func runWriters(ctx context.Context, sk sink, shape Shape, rate float64, batch, 
 					items[k] = score{Member: "m" + strconv.Itoa(j), Score: probeScore(j, t0)}
 				}
 				ok, class := sk.submit(context.WithoutCancel(ctx), items)
+				if class == "" {
+					acks.put(t0, time.Now())
+				}
 				ws.acked.Add(int64(ok))
 				ws.mu.Lock()
 				if class == "" {

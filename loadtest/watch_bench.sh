@@ -7,7 +7,15 @@
 # publishes it whole through Centrifugo's server API; the subscribers are
 # Centrifugo JSON-protocol clients), with the bare-write floor (rwload
 # floor, N connections, 600 B each per 100 ms) in the same loop; the three
-# interleaved, RUNS loops per size. The gateway's heartbeats are set to
+# interleaved, RUNS loops per size. SHAPE=around runs the around-me shape
+# instead: N players (default 2,000) each watching its own neighbourhood
+# (radius 5) of a 100,000-member board, 1,000 submissions/s in batches of
+# 10 spread over the members (4 writers on both sides); the app ZADDs,
+# finds the watchers near each submission (ZREVRANK, a ZREVRANGE window)
+# and publishes their neighbourhoods to per-player channels in one
+# /api/batch (fanout_around.go). No floor there by default (FLOOR=1 for
+# one): a delivered message is a few hundred a second, and what it costs
+# is the submissions' processing, not the write. The gateway's heartbeats are set to
 # Centrifugo's ping interval (25 s), so that neither server's keepalives
 # weigh on the figures (rwload counts the gateway's heartbeats as messages
 # and not Centrifugo's pings). Two writers on both sides, so that a
@@ -25,16 +33,49 @@
 # "5000 10000"), OUT (JSON reports; default a directory under /tmp that is
 # removed at the end unless given), PROFILE (1: a 10 s CPU profile of the
 # gateway PROFILE_AT (default 10) s into each of its runs, into $OUT), PORT (gateway, 18110),
-# CPORT (Centrifugo, 18200), RPORT (Redis, 16391), GATEWAYS (prebuilt
-# gateways to run in turn in each loop, "NAME=PATH ...", e.g.
-# "main=/tmp/gw-main after=/tmp/gw-after" for a before/after in one
-# sitting; default "rankwire=", the gateway built from SRC), SIDES (which
-# sides run, default "floor rankwire centrifugo").
+# CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
+# default, or around), FLOOR (1: run the floor; the default for top),
+# SYNCS (the gateway's --sync settings, one rankwire run each per loop;
+# default "always", the gateway's default), HEARTBEAT (the gateway's
+# heartbeat and Centrifugo's ping interval: 25 s, Centrifugo's default,
+# for top; 60 s, the gateway's most, for around, where 2,000 heartbeats
+# each 25 s would be a third of the messages counted: longer than a run's
+# measured phase, so that neither side sends one in it), INPROC (1: the
+# subscribers in rwload's own process, with the writers, so that the
+# report also has the latency from each batch's acknowledgement,
+# latency_after_ack), GATEWAYS (prebuilt gateways to run in turn in each
+# loop, "NAME=PATH ...", e.g. "main=/tmp/gw-main after=/tmp/gw-after" for
+# a before/after in one sitting; default "rankwire=", the gateway built
+# from SRC), SIDES (which sides run, default "floor rankwire centrifugo";
+# the floor only where FLOOR=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
 D=${D:-20s}
-SIZES=${SIZES:-5000 10000}
+SHAPE=${SHAPE:-top}
+SYNCS=${SYNCS:-always}
+INPROC_FLAG=()
+if [ "${INPROC:-0}" = 1 ]; then INPROC_FLAG=(-in-process); fi
+case $SHAPE in
+top)
+	SIZES=${SIZES:-5000 10000}
+	FLOOR=${FLOOR:-1}
+	HEARTBEAT=${HEARTBEAT:-25s}
+	RW_VIEW=(-board watch -top 1 -members 10 -rate 10 -batch 1 -writers 2)
+	CF_VIEW=(-board watch -members 10 -rate 10 -batch 1 -writers 2)
+	;;
+around)
+	SIZES=${SIZES:-2000}
+	FLOOR=${FLOOR:-0}
+	HEARTBEAT=${HEARTBEAT:-60s}
+	RW_VIEW=(-board around -around 1 -radius 5 -members 100000 -rate 1000 -batch 10 -writers 4)
+	CF_VIEW=("${RW_VIEW[@]}")
+	;;
+*)
+	echo "SHAPE=$SHAPE: want top or around" >&2
+	exit 2
+	;;
+esac
 PORT=${PORT:-18110}
 PPORT=$((PORT + 1))
 MPORT=$((PORT + 2))
@@ -55,39 +96,45 @@ fi
 KEY=rwload-bench-key
 # Insecure client mode: clients need no token and may subscribe to any
 # channel (authentication is not what is measured); the server API takes
-# the key; pprof (debug) on the same port; error-level logs.
+# the key; pprof (debug) on the same port; error-level logs; pings at the
+# gateway's heartbeat interval.
 cat >"$work/centrifugo.json" <<JSON
 {"http_server": {"address": "127.0.0.1", "port": $CPORT},
- "client": {"insecure": true, "allowed_origins": ["*"]},
+ "client": {"insecure": true, "allowed_origins": ["*"], "ping_interval": "$HEARTBEAT"},
  "http_api": {"key": "$KEY"},
  "debug": {"enabled": true}, "usage_stats": {"disabled": true}, "log": {"level": "error"}}
 JSON
 
-# cpu_ticks PID: the process's user+system CPU in clock ticks.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
-# summary FILE [EXTRA_CPU_SECONDS]: one line of the report's figures (the
-# delivered share is messages ÷ (submissions × subscribers), with D in
-# seconds); the extra CPU (Redis's) is added per message where given.
+# summary FILE: one line of the report's figures (the delivered share is
+# messages ÷ (submissions × subscribers), with D in seconds: the top
+# shape's; messages per submission for around). For the Centrifugo side
+# the server is Centrifugo and Redis (-nodes), each given apart; "with
+# the writers" adds the writers' process (the app, on that side; the
+# submitting client on rankwire's) to the server's CPU per message.
 summary() {
-	jq -r --arg extra "${2:-0}" --arg d "${D%s}" '
+	jq -r --arg d "${D%s}" '
 	  (.messages_per_second * .elapsed_seconds) as $msgs |
-	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s; \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B, \($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers; p50 \(.latency_all.P50/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
+	  def permsg(c): (c * .elapsed_seconds * 1e6 / $msgs * 100 | floor / 100);
+	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B, " +
+	  (if (.mix|startswith("around")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
+	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
+	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
 	  "server \(.server_cores*100|floor/100) cores, \(.cpu_per_message_micros*100|floor/100) µs/msg" +
-	  (if ($extra|tonumber) > 0 then "; redis \($extra) s CPU, \((($extra|tonumber)*1e6/$msgs)*100|floor/100) µs/msg more" else "" end) +
+	  (if (.nodes|length) == 2 then " (centrifugo \(.nodes[0].cores*100|floor/100) cores, \(permsg(.nodes[0].cores)) µs/msg; redis \(.nodes[1].cores*100|floor/100) cores, \(permsg(.nodes[1].cores)) µs/msg)" else "" end) +
+	  "; writers \(.writer_cores*100|floor/100) cores, \(permsg(.writer_cores)) µs/msg; with the writers \(permsg(.server_cores + .writer_cores)) µs/msg" +
 	  "; tool \(.tool_cores*100|floor/100) cores; gaps \(.gaps), reconnects \(.reconnects), dial errors \(.dial_errors), errors \(.errors), closes \(.closes)"' "$1"
 }
 
 watch_rankwire() {
-	local n=$1 name=$2 prof=""
-	start_gw --push-interval 100ms --heartbeat-interval 25s --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
+	local n=$1 name=$2 sync=$3 prof=""
+	start_gw --push-interval 100ms --heartbeat-interval "$HEARTBEAT" --sync "$sync" --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
 	if [ "${PROFILE:-0}" = 1 ]; then
 		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=10") &
 		prof=$!
 	fi
 	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -metrics "http://127.0.0.1:$MPORT" -keys "$work/keys.json" -pid "$GW" -pprof "127.0.0.1:$PPORT" -q -json \
-		-board watch -subs "$n" -top 1 -members 10 -rate 10 -batch 1 -writers 2 -d "$D" >"$OUT/$name.json" || true
+		-subs "$n" "${RW_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	stop_gw
@@ -99,25 +146,22 @@ watch_centrifugo() {
 	local n=$1 name=$2
 	mkdir -p "$work/redis"
 	redis-server --bind 127.0.0.1 --port "$RPORT" --save '' --appendonly no --protected-mode no \
-		--dir "$work/redis" --daemonize no --loglevel warning &
+		--dir "$work/redis" --daemonize no --loglevel warning >"$work/redis.log" &
 	RS=$!
 	"$CF" --config "$work/centrifugo.json" 2>"$work/cf.log" &
 	CS=$!
 	for _ in $(seq 300); do curl -fs "http://127.0.0.1:$CPORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
 	for _ in $(seq 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-	local r0
-	r0=$(cpu_ticks "$RS")
+	# The server's figures are Centrifugo's and Redis's summed over the
+	# measured phase, each node's beside them.
 	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -keys "$work/keys.json" -metrics "" -redis "127.0.0.1:$RPORT" -centrifugo "127.0.0.1:$CPORT" \
-		-centrifugo-key "$KEY" -pid "$CS" -q -json -board watch -subs "$n" -members 10 -rate 10 -batch 1 -writers 2 \
-		-d "$D" >"$OUT/$name.json" || true
+		-centrifugo-key "$KEY" -nodes "$CS,$RS" -q -json -subs "$n" "${CF_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
 	probe_stop
-	local rcpu
-	rcpu=$(awk -v a="$r0" -v b="$(cpu_ticks "$RS")" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", (b-a)/hz}')
 	kill "$CS" "$RS"
 	wait "$CS" "$RS" || true
 	CS="" RS=""
-	summary "$OUT/$name.json" "$rcpu"
+	summary "$OUT/$name.json"
 	probe_line "$OUT/$name-probe.json"
 }
 
@@ -126,19 +170,22 @@ SIDES=${SIDES:-floor rankwire centrifugo}
 side() { [[ " $SIDES " == *" $1 "* ]]; }
 for n in $SIZES; do
 	for i in $(seq "$RUNS"); do
-		if side floor; then
+		echo "== $(date -u +%H:%M:%S) load average $(cut -d' ' -f1-3 /proc/loadavg)"
+		if [ "$FLOOR" = 1 ] && side floor; then
 			echo "== floor: $n connections, 600 bytes each per 100 ms, loop $i"
-			"$work/rwload" floor -conns "$n" -size 600 -interval 100ms -d "$D" | tee "$OUT/floor-$n-run$i.txt"
+			"$work/rwload" floor -conns "$n" -size 600 -interval 100ms -d "$D" | tee "$OUT/floor-$SHAPE-$n-run$i.txt"
 		fi
 		if side rankwire; then
 			for g in $GATEWAYS; do
-				echo "== rankwire (${g%%=*}): $n × one top-10 view, 10 submissions/s, loop $i; load $(cut -d' ' -f1-3 /proc/loadavg)"
-				GWBIN=${g#*=} watch_rankwire "$n" "${g%%=*}-$n-run$i"
+				for sync in $SYNCS; do
+					echo "== rankwire (${g%%=*}, --sync $sync): $n, shape $SHAPE, loop $i"
+					GWBIN=${g#*=} watch_rankwire "$n" "${g%%=*}-$SHAPE-$sync-$n-run$i" "$sync"
+				done
 			done
 		fi
 		if side centrifugo; then
-			echo "== Redis + app + Centrifugo: $n × the top-10 channel, 10 submissions/s, loop $i"
-			watch_centrifugo "$n" "centrifugo-$n-run$i"
+			echo "== Redis + app + Centrifugo: $n, shape $SHAPE, loop $i"
+			watch_centrifugo "$n" "centrifugo-$SHAPE-$n-run$i"
 		fi
 	done
 done

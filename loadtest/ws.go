@@ -321,7 +321,11 @@ func (c *wsConn) observe(s *wsSub, member []byte, score float64, recv time.Time)
 		return
 	}
 	if sent, ok := probeSent(score, recv); ok && !sent.Before(s.joined) {
-		c.stats.shards[c.shard].hists[s.kind].Add(recv.Sub(sent))
+		sh := &c.stats.shards[c.shard]
+		sh.hists[s.kind].Add(recv.Sub(sent))
+		if d, ok := acks.afterAck(sent, recv); ok {
+			sh.hists[afterAckHist].Add(d)
+		}
 	}
 }
 

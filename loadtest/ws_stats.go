@@ -34,8 +34,8 @@ type wsStats struct {
 // own (128 bytes: adjacent-line prefetch pairs 64-byte lines).
 type statShard struct {
 	messages, bytes atomic.Int64
-	hists           [4]*Hist // latency by viewKinds index
-	_               [128 - 16 - 4*8]byte
+	hists           [afterAckHist + 1]*Hist // latency by viewKinds index, then after the acknowledgement
+	_               [128 - 16 - (afterAckHist+1)*8]byte
 }
 
 func newWSStats() *wsStats {
@@ -63,11 +63,17 @@ func (s *wsStats) totals() (messages, bytes int64) {
 	return messages, bytes
 }
 
-// hists returns the latency histogram of each view kind, summed over the
-// shards. O(statShards × histBuckets); safe concurrently with Add, though
-// samples added meanwhile may or may not be included.
+// afterAckHist is the index of the latency after the acknowledgement
+// (fanout_ack.go) in a shard's and a worker report's histograms, after the
+// view kinds'.
+const afterAckHist = 4
+
+// hists returns the latency histogram of each view kind, then the one
+// after the acknowledgement, summed over the shards. O(statShards ×
+// histBuckets); safe concurrently with Add, though samples added meanwhile
+// may or may not be included.
 func (s *wsStats) hists() []histWire {
-	out := make([]histWire, len(viewKinds))
+	out := make([]histWire, afterAckHist+1)
 	for k := range out {
 		sum := newHist()
 		for i := range s.shards {

@@ -88,6 +88,8 @@ func checkFanout(c loadtest.FanoutConfig) error {
 		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
 	case c.Centrifugo != "" && c.Redis == "":
 		return fmt.Errorf("-centrifugo %s: needs -redis, the app's sorted set", c.Centrifugo)
+	case c.Centrifugo != "" && (c.Rank+c.MembersViews > 0 || c.Top > 0 && c.Around > 0):
+		return fmt.Errorf("-centrifugo: the app publishes -top views or -around views, one of the two, and no -rank or -members-views")
 	case c.Stalled > 0 && c.Redis != "":
 		return fmt.Errorf("-stalled %d: the Redis peer (-redis) has no slow-client close to measure", c.Stalled)
 	}
@@ -127,7 +129,7 @@ func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
 	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
 	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
 	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
-	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (top N published through its server API)")
+	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (the top N, or with -around each player's neighbourhood, published through its server API)")
 	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
 	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
 }

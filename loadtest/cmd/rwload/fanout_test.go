@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rankwire/rankwire/loadtest"
@@ -20,6 +21,26 @@ func TestParseNodes(t *testing.T) {
 	for _, bad := range []string{"x@127.0.0.1:1", "0", "12,,13", "-1@h:1"} {
 		if _, err := parseNodes(bad); err == nil {
 			t.Errorf("parseNodes(%q): no error", bad)
+		}
+	}
+}
+
+// TestCheckFanoutCentrifugoViews: the Centrifugo peer takes top views or
+// around views, and the flag at fault is named.
+func TestCheckFanoutCentrifugoViews(t *testing.T) {
+	base := loadtest.FanoutConfig{Shape: loadtest.Steady, PerConn: 1, Redis: "127.0.0.1:1", Centrifugo: "127.0.0.1:2"}
+	for _, ok := range []loadtest.FanoutConfig{{Top: 1}, {Around: 1}, {}} {
+		c := base
+		c.Top, c.Around = ok.Top, ok.Around
+		if err := checkFanout(c); err != nil {
+			t.Errorf("top %d around %d: %v", c.Top, c.Around, err)
+		}
+	}
+	for _, bad := range []loadtest.FanoutConfig{{Top: 1, Around: 1}, {Around: 1, Rank: 1}, {MembersViews: 1}} {
+		c := base
+		c.Top, c.Around, c.Rank, c.MembersViews = bad.Top, bad.Around, bad.Rank, bad.MembersViews
+		if err := checkFanout(c); err == nil || !strings.Contains(err.Error(), "-centrifugo") {
+			t.Errorf("top %d around %d rank %d members %d: %v", c.Top, c.Around, c.Rank, c.MembersViews, err)
 		}
 	}
 }
