@@ -304,15 +304,18 @@ func walkStream(t *testing.T, g *gateway, path, token string) string {
 }
 
 // Masks: what differs between runs whoever else is there (times, sealed
-// cursors with their random nonces).
+// cursors with their random nonces, names sealed in stored notifications
+// under each run's own keys).
 var (
 	timeText   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	cursorText = regexp.MustCompile(`"next":"[A-Za-z0-9_-]{40,}"`)
 	tokenText  = regexp.MustCompile(`"token":"[A-Za-z0-9_.-]{40,}"`) // a minted token: its iat and exp differ
+	sealedText = regexp.MustCompile(`"sealed":"[A-Za-z0-9+/=]{40,}"`)
 )
 
 func mask(s string) string {
 	s = cursorText.ReplaceAllString(timeText.ReplaceAllString(s, "<time>"), `"next":"<cursor>"`)
+	s = sealedText.ReplaceAllString(s, `"sealed":"<sealed>"`)
 	return tokenText.ReplaceAllString(s, `"token":"<token>"`)
 }
 

@@ -112,6 +112,7 @@ func TestScrubRewritesNotifications(t *testing.T) {
 		`{"id":"x1","rows":[{"member":"ada","name":"Ada Lovelace","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`,
 		`{"id":"x2","rows":[{"member":"bob","name":"Bob B","rank":1}]}`,
 		`{"id":"x3","rows":[{"member":"ada","name":"Ada Lovelace"}]}`,
+		`{"id":"x4","rows":[{"member":"ada","rank":1,"sealed":"AQIDBA=="}]}`, // a name sealed (internal/notify)
 	} {
 		subj := "n.a"
 		if i == 2 {
@@ -122,12 +123,18 @@ func TestScrubRewritesNotifications(t *testing.T) {
 		}
 	}
 	n, err := Scrub(ctx, js, "N", "n.a", []string{"ada"})
-	if err != nil || n != 1 {
+	if err != nil || n != 2 {
 		t.Fatalf("scrubbed %d: %v", n, err)
 	}
 	s, _ := js.Stream(ctx, "N")
 	m, err := s.GetLastMsgForSubject(ctx, "n.a")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":"x4","rows":[{"member":"ada","rank":1}]}`; string(m.Data) != want {
+		t.Fatalf("rewritten %s, want %s", m.Data, want)
+	}
+	if m, err = s.GetMsg(ctx, m.Sequence-1); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"id":"x1","rows":[{"member":"ada","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`; string(m.Data) != want {
