@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,15 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
-// TestEraseOnThreeNodes: a profile (name, avatar URL) and an e-mail alias
-// set through one node of a 3-node cluster, snapshotted by every node (a
-// restart) and erased through another: every node's reads and export show
-// none of it, before and after a restart of the whole cluster, and no byte
-// of any node's data directory (its JetStream streams and Raft logs, its
-// snapshots) holds the name, the avatar URL or the alias.
+// TestEraseOnThreeNodes: a profile (name, avatar URL) and an e-mail
+// alias set through one node of a 3-node cluster, the alias used to submit
+// and to remove a member through the others, a standings.amended
+// notification naming the member: until the first snapshot no byte of any
+// node's data directory holds the personal data, Raft logs included
+// (sealed, or logged as the member's id). Snapshotted by every node (a
+// restart) and erased through another node: every node's reads and export
+// show none of it, before and after a restart of the whole cluster, and no
+// byte of any node's data directory (its JetStream streams and Raft logs,
+// its snapshots) holds the name, the avatar URL or the alias.
 func TestEraseOnThreeNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes, restarted twice")
@@ -32,9 +39,18 @@ func TestEraseOnThreeNodes(t *testing.T) {
 		method, path, body string
 	}{
 		{0, "PUT", "/v1/boards/b", `{}`},
+		{0, "PUT", "/v1/boards/c", `{}`},
 		{0, "POST", "/v1/boards/b/scores", `{"scores":[{"member":"p1","score":10},{"member":"p2","score":5}]}`},
 		{1, "POST", "/v1/identities", `{"member":"p1","aliases":["` + secret[2] + `"]}`},
 		{1, "PUT", "/v1/members/p1/profile", `{"name":"` + secret[0] + `","avatar":"` + secret[1] + `"}`},
+		// By the alias, once the node resolves it: logged as p1.
+		{0, "GET", "/v1/identities/" + secret[2], ``},
+		{0, "POST", "/v1/boards/b/scores", `{"member":"` + secret[2] + `","score":12}`},
+		{2, "GET", "/v1/identities/" + secret[2], ``},
+		{2, "POST", "/v1/boards/c/scores", `{"member":"` + secret[2] + `","score":1}`},
+		{2, "DELETE", "/v1/boards/c/members/" + secret[2], ``},
+		// A standings.amended notification naming p1 (stored sealed).
+		{1, "POST", "/v1/boards/b/disqualify", `{"member":"p2","reason":"ticket 1"}`},
 	} {
 		await.For(t, 30*time.Second, func() error { // node 2 serves the tenant once it discovered its stream
 			if status, err := call(r.method, nodes[r.node].p.url(r.path), tok, r.body, nil); status != 200 {
@@ -42,6 +58,19 @@ func TestEraseOnThreeNodes(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	amended := storedNotification(t, c, "standings.amended")
+	if strings.Contains(amended, secret[0]) || !strings.Contains(amended, `"sealed":`) {
+		t.Fatalf("the notification naming p1 is stored as %s", amended)
+	}
+	// By construction, before any snapshot: the streams and their Raft
+	// logs (which erasure cannot rewrite) hold the notification and the
+	// events, but none of the personal data in clear.
+	if got := dirsHolding(t, c, `"type":"standings.amended"`); !anyIn(got, "_js_") {
+		t.Fatalf("no Raft log holds the notification in clear: the search proves nothing\n%s", strings.Join(got, "\n"))
+	}
+	if got := dirsHolding(t, c, secret...); len(got) > 0 {
+		t.Fatalf("the streams hold personal data in clear:\n%s", strings.Join(got, "\n"))
 	}
 	restartAll(t, c) // every node's snapshot, and the shared one, hold the data now
 	if got := dirsHolding(t, c, secret[0]); len(got) == 0 {
@@ -56,6 +85,9 @@ func TestEraseOnThreeNodes(t *testing.T) {
 	for _, n := range nodes {
 		await.For(t, 30*time.Second, func() error { return erasedOn(n, tok, secret) })
 	}
+	if got := dirsHolding(t, c, secret...); len(got) > 0 { // the shared snapshots' Raft log until compacted: docs/SECURITY.md
+		t.Logf("after the erasure, before a restart:\n%s", strings.Join(got, "\n"))
+	}
 	restartAll(t, c)
 	for _, n := range nodes {
 		if err := erasedOn(n, tok, secret); err != nil {
@@ -65,20 +97,20 @@ func TestEraseOnThreeNodes(t *testing.T) {
 	for _, n := range nodes {
 		stop(t, n.p)
 	}
-	var raft, other []string
-	for _, f := range dirsHolding(t, c, secret...) {
-		if strings.Contains(f, string(filepath.Separator)+"_js_"+string(filepath.Separator)) {
-			raft = append(raft, f) // a Raft log not compacted yet: docs/SECURITY.md, the limits
-		} else {
-			other = append(other, f)
+	if got := dirsHolding(t, c, secret...); len(got) > 0 {
+		t.Fatalf("erased personal data on disk:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// anyIn reports whether one of dirsHolding's findings is under a
+// directory named dir.
+func anyIn(found []string, dir string) bool {
+	for _, f := range found {
+		if strings.Contains(f, string(filepath.Separator)+dir+string(filepath.Separator)) {
+			return true
 		}
 	}
-	if len(raft) > 0 {
-		t.Logf("in Raft logs not yet compacted (a documented limit):\n%s", strings.Join(raft, "\n"))
-	}
-	if len(other) > 0 {
-		t.Fatalf("erased personal data on disk:\n%s", strings.Join(other, "\n"))
-	}
+	return false
 }
 
 // erasedOn reports how node n still shows the erased data, if it does.
@@ -93,7 +125,7 @@ func erasedOn(n *clusterNode, tok string, secret []string) error {
 	if status, err := call("GET", n.p.url("/v1/members/p1/personal-data"), tok, "", &export); status != 200 {
 		return fmt.Errorf("%s: export: %d %v", n.p.addr, status, err)
 	}
-	if s := fmt.Sprint(export); export["profile"] != nil || strings.Contains(s, "qzxv") || !strings.Contains(s, "score:10") {
+	if s := fmt.Sprint(export); export["profile"] != nil || strings.Contains(s, "qzxv") || !strings.Contains(s, "score:12") {
 		return fmt.Errorf("%s: export %s", n.p.addr, s)
 	}
 	var row map[string]any
@@ -157,4 +189,33 @@ func dirsHolding(t *testing.T, c *cluster, needles ...string) []string {
 		}
 	}
 	return out
+}
+
+// storedNotification returns the body of the first of t1's notifications
+// of type typ stored in the notifications' stream, as stored.
+func storedNotification(t *testing.T, c *cluster, typ string) string {
+	t.Helper()
+	js, done := c.jetStream(t, c.nodes[0])
+	defer done()
+	var body string
+	await.For(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := js.Stream(ctx, notify.Stream)
+		if err != nil {
+			return err
+		}
+		for seq := uint64(1); ; {
+			m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(notify.Subject("t1")))
+			if err != nil {
+				return fmt.Errorf("no %s notification stored: %w", typ, err)
+			}
+			if strings.Contains(string(m.Data), `"type":"`+typ+`"`) {
+				body = string(m.Data)
+				return nil
+			}
+			seq = m.Sequence + 1
+		}
+	})
+	return body
 }
