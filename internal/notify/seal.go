@@ -36,8 +36,10 @@ const SealedV1 = "1"
 // Sealer seals and opens members' personal data under each member's key
 // (internal/shred.Keys).
 type Sealer interface {
-	// Seal encrypts plaintext under owner's key in tenant.
-	Seal(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, error)
+	// SealKept encrypts plaintext under owner's key in tenant: false
+	// where owner was erased since (a name built from the state before the
+	// erasure applied here must not get a new key).
+	SealKept(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, bool, error)
 	// Open decrypts what Seal returned: false where owner's key is gone
 	// (erased); an error only where the keys cannot be read now.
 	Open(ctx context.Context, tenant, owner string, sealed []byte) ([]byte, bool, error)
@@ -56,9 +58,10 @@ type storedNote struct {
 	Rows []storedRow `json:"rows,omitempty"`
 }
 
-// seal returns the body note is stored as, and whether it sealed a name
-// (then it is stored with HeaderSealed). Without keys (nil) it is the
-// notification's JSON.
+// seal returns the body note is stored as, and whether it has a row with
+// a name (then it is stored with HeaderSealed). A member erased since the
+// note was built gets no name. Without keys (nil) it is the notification's
+// JSON.
 func seal(ctx context.Context, keys Sealer, note ledger.Notification) ([]byte, bool, error) {
 	named := false
 	for _, r := range note.Rows {
@@ -74,11 +77,11 @@ func seal(ctx context.Context, keys Sealer, note ledger.Notification) ([]byte, b
 		if r.Name == "" {
 			continue
 		}
-		ct, err := keys.Seal(ctx, note.Tenant, r.Member, []byte(r.Name))
+		ct, _, err := keys.SealKept(ctx, note.Tenant, r.Member, []byte(r.Name))
 		if err != nil {
 			return nil, false, fmt.Errorf("seal a name: %w", err)
 		}
-		st.Rows[i].Name, st.Rows[i].Sealed = "", ct
+		st.Rows[i].Name, st.Rows[i].Sealed = "", ct // none where erased: the row as after the erasure
 	}
 	st.Notification.Rows = nil
 	data, err := json.Marshal(st)

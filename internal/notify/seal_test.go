@@ -15,8 +15,9 @@ import (
 // TestSealedNamesDeliverAsBefore: a notification's names are stored
 // sealed (no name in the stored bytes), and Body gives the notification's
 // JSON byte for byte as it was before sealing; once a member's key is
-// destroyed its row comes without its name, the others unchanged; the
-// same member in a twin tenant keeps its name; a notification stored in
+// destroyed its row comes without its name, the others unchanged, also in
+// a notification sealed after the erasure (no new key); the same member
+// in a twin tenant keeps its name; a notification stored in
 // clear (without the header, as before names were sealed) is delivered as
 // stored.
 func TestSealedNamesDeliverAsBefore(t *testing.T) {
@@ -72,6 +73,18 @@ func TestSealedNamesDeliverAsBefore(t *testing.T) {
 	}
 	if want, _ := json.Marshal(note("b")); body("b") != string(want) {
 		t.Fatalf("the twin tenant delivered\n%s", body("b"))
+	}
+	// A note built before the erasure applied here, stored after it: the
+	// erased name gets no new key; it is stored and delivered without it.
+	late, _, err := seal(ctx, keys, note("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Body(ctx, keys, "a", header, late); err != nil || string(got) != body("a") {
+		t.Fatalf("stored after the erasure, delivered as %s (%v), want %s", got, err, body("a"))
+	}
+	if bytes.Count(late, []byte(`"sealed"`)) != 1 {
+		t.Fatalf("stored after the erasure as %s: want p3's name only", late)
 	}
 
 	// Without names, or as stored before names were sealed: as it is.
