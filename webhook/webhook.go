@@ -1,6 +1,7 @@
 // Package webhook delivers each tenant's notifications (ledger.Notification,
 // published by package internal/notify to the stream notify.Stream) to the
-// tenant's webhook: an HTTP POST of the notification's JSON, signed the
+// tenant's webhook: an HTTP POST of the notification's JSON (the members'
+// names, stored sealed, opened with Config.Keys: notify.Body), signed the
 // Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature:
 // see sign.go), and with the deprecated `X-Rankwire-Signature` of earlier
 // releases.

@@ -4,7 +4,8 @@
 // standings are amended, it publishes a ledger.Notification (built by the
 // ledger from the tenant's state: internal/ledger/notify.go) to the
 // tenant's subject rw.<tenant>.notify, stored in the stream Stream, from
-// which package webhook delivers it.
+// which package webhook delivers it. The members' names it shows are
+// stored sealed under their keys and opened for delivery (seal.go).
 //
 // Every node publishes every notification, with its DedupID (tenant and
 // ID) as the JetStream message id; the stream keeps ids for Dedup, so each
