@@ -156,8 +156,8 @@ func (k *Keys) create(ctx context.Context, s jetstream.Stream, name string, mode
 		return k.remember(name, m.Data), nil
 	case gerr == nil && len(m.Data) == 0 && mode == sealKept:
 		return nil, nil
-	case gerr == nil && len(m.Data) == 0 && m.Sequence != last:
-		return k.create(ctx, s, name, mode, m.Sequence) // erased since the first look: at most once more
+	case gerr == nil && len(m.Data) == 0 && last == 0:
+		return k.create(ctx, s, name, mode, m.Sequence) // erased before: replace the tombstone (once)
 	}
 	return nil, fmt.Errorf("shred: create key: %w", err)
 }
