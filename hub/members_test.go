@@ -52,8 +52,9 @@ func filesHolding(t *testing.T, dir string, needles ...string) []string {
 // TestEraseLeavesNothingOnDisk: p1 of t1 has a profile and an e-mail
 // alias, by which it submitted and was removed from a board, ranks on an
 // open board and on a tournament whose end was notified with its name
-// (stored sealed: no file but the snapshots holds it before the erasure). After the erasure and a restart, reads and
-// notifications show none of it and no byte of the data directory (the
+// (stored sealed: no file but the snapshots holds it before the
+// erasure). After the erasure and a restart, reads and notifications show
+// none of it and no byte of the data directory (the
 // embedded NATS's streams, the snapshots) holds the name, the avatar URL
 // or the alias; t2's p1 keeps everything.
 func TestEraseLeavesNothingOnDisk(t *testing.T) {
