@@ -63,6 +63,7 @@ func (d Disputes) amend(ctx context.Context, tenant string, kind ledger.EventKin
 	if err != nil {
 		return AdminAction{}, err
 	}
+	_ = r.read(func(st *ledger.State) error { a.Member = st.OwnerOf(a.Member); return nil }) // no alias in clear (members.go)
 	return d.commit(ctx, r, &ledger.Event{Kind: kind, Board: a.Board, Member: a.Member, Reason: a.Reason, Sub: a.Sub})
 }
 

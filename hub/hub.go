@@ -162,7 +162,7 @@ func (h *Hub) connect(ctx context.Context) error {
 		keys: shred.New(h.js, h.cfg.Replicas)}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
-		Tenants: h.reg.notifyTenants})
+		Tenants: h.reg.notifyTenants, Keys: h.streams.keys})
 	h.streams.applyReplicas(ctx)
 	return nil
 }

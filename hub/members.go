@@ -20,7 +20,8 @@ import (
 // node applies (internal/ledger/profile_erase.go); the replica then
 // snapshots at once (snapshot.go), the shared snapshot it replaces is
 // wiped, and the notifications that showed the member's profile are
-// rewritten without it.
+// rewritten without it. Notifications hold names sealed under the same keys
+// (internal/notify/seal.go).
 
 // PersonalData is what a tenant holds about one member (ledger.PersonalData).
 type PersonalData = ledger.PersonalData
@@ -38,6 +39,10 @@ type Privacy struct{ h *Hub }
 
 // Privacy returns the Hub's members' personal data.
 func (h *Hub) Privacy() Privacy { return Privacy{h} }
+
+// Keys returns the members' keys, which open the names sealed in stored
+// notifications (notify.Body; package webhook).
+func (m Privacy) Keys() notify.Sealer { return m.h.streams.keys }
 
 // Profile returns member's profile (an id or alias) as a token of reach r
 // reads it (Reach{}: every board): ErrNotFound where it has none, and, as

@@ -50,9 +50,11 @@ func filesHolding(t *testing.T, dir string, needles ...string) []string {
 }
 
 // TestEraseLeavesNothingOnDisk: p1 of t1 has a profile and an e-mail
-// alias, ranks on an open board and on a tournament whose end was
-// notified with its name. After the erasure and a restart, reads and
-// notifications show none of it and no byte of the data directory (the
+// alias, by which it submitted and was removed from a board, ranks on an
+// open board and on a tournament whose end was notified with its name
+// (stored sealed: no file but the snapshots holds it before the
+// erasure). After the erasure and a restart, reads and notifications show
+// none of it and no byte of the data directory (the
 // embedded NATS's streams, the snapshots) holds the name, the avatar URL
 // or the alias; t2's p1 keeps everything.
 func TestEraseLeavesNothingOnDisk(t *testing.T) {
@@ -77,6 +79,13 @@ func TestEraseLeavesNothingOnDisk(t *testing.T) {
 		if _, err := h.PutProfile(ctx, tenant, d.alias, Profile{Name: d.name, Avatar: d.avatar}); err != nil {
 			t.Fatal(err)
 		}
+		// By the alias: logged as p1 (TestAliasLoggedAsID).
+		mustSubmit(t, h, tenant, "open", Item{Member: d.alias, Score: 12})
+		mustPut(t, h, tenant, "side", Settings{})
+		mustSubmit(t, h, tenant, "side", Item{Member: d.alias, Score: 1})
+		if err := h.RemoveMember(ctx, tenant, "side", d.alias); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 && !allIn(got, filepath.Join(dir, "snapshots")) {
 		t.Fatalf("the log holds personal data in clear: %v", got)
@@ -93,6 +102,11 @@ func TestEraseLeavesNothingOnDisk(t *testing.T) {
 		if n := waitNotes(t, h, tenant, 1); n[0].Rows[0].Name != data[tenant].name {
 			t.Fatalf("%s: board.ended shows %+v", tenant, n[0].Rows[0])
 		}
+	}
+	// The notification names p1 when read (notes opens it), and is stored
+	// with the name sealed: still only the snapshots hold it in clear.
+	if got := filesHolding(t, dir, data["t1"].strings()...); !allIn(got, filepath.Join(dir, "snapshots")) {
+		t.Fatalf("the log or the notifications hold personal data in clear:\n%s", strings.Join(got, "\n"))
 	}
 	e, err := h.Privacy().Erase(ctx, "t1", data["t1"].alias, Reach{})
 	if err != nil || e != (Erasure{Member: "p1", Profile: true, Aliases: 1}) {
@@ -194,5 +208,55 @@ func TestEraseReturnsWhileEventsFollow(t *testing.T) {
 	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAliasLoggedAsID: a tenant that submits, removes and disqualifies
+// its member by a linked e-mail alias holds, byte for byte, the state of a
+// twin tenant that does the same by the member's id, and no file but the
+// snapshots (which hold the identity index) holds the alias: the log
+// names the member by its id. An alias that names nobody yet is a new
+// member's id and is logged as given.
+func TestAliasLoggedAsID(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	h := startHub(t, Config{Now: clk.now, DataDir: dir})
+	ctx := testCtx(t)
+	const alias = "email:qzxv.alias@mail.example"
+	by := map[string]string{"t1": alias, "t2": "p1"}
+	for _, tenant := range []string{"t1", "t2"} {
+		mustPut(t, h, tenant, "b", Settings{})
+		mustPut(t, h, tenant, "c", Settings{})
+		mustSubmit(t, h, tenant, "b", Item{Member: "p1", Score: 1}, Item{Member: "p2", Score: 2})
+		if _, err := h.Link(ctx, tenant, "p1", []string{alias}); err != nil {
+			t.Fatal(err)
+		}
+		m := by[tenant]
+		items := []Item{{Member: m, Score: 10, ID: "s1"}, {Member: "p3", Score: 3}}
+		res := mustSubmit(t, h, tenant, "b", items...)
+		if res[0].Member != "p1" || items[0].Member != m {
+			t.Fatalf("%s: result %+v; the caller's items %+v", tenant, res[0], items)
+		}
+		if res := mustSubmit(t, h, tenant, "b", Item{Member: m, Score: 10, ID: "s1"}); !res[0].Duplicate {
+			t.Fatalf("%s: the repeated id: %+v", tenant, res[0])
+		}
+		mustSubmit(t, h, tenant, "c", Item{Member: m, Score: 5}, Item{Member: "p2", Score: 4})
+		if err := h.RemoveMember(ctx, tenant, "c", m); err != nil {
+			t.Fatal(err)
+		}
+		act, err := h.Disputes().Disqualify(ctx, tenant, Amendment{Board: "b", Member: m, Reason: "ticket 1"})
+		if err != nil || act.Member != "p1" {
+			t.Fatalf("%s: disqualify: %+v %v", tenant, act, err)
+		}
+	}
+	if a, b := fingerprint(t, h, "t1"), fingerprint(t, h, "t2"); !bytes.Equal(a, b) {
+		t.Fatal("submitting by alias and by id leave different states")
+	}
+	if got := filesHolding(t, dir, alias); len(got) != 0 && !allIn(got, filepath.Join(dir, "snapshots")) {
+		t.Fatalf("the log holds the linked alias in clear:\n%s", strings.Join(got, "\n"))
+	}
+	mustSubmit(t, h, "t1", "b", Item{Member: "email:new@mail.example", Score: 1}) // names nobody: a new member's id
+	if got := filesHolding(t, dir, "email:new@mail.example"); allIn(got, filepath.Join(dir, "snapshots")) {
+		t.Fatal("a new member's id is on no file: the search above proves nothing")
 	}
 }

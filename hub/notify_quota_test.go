@@ -77,3 +77,28 @@ func TestNotifyQuota(t *testing.T) {
 	mustSubmit(t, h, "b", "cup", items[:50]...)
 	waitNotes(t, h, "b", 50)
 }
+
+// A notification stored with its names sealed (notify's Rankwire-Sealed
+// header and "sealed" fields) is accounted at the stream's own size.
+func TestNotifyBytesSealed(t *testing.T) {
+	clk := newClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	h := startHub(t, Config{Now: clk.now})
+	mustPut(t, h, "a", "cup", Settings{EndsAt: "2026-12-01T11:00:00Z"})
+	mustSubmit(t, h, "a", "cup", Item{Member: "p1", Score: 2}, Item{Member: "p2", Score: 1})
+	if _, err := h.PutProfile(testCtx(t), "a", "p1", Profile{Name: "Sealed Name"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	if n := waitNotes(t, h, "a", 1); n[0].Rows[0].Name != "Sealed Name" {
+		t.Fatalf("board.ended shows %+v", n[0].Rows)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := h.js.Stream(ctx, notify.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, got := info.CachedInfo().State, h.Quotas().NotifyBytes("a"); st.Msgs != 1 || int64(st.Bytes) != got {
+		t.Fatalf("accounted %d bytes, the stream holds %d in %d messages", got, st.Bytes, st.Msgs)
+	}
+}

@@ -34,7 +34,11 @@ func notes(t *testing.T, h *Hub, tenant string) []Notification {
 	}
 	for m := range batch.Messages() {
 		var n Notification
-		if err := json.Unmarshal(m.Data(), &n); err != nil {
+		data, err := notify.Body(ctx, h.Privacy().Keys(), tenant, m.Headers(), m.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &n); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, n)

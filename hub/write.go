@@ -38,6 +38,7 @@ func (h *Hub) Submit(ctx context.Context, tenant, board string, items []Item) ([
 	// refuse; apply decides again in stream order, by the acceptance time.
 	now := h.cfg.Now().UnixMilli()
 	if err := r.read(func(st *ledger.State) error {
+		items = st.ByID(items) // the log holds no linked alias in clear (members.go)
 		return cmp.Or(st.CheckMemberRoom(len(items)), st.CheckOpen(board, now))
 	}); err != nil {
 		return nil, err
@@ -107,7 +108,12 @@ func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) er
 	if p := identity.Reason(member); p != "" {
 		return errorf(ErrBadRequest, "member: %s", p)
 	}
-	return h.boardEvent(ctx, tenant, &ledger.Event{Kind: ledger.EvRemove, Board: board, Member: member})
+	r, err := h.boardReplica(ctx, tenant, board)
+	if err != nil {
+		return err
+	}
+	_ = r.read(func(st *ledger.State) error { member = st.OwnerOf(member); return nil }) // no alias in clear (members.go)
+	return h.streams.commitErr(ctx, r, &ledger.Event{Kind: ledger.EvRemove, Board: board, Member: member})
 }
 
 // Link links aliases to member; an alias of another member merges that

@@ -35,7 +35,7 @@ func TestBacklog(t *testing.T) {
 		return map[string]Hook{"t1": {URL: srvDown.URL, Secret: secret}, "t2": {URL: srvUp.URL, Secret: secret}}
 	}
 	fast := func(int) time.Duration { return 20 * time.Millisecond }
-	d := Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
 	defer d.Close()
 	for _, tenant := range []string{"t1", "t2"} {
 		await.For(t, 10*time.Second, func() error {

@@ -1,6 +1,9 @@
 package webhook
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/notify"
 )
 
 // bodies is a webhook receiver that keeps every delivery: its webhook-id
@@ -74,6 +80,10 @@ func TestErasureRedeliversWithoutName(t *testing.T) {
 			t.Fatalf("%s: %s", tn, got[0])
 		}
 	}
+	// Stored with the names sealed, delivered as the notification's JSON.
+	if raw := storedNotes(t, ctx, h, "casino-a"); len(raw) != 1 || strings.Contains(raw[0], "Qzxv") || !strings.Contains(raw[0], `"sealed":`) {
+		t.Fatalf("stored: %v", raw)
+	}
 	if _, err := h.Privacy().Erase(ctx, "casino-a", "p1", hub.Reach{}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +94,73 @@ func TestErasureRedeliversWithoutName(t *testing.T) {
 	}
 	if got := rcs["casino-b"].all(); len(got) != 1 || !strings.Contains(got[0], "Qzxv casino-b") {
 		t.Fatalf("the twin tenant got:\n%s", strings.Join(got, "\n"))
+	}
+	for _, d := range append(got, rcs["casino-b"].all()...) {
+		wireShaped(t, d[strings.IndexByte(d, ' ')+1:])
+	}
+}
+
+// wireShaped fails unless body is a notification's JSON exactly as
+// ledger.Notification encodes (no field of the stored layout, nothing
+// reordered): what receivers got before names were sealed.
+func wireShaped(t *testing.T, body string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.DisallowUnknownFields()
+	var n hub.Notification
+	if err := dec.Decode(&n); err != nil {
+		t.Fatalf("delivered %s: %v", body, err)
+	}
+	if again, _ := json.Marshal(n); string(again) != body {
+		t.Fatalf("delivered\n%s\nnot as encoded\n%s", body, again)
+	}
+}
+
+// storedNotes returns the bodies of tenant's notifications as the stream
+// stores them.
+func storedNotes(t *testing.T, ctx context.Context, h *hub.Hub, tenant string) []string {
+	t.Helper()
+	st, err := h.JetStream().Stream(ctx, notify.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for seq := uint64(1); ; {
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(notify.Subject(tenant)))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(m.Data))
+		seq = m.Sequence + 1
+	}
+}
+
+// TestClearStoredNotificationDelivered: a notification stored in clear
+// (by a gateway from before names were sealed: no Rankwire-Sealed header)
+// is delivered byte for byte as stored, with its webhook-id.
+func TestClearStoredNotificationDelivered(t *testing.T) {
+	var clock atomicTime
+	clock.set(time.Now().UTC())
+	rc := &bodies{}
+	ctx, h := startTwins(t, &clock, map[string]http.Handler{"casino-a": rc})
+	putWeekly(t, ctx, h, "casino-a", hub.Settings{})
+	old := `{"id":"board.ended:old:1","type":"board.ended","tenant":"casino-a","board":"old","at":"2026-11-01T00:00:00Z","rows":[{"rank":1,"member":"p1","score":5,"subscore":0,"name":"Old Name"}]}`
+	msg := nats.NewMsg(notify.Subject("casino-a"))
+	msg.Data = []byte(old)
+	msg.Header.Set(jetstream.MsgIDHeader, "casino-a/board.ended:old:1")
+	if _, err := h.JetStream().PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 15*time.Second, func() error {
+		if len(rc.all()) == 0 {
+			return errors.New("not delivered yet")
+		}
+		return nil
+	})
+	if got := rc.all(); len(got) != 1 || got[0] != "board.ended:old:1 "+old {
+		t.Fatalf("delivered %q", got)
 	}
 }

@@ -175,7 +175,7 @@ func TestDestinationsRefused(t *testing.T) {
 		}
 	}
 	var logs syncBuffer
-	d := Start(Config{JS: h.JetStream(), Resync: 50 * time.Millisecond, Hooks: func() map[string]Hook { return hooks },
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Hooks: func() map[string]Hook { return hooks },
 		Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer d.Close()
 	for tenant := range hooks {
@@ -235,7 +235,7 @@ func TestFailureLogRedacted(t *testing.T) {
 		"t2": {URL: dead.URL + "/SECRETPATH?SECRETQUERY", Secret: secret},
 	}
 	var logs syncBuffer
-	d := Start(Config{JS: h.JetStream(), Resync: 50 * time.Millisecond, Hooks: func() map[string]Hook { return hooks }, Allow: loopbackAllowed(t),
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Hooks: func() map[string]Hook { return hooks }, Allow: loopbackAllowed(t),
 		Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer d.Close()
 	// A board name per tenant: notification ids are not scoped by tenant
@@ -282,7 +282,7 @@ func TestIdleIsQuiet(t *testing.T) {
 	})
 	var logs syncBuffer
 	var polls atomic.Int64
-	d := Start(Config{JS: h.JetStream(), Resync: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Allow: loopbackAllowed(t),
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Allow: loopbackAllowed(t),
 		Hooks: func() map[string]Hook {
 			polls.Add(1)
 			return map[string]Hook{"t1": {URL: "http://127.0.0.1:1/", Secret: secret}}

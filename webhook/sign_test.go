@@ -101,7 +101,7 @@ func TestStandardWebhooksDelivery(t *testing.T) {
 	if _, err := h.PutBoard(ctx, "t1", "cup", hub.Settings{Rules: &hub.Rules{MaxScore: &max}}); err != nil {
 		t.Fatal(err)
 	}
-	d := Start(Config{JS: h.JetStream(), Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t),
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t),
 		Hooks: func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: whsec}} }})
 	defer d.Close()
 	await.For(t, 10*time.Second, func() error {

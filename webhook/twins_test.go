@@ -86,7 +86,7 @@ func startTwins(t *testing.T, clock *atomicTime, receivers map[string]http.Handl
 		t.Cleanup(srv.Close)
 		hooks[tn] = Hook{URL: srv.URL, Secret: secret}
 	}
-	d := Start(Config{JS: h.JetStream(), Hooks: func() map[string]Hook { return hooks }, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Hooks: func() map[string]Hook { return hooks }, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
 	t.Cleanup(d.Close)
 	return ctx, h
 }

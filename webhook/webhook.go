@@ -1,6 +1,7 @@
 // Package webhook delivers each tenant's notifications (ledger.Notification,
 // published by package internal/notify to the stream notify.Stream) to the
-// tenant's webhook: an HTTP POST of the notification's JSON, signed the
+// tenant's webhook: an HTTP POST of the notification's JSON (the members'
+// names, stored sealed, opened with Config.Keys: notify.Body), signed the
 // Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature:
 // see sign.go), and with the deprecated `X-Rankwire-Signature` of earlier
 // releases.
@@ -83,6 +84,10 @@ type Config struct {
 	// without a sign of life before another may take it (the holder
 	// reports progress every AckWait/3 while it retries). 0: 60 s.
 	AckWait time.Duration
+	// Keys opens the members' names sealed in stored notifications
+	// (notify.Body): the hub's, hub.Privacy().Keys(). Nil delivers them
+	// without the names, as after an erasure.
+	Keys notify.Sealer
 }
 
 // Stats are the Deliverer's counters, for metrics.
@@ -256,7 +261,7 @@ func (d *Deliverer) run(ctx context.Context, tenant string, l *loop) {
 			}
 			continue
 		}
-		d.deliver(ctx, log, l, msg)
+		d.deliver(ctx, log, tenant, l, msg)
 	}
 }
 
@@ -282,10 +287,10 @@ func notificationID(msgID string) string {
 	return msgID
 }
 
-// deliver posts msg until it is taken, given up or ctx ends: then it is
-// handed back (a NAK), so that another gateway, or this one restarted,
-// delivers it at once instead of after AckWait.
-func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, l *loop, msg jetstream.Msg) {
+// deliver posts msg, its names opened, until it is taken, given up or ctx
+// ends: then it is handed back (a NAK), so that another gateway, or this
+// one restarted, delivers it at once instead of after AckWait.
+func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, tenant string, l *loop, msg jetstream.Msg) {
 	id := notificationID(msg.Headers().Get(jetstream.MsgIDHeader))
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -293,9 +298,13 @@ func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, l *loop, msg 
 		_ = msg.Term()
 		return
 	}
+	body, ok := d.open(ctx, log, tenant, id, msg)
+	if !ok {
+		return
+	}
 	for attempt := 1; ; attempt++ {
 		hook := l.hook.Load()
-		err := d.post(ctx, hook, id, attempt, msg.Data())
+		err := d.post(ctx, hook, id, attempt, body)
 		if err == nil {
 			if err := msg.DoubleAck(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("webhook: delivered, but the ack was lost: it may be delivered again", "id", id, "err", err)
@@ -319,6 +328,35 @@ func (d *Deliverer) deliver(ctx context.Context, log *slog.Logger, l *loop, msg 
 		if !d.hold(ctx, msg, wait) {
 			_ = msg.Nak()
 			return
+		}
+	}
+}
+
+// open returns the body of stored notification msg as receivers get it
+// (notify.Body: the names opened, or left out where erased). Where the
+// keys cannot be read it tries again, with backoff, holding msg, rather
+// than deliver a body without names that the notification never had; a
+// body that cannot be decoded is logged and dropped. False where it gave
+// msg back or dropped it.
+func (d *Deliverer) open(ctx context.Context, log *slog.Logger, tenant, id string, msg jetstream.Msg) ([]byte, bool) {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
+		body, err := notify.Body(ctx, d.cfg.Keys, tenant, msg.Headers(), msg.Data())
+		var opening *notify.OpenError
+		switch {
+		case err == nil:
+			return body, true
+		case ctx.Err() != nil:
+			_ = msg.Nak()
+			return nil, false
+		case !errors.As(err, &opening):
+			log.Error("webhook: a stored notification cannot be read; dropped", "id", id, "err", err)
+			_ = msg.Term()
+			return nil, false
+		}
+		log.Warn("webhook: the members' keys cannot be read now; retrying", "id", id, "in", wait, "err", err)
+		if !d.hold(ctx, msg, wait) {
+			_ = msg.Nak()
+			return nil, false
 		}
 	}
 }

@@ -118,7 +118,7 @@ func TestDeliveryOrderRetryRestart(t *testing.T) {
 	}
 	hooks := func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: secret}} }
 	fast := func(int) time.Duration { return 20 * time.Millisecond }
-	d := Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second, Allow: loopbackAllowed(t)})
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second, Allow: loopbackAllowed(t)})
 	// Let the consumer exist before the first notification: it delivers
 	// what is stored after its creation.
 	await.For(t, 10*time.Second, func() error {
@@ -152,7 +152,7 @@ func TestDeliveryOrderRetryRestart(t *testing.T) {
 	defer h.Close()
 	quarantine(t, h, "c")
 	rc.failing.Store(false)
-	d = Start(Config{JS: h.JetStream(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second, Allow: loopbackAllowed(t)})
+	d = Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Hooks: hooks, Backoff: fast, Resync: 50 * time.Millisecond, AckWait: 2 * time.Second, Allow: loopbackAllowed(t)})
 	defer d.Close()
 	want := []string{"submission.quarantined:cup:1", "submission.quarantined:cup:2", "submission.quarantined:cup:3"}
 	await.For(t, 20*time.Second, func() error {
@@ -190,7 +190,7 @@ func TestGiveUp(t *testing.T) {
 	if _, err := h.PutBoard(ctx, "t1", "cup", hub.Settings{Rules: &hub.Rules{MaxScore: &max}}); err != nil {
 		t.Fatal(err)
 	}
-	d := Start(Config{JS: h.JetStream(), Hooks: func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: secret}} },
+	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Hooks: func() map[string]Hook { return map[string]Hook{"t1": {URL: srv.URL, Secret: secret}} },
 		Backoff: func(int) time.Duration { return 20 * time.Millisecond }, GiveUp: 300 * time.Millisecond, Resync: 50 * time.Millisecond, Allow: loopbackAllowed(t)})
 	defer d.Close()
 	await.For(t, 10*time.Second, func() error {

@@ -412,7 +412,7 @@ func loadKeys(cfg Config) (*auth.Keyring, *demoKey, error) {
 // registers the deliveries' counters. dest holds the destination policy
 // (Allow, Self).
 func startWebhooks(h *hub.Hub, a *api.Server, reg *prometheus.Registry, log *slog.Logger, dest webhook.Config) *webhook.Deliverer {
-	dest.JS, dest.API, dest.Logger = h.JetStream(), h.JetStreamAPI, log
+	dest.JS, dest.API, dest.Logger, dest.Keys = h.JetStream(), h.JetStreamAPI, log, h.Privacy().Keys()
 	dest.Hooks = func() map[string]webhook.Hook {
 		out := map[string]webhook.Hook{}
 		for tenant, w := range a.Keyring().Webhooks() {

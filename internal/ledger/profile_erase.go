@@ -242,6 +242,25 @@ func (s *State) OwnerOf(member string) string {
 	return member
 }
 
+// ByID returns items with each member that names one (an id or alias)
+// given as its member's id, as the hub logs a submission: apply resolves
+// an alias to that id anyway, so the state is the same, and the log holds
+// no linked alias in clear. A member that names nobody stays as given (a
+// new member's id). items itself where none changes, else a copy. Read
+// lock. O(len(items)).
+func (s *State) ByID(items []Item) []Item {
+	out, copied := items, false
+	for i, it := range items {
+		if id := s.OwnerOf(it.Member); id != it.Member {
+			if !copied { // the caller's slice is never written
+				out, copied = slices.Clone(items), true
+			}
+			out[i].Member = id
+		}
+	}
+	return out
+}
+
 // Owners returns the member ids whose keys may have sealed member's
 // personal data: its own, then the former ids of the members merged into
 // it, sorted; nil where member names nobody. Read lock. O(handles).

@@ -4,7 +4,8 @@
 // standings are amended, it publishes a ledger.Notification (built by the
 // ledger from the tenant's state: internal/ledger/notify.go) to the
 // tenant's subject rw.<tenant>.notify, stored in the stream Stream, from
-// which package webhook delivers it.
+// which package webhook delivers it. The members' names it shows are
+// stored sealed under their keys and opened for delivery (seal.go).
 //
 // Every node publishes every notification, with its DedupID (tenant and
 // ID) as the JetStream message id; the stream keeps ids for Dedup, so each
@@ -39,7 +40,6 @@ package notify
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,6 +88,9 @@ type Config struct {
 	Replicas int
 	// Tenants returns the open tenants' handles, once a tick.
 	Tenants func() []*Tenant
+	// Keys seals the names in notifications (seal.go): the hub's members'
+	// keys. Nil stores them in clear (tests of this package only).
+	Keys Sealer
 }
 
 // Notifier owns the notifications' stream and the goroutine that
@@ -242,7 +245,7 @@ func (n *Notifier) seedOne(m jetstream.Msg, md *jetstream.MsgMetadata, now int64
 	}
 	size, _ := strconv.Atoi(m.Headers().Get("Nats-Msg-Size")) // a headers-only read gives the body's size so
 	tenant, _, _ := strings.Cut(id, "/")
-	n.account(tenant, storedSize(m.Subject(), id, size), md.Timestamp)
+	n.account(tenant, storedSize(m.Subject(), id, m.Headers().Get(HeaderSealed) != "", size), md.Timestamp)
 	return md.Sequence.Stream
 }
 
@@ -323,23 +326,28 @@ func (n *Notifier) visit(t *Tenant, now int64, due []dueNote) []dueNote {
 	return due
 }
 
-// publish publishes note with its DedupID as the message id.
+// publish publishes note, its names sealed (seal.go), with its DedupID as
+// the message id.
 func (n *Notifier) publish(ctx context.Context, note ledger.Notification) error {
-	data, err := json.Marshal(note)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	data, sealed, err := seal(ctx, n.cfg.Keys, note)
 	if err != nil {
 		return fmt.Errorf("encode notification: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	msg := nats.NewMsg(Subject(note.Tenant))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, note.DedupID())
+	if sealed {
+		msg.Header.Set(HeaderSealed, SealedV1)
+	}
 	if _, err = n.cfg.JS.PublishMsg(ctx, msg); err != nil {
 		return err
 	}
 	// Stored now, or a duplicate of what another node stored: either way
-	// the stream holds it, and every node counts it.
-	n.account(note.Tenant, storedSize(msg.Subject, note.DedupID(), len(data)), time.Now())
+	// the stream holds it, and every node counts it. Every node's sealed
+	// body has the same length (the same names, one nonce and tag each).
+	n.account(note.Tenant, storedSize(msg.Subject, note.DedupID(), sealed, len(data)), time.Now())
 	return nil
 }
 

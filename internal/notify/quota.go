@@ -63,10 +63,15 @@ func (w *byteWindow) total(now time.Time) int64 {
 // storedSize returns the bytes the stream takes for a notification on
 // subject with message id id and a body of body bytes (filestore's record:
 // 22 bytes, the subject, 4 bytes of the headers' length, the headers
-// "NATS/1.0\r\nNats-Msg-Id: <id>\r\n\r\n", the body, 8 bytes of hash).
-// TestNotifyQuota checks it against the stream's own count.
-func storedSize(subject, id string, body int) int64 {
-	return int64(22 + len(subject) + 4 + len("NATS/1.0\r\nNats-Msg-Id: \r\n\r\n") + len(id) + body + 8)
+// "NATS/1.0\r\nNats-Msg-Id: <id>\r\n\r\n" and, where its names are sealed,
+// "Rankwire-Sealed: 1\r\n", the body, 8 bytes of hash). TestNotifyQuota
+// checks it against the stream's own count.
+func storedSize(subject, id string, sealed bool, body int) int64 {
+	n := 22 + len(subject) + 4 + len("NATS/1.0\r\nNats-Msg-Id: \r\n\r\n") + len(id) + body + 8
+	if sealed {
+		n += len(HeaderSealed + ": " + SealedV1 + "\r\n")
+	}
+	return int64(n)
 }
 
 // SetQuota sets the function that gives a tenant's quota of notification

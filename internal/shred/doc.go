@@ -1,7 +1,8 @@
 // Package shred is crypto-shredding for members' personal data: a random
 // AES-256 key per member of a tenant, kept in the JetStream stream
 // Stream (one message per key), with which the hub seals the personal fields of the
-// events it logs (a profile, linked aliases); erasing a member destroys its
+// events it logs (a profile, linked aliases) and the notifier the names in
+// the notifications it stores (internal/notify); erasing a member destroys its
 // key, so that every copy of those events (the stream on every node, the
 // replicas, the backups taken since) turns unreadable at once. It also
 // wipes what erasure must not leave behind in other streams: the
@@ -14,7 +15,11 @@
 // A key's subject is named after a SHA-256 of the tenant and the member
 // id (never the id itself: no subject names a member), holds 32 random bytes, and is created once (two nodes sealing
 // for a new member at once both end up with the one that was created
-// first). Keys are cached in memory per Keys (32 bytes and the entry name
+// first). Destroy leaves an empty message, a tombstone, on the subject:
+// Seal (new personal data: a profile put after the erasure) replaces it
+// with a new key, SealKept (a copy of data given before: a name in a
+// notification built before the erasure applied) seals nothing. Keys are
+// cached in memory per Keys (32 bytes and the entry name
 // per member that has one); Forget drops a member's from the cache, which
 // every node does when it applies the erasure. A sealed value is
 // 0x01 | 12-byte random nonce | AES-GCM ciphertext and tag, with the
@@ -24,8 +29,8 @@
 // # What erasure cannot reach
 //
 // Destroy overwrites the key's message on every replica. On a cluster, each replica's Raft log of the stream keeps the
-// proposal that created the key until the log is compacted (minutes under
-// write load; at the latest when the node restarts). A backup of the
+// proposal that created the key until JetStream compacts the log (about
+// every two minutes, and when the node stops). A backup of the
 // stream taken before the erasure holds the key: docs/OPERATIONS.md says
 // how a restore re-applies erasures.
 //
@@ -33,7 +38,8 @@
 // one node and another node's application of the erasure (when it forgets
 // the key), that other node could still seal a new profile of the member
 // with the destroyed key; logged after the erasure, it would open on that
-// node and nowhere else. The window is the erasure's commit and fetch
+// node and nowhere else (a name in a notification sealed with it likewise
+// opens for that node's deliveries). The window is the erasure's commit and fetch
 // (milliseconds); an operator erasing a member is not expected to set its
 // profile at the same moment through another gateway.
 //

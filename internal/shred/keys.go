@@ -89,10 +89,19 @@ func entry(tenant, owner string) string {
 	return "k" + hex.EncodeToString(sum[:20])
 }
 
-// key returns owner's key, creating it where create is set and it has
-// none; nil and no error where it has none and create is not set. A cached
-// key is returned unless fresh is set: then the stream is asked.
-func (k *Keys) key(ctx context.Context, tenant, owner string, create, fresh bool) ([]byte, error) {
+// keyMode is what key does where a member has no key.
+type keyMode int
+
+const (
+	lookup   keyMode = iota // none: nil
+	seal                    // create one, also after an erasure (new personal data)
+	sealKept                // create one unless the member was erased (a tombstone): nil
+)
+
+// key returns owner's key, or nil and no error where it has none and mode
+// does not create one (see keyMode). A cached key is returned unless fresh
+// is set: then the stream is asked.
+func (k *Keys) key(ctx context.Context, tenant, owner string, mode keyMode, fresh bool) ([]byte, error) {
 	name := entry(tenant, owner)
 	k.mu.Lock()
 	key, ok := k.cache[name]
@@ -104,40 +113,53 @@ func (k *Keys) key(ctx context.Context, tenant, owner string, create, fresh bool
 	if err != nil {
 		return nil, err
 	}
-	if create && !ok {
-		return k.create(ctx, s, name) // one request where the member has none (most seals of a new member)
+	if mode != lookup && !ok {
+		return k.create(ctx, s, name, mode, 0) // one request where the member has none (most seals of a new member)
 	}
 	m, err := s.GetLastMsgForSubject(ctx, keyPrefix+name)
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound) && create:
-		return k.create(ctx, s, name)
+	case errors.Is(err, jetstream.ErrMsgNotFound) && mode != lookup:
+		return k.create(ctx, s, name, mode, 0)
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		k.Forget(tenant, owner)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("shred: get key: %w", err)
+	case len(m.Data) == 0: // a tombstone: erased
+		k.Forget(tenant, owner)
+		if mode == seal {
+			return k.create(ctx, s, name, mode, m.Sequence)
+		}
+		return nil, nil
 	case len(m.Data) != keyLen:
 		return nil, ErrCorrupt
 	}
 	return k.remember(name, m.Data), nil
 }
 
-// create makes a new key under name, or takes the one another node made
-// first (the publish expects no message on the subject yet).
-func (k *Keys) create(ctx context.Context, s jetstream.Stream, name string) ([]byte, error) {
+// create makes a new key under name where the subject's last message is
+// at sequence last (0: none; else a tombstone), or takes the one another
+// node made first. Where it finds a tombstone instead it returns nil in
+// mode sealKept, and in mode seal replaces it (once).
+func (k *Keys) create(ctx context.Context, s jetstream.Stream, name string, mode keyMode, last uint64) ([]byte, error) {
 	key := make([]byte, keyLen)
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	_, err := k.js.Publish(ctx, keyPrefix+name, key, jetstream.WithExpectLastSequencePerSubject(0))
-	if err != nil {
-		m, gerr := s.GetLastMsgForSubject(ctx, keyPrefix+name)
-		if gerr != nil || len(m.Data) != keyLen {
-			return nil, fmt.Errorf("shred: create key: %w", err)
-		}
-		key = m.Data
+	_, err := k.js.Publish(ctx, keyPrefix+name, key, jetstream.WithExpectLastSequencePerSubject(last))
+	if err == nil {
+		return k.remember(name, key), nil
 	}
-	return k.remember(name, key), nil
+	m, gerr := s.GetLastMsgForSubject(ctx, keyPrefix+name)
+	switch {
+	case gerr == nil && len(m.Data) == keyLen:
+		return k.remember(name, m.Data), nil
+	case gerr == nil && len(m.Data) == 0 && mode == sealKept:
+		return nil, nil
+	case gerr == nil && len(m.Data) == 0 && last == 0:
+		return k.create(ctx, s, name, mode, m.Sequence) // erased before: replace the tombstone (once)
+	}
+	return nil, fmt.Errorf("shred: create key: %w", err)
 }
 
 func (k *Keys) remember(name string, key []byte) []byte {
@@ -161,10 +183,29 @@ func aead(key []byte) (cipher.AEAD, error) {
 // no key of, none where it has (see the package doc for the one race this
 // leaves).
 func (k *Keys) Seal(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, error) {
-	key, err := k.key(ctx, tenant, owner, true, false)
+	key, err := k.key(ctx, tenant, owner, seal, false)
 	if err != nil {
 		return nil, err
 	}
+	return sealWith(key, tenant, owner, plaintext)
+}
+
+// SealKept is Seal for a copy of personal data the member gave before (a
+// name in a notification): false, and nothing sealed, where the member was
+// erased since (its key destroyed: a new key would make the copy readable
+// again). A member that never had a key gets one, as with Seal.
+func (k *Keys) SealKept(ctx context.Context, tenant, owner string, plaintext []byte) ([]byte, bool, error) {
+	key, err := k.key(ctx, tenant, owner, sealKept, false)
+	if err != nil || key == nil {
+		return nil, false, err
+	}
+	ct, err := sealWith(key, tenant, owner, plaintext)
+	return ct, err == nil, err
+}
+
+// sealWith encrypts plaintext under key, tenant and owner as associated
+// data.
+func sealWith(key []byte, tenant, owner string, plaintext []byte) ([]byte, error) {
 	g, err := aead(key)
 	if err != nil {
 		return nil, err
@@ -187,7 +228,7 @@ func (k *Keys) Seal(ctx context.Context, tenant, owner string, plaintext []byte)
 // stream's key: the cache may hold a key destroyed and made anew since.
 func (k *Keys) Open(ctx context.Context, tenant, owner string, sealed []byte) ([]byte, bool, error) {
 	for _, fresh := range []bool{false, true} {
-		key, err := k.key(ctx, tenant, owner, false, fresh)
+		key, err := k.key(ctx, tenant, owner, lookup, fresh)
 		if err != nil || key == nil {
 			return nil, false, err
 		}
@@ -218,25 +259,47 @@ func (k *Keys) Forget(tenant string, owners ...string) {
 }
 
 // Destroy erases owners' keys in tenant: each key's message is
-// overwritten on every replica (secure delete), then forgotten here. A
-// member without a key is no error.
+// overwritten on every replica (secure delete), then forgotten here, and
+// a tombstone (an empty message) takes its subject, so that a copy of the
+// member's data sealed later (SealKept) gets no new key; a profile put
+// later (Seal) replaces it. A member without a key is no error: it gets
+// its tombstone all the same.
 func (k *Keys) Destroy(ctx context.Context, tenant string, owners ...string) error {
 	s, err := k.stream(ctx)
 	if err != nil {
 		return err
 	}
 	for _, o := range owners {
-		m, err := s.GetLastMsgForSubject(ctx, keyPrefix+entry(tenant, o))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
+		subject := keyPrefix + entry(tenant, o)
+		m, err := s.GetLastMsgForSubject(ctx, subject)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
 			return fmt.Errorf("shred: get key: %w", err)
+		case len(m.Data) == 0:
+			continue // erased before
+		default:
+			if err := s.SecureDeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+				return fmt.Errorf("shred: destroy key: %w", err)
+			}
 		}
-		if err := s.SecureDeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return fmt.Errorf("shred: destroy key: %w", err)
+		if err := k.tombstone(ctx, s, subject); err != nil {
+			return err
 		}
 	}
 	k.Forget(tenant, owners...)
 	return nil
+}
+
+// tombstone marks subject's member as erased, unless a key was made there
+// since the key was destroyed (a profile put meanwhile: that key stays).
+func (k *Keys) tombstone(ctx context.Context, s jetstream.Stream, subject string) error {
+	_, err := k.js.Publish(ctx, subject, nil, jetstream.WithExpectLastSequencePerSubject(0))
+	if err == nil {
+		return nil
+	}
+	if _, gerr := s.GetLastMsgForSubject(ctx, subject); gerr == nil {
+		return nil // a tombstone or a new key: another node's
+	}
+	return fmt.Errorf("shred: mark erased: %w", err)
 }

@@ -63,7 +63,7 @@ func TestDestroyLeavesNoKey(t *testing.T) {
 	if _, ok, _ := k.Open(ctx, "b", "ada", a); ok {
 		t.Fatal("tenant a's value opens in tenant b")
 	}
-	key, _ := k.key(ctx, "a", "ada", false, false)
+	key, _ := k.key(ctx, "a", "ada", lookup, false)
 	if !onDisk(t, dir, key) {
 		t.Fatal("the key is on no file before it is destroyed: the search proves nothing")
 	}
@@ -82,6 +82,28 @@ func TestDestroyLeavesNoKey(t *testing.T) {
 	if onDisk(t, dir, key) {
 		t.Fatal("the destroyed key's bytes are still on disk")
 	}
+	// A copy of the member's data sealed after the erasure (a name in a
+	// notification built before it) gets no key, on any node; the twin
+	// tenant's member keeps its own.
+	for _, kk := range []*Keys{k, fresh} {
+		if ct, ok, err := kk.SealKept(ctx, "a", "ada", []byte("Ada Lovelace")); ok || err != nil || ct != nil {
+			t.Fatalf("sealed for an erased member: %v %v", ok, err)
+		}
+		if _, ok, err := kk.SealKept(ctx, "b", "ada", []byte("x")); !ok || err != nil {
+			t.Fatalf("the twin tenant's seal: %v %v", ok, err)
+		}
+	}
+	// A member never sealed for: SealKept makes its key; erased without a
+	// key: none after.
+	if _, ok, err := k.SealKept(ctx, "a", "old", []byte("x")); !ok || err != nil {
+		t.Fatalf("a member without a key: %v %v", ok, err)
+	}
+	if err := k.Destroy(ctx, "a", "never", "ada"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := fresh.SealKept(ctx, "a", "never", []byte("x")); ok {
+		t.Fatal("sealed for a member erased without a key")
+	}
 	// A new key after the erasure does not open the old value; a node
 	// that still caches the destroyed key opens what the new one sealed.
 	c, err := k.Seal(ctx, "a", "ada", []byte("new"))
@@ -95,6 +117,9 @@ func TestDestroyLeavesNoKey(t *testing.T) {
 	stale.remember(entry("a", "ada"), key)
 	if pt, ok, _ := stale.Open(ctx, "a", "ada", c); !ok || string(pt) != "new" {
 		t.Fatal("a stale cache does not open a value sealed with the new key")
+	}
+	if pt, ok, _ := fresh.SealKept(ctx, "a", "ada", []byte("n")); !ok || pt == nil {
+		t.Fatal("the member's new key does not seal")
 	}
 }
 
@@ -112,6 +137,7 @@ func TestScrubRewritesNotifications(t *testing.T) {
 		`{"id":"x1","rows":[{"member":"ada","name":"Ada Lovelace","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`,
 		`{"id":"x2","rows":[{"member":"bob","name":"Bob B","rank":1}]}`,
 		`{"id":"x3","rows":[{"member":"ada","name":"Ada Lovelace"}]}`,
+		`{"id":"x4","rows":[{"member":"ada","rank":1,"sealed":"AQIDBA=="}]}`, // a name sealed (internal/notify)
 	} {
 		subj := "n.a"
 		if i == 2 {
@@ -122,12 +148,18 @@ func TestScrubRewritesNotifications(t *testing.T) {
 		}
 	}
 	n, err := Scrub(ctx, js, "N", "n.a", []string{"ada"})
-	if err != nil || n != 1 {
+	if err != nil || n != 2 {
 		t.Fatalf("scrubbed %d: %v", n, err)
 	}
 	s, _ := js.Stream(ctx, "N")
 	m, err := s.GetLastMsgForSubject(ctx, "n.a")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":"x4","rows":[{"member":"ada","rank":1}]}`; string(m.Data) != want {
+		t.Fatalf("rewritten %s, want %s", m.Data, want)
+	}
+	if m, err = s.GetMsg(ctx, m.Sequence-1); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"id":"x1","rows":[{"member":"ada","rank":1},{"member":"bob","name":"Bob B","rank":2}]}`; string(m.Data) != want {

@@ -47,7 +47,10 @@ func visit(ctx context.Context, js jetstream.JetStream, stream, subject string, 
 
 // Scrub rewrites the JSON messages of stream on subject that show one of
 // members' profiles: every object whose "member" is one of members loses
-// its "name", "avatar" and "country". Each such message is published again
+// its "name", "avatar" and "country", and "sealed" (a name sealed under
+// the member's key, internal/notify: unreadable once the key is
+// destroyed, removed so that the copy says what receivers now get). Each
+// such message is published again
 // without them (same subject and headers, the JetStream message id
 // suffixed "#erased.<seq>", which webhook delivery strips: the webhook-id
 // stays), then the original is overwritten (secure delete).
@@ -101,7 +104,7 @@ func strip(v any, members []string) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		if id, ok := x["member"].(string); ok && slices.Contains(members, id) {
-			for _, f := range []string{"name", "avatar", "country"} {
+			for _, f := range []string{"name", "avatar", "country", "sealed"} {
 				if _, has := x[f]; has {
 					delete(x, f)
 					changed = true
