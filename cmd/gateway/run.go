@@ -77,6 +77,7 @@ type gateway struct {
 	tls         *tls.Config   // nil: plain HTTP; else ln serves TLS
 	serving     atomic.Bool   // /readyz answers 200 while set (and ready says so)
 	ready       *readiness.Machine
+	embedded    *server.Server // the embedded NATS server; nil with --nats
 	stops       []func()
 }
 
@@ -154,7 +155,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 	if srv != nil && cfg.Cluster != "" {
 		g.reg.MustRegister(newClusterCollector(srv)) // cluster_metrics.go
 	}
-	g.hub = h
+	g.hub, g.embedded = h, srv
 	g.onStop(func() { closeHub(h, g.log) })
 	if g.cfg.cursorKey, err = cursorKey(cfg.DataDir, secret); err != nil {
 		return err
@@ -236,6 +237,14 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	p := &prober{h: g.hub, m: g.ready, log: g.log}
 	if g.div != nil {
 		p.rebuilding = g.div.fps.Rebuilding
+	}
+	if w := newPeerWatch(g.cfg, g.embedded, g.ready, g.log); w != nil { // peers.go; before the prober's first look
+		stop, err := w.start(g.hub.JetStream().Conn())
+		if err != nil {
+			return fmt.Errorf("cluster beats: %w", err)
+		}
+		g.onStop(stop) // before the hub closes
+		w.register(g.reg)
 	}
 	g.onStop(p.start()) // stopped before the hub closes
 	registerReadiness(g.reg, g)

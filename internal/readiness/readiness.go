@@ -10,7 +10,16 @@
 // once it has held for Config.FailAfter, longer than an election takes, so
 // that healthy nodes do not flap when a peer dies or returns. A condition
 // only this node has (not serving, its store refusing writes, a replica
-// behind by more than Config.MaxLag, a pause) turns it not ready at once.
+// behind by more than Config.MaxLag, a pause, hearing from fewer than a
+// majority of the cluster's servers) turns it not ready at once.
+//
+// Cut off or electing: a node cannot tell the election that follows a
+// peer's death from a partition by its streams (in both their leader does
+// not answer), but it can by whom it hears (Reach, from internal/reach):
+// during an election it still hears from a majority and keeps the hold; a
+// node cut off hears from fewer and is not ready at once, its tenants not
+// writable and stale, and after the cut its replicas' catch-up counts from
+// the cut's start, so that it says ready only once it has caught up.
 // A node that is not ready turns ready only after Config.RecoverAfter of
 // observations without any failing condition; at start, a node that was
 // never ready turns ready at its first observation without one.
@@ -82,6 +91,23 @@ type Observation struct {
 	Rebuilding int
 }
 
+// Reach is how many of the cluster's servers this node heard from within
+// Within, itself included, of how many (internal/reach). The zero Reach:
+// no cluster, nothing to count.
+type Reach struct {
+	Heard, Of int
+	Within    time.Duration
+}
+
+// cutOff reports whether r is fewer than a majority.
+func (r Reach) cutOff() bool { return r.Of > 0 && r.Heard*2 <= r.Of }
+
+// cond is r's failing condition: local, the whole node's.
+func (r Reach) cond() cond {
+	return plain(fmt.Sprintf("cut off: hears from %d of %d cluster servers (itself included) within %v, fewer than a majority",
+		r.Heard, r.Of, r.Within))
+}
+
 // Tenant is one tenant's replica as a probe saw it.
 type Tenant struct {
 	Name string
@@ -141,6 +167,9 @@ type Machine struct {
 	leaderless   map[string]bool      // tenant → no leader for FailAfter
 	nodeDown     bool                 // a condition of the whole node failed at the last observation
 	flips        int
+	reach        Reach     // the last ObserveReach's
+	majorityAt   time.Time // the last ObserveReach that saw a majority
+	cutFrom      time.Time // non-zero after a cut until every replica is seen caught up: catch-ups count from it
 }
 
 // New returns a Machine that is not ready until observations say so.
@@ -177,7 +206,8 @@ func (m *Machine) Tenant(tenant string, now time.Time) TenantStatus {
 	if _, silent := m.silentLocked(now); silent {
 		return TenantStatus{Stale: true}
 	}
-	return TenantStatus{Writable: !m.nodeDown && !m.leaderless[tenant], Stale: m.stale[tenant]}
+	cut := m.reach.cutOff()
+	return TenantStatus{Writable: !m.nodeDown && !cut && !m.leaderless[tenant], Stale: m.stale[tenant] || cut}
 }
 
 // silentLocked reports whether the last observation is too old to vouch
@@ -211,6 +241,14 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 		behindSince = m.lastAt
 	}
 	m.lastAt = o.At
+	if !m.cutFrom.IsZero() && m.cutFrom.Before(behindSince) {
+		behindSince = m.cutFrom // what it serves is as old as the cut
+	}
+	if m.reach.cutOff() {
+		failing = append(failing, m.reach.cond())
+	} else if !m.cutFrom.IsZero() && caughtUp(o.Tenants) {
+		m.cutFrom = time.Time{}
+	}
 	failing = append(failing, m.localLocked(o, behindSince)...)
 	held, pending := m.heldLocked(o)
 	failing = append(failing, held...)
@@ -219,6 +257,37 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 		m.flips++
 	}
 	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, m.ready != was
+}
+
+// ObserveReach feeds whom this node hears from at at (every beat, more
+// often than Observe): a node that hears fewer than a majority turns not
+// ready at once, without waiting for the next observation. Turning ready
+// again is Observe's, after RecoverAfter and once caught up.
+func (m *Machine) ObserveReach(at time.Time, r Reach) (Verdict, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	was := m.ready
+	m.reach = r
+	if !r.cutOff() {
+		m.majorityAt = at
+		return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, false
+	}
+	if m.cutFrom.IsZero() {
+		// From the last time it heard a majority; zero while it never
+		// has (starting: its catch-up counts as before, from when seen).
+		m.cutFrom = m.majorityAt
+	}
+	if m.ready {
+		m.decideLocked(at, []cond{r.cond()}, nil)
+		m.flips++
+	}
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, m.ready != was
+}
+
+// caughtUp reports whether every tenant's leader answered and its replica
+// has applied the stream's last sequence (an empty stream's is 0).
+func caughtUp(ts []Tenant) bool {
+	return !slices.ContainsFunc(ts, func(t Tenant) bool { return t.Leader != "" || t.Applied < t.Last })
 }
 
 // cond is a failing condition: reason names no tenant (/readyz needs no

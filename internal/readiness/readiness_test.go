@@ -323,3 +323,112 @@ func TestResumedBehindIsStale(t *testing.T) {
 		}
 	}
 }
+
+// reachAt feeds a beat's reach at t0+i·step plus d.
+func reachAt(m *Machine, i int, d time.Duration, heard int) (Verdict, bool) {
+	return m.ObserveReach(t0.Add(time.Duration(i)*step+d), Reach{Heard: heard, Of: 3, Within: 1250 * time.Millisecond})
+}
+
+// A node that hears fewer than a majority is not ready at the beat that
+// says so, without waiting for an observation or the hold, and its tenants
+// are told stale and not writable; a node that keeps a majority during an
+// election keeps its hold.
+func TestCutOffCountsAtOnce(t *testing.T) {
+	m, i := readyMachine(t)
+	reachAt(m, i, 0, 3)
+	// An election: the stream's leader does not answer, 2 of 3 heard.
+	for k := range 4 {
+		o := healthy(i + k)
+		o.Tenants[0].Last, o.Tenants[0].Leader = 0, "no answer within 1s"
+		reachAt(m, i+k, 0, 2)
+		if v, _ := m.Observe(o); !v.Ready {
+			t.Fatalf("during an election with a majority heard, %v in: %+v", time.Duration(k)*step, v)
+		}
+	}
+	i += 4
+	v, changed := reachAt(m, i, 100*time.Millisecond, 1)
+	if v.Ready || !changed || !strings.Contains(v.Reason, "cut off: hears from 1 of 3") {
+		t.Fatalf("beat hearing 1 of 3: %+v changed %v, want not ready at once, cut off", v, changed)
+	}
+	if s := m.Tenant("casino-a", t0.Add(time.Duration(i)*step+200*time.Millisecond)); s.Writable || !s.Stale {
+		t.Fatalf("tenant of a cut-off node: %+v, want stale and not writable", s)
+	}
+	if v, _ := m.Observe(healthy(i + 1)); v.Ready || !strings.Contains(v.Reason, "cut off") {
+		t.Fatalf("observation while cut off: %+v", v)
+	}
+	if got := m.Flips(); got != 2 {
+		t.Fatalf("flips %d, want 2 (ready, then cut off)", got)
+	}
+}
+
+// After a cut, a replica seen behind counts its lag from the cut's start
+// (the last beat that heard a majority), not from when it is seen: the
+// node serves what it had at the cut, so it stays not ready until caught
+// up; once caught up it no longer does.
+func TestAfterACutCatchUpCountsFromTheCut(t *testing.T) {
+	m, i := readyMachine(t)
+	reachAt(m, i, 0, 3)        // the last majority heard: the cut's start
+	for k := 1; k <= 10; k++ { // 5 s cut off, the leader unreachable
+		reachAt(m, i+k, 0, 1)
+		o := healthy(i + k)
+		o.Tenants[0].Last, o.Tenants[0].Leader = 0, "no answer within 1s"
+		m.Observe(o)
+	}
+	i += 11
+	reachAt(m, i, 0, 3) // healed
+	for k := range 4 {
+		o := healthy(i + k)
+		o.Tenants[0].Last = 500 // the majority went on; this replica catches up
+		if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "trail their streams") {
+			t.Fatalf("behind after a 5 s cut, %v after the heal: %+v, want stale", time.Duration(k)*step, v)
+		}
+		if s := m.Tenant("casino-a", o.At); !s.Stale {
+			t.Fatalf("tenant behind after a cut: %+v, want stale", s)
+		}
+	}
+	i += 4
+	var v Verdict
+	for k := range 3 { // caught up: recovers after RecoverAfter
+		o := healthy(i + k)
+		o.Tenants[0].Applied, o.Tenants[0].Last = 500, 500
+		v, _ = m.Observe(o)
+	}
+	if !v.Ready {
+		t.Fatalf("caught up for %v after the cut: %+v", 2*step, v)
+	}
+	// A later catch-up counts from when it is seen again.
+	i += 3
+	o := healthy(i)
+	o.Tenants[0].Applied, o.Tenants[0].Last = 500, 520
+	if v, _ := m.Observe(o); !v.Ready {
+		t.Fatalf("a replica one probe behind, long after the cut: %+v", v)
+	}
+}
+
+// A node that never heard a majority is starting: it is not ready (it can
+// write nothing) but its catch-up counts as before, from when seen.
+func TestStartingNodeIsNotCountedFromACut(t *testing.T) {
+	m := New(Config{})
+	v, _ := m.ObserveReach(t0, Reach{Heard: 1, Of: 3})
+	if v.Ready {
+		t.Fatalf("never observed: %+v", v)
+	}
+	o := healthy(0)
+	if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "cut off: hears from 1 of 3") {
+		t.Fatalf("starting alone: %+v, want cut off", v)
+	}
+	m.ObserveReach(t0.Add(step), Reach{Heard: 2, Of: 3})
+	o = healthy(1) // one probe behind
+	o.Tenants[0].Last = 11
+	if v, _ := m.Observe(o); !v.Ready {
+		t.Fatalf("joined a majority, never ready before: %+v, want ready at once", v)
+	}
+}
+
+// Without a cluster (the zero Reach) nothing is cut off.
+func TestZeroReachIsNotCutOff(t *testing.T) {
+	m, i := readyMachine(t)
+	if v, changed := m.ObserveReach(healthy(i).At, Reach{}); !v.Ready || changed {
+		t.Fatalf("zero reach: %+v changed %v", v, changed)
+	}
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rankwire/rankwire/internal/reach"
+	"github.com/rankwire/rankwire/internal/readiness"
+)
+
+// Whom this node hears (docs/CLUSTERING.md, "Cut off or electing"): every
+// node of an embedded cluster publishes a beat every beatEvery on
+// beatSubject, naming the peers it heard within beatSilence, and records
+// the others' (internal/reach). NATS delivers a message from a route to
+// local subscribers only, never to another route, so a beat arrives only
+// over the direct route from its sender. From the table:
+//
+//   - readiness.Machine.ObserveReach at every beat: hearing fewer than a
+//     majority of the servers is being cut off, not ready at once;
+//   - in a non-transitive partition, where a peer hears every server this
+//     node misses, the stream leaderships this node holds are handed on
+//     (Raft's own choice on a step-down is a peer it heard lately, so one
+//     that hears this node), so that the follower this node cannot reach
+//     stops starting elections that the old leader keeps winning back.
+//
+// One goroutine, owned by the gateway through the stop returned by start.
+
+const (
+	// beatSubject carries the beats on the cluster's own NATS; tenant
+	// subjects are rw.<tenant>.*, so no tenant name reaches it.
+	beatSubject = "rwnode.beats"
+	// beatEvery is the beats' period: the Raft heartbeat's (natsconf).
+	beatEvery = 250 * time.Millisecond
+	// beatSilence is how long a peer may not be heard before it counts as
+	// unreachable: five beats, so that a loaded node that misses three or
+	// four in a row is not counted cut off; under the 1–2 s of an
+	// election's timeout, so a cut-off node knows it about when its
+	// peers start to elect without it.
+	beatSilence = 1250 * time.Millisecond
+	// bridgeEvery bounds how often a node hands its leaderships on in a
+	// non-transitive partition: once the new leader took over, the table
+	// says so within a beat; a handover that failed is tried again.
+	bridgeEvery = 3 * time.Second
+)
+
+// peerWatch is the beats' goroutine and what it needs.
+type peerWatch struct {
+	node string
+	tab  *reach.Table // owned by the goroutine
+	m    *readiness.Machine
+	srv  *server.Server // the embedded one: the leaderships handed on in a bridge
+	log  *slog.Logger
+
+	mu    sync.Mutex // guards the fields below, read by the metrics
+	heard int
+	of    int
+	cut   int // cut-offs seen since start
+	moved int // leaderships handed on in a bridge
+}
+
+// newPeerWatch returns the watch of a clustered node with an embedded
+// server, or nil.
+func newPeerWatch(cfg Config, srv *server.Server, m *readiness.Machine, log *slog.Logger) *peerWatch {
+	if cfg.Cluster == "" || srv == nil {
+		return nil
+	}
+	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence), m: m, srv: srv, log: log}
+}
+
+// start subscribes to the beats, beats once (so that the readiness
+// machine counts this node cut off until it hears its peers, rather than
+// saying ready before its first beat) and runs the goroutine until stop,
+// which waits for it.
+func (w *peerWatch) start(nc *nats.Conn) (stop func(), err error) {
+	in := make(chan *nats.Msg, 256)
+	sub, err := nc.ChanSubscribe(beatSubject, in)
+	if err != nil {
+		return nil, err
+	}
+	st := &beatState{}
+	w.beat(nc, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { w.run(ctx, nc, in, st) })
+	return func() {
+		_ = sub.Unsubscribe()
+		cancel()
+		wg.Wait()
+	}, nil
+}
+
+// beatState is what the beats remember between them.
+type beatState struct {
+	cut        bool      // cut off at the last beat
+	lastBridge time.Time // the last handover in a bridge
+}
+
+// run records the others' beats and beats every beatEvery, until ctx ends.
+func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in <-chan *nats.Msg, st *beatState) {
+	t := time.NewTicker(beatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-in:
+			if b, err := reach.ParseBeat(m.Data); err == nil {
+				w.tab.Heard(b, time.Now())
+			}
+		case <-t.C:
+			w.beat(nc, st)
+		}
+	}
+}
+
+// beat publishes this node's beat and judges its reach: the readiness
+// machine's, the metrics', the log's, and a bridge's handover.
+func (w *peerWatch) beat(nc *nats.Conn, st *beatState) {
+	now := time.Now()
+	hears := w.tab.Hears(now)
+	_ = nc.Publish(beatSubject, reach.Beat{Node: w.node, Hears: hears}.Marshal()) // fails only once closed
+	heard, of := w.tab.Reach(now)
+	w.m.ObserveReach(now, readiness.Reach{Heard: heard, Of: of, Within: beatSilence})
+	cut := reach.CutOff(heard, of)
+	w.record(heard, of, cut && !st.cut)
+	if cut != st.cut {
+		w.log.Warn("cluster reach", "cut_off", cut, "hears", hears, "heard", heard, "of", of)
+		st.cut = cut
+	}
+	if via := w.tab.Bridge(now); via != "" && now.Sub(st.lastBridge) >= bridgeEvery {
+		st.lastBridge = now
+		w.handOn(via, hears)
+	}
+}
+
+// record keeps the reach for the metrics.
+func (w *peerWatch) record(heard, of int, newCut bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.heard, w.of = heard, of
+	if newCut {
+		w.cut++
+	}
+}
+
+// handOn steps down from every replicated stream this node leads, read
+// from the embedded server (no JetStream API request: the meta group may
+// be electing too). Raft hands each to a peer heard lately: via, or
+// another that hears this node.
+func (w *peerWatch) handOn(via string, hears []string) {
+	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	if err != nil {
+		return
+	}
+	var moved []string
+	for _, a := range info.AccountDetails {
+		for _, s := range a.Streams {
+			if c := s.Cluster; c == nil || c.Leader != w.node || len(c.Replicas) == 0 {
+				continue
+			}
+			if err := w.srv.JetStreamStepdownStream(a.Name, s.Name); err != nil {
+				w.log.Warn("bridge: stream leadership not handed on", "stream", s.Name, "err", err)
+				continue
+			}
+			moved = append(moved, s.Name)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	slices.Sort(moved)
+	w.mu.Lock()
+	w.moved += len(moved)
+	w.mu.Unlock()
+	w.log.Warn("bridge: a peer this node cannot hear hears another that hears both: stream leaderships handed on",
+		"via", via, "hears", hears, "streams", moved)
+}
+
+// register adds the reach metrics to reg.
+func (w *peerWatch) register(reg *prometheus.Registry) {
+	get := func(f func() float64) func() float64 {
+		return func() float64 { w.mu.Lock(); defer w.mu.Unlock(); return f() }
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_cluster_servers_heard",
+			Help: "Cluster servers this node heard a beat from within 1.25 s, itself included."},
+			get(func() float64 { return float64(w.heard) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_cluster_servers",
+			Help: "Cluster servers counted for the majority: --routes' listeners, or more where more were heard."},
+			get(func() float64 { return float64(w.of) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_cutoffs_total",
+			Help: "Times this node heard fewer than a majority of the cluster's servers (not ready at once)."},
+			get(func() float64 { return float64(w.cut) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_bridge_stepdowns_total",
+			Help: "Stream leaderships this node handed on because a peer it cannot hear is heard by another (a non-transitive partition)."},
+			get(func() float64 { return float64(w.moved) })),
+	)
+}
