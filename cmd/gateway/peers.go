@@ -24,8 +24,9 @@ import (
 //
 //   - readiness.Machine.ObserveReach at every beat: hearing fewer than a
 //     majority of the servers is being cut off, not ready at once;
-//   - in a non-transitive partition, where a peer hears every server this
-//     node misses, the stream leaderships this node holds are handed on
+//   - in a non-transitive partition, where a peer heard every server this
+//     node misses after this node last did, the stream leaderships this
+//     node holds are handed on
 //     (Raft's own choice on a step-down is a peer it heard lately, so one
 //     that hears this node), so that the follower this node cannot reach
 //     stops starting elections that the old leader keeps winning back.
@@ -71,7 +72,7 @@ func newPeerWatch(cfg Config, srv *server.Server, m *readiness.Machine, log *slo
 	if cfg.Cluster == "" || srv == nil {
 		return nil
 	}
-	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence), m: m, srv: srv, log: log}
+	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, log: log}
 }
 
 // start subscribes to the beats, beats once (so that the readiness
@@ -125,7 +126,7 @@ func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in <-chan *nats.Msg,
 func (w *peerWatch) beat(nc *nats.Conn, st *beatState) {
 	now := time.Now()
 	hears := w.tab.Hears(now)
-	_ = nc.Publish(beatSubject, reach.Beat{Node: w.node, Hears: hears}.Marshal()) // fails only once closed
+	_ = nc.Publish(beatSubject, w.tab.Beat(now).Marshal()) // fails only once closed
 	heard, of := w.tab.Reach(now)
 	w.m.ObserveReach(now, readiness.Reach{Heard: heard, Of: of, Within: beatSilence})
 	cut := reach.CutOff(heard, of)
@@ -179,7 +180,7 @@ func (w *peerWatch) handOn(via string, hears []string) {
 	w.mu.Lock()
 	w.moved += len(moved)
 	w.mu.Unlock()
-	w.log.Warn("bridge: a peer this node cannot hear hears another that hears both: stream leaderships handed on",
+	w.log.Warn("bridge: peers this node no longer hears are heard by another that hears it: stream leaderships handed on",
 		"via", via, "hears", hears, "streams", moved)
 }
 

@@ -26,10 +26,18 @@ import (
 )
 
 // Beat is one node's beat: its name and the peers it heard from within
-// its silence bound when it sent the beat.
+// its silence bound when it sent the beat, each with how long before.
 type Beat struct {
-	Node  string   `json:"node"`
-	Hears []string `json:"hears,omitempty"`
+	Node  string  `json:"node"`
+	Hears []Heard `json:"hears,omitempty"`
+}
+
+// Heard is a peer of a beat's sender and how long before the beat the
+// sender last heard it (in the sender's clock: a duration, so the nodes'
+// clocks need not agree).
+type Heard struct {
+	Node  string `json:"node"`
+	AgoMS int64  `json:"ago_ms"`
 }
 
 // maxBeat bounds a beat's encoding: a name is at most a few dozen bytes and
@@ -65,16 +73,17 @@ type Table struct {
 	self    string
 	members int
 	silence time.Duration
-	last    map[string]time.Time // peer → when its last beat arrived
-	hears   map[string][]string  // peer → whom it heard, as of its last beat
+	margin  time.Duration                   // how much later a peer must have heard another than this node did: a beat and a half
+	last    map[string]time.Time            // peer → when its last beat arrived
+	hears   map[string]map[string]time.Time // peer → whom it heard and when, in this node's clock, as of its last beat
 }
 
 // New returns the table of node self in a cluster of members servers
-// (itself included; at least 1): a peer counts as heard for silence after
-// its last beat.
-func New(self string, members int, silence time.Duration) *Table {
-	return &Table{self: self, members: max(members, 1), silence: silence,
-		last: map[string]time.Time{}, hears: map[string][]string{}}
+// (itself included; at least 1) whose nodes beat every beat: a peer
+// counts as heard for silence after its last beat.
+func New(self string, members int, silence, beat time.Duration) *Table {
+	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2,
+		last: map[string]time.Time{}, hears: map[string]map[string]time.Time{}}
 }
 
 // Silence is the bound after which a peer no longer counts as heard.
@@ -87,7 +96,20 @@ func (t *Table) Heard(b Beat, at time.Time) {
 		return
 	}
 	t.last[b.Node] = at
-	t.hears[b.Node] = b.Hears
+	h := make(map[string]time.Time, len(b.Hears))
+	for _, p := range b.Hears {
+		h[p.Node] = at.Add(-time.Duration(p.AgoMS) * time.Millisecond)
+	}
+	t.hears[b.Node] = h
+}
+
+// Beat returns this node's beat as of now.
+func (t *Table) Beat(now time.Time) Beat {
+	b := Beat{Node: t.self}
+	for _, p := range t.Hears(now) {
+		b.Hears = append(b.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds()})
+	}
+	return b
 }
 
 // live reports whether peer was heard within silence before now.
@@ -124,10 +146,12 @@ func CutOff(heard, of int) bool { return heard*2 <= of }
 
 // Bridge returns the peer to hand this node's leaderships to where the
 // partition is non-transitive: this node hears a majority but misses some
-// peers, and a live peer both hears this node and every peer this node
-// misses (by its last beat). Empty where there is none: this node hears
-// everyone, or it is cut off (the majority side elects without it), or no
-// peer sees more than it does. Of several, the first by name.
+// peers, and a live peer hears this node and has heard every peer this
+// node misses more recently than this node did, by more than a beat and a
+// half (so it heard beats of theirs that never reached this node: a peer
+// that died, or is cut from everyone, went silent for all at once). Empty
+// where there is none: this node hears everyone, or it is cut off (the
+// majority side elects without it). Of several, the first by name.
 func (t *Table) Bridge(now time.Time) string {
 	heard, of := t.Reach(now)
 	if heard == of || CutOff(heard, of) {
@@ -139,10 +163,16 @@ func (t *Table) Bridge(now time.Time) string {
 			missing = append(missing, p)
 		}
 	}
+	if len(missing) == 0 {
+		return "" // some members never heard: nothing to compare
+	}
 	for _, p := range t.Hears(now) {
-		hears := t.hears[p]
-		if slices.Contains(hears, t.self) && !slices.ContainsFunc(missing, func(m string) bool { return !slices.Contains(hears, m) }) &&
-			len(hears)+1 > heard {
+		h := t.hears[p]
+		if _, ok := h[t.self]; !ok {
+			continue
+		}
+		later := func(m string) bool { at, ok := h[m]; return ok && at.Sub(t.last[m]) > t.margin }
+		if !slices.ContainsFunc(missing, func(m string) bool { return !later(m) }) {
 			return p
 		}
 	}

@@ -9,17 +9,20 @@ import (
 
 var t0 = time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
 
-const silence = 1250 * time.Millisecond
+const (
+	silence = 1250 * time.Millisecond
+	every   = 250 * time.Millisecond
+)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
 func TestReachCountsPeersHeardWithinSilence(t *testing.T) {
-	tb := New("n1", 3, silence)
+	tb := New("n1", 3, silence, every)
 	if h, of := tb.Reach(at(0)); h != 1 || of != 3 || !CutOff(h, of) {
 		t.Fatalf("nothing heard: reach %d of %d, want 1 of 3, cut off", h, of)
 	}
 	tb.Heard(Beat{Node: "n1"}, at(0)) // its own beat comes back: not a peer
-	tb.Heard(Beat{Node: "n2", Hears: []string{"n1", "n3"}}, at(0))
+	tb.Heard(Beat{Node: "n2", Hears: hears("n1", 0, "n3", 0)}, at(0))
 	if h, of := tb.Reach(at(int(silence.Milliseconds()))); h != 2 || of != 3 || CutOff(h, of) {
 		t.Fatalf("n2 heard at the bound: reach %d of %d, want 2 of 3, not cut off", h, of)
 	}
@@ -27,14 +30,17 @@ func TestReachCountsPeersHeardWithinSilence(t *testing.T) {
 		t.Fatalf("n2 silent past the bound: reach %d, want 1", h)
 	}
 	tb.Heard(Beat{Node: "n3"}, at(2000))
-	tb.Heard(Beat{Node: "n2"}, at(2000))
+	tb.Heard(Beat{Node: "n2"}, at(1900))
 	if got := tb.Hears(at(2100)); !slices.Equal(got, []string{"n2", "n3"}) {
 		t.Fatalf("Hears = %v, want [n2 n3]", got)
+	}
+	if got := tb.Beat(at(2100)); got.Node != "n1" || !slices.Equal(got.Hears, hears("n2", 200, "n3", 100)) {
+		t.Fatalf("Beat = %+v, want n1 hearing n2 200 ms and n3 100 ms before", got)
 	}
 }
 
 func TestOfGrowsWithPeersBeyondTheConfiguredMembers(t *testing.T) {
-	tb := New("n1", 1, silence) // --routes named only itself
+	tb := New("n1", 1, silence, every) // --routes named only itself
 	for _, p := range []string{"n2", "n3", "n4"} {
 		tb.Heard(Beat{Node: p}, at(0))
 	}
@@ -57,36 +63,84 @@ func TestCutOffIsFewerThanAMajority(t *testing.T) {
 	}
 }
 
+// hears builds a beat's Hears from name, ago (ms) pairs.
+func hears(kv ...any) []Heard {
+	var out []Heard
+	for i := 0; i < len(kv); i += 2 {
+		out = append(out, Heard{Node: kv[i].(string), AgoMS: int64(kv[i+1].(int))})
+	}
+	return out
+}
+
+// beats feeds n1's table every peer's beats every 250 ms from from to to
+// (ms), as the network lets them through: sees(a, b, ms) says whether b
+// got a's beat sent at ms.
+func beats(tb *Table, from, to int, sees func(a, b string, ms int) bool) {
+	nodes := []string{"n1", "n2", "n3"}
+	lastAt := map[[2]string]int{}
+	for ms := from; ms <= to; ms += 250 {
+		for _, a := range nodes {
+			for _, b := range nodes {
+				if a != b && sees(a, b, ms) {
+					lastAt[[2]string{a, b}] = ms
+				}
+			}
+		}
+		for _, p := range nodes[1:] {
+			if !sees(p, "n1", ms) {
+				continue
+			}
+			var h []Heard
+			for _, q := range nodes {
+				if at, ok := lastAt[[2]string{q, p}]; ok && q != p && ms-at <= int(silence.Milliseconds()) {
+					h = append(h, Heard{Node: q, AgoMS: int64(ms - at)})
+				}
+			}
+			tb.Heard(Beat{Node: p, Hears: h}, at(ms))
+		}
+	}
+}
+
 func TestBridgeNamesThePeerThatHearsEveryone(t *testing.T) {
-	// n1 leads; n1 and n3 are cut from each other; n2 hears both.
-	l := New("n1", 3, silence)
-	l.Heard(Beat{Node: "n2", Hears: []string{"n1", "n3"}}, at(0))
-	l.Heard(Beat{Node: "n3", Hears: []string{"n1", "n2"}}, at(0))
-	if got := l.Bridge(at(100)); got != "" {
+	// n1 leads; from 1 s on, n1 and n3 are cut from each other; n2 hears both.
+	l := New("n1", 3, silence, every)
+	cut := func(a, b string, ms int) bool {
+		return ms < 1000 || !(a == "n1" && b == "n3" || a == "n3" && b == "n1")
+	}
+	beats(l, 0, 900, cut)
+	if got := l.Bridge(at(900)); got != "" {
 		t.Fatalf("every peer heard: Bridge = %q, want none", got)
 	}
-	l.Heard(Beat{Node: "n2", Hears: []string{"n1", "n3"}}, at(2000))
-	if got := l.Bridge(at(2000)); got != "n2" {
-		t.Fatalf("n3 silent, n2 hears it: Bridge = %q, want n2", got)
+	beats(l, 1000, 2500, cut)
+	if got := l.Bridge(at(2500)); got != "n2" {
+		t.Fatalf("n3 silent for n1 only, n2 hears it: Bridge = %q, want n2", got)
 	}
-	// n2 too lost n3: n3 is down, not behind a bridge; nobody sees more.
-	l.Heard(Beat{Node: "n2", Hears: []string{"n1"}}, at(2200))
-	if got := l.Bridge(at(2200)); got != "" {
-		t.Fatalf("n3 down for both: Bridge = %q, want none", got)
+}
+
+// A peer cut from everyone (or dead) goes silent for all at once: the
+// other peers' beats still name it for a while, heard no later than this
+// node heard it, which is no bridge.
+func TestNoBridgeWhereAPeerIsSilentForAll(t *testing.T) {
+	l := New("n1", 3, silence, every)
+	gone := func(a, b string, ms int) bool { return ms < 1000 || a != "n3" && b != "n3" }
+	for end := 1000; end <= 4000; end += 250 {
+		beats(l, 0, end, gone)
+		if got := l.Bridge(at(end)); got != "" {
+			t.Fatalf("n3 silent for all, %d ms in: Bridge = %q, want none", end, got)
+		}
 	}
-	// n2 hears n3 but not n1: no use to n1.
-	l.Heard(Beat{Node: "n2", Hears: []string{"n3"}}, at(2400))
-	if got := l.Bridge(at(2400)); got != "" {
+	// n2 hears n3 but not n1: no use to n1; cut off from both: none either.
+	l.Heard(Beat{Node: "n2", Hears: hears("n3", 0)}, at(4100))
+	if got := l.Bridge(at(4100)); got != "" {
 		t.Fatalf("n2 does not hear n1: Bridge = %q, want none", got)
 	}
-	// Cut off from everyone: the majority elects without this node.
 	if got := l.Bridge(at(9000)); got != "" {
 		t.Fatalf("cut off: Bridge = %q, want none", got)
 	}
 }
 
 func TestBeatRoundTrip(t *testing.T) {
-	b := Beat{Node: "n1", Hears: []string{"n2"}}
+	b := Beat{Node: "n1", Hears: hears("n2", 120)}
 	got, err := ParseBeat(b.Marshal())
 	if err != nil || got.Node != "n1" || !slices.Equal(got.Hears, b.Hears) {
 		t.Fatalf("ParseBeat(Marshal(%v)) = %v, %v", b, got, err)
