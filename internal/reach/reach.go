@@ -32,13 +32,18 @@ type Beat struct {
 	Hears []Heard `json:"hears,omitempty"`
 }
 
-// Heard is a peer of a beat's sender and how long before the beat the
-// sender last heard it (in the sender's clock: a duration, so the nodes'
-// clocks need not agree).
+// Heard is a peer of a beat's sender: how long before the beat the sender
+// last heard it, and for how long it has heard it without a silence (in
+// the sender's clock: durations, so the nodes' clocks need not agree).
 type Heard struct {
 	Node  string `json:"node"`
 	AgoMS int64  `json:"ago_ms"`
+	ForMS int64  `json:"for_ms"`
 }
+
+// seen is when a peer of a beat's sender was heard, in this node's clock:
+// last, and first since its last silence.
+type seen struct{ last, first time.Time }
 
 // maxBeat bounds a beat's encoding: a name is at most a few dozen bytes and
 // a cluster a few dozen nodes.
@@ -73,9 +78,10 @@ type Table struct {
 	self    string
 	members int
 	silence time.Duration
-	margin  time.Duration                   // how much later a peer must have heard another than this node did: a beat and a half
-	last    map[string]time.Time            // peer → when its last beat arrived
-	hears   map[string]map[string]time.Time // peer → whom it heard and when, in this node's clock, as of its last beat
+	margin  time.Duration              // how much later a peer must have heard another than this node did: a beat and a half
+	last    map[string]time.Time       // peer → when its last beat arrived
+	first   map[string]time.Time       // peer → its first beat since its last silence
+	hears   map[string]map[string]seen // peer → whom it heard and when, as of its last beat
 }
 
 // New returns the table of node self in a cluster of members servers
@@ -83,7 +89,7 @@ type Table struct {
 // counts as heard for silence after its last beat.
 func New(self string, members int, silence, beat time.Duration) *Table {
 	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2,
-		last: map[string]time.Time{}, hears: map[string]map[string]time.Time{}}
+		last: map[string]time.Time{}, first: map[string]time.Time{}, hears: map[string]map[string]seen{}}
 }
 
 // Silence is the bound after which a peer no longer counts as heard.
@@ -95,10 +101,13 @@ func (t *Table) Heard(b Beat, at time.Time) {
 	if b.Node == t.self {
 		return
 	}
+	if !t.live(b.Node, at) {
+		t.first[b.Node] = at
+	}
 	t.last[b.Node] = at
-	h := make(map[string]time.Time, len(b.Hears))
+	h := make(map[string]seen, len(b.Hears))
 	for _, p := range b.Hears {
-		h[p.Node] = at.Add(-time.Duration(p.AgoMS) * time.Millisecond)
+		h[p.Node] = seen{last: at.Add(-time.Duration(p.AgoMS) * time.Millisecond), first: at.Add(-time.Duration(p.ForMS) * time.Millisecond)}
 	}
 	t.hears[b.Node] = h
 }
@@ -107,7 +116,7 @@ func (t *Table) Heard(b Beat, at time.Time) {
 func (t *Table) Beat(now time.Time) Beat {
 	b := Beat{Node: t.self}
 	for _, p := range t.Hears(now) {
-		b.Hears = append(b.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds()})
+		b.Hears = append(b.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds(), ForMS: now.Sub(t.first[p]).Milliseconds()})
 	}
 	return b
 }
@@ -146,12 +155,15 @@ func CutOff(heard, of int) bool { return heard*2 <= of }
 
 // Bridge returns the peer to hand this node's leaderships to where the
 // partition is non-transitive: this node hears a majority but misses some
-// peers, and a live peer hears this node and has heard every peer this
-// node misses more recently than this node did, by more than a beat and a
-// half (so it heard beats of theirs that never reached this node: a peer
-// that died, or is cut from everyone, went silent for all at once). Empty
-// where there is none: this node hears everyone, or it is cut off (the
-// majority side elects without it). Of several, the first by name.
+// peers, and a peer that this node has heard for silence without a break
+// hears this node and has heard every peer this node misses without a
+// break since before this node lost it, and later by more than a beat and
+// a half (so it heard beats of theirs that never reached this node). Not
+// a bridge: a peer that died or is cut from everyone (silent for all at
+// once), nor a heal under way (the beats of the healed routes arrive a
+// few hundred milliseconds apart: a peer heard again only just). Empty
+// where there is none, or where this node is cut off (the majority side
+// elects without it). Of several, the first by name.
 func (t *Table) Bridge(now time.Time) string {
 	heard, of := t.Reach(now)
 	if heard == of || CutOff(heard, of) {
@@ -168,11 +180,14 @@ func (t *Table) Bridge(now time.Time) string {
 	}
 	for _, p := range t.Hears(now) {
 		h := t.hears[p]
-		if _, ok := h[t.self]; !ok {
+		if _, ok := h[t.self]; !ok || now.Sub(t.first[p]) < t.silence {
 			continue
 		}
-		later := func(m string) bool { at, ok := h[m]; return ok && at.Sub(t.last[m]) > t.margin }
-		if !slices.ContainsFunc(missing, func(m string) bool { return !later(m) }) {
+		sees := func(m string) bool {
+			s, ok := h[m]
+			return ok && !s.first.After(t.last[m]) && s.last.Sub(t.last[m]) > t.margin
+		}
+		if !slices.ContainsFunc(missing, func(m string) bool { return !sees(m) }) {
 			return p
 		}
 	}

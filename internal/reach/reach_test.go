@@ -29,13 +29,15 @@ func TestReachCountsPeersHeardWithinSilence(t *testing.T) {
 	if h, _ := tb.Reach(at(int(silence.Milliseconds()) + 1)); h != 1 {
 		t.Fatalf("n2 silent past the bound: reach %d, want 1", h)
 	}
+	tb.Heard(Beat{Node: "n3"}, at(1000))
 	tb.Heard(Beat{Node: "n3"}, at(2000))
 	tb.Heard(Beat{Node: "n2"}, at(1900))
 	if got := tb.Hears(at(2100)); !slices.Equal(got, []string{"n2", "n3"}) {
 		t.Fatalf("Hears = %v, want [n2 n3]", got)
 	}
-	if got := tb.Beat(at(2100)); got.Node != "n1" || !slices.Equal(got.Hears, hears("n2", 200, "n3", 100)) {
-		t.Fatalf("Beat = %+v, want n1 hearing n2 200 ms and n3 100 ms before", got)
+	want := []Heard{{Node: "n2", AgoMS: 200, ForMS: 200}, {Node: "n3", AgoMS: 100, ForMS: 1100}}
+	if got := tb.Beat(at(2100)); got.Node != "n1" || !slices.Equal(got.Hears, want) {
+		t.Fatalf("Beat = %+v, want n1 hearing n2 (again) 200 ms before, n3 100 ms before and for 1.1 s", got)
 	}
 }
 
@@ -74,17 +76,29 @@ func hears(kv ...any) []Heard {
 
 // beats feeds n1's table every peer's beats every 250 ms from from to to
 // (ms), as the network lets them through: sees(a, b, ms) says whether b
-// got a's beat sent at ms.
+// got a's beat sent at ms. Each peer's beat names whom it heard, when
+// last and since when without a silence.
 func beats(tb *Table, from, to int, sees func(a, b string, ms int) bool) {
 	nodes := []string{"n1", "n2", "n3"}
-	lastAt := map[[2]string]int{}
-	for ms := from; ms <= to; ms += 250 {
+	type streak struct{ first, last int }
+	got := map[[2]string]*streak{}
+	sil := int(silence.Milliseconds())
+	for ms := 0; ms <= to; ms += 250 {
 		for _, a := range nodes {
 			for _, b := range nodes {
-				if a != b && sees(a, b, ms) {
-					lastAt[[2]string{a, b}] = ms
+				if a == b || !sees(a, b, ms) {
+					continue
+				}
+				k := [2]string{a, b}
+				if st := got[k]; st == nil || ms-st.last > sil {
+					got[k] = &streak{ms, ms}
+				} else {
+					st.last = ms
 				}
 			}
+		}
+		if ms < from {
+			continue
 		}
 		for _, p := range nodes[1:] {
 			if !sees(p, "n1", ms) {
@@ -92,8 +106,8 @@ func beats(tb *Table, from, to int, sees func(a, b string, ms int) bool) {
 			}
 			var h []Heard
 			for _, q := range nodes {
-				if at, ok := lastAt[[2]string{q, p}]; ok && q != p && ms-at <= int(silence.Milliseconds()) {
-					h = append(h, Heard{Node: q, AgoMS: int64(ms - at)})
+				if st := got[[2]string{q, p}]; st != nil && ms-st.last <= sil {
+					h = append(h, Heard{Node: q, AgoMS: int64(ms - st.last), ForMS: int64(ms - st.first)})
 				}
 			}
 			tb.Heard(Beat{Node: p, Hears: h}, at(ms))
@@ -111,9 +125,39 @@ func TestBridgeNamesThePeerThatHearsEveryone(t *testing.T) {
 	if got := l.Bridge(at(900)); got != "" {
 		t.Fatalf("every peer heard: Bridge = %q, want none", got)
 	}
-	beats(l, 1000, 2500, cut)
-	if got := l.Bridge(at(2500)); got != "n2" {
+	l.Heard(Beat{Node: "n1"}, at(900)) // its own: ignored
+	beats(l, 1000, 2000, cut)
+	if got := l.Bridge(at(2000)); got != "" { // last heard n3 at 750: within the silence
+		t.Fatalf("n3 heard 1.25 s ago: Bridge = %q, want none yet", got)
+	}
+	beats(l, 2250, 2250, cut)
+	if got := l.Bridge(at(2250)); got != "n2" {
 		t.Fatalf("n3 silent for n1 only, n2 hears it: Bridge = %q, want n2", got)
+	}
+}
+
+// A heal lets beats through a few hundred milliseconds apart: a node that
+// hears one healed peer before another sees no bridge, nor does a node of
+// the majority that hears the healed peer after its partner does.
+func TestNoBridgeDuringAHeal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sees func(a, b string, ms int) bool
+	}{
+		{"n1 healing, n2 first", func(a, b string, ms int) bool {
+			return ms < 1000 || a != "n1" && b != "n1" || ms >= 6000 && (a == "n2" || b == "n2") || ms >= 6500
+		}},
+		{"n3 healing, reaching n2 first", func(a, b string, ms int) bool {
+			return ms < 1000 || a != "n3" && b != "n3" || ms >= 6000 && (a == "n2" || b == "n2") || ms >= 6500
+		}},
+	} {
+		l := New("n1", 3, silence, every)
+		for end := 5000; end <= 8000; end += 250 {
+			beats(l, 0, end, tc.sees)
+			if got := l.Bridge(at(end)); got != "" {
+				t.Fatalf("%s, %d ms in: Bridge = %q, want none", tc.name, end, got)
+			}
+		}
 	}
 }
 
