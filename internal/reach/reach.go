@@ -79,6 +79,7 @@ type Table struct {
 	members int
 	silence time.Duration
 	margin  time.Duration              // how much later a peer must have heard another than this node did: a beat and a half
+	gone    time.Duration              // how long a peer is not heard before a bridge around it counts: three beats
 	last    map[string]time.Time       // peer → when its last beat arrived
 	first   map[string]time.Time       // peer → its first beat since its last silence
 	hears   map[string]map[string]seen // peer → whom it heard and when, as of its last beat
@@ -88,7 +89,7 @@ type Table struct {
 // (itself included; at least 1) whose nodes beat every beat: a peer
 // counts as heard for silence after its last beat.
 func New(self string, members int, silence, beat time.Duration) *Table {
-	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2,
+	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2, gone: min(3*beat, silence),
 		last: map[string]time.Time{}, first: map[string]time.Time{}, hears: map[string]map[string]seen{}}
 }
 
@@ -154,8 +155,10 @@ func (t *Table) Reach(now time.Time) (heard, of int) {
 func CutOff(heard, of int) bool { return heard*2 <= of }
 
 // Bridge returns the peer to hand this node's leaderships to where the
-// partition is non-transitive: this node hears a majority but misses some
-// peers, and a peer that this node has heard for silence without a break
+// partition is non-transitive: this node hears a majority but has missed
+// some peers for three beats (sooner than the silence: before the peers it
+// misses time out their leader, 1 to 2 s, and start elections), and a
+// peer that this node has heard for silence without a break
 // hears this node and has heard every peer this node misses without a
 // break since before this node lost it, and later by more than a beat and
 // a half (so it heard beats of theirs that never reached this node). Not
@@ -165,13 +168,12 @@ func CutOff(heard, of int) bool { return heard*2 <= of }
 // where there is none, or where this node is cut off (the majority side
 // elects without it). Of several, the first by name.
 func (t *Table) Bridge(now time.Time) string {
-	heard, of := t.Reach(now)
-	if heard == of || CutOff(heard, of) {
+	if heard, of := t.Reach(now); CutOff(heard, of) {
 		return ""
 	}
 	var missing []string
-	for p := range t.last {
-		if !t.live(p, now) {
+	for p, at := range t.last {
+		if now.Sub(at) > t.gone {
 			missing = append(missing, p)
 		}
 	}

@@ -126,13 +126,16 @@ func TestBridgeNamesThePeerThatHearsEveryone(t *testing.T) {
 		t.Fatalf("every peer heard: Bridge = %q, want none", got)
 	}
 	l.Heard(Beat{Node: "n1"}, at(900)) // its own: ignored
-	beats(l, 1000, 2000, cut)
-	if got := l.Bridge(at(2000)); got != "" { // last heard n3 at 750: within the silence
-		t.Fatalf("n3 heard 1.25 s ago: Bridge = %q, want none yet", got)
+	beats(l, 1000, 1500, cut)
+	if got := l.Bridge(at(1500)); got != "" { // last heard n3 at 750: three beats ago
+		t.Fatalf("n3 heard 750 ms ago: Bridge = %q, want none yet", got)
 	}
-	beats(l, 2250, 2250, cut)
-	if got := l.Bridge(at(2250)); got != "n2" {
-		t.Fatalf("n3 silent for n1 only, n2 hears it: Bridge = %q, want n2", got)
+	beats(l, 1750, 1750, cut)
+	if got := l.Bridge(at(1750)); got != "n2" {
+		t.Fatalf("n3 silent for n1 only for 1 s, n2 hears it: Bridge = %q, want n2", got)
+	}
+	if h, _ := l.Reach(at(1750)); h != 3 {
+		t.Fatalf("reach %d, want 3: n3 still within the silence", h)
 	}
 }
 
