@@ -23,10 +23,13 @@ import (
 // over the direct route from its sender. From the table:
 //
 //   - readiness.Machine.ObserveReach at every beat: hearing fewer than a
-//     majority of the servers is being cut off, not ready at once;
+//     majority of the servers is being cut off, not ready at once; missing
+//     a peer that another still hears is a partial view, where a stream
+//     leader that does not answer counts at once;
 //   - in a non-transitive partition, where a peer heard every server this
-//     node misses after this node last did, the stream leaderships this
-//     node holds are handed on
+//     node has missed for three beats after this node last did
+//     (reach.Table.Bridge), the stream leaderships this node holds are
+//     handed on
 //     (Raft's own choice on a step-down is a peer it heard lately, so one
 //     that hears this node), so that the follower this node cannot reach
 //     stops starting elections that the old leader keeps winning back.
@@ -85,7 +88,7 @@ func (w *peerWatch) start(nc *nats.Conn) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &beatState{}
+	st := &beatState{cut: true} // a starting node hears nobody yet: no news, not a cut-off to count
 	w.beat(nc, st)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -128,14 +131,15 @@ func (w *peerWatch) beat(nc *nats.Conn, st *beatState) {
 	hears := w.tab.Hears(now)
 	_ = nc.Publish(beatSubject, w.tab.Beat(now).Marshal()) // fails only once closed
 	heard, of := w.tab.Reach(now)
-	w.m.ObserveReach(now, readiness.Reach{Heard: heard, Of: of, Within: beatSilence})
+	via := w.tab.Bridge(now)
+	w.m.ObserveReach(now, readiness.Reach{Heard: heard, Of: of, Within: beatSilence, Partial: via != ""})
 	cut := reach.CutOff(heard, of)
 	w.record(heard, of, cut && !st.cut)
 	if cut != st.cut {
 		w.log.Warn("cluster reach", "cut_off", cut, "hears", hears, "heard", heard, "of", of)
 		st.cut = cut
 	}
-	if via := w.tab.Bridge(now); via != "" && now.Sub(st.lastBridge) >= bridgeEvery {
+	if via != "" && now.Sub(st.lastBridge) >= bridgeEvery {
 		st.lastBridge = now
 		w.handOn(via, hears)
 	}

@@ -19,7 +19,10 @@
 // during an election it still hears from a majority and keeps the hold; a
 // node cut off hears from fewer and is not ready at once, its tenants not
 // writable and stale, and after the cut its replicas' catch-up counts from
-// the cut's start, so that it says ready only once it has caught up.
+// the cut's start, so that it says ready only once it has caught up. A
+// node that misses a peer another still hears (a non-transitive
+// partition) and whose tenant's stream leader does not answer counts that
+// at once too.
 // A node that is not ready turns ready only after Config.RecoverAfter of
 // observations without any failing condition; at start, a node that was
 // never ready turns ready at its first observation without one.
@@ -97,6 +100,11 @@ type Observation struct {
 type Reach struct {
 	Heard, Of int
 	Within    time.Duration
+	// Partial: this node misses a peer that another peer it hears still
+	// hears (a non-transitive partition, internal/reach's Bridge). A
+	// tenant whose stream's leader does not answer such a node is its
+	// own fault, not an election's: it counts at once.
+	Partial bool
 }
 
 // cutOff reports whether r is fewer than a majority.
@@ -250,6 +258,7 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 		m.cutFrom = time.Time{}
 	}
 	failing = append(failing, m.localLocked(o, behindSince)...)
+	failing = append(failing, m.partialLocked(o)...)
 	held, pending := m.heldLocked(o)
 	failing = append(failing, held...)
 	m.decideLocked(o.At, failing, pending)
@@ -269,7 +278,9 @@ func (m *Machine) ObserveReach(at time.Time, r Reach) (Verdict, bool) {
 	was := m.ready
 	m.reach = r
 	if !r.cutOff() {
-		m.majorityAt = at
+		if !r.Partial {
+			m.majorityAt = at
+		}
 		return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, false
 	}
 	if m.cutFrom.IsZero() {
@@ -282,6 +293,32 @@ func (m *Machine) ObserveReach(at time.Time, r Reach) (Verdict, bool) {
 		m.flips++
 	}
 	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, m.ready != was
+}
+
+// partialLocked returns the condition of a node in a non-transitive
+// partition whose tenants' stream leaders do not answer: their replicas
+// here get nothing, so they are stale at once. After it, catch-ups count
+// from the last beat that heard a majority without a partial view.
+func (m *Machine) partialLocked(o Observation) []cond {
+	if !m.reach.Partial {
+		return nil
+	}
+	var silent []string
+	for _, t := range o.Tenants {
+		if t.Leader != "" {
+			silent = append(silent, t.Name)
+			m.stale[t.Name] = true
+		}
+	}
+	if len(silent) == 0 {
+		return nil
+	}
+	if m.cutFrom.IsZero() {
+		m.cutFrom = m.majorityAt
+	}
+	why := fmt.Sprintf("cut from part of the cluster (%d of %d servers heard, one missed that another hears): %d tenant streams' leaders do not answer here",
+		m.reach.Heard, m.reach.Of, len(silent))
+	return []cond{{why, why + ": " + strings.Join(silent, ", "), true}}
 }
 
 // caughtUp reports whether every tenant's leader answered and its replica

@@ -432,3 +432,42 @@ func TestZeroReachIsNotCutOff(t *testing.T) {
 		t.Fatalf("zero reach: %+v changed %v", v, changed)
 	}
 }
+
+// A node in a non-transitive partition (it misses a peer another hears)
+// whose stream's leader does not answer it is stale at once, without the
+// hold: the others hear each other, so it is no election's. Where its
+// leader answers it stays ready; after it, catch-up counts from before it.
+func TestPartialViewWithSilentLeaderCountsAtOnce(t *testing.T) {
+	m, i := readyMachine(t)
+	m.ObserveReach(healthy(i).At, Reach{Heard: 3, Of: 3})
+	partial := Reach{Heard: 2, Of: 3, Within: time.Second, Partial: true}
+	m.ObserveReach(healthy(i+1).At, partial)
+	if v, _ := m.Observe(healthy(i + 1)); !v.Ready {
+		t.Fatalf("partial view, leader answering: %+v, want ready", v)
+	}
+	o := healthy(i + 2)
+	o.Tenants[0].Last, o.Tenants[0].Leader = 0, "no answer within 1s"
+	m.ObserveReach(o.At, partial)
+	v, changed := m.Observe(o)
+	if v.Ready || !changed || !strings.Contains(v.Reason, "cut from part of the cluster") || strings.Contains(v.Reason, "casino-a") {
+		t.Fatalf("partial view, leader silent: %+v changed %v, want not ready at once, no tenant named", v, changed)
+	}
+	if !strings.Contains(v.Detail, "casino-a") {
+		t.Fatalf("detail %q does not name the tenant", v.Detail)
+	}
+	if s := m.Tenant("casino-a", o.At); !s.Stale {
+		t.Fatalf("tenant whose leader is silent in a partial view: %+v, want stale", s)
+	}
+	for k := 3; k < 10; k++ { // 3.5 s more of it
+		o := healthy(i + k)
+		o.Tenants[0].Last, o.Tenants[0].Leader = 0, "no answer within 1s"
+		m.ObserveReach(o.At, partial)
+		m.Observe(o)
+	}
+	m.ObserveReach(healthy(i+10).At, Reach{Heard: 3, Of: 3})
+	o = healthy(i + 10)
+	o.Tenants[0].Last = 400
+	if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "trail their streams") {
+		t.Fatalf("healed, replica behind since the partial view began: %+v, want stale", v)
+	}
+}
