@@ -140,14 +140,24 @@ func (t *Table) Hears(now time.Time) []string {
 	return out
 }
 
-// Of is the cluster's size: the configured members, or more where more
-// distinct peers were heard.
-func (t *Table) Of() int { return max(t.members, len(t.last)+1) }
+// Forget is how long a peer beyond the configured members still counts
+// after its last beat: a node that joined and left (or was removed) stops
+// raising the majority, while one cut off for a few minutes still counts.
+const Forget = 10 * time.Minute
 
 // Reach returns how many of the cluster's servers this node heard from
-// within silence before now, itself included, and of how many.
+// within silence before now, itself included, and of how many: the
+// configured members, or more where more distinct peers were heard within
+// Forget (older ones are dropped from the table).
 func (t *Table) Reach(now time.Time) (heard, of int) {
-	return len(t.Hears(now)) + 1, t.Of()
+	for p, at := range t.last {
+		if now.Sub(at) > Forget {
+			delete(t.last, p)
+			delete(t.first, p)
+			delete(t.hears, p)
+		}
+	}
+	return len(t.Hears(now)) + 1, max(t.members, len(t.last)+1)
 }
 
 // CutOff reports whether this node hears from fewer than a majority of

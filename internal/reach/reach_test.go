@@ -52,6 +52,10 @@ func TestOfGrowsWithPeersBeyondTheConfiguredMembers(t *testing.T) {
 	if h, of := tb.Reach(at(5000)); !CutOff(h, of) {
 		t.Fatalf("every peer silent: reach %d of %d, want cut off", h, of)
 	}
+	tb.Heard(Beat{Node: "n2"}, at(int(Forget.Milliseconds())))
+	if h, of := tb.Reach(at(int(Forget.Milliseconds()) + 1)); h != 2 || of != 2 {
+		t.Fatalf("n3 and n4 gone for %v: reach %d of %d, want 2 of 2 (they no longer count)", Forget, h, of)
+	}
 }
 
 func TestCutOffIsFewerThanAMajority(t *testing.T) {
