@@ -1,7 +1,8 @@
 # bench_lib.sh is sourced by gateway_bench.sh and fanout_bench.sh: the
 # work directory and its cleanup, the gateway and rwload builds, the key
 # file, and starting and stopping a gateway. The caller sets PORT, URL and,
-# optionally, SRC (the tree the gateway is built from) before sourcing it.
+# optionally, SRC (the tree the gateway is built from) or GATEWAY and
+# RWLOAD (binaries to copy instead of building them) before sourcing it.
 # Every process started here is stopped by its PID.
 
 work=$(mktemp -d /tmp/rwbench.XXXXXX)
@@ -17,8 +18,16 @@ cleanup() {
 trap cleanup EXIT
 
 SRC=$(cd "${SRC:-.}" && pwd)
-(cd "$SRC" && go build -o "$work/gateway" ./cmd/gateway)
-go build -o "$work/rwload" ./loadtest/cmd/rwload
+if [ -n "${GATEWAY:-}" ]; then # a binary built before, for runs interleaved with another tree's
+	cp "$GATEWAY" "$work/gateway"
+else
+	(cd "$SRC" && go build -o "$work/gateway" ./cmd/gateway)
+fi
+if [ -n "${RWLOAD:-}" ]; then
+	cp "$RWLOAD" "$work/rwload"
+else
+	go build -o "$work/rwload" ./loadtest/cmd/rwload
+fi
 "$work/rwload" keygen -out "$work/keys.json" -tenant bench -limit 10000000
 
 # start_gw [FLAGS...] starts a gateway ($GWBIN where set, else the one

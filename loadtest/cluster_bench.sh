@@ -8,9 +8,11 @@
 # second and always). Everything listens on 127.0.0.1 only; every process
 # it starts is stopped by its PID.
 #
-#	loadtest/cluster_bench.sh [sync|cluster|redis|all]
+#	loadtest/cluster_bench.sh [sync|sync3|cluster|redis|all]...
 #
-# Environment: RUNS (default 2), D (duration per run, default 8s).
+# Environment: RUNS (default 2), D (duration per run, default 8s), SRC
+# (the tree the gateway is built from) or GATEWAY and RWLOAD (binaries
+# to use instead of building them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -71,16 +73,19 @@ stop_cluster() {
 	CL=()
 }
 
-# start_cluster REPLICAS starts three embedded nodes on fresh data dirs.
+# start_cluster REPLICAS [FLAGS...] starts three embedded nodes on fresh
+# data dirs, each with the extra FLAGS.
 start_cluster() {
 	stop_cluster
+	r=$1
+	shift
 	echo 'a-bench-cluster-secret-0123456789' >"$work/secret"
 	routes=nats://127.0.0.1:17221,nats://127.0.0.1:17222,nats://127.0.0.1:17223
 	for n in 1 2 3; do
 		rm -rf "$work/c$n"
 		"$work/gateway" --keys "$work/keys.json" --data "$work/c$n" --addr "127.0.0.1:1809$n" --metrics-addr '' \
 			--node "n$n" --cluster bench --cluster-listen "127.0.0.1:1722$n" --routes "$routes" \
-			--cluster-secret-file "$work/secret" --replicas "$1" 2>"$work/c$n.log" &
+			--cluster-secret-file "$work/secret" --replicas "$r" "$@" 2>"$work/c$n.log" &
 		CL+=($!)
 	done
 	for n in 1 2 3; do
@@ -98,6 +103,23 @@ cluster_runs() {
 			for b in 1 100; do
 				echo "== three nodes, --replicas $r, batch $b, run $i"
 				start_cluster "$r"
+				load -url "$urls" -clients 64 -batch "$b"
+				stop_cluster
+			done
+		done
+	done
+}
+
+# sync3 compares the default (fsync before every ack) with --sync lazy on
+# a 3-node embedded cluster with --replicas 3, interleaved: there an event
+# is acknowledged once a majority stored it in its log.
+sync3_runs() {
+	urls=http://127.0.0.1:18091,http://127.0.0.1:18092,http://127.0.0.1:18093
+	for i in $(seq "$RUNS"); do
+		for b in 1 100; do
+			for s in always lazy; do
+				echo "== three nodes, --replicas 3, --sync $s, batch $b, run $i"
+				start_cluster 3 --sync "$s"
 				load -url "$urls" -clients 64 -batch "$b"
 				stop_cluster
 			done
@@ -124,10 +146,14 @@ redis_runs() {
 }
 
 trap 'stop_cluster; cleanup' EXIT
-case "${1:-all}" in
-sync) sync_runs ;;
-cluster) cluster_runs ;;
-redis) redis_runs ;;
-all) sync_runs; cluster_runs; redis_runs ;;
-*) echo "usage: $0 [sync|cluster|redis|all]" >&2; exit 2 ;;
-esac
+[ $# -gt 0 ] || set -- all
+for mode in "$@"; do
+	case "$mode" in
+	sync) sync_runs ;;
+	sync3) sync3_runs ;;
+	cluster) cluster_runs ;;
+	redis) redis_runs ;;
+	all) sync_runs; cluster_runs; redis_runs ;;
+	*) echo "usage: $0 [sync|sync3|cluster|redis|all]..." >&2; exit 2 ;;
+	esac
+done
