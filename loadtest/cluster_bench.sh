@@ -36,7 +36,7 @@ sync_runs() {
 		rm -f "$work/dd"
 		for b in 1 100; do
 			for s in always lazy; do
-				echo "== one node, --sync $s, batch $b, run $i"
+				echo "== one node, --sync $s, batch $b, run $i, load $(cut -d" " -f1 /proc/loadavg)"
 				start_gw --metrics-addr "127.0.0.1:$mport" --sync "$s"
 				perf_start
 				load -url "$URL" -clients 64 -batch "$b"
@@ -118,7 +118,7 @@ sync3_runs() {
 	for i in $(seq "$RUNS"); do
 		for b in 1 100; do
 			for s in always lazy; do
-				echo "== three nodes, --replicas 3, --sync $s, batch $b, run $i"
+				echo "== three nodes, --replicas 3, --sync $s, batch $b, run $i, load $(cut -d" " -f1 /proc/loadavg)"
 				start_cluster 3 --sync "$s"
 				load -url "$urls" -clients 64 -batch "$b"
 				stop_cluster
