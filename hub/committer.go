@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/rankwire/rankwire/internal/ledger"
 )
@@ -20,19 +19,6 @@ import (
 // results. Apply treats every group as its own batch (own board, own
 // results, own error), so the event's content alone defines the outcome.
 //
-// A tenant has up to maxInFlight group events published and not yet
-// acknowledged: with fsync before every ack (Config.Sync's default),
-// JetStream stores and fsyncs one message at a time, and a second publish
-// in flight lets the next group be gathered, encoded and sent while the
-// previous one's fsync runs, so the store finds it waiting when the fsync
-// ends (and a clustered stream's leader may append both to its log with
-// one fsync). Groups in flight together hold calls that are concurrent
-// (no caller of either has an answer), so their order in the stream is
-// free to be either; the stream's order is the order of application on
-// every node, and each call is answered from its own event's apply only
-// (submitGrouped): a group that fails answers its own calls with the
-// error and never decides another group's answer.
-//
 // Other event kinds (settings, link, remove, reset, delete) are published
 // by their calls directly, as before: concurrent calls of a tenant are
 // ordered by the stream, in publish order, either way.
@@ -41,7 +27,6 @@ const (
 	maxGroupItems = 1000    // items in one group-committed event (a Submit call larger still goes alone)
 	maxGroupBytes = 1 << 20 // estimated encoded bytes of one event, likewise
 	queueLen      = 1024    // Submit calls queued per tenant before callers block
-	maxInFlight   = 2       // group events of one tenant published and not yet acknowledged
 )
 
 // submitReq is one Submit call waiting for the committer.
@@ -96,14 +81,10 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 	return g[t.i].Results, g[t.i].Err
 }
 
-// runCommitter publishes r's queued Submit calls in groups, up to
-// maxInFlight at once, until ctx ends; it returns once the publishes it
-// started have ended (they end with ctx too). Calls still queued then fail
-// with ErrClosed through their own wait on the Hub's context.
+// runCommitter publishes r's queued Submit calls in groups until ctx ends.
+// Calls still queued then fail with ErrClosed through their own wait on the
+// Hub's context.
 func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
-	slots := make(chan struct{}, maxInFlight)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	var next *submitReq // a call that did not fit the last group
 	for {
 		first := next
@@ -114,23 +95,14 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 				return
 			}
 		}
-		next = nil
 		if err := first.ctx.Err(); err != nil {
 			first.sent <- ticket{err: err}
+			next = nil
 			continue
 		}
-		select { // while every slot is taken, more calls queue behind first
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		r.peak.Store(max(r.peak.Load(), int32(len(slots)))) // only this goroutine stores it
 		var reqs []*submitReq
 		reqs, next = r.gather(first)
-		wg.Go(func() {
-			defer func() { <-slots }()
-			sl.publishGroup(ctx, r, reqs)
-		})
+		sl.publishGroup(ctx, r, reqs)
 	}
 }
 

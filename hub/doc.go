@@ -35,8 +35,8 @@
 // Per tenant: the replica goroutine, the only writer of the tenant's
 // ledger.State; its fetcher, which decodes events ahead of it, and the
 // fetcher's watchdog (follow.go); its saver, which writes its snapshots;
-// its committer, which publishes its Submit calls in groups, and the
-// publishes it has in flight (at most two; it waits for them) (committer.go); and, while a group event writes several boards, the
+// its committer, which publishes its Submit calls in groups
+// (committer.go); and, while a group event writes several boards, the
 // goroutines of its lanes (lanes.go), which the replica waits for. Per
 // Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down
 // tenants, the discoverer, the disk watch (internal/diskwatch), and while

@@ -46,7 +46,6 @@ type replica struct {
 	fp     fpState  // checkpoints and a diverged copy's rebuild (fingerprints.go)
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
-	peak  atomic.Int32    // most group events in flight at once so far (committer.go); tests read it
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
 
 	waitMu   sync.Mutex // guards the fields below
