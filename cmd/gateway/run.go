@@ -65,7 +65,8 @@ type gateway struct {
 	keys        *auth.Keyring
 	demo        *demoKey // nil: not the demo
 	hub         *hub.Hub
-	div         *divergence // nil without --cluster; div.fps.Rebuilding() feeds readiness (tenants out of service here)
+	system      *clusterSystem // nil outside an embedded cluster
+	div         *divergence    // nil without --cluster; div.fps.Rebuilding() feeds readiness (tenants out of service here)
 	reg         *prometheus.Registry
 	metricsAddr string // "none" without --metrics-addr
 	api         *api.Server
@@ -137,6 +138,9 @@ func (g *gateway) startHub(ctx context.Context) error {
 		return err
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
+	if err := newSystemPassword(&cluster); err != nil {
+		return err
+	}
 	div := newDivergence(cfg, g.log)
 	var fps *hub.Fingerprints
 	if div != nil {
@@ -157,6 +161,12 @@ func (g *gateway) startHub(ctx context.Context) error {
 	}
 	g.hub, g.embedded = h, srv
 	g.onStop(func() { closeHub(h, g.log) })
+	if srv != nil && cfg.Cluster != "" {
+		if g.system, err = openClusterSystem(srv, cluster); err != nil {
+			return err
+		}
+		g.onStop(g.system.close) // before the hub closes the server
+	}
 	if g.cfg.cursorKey, err = cursorKey(cfg.DataDir, secret); err != nil {
 		return err
 	}

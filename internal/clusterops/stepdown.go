@@ -29,6 +29,13 @@ import (
 // elected.
 const pollEvery = 20 * time.Millisecond
 
+// pollTimeout bounds one such question: a stream between two leaders does
+// not answer its info request at all (the leader answers it), and a wait
+// for that answer bounded by the whole handover's deadline would miss the
+// new leader elected meanwhile (seen: elected 54 ms after the step-down,
+// not noticed in 1 s).
+const pollTimeout = 250 * time.Millisecond
+
 // Handoff is what StepDown did with one stream this node led.
 type Handoff struct {
 	Stream string
@@ -130,7 +137,9 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	for {
-		s, err := js.Stream(ctx, stream)
+		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		s, err := js.Stream(pctx, stream)
+		cancel()
 		if err == nil {
 			if c := s.CachedInfo().Cluster; c != nil && c.Leader != "" && c.Leader != self {
 				return c.Leader, nil
