@@ -76,6 +76,10 @@ func TestPlannedLeaderStop(t *testing.T) {
 		w.acked.Load(), w.failed.Load(), w.longest.Round(time.Millisecond))
 	t.Logf("the longest gap ended %v after the SIGTERM; the longest from the SIGTERM on: %v (stopping node also the meta leader: %v)",
 		w.longestAt.Sub(termAt).Round(time.Millisecond), w.longestAfter.Round(time.Millisecond), alsoMeta)
+	for _, g := range w.slow {
+		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
+			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]))
+	}
 	if f := w.failed.Load(); f != 0 {
 		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
 	}
@@ -91,6 +95,22 @@ func TestPlannedLeaderStop(t *testing.T) {
 	if took > 5*time.Second {
 		t.Fatalf("the leader took %v to stop, want under 5 s", took)
 	}
+}
+
+// logsBetween returns the lines every node of c logged between from and
+// to (and 50 ms around), each prefixed with its node.
+func logsBetween(c *cluster, from, to time.Time) string {
+	at := regexp.MustCompile(`^time=(\S+)`)
+	var out []string
+	for i, n := range c.nodes {
+		for _, line := range n.p.logged(at) {
+			ts, err := time.Parse(time.RFC3339Nano, at.FindStringSubmatch(line)[1])
+			if err == nil && ts.After(from.Add(-50*time.Millisecond)) && ts.Before(to.Add(50*time.Millisecond)) {
+				out = append(out, fmt.Sprintf("n%d: %s", i+1, line))
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // plannedRuns counts TestPlannedLeaderStop's runs (-count).
@@ -152,6 +172,7 @@ type handoffWriter struct {
 	// longestAfter run's longest gap that ended after it.
 	stopAt       atomic.Int64
 	longestAfter time.Duration
+	slow         [][2]time.Time // run's: the gaps over 100 ms after stopAt, start and end
 }
 
 func newHandoffWriter(t *testing.T, tok string, via []*clusterNode) *handoffWriter {
@@ -181,8 +202,11 @@ func (w *handoffWriter) run(ctx context.Context) <-chan struct{} {
 				if gap > w.longest {
 					w.longest, w.longestAt = gap, time.Now()
 				}
-				if at := w.stopAt.Load(); at != 0 && time.Now().UnixNano() > at && gap > w.longestAfter {
-					w.longestAfter = gap
+				if at := w.stopAt.Load(); at != 0 && time.Now().UnixNano() > at {
+					w.longestAfter = max(w.longestAfter, gap)
+					if gap > 100*time.Millisecond {
+						w.slow = append(w.slow, [2]time.Time{w.last, time.Now()})
+					}
 				}
 				w.last = time.Now()
 			case ctx.Err() == nil:

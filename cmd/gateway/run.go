@@ -166,6 +166,13 @@ func (g *gateway) startHub(ctx context.Context) error {
 			return err
 		}
 		g.onStop(g.system.close) // before the hub closes the server
+		// Without the socket (a --data path too long for one) the node
+		// serves all the same: only `gateway cluster` cannot reach it.
+		if stopAdmin, err := serveClusterAdmin(cfg.DataDir, cfg.Node, g.system, g.log); err != nil {
+			g.log.Warn("gateway cluster cannot reach this node", "err", err)
+		} else {
+			g.onStop(stopAdmin)
+		}
 	}
 	if g.cfg.cursorKey, err = cursorKey(cfg.DataDir, secret); err != nil {
 		return err
