@@ -48,12 +48,9 @@ func (g *gateway) handOver() {
 	ctx, cancel := context.WithTimeout(context.Background(), handoffTimeout)
 	defer cancel()
 	start := time.Now()
+	local := g.system.local(g.cfg.Node) // before the meta step-down: read in-process, asking no meta leader
 	g.handOverMeta(ctx)
-	handoffs, err := clusterops.StepDown(ctx, g.hub.JetStream(), g.cfg.Node)
-	if err != nil {
-		g.log.Warn("handing over stream leaderships", "err", err)
-		return
-	}
+	handoffs := clusterops.StepDownLocal(ctx, g.hub.JetStream(), g.cfg.Node, local)
 	for _, h := range handoffs {
 		if h.Err != nil {
 			g.log.Warn("stream leadership not handed over", "stream", h.Stream, "err", h.Err)

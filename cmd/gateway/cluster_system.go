@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/clusterops"
 	"github.com/rankwire/rankwire/internal/natsconf"
 )
 
@@ -49,6 +50,53 @@ func (cs *clusterSystem) metaLeader() string {
 		return ""
 	}
 	return info.Meta.Leader
+}
+
+// local is what this node's server holds, read in-process (no request to
+// the meta leader, which may be stepping down meanwhile).
+func (cs *clusterSystem) local(self string) clusterops.Local {
+	return clusterops.Local{Led: cs.ledStreams(self), Consumers: func(stream string) []string { return cs.hostedConsumers(self, stream) }}
+}
+
+// ledStreams names the replicated streams self leads.
+func (cs *clusterSystem) ledStreams(self string) []string {
+	var led []string
+	for _, s := range cs.streams(false) {
+		if c := s.Cluster; c != nil && c.Leader == self && len(c.Replicas) > 0 {
+			led = append(led, s.Name)
+		}
+	}
+	return led
+}
+
+// hostedConsumers names the single-replica consumers of stream on self.
+func (cs *clusterSystem) hostedConsumers(self, stream string) []string {
+	var names []string
+	for _, s := range cs.streams(true) {
+		if s.Name != stream {
+			continue
+		}
+		for _, c := range s.Consumer {
+			if c != nil && c.Cluster != nil && c.Cluster.Leader == self && len(c.Cluster.Replicas) == 0 {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
+}
+
+// streams lists the streams this node's server holds a replica of, in
+// every account, with their consumers on it where consumers is set.
+func (cs *clusterSystem) streams(consumers bool) []server.StreamDetail {
+	info, err := cs.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true, Consumer: consumers})
+	if err != nil {
+		return nil
+	}
+	var out []server.StreamDetail
+	for _, a := range info.AccountDetails {
+		out = append(out, a.Streams...)
+	}
+	return out
 }
 
 // close closes the connection.

@@ -67,24 +67,41 @@ func StepDown(ctx context.Context, js jetstream.JetStream, self string) ([]Hando
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Handoff, len(led))
+	return StepDownLocal(ctx, js, self, Local{Led: led}), nil
+}
+
+// Local is what this node's own server says it holds, read in-process:
+// it asks nothing of the meta leader (which answers STREAM.LIST and
+// places consumer listings), and knows of every consumer it hosts where a
+// cluster-wide listing may leave out one whose leader answered late.
+type Local struct {
+	Led []string // the replicated streams self leads
+	// Consumers returns the single-replica consumers of stream that this
+	// node hosts; nil: list them through the JetStream API.
+	Consumers func(stream string) []string
+}
+
+// StepDownLocal is StepDown for the streams l.Led, dropping the consumers
+// l.Consumers names.
+func StepDownLocal(ctx context.Context, js jetstream.JetStream, self string, l Local) []Handoff {
+	out := make([]Handoff, len(l.Led))
 	start := time.Now()
 	var wg sync.WaitGroup
-	for i, stream := range led { // one at a time would let a slow stream hold up the others' wait
-		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, start) })
+	for i, stream := range l.Led { // one at a time would let a slow stream hold up the others' wait
+		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, l.Consumers, start) })
 	}
 	wg.Wait()
-	return out, nil
+	return out
 }
 
 // handOver steps stream's leader (self) down and waits for another.
-func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, start time.Time) Handoff {
+func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string, start time.Time) Handoff {
 	h := Handoff{Stream: stream}
 	if h.Err = stepDown(ctx, js, stream); h.Err == nil {
 		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
 	}
 	if h.Err == nil {
-		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self)
+		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self, local)
 	}
 	h.Took = time.Since(start)
 	return h
@@ -154,14 +171,54 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 }
 
 // dropConsumers deletes the consumers of stream that have one replica,
-// on self: they would vanish with this node, and their readers (other
-// nodes' replicas) would notice only when heartbeats stop; deleted, their
-// readers are told at once (409 Consumer Deleted) and make new ones on the
-// nodes that stay. It returns how many it deleted.
-func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string) (int, error) {
+// on self (local's, where not nil): they would vanish with this node, and
+// their readers (other nodes' replicas) would notice only when heartbeats
+// stop; deleted, their readers are told at once (409 Consumer Deleted) and
+// make new ones on the nodes that stay. A reader's new consumer may be
+// placed on this node again (it is still a peer): with local, it looks
+// again after dropRecheck, up to dropRounds times, and deletes those too.
+// It returns how many it deleted.
+func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	n := 0
+	for round := 0; round < dropRounds; round++ {
+		names, err := hosted(ctx, s, stream, self, local)
+		if err != nil || len(names) == 0 {
+			return n, err
+		}
+		for _, name := range names {
+			if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+			}
+			n++
+		}
+		if local == nil {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return n, nil
+		case <-time.After(dropRecheck):
+		}
+	}
+	return n, nil
+}
+
+// How often and how long after dropConsumers looks for readers' new
+// consumers placed on the stopping node.
+const (
+	dropRounds  = 3
+	dropRecheck = 100 * time.Millisecond
+)
+
+// hosted names the single-replica consumers of stream on self: local's
+// answer, or else the stream's consumer listing.
+func hosted(ctx context.Context, s jetstream.Stream, stream, self string, local func(string) []string) ([]string, error) {
+	if local != nil {
+		return local(stream), nil
 	}
 	var names []string
 	l := s.ListConsumers(ctx)
@@ -171,14 +228,7 @@ func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self str
 		}
 	}
 	if err := l.Err(); err != nil {
-		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+		return nil, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
 	}
-	n := 0
-	for _, name := range names {
-		if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
-		}
-		n++
-	}
-	return n, nil
+	return names, nil
 }
