@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -20,6 +23,15 @@ import (
 type clusterSystem struct {
 	srv *server.Server
 	nc  *nats.Conn
+	own string // the prefix of this node's own replicas' consumers
+}
+
+// newReplicaID returns a random id for the hub's replicas' consumers
+// (hub.Config.ReplicaID): 8 bytes in hex, as the hub's own.
+func newReplicaID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // newSystemPassword gives c the system user's password for this process.
@@ -32,14 +44,15 @@ func newSystemPassword(c *hub.Cluster) error {
 	return err
 }
 
-// openClusterSystem connects to srv, in-process, as the system user of c.
-func openClusterSystem(srv *server.Server, c hub.Cluster) (*clusterSystem, error) {
+// openClusterSystem connects to srv, in-process, as the system user of c;
+// replicaID is the hub's (hub.Config.ReplicaID).
+func openClusterSystem(srv *server.Server, c hub.Cluster, replicaID string) (*clusterSystem, error) {
 	nc, err := nats.Connect("", nats.InProcessServer(srv), natsconf.SystemAuth(c), nats.Name("rankwire-system"),
 		nats.MaxReconnects(-1))
 	if err != nil {
 		return nil, fmt.Errorf("the system account's in-process connection: %w", err)
 	}
-	return &clusterSystem{srv: srv, nc: nc}, nil
+	return &clusterSystem{srv: srv, nc: nc, own: "rw_" + replicaID + "_"}, nil
 }
 
 // metaLeader is the JetStream meta group's leader as this node sees it,
@@ -69,7 +82,9 @@ func (cs *clusterSystem) ledStreams(self string) []string {
 	return led
 }
 
-// hostedConsumers names the single-replica consumers of stream on self.
+// hostedConsumers names the single-replica consumers of stream on self
+// but this node's own replicas' (their reader stops with it: deleted, it
+// would only make another, maybe here again, while it still serves).
 func (cs *clusterSystem) hostedConsumers(self, stream string) []string {
 	var names []string
 	for _, s := range cs.streams(true) {
@@ -77,7 +92,7 @@ func (cs *clusterSystem) hostedConsumers(self, stream string) []string {
 			continue
 		}
 		for _, c := range s.Consumer {
-			if c != nil && c.Cluster != nil && c.Cluster.Leader == self && len(c.Cluster.Replicas) == 0 {
+			if c != nil && c.Cluster != nil && c.Cluster.Leader == self && len(c.Cluster.Replicas) == 0 && !strings.HasPrefix(c.Name, cs.own) {
 				names = append(names, c.Name)
 			}
 		}

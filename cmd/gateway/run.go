@@ -141,6 +141,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 	if err := newSystemPassword(&cluster); err != nil {
 		return err
 	}
+	replicaID := newReplicaID()
 	div := newDivergence(cfg, g.log)
 	var fps *hub.Fingerprints
 	if div != nil {
@@ -151,7 +152,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
 		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync, Fingerprints: fps,
-		Embedded: func(s *server.Server) { srv = s }})
+		Embedded: func(s *server.Server) { srv = s }, ReplicaID: replicaID})
 	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
@@ -162,7 +163,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 	g.hub, g.embedded = h, srv
 	g.onStop(func() { closeHub(h, g.log) })
 	if srv != nil && cfg.Cluster != "" {
-		if g.system, err = openClusterSystem(srv, cluster); err != nil {
+		if g.system, err = openClusterSystem(srv, cluster, replicaID); err != nil {
 			return err
 		}
 		g.onStop(g.system.close) // before the hub closes the server

@@ -175,28 +175,29 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 // their readers (other nodes' replicas) would notice only when heartbeats
 // stop; deleted, their readers are told at once (409 Consumer Deleted) and
 // make new ones on the nodes that stay. A reader's new consumer may be
-// placed on this node again (it is still a peer): with local, it looks
-// again after dropRecheck, up to dropRounds times, and deletes those too.
+// placed on this node again (it is still a peer, and the meta leader
+// places a single-replica consumer on any of the stream's peers: seen
+// three times in a row): with local, it looks again every dropRecheck,
+// deleting those too, until two looks in a row find none, dropRounds
+// looks or ctx's end.
 // It returns how many it deleted.
 func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string) (int, error) {
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	if local == nil {
+		return dropListed(ctx, js, stream, self)
 	}
-	n := 0
-	for round := 0; round < dropRounds; round++ {
-		names, err := hosted(ctx, s, stream, self, local)
-		if err != nil || len(names) == 0 {
-			return n, err
+	n, empty := 0, 0
+	for round := 0; round < dropRounds && empty < 2; round++ {
+		names := local(stream)
+		if len(names) == 0 {
+			empty++ // twice in a row: a reader told of a deletion has had time to make its new consumer
+		} else {
+			empty = 0
 		}
-		for _, name := range names {
-			if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		for _, name := range names { // by name: no STREAM.INFO, which a stream between leaders leaves unanswered
+			if err := js.DeleteConsumer(ctx, stream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 				return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
 			}
 			n++
-		}
-		if local == nil {
-			return n, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -207,19 +208,37 @@ func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self str
 	return n, nil
 }
 
+// dropListed deletes the single-replica consumers of stream on self that
+// the stream's consumer listing names, once.
+func dropListed(ctx context.Context, js jetstream.JetStream, stream, self string) (int, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	names, err := hosted(ctx, s, stream, self)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // How often and how long after dropConsumers looks for readers' new
 // consumers placed on the stopping node.
 const (
-	dropRounds  = 3
-	dropRecheck = 100 * time.Millisecond
+	dropRounds  = 10
+	dropRecheck = 60 * time.Millisecond
 )
 
-// hosted names the single-replica consumers of stream on self: local's
-// answer, or else the stream's consumer listing.
-func hosted(ctx context.Context, s jetstream.Stream, stream, self string, local func(string) []string) ([]string, error) {
-	if local != nil {
-		return local(stream), nil
-	}
+// hosted names the single-replica consumers of stream on self that the
+// stream's consumer listing names.
+func hosted(ctx context.Context, s jetstream.Stream, stream, self string) ([]string, error) {
 	var names []string
 	l := s.ListConsumers(ctx)
 	for info := range l.Info() {
