@@ -118,6 +118,12 @@ type Config struct {
 	// (cmd/gateway reads its JetStream state). It must not shut the server
 	// down or change it. Ignored with NATSURL.
 	Embedded func(*server.Server)
+	// ReplicaID, where set, is this process's id in the names of its
+	// replicas' consumers (rw_<ReplicaID>_<tenant>_<n>) and in its message
+	// ids, so that the owner can tell them apart (a stopping node deletes
+	// the other nodes' consumers it hosts, not its own); random and new
+	// for every process, as the Hub's own is. Empty: the Hub makes one.
+	ReplicaID string
 }
 
 const (

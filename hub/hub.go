@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -158,7 +159,7 @@ func (h *Hub) connect(ctx context.Context) error {
 	}
 	h.snaps.js = h.js
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: randomID(), ctx: h.ctx, wg: &h.wg,
+		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg,
 		keys: shred.New(h.js, h.cfg.Replicas)}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,

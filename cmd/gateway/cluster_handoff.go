@@ -32,23 +32,25 @@ func (d *drainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.next.ServeHTTP(w, r)
 }
 
-// handOver hands the stream leaderships of this node to the other
-// replicas and waits, at most handoffTimeout, for their new leaders; a
-// node outside an embedded cluster has none to hand over. Requests are
-// served meanwhile (with Connection: close): a write that reaches a
-// stream during the handover waits for the new leader in the hub.
+// handOver hands the meta group's leadership (where this node has it)
+// and then the stream leaderships of this node to the other peers and
+// replicas, and waits, at most handoffTimeout in all, for their new
+// leaders; a node outside an embedded cluster has none to hand over.
+// Requests are served meanwhile (with Connection: close): a write that
+// reaches a stream during the handover waits for the new leader in the
+// hub. The meta leader goes first: the streams' handovers delete this
+// node's consumers, and their readers create new ones, both through the
+// meta leader.
 func (g *gateway) handOver() {
-	if g.cfg.Cluster == "" || g.hub == nil {
+	if g.cfg.Cluster == "" || g.hub == nil || g.system == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), handoffTimeout)
 	defer cancel()
 	start := time.Now()
-	handoffs, err := clusterops.StepDown(ctx, g.hub.JetStream(), g.cfg.Node)
-	if err != nil {
-		g.log.Warn("handing over stream leaderships", "err", err)
-		return
-	}
+	local := g.system.local(g.cfg.Node) // before the meta step-down: read in-process, asking no meta leader
+	g.handOverMeta(ctx)
+	handoffs := clusterops.StepDownLocal(ctx, g.hub.JetStream(), g.cfg.Node, local)
 	for _, h := range handoffs {
 		if h.Err != nil {
 			g.log.Warn("stream leadership not handed over", "stream", h.Stream, "err", h.Err)
@@ -60,4 +62,17 @@ func (g *gateway) handOver() {
 		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
 	}
 	g.log.Info("leaderships handed over", "streams", len(handoffs), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// handOverMeta steps the meta group's leader down where this node is it.
+func (g *gateway) handOverMeta(ctx context.Context) {
+	m := clusterops.StepDownMeta(ctx, g.system.nc, g.cfg.Node, g.system.metaLeader)
+	switch {
+	case !m.Led:
+		g.log.Info("not the meta leader: nothing to hand over", "meta_leader", g.system.metaLeader())
+	case m.Err != nil:
+		g.log.Warn("meta leadership not handed over", "err", m.Err, "took", m.Took.Round(time.Millisecond))
+	default:
+		g.log.Info("meta leadership handed over", "leader", m.Leader, "took", m.Took.Round(time.Millisecond))
+	}
 }

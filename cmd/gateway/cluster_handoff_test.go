@@ -21,6 +21,10 @@ import (
 // submission is on the survivors, and every node, the last two stopped
 // together, exits within 5 s of its SIGTERM. It logs the writer's longest
 // gap between acknowledgements (the target for a planned stop: 100 ms).
+// Runs alternate (-count) between a stream leader that also leads the
+// JetStream meta group, which must hand that over too, and one that does
+// not: the test moves the stream's leadership to or away from the meta
+// leader first.
 func TestPlannedLeaderStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
@@ -30,7 +34,8 @@ func TestPlannedLeaderStop(t *testing.T) {
 		t.Fatalf("create board through node 1: %d %v", status, err)
 	}
 	settled(t, c)
-	leader := c.streamLeader(t, "RW_t1")
+	alsoMeta := plannedRuns.Add(1)%2 == 1
+	leader := c.placeStreamLeader(t, "RW_t1", alsoMeta)
 	var order []*clusterNode // the leader first: the writer starts there
 	order = append(order, c.nodes[leader])
 	for i, n := range c.nodes {
@@ -48,6 +53,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 	await.For(t, 20*time.Second, func() error { return w.progressed(at, 20) })
 
 	termAt := time.Now()
+	w.stopAt.Store(termAt.UnixNano())
 	took := sigterm(t, order[0])
 	t.Logf("the stream's leader (n%d) exited %v after SIGTERM", leader+1, took.Round(time.Millisecond))
 	handed := regexp.MustCompile(`stream leadership handed over" stream=RW_t1 leader=n([0-9])`)
@@ -56,13 +62,24 @@ func TestPlannedLeaderStop(t *testing.T) {
 	} else {
 		t.Logf("the leader: %s", got[0])
 	}
+	metaHanded := regexp.MustCompile(`meta leadership handed over" leader=n([0-9])`)
+	if got := order[0].p.logged(metaHanded); alsoMeta && len(got) != 1 {
+		t.Fatalf("the meta leader logged %d handovers of the meta group, want 1; its log:\n%s", len(got), order[0].p.report())
+	} else if alsoMeta {
+		t.Logf("the meta leader: %s", got[0])
+	}
 	at = w.acked.Load()
 	await.For(t, 20*time.Second, func() error { return w.progressed(at, 50) })
 	stopWriter()
 	<-writes
 	t.Logf("the writer: %d acknowledged, %d failed calls, longest gap between acknowledgements %v",
 		w.acked.Load(), w.failed.Load(), w.longest.Round(time.Millisecond))
-	t.Logf("the longest gap ended %v after the SIGTERM", w.longestAt.Sub(termAt).Round(time.Millisecond))
+	t.Logf("the longest gap ended %v after the SIGTERM; the longest from the SIGTERM on: %v (stopping node also the meta leader: %v)",
+		w.longestAt.Sub(termAt).Round(time.Millisecond), w.longestAfter.Round(time.Millisecond), alsoMeta)
+	for _, g := range w.slow {
+		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
+			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]))
+	}
 	if f := w.failed.Load(); f != 0 {
 		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
 	}
@@ -80,6 +97,70 @@ func TestPlannedLeaderStop(t *testing.T) {
 	}
 }
 
+// logsBetween returns the lines every node of c logged between from and
+// to (and 50 ms around), each prefixed with its node.
+func logsBetween(c *cluster, from, to time.Time) string {
+	at := regexp.MustCompile(`^time=(\S+)`)
+	var out []string
+	for i, n := range c.nodes {
+		for _, line := range n.p.logged(at) {
+			ts, err := time.Parse(time.RFC3339Nano, at.FindStringSubmatch(line)[1])
+			if err == nil && ts.After(from.Add(-50*time.Millisecond)) && ts.Before(to.Add(50*time.Millisecond)) {
+				out = append(out, fmt.Sprintf("n%d: %s", i+1, line))
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// plannedRuns counts TestPlannedLeaderStop's runs (-count).
+var plannedRuns atomic.Int64
+
+// placeStreamLeader moves stream's leadership onto the meta leader
+// (withMeta) or off it, and returns the index of its leader then.
+func (c *cluster) placeStreamLeader(t *testing.T, stream string, withMeta bool) int {
+	t.Helper()
+	meta := c.metaLeader(t)
+	leader := c.streamLeader(t, stream)
+	want := meta
+	if !withMeta {
+		want = (meta + 1) % len(c.nodes)
+	}
+	if (leader == meta) == withMeta {
+		t.Logf("the meta leader is n%d, %s's leader n%d", meta+1, stream, leader+1)
+		return leader
+	}
+	js, done := c.jetStream(t, c.nodes[0])
+	defer done()
+	body := fmt.Sprintf(`{"placement":{"preferred":"n%d"}}`, want+1)
+	await.For(t, 20*time.Second, func() error {
+		if l := c.streamLeader(t, stream); l == want {
+			return nil
+		}
+		_, err := js.Conn().Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, []byte(body), 5*time.Second)
+		return fmt.Errorf("%s's leader is not n%d yet (step-down: %v)", stream, want+1, err)
+	})
+	t.Logf("the meta leader is n%d; %s's leadership moved from n%d to n%d", meta+1, stream, leader+1, want+1)
+	return want
+}
+
+// metaLeader returns the index of the node whose metrics say it leads
+// the meta group.
+func (c *cluster) metaLeader(t *testing.T) int {
+	t.Helper()
+	leader := -1
+	await.For(t, 20*time.Second, func() error {
+		for i, n := range c.nodes {
+			if metricOf(t, n, "rankwire_cluster_meta_leader") == "1" {
+				leader = i
+				return nil
+			}
+		}
+		return fmt.Errorf("no node says it leads the meta group")
+	})
+	return leader
+}
+
 // handoffWriter submits through its gateways with the Go SDK, scores
 // rising with every acknowledged submission, counting failed calls.
 type handoffWriter struct {
@@ -87,6 +168,11 @@ type handoffWriter struct {
 	failed    atomic.Int64
 	firstErr  error     // run's, read after it ended
 	longestAt time.Time // run's: when the longest gap ended
+	// stopAt is when the node was told to stop (Unix ns; zero: not yet),
+	// longestAfter run's longest gap that ended after it.
+	stopAt       atomic.Int64
+	longestAfter time.Duration
+	slow         [][2]time.Time // run's: the gaps over 100 ms after stopAt, start and end
 }
 
 func newHandoffWriter(t *testing.T, tok string, via []*clusterNode) *handoffWriter {
@@ -112,8 +198,15 @@ func (w *handoffWriter) run(ctx context.Context) <-chan struct{} {
 			err := w.submit(ctx)
 			switch {
 			case err == nil:
-				if gap := time.Since(w.last); gap > w.longest {
+				gap := time.Since(w.last)
+				if gap > w.longest {
 					w.longest, w.longestAt = gap, time.Now()
+				}
+				if at := w.stopAt.Load(); at != 0 && time.Now().UnixNano() > at {
+					w.longestAfter = max(w.longestAfter, gap)
+					if gap > 100*time.Millisecond {
+						w.slow = append(w.slow, [2]time.Time{w.last, time.Now()})
+					}
 				}
 				w.last = time.Now()
 			case ctx.Err() == nil:

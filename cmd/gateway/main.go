@@ -7,7 +7,8 @@
 // key file (token.go), `gateway keygen` writes a first key file
 // (keygen.go); `gateway import` and `gateway export` move scores in and
 // standings out (port.go); `gateway backup` and `gateway restore` copy the
-// streams out and back (backup.go, restore.go); `gateway help` lists them.
+// streams out and back (backup.go, restore.go); `gateway cluster` lists and removes the
+// embedded cluster's peers (cluster_cmd.go); `gateway help` lists them.
 package main
 
 import (
@@ -54,6 +55,8 @@ func subcommands() []command {
 			"write a consistent copy of every stream the gateway keeps", backupVerb("backup")},
 		{"restore", "--from BACKUP (--data NEWDIR | --nats URL [flags])",
 			"check a backup and restore it into a new data directory or a new cluster's NATS", backupVerb("restore")},
+		{"cluster", "peers|remove NODE [--data DIR]",
+			"list the embedded cluster's meta peers, or remove a departed one, through the node running on --data", runCluster},
 		{"version", "", "print the version", runVersion},
 		{"help", "", "list the subcommands and the flags of serving", runHelp},
 	}

@@ -65,7 +65,8 @@ type gateway struct {
 	keys        *auth.Keyring
 	demo        *demoKey // nil: not the demo
 	hub         *hub.Hub
-	div         *divergence // nil without --cluster; div.fps.Rebuilding() feeds readiness (tenants out of service here)
+	system      *clusterSystem // nil outside an embedded cluster
+	div         *divergence    // nil without --cluster; div.fps.Rebuilding() feeds readiness (tenants out of service here)
 	reg         *prometheus.Registry
 	metricsAddr string // "none" without --metrics-addr
 	api         *api.Server
@@ -137,6 +138,10 @@ func (g *gateway) startHub(ctx context.Context) error {
 		return err
 	}
 	cluster, natsAuth := cfg.hubCluster(secret)
+	if err := newSystemPassword(&cluster); err != nil {
+		return err
+	}
+	replicaID := newReplicaID()
 	div := newDivergence(cfg, g.log)
 	var fps *hub.Fingerprints
 	if div != nil {
@@ -147,7 +152,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 	h, err := hub.Start(ctx, hub.Config{DataDir: cfg.DataDir, NATSURL: cfg.NATSURL, Logger: g.log, PushInterval: cfg.PushInterval,
 		MaxStore: cfg.MaxStore, WriteTimeout: cfg.WriteTimeout, IdempotencyRetention: cfg.IdempotencyRetention,
 		Cluster: cluster, NATSAuth: natsAuth, JSDomain: cfg.NATSDomain, Replicas: cfg.Replicas, Sync: cfg.Sync, Fingerprints: fps,
-		Embedded: func(s *server.Server) { srv = s }})
+		Embedded: func(s *server.Server) { srv = s }, ReplicaID: replicaID})
 	stopWatch()
 	if err != nil {
 		return err // hub's errors name the hub
@@ -157,6 +162,19 @@ func (g *gateway) startHub(ctx context.Context) error {
 	}
 	g.hub, g.embedded = h, srv
 	g.onStop(func() { closeHub(h, g.log) })
+	if srv != nil && cfg.Cluster != "" {
+		if g.system, err = openClusterSystem(srv, cluster, replicaID); err != nil {
+			return err
+		}
+		g.onStop(g.system.close) // before the hub closes the server
+		// Without the socket (a --data path too long for one) the node
+		// serves all the same: only `gateway cluster` cannot reach it.
+		if stopAdmin, err := serveClusterAdmin(cfg.DataDir, cfg.Node, g.system, g.log); err != nil {
+			g.log.Warn("gateway cluster cannot reach this node", "err", err)
+		} else {
+			g.onStop(stopAdmin)
+		}
+	}
 	if g.cfg.cursorKey, err = cursorKey(cfg.DataDir, secret); err != nil {
 		return err
 	}

@@ -29,6 +29,13 @@ import (
 // elected.
 const pollEvery = 20 * time.Millisecond
 
+// pollTimeout bounds one such question: a stream between two leaders does
+// not answer its info request at all (the leader answers it), and a wait
+// for that answer bounded by the whole handover's deadline would miss the
+// new leader elected meanwhile (seen: elected 54 ms after the step-down,
+// not noticed in 1 s).
+const pollTimeout = 250 * time.Millisecond
+
 // Handoff is what StepDown did with one stream this node led.
 type Handoff struct {
 	Stream string
@@ -60,24 +67,41 @@ func StepDown(ctx context.Context, js jetstream.JetStream, self string) ([]Hando
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Handoff, len(led))
+	return StepDownLocal(ctx, js, self, Local{Led: led}), nil
+}
+
+// Local is what this node's own server says it holds, read in-process:
+// it asks nothing of the meta leader (which answers STREAM.LIST and
+// places consumer listings), and knows of every consumer it hosts where a
+// cluster-wide listing may leave out one whose leader answered late.
+type Local struct {
+	Led []string // the replicated streams self leads
+	// Consumers returns the single-replica consumers of stream that this
+	// node hosts; nil: list them through the JetStream API.
+	Consumers func(stream string) []string
+}
+
+// StepDownLocal is StepDown for the streams l.Led, dropping the consumers
+// l.Consumers names.
+func StepDownLocal(ctx context.Context, js jetstream.JetStream, self string, l Local) []Handoff {
+	out := make([]Handoff, len(l.Led))
 	start := time.Now()
 	var wg sync.WaitGroup
-	for i, stream := range led { // one at a time would let a slow stream hold up the others' wait
-		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, start) })
+	for i, stream := range l.Led { // one at a time would let a slow stream hold up the others' wait
+		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, l.Consumers, start) })
 	}
 	wg.Wait()
-	return out, nil
+	return out
 }
 
 // handOver steps stream's leader (self) down and waits for another.
-func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, start time.Time) Handoff {
+func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string, start time.Time) Handoff {
 	h := Handoff{Stream: stream}
 	if h.Err = stepDown(ctx, js, stream); h.Err == nil {
 		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
 	}
 	if h.Err == nil {
-		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self)
+		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self, local)
 	}
 	h.Took = time.Since(start)
 	return h
@@ -130,7 +154,9 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
 	for {
-		s, err := js.Stream(ctx, stream)
+		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+		s, err := js.Stream(pctx, stream)
+		cancel()
 		if err == nil {
 			if c := s.CachedInfo().Cluster; c != nil && c.Leader != "" && c.Leader != self {
 				return c.Leader, nil
@@ -145,24 +171,53 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 }
 
 // dropConsumers deletes the consumers of stream that have one replica,
-// on self: they would vanish with this node, and their readers (other
-// nodes' replicas) would notice only when heartbeats stop; deleted, their
-// readers are told at once (409 Consumer Deleted) and make new ones on the
-// nodes that stay. It returns how many it deleted.
-func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string) (int, error) {
+// on self (local's, where not nil): they would vanish with this node, and
+// their readers (other nodes' replicas) would notice only when heartbeats
+// stop; deleted, their readers are told at once (409 Consumer Deleted) and
+// make new ones on the nodes that stay. A reader's new consumer may be
+// placed on this node again (it is still a peer, and the meta leader
+// places a single-replica consumer on any of the stream's peers: seen
+// three times in a row): with local, it looks again every dropRecheck,
+// deleting those too, until two looks in a row find none, dropRounds
+// looks or ctx's end.
+// It returns how many it deleted.
+func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string) (int, error) {
+	if local == nil {
+		return dropListed(ctx, js, stream, self)
+	}
+	n, empty := 0, 0
+	for round := 0; round < dropRounds && empty < 2; round++ {
+		names := local(stream)
+		if len(names) == 0 {
+			empty++ // twice in a row: a reader told of a deletion has had time to make its new consumer
+		} else {
+			empty = 0
+		}
+		for _, name := range names { // by name: no STREAM.INFO, which a stream between leaders leaves unanswered
+			if err := js.DeleteConsumer(ctx, stream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+			}
+			n++
+		}
+		select {
+		case <-ctx.Done():
+			return n, nil
+		case <-time.After(dropRecheck):
+		}
+	}
+	return n, nil
+}
+
+// dropListed deletes the single-replica consumers of stream on self that
+// the stream's consumer listing names, once.
+func dropListed(ctx context.Context, js jetstream.JetStream, stream, self string) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
 	}
-	var names []string
-	l := s.ListConsumers(ctx)
-	for info := range l.Info() {
-		if c := info.Cluster; c != nil && c.Leader == self && len(c.Replicas) == 0 {
-			names = append(names, info.Name)
-		}
-	}
-	if err := l.Err(); err != nil {
-		return 0, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	names, err := hosted(ctx, s, stream, self)
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, name := range names {
@@ -172,4 +227,27 @@ func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self str
 		n++
 	}
 	return n, nil
+}
+
+// How often and how long after dropConsumers looks for readers' new
+// consumers placed on the stopping node.
+const (
+	dropRounds  = 10
+	dropRecheck = 60 * time.Millisecond
+)
+
+// hosted names the single-replica consumers of stream on self that the
+// stream's consumer listing names.
+func hosted(ctx context.Context, s jetstream.Stream, stream, self string) ([]string, error) {
+	var names []string
+	l := s.ListConsumers(ctx)
+	for info := range l.Info() {
+		if c := info.Cluster; c != nil && c.Leader == self && len(c.Replicas) == 0 {
+			names = append(names, info.Name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("clusterops: consumers of %s: %w", stream, err)
+	}
+	return names, nil
 }

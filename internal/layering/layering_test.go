@@ -110,8 +110,8 @@ var allowed = map[string][]string{
 	// and one decision over auth's scopes.
 	"internal/effects": {module + "auth"},
 	// clusterops speaks the JetStream API for the gateway's cluster
-	// operations (handing leaderships over): nats.go only.
-	"internal/clusterops": {"github.com/nats-io/nats.go/"},
+	// operations (handing leaderships over, the meta peers): nats.go only.
+	"internal/clusterops": {"github.com/nats-io/nats.go", "github.com/nats-io/nats.go/"},
 	// refusal is the rate-limited refusal log of api and live.
 	"internal/refusal": {module + "auth"},
 }

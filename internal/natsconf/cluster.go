@@ -107,6 +107,11 @@ func clusterOptions(opts *server.Options, c Cluster) error {
 		opts.DontListen, opts.Host, opts.Port = false, host, port
 		opts.Username, opts.Password = ClientUser, ClientPassword(c.Secret)
 	}
+	if c.Name != "" {
+		if err := systemAccountOptions(opts, c); err != nil {
+			return err
+		}
+	}
 	return clientTLSOptions(opts, c)
 }
 

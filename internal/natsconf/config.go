@@ -9,6 +9,10 @@ type Cluster struct {
 	// Secret authenticates routes and client connections: both sides derive
 	// the user and password from it (RouteUser, ClientUser). Never logged.
 	Secret string
+	// System is the password of SystemUser, the system account's user that
+	// only in-process connections may be (system.go); empty: a random one
+	// nobody knows. Used with Name only. Never logged.
+	System string
 	// ClientListen is host:port of a client listener that asks for the
 	// user and password derived from Secret; empty: none (no client port).
 	ClientListen string

@@ -60,8 +60,11 @@ func TestServerOptions(t *testing.T) {
 	switch {
 	case !o.SyncAlways, o.DontListen, o.ServerName != "n1", o.Cluster.Port != server.RANDOM_PORT, o.Port != server.RANDOM_PORT:
 		t.Errorf("cluster: %+v", o)
-	case o.Host != "127.0.0.1" || o.Username != ClientUser || o.Password != ClientPassword(secret):
-		t.Errorf("client listener: %s %s", o.Host, o.Username)
+	case o.Host != "127.0.0.1" || o.Username != "" || len(o.Users) != 2 || o.Users[0].Username != ClientUser ||
+		o.Users[0].Password != ClientPassword(secret) || o.Users[0].Account != nil:
+		t.Errorf("client listener: %s %s %+v", o.Host, o.Username, o.Users)
+	case o.Users[1].Username != SystemUser || o.Users[1].Account == nil || o.Users[1].Account.Name != SystemAccount || o.SystemAccount != SystemAccount:
+		t.Errorf("system user: %+v", o.Users[1])
 	case len(o.Routes) != 1 || o.Routes[0].User.Username() != RouteUser:
 		t.Errorf("routes: %v", o.Routes)
 	}
