@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -96,15 +97,38 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, msgID string) error {
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
+	var newLeader atomic.Bool
+	stop := endAtElection(actx, sl.votes.next(r.tenant), func() { newLeader.Store(true); cancel() })
+	defer stop()
 	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
 	if err == nil {
 		r.follow.noteStored(ack.Sequence) // the replica's watchdog expects it (follow.go)
 	}
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		if newLeader.Load() {
+			sl.log.Debug("hub: publish attempt ended by a leader election; sent again", "tenant", r.tenant)
+			return fmt.Errorf("publish attempt: the stream elected a leader: %w", nats.ErrTimeout)
+		}
 		return fmt.Errorf("publish attempt: %w", nats.ErrTimeout)
 	}
 	return err
+}
+
+// endAtElection calls end if elected closes before ctx ends or stop is
+// called; stop waits for its goroutine, so none outlives the attempt.
+func endAtElection(ctx context.Context, elected <-chan struct{}, end func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-elected:
+			end()
+		case <-ctx.Done():
+		case <-quit:
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // streamGone reports whether JetStream says r's stream does not exist (it

@@ -39,6 +39,7 @@ type streamLog struct {
 	snaps  *snapshotter     // the tenants' snapshots: local files, and the cluster's bucket once shared
 	quota  *quotas          // the Hub's: the limits stamped on events (quota.go)
 	keys   *shred.Keys      // the members' keys: personal fields are sealed in the log (members.go)
+	votes  elections        // ends a publish in flight when its stream elects a leader (elections.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys
