@@ -83,3 +83,34 @@ func TestJudgeHeartbeats(t *testing.T) {
 		t.Fatalf("one gateway: %v, want to stay", err)
 	}
 }
+
+// TestUnwritableCountOutlivesOtherEnds: the count of gateways that said
+// writable false is reset by a heartbeat saying true only, as in the
+// browser's RankwireClient. A gateway that is down between two that say
+// unwritable (a cluster without a majority, one node gone) leaves it as
+// it is, so Watch settles after one round instead of going round for
+// ever; a stale gateway's end and a read timeout keep it too.
+func TestUnwritableCountOutlivesOtherEnds(t *testing.T) {
+	unwritable := wire.ServerMessage{Type: wire.TypeHeartbeat, Writable: false}
+	w := &watch{c: &Client{urls: []string{"http://a", "http://b", "http://c"}}}
+	down := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	// a says unwritable, b is down, c says unwritable, a again, b down.
+	for i, end := range []error{nil, down, nil, nil, down, errStale, errSilent} {
+		if end == nil {
+			end = w.judge(unwritable)
+			if !errors.Is(end, errUnwritable) {
+				t.Fatalf("step %d: unwritable gateway with a count of %d: %v, want to move", i, w.unwritable, end)
+			}
+		}
+		w.countUnwritable(end)
+	}
+	if w.unwritable != 3 {
+		t.Fatalf("count %d after three unwritable gateways and other ends between, want 3", w.unwritable)
+	}
+	if err := w.judge(unwritable); err != nil {
+		t.Fatalf("every gateway said unwritable, one was down: %v, want to stay", err)
+	}
+	if err := w.judge(wire.ServerMessage{Type: wire.TypeHeartbeat, Writable: true}); err != nil || w.unwritable != 0 {
+		t.Fatalf("a writable heartbeat: %v, count %d; want the count reset", err, w.unwritable)
+	}
+}

@@ -136,13 +136,16 @@ func (w *watch) judge(m wire.ServerMessage) error {
 	return nil
 }
 
-// countUnwritable counts a session that ended on errUnwritable; any other
-// end but a stale gateway's starts the count again.
+// countUnwritable counts a session that ended on errUnwritable. Any other
+// end (a stale gateway, a dropped or refused connection, a read timeout)
+// leaves the count as it is: only a heartbeat saying writable true starts
+// it again (judge). A gateway that is down says nothing about writes, so
+// it must not reset the round: in a cluster without a majority, one node
+// down and the others unwritable, a reset there would have Watch go round
+// for ever. The browser's RankwireClient keeps the same rule
+// (web/static/client.js, _onHeartbeat).
 func (w *watch) countUnwritable(err error) {
-	switch {
-	case errors.Is(err, errUnwritable):
+	if errors.Is(err, errUnwritable) {
 		w.unwritable++
-	case !errors.Is(err, errStale):
-		w.unwritable = 0
 	}
 }

@@ -83,9 +83,10 @@ type watch struct {
 	follow      bool
 	base, max   time.Duration
 	readTimeout time.Duration
-	// unwritable counts the sessions in a row that ended on a heartbeat
-	// saying writable false: once every gateway has said so, Watch stays
-	// where it is (liveness.go, judge). Owned by Watch's loop.
+	// unwritable counts the sessions that ended on a heartbeat saying
+	// writable false since the last heartbeat saying true (other ends
+	// leave it alone): once every gateway has said so, Watch stays where
+	// it is (liveness.go, judge and countUnwritable). Owned by Watch's loop.
 	unwritable int
 }
 

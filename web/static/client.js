@@ -657,7 +657,10 @@ export class RankwireClient extends EventTarget {
   // replica trails past its bound, or it was paused), or that it cannot take
   // the tenant's writes unless every gateway has just said so (a cluster
   // without a majority: moving would only go round); the views resume on
-  // the next URL with since. With one URL there is nowhere to go.
+  // the next URL with since. With one URL there is nowhere to go. The count
+  // of gateways that said writable false is reset by a heartbeat saying true
+  // only: a dropped or refused connection, or a stale gateway, leaves it (a
+  // gateway that is down says nothing about writes), as in the Go SDK's Watch.
   _onHeartbeat(msg) {
     if (msg.writable) this._unwritable = 0;
     if (this.urls.length < 2) return;

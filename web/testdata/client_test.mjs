@@ -370,6 +370,32 @@ export const tests = {
     eq([FakeWS.all.length, FakeWS.all[3].readyState], [4, 1], "every gateway unwritable: stays");
     c.close();
   },
+  async "the unwritable count outlives a gateway that is down; only writable true resets it"() {
+    // The Go SDK's Watch keeps the same rule (client/liveness.go,
+    // countUnwritable): a cluster without a majority, one node gone, the
+    // others unwritable: after one round the client stays.
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: ["http://a", "http://b", "http://c"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    c.subscribe({ board: "b", view: { kind: "top" } });
+    const beat = (ws, writable) => ws.serverSends({ type: "heartbeat", seq: 95, writable, stale: false, at: "2026-11-27T01:02:07.456Z" });
+    const at = async (i, url) => {
+      await until(() => FakeWS.all[i]?.subs().length === 1, `connection ${i}`);
+      eq(FakeWS.all[i].url, url, `connection ${i}'s URL`);
+      return FakeWS.all[i];
+    };
+    beat(await at(0, "ws://a/v1/ws"), false); // 1 unwritable
+    (await at(1, "ws://b/v1/ws")).serverCloses(1006, ""); // b is down
+    beat(await at(2, "ws://c/v1/ws"), false); // 2
+    beat(await at(3, "ws://a/v1/ws"), false); // 3: every live gateway said so
+    (await at(4, "ws://b/v1/ws")).serverCloses(1006, "");
+    const last = await at(5, "ws://c/v1/ws");
+    beat(last, false);
+    eq([FakeWS.all.length, last.readyState], [6, 1], "one round said unwritable, b down between: stays on c");
+    beat(last, true);
+    beat(last, false);
+    await until(() => FakeWS.all[6]?.subs().length === 1, "moved after writable true reset the count");
+    c.close();
+  },
   async "4029 reconnects slowly, saying why"() {
     FakeWS.all = [];
     const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS, backoff: fastBackoff });
