@@ -36,12 +36,30 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub: embedded nats-server: %w", err)
 	}
+	fatal := &natsconf.FatalLog{}
+	s.SetLogger(fatal, false, false)
 	s.Start()
-	if !s.ReadyForConnections(startTimeout) {
+	if err := awaitReady(s, fatal); err != nil {
 		s.Shutdown()
-		return nil, fmt.Errorf("hub: embedded nats-server not ready after %v", startTimeout)
+		return nil, err
 	}
 	return s, nil
+}
+
+// awaitReady waits up to startTimeout for s to accept connections, and
+// fails at once where s logged a fatal line: a listener it could not open
+// (natsconf.FatalLog), which it would otherwise wait for the whole time.
+func awaitReady(s *server.Server, fatal *natsconf.FatalLog) error {
+	deadline := time.Now().Add(startTimeout)
+	for !s.ReadyForConnections(100 * time.Millisecond) {
+		if err := fatal.Err(); err != nil {
+			return fmt.Errorf("hub: embedded nats-server: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("hub: embedded nats-server not ready after %v", startTimeout)
+		}
+	}
+	return nil
 }
 
 // connect dials the embedded server in-process (s not nil; url is then

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,16 +35,76 @@ func (n *clusterNode) launch(t *testing.T) chan string {
 	return addr
 }
 
-// wait takes the node's ready address, failing after 90 s.
+// wait takes the node's ready address, failing at once where the node
+// exited first, and after 90 s where it is still starting. A start that
+// sat that long (rarely, under load: "waiting for a majority" with every
+// route answering) is stopped with SIGQUIT, so that the failure shows
+// where its goroutines were: the hub's start and the embedded server's
+// JetStream (its meta group and Raft), out of the dump's hundreds.
 func (n *clusterNode) wait(t *testing.T, addr chan string) {
 	t.Helper()
 	select {
 	case n.p.addr = <-addr:
+		return
+	case err := <-n.p.done:
+		n.p.done <- err
+		t.Fatalf("node exited before it was ready: %v; log:\n%s", err, n.p.report())
 	case <-time.After(90 * time.Second):
-		n.p.mu.Lock()
-		defer n.p.mu.Unlock()
-		t.Fatalf("node not ready after 90 s; log:\n%s", strings.Join(n.p.log, "\n"))
 	}
+	t.Fatalf("node not ready after 90 s; %s", n.stuck())
+}
+
+// stuck stops n with SIGQUIT and returns its log and the goroutines of
+// its dump that say where a start is stuck.
+func (n *clusterNode) stuck() string {
+	_ = n.p.cmd.Process.Signal(syscall.SIGQUIT) // the Go runtime prints every goroutine to stderr: the log
+	select {
+	case err := <-n.p.done:
+		n.p.done <- err
+	case <-time.After(20 * time.Second):
+	}
+	n.p.mu.Lock()
+	defer n.p.mu.Unlock()
+	log, stacks := splitDump(n.p.log)
+	return fmt.Sprintf("log:\n%s\n\nits goroutines in the hub's start and JetStream's cluster (of %d):\n%s",
+		strings.Join(log, "\n"), len(stacks), strings.Join(goroutinesIn(stacks, startPackages), "\n\n"))
+}
+
+// startPackages are the stack frames that say where a start is stuck.
+var startPackages = regexp.MustCompile(`rankwire/rankwire/hub\.|server\.\(\*jetStream\)|server\.\(\*raft\)|server\.\(\*Server\)\.(Start|ReadyForConnections|enableJetStream|startRaftNode)`)
+
+// splitDump splits a process's log into its lines before a goroutine
+// dump and the dump's goroutines, one string each.
+func splitDump(lines []string) (log, stacks []string) {
+	var cur []string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, ":"):
+			if cur != nil {
+				stacks = append(stacks, strings.Join(cur, "\n"))
+			}
+			cur = []string{l}
+		case cur != nil:
+			cur = append(cur, l)
+		default:
+			log = append(log, l)
+		}
+	}
+	if cur != nil {
+		stacks = append(stacks, strings.Join(cur, "\n"))
+	}
+	return log, stacks
+}
+
+// goroutinesIn returns the stacks with a frame that re matches.
+func goroutinesIn(stacks []string, re *regexp.Regexp) []string {
+	var out []string
+	for _, s := range stacks {
+		if re.MatchString(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // kill9 kills the node's process with SIGKILL and waits for it to exit.
@@ -250,5 +312,39 @@ func bringsReplicasBack(t *testing.T, n *clusterNode, url, secretFile string) {
 		if got := n.p.logged(regexp.MustCompile(regexp.QuoteMeta(leak))); len(got) > 0 {
 			t.Fatalf("the log holds the secret or a password derived from it: %q", got[0])
 		}
+	}
+}
+
+// TestStuckStartShowsWhere: a node whose start does not end (here: alone
+// of its three routes, it waits for a majority) is reported by stuck with
+// the goroutine of the hub's start, where it waits, and the embedded
+// server's JetStream cluster; not with the dump's other goroutines.
+func TestStuckStartShowsWhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a gateway process")
+	}
+	c := &cluster{natsPorts: map[*clusterNode]string{}}
+	c.keys, _ = keyFile(t)
+	c.secret = filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(c.secret, []byte("a-test-cluster-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.ports = freePorts(t, 4) // three routes and a spare; only node 1 runs
+	n := c.newNode(t, 0)
+	n.launch(t)
+	await.For(t, 30*time.Second, func() error {
+		if len(n.p.logged(regexp.MustCompile(`starting: waiting for a majority`))) == 0 {
+			return fmt.Errorf("no wait for a majority logged yet")
+		}
+		return nil
+	})
+	report := n.stuck()
+	for _, want := range []string{"hub.Start", "server.(*jetStream)", "starting: waiting for a majority"} {
+		if !strings.Contains(report, want) {
+			t.Fatalf("the report of a stuck start lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "os/signal.signal_recv") || strings.Contains(report, "reloader") {
+		t.Fatalf("the report holds goroutines that say nothing about the start:\n%s", report)
 	}
 }

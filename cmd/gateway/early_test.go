@@ -119,3 +119,51 @@ func TestBusyMetricsAddr(t *testing.T) {
 		t.Fatalf("the failed start logged more than it should:\n%s", logs.String())
 	}
 }
+
+// TestBusyClusterPortsFailTheStart: a --cluster-listen or --nats-listen
+// port that another process holds fails the start at once, naming the
+// port. nats-server keeps no log here and carries on without the listener
+// it could not open, so the start used to wait out the embedded server's
+// whole start timeout (2 min) saying "waiting for a majority", every
+// route answering: the taken port's holder answered for the node itself.
+func TestBusyClusterPortsFailTheStart(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("a-test-cluster-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--cluster-listen", "--nats-listen"} {
+		t.Run(flag, func(t *testing.T) {
+			taken, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer taken.Close()
+			busy := taken.Addr().String()
+			_, busyPort, _ := net.SplitHostPort(busy)
+			ports := freePorts(t, 2)
+			listen := map[string]string{"--cluster-listen": "127.0.0.1:" + ports[0], "--nats-listen": "127.0.0.1:" + ports[1]}
+			listen[flag] = busy
+			routes := "nats://" + listen["--cluster-listen"] + ",nats://127.0.0.1:" + ports[1]
+			cfg, err := parseConfig([]string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--data", t.TempDir(), "--cluster", "rw-busy", "--node", "n1",
+				"--cluster-listen", listen["--cluster-listen"], "--nats-listen", listen["--nats-listen"],
+				"--cluster-secret-file", secret, "--routes", routes}, func(string) string { return "" }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, nil) }()
+			select {
+			case err := <-errc:
+				cancel()
+				if err == nil || !strings.Contains(err.Error(), busyPort) || !strings.Contains(err.Error(), "address already in use") {
+					t.Fatalf("a busy %s: %v; want an error naming port %s", flag, err, busyPort)
+				}
+			case <-time.After(30 * time.Second):
+				cancel()
+				<-errc
+				t.Fatalf("a start on a busy %s still running after 30 s", flag)
+			}
+		})
+	}
+}
