@@ -96,7 +96,8 @@ const voidAttempts = 3
 // Void voids the submission to a.Board whose result carried seq: the
 // member's entry in every window becomes what the member's other
 // submissions make of it (ledger.VoidPlanner, which replays the tenant's
-// log: O(events) per call, two passes). ErrNotFound naming seq where no
+// log: O(events) per call, two passes; a plan gone stale continues over
+// the events since). ErrNotFound naming seq where no
 // ranked submission of the board carried it; ErrConflict where it was
 // voided already, no longer counts, or the board was settled; ErrLimit
 // while another void of the tenant is being planned.
@@ -113,8 +114,9 @@ func (d Disputes) Void(ctx context.Context, tenant string, a Amendment, seq uint
 		return AdminAction{}, errorf(ErrLimit, "seq: another void of the tenant is being prepared; one at a time")
 	}
 	defer r.voiding.Store(false)
+	var pl voidPlan
 	for attempt := 1; ; attempt++ {
-		v, err := d.planVoid(ctx, r, tenant, a.Board, seq)
+		v, err := d.planVoid(ctx, r, tenant, a.Board, seq, &pl)
 		if err != nil {
 			return AdminAction{}, err
 		}
@@ -126,8 +128,17 @@ func (d Disputes) Void(ctx context.Context, tenant string, a Amendment, seq uint
 	}
 }
 
-// planVoid replays tenant's log up to what r applied into a VoidPlanner.
-func (d Disputes) planVoid(ctx context.Context, r *replica, tenant, board string, seq uint64) (*ledger.Void, error) {
+// voidPlan is a Void's planner and the last event of the log it was fed.
+type voidPlan struct {
+	p    *ledger.VoidPlanner
+	last uint64
+}
+
+// planVoid plans the void of seq up to what r applied: the first time
+// (pl.p nil) by replaying tenant's log into a new VoidPlanner; after a
+// stale plan by feeding pl.p the events since pl.last, and afresh where
+// the planner says the seq names another submission now.
+func (d Disputes) planVoid(ctx context.Context, r *replica, tenant, board string, seq uint64, pl *voidPlan) (*ledger.Void, error) {
 	var last uint64
 	if err := r.read(func(st *ledger.State) error { last = st.Seq(); return st.CheckAmendable(board) }); err != nil {
 		return nil, err
@@ -136,13 +147,22 @@ func (d Disputes) planVoid(ctx context.Context, r *replica, tenant, board string
 	if err != nil {
 		return nil, err
 	}
-	p := ledger.NewVoidPlanner(board, seq)
-	for p.Next() {
-		if err := d.h.streams.replayTo(ctx, stream, last, p.Apply); err != nil {
+	if pl.p != nil && last > pl.last { // replayRange would read past last with nothing after pl.last
+		if err := d.h.streams.replayRange(ctx, stream, pl.last, last, pl.p.Apply); err != nil {
+			return nil, unavailable(logUnavailable, err)
+		}
+		pl.last = last
+		if v, err := pl.p.Plan(); !errors.Is(err, ledger.ErrVoidStale) {
+			return v, err
+		}
+	}
+	pl.p, pl.last = ledger.NewVoidPlanner(board, seq), last
+	for pl.p.Next() {
+		if err := d.h.streams.replayTo(ctx, stream, last, pl.p.Apply); err != nil {
 			return nil, unavailable(logUnavailable, err)
 		}
 	}
-	return p.Plan()
+	return pl.p.Plan()
 }
 
 // AdminActions returns up to limit (1..MaxAuditPage) of board's admin

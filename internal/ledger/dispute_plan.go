@@ -18,6 +18,13 @@ import (
 // state and, of the submissions, only the member's on that board; cost
 // O(events) per pass. It is pure: the hub feeds it events. Not safe for
 // concurrent use.
+//
+// The first pass cannot be a read of the one event: the seq a void names
+// is the one its result carried, the primary window's (Result.Seq), not
+// the stream's, and nothing maps one to the other short of a replay; and
+// the pass also checks that no other window's submission carried the same
+// seq. A plan gone stale continues instead (Plan): the events after the
+// ones fed are fed to the second pass, not both passes again.
 type VoidPlanner struct {
 	j    voidJournal
 	st   *State
@@ -71,7 +78,9 @@ func (p *VoidPlanner) Next() bool {
 		if p.err = p.found(); p.err != nil {
 			return false
 		}
-		p.j.recording, p.j.items = true, map[windowKey][]voidItem{}
+		// The second pass records the hits again, so that Plan can check
+		// them on a longer log.
+		p.j.recording, p.j.items, p.j.hits = true, map[windowKey][]voidItem{}, nil
 	}
 	p.pass++
 	p.st = New()
@@ -90,29 +99,37 @@ func (p *VoidPlanner) Apply(seq uint64, ev *Event) {
 	}
 }
 
-// found checks the first pass: exactly one submission in a window the
-// board still keeps carried the seq, and it was not voided; it becomes the
-// one the second pass follows.
+// found checks the first pass (hit) and makes its submission the one the
+// second pass follows.
 func (p *VoidPlanner) found() error {
+	hit, err := p.hit()
+	if err == nil {
+		p.j.member, p.j.window = hit.member, hit.window
+	}
+	return err
+}
+
+// hit returns the submission that the state reached carries the seq:
+// exactly one submission in a window the board still keeps carried it,
+// and it was not voided.
+func (p *VoidPlanner) hit() (voidHit, error) {
 	j := &p.j
 	bs, err := p.st.board(j.board)
 	if err != nil {
-		return err
+		return voidHit{}, err
 	}
 	pk := bs.settings.primaryKind()
-	j.hits = slices.DeleteFunc(j.hits, func(h voidHit) bool { return bs.windows[windowKey{pk, h.window}] == nil })
-	if len(j.hits) == 0 {
-		return errorf(ErrNotFound, "seq: %d is not the seq of a submission ranked on board %q", j.seq, j.board)
+	hits := slices.DeleteFunc(slices.Clone(j.hits), func(h voidHit) bool { return bs.windows[windowKey{pk, h.window}] == nil })
+	if len(hits) == 0 {
+		return voidHit{}, errorf(ErrNotFound, "seq: %d is not the seq of a submission ranked on board %q", j.seq, j.board)
 	}
-	if len(j.hits) > 1 {
-		return errorf(ErrConflict, "seq: %d was carried by submissions in %d windows of board %q; it names none of them alone", j.seq, len(j.hits), j.board)
+	if len(hits) > 1 {
+		return voidHit{}, errorf(ErrConflict, "seq: %d was carried by submissions in %d windows of board %q; it names none of them alone", j.seq, len(hits), j.board)
 	}
-	hit := j.hits[0]
-	if _, done := bs.disputes.voided[voidKey{hit.window, j.seq}]; done {
-		return errorf(ErrConflict, "seq: %d was already voided", j.seq)
+	if _, done := bs.disputes.voided[voidKey{hits[0].window, j.seq}]; done {
+		return voidHit{}, errorf(ErrConflict, "seq: %d was already voided", j.seq)
 	}
-	j.member, j.window = hit.member, hit.window
-	return nil
+	return hits[0], nil
 }
 
 // item records a submission of member h to board name, applied to the
@@ -122,13 +139,10 @@ func (j *voidJournal) item(name string, ws []*window, primary int, h uint32, sub
 		return
 	}
 	pwin := ws[primary].key.start
-	if !j.recording {
-		if res.Applied && res.Seq == j.seq {
-			j.hits = append(j.hits, voidHit{member: h, window: pwin})
-		}
-		return
+	if res.Applied && res.Seq == j.seq {
+		j.hits = append(j.hits, voidHit{member: h, window: pwin})
 	}
-	if h != j.member {
+	if !j.recording || h != j.member {
 		return
 	}
 	for _, w := range ws {
@@ -183,6 +197,13 @@ func (it voidItem) is(seq uint64, window int64) bool {
 // removed or the window reset since), or the member's entry does not
 // follow from its own submissions (a merge of members folded another's
 // entry into it).
+//
+// A plan gone stale (its EvVoid refused with ErrVoidStale) continues:
+// feed Apply the log's events after the last one fed, in order, and call
+// Plan again. It answers as a new planner fed the whole longer log would,
+// or with ErrVoidStale where the seq now names another submission than
+// the one followed (its window dropped, another took the seq): then plan
+// afresh.
 func (p *VoidPlanner) Plan() (*Void, error) {
 	if p.err != nil {
 		return nil, p.err
@@ -190,6 +211,13 @@ func (p *VoidPlanner) Plan() (*Void, error) {
 	j := &p.j
 	if p.st == nil || !j.recording || p.pass < 2 {
 		return nil, errorf(ErrInternal, "void planned without its replays")
+	}
+	hit, err := p.hit() // what found checked, on the log fed since
+	if err != nil {
+		return nil, err
+	}
+	if hit != (voidHit{member: j.member, window: j.window}) {
+		return nil, errorf(ErrVoidStale, "seq: %d names another submission than when the void was prepared; try again", j.seq)
 	}
 	bs, err := p.st.board(j.board)
 	if err != nil {

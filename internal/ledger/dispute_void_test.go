@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,8 @@ type voidModel struct {
 	// window "all" or the day's start.
 	subs    map[string]map[string][]refSub
 	applied map[uint64]voidRef // by the seq their result carried (window all)
+	// continuedSame counts the continued plans equal to fresh ones.
+	continuedSame int
 }
 
 // voidRef locates an applied submission in the reference.
@@ -108,9 +111,46 @@ func (m *voidModel) plan(rseq uint64) (*Void, error) {
 	return p.Plan()
 }
 
+// continued checks that a plan of rseq made on the log's first k events
+// and continued over the rest (the hub's answer to a stale plan) answers
+// as the fresh plan v, err does, for each k tried (one, two or four events
+// left out, as a stale plan's are, and half the log) where the short plan
+// succeeds; or with ErrVoidStale (the hub then plans afresh). It returns
+// how many continued plans equalled the fresh one.
+func (m *voidModel) continued(rseq uint64, v *Void, err error) (same int) {
+	n := len(m.log)
+	for _, k := range []int{n - 1, n - 2, n - 4, n / 2} {
+		if k < 1 || k >= n {
+			continue
+		}
+		p := NewVoidPlanner("v", rseq)
+		for p.Next() {
+			for i, ev := range m.log[:k] {
+				p.Apply(uint64(i+1), ev)
+			}
+		}
+		if _, err := p.Plan(); err != nil {
+			continue // no plan to continue: the hub would not
+		}
+		for i, ev := range m.log[k:] {
+			p.Apply(uint64(k+i+1), ev)
+		}
+		v2, err2 := p.Plan()
+		switch {
+		case errors.Is(err2, ErrVoidStale):
+		case fmt.Sprint(err2) != fmt.Sprint(err) || !reflect.DeepEqual(v2, v):
+			m.t.Fatalf("void of %d planned on %d events and continued to %d: %+v, %v; a fresh plan: %+v, %v", rseq, k, len(m.log), v2, err2, v, err)
+		default:
+			same++
+		}
+	}
+	return same
+}
+
 // void plans and commits the void of rseq and takes it out of the reference.
 func (m *voidModel) void(rseq uint64) {
 	v, err := m.plan(rseq)
+	m.continuedSame += m.continued(rseq, v, err)
 	if err != nil {
 		m.t.Fatalf("plan %d: %v", rseq, err)
 	}
@@ -168,7 +208,7 @@ func (m *voidModel) replayEqual() {
 
 // run plays a script of bytes: each op submits or voids a random
 // applied submission, checking the reference after each void.
-func runVoidScript(t testing.TB, policy string, script []byte) (voids int) {
+func runVoidScript(t testing.TB, policy string, script []byte) (voids, continuedSame int) {
 	m := newVoidModel(t, policy)
 	for i := 0; i+2 < len(script); i += 3 {
 		op, a, b := script[i], script[i+1], script[i+2]
@@ -192,7 +232,7 @@ func runVoidScript(t testing.TB, policy string, script []byte) (voids int) {
 	}
 	m.check()
 	m.replayEqual()
-	return voids
+	return voids, m.continuedSame
 }
 
 // TestVoidModel: voids of random submissions leave every member's entry,
@@ -202,16 +242,18 @@ func runVoidScript(t testing.TB, policy string, script []byte) (voids int) {
 func TestVoidModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 7))
 	for _, policy := range []string{"best", "latest", "sum", "first"} {
-		voids := 0
+		voids, continued := 0, 0
 		for range 20 {
 			script := make([]byte, 3*60)
 			for i := range script {
 				script[i] = byte(rng.IntN(256))
 			}
-			voids += runVoidScript(t, policy, script)
+			v, c := runVoidScript(t, policy, script)
+			voids, continued = voids+v, continued+c
 		}
-		if voids < 100 {
-			t.Fatalf("%s: %d voids checked, want 100 or more", policy, voids)
+		t.Logf("%s: %d voids, %d continued plans equal to fresh ones", policy, voids, continued)
+		if voids < 100 || continued < 300 {
+			t.Fatalf("%s: %d voids checked, %d continued plans equal to fresh ones; want 100 and 300 or more", policy, voids, continued)
 		}
 	}
 }
@@ -347,6 +389,41 @@ func BenchmarkVoidPlan(b *testing.B) {
 				p.Apply(uint64(i+1), ev)
 			}
 		}
+		if _, err := p.Plan(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVoidPlanContinued is a stale plan's second try on the log of
+// BenchmarkVoidPlan: the member submitted once more since the plan, and
+// the planner continues over that event instead of replaying the log
+// twice again.
+func BenchmarkVoidPlanContinued(b *testing.B) {
+	set, _ := Settings{}.normalize()
+	evs := []*Event{{Kind: EvSettings, Board: "s", Settings: &set}}
+	for i := range 1000 {
+		items := make([]Item, MaxBatch)
+		for j := range items {
+			items[j] = Item{Member: fmt.Sprint("m", (i*MaxBatch+j)%100_000), Score: float64((i*MaxBatch + j) * 7919 % 1_000_003)}
+		}
+		evs = append(evs, &Event{Kind: EvSubmit, Board: "s", Items: items})
+	}
+	p := NewVoidPlanner("s", 50_000)
+	for p.Next() {
+		for i, ev := range evs {
+			p.Apply(uint64(i+1), ev)
+		}
+	}
+	v, err := p.Plan()
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq := uint64(len(evs))
+	b.ResetTimer()
+	for b.Loop() {
+		seq++
+		p.Apply(seq, &Event{Kind: EvSubmit, Board: "s", Items: []Item{{Member: v.Member, Score: float64(seq)}}})
 		if _, err := p.Plan(); err != nil {
 			b.Fatal(err)
 		}
