@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -117,25 +120,53 @@ func (n *clusterNode) kill9(t *testing.T) {
 	n.p.done <- err
 }
 
-// freePorts returns k loopback TCP ports free a moment ago.
+// freePorts returns k loopback TCP ports free a moment ago, below the
+// kernel's ephemeral range and never handed out before in this process.
+// Ports from the ephemeral range (a listener on :0) came back to anyone:
+// between the pick and a node's start, another node's own :0 listeners
+// (HTTP, metrics), any outgoing connection on the machine or another
+// test took one now and then, and the node failed to open its route
+// listener ("address already in use"; before the start checked, it sat
+// two minutes "waiting for a majority" while the port's holder answered
+// its route). Below the range only a process that names the port takes it.
 func freePorts(t *testing.T, k int) []string {
 	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	var out []string
-	for i := 0; i < k; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(out) < k; tries++ {
+		if tries == 1000 {
+			t.Fatalf("no free port below %d after 1,000 tries", ephemeralLow)
+		}
+		port := portsFrom + rand.IntN(ephemeralLow-portsFrom)
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			t.Fatal(err)
+			continue // taken: another
 		}
 		ls = append(ls, l)
-		_, port, _ := net.SplitHostPort(l.Addr().String())
-		out = append(out, port)
-	}
-	for _, l := range ls {
-		l.Close()
+		portsGiven[port] = true
+		out = append(out, strconv.Itoa(port))
 	}
 	return out
 }
+
+// The ports freePorts picks from: [portsFrom, ephemeralLow), below
+// Linux's default ephemeral range (net.ipv4.ip_local_port_range).
+const portsFrom, ephemeralLow = 20000, 32768
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{} // every port freePorts returned in this process
+)
 
 // topPage is the part of a top read the cluster test compares.
 type topPage struct {
