@@ -12,11 +12,11 @@ import "github.com/rankwire/rankwire/internal/streamwatch"
 // watchLeaders subscribes to both advisories of tenant streams for the
 // Hub's life (the subscriptions end with its connection). Handlers run on
 // the connection's delivery goroutine: they only count, log and end the
-// tenant's publish attempts in flight (elections.go).
+// tenant's publish attempts in flight (publish.go).
 func (sl *streamLog) watchLeaders() {
 	err := streamwatch.Leaders(sl.nc, streamPrefix, validName, streamwatch.LeaderEvents{
 		Elected: func(t, leader string) {
-			sl.votes.elected(t)
+			sl.votes.Elected(t)
 			sl.nstats.LeaderChanges.Add(1)
 			sl.log.Info("hub: stream leader elected", "tenant", t, "leader", leader)
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/jserr"
+	"github.com/rankwire/rankwire/internal/streamwatch"
 )
 
 // Publishing through a leader change. Every event carries a JetStream
@@ -98,7 +99,7 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 	var newLeader atomic.Bool
-	stop := endAtElection(actx, sl.votes.next(r.tenant), func() { newLeader.Store(true); cancel() })
+	stop := streamwatch.EndAtElection(actx, sl.votes.Next(r.tenant), func() { newLeader.Store(true); cancel() })
 	defer stop()
 	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
@@ -113,22 +114,6 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 		return fmt.Errorf("publish attempt: %w", nats.ErrTimeout)
 	}
 	return err
-}
-
-// endAtElection calls end if elected closes before ctx ends or stop is
-// called; stop waits for its goroutine, so none outlives the attempt.
-func endAtElection(ctx context.Context, elected <-chan struct{}, end func()) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case <-elected:
-			end()
-		case <-ctx.Done():
-		case <-quit:
-		}
-	}()
-	return func() { close(quit); <-done }
 }
 
 // streamGone reports whether JetStream says r's stream does not exist (it
