@@ -20,6 +20,14 @@ func TestDepartedPeerInMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: four gateway processes")
 	}
+	c := clusterWithDeparted(t)
+	departedInMetrics(t, c)
+}
+
+// clusterWithDeparted starts a three-node cluster with a board, has a
+// fourth node join it and stops that node: a departed meta peer.
+func clusterWithDeparted(t *testing.T) *cluster {
+	t.Helper()
 	c := startCluster(t, 3)
 	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
 		t.Fatalf("create board through node 1: %d %v", status, err)
@@ -30,7 +38,7 @@ func TestDepartedPeerInMetrics(t *testing.T) {
 	// it in leaves no peer behind.
 	awaitReadyz(t, fourth, http.StatusOK, 60*time.Second)
 	stop(t, fourth.p)
-	departedInMetrics(t, c)
+	return c
 }
 
 // departedInMetrics waits for the meta leader's metrics to count one

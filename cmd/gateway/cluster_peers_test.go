@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,14 +22,7 @@ func TestClusterRemovePeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: four gateway processes")
 	}
-	c := startCluster(t, 3)
-	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-		t.Fatalf("create board through node 1: %d %v", status, err)
-	}
-	fourth := c.newNode(t, len(c.nodes))
-	fourth.wait(t, fourth.launch(t))
-	awaitReadyz(t, fourth, http.StatusOK, 60*time.Second)
-	stop(t, fourth.p)
+	c := clusterWithDeparted(t)
 	data := dataOf(t, c.nodes[0])
 	await.For(t, 20*time.Second, func() error {
 		out, err := clusterCLI(data, "peers")
