@@ -22,6 +22,7 @@ import (
 	"github.com/rankwire/rankwire/internal/natsconf"
 	"github.com/rankwire/rankwire/internal/natsstats"
 	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/raftcompact"
 	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 	"github.com/rankwire/rankwire/internal/snapfile"
@@ -158,6 +159,9 @@ func (h *Hub) connect(ctx context.Context) error {
 		return err
 	}
 	h.snaps.js = h.js
+	if h.srv != nil && h.cfg.Cluster.Name != "" { // the replicas' Raft logs that held erased data (raftcompact)
+		h.snaps.compact = &raftcompact.Compactor{Server: h.srv, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: h.log, Ctx: h.ctx, WG: &h.wg}
+	}
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
 		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg,
 		keys: shred.New(h.js, h.cfg.Replicas)}

@@ -125,6 +125,7 @@ func (m Privacy) scrubNotifications(ctx context.Context, tenant string, owners [
 		return
 	}
 	m.h.log.Info("hub: personal data erased", "tenant", tenant, "notifications_rewritten", n)
+	m.h.snaps.compact.Streams(notify.Stream) // the rewritten notifications' proposals (snapshot.go compacts at the erasure's apply)
 }
 
 // awaitSnapshot waits until rep's snapshot file is at seq or later (an

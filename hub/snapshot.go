@@ -8,6 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/raftcompact"
+	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 	"github.com/rankwire/rankwire/internal/snapfile"
 )
@@ -28,6 +31,7 @@ type snapshotter struct {
 	log      *slog.Logger
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
 	js       jetstream.JetStream               // wipes a replaced shared snapshot after an erasure (Bucket.Wipe); set by connect
+	compact  *raftcompact.Compactor            // compacts the Raft logs that held erased data; nil without an embedded server
 }
 
 // load returns the tenant's newest snapshotted state: the local file's, or
@@ -124,6 +128,9 @@ func (r *replica) save(j snapJob) {
 			shared.Wipe(r.snaps.js, r.tenant)
 		}
 		shared.Save(r.tenant, j.seq, j.data)
+	}
+	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted
+		r.snaps.compact.Streams(shred.Stream, "OBJ_"+snapbucket.Name, notify.Stream, streamName(r.tenant))
 	}
 }
 

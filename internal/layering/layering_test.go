@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
 		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint",
-		module + "internal/natsconf", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", "github.com/nats-io/"},
+		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -57,6 +57,9 @@ var allowed = map[string][]string{
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
 	// one, shred to wipe one, and JetStream.
 	"internal/snapbucket": {module + "internal/ledger", module + "internal/shred", "github.com/nats-io/"},
+	// raftcompact has the embedded server compact streams' Raft logs after
+	// an erasure: the server's module only.
+	"internal/raftcompact": {"github.com/nats-io/nats-server/"},
 	// diskwatch restarts the embedded JetStream through a full disk: the
 	// server's module only.
 	"internal/diskwatch": {"github.com/nats-io/nats-server/"},

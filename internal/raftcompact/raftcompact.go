@@ -1,0 +1,104 @@
+// Package raftcompact has the embedded NATS server compact the Raft logs of
+// streams now, rather than when JetStream next does (about every two
+// minutes, or when the node stops). An erasure of personal data
+// (internal/shred) destroys or rewrites the messages that held it, but on a
+// cluster each replica's Raft log of a stream keeps the proposals that
+// wrote them until the log is compacted: installing a Raft snapshot of the
+// stream (nats-server's JetStreamSnapshotStream) compacts the log to the
+// entries this node has applied, so those proposals leave the disk.
+//
+// A follower that has not applied anything yet, or a node catching a peer
+// up, refuses a snapshot for a moment: Streams retries with backoff,
+// bounded by Budget. A server that is not in a cluster has no Raft log of a
+// stream and nothing to do.
+package raftcompact
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Budget bounds the attempts for one stream.
+const Budget = 30 * time.Second
+
+// Server is what compaction needs of the embedded server (*server.Server).
+type Server interface {
+	JetStreamSnapshotStream(account, stream string) error
+}
+
+// Compactor compacts streams' Raft logs on one embedded server in the
+// background. The zero value's Server is nil: Streams does nothing.
+type Compactor struct {
+	Server  Server          // nil: NATS is not embedded (nothing of its disk is ours)
+	Account string          // the streams' account (server.DEFAULT_GLOBAL_ACCOUNT without accounts)
+	Log     *slog.Logger    // required where Server is set
+	Ctx     context.Context // stops the attempts (the owner's close)
+	WG      *sync.WaitGroup // the owner waits for the goroutines Streams starts
+	failed  atomic.Uint64
+}
+
+// Failures returns how many streams' compactions gave up since the start.
+func (c *Compactor) Failures() uint64 { return c.failed.Load() }
+
+// Streams compacts each of streams' Raft logs on this server, in a
+// goroutine owned by c.WG that stops with c.Ctx. Each stream is tried until
+// it succeeds, or Budget has passed; a failure is logged and counted.
+func (c *Compactor) Streams(streams ...string) {
+	if c == nil || c.Server == nil || len(streams) == 0 {
+		return
+	}
+	c.WG.Add(1)
+	go func() {
+		defer c.WG.Done()
+		for _, s := range streams {
+			c.stream(s)
+		}
+	}()
+}
+
+// stream compacts one stream's Raft log, retrying with backoff within Budget.
+func (c *Compactor) stream(stream string) {
+	ctx, cancel := context.WithTimeout(c.Ctx, Budget)
+	defer cancel()
+	start := time.Now()
+	for wait, tries := 10*time.Millisecond, 1; ; wait, tries = min(2*wait, time.Second), tries+1 {
+		err := c.Server.JetStreamSnapshotStream(c.Account, stream)
+		switch {
+		case err == nil:
+			c.Log.Info("raftcompact: Raft log compacted", "stream", stream, "tries", tries, "took", time.Since(start))
+			return
+		case notClustered(err):
+			c.Log.Debug("raftcompact: no Raft log to compact", "stream", stream, "err", err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			c.failed.Add(1)
+			c.Log.Warn("raftcompact: Raft log not compacted: JetStream compacts it later",
+				"stream", stream, "tries", tries, "err", err)
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// notClustered reports whether err says this server keeps no Raft log of
+// streams (JetStream not clustered, or not enabled).
+func notClustered(err error) bool {
+	var api *server.ApiError
+	if !errors.As(err, &api) {
+		return false
+	}
+	for _, id := range []server.ErrorIdentifier{server.JSClusterNotActiveErr, server.JSNotEnabledForAccountErr, server.JSNotEnabledErr} {
+		if api.ErrCode == server.ApiErrors[id].ErrCode {
+			return true
+		}
+	}
+	return false
+}
