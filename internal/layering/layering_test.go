@@ -58,8 +58,8 @@ var allowed = map[string][]string{
 	// one, shred to wipe one, and JetStream.
 	"internal/snapbucket": {module + "internal/ledger", module + "internal/shred", "github.com/nats-io/"},
 	// raftcompact has the embedded server compact streams' Raft logs after
-	// an erasure: the server's module only.
-	"internal/raftcompact": {"github.com/nats-io/nats-server/"},
+	// an erasure: NATS only.
+	"internal/raftcompact": {"github.com/nats-io/"},
 	// diskwatch restarts the embedded JetStream through a full disk: the
 	// server's module only.
 	"internal/diskwatch": {"github.com/nats-io/nats-server/"},

@@ -9,19 +9,25 @@
 //
 // A follower that has not applied anything yet, or a node catching a peer
 // up, refuses a snapshot for a moment: Streams retries with backoff,
-// bounded by Budget. A server that is not in a cluster has no Raft log of a
+// bounded by Budget. The stream's leader compacts only once every replica
+// is current: a follower behind the leader's compacted log would catch up
+// from a snapshot of the stream, which removes the deleted messages from
+// its store without overwriting them, undoing the secure delete on that
+// replica. A server that is not in a cluster has no Raft log of a
 // stream and nothing to do.
 package raftcompact
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Budget bounds the attempts for one stream.
@@ -30,16 +36,18 @@ const Budget = 30 * time.Second
 // Server is what compaction needs of the embedded server (*server.Server).
 type Server interface {
 	JetStreamSnapshotStream(account, stream string) error
+	JetStreamIsStreamLeader(account, stream string) bool
 }
 
 // Compactor compacts streams' Raft logs on one embedded server in the
 // background. The zero value's Server is nil: Streams does nothing.
 type Compactor struct {
-	Server  Server          // nil: NATS is not embedded (nothing of its disk is ours)
-	Account string          // the streams' account (server.DEFAULT_GLOBAL_ACCOUNT without accounts)
-	Log     *slog.Logger    // required where Server is set
-	Ctx     context.Context // stops the attempts (the owner's close)
-	WG      *sync.WaitGroup // the owner waits for the goroutines Streams starts
+	Server  Server              // nil: NATS is not embedded (nothing of its disk is ours)
+	JS      jetstream.JetStream // tells, on the stream's leader, whether every replica is current
+	Account string              // the streams' account (server.DEFAULT_GLOBAL_ACCOUNT without accounts)
+	Log     *slog.Logger        // required where Server is set
+	Ctx     context.Context     // stops the attempts (the owner's close)
+	WG      *sync.WaitGroup     // the owner waits for the goroutines Streams starts
 	failed  atomic.Uint64
 }
 
@@ -68,7 +76,7 @@ func (c *Compactor) stream(stream string) {
 	defer cancel()
 	start := time.Now()
 	for wait, tries := 10*time.Millisecond, 1; ; wait, tries = min(2*wait, time.Second), tries+1 {
-		err := c.Server.JetStreamSnapshotStream(c.Account, stream)
+		err := c.compact(ctx, stream)
 		switch {
 		case err == nil:
 			c.Log.Info("raftcompact: Raft log compacted", "stream", stream, "tries", tries, "took", time.Since(start))
@@ -86,6 +94,29 @@ func (c *Compactor) stream(stream string) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// compact snapshots stream on this server, where it is a follower or every
+// follower is current.
+func (c *Compactor) compact(ctx context.Context, stream string) error {
+	if c.Server.JetStreamIsStreamLeader(c.Account, stream) {
+		s, err := c.JS.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster != nil {
+			for _, r := range info.Cluster.Replicas {
+				if !r.Current || r.Lag > 0 || r.Offline {
+					return fmt.Errorf("replica %s not current (lag %d): it would catch up from a snapshot", r.Name, r.Lag)
+				}
+			}
+		}
+	}
+	return c.Server.JetStreamSnapshotStream(c.Account, stream)
 }
 
 // notClustered reports whether err says this server keeps no Raft log of

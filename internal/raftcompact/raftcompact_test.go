@@ -21,7 +21,7 @@ func TestLoneServerNothingToDo(t *testing.T) {
 	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
 		t.Fatal(err)
 	}
-	c := &Compactor{Server: s, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: slog.Default(), Ctx: context.Background(), WG: &sync.WaitGroup{}}
+	c := &Compactor{Server: s, JS: js, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: slog.Default(), Ctx: context.Background(), WG: &sync.WaitGroup{}}
 	start := time.Now()
 	c.Streams("S")
 	c.WG.Wait()
@@ -37,6 +37,8 @@ type refusing struct {
 	n     int
 	calls []string
 }
+
+func (r *refusing) JetStreamIsStreamLeader(string, string) bool { return false }
 
 func (r *refusing) JetStreamSnapshotStream(account, stream string) error {
 	r.mu.Lock()
