@@ -29,8 +29,10 @@
 // # What erasure cannot reach
 //
 // Destroy overwrites the key's message on every replica. On a cluster, each replica's Raft log of the stream keeps the
-// proposal that created the key until JetStream compacts the log (about
-// every two minutes, and when the node stops). A backup of the
+// proposal that created the key until the log is compacted: the hub has
+// its embedded server compact it once it applied the erasure
+// (internal/raftcompact), else JetStream does (about every two minutes,
+// and when the node stops). A backup of the
 // stream taken before the erasure holds the key: docs/OPERATIONS.md says
 // how a restore re-applies erasures.
 //
