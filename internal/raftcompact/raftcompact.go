@@ -9,8 +9,8 @@
 //
 // A follower that has not applied anything yet, or a node catching a peer
 // up, refuses a snapshot for a moment: Streams retries with backoff,
-// bounded by Budget. The stream's leader compacts only once every replica
-// is current: a follower behind the leader's compacted log would catch up
+// bounded by Budget. The stream's leader compacts only once no replica
+// lags: a follower behind the leader's compacted log would catch up
 // from a snapshot of the stream, which removes the deleted messages from
 // its store without overwriting them, undoing the secure delete on that
 // replica. A server that is not in a cluster has no Raft log of a
@@ -110,8 +110,10 @@ func (c *Compactor) compact(ctx context.Context, stream string) error {
 		}
 		if info.Cluster != nil {
 			for _, r := range info.Cluster.Replicas {
-				if !r.Current || r.Lag > 0 || r.Offline {
-					return fmt.Errorf("replica %s not current (lag %d): it would catch up from a snapshot", r.Name, r.Lag)
+				// Lag only: a restarted peer may be shown offline or not current
+				// for a while although it has every entry.
+				if r.Lag > 0 {
+					return fmt.Errorf("replica %s lags by %d entries: it would catch up from a snapshot", r.Name, r.Lag)
 				}
 			}
 		}
