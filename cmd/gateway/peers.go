@@ -5,12 +5,14 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rankwire/rankwire/internal/clusterops"
 	"github.com/rankwire/rankwire/internal/reach"
 	"github.com/rankwire/rankwire/internal/readiness"
 )
@@ -32,9 +34,14 @@ import (
 //     handed on
 //     (Raft's own choice on a step-down is a peer it heard lately, so one
 //     that hears this node), so that the follower this node cannot reach
-//     stops starting elections that the old leader keeps winning back.
+//     stops starting elections that the old leader keeps winning back;
+//     where this node also leads the JetStream meta group, that leadership
+//     is handed on too (through the system account), so that the follower
+//     it cannot reach can replace its replica's consumer on the stream's
+//     new leader without waiting for the meta group to re-elect.
 //
-// One goroutine, owned by the gateway through the stop returned by start.
+// One goroutine, owned by the gateway through the stop returned by start,
+// and at most one meta step-down at a time, which start's stop awaits.
 
 const (
 	// beatSubject carries the beats on the cluster's own NATS; tenant
@@ -60,22 +67,28 @@ type peerWatch struct {
 	tab  *reach.Table // owned by the goroutine
 	m    *readiness.Machine
 	srv  *server.Server // the embedded one: the leaderships handed on in a bridge
+	sys  *clusterSystem // the meta leadership's step-down in a bridge; nil: not handed on
 	log  *slog.Logger
+
+	metaWG   sync.WaitGroup // the meta step-down in flight, if any
+	metaBusy atomic.Bool    // a meta step-down is in flight
 
 	mu    sync.Mutex // guards the fields below, read by the metrics
 	heard int
 	of    int
 	cut   int // cut-offs seen since start
 	moved int // leaderships handed on in a bridge
+	meta  int // meta leaderships handed on in a bridge
 }
 
 // newPeerWatch returns the watch of a clustered node with an embedded
-// server, or nil.
-func newPeerWatch(cfg Config, srv *server.Server, m *readiness.Machine, log *slog.Logger) *peerWatch {
+// server, or nil; sys, where not nil, hands the meta leadership on in a
+// bridge.
+func newPeerWatch(cfg Config, srv *server.Server, sys *clusterSystem, m *readiness.Machine, log *slog.Logger) *peerWatch {
 	if cfg.Cluster == "" || srv == nil {
 		return nil
 	}
-	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, log: log}
+	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, sys: sys, log: log}
 }
 
 // start subscribes to the beats, beats once (so that the readiness
@@ -89,14 +102,15 @@ func (w *peerWatch) start(nc *nats.Conn) (stop func(), err error) {
 		return nil, err
 	}
 	st := &beatState{cut: true} // a starting node hears nobody yet: no news, not a cut-off to count
-	w.beat(nc, st)
 	ctx, cancel := context.WithCancel(context.Background())
+	w.beat(ctx, nc, st)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(ctx, nc, in, st) })
 	return func() {
 		_ = sub.Unsubscribe()
 		cancel()
 		wg.Wait()
+		w.metaWG.Wait()
 	}, nil
 }
 
@@ -119,14 +133,14 @@ func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in <-chan *nats.Msg,
 				w.tab.Heard(b, time.Now())
 			}
 		case <-t.C:
-			w.beat(nc, st)
+			w.beat(ctx, nc, st)
 		}
 	}
 }
 
 // beat publishes this node's beat and judges its reach: the readiness
 // machine's, the metrics', the log's, and a bridge's handover.
-func (w *peerWatch) beat(nc *nats.Conn, st *beatState) {
+func (w *peerWatch) beat(ctx context.Context, nc *nats.Conn, st *beatState) {
 	now := time.Now()
 	hears := w.tab.Hears(now)
 	_ = nc.Publish(beatSubject, w.tab.Beat(now).Marshal()) // fails only once closed
@@ -142,6 +156,7 @@ func (w *peerWatch) beat(nc *nats.Conn, st *beatState) {
 	if via != "" && now.Sub(st.lastBridge) >= bridgeEvery {
 		st.lastBridge = now
 		w.handOn(via, hears)
+		w.handOnMeta(ctx, via)
 	}
 }
 
@@ -188,6 +203,36 @@ func (w *peerWatch) handOn(via string, hears []string) {
 		"via", via, "hears", hears, "streams", moved)
 }
 
+// handOnMeta steps the meta group's leadership down where this node holds
+// it, in a goroutine of its own (the wait for the new meta leader must not
+// hold the beats back: a node silent for beatSilence counts as gone), at
+// most one at a time and each bounded by bridgeEvery. The meta step-down
+// request goes to the meta leader, this node, over the in-process system
+// connection: no route is crossed. Raft's choice is a peer heard lately,
+// so one that hears this node, as for the streams.
+func (w *peerWatch) handOnMeta(ctx context.Context, via string) {
+	if w.sys == nil || w.sys.metaLeader() != w.node || !w.metaBusy.CompareAndSwap(false, true) {
+		return
+	}
+	w.metaWG.Go(func() {
+		defer w.metaBusy.Store(false)
+		ctx, cancel := context.WithTimeout(ctx, bridgeEvery)
+		defer cancel()
+		h := clusterops.StepDownMeta(ctx, w.sys.nc, w.node, w.sys.metaLeader)
+		switch {
+		case !h.Led: // another node took it meanwhile
+		case h.Err != nil:
+			w.log.Warn("bridge: meta leadership not handed on", "via", via, "err", h.Err, "took", h.Took.Round(time.Millisecond))
+		default:
+			w.mu.Lock()
+			w.meta++
+			w.mu.Unlock()
+			w.log.Warn("bridge: peers this node no longer hears are heard by another that hears it: meta leadership handed on",
+				"via", via, "leader", h.Leader, "took", h.Took.Round(time.Millisecond))
+		}
+	})
+}
+
 // register adds the reach metrics to reg.
 func (w *peerWatch) register(reg *prometheus.Registry) {
 	get := func(f func() float64) func() float64 {
@@ -206,5 +251,8 @@ func (w *peerWatch) register(reg *prometheus.Registry) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_bridge_stepdowns_total",
 			Help: "Stream leaderships this node handed on because a peer it cannot hear is heard by another (a non-transitive partition)."},
 			get(func() float64 { return float64(w.moved) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_bridge_meta_stepdowns_total",
+			Help: "Times this node handed the JetStream meta group's leadership on because a peer it cannot hear is heard by another (a non-transitive partition)."},
+			get(func() float64 { return float64(w.meta) })),
 	)
 }

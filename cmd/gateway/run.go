@@ -256,7 +256,7 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	if g.div != nil {
 		p.rebuilding = g.div.fps.Rebuilding
 	}
-	if w := newPeerWatch(g.cfg, g.embedded, g.ready, g.log); w != nil { // peers.go; before the prober's first look
+	if w := newPeerWatch(g.cfg, g.embedded, g.system, g.ready, g.log); w != nil { // peers.go; before the prober's first look
 		stop, err := w.start(g.hub.JetStream().Conn())
 		if err != nil {
 			return fmt.Errorf("cluster beats: %w", err)

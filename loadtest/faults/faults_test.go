@@ -64,7 +64,7 @@ func TestCutPlans(t *testing.T) {
 	}{
 		{"isolate the leader", isolateLeader, "[[1 0] [1 2]]", "[1]"},
 		{"isolate a follower", isolateFollower, "[[2 0] [2 1]]", "[2]"},
-		{"bridge", bridgeCut, "[[1 2]]", "[]"},
+		{"bridge", bridgeCut, "[[1 2]]", "[1 2]"},
 	}
 	for _, tt := range tests {
 		pairs, exempt := tt.plan(1, 3)

@@ -7,8 +7,12 @@ import (
 )
 
 // A cutPlan returns the pairs of node indexes to cut, given the leader's
-// index and the node count, and the nodes a cut leaves unable to serve
-// (exempt from the /readyz count).
+// index and the node count, and the nodes the cut touches (exempt from the
+// /readyz count, not from the stale-read one): a node on the minority side,
+// and both ends of a cut between two nodes that each still hear a
+// majority (their views of the cluster disagree, so a 503 while their
+// streams move is the truth). A node that only loses a peer cut from
+// everyone is not touched: it sees what it sees when that peer dies.
 type cutPlan func(leader, n int) (pairs [][2]int, exempt []int)
 
 // isolateLeader cuts the leader from every other node: it is the minority.
@@ -36,10 +40,11 @@ func isolateFollower(leader, n int) ([][2]int, []int) {
 }
 
 // bridgeCut cuts the leader from one follower only: the other follower
-// still sees both (a non-transitive partition). No node is exempt: every
-// node still reaches a majority.
+// still sees both (a non-transitive partition). Both ends of the cut are
+// touched; the node that hears both is counted.
 func bridgeCut(leader, n int) ([][2]int, []int) {
-	return [][2]int{{leader, (leader + 1) % n}}, nil
+	f := (leader + 1) % n
+	return [][2]int{{leader, f}}, []int{leader, f}
 }
 
 // partition applies plan around the current leader for Hold, then heals
