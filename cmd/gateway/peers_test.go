@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natsconf"
+)
+
+// startMetaCluster starts three embedded servers in-process as one
+// cluster (the gateway's own options: natsconf) and returns them once all
+// three name the same meta leader, with its system password.
+func startMetaCluster(t *testing.T) ([]*server.Server, natsconf.Cluster) {
+	t.Helper()
+	ports := freePorts(t, 3)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, "nats://127.0.0.1:"+p)
+	}
+	pass, err := natsconf.NewSystemPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := natsconf.Cluster{Name: "bridge", Routes: routes, Secret: "a-test-cluster-secret-0123456789", System: pass}
+	var srvs []*server.Server
+	for i, p := range ports {
+		c := base
+		c.Node, c.Listen = fmt.Sprintf("n%d", i+1), "127.0.0.1:"+p
+		opts, err := natsconf.ServerOptions(natsconf.Embedded{StoreDir: filepath.Join(t.TempDir(), "nats"), Cluster: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		t.Cleanup(s.Shutdown)
+		srvs = append(srvs, s)
+	}
+	await.For(t, 60*time.Second, func() error {
+		l := metaLeaderOf(srvs[0])
+		for _, s := range srvs {
+			if got := metaLeaderOf(s); got == "" || got != l {
+				return fmt.Errorf("%s sees meta leader %q, %s sees %q", s.Name(), got, srvs[0].Name(), l)
+			}
+			if s.Name() == l && !s.JetStreamIsLeader() {
+				return fmt.Errorf("%s, the meta leader by its Jsz, does not lead yet", l)
+			}
+		}
+		return nil
+	})
+	return srvs, base
+}
+
+func metaLeaderOf(s *server.Server) string {
+	info, err := s.Jsz(nil)
+	if err != nil || info.Meta == nil {
+		return ""
+	}
+	return info.Meta.Leader
+}
+
+// In a bridge, the node acting on it hands the meta leadership on where
+// it holds it, through its system connection, and counts it; a node that
+// does not hold it asks nothing.
+func TestBridgeHandsMetaOn(t *testing.T) {
+	srvs, c := startMetaCluster(t)
+	leader := metaLeaderOf(srvs[0])
+	watch := func(s *server.Server) *peerWatch {
+		sys, err := openClusterSystem(s, c, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sys.close)
+		return &peerWatch{node: s.Name(), srv: s, sys: sys, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	}
+	for _, s := range srvs {
+		if s.Name() == leader {
+			continue
+		}
+		w := watch(s)
+		w.handOnMeta(context.Background(), leader)
+		w.metaWG.Wait()
+		if w.meta != 0 || metaLeaderOf(s) != leader {
+			t.Fatalf("%s, not the meta leader, handed on %d; meta leader %q, want %q still", s.Name(), w.meta, metaLeaderOf(s), leader)
+		}
+	}
+	for _, s := range srvs {
+		if s.Name() != leader {
+			continue
+		}
+		w := watch(s)
+		w.handOnMeta(context.Background(), "n0")
+		w.metaWG.Wait()
+		if w.meta != 1 {
+			t.Fatalf("the meta leader %s handed on %d times, want 1", leader, w.meta)
+		}
+		if now := metaLeaderOf(s); now == "" || now == leader {
+			t.Fatalf("meta leader %q after the step-down of %s", now, leader)
+		}
+	}
+}
