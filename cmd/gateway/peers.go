@@ -31,17 +31,19 @@ import (
 //   - in a non-transitive partition, where a peer heard every server this
 //     node has missed for three beats after this node last did
 //     (reach.Table.Bridge), the stream leaderships this node holds are
-//     handed on
-//     (Raft's own choice on a step-down is a peer it heard lately, so one
-//     that hears this node), so that the follower this node cannot reach
-//     stops starting elections that the old leader keeps winning back;
+//     handed to that peer, named (Raft's own choice on a step-down is any
+//     peer heard within its live window of several seconds, so half the
+//     time the one cut off a second ago: the leadership then went to
+//     nobody and came back to this node at the next election), so that
+//     the follower this node cannot reach stops starting elections that
+//     the old leader keeps winning back;
 //     where this node also leads the JetStream meta group, that leadership
 //     is handed on too (through the system account), so that the follower
 //     it cannot reach can replace its replica's consumer on the stream's
 //     new leader without waiting for the meta group to re-elect.
 //
 // One goroutine, owned by the gateway through the stop returned by start,
-// and at most one meta step-down at a time, which start's stop awaits.
+// and at most one handover at a time, which start's stop awaits.
 
 const (
 	// beatSubject carries the beats on the cluster's own NATS; tenant
@@ -59,6 +61,9 @@ const (
 	// non-transitive partition: once the new leader took over, the table
 	// says so within a beat; a handover that failed is tried again.
 	bridgeEvery = 3 * time.Second
+	// streamAsk bounds the request that hands one stream's leadership to a
+	// named peer: its leader is this node, so it answers in milliseconds.
+	streamAsk = 500 * time.Millisecond
 )
 
 // peerWatch is the beats' goroutine and what it needs.
@@ -70,8 +75,8 @@ type peerWatch struct {
 	sys  *clusterSystem // the meta leadership's step-down in a bridge; nil: not handed on
 	log  *slog.Logger
 
-	metaWG   sync.WaitGroup // the meta step-down in flight, if any
-	metaBusy atomic.Bool    // a meta step-down is in flight
+	handWG   sync.WaitGroup // the handover in flight, if any
+	handBusy atomic.Bool    // a handover is in flight
 
 	mu    sync.Mutex // guards the fields below, read by the metrics
 	heard int
@@ -110,7 +115,7 @@ func (w *peerWatch) start(nc *nats.Conn) (stop func(), err error) {
 		_ = sub.Unsubscribe()
 		cancel()
 		wg.Wait()
-		w.metaWG.Wait()
+		w.handWG.Wait()
 	}, nil
 }
 
@@ -155,8 +160,7 @@ func (w *peerWatch) beat(ctx context.Context, nc *nats.Conn, st *beatState) {
 	}
 	if via != "" && now.Sub(st.lastBridge) >= bridgeEvery {
 		st.lastBridge = now
-		w.handOn(via, hears)
-		w.handOnMeta(ctx, via)
+		w.handOver(ctx, nc, via, hears)
 	}
 }
 
@@ -170,11 +174,30 @@ func (w *peerWatch) record(heard, of int, newCut bool) {
 	}
 }
 
+// handOver hands this node's stream leaderships, then its meta
+// leadership, to via, in a goroutine of its own (the waits must not hold
+// the beats back: a node silent for beatSilence counts as gone), at most
+// one at a time and each bounded by bridgeEvery. The streams go first: the
+// followers re-create their consumers on the streams' new leaders through
+// the meta leader.
+func (w *peerWatch) handOver(ctx context.Context, nc *nats.Conn, via string, hears []string) {
+	if !w.handBusy.CompareAndSwap(false, true) {
+		return
+	}
+	w.handWG.Go(func() {
+		defer w.handBusy.Store(false)
+		ctx, cancel := context.WithTimeout(ctx, bridgeEvery)
+		defer cancel()
+		w.handOn(ctx, nc, via, hears)
+		w.handOnMeta(ctx, via)
+	})
+}
+
 // handOn steps down from every replicated stream this node leads, read
-// from the embedded server (no JetStream API request: the meta group may
-// be electing too). Raft hands each to a peer heard lately: via, or
-// another that hears this node.
-func (w *peerWatch) handOn(via string, hears []string) {
+// from the embedded server, naming via: a request to the stream's leader,
+// this node, on nc (the streams' account), so no meta leader is asked.
+// Where that fails, the server steps down in-process to Raft's choice.
+func (w *peerWatch) handOn(ctx context.Context, nc *nats.Conn, via string, hears []string) {
 	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
 	if err != nil {
 		return
@@ -185,7 +208,7 @@ func (w *peerWatch) handOn(via string, hears []string) {
 			if c := s.Cluster; c == nil || c.Leader != w.node || len(c.Replicas) == 0 {
 				continue
 			}
-			if err := w.srv.JetStreamStepdownStream(a.Name, s.Name); err != nil {
+			if err := w.stepDownStream(ctx, nc, a.Name, s.Name, via); err != nil {
 				w.log.Warn("bridge: stream leadership not handed on", "stream", s.Name, "err", err)
 				continue
 			}
@@ -203,34 +226,39 @@ func (w *peerWatch) handOn(via string, hears []string) {
 		"via", via, "hears", hears, "streams", moved)
 }
 
-// handOnMeta steps the meta group's leadership down where this node holds
-// it, in a goroutine of its own (the wait for the new meta leader must not
-// hold the beats back: a node silent for beatSilence counts as gone), at
-// most one at a time and each bounded by bridgeEvery. The meta step-down
-// request goes to the meta leader, this node, over the in-process system
-// connection: no route is crossed. Raft's choice is a peer heard lately,
-// so one that hears this node, as for the streams.
+// stepDownStream hands stream's leadership to via, or to Raft's choice
+// where the request naming via is not answered within streamAsk.
+func (w *peerWatch) stepDownStream(ctx context.Context, nc *nats.Conn, account, stream, via string) error {
+	ask, cancel := context.WithTimeout(ctx, streamAsk)
+	defer cancel()
+	err := clusterops.StepDownStreamTo(ask, nc, stream, via)
+	if err == nil {
+		return nil
+	}
+	w.log.Info("bridge: stream leadership not handed to the peer that hears everyone; to Raft's choice", "stream", stream, "via", via, "err", err)
+	return w.srv.JetStreamStepdownStream(account, stream)
+}
+
+// handOnMeta steps the meta group's leadership down to via where this
+// node holds it, through the in-process system connection (the meta
+// leader it asks is this node: no route is crossed), and awaits the new
+// meta leader until ctx ends.
 func (w *peerWatch) handOnMeta(ctx context.Context, via string) {
-	if w.sys == nil || w.sys.metaLeader() != w.node || !w.metaBusy.CompareAndSwap(false, true) {
+	if w.sys == nil || w.sys.metaLeader() != w.node {
 		return
 	}
-	w.metaWG.Go(func() {
-		defer w.metaBusy.Store(false)
-		ctx, cancel := context.WithTimeout(ctx, bridgeEvery)
-		defer cancel()
-		h := clusterops.StepDownMeta(ctx, w.sys.nc, w.node, w.sys.metaLeader)
-		switch {
-		case !h.Led: // another node took it meanwhile
-		case h.Err != nil:
-			w.log.Warn("bridge: meta leadership not handed on", "via", via, "err", h.Err, "took", h.Took.Round(time.Millisecond))
-		default:
-			w.mu.Lock()
-			w.meta++
-			w.mu.Unlock()
-			w.log.Warn("bridge: peers this node no longer hears are heard by another that hears it: meta leadership handed on",
-				"via", via, "leader", h.Leader, "took", h.Took.Round(time.Millisecond))
-		}
-	})
+	h := clusterops.StepDownMetaTo(ctx, w.sys.nc, w.node, via, w.sys.metaLeader)
+	switch {
+	case !h.Led: // another node took it meanwhile
+	case h.Err != nil:
+		w.log.Warn("bridge: meta leadership not handed on", "via", via, "err", h.Err, "took", h.Took.Round(time.Millisecond))
+	default:
+		w.mu.Lock()
+		w.meta++
+		w.mu.Unlock()
+		w.log.Warn("bridge: peers this node no longer hears are heard by another that hears it: meta leadership handed on",
+			"via", via, "leader", h.Leader, "took", h.Took.Round(time.Millisecond))
+	}
 }
 
 // register adds the reach metrics to reg.

@@ -68,9 +68,9 @@ func metaLeaderOf(s *server.Server) string {
 	return info.Meta.Leader
 }
 
-// In a bridge, the node acting on it hands the meta leadership on where
-// it holds it, through its system connection, and counts it; a node that
-// does not hold it asks nothing.
+// In a bridge, the node acting on it hands the meta leadership to the
+// peer that hears everyone where it holds it, through its system
+// connection, and counts it; a node that does not hold it asks nothing.
 func TestBridgeHandsMetaOn(t *testing.T) {
 	srvs, c := startMetaCluster(t)
 	leader := metaLeaderOf(srvs[0])
@@ -88,23 +88,32 @@ func TestBridgeHandsMetaOn(t *testing.T) {
 		}
 		w := watch(s)
 		w.handOnMeta(context.Background(), leader)
-		w.metaWG.Wait()
 		if w.meta != 0 || metaLeaderOf(s) != leader {
 			t.Fatalf("%s, not the meta leader, handed on %d; meta leader %q, want %q still", s.Name(), w.meta, metaLeaderOf(s), leader)
+		}
+	}
+	// To the one it names: Raft's own choice would be any peer, the one cut
+	// off among them.
+	var others []string
+	for _, s := range srvs {
+		if s.Name() != leader {
+			others = append(others, s.Name())
 		}
 	}
 	for _, s := range srvs {
 		if s.Name() != leader {
 			continue
 		}
+		via := others[len(others)-1]
 		w := watch(s)
-		w.handOnMeta(context.Background(), "n0")
-		w.metaWG.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), bridgeEvery)
+		defer cancel()
+		w.handOnMeta(ctx, via)
 		if w.meta != 1 {
 			t.Fatalf("the meta leader %s handed on %d times, want 1", leader, w.meta)
 		}
-		if now := metaLeaderOf(s); now == "" || now == leader {
-			t.Fatalf("meta leader %q after the step-down of %s", now, leader)
+		if now := metaLeaderOf(s); now != via {
+			t.Fatalf("meta leader %q after the step-down of %s to %s", now, leader, via)
 		}
 	}
 }

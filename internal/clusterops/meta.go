@@ -34,12 +34,19 @@ var ErrNotSystem = errors.New("clusterops: the meta group answers the system acc
 // stepping down), a replica that re-creates its consumer waits.
 // Cost: one request, then a call of leader every pollEvery.
 func StepDownMeta(ctx context.Context, sys *nats.Conn, self string, leader func() string) MetaHandoff {
+	return StepDownMetaTo(ctx, sys, self, "", leader)
+}
+
+// StepDownMetaTo is StepDownMeta naming the server to hand the leadership
+// to, preferred ("": Raft's choice, any peer heard within its live window,
+// which may be one this node can no longer reach).
+func StepDownMetaTo(ctx context.Context, sys *nats.Conn, self, preferred string, leader func() string) MetaHandoff {
 	start := time.Now()
 	h := MetaHandoff{Led: leader() == self}
 	if !h.Led {
 		return h
 	}
-	if h.Err = metaRequest(ctx, sys, "$JS.API.META.LEADER.STEPDOWN", nil); h.Err == nil {
+	if h.Err = metaRequest(ctx, sys, "$JS.API.META.LEADER.STEPDOWN", StepDownBody(preferred)); h.Err == nil {
 		h.Leader, h.Err = awaitMetaLeader(ctx, self, leader)
 	}
 	h.Took = time.Since(start)
