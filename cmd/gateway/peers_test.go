@@ -54,10 +54,32 @@ func startMetaCluster(t *testing.T) ([]*server.Server, natsconf.Cluster) {
 			if s.Name() == l && !s.JetStreamIsLeader() {
 				return fmt.Errorf("%s, the meta leader by its Jsz, does not lead yet", l)
 			}
+			if s.Name() == l {
+				return metaCurrent(s)
+			}
 		}
 		return nil
 	})
 	return srvs, base
+}
+
+// metaCurrent says whether the meta leader s has both followers current
+// and heard from lately: a step-down names only such a peer (a fresh
+// cluster's are not yet).
+func metaCurrent(s *server.Server) error {
+	info, err := s.Jsz(nil)
+	if err != nil || info.Meta == nil {
+		return fmt.Errorf("%s: no meta group: %v", s.Name(), err)
+	}
+	if len(info.Meta.Replicas) != 2 {
+		return fmt.Errorf("%s: %d meta followers", s.Name(), len(info.Meta.Replicas))
+	}
+	for _, r := range info.Meta.Replicas {
+		if !r.Current || r.Offline || r.Active > time.Second {
+			return fmt.Errorf("%s: meta follower %s not current (%+v)", s.Name(), r.Name, *r)
+		}
+	}
+	return nil
 }
 
 func metaLeaderOf(s *server.Server) string {
