@@ -15,7 +15,8 @@
 //   - every node's top page is byte-identical once the cluster settled;
 //
 // and measures per run each writer's longest write gap, each watcher's
-// longest silence and the time healthy nodes' /readyz did not answer 200.
+// longest silence and the time the nodes the fault did not touch (partition.go,
+// cutPlan) did not answer /readyz 200.
 // Report formats them as a table per fault (min/median/max over runs).
 //
 // loadtest/cmd/rwfault is its front end and loadtest/faults.sh the one
