@@ -80,14 +80,15 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 		if err == nil || !jserr.Retryable(err) || ctx.Err() != nil {
 			return err
 		}
-		if sl.streamGone(ctx, r) {
+		next := time.Now().Add(wait)
+		if sl.streamGone(ctx, r, wait) {
 			return fmt.Errorf("%w (stream %s: not found)", err, r.stream)
 		}
 		sl.nstats.Retries.Add(1)
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(wait):
+		case <-time.After(time.Until(next)): // the check spent part of the wait
 		}
 		wait = min(2*wait, maxBackoff)
 	}
@@ -118,9 +119,12 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 
 // streamGone reports whether JetStream says r's stream does not exist (it
 // was deleted): no retry brings it back. An answer that does not come
-// within downAttempt (no leader) is not "gone".
-func (sl *streamLog) streamGone(ctx context.Context, r *replica) bool {
-	ictx, cancel := context.WithTimeout(ctx, downAttempt)
+// within the backoff's wait (no leader: a handover) is not "gone", and the
+// next retry asks again with a longer one: a stream between leaders leaves
+// the info request unanswered, and waiting longer for it held a write up
+// 800 ms after a planned restart's election (TestPlannedLeaderStop).
+func (sl *streamLog) streamGone(ctx context.Context, r *replica, within time.Duration) bool {
+	ictx, cancel := context.WithTimeout(ctx, min(within, downAttempt))
 	defer cancel()
 	err := sl.api.do(func() error {
 		_, err := sl.js.Stream(ictx, r.stream)
