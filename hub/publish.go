@@ -76,6 +76,7 @@ func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID
 func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
 	wait := firstBackoff
 	for {
+		elected := sl.votes.Next(r.tenant) // ends the backoff: the new leader is there to ask
 		err := sl.publishOnce(ctx, r, data, msgID)
 		if err == nil || !jserr.Retryable(err) || ctx.Err() != nil {
 			return err
@@ -89,6 +90,7 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 		case <-ctx.Done():
 			return err
 		case <-time.After(time.Until(next)): // the check spent part of the wait
+		case <-elected:
 		}
 		wait = min(2*wait, maxBackoff)
 	}
