@@ -41,9 +41,13 @@ func (d *drainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // hub. The meta leader goes first: the streams' handovers delete this
 // node's consumers, and their readers create new ones, both through the
 // meta leader.
-func (g *gateway) handOver() {
+//
+// It returns a function that the drain calls once the HTTP server has shut
+// down: until then the node keeps deleting the consumers placed on it
+// (clusterops.KeepDropping).
+func (g *gateway) handOver() (drained func()) {
 	if g.cfg.Cluster == "" || g.hub == nil || g.system == nil {
-		return
+		return func() {}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), handoffTimeout)
 	defer cancel()
@@ -62,6 +66,15 @@ func (g *gateway) handOver() {
 		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
 	}
 	g.log.Info("leaderships handed over", "streams", len(handoffs), "took", time.Since(start).Round(time.Millisecond))
+	kctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- clusterops.KeepDropping(kctx, g.hub.JetStream(), local) }()
+	return func() {
+		stop()
+		if n := <-done; n > 0 {
+			g.log.Info("consumers placed here during the drain deleted", "consumers_moved", n)
+		}
+	}
 }
 
 // handOverMeta steps the meta group's leader down where this node is it.

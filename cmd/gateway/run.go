@@ -393,10 +393,12 @@ func (g *gateway) shutdownAt(ctx context.Context, errc <-chan error) error {
 	g.log.Info("shutting down")
 	g.serving.Store(false)
 	g.drain.draining.Store(true)
-	g.handOver()
+	drained := g.handOver()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := g.srv.Shutdown(sctx); err != nil {
+	err := g.srv.Shutdown(sctx)
+	drained()
+	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := g.api.CloseWebSockets(sctx); err != nil {

@@ -2,8 +2,13 @@ package clusterops
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -14,24 +19,7 @@ import (
 // nothing over and asks nothing of it. (The handover itself is tested
 // with three gateway processes: cmd/gateway TestPlannedLeaderStop.)
 func TestStepDownAloneHandsNothing(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, js := startJetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
@@ -45,4 +33,85 @@ func TestStepDownAloneHandsNothing(t *testing.T) {
 	if err != nil || len(handoffs) != 0 {
 		t.Fatalf("StepDown: %v, %v; want nothing handed over", handoffs, err)
 	}
+}
+
+// KeepDropping deletes a consumer made after it started (a reader's new
+// consumer placed on the stopping node after the handover's last look),
+// and returns, counting it, once its context ends.
+func TestKeepDroppingDeletesLateConsumers(t *testing.T) {
+	_, js := startJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(string) []string {
+		var out []string
+		l := st.ConsumerNames(ctx)
+		for n := range l.Name() {
+			out = append(out, n)
+		}
+		if l.Err() != nil {
+			t.Logf("listing: %v", l.Err())
+		}
+		return out
+	}
+	var seen atomic.Bool   // KeepDropping was told of it
+	var looks atomic.Int64 // KeepDropping's looks: one more after the deletion, and its count has it
+	hosted := func(stream string) []string {
+		looks.Add(1)
+		got := names(stream)
+		if slices.Contains(got, "late") {
+			seen.Store(true)
+		}
+		return got
+	}
+	kctx, stop := context.WithCancel(ctx)
+	done := make(chan int, 1)
+	go func() { done <- KeepDropping(kctx, js, Local{Led: []string{"S"}, Consumers: hosted}) }()
+	if _, err := js.CreateConsumer(ctx, "S", jetstream.ConsumerConfig{Name: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 5*time.Second, func() error {
+		if got := names("S"); len(got) != 0 || !seen.Load() {
+			return fmt.Errorf("consumers still there: %v (seen by KeepDropping: %v)", got, seen.Load())
+		}
+		return nil
+	})
+	after := looks.Load()
+	await.For(t, 5*time.Second, func() error {
+		if looks.Load() == after {
+			return fmt.Errorf("KeepDropping has not looked again since the deletion")
+		}
+		return nil
+	})
+	stop()
+	if n := <-done; n < 1 {
+		t.Fatalf("KeepDropping counted %d deletions, want at least 1", n)
+	}
+}
+
+// startJetStream starts a single JetStream server, stopped with the test.
+func startJetStream(t *testing.T) (*server.Server, jetstream.JetStream) {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, js
 }
