@@ -2,12 +2,14 @@ package snapbucket
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/natstest"
 )
 
@@ -114,4 +116,34 @@ func BenchmarkSave(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A node that reads the object while another replaces it, a chunk
+// already overwritten, gets an error (the checksum fails), never other
+// bytes: Load then logs and the node replays the stream instead.
+func TestReadRacingWipeFails(t *testing.T) {
+	_, js := natstest.JetStream(t)
+	ctx := t.Context()
+	b, err := Open(ctx, js, nil, 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Save("a", 5, snapshotWith("THREE-CHUNKS"))
+	cur, err := b.current(ctx, "a")
+	if err != nil || cur.info == nil || cur.info.Chunks != 3 {
+		t.Fatalf("object: %+v, %v; want 3 chunks", cur.info, err)
+	}
+	if _, ok, err := b.Get(ctx, "a"); !ok || err != nil {
+		t.Fatalf("Get of the whole object: %v: the test proves nothing", err)
+	}
+	last, err := b.stream.GetLastMsgForSubject(ctx, chunkSubject(cur.info.NUID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.stream.SecureDeleteMsg(ctx, last.Sequence-1); err != nil { // the middle chunk
+		t.Fatal(err)
+	}
+	if data, ok, err := b.Get(ctx, "a"); ok || !errors.Is(err, jetstream.ErrDigestMismatch) {
+		t.Fatalf("Get with a chunk overwritten: %d bytes, ok %v, err %v; want a digest mismatch", len(data), ok, err)
+	}
 }
