@@ -158,7 +158,6 @@ func (h *Hub) connect(ctx context.Context) error {
 	if err := check(ctx, h.js, h.natsURL()); err != nil {
 		return err
 	}
-	h.snaps.js = h.js
 	if h.srv != nil && h.cfg.Cluster.Name != "" { // the replicas' Raft logs that held erased data (raftcompact)
 		h.snaps.compact = &raftcompact.Compactor{Server: h.srv, JS: h.js, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: h.log, Ctx: h.ctx, WG: &h.wg}
 	}

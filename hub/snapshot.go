@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/raftcompact"
@@ -30,7 +29,6 @@ type snapshotter struct {
 	interval time.Duration // longest time between snapshots of a changing state; <= 0: no limit
 	log      *slog.Logger
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
-	js       jetstream.JetStream               // wipes a replaced shared snapshot after an erasure (Bucket.Wipe); set by connect
 	compact  *raftcompact.Compactor            // compacts the Raft logs that held erased data; nil without an embedded server
 }
 
@@ -71,7 +69,7 @@ func (s *snapshotter) loadLocal(tenant string) (*ledger.State, error) {
 type snapJob struct {
 	seq   uint64
 	data  []byte
-	erase bool // follows an erasure: the shared snapshot it replaces is wiped
+	erase bool // follows an erasure: the Raft logs are compacted after the save
 }
 
 // maybeSnapshot takes a snapshot every s.every events or s.interval,
@@ -124,9 +122,6 @@ func (r *replica) save(j snapJob) {
 	r.savedAt.Store(time.Now().UnixNano())
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
 	if shared := r.snaps.shared.Load(); shared != nil {
-		if j.erase { // the object it replaces holds erased personal data: overwrite its chunks (snapbucket.Bucket.Wipe)
-			shared.Wipe(r.snaps.js, r.tenant)
-		}
 		shared.Save(r.tenant, j.seq, j.data)
 	}
 	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted

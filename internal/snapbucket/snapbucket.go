@@ -16,7 +16,6 @@
 package snapbucket
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,9 +51,11 @@ const infoTimeout = 2 * time.Second
 // Bucket is the object store of the tenants' snapshots. Safe for
 // concurrent use.
 type Bucket struct {
-	store jetstream.ObjectStore
-	gate  func(request func() error) error // every request to the bucket passes it
-	log   *slog.Logger
+	store  jetstream.ObjectStore
+	js     jetstream.JetStream              // Save publishes and wipes through it (wipe.go)
+	stream jetstream.Stream                 // the bucket's stream
+	gate   func(request func() error) error // every request to the bucket passes it
+	log    *slog.Logger
 }
 
 // Open creates or opens the bucket with replicas copies. Each request to
@@ -63,7 +64,7 @@ func Open(ctx context.Context, js jetstream.JetStream, gate func(func() error) e
 	if gate == nil {
 		gate = func(request func() error) error { return request() }
 	}
-	b := &Bucket{gate: gate, log: log}
+	b := &Bucket{js: js, gate: gate, log: log}
 	store, err := gated(b, func() (jetstream.ObjectStore, error) {
 		return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket:      Name,
@@ -76,6 +77,9 @@ func Open(ctx context.Context, js jetstream.JetStream, gate func(func() error) e
 		return nil, fmt.Errorf("hub: snapshot bucket %s: %w", Name, err)
 	}
 	b.store = store
+	if b.stream, err = gated(b, func() (jetstream.Stream, error) { return js.Stream(ctx, stream) }); err != nil {
+		return nil, fmt.Errorf("hub: snapshot bucket %s: %w", Name, err)
+	}
 	return b, nil
 }
 
@@ -86,7 +90,11 @@ func Existing(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (*B
 	if err != nil {
 		return nil, err
 	}
-	return &Bucket{store: store, gate: func(request func() error) error { return request() }, log: log}, nil
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucket{store: store, js: js, stream: st, gate: func(request func() error) error { return request() }, log: log}, nil
 }
 
 // gated runs f, one request to b's bucket returning a value, through b's gate.
@@ -148,43 +156,40 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64) (*ledger.S
 	return st, true
 }
 
-// Chunks returns the subject of the chunks of tenant's object, or false
-// where it has none (or the bucket cannot be read now): what an erasure
-// overwrites before the object is replaced (internal/shred.Wipe).
-func (s *Bucket) Chunks(ctx context.Context, tenant string) (string, bool) {
-	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
-	if err != nil {
-		return "", false
-	}
-	return "$O." + Name + ".C." + info.NUID, true
-}
-
 // Save stores data, tenant's snapshot at seq, unless the bucket already
-// holds one at seq or later (another node's). Two nodes racing may both
-// write; either result is a valid snapshot.
+// holds one at seq or later (another node's), then overwrites the chunks
+// of the object it replaced (secure delete, wipe.go: never a mere purge,
+// so that no replaced snapshot's profiles stay on disk). Two nodes racing
+// may both write chunks; only the one whose info follows the object it
+// read stores its snapshot, the other wipes its chunks: either result is
+// a valid snapshot, and no node wipes an object it did not replace.
 func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 	// A short look first: a bucket that does not answer (NATS gone, a
 	// region cut off) must not hold a shutdown for the upload's timeout.
 	ictx, icancel := context.WithTimeout(context.Background(), infoTimeout)
-	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ictx, tenant) })
+	cur, err := s.current(ictx, tenant)
 	icancel()
 	switch {
-	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
+	case err != nil:
 		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
 		return
-	case err == nil && info.Metadata["seq"] != "":
-		if shared, perr := strconv.ParseUint(info.Metadata["seq"], 10, 64); perr == nil && shared >= seq {
-			return
-		}
+	case cur.holdsFrom(seq):
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), putTimeout(len(data)))
 	defer cancel()
-	meta := jetstream.ObjectMeta{Name: tenant, Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)}}
-	if _, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.Put(ctx, meta, bytes.NewReader(data)) }); err != nil {
+	if err := s.put(ctx, tenant, seq, data, cur); err != nil {
+		if lostRace(err) { // another node stored one first: it stands
+			s.log.Debug("hub: shared snapshot not stored: another node's came first", "tenant", tenant, "seq", seq)
+			return
+		}
 		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
 		return
 	}
 	s.log.Debug("hub: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(data))
+	if cur.info != nil {
+		s.wipe(tenant, cur.info.NUID, cur.info.Chunks)
+	}
 }
 
 // Share opens the bucket for a node whose NATS other nodes share, in the

@@ -1,38 +1,149 @@
 package snapbucket
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/natstest"
 )
 
-// Wipe deletes every chunk of the object from the bucket's stream (secure
-// delete); a tenant without an object is a no-op.
-func TestWipe(t *testing.T) {
+// snapshotWith is a 300 KB snapshot-like object (3 chunks) holding mark.
+func snapshotWith(mark string) []byte {
+	return append(bytes.Repeat([]byte{'.'}, 300<<10), mark...)
+}
+
+// blocksHolding returns the files under dir whose bytes hold needle.
+func blocksHolding(t *testing.T, dir, needle string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && bytes.Contains(data, []byte(needle)) {
+			found = append(found, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// A snapshot replaced by a newer one leaves no byte on disk: Save
+// overwrites the replaced object's chunks, where nats.go's Put would only
+// purge them (their bytes staying in the block files). The newer one
+// reads back whole.
+func TestSaveWipesReplaced(t *testing.T) {
+	dir := t.TempDir()
+	_, js := natstest.Connect(t, natstest.ServerIn(t, dir))
+	ctx := t.Context()
+	b, err := Open(ctx, js, nil, 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Save("a", 5, snapshotWith("PROFILE-OF-ANN"))
+	if got := blocksHolding(t, dir, "PROFILE-OF-ANN"); len(got) == 0 {
+		t.Fatal("the first snapshot is in no file: the search cannot fail")
+	}
+	b.Save("a", 6, snapshotWith("PROFILE-AT-SIX"))
+	if got := blocksHolding(t, dir, "PROFILE-OF-ANN"); len(got) > 0 {
+		t.Fatalf("the replaced snapshot's bytes stay in %v", got)
+	}
+	if data, ok, err := b.Get(ctx, "a"); !ok || err != nil || !bytes.Equal(data, snapshotWith("PROFILE-AT-SIX")) {
+		t.Fatalf("Get after the replacement: ok %v, err %v, %d bytes", ok, err, len(data))
+	}
+}
+
+// A node that read the object before another node replaced it stores
+// nothing over the newer one and wipes only its own chunks: the other
+// node's object reads back whole.
+func TestSaveLosingRaceWipesOnlyItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	_, js := natstest.Connect(t, natstest.ServerIn(t, dir))
+	ctx := t.Context()
+	b, err := Open(ctx, js, nil, 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Save("a", 5, snapshotWith("FIVE"))
+	stale, err := b.current(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Save("a", 7, snapshotWith("SEVEN")) // another node's, after this one read
+	err = b.put(ctx, "a", 8, snapshotWith("EIGHT-LOST"), stale)
+	if !lostRace(err) {
+		t.Fatalf("put over a stale read: %v, want a lost race", err)
+	}
+	if data, ok, err := b.Get(ctx, "a"); !ok || err != nil || !bytes.Equal(data, snapshotWith("SEVEN")) {
+		t.Fatalf("Get after the lost race: ok %v, err %v, %d bytes; want the snapshot at 7", ok, err, len(data))
+	}
+	for _, gone := range []string{"FIVE", "EIGHT-LOST"} {
+		if got := blocksHolding(t, dir, gone); len(got) > 0 {
+			t.Fatalf("%s stays in %v", gone, got)
+		}
+	}
+}
+
+// The cost of a save with its wipe against nats.go's Put (which purges),
+// for a 1 MB snapshot (8 chunks): the wipe adds one read and one delete
+// request per chunk.
+func BenchmarkSave(b *testing.B) {
+	_, js := natstest.JetStream(b)
+	bucket, err := Open(b.Context(), js, nil, 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := bytes.Repeat([]byte{'x'}, 1<<20)
+	b.Run("SaveAndWipe", func(b *testing.B) {
+		for i := range b.N {
+			bucket.Save("a", uint64(i+1), data)
+		}
+	})
+	b.Run("PutAndPurge", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := bucket.store.PutBytes(b.Context(), "b", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// A node that reads the object while another replaces it, a chunk
+// already overwritten, gets an error (the checksum fails), never other
+// bytes: Load then logs and the node replays the stream instead.
+func TestReadRacingWipeFails(t *testing.T) {
 	_, js := natstest.JetStream(t)
 	ctx := t.Context()
 	b, err := Open(ctx, js, nil, 1, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotAt(t, 5))
-	subject, ok := b.Chunks(ctx, "a")
-	if !ok {
-		t.Fatal("no chunks after Save")
+	b.Save("a", 5, snapshotWith("THREE-CHUNKS"))
+	cur, err := b.current(ctx, "a")
+	if err != nil || cur.info == nil || cur.info.Chunks != 3 {
+		t.Fatalf("object: %+v, %v; want 3 chunks", cur.info, err)
 	}
-	s, err := js.Stream(ctx, "OBJ_"+Name)
+	if _, ok, err := b.Get(ctx, "a"); !ok || err != nil {
+		t.Fatalf("Get of the whole object: %v: the test proves nothing", err)
+	}
+	last, err := b.stream.GetLastMsgForSubject(ctx, chunkSubject(cur.info.NUID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetLastMsgForSubject(ctx, subject); err != nil {
-		t.Fatalf("chunk before Wipe: %v", err)
+	if err := b.stream.SecureDeleteMsg(ctx, last.Sequence-1); err != nil { // the middle chunk
+		t.Fatal(err)
 	}
-	b.Wipe(js, "a")
-	b.Wipe(js, "none")
-	if _, err := s.GetLastMsgForSubject(ctx, subject); !errors.Is(err, jetstream.ErrMsgNotFound) {
-		t.Fatalf("chunk after Wipe: %v, want none", err)
+	if data, ok, err := b.Get(ctx, "a"); ok || !errors.Is(err, jetstream.ErrDigestMismatch) {
+		t.Fatalf("Get with a chunk overwritten: %d bytes, ok %v, err %v; want a digest mismatch", len(data), ok, err)
 	}
 }
