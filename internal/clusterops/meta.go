@@ -63,8 +63,14 @@ func metaRequest(ctx context.Context, sys *nats.Conn, subject string, body []byt
 	if err != nil {
 		return fmt.Errorf("clusterops: %s: %w", subject, err)
 	}
+	return apiAnswer(subject, msg.Data)
+}
+
+// apiAnswer reads a JetStream API answer to a request on subject: its
+// error, if it carries one.
+func apiAnswer(subject string, data []byte) error {
 	var r apiResponse
-	if err := json.Unmarshal(msg.Data, &r); err != nil {
+	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("clusterops: %s: %w", subject, err)
 	}
 	if r.Error != nil {

@@ -35,12 +35,5 @@ func StepDownStreamTo(ctx context.Context, nc *nats.Conn, stream, preferred stri
 	if err != nil {
 		return fmt.Errorf("clusterops: %s: %w", subject, err)
 	}
-	var r apiResponse
-	if err := json.Unmarshal(msg.Data, &r); err != nil {
-		return fmt.Errorf("clusterops: %s: %w", subject, err)
-	}
-	if r.Error != nil {
-		return fmt.Errorf("clusterops: %s: %d %s", subject, r.Error.Code, r.Error.Description)
-	}
-	return nil
+	return apiAnswer(subject, msg.Data)
 }
