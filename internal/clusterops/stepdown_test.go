@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natstest"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -19,7 +18,8 @@ import (
 // nothing over and asks nothing of it. (The handover itself is tested
 // with three gateway processes: cmd/gateway TestPlannedLeaderStop.)
 func TestStepDownAloneHandsNothing(t *testing.T) {
-	s, js := startJetStream(t)
+	s := natstest.Server(t)
+	_, js := natstest.Connect(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}}); err != nil {
@@ -39,7 +39,7 @@ func TestStepDownAloneHandsNothing(t *testing.T) {
 // consumer placed on the stopping node after the handover's last look),
 // and returns, counting it, once its context ends.
 func TestKeepDroppingDeletesLateConsumers(t *testing.T) {
-	_, js := startJetStream(t)
+	_, js := natstest.Connect(t, natstest.Server(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}})
@@ -90,28 +90,4 @@ func TestKeepDroppingDeletesLateConsumers(t *testing.T) {
 	if n := <-done; n < 1 {
 		t.Fatalf("KeepDropping counted %d deletions, want at least 1", n)
 	}
-}
-
-// startJetStream starts a single JetStream server, stopped with the test.
-func startJetStream(t *testing.T) (*server.Server, jetstream.JetStream) {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, js
 }
