@@ -16,7 +16,6 @@ package clusterops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -97,7 +96,7 @@ func StepDownLocal(ctx context.Context, js jetstream.JetStream, self string, l L
 // handOver steps stream's leader (self) down and waits for another.
 func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string, start time.Time) Handoff {
 	h := Handoff{Stream: stream}
-	if h.Err = stepDown(ctx, js, stream); h.Err == nil {
+	if h.Err = StepDownStreamTo(ctx, js.Conn(), stream, ""); h.Err == nil { // Raft's choice: a planned stop, every peer reachable
 		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
 	}
 	if h.Err == nil {
@@ -123,29 +122,12 @@ func Led(ctx context.Context, js jetstream.JetStream, self string) ([]string, er
 	return led, nil
 }
 
-// apiResponse is the part of a JetStream API answer StepDown reads.
+// apiResponse is the part of a JetStream API answer apiAnswer reads.
 type apiResponse struct {
 	Error *struct {
 		Code        int    `json:"code"`
 		Description string `json:"description"`
 	} `json:"error"`
-}
-
-// stepDown sends $JS.API.STREAM.LEADER.STEPDOWN.<stream> and reads the
-// answer: the leader answers once it has handed over.
-func stepDown(ctx context.Context, js jetstream.JetStream, stream string) error {
-	msg, err := js.Conn().RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil)
-	if err != nil {
-		return fmt.Errorf("clusterops: stepping down %s: %w", stream, err)
-	}
-	var r apiResponse
-	if err := json.Unmarshal(msg.Data, &r); err != nil {
-		return fmt.Errorf("clusterops: stepping down %s: %w", stream, err)
-	}
-	if r.Error != nil {
-		return fmt.Errorf("clusterops: stepping down %s: %d %s", stream, r.Error.Code, r.Error.Description)
-	}
-	return nil
 }
 
 // awaitLeader polls stream's info until it names a leader other than
