@@ -72,8 +72,8 @@ func (s *State) applySchedule(ev *Event) error {
 	rec, _ := sc.recurrence() // normalized: parses
 	old := s.schedules[ev.Name]
 	if old == nil {
-		if ev.MaxSchedules > 0 && len(s.schedules) >= ev.MaxSchedules {
-			return errorf(ErrLimit, "schedules: the tenant has %d schedules, its limit", len(s.schedules))
+		if err := s.CheckScheduleLimit(ev.Name, ev.MaxSchedules); err != nil {
+			return err
 		}
 		if s.schedules == nil {
 			s.schedules = map[string]*schedState{}
