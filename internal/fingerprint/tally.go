@@ -25,8 +25,8 @@ func (v Verdict) String() string {
 }
 
 // keepCheckpoints is how many recent checkpoint sequences a Tally holds;
-// a report older than all of them is dropped. With a checkpoint every
-// 1,000 events, a node may lag 16,000 events and still be judged.
+// a report older than all of them is dropped. At DefaultEvery a node may
+// lag 16 checkpoints (1.6 M events) and still be judged.
 const keepCheckpoints = 16
 
 // Tally collects one tenant's reports from every node and judges a node

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -72,8 +73,8 @@ func (s *State) applySchedule(ev *Event) error {
 	rec, _ := sc.recurrence() // normalized: parses
 	old := s.schedules[ev.Name]
 	if old == nil {
-		if ev.MaxSchedules > 0 && len(s.schedules) >= ev.MaxSchedules {
-			return errorf(ErrLimit, "schedules: the tenant has %d schedules, its limit", len(s.schedules))
+		if err := s.CheckScheduleLimit(ev.Name, ev.MaxSchedules); err != nil {
+			return err
 		}
 		if s.schedules == nil {
 			s.schedules = map[string]*schedState{}
@@ -181,14 +182,9 @@ func (s *State) Due(now int64) []Firing {
 // HasSchedules reports whether the tenant has a schedule. O(1). Read lock.
 func (s *State) HasSchedules() bool { return len(s.schedules) > 0 }
 
-func (s *State) scheduleNames() []string {
-	names := make([]string, 0, len(s.schedules))
-	for n := range s.schedules {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+// scheduleNames returns the schedules' names, sorted: Due, reads and the
+// snapshot walk them in one order on every node.
+func (s *State) scheduleNames() []string { return slices.Sorted(maps.Keys(s.schedules)) }
 
 // Schedules returns every schedule at now (unix ms), by name.
 // O(schedules). Read lock.
