@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"sync"
 	"time"
 )
@@ -62,38 +61,36 @@ func (l Latency) Brief() string {
 	return fmt.Sprintf("n=%d p50=%v p99=%v max=%v", l.Count, round(l.P50), round(l.P99), round(l.Max))
 }
 
-// probeSeries holds one loop's samples: those of the current window and
-// all of them. Safe for concurrent use.
+// probeSeries holds one loop's samples, in the package's histograms (2 %
+// resolution, fixed memory however long the probe runs): those of the
+// current window and all of them. Safe for concurrent use.
 type probeSeries struct {
-	mu          sync.Mutex
-	window, all []time.Duration
+	mu          sync.Mutex // guards window's swap; Hist.Add is atomic
+	window, all *Hist
 }
 
-// probeMaxSamples bounds a series: a day at 100 samples a second.
-const probeMaxSamples = 8_640_000
+func newProbeSeries() *probeSeries { return &probeSeries{window: newHist(), all: newHist()} }
 
 func (s *probeSeries) add(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.all) < probeMaxSamples {
-		s.all = append(s.all, d)
-		s.window = append(s.window, d)
-	}
+	s.all.Add(d)
+	s.window.Add(d)
 }
 
 // takeWindow summarises the current window and starts the next.
 func (s *probeSeries) takeWindow() Latency {
 	s.mu.Lock()
 	w := s.window
-	s.window = nil
+	s.window = newHist()
 	s.mu.Unlock()
-	return summarize(w)
+	return w.Latency()
 }
 
 func (s *probeSeries) total() Latency {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarize(slices.Clone(s.all))
+	return s.all.Latency()
 }
 
 // Probe runs the two loops until ctx ends or cfg.Duration passes, and
@@ -113,13 +110,13 @@ func Probe(ctx context.Context, cfg ProbeConfig) (ProbeReport, error) {
 		return ProbeReport{}, err
 	}
 	defer stopEcho()
-	var wake, ping probeSeries
+	wake, ping := newProbeSeries(), newProbeSeries()
 	var wg sync.WaitGroup
 	errc := make(chan error, 1)
 	wg.Add(2)
-	go func() { defer wg.Done(); probeWake(ctx, cfg.Interval, &wake) }()
-	go func() { defer wg.Done(); errc <- probePing(ctx, client, cfg, &ping) }()
-	windows := probeWindows(ctx, cfg, start, &wake, &ping)
+	go func() { defer wg.Done(); probeWake(ctx, cfg.Interval, wake) }()
+	go func() { defer wg.Done(); errc <- probePing(ctx, client, cfg, ping) }()
+	windows := probeWindows(ctx, cfg, start, wake, ping)
 	wg.Wait()
 	r := ProbeReport{Seconds: time.Since(start).Seconds(), Wake: wake.total(), PingPong: ping.total(), Windows: windows}
 	return r, <-errc

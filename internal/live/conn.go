@@ -32,16 +32,16 @@ type wsConn struct {
 	p     *Plane
 	ws    *websocket.Conn
 	flow  *wsflow.Conn
-	out   *subscriptions.Outbox
 	sched atomic.Int32 // the writer pool's state: schedIdle, …
 	// replies waiting for a writer's turn (see reply). Beside sched, which
 	// the writer touches anyway: at 10,000 connections a writer's turn
 	// that touched written's channel too paid a cache miss per message.
 	replyWaits atomic.Int32
-	// outMem is out's memory, right after sched for the same reason: a
-	// writer's turn reads sched, the outbox's lock and queue, and its
-	// first subscription (in the outbox), on adjacent cache lines.
-	outMem subscriptions.Outbox
+	// out is the connection's outbox, in its own memory right after sched
+	// for the same reason: a writer's turn reads sched, the outbox's lock
+	// and queue, and its first subscription (in the outbox), on adjacent
+	// cache lines, with no pointer to load first.
+	out subscriptions.Outbox
 
 	ended     atomic.Bool   // the connection is closing: arm no more pings
 	done      chan struct{} // closed when the connection starts closing
@@ -69,8 +69,7 @@ type liveSub struct {
 func newWSConn(p *Plane, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
 	c := &wsConn{p: p, ws: ws, flow: flow, subs: map[string]liveSub{},
 		done: make(chan struct{}), written: make(chan struct{}, 1)}
-	c.outMem.Init(0, func() { p.pool.schedule(c) })
-	c.out = &c.outMem
+	c.out.Init(0, func() { p.pool.schedule(c) })
 	flow.OnResume(func() { p.pool.schedule(c) })
 	flow.OnStall(func() {
 		p.metrics.slowCloses.Inc()
@@ -404,7 +403,7 @@ func joinError(e *Error, m clientMsg) *Error {
 // join validates m and subscribes under the tenant's read lock, so that the
 // view starts exactly where the board and its change feed stand.
 func (c *wsConn) join(m clientMsg, sc auth.Scope) (*liveView, error) {
-	return c.p.join(m, sc, c.out)
+	return c.p.join(m, sc, &c.out)
 }
 
 // join is a connection's join, into out: a WebSocket's or an event stream's.

@@ -259,7 +259,7 @@ func (w *poolWriter) turn(c poolConn) (more bool) {
 // The wsConn side of poolConn: each message one WebSocket text frame.
 
 func (c *wsConn) state() *atomic.Int32          { return &c.sched }
-func (c *wsConn) outbox() *subscriptions.Outbox { return c.out }
+func (c *wsConn) outbox() *subscriptions.Outbox { return &c.out }
 func (c *wsConn) socket() *wsflow.Conn          { return c.flow }
 func (c *wsConn) openTurn(dst []byte) []byte    { return dst }
 
