@@ -76,8 +76,8 @@ func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID
 func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
 	wait := firstBackoff
 	for {
-		elected := sl.votes.Next(r.tenant) // ends the backoff: the new leader is there to ask
-		err := sl.publishOnce(ctx, r, data, msgID)
+		elected := sl.votes.Next(r.tenant) // ends the attempt and the backoff: the new leader is there to ask
+		err := sl.publishOnce(ctx, r, data, msgID, elected)
 		if err == nil || !jserr.Retryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -97,12 +97,14 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 }
 
 // publishOnce is one attempt, bounded by attemptTimeout. The client's own
-// retry on no responders is off: publishLoop retries, and counts.
-func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, msgID string) error {
+// retry on no responders is off: publishLoop retries, and counts. elected
+// (taken just before, once for the attempt and its backoff: one lock
+// fewer per publish) ends the attempt at the stream's next election.
+func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, msgID string, elected <-chan struct{}) error {
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 	var newLeader atomic.Bool
-	stop := streamwatch.EndAtElection(actx, sl.votes.Next(r.tenant), func() { newLeader.Store(true); cancel() })
+	stop := streamwatch.EndAtElection(actx, elected, func() { newLeader.Store(true); cancel() })
 	defer stop()
 	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))

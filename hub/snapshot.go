@@ -125,7 +125,7 @@ func (r *replica) save(j snapJob) {
 		shared.Save(r.tenant, j.seq, j.data)
 	}
 	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted
-		r.snaps.compact.Streams(shred.Stream, "OBJ_"+snapbucket.Name, notify.Stream, streamName(r.tenant))
+		r.snaps.compact.Streams(shred.Stream, snapbucket.Stream, notify.Stream, streamName(r.tenant))
 	}
 }
 

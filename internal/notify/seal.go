@@ -97,10 +97,11 @@ func seal(ctx context.Context, keys Sealer, note ledger.Notification) ([]byte, b
 // notification never had); another error where the data is not a sealed
 // notification this gateway can read.
 func Body(ctx context.Context, keys Sealer, tenant string, header nats.Header, data []byte) ([]byte, error) {
-	if header.Get(HeaderSealed) == "" {
+	switch v := header.Get(HeaderSealed); v {
+	case "":
 		return data, nil
-	}
-	if v := header.Get(HeaderSealed); v != SealedV1 {
+	case SealedV1:
+	default:
 		return nil, fmt.Errorf("notification sealed as %q, not %q: written by a newer gateway", v, SealedV1)
 	}
 	var st storedNote

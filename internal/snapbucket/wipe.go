@@ -25,8 +25,13 @@ import (
 // replaced object's chunks (internal/shred.Wipe: secure delete). Nothing
 // in this package ever purges a chunk.
 
-// stream is the JetStream stream behind the bucket.
-const stream = "OBJ_" + Name
+// Stream is the JetStream stream behind the bucket (nats.go names an
+// object store's stream OBJ_<bucket>): callers that act on the stream
+// itself (raftcompact, backups) name it through this, not a copy.
+const Stream = "OBJ_" + Name
+
+// stream is Stream, this package's name for it.
+const stream = Stream
 
 // chunkSize is the size of one chunk (nats.go's default).
 const chunkSize = 128 << 10
