@@ -104,8 +104,10 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 	var newLeader atomic.Bool
-	stop := streamwatch.EndAtElection(actx, elected, func() { newLeader.Store(true); cancel() })
-	defer stop()
+	if sl.srv == nil || sl.srv.JetStreamIsClustered() { // a lone embedded server elects nobody: no watcher
+		stop := streamwatch.EndAtElection(actx, elected, func() { newLeader.Store(true); cancel() })
+		defer stop()
+	}
 	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
 	if err == nil {
