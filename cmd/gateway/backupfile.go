@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
 // The backup's format, written by backup.go and read back by restore.go.
@@ -40,11 +41,11 @@ import (
 // at the sequence after the previous one's, so every sequence up to the
 // cut is a message or in a gap: sequences are kept exactly.
 
-// These name what the hub keeps (its unexported streamPrefix and
-// sharedBucket; an object store lives in the stream OBJ_<bucket>).
+// These name what the hub keeps (its unexported streamPrefix, and the
+// shared snapshots' object store's stream).
 const (
 	tenantStreamPrefix = "RW_"
-	snapshotStream     = "OBJ_rankwire_snapshots"
+	snapshotStream     = snapbucket.Stream
 
 	backupFormat   = "rankwire-backup/1"
 	manifestName   = "manifest.json"
