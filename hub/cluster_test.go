@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
 const testSecret = "a-cluster-secret-of-some-length"
@@ -31,16 +34,11 @@ func startClusterNode(t *testing.T) *server.Server {
 	return s
 }
 
-// freePort returns a loopback TCP port free a moment ago.
+// freePort returns a loopback TCP port free a moment ago, below the
+// ephemeral range (see internal/testport).
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
+	return strconv.Itoa(testport.Free(t))
 }
 
 // rawConnect speaks the NATS protocol on addr: reads INFO, sends CONNECT

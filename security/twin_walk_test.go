@@ -10,7 +10,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
 // TestTwinTenantsWalkEveryRoute: two tenants with identical names for
@@ -213,12 +214,7 @@ func startWalkGateway(t *testing.T) (*gateway, string, string) {
 	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := testport.Free(t) // a route listener's port, named on the command line
 	g, err := startGateway(dir, nil, fmt.Sprintf("RANKWIRE_NATS_LISTEN=127.0.0.1:%d", port), "RANKWIRE_CLUSTER_SECRET_FILE="+secretFile)
 	if g != nil {
 		t.Cleanup(g.stop)

@@ -3,22 +3,21 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
 // clusterNode is one gateway process of a 3-node embedded cluster: its
@@ -121,52 +120,15 @@ func (n *clusterNode) kill9(t *testing.T) {
 }
 
 // freePorts returns k loopback TCP ports free a moment ago, below the
-// kernel's ephemeral range and never handed out before in this process.
-// Ports from the ephemeral range (a listener on :0) came back to anyone:
-// between the pick and a node's start, another node's own :0 listeners
-// (HTTP, metrics), any outgoing connection on the machine or another
-// test took one now and then, and the node failed to open its route
-// listener ("address already in use"; before the start checked, it sat
-// two minutes "waiting for a majority" while the port's holder answered
-// its route). Below the range only a process that names the port takes it.
+// kernel's ephemeral range (internal/testport says why).
 func freePorts(t *testing.T, k int) []string {
 	t.Helper()
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
 	var out []string
-	for tries := 0; len(out) < k; tries++ {
-		if tries == 1000 {
-			t.Fatalf("no free port below %d after 1,000 tries", ephemeralLow)
-		}
-		port := portsFrom + rand.IntN(ephemeralLow-portsFrom)
-		if portsGiven[port] {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue // taken: another
-		}
-		ls = append(ls, l)
-		portsGiven[port] = true
-		out = append(out, strconv.Itoa(port))
+	for _, p := range testport.FreeN(t, k) {
+		out = append(out, strconv.Itoa(p))
 	}
 	return out
 }
-
-// The ports freePorts picks from: [portsFrom, ephemeralLow), below
-// Linux's default ephemeral range (net.ipv4.ip_local_port_range).
-const portsFrom, ephemeralLow = 20000, 32768
-
-var (
-	portsMu    sync.Mutex
-	portsGiven = map[int]bool{} // every port freePorts returned in this process
-)
 
 // topPage is the part of a top read the cluster test compares.
 type topPage struct {

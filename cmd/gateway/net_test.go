@@ -7,16 +7,14 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
+// freePort returns a loopback port free a moment ago, below the ephemeral
+// range (see internal/testport).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testport.Free(t)
 }
 
 // waitForPort polls until something accepts on port, for up to 30 s.

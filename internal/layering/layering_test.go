@@ -36,6 +36,9 @@ var allowed = map[string][]string{
 	"internal/streamwatch": {"github.com/nats-io/"},
 	// natstest starts a nats-server for tests: NATS only.
 	"internal/natstest": {"github.com/nats-io/"},
+	// testport hands tests ports below the ephemeral range: the standard
+	// library only.
+	"internal/testport": nil,
 	// wstest is the test client of the live protocol: coder/websocket and
 	// the protocol's types.
 	"internal/wstest": {"github.com/coder/websocket", module + "wire"},

@@ -23,20 +23,11 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
 const sysPass = "the-system-password-of-this-process"
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // startNode runs a three-node embedded cluster in this process (a
 // JetStream cluster of one elects no meta leader), each node with a client
@@ -63,14 +54,14 @@ func startNodes(t *testing.T, store string, c Cluster, edit func(*server.Options
 	t.Helper()
 	var routes, listens []string
 	for range 3 {
-		listens = append(listens, "127.0.0.1:"+strconv.Itoa(freePort(t)))
+		listens = append(listens, "127.0.0.1:"+strconv.Itoa(testport.Free(t)))
 		routes = append(routes, "nats://"+listens[len(listens)-1])
 	}
 	var out []node
 	for i := range 3 {
 		c := c
 		c.Node, c.Name, c.Listen, c.Routes = "n"+strconv.Itoa(i+1), "c", listens[i], routes
-		c.ClientListen = "127.0.0.1:" + strconv.Itoa(freePort(t))
+		c.ClientListen = "127.0.0.1:" + strconv.Itoa(testport.Free(t))
 		o, err := ServerOptions(Embedded{StoreDir: filepath.Join(store, strconv.Itoa(i)), Cluster: c})
 		if err != nil {
 			t.Fatal(err)
