@@ -182,3 +182,40 @@ func TestDivergenceJudgesOnce(t *testing.T) {
 		t.Fatalf("an agreeing checkpoint counted: %d", d.detected.Load())
 	}
 }
+
+// A tenant none of whose nodes reported for tallyIdle is dropped at the
+// next sweep (a deleted tenant, or one whose last reports name a node that
+// left), one that reported within it is kept, and a tenant that reports
+// again after the sweep is judged afresh.
+func TestDivergenceSweepsIdleTenants(t *testing.T) {
+	d := newDivergence(Config{Cluster: "c", Node: "n1", Routes: splitList("nats://a:1,nats://b:1,nats://c:1")}, slog.New(slog.DiscardHandler))
+	clock := time.Unix(1_800_000_000, 0)
+	d.now = func() time.Time { return clock }
+	good, bad := fingerprint.Sum{1}, fingerprint.Sum{2}
+	rep := func(node, tenant string, seq uint64, s fingerprint.Sum) fingerprint.Report {
+		return fingerprint.Report{Node: node, Tenant: tenant, Checkpoint: fingerprint.Checkpoint{Seq: seq, Sum: s}}
+	}
+	d.record(rep("gone", "deleted", 10, good))
+	d.record(rep("n2", "busy", 10, good))
+	clock = clock.Add(tallyIdle / 2)
+	d.record(rep("n2", "busy", 20, good))
+	clock = clock.Add(tallyIdle/2 + time.Second)
+	d.sweep()
+	if _, ok := d.tenants["deleted"]; ok {
+		t.Fatalf("a tenant idle for %v was kept", tallyIdle+time.Second)
+	}
+	if _, ok := d.tenants["busy"]; !ok {
+		t.Fatalf("a tenant that reported %v ago was dropped", tallyIdle/2+time.Second)
+	}
+	clock = clock.Add(tallyIdle)
+	d.sweep()
+	if len(d.tenants) != 0 {
+		t.Fatalf("%d tenants kept after all went idle", len(d.tenants))
+	}
+	for _, r := range []fingerprint.Report{rep("n1", "busy", 30, bad), rep("n2", "busy", 30, good), rep("n3", "busy", 30, good)} {
+		d.record(r)
+	}
+	if d.detected.Load() != 1 {
+		t.Fatalf("a tenant back after the sweep: detected %d, want 1", d.detected.Load())
+	}
+}
