@@ -14,6 +14,7 @@ type natsCollector struct {
 	connected, disconnects, reconnects, errs, retries, lat *prometheus.Desc
 	down                                                   *prometheus.Desc
 	resets, applyTimeouts, leaders, quorumLost             *prometheus.Desc
+	raftCompactFailures                                    *prometheus.Desc
 }
 
 func newNATSCollector(h *hub.Hub) *natsCollector {
@@ -31,12 +32,14 @@ func newNATSCollector(h *hub.Hub) *natsCollector {
 		leaders:       d("rankwire_nats_stream_leader_changes_total", "Leader elections JetStream announced for tenant streams (a failover, a restart; clusters only)."),
 		quorumLost:    d("rankwire_nats_stream_quorum_lost_total", "Losses of a tenant stream's quorum JetStream announced: its writes wait for a majority of replicas."),
 		applyTimeouts: d("rankwire_apply_timeouts_total", "Writes JetStream stored that answered 503 because this node did not apply them within the write timeout."),
+		raftCompactFailures: d("rankwire_raft_compact_failures_total",
+			"Streams whose Raft log, holding data an erasure removed, this node could not compact within 30 s (left to JetStream's own compaction; clusters only)."),
 	}
 }
 
 // Describe sends the descriptors.
 func (c *natsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down, c.resets, c.applyTimeouts, c.leaders, c.quorumLost} {
+	for _, d := range []*prometheus.Desc{c.connected, c.disconnects, c.reconnects, c.errs, c.retries, c.lat, c.down, c.resets, c.applyTimeouts, c.leaders, c.quorumLost, c.raftCompactFailures} {
 		ch <- d
 	}
 }
@@ -63,4 +66,5 @@ func (c *natsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.applyTimeouts, prometheus.CounterValue, float64(s.ApplyTimeouts))
 	ch <- prometheus.MustNewConstMetric(c.leaders, prometheus.CounterValue, float64(s.LeaderChanges))
 	ch <- prometheus.MustNewConstMetric(c.quorumLost, prometheus.CounterValue, float64(s.QuorumLost))
+	ch <- prometheus.MustNewConstMetric(c.raftCompactFailures, prometheus.CounterValue, float64(s.RaftCompactFailures))
 }

@@ -159,7 +159,8 @@ func (h *Hub) connect(ctx context.Context) error {
 		return err
 	}
 	if h.srv != nil && h.cfg.Cluster.Name != "" { // the replicas' Raft logs that held erased data (raftcompact)
-		h.snaps.compact = &raftcompact.Compactor{Server: h.srv, JS: h.js, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: h.log, Ctx: h.ctx, WG: &h.wg}
+		h.snaps.compact = &raftcompact.Compactor{Server: h.srv, JS: h.js, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: h.log, Ctx: h.ctx, WG: &h.wg,
+			Failed: &h.nstats.RaftCompactFailures}
 	}
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
 		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg,

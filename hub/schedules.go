@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
@@ -137,17 +136,8 @@ func (s Schedules) Fire(ctx context.Context, f Firing) error {
 	if r == nil {
 		return errorf(ErrNotFound, "tenant %q", f.Tenant)
 	}
-	id := f.MsgID(f.Tenant)
-	ev := &ledger.Event{Kind: ledger.EvFire, At: h.cfg.Now().UnixMilli(), Waiter: id, Name: f.Schedule, Occ: f.Start, Board: f.Board,
-		MaxBoards: h.quota.of(f.Tenant).Boards}
-	data, err := ledger.EncodeEvent(ev)
-	if err != nil {
-		return fmt.Errorf("hub: encode event: %w", err)
-	}
-	if h.streams.disk.Full() {
-		return ErrStoreFull
-	}
-	return h.streams.publish(ctx, r, data, id)
+	return h.streams.send(ctx, r, &ledger.Event{Kind: ledger.EvFire, Waiter: f.MsgID(f.Tenant), Name: f.Schedule, Occ: f.Start,
+		Board: f.Board, MaxBoards: h.quota.of(f.Tenant).Boards})
 }
 
 // checkScheduleNames checks tenant and a schedule's name (a board name

@@ -205,28 +205,35 @@ func (sl *streamLog) commitErr(ctx context.Context, r *replica, ev *ledger.Event
 	return out.Err
 }
 
-// commit stamps ev with the acceptance time, publishes it (its waiter key
-// as its message id, retried through a leader change: publish.go), waits
-// for the ack and then for r to apply it, and returns what apply gave.
+// commit gives ev a waiter key of this Hub's, sends it, waits for r to
+// apply it, and returns what apply gave.
 func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.Outcome, error) {
-	ev.At = sl.cfg.Now().UnixMilli()
 	ev.Waiter = sl.waiterKey()
-	data, err := ledger.EncodeEvent(ev)
-	if err != nil {
-		return ledger.Outcome{}, fmt.Errorf("hub: encode event: %w", err)
-	}
-	if sl.disk.Full() {
-		return ledger.Outcome{}, ErrStoreFull
-	}
 	f := r.expect(ev.Waiter)
 	defer r.forget(ev.Waiter)
-	if err := sl.publish(ctx, r, data, ev.Waiter); err != nil {
+	if err := sl.send(ctx, r, ev); err != nil {
 		return ledger.Outcome{}, err
 	}
 	if err := sl.awaitApply(ctx, r, f); err != nil {
 		return ledger.Outcome{}, err
 	}
 	return f.out, nil
+}
+
+// send stamps ev with the acceptance time and publishes it with ev.Waiter
+// as its message id (retried through a leader change: publish.go), and
+// returns once it is stored. The one way an event reaches a stream:
+// commit and Schedules.Fire share it.
+func (sl *streamLog) send(ctx context.Context, r *replica, ev *ledger.Event) error {
+	ev.At = sl.cfg.Now().UnixMilli()
+	data, err := ledger.EncodeEvent(ev)
+	if err != nil {
+		return fmt.Errorf("hub: encode event: %w", err)
+	}
+	if sl.disk.Full() {
+		return ErrStoreFull
+	}
+	return sl.publish(ctx, r, data, ev.Waiter)
 }
 
 // awaitApply waits until r applied the event f stands for, which JetStream

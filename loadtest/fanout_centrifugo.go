@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,10 +80,24 @@ func (p *centrifugoPublisher) publishBatch(ctx context.Context, pubs []channelDa
 	return p.post(ctx, "/batch", append(body, "]}"...))
 }
 
-// appendPublish appends a publish command's body: the channel and data.
+// appendPublish appends a publish command's body: the channel and data
+// (JSON already).
 func appendPublish(b []byte, channel string, data []byte) []byte {
-	b = fmt.Appendf(b, `{"channel":%q,"data":`, channel)
-	return append(append(b, data...), '}')
+	b = appendJSONString(append(b, `{"channel":`...), channel)
+	return append(append(append(b, `,"data":`...), data...), '}')
+}
+
+// subscribeCommand is the client's command id 2: subscribe to channel.
+func subscribeCommand(channel string) []byte {
+	return append(appendJSONString([]byte(`{"id":2,"subscribe":{"channel":`), channel), "}}"...)
+}
+
+// appendJSONString appends s as a JSON string. Not fmt's %q nor
+// strconv.Quote: they write Go's escapes (\x7f, \a, \U0001f600 for an
+// unprintable rune), which no JSON decoder reads.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes (invalid UTF-8 as U+FFFD)
+	return append(b, q...)
 }
 
 // post sends body to the server API's path; a status other than 200 or a
@@ -212,9 +227,9 @@ func centrifugoJoin(ctx context.Context, hc *http.Client, u, channel string) (*w
 		return nil, err
 	}
 	c.SetReadLimit(1 << 20)
-	cmds := []string{`{"id":1,"connect":{"name":"rwload"}}`, fmt.Sprintf(`{"id":2,"subscribe":{"channel":%q}}`, channel)}
+	cmds := [][]byte{[]byte(`{"id":1,"connect":{"name":"rwload"}}`), subscribeCommand(channel)}
 	for id, cmd := range cmds {
-		if err := c.Write(dctx, websocket.MessageText, []byte(cmd)); err != nil {
+		if err := c.Write(dctx, websocket.MessageText, cmd); err != nil {
 			c.CloseNow()
 			return nil, err
 		}

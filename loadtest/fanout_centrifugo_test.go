@@ -215,3 +215,27 @@ func TestCentrifugoConfigChecks(t *testing.T) {
 		t.Errorf("the Redis peer alone: top %d around %d, want the top view only", c.Top, c.Around)
 	}
 }
+
+// The commands sent to Centrifugo are JSON whatever the channel's name:
+// the runes Go's %q escapes its own way (\x7f, \a, a rune it cannot
+// print) and the ones JSON must escape come back as they were.
+func TestCentrifugoCommandsAreJSON(t *testing.T) {
+	for _, channel := range []string{"lobby", "rw\x7f\a\x00", "q\"uote\\back", "\u2028\U000e0001", "é🏆"} {
+		var pub struct {
+			Channel string          `json:"channel"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(appendPublish(nil, channel, []byte(`{"a":1}`)), &pub); err != nil || pub.Channel != channel || string(pub.Data) != `{"a":1}` {
+			t.Errorf("publish to %q: decoded %+v, %v", channel, pub, err)
+		}
+		var sub struct {
+			ID        int `json:"id"`
+			Subscribe struct {
+				Channel string `json:"channel"`
+			} `json:"subscribe"`
+		}
+		if err := json.Unmarshal(subscribeCommand(channel), &sub); err != nil || sub.ID != 2 || sub.Subscribe.Channel != channel {
+			t.Errorf("subscribe to %q: decoded %+v, %v", channel, sub, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,9 +35,30 @@ type divergence struct {
 	detected atomic.Uint64           // divergences found since start: a metric
 
 	// Owned by the goroutine.
-	tallies map[string]*fingerprint.Tally
-	settled map[string]uint64 // per tenant, the checkpoint it last diverged at: no verdict at or before it counts again
+	now     func() time.Time // time.Now; a test's clock
+	tenants map[string]*tenantTally
 }
+
+// tenantTally is what divergence keeps of one tenant: its tally, the
+// checkpoint it last diverged at (no verdict at or before it counts
+// again) and when its last report came (sweep drops it after tallyIdle).
+type tenantTally struct {
+	tally   *fingerprint.Tally
+	settled uint64
+	last    time.Time
+}
+
+// A tenant none of whose nodes reported for tallyIdle is dropped, checked
+// every tallySweep: a deleted tenant, or one whose last checkpoints name a
+// node that left, would otherwise stay for ever. The nodes report a
+// checkpoint within seconds of each other; a node more than an hour behind
+// the others' report leaves that checkpoint undecided, as a node more than
+// 16 checkpoints behind does (fingerprint.Tally). A tenant that reports
+// again starts a new tally.
+const (
+	tallyIdle  = time.Hour
+	tallySweep = 5 * time.Minute
+)
 
 // newDivergence returns the comparison for a clustered node, or nil
 // without --cluster (a single node has no one to compare with).
@@ -45,7 +67,7 @@ func newDivergence(cfg Config, log *slog.Logger) *divergence {
 		return nil
 	}
 	d := &divergence{node: cfg.Node, members: clusterMembers(cfg.Routes), log: log,
-		own: make(chan fingerprint.Report, 1024), tallies: map[string]*fingerprint.Tally{}, settled: map[string]uint64{}}
+		own: make(chan fingerprint.Report, 1024), now: time.Now, tenants: map[string]*tenantTally{}}
 	d.fps = &hub.Fingerprints{Every: cfg.FingerprintEvery, Publish: d.enqueue}
 	return d
 }
@@ -94,10 +116,14 @@ func (d *divergence) start(nc *nats.Conn) (stop func(), err error) {
 // run publishes and records this node's reports and records the others'
 // until ctx ends.
 func (d *divergence) run(ctx context.Context, nc *nats.Conn, remote <-chan *nats.Msg) {
+	sweep := time.NewTicker(tallySweep)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-sweep.C:
+			d.sweep()
 		case r := <-d.own:
 			if err := nc.Publish(fingerprintSubject, r.Marshal()); err != nil {
 				d.log.Warn("fingerprint: report not published", "tenant", r.Tenant, "seq", r.Seq, "err", err)
@@ -118,23 +144,35 @@ func (d *divergence) run(ctx context.Context, nc *nats.Conn, remote <-chan *nats
 
 // record adds r to its tenant's tally and judges this node there.
 func (d *divergence) record(r fingerprint.Report) {
-	t := d.tallies[r.Tenant]
+	t := d.tenants[r.Tenant]
 	if t == nil {
-		t = fingerprint.NewTally(d.members)
-		d.tallies[r.Tenant] = t
+		t = &tenantTally{tally: fingerprint.NewTally(d.members)}
+		d.tenants[r.Tenant] = t
 	}
-	if !t.Record(r.Node, r.Checkpoint) || r.Seq <= d.settled[r.Tenant] {
+	t.last = d.now()
+	if !t.tally.Record(r.Node, r.Checkpoint) || r.Seq <= t.settled {
 		return
 	}
-	v, majority := t.Judge(d.node, r.Seq)
+	v, majority := t.tally.Judge(d.node, r.Seq)
 	if v != fingerprint.Diverged {
 		return
 	}
-	d.settled[r.Tenant] = r.Seq
+	t.settled = r.Seq
 	d.detected.Add(1)
 	d.log.Error("fingerprint: this node's copy of the tenant differs from the majority's: it stops serving the tenant and rebuilds it",
 		"tenant", r.Tenant, "seq", r.Seq, "majority_sum", fmt.Sprintf("%x", majority[:8]), "members", d.members)
 	d.fps.Diverged(r.Tenant, r.Seq)
+}
+
+// sweep drops the tenants none of whose nodes reported for tallyIdle.
+// O(tenants).
+func (d *divergence) sweep() {
+	now := d.now()
+	for tenant, t := range d.tenants {
+		if now.Sub(t.last) > tallyIdle {
+			delete(d.tenants, tenant)
+		}
+	}
 }
 
 // register adds the divergence metrics to reg.

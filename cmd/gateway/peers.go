@@ -30,7 +30,7 @@ import (
 //     leader that does not answer counts at once;
 //   - in a non-transitive partition, where a peer heard every server this
 //     node has missed for three beats after this node last did
-//     (reach.Table.Bridge), the stream leaderships this node holds are
+//     (reach.View.Bridge), the stream leaderships this node holds are
 //     handed to that peer, named (Raft's own choice on a step-down is any
 //     peer heard within its live window of several seconds, so half the
 //     time the one cut off a second ago: the leadership then went to
@@ -147,20 +147,19 @@ func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in <-chan *nats.Msg,
 // machine's, the metrics', the log's, and a bridge's handover.
 func (w *peerWatch) beat(ctx context.Context, nc *nats.Conn, st *beatState) {
 	now := time.Now()
-	hears := w.tab.Hears(now)
-	_ = nc.Publish(beatSubject, w.tab.Beat(now).Marshal()) // fails only once closed
-	heard, of := w.tab.Reach(now)
-	via := w.tab.Bridge(now)
-	w.m.ObserveReach(now, readiness.Reach{Heard: heard, Of: of, Within: beatSilence, Partial: via != ""})
-	cut := reach.CutOff(heard, of)
-	w.record(heard, of, cut && !st.cut)
+	w.tab.Prune(now)
+	v := w.tab.View(now)                          // one reading of the table for the whole beat
+	_ = nc.Publish(beatSubject, v.Beat.Marshal()) // fails only once closed
+	w.m.ObserveReach(now, readiness.Reach{Heard: v.Heard, Of: v.Of, Within: beatSilence, Partial: v.Bridge != ""})
+	cut := reach.CutOff(v.Heard, v.Of)
+	w.record(v.Heard, v.Of, cut && !st.cut)
 	if cut != st.cut {
-		w.log.Warn("cluster reach", "cut_off", cut, "hears", hears, "heard", heard, "of", of)
+		w.log.Warn("cluster reach", "cut_off", cut, "hears", v.Hears, "heard", v.Heard, "of", v.Of)
 		st.cut = cut
 	}
-	if via != "" && now.Sub(st.lastBridge) >= bridgeEvery {
+	if v.Bridge != "" && now.Sub(st.lastBridge) >= bridgeEvery {
 		st.lastBridge = now
-		w.handOver(ctx, nc, via, hears)
+		w.handOver(ctx, nc, v.Bridge, v.Hears)
 	}
 }
 

@@ -120,14 +120,22 @@ func startGateway(t *testing.T, env ...string) *proc {
 // followed by it.
 func startGatewayCmd(t *testing.T, argv []string, env ...string) *proc {
 	t.Helper()
+	return startGatewayWithin(t, 60*time.Second, argv, env...)
+}
+
+// startGatewayWithin is startGatewayCmd waiting up to within for the
+// ready line: a start with more work than opening its store (the demo's
+// seed) gets a bound of its own.
+func startGatewayWithin(t *testing.T, within time.Duration, argv []string, env ...string) *proc {
+	t.Helper()
 	p, addr := spawnGateway(t, argv, env...)
 	select {
 	case p.addr = <-addr:
 	case err := <-p.done:
 		p.done <- err // for the cleanup
 		t.Fatalf("gateway exited before ready: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("gateway not ready after 60 s")
+	case <-time.After(within):
+		t.Fatalf("gateway not ready after %v:\n%s", within, p.report())
 	}
 	return p
 }

@@ -30,6 +30,9 @@ type Counters struct {
 	ApplyTimeouts  atomic.Uint64 // stored writes answered 503: not applied here within the write timeout
 	LeaderChanges  atomic.Uint64 // tenant streams' leader elections announced (hub's leader.go)
 	QuorumLost     atomic.Uint64 // tenant streams' quorum losses announced
+	// RaftCompactFailures counts streams whose Raft log compaction after an
+	// erasure gave up (internal/raftcompact counts into it).
+	RaftCompactFailures atomic.Uint64
 
 	publishes     atomic.Uint64     // publish calls (each with its retries), failed or not
 	publishErrors atomic.Uint64     // publish calls that failed after their retries
@@ -69,7 +72,10 @@ type Stats struct {
 	// LeaderChanges and QuorumLost count the leader elections and quorum
 	// losses JetStream announced for tenant streams (clusters only).
 	LeaderChanges, QuorumLost uint64
-	LatencySum                time.Duration
+	// RaftCompactFailures counts streams whose Raft log, holding erased
+	// data, could not be compacted within raftcompact.Budget.
+	RaftCompactFailures uint64
+	LatencySum          time.Duration
 	// LatencyCounts[i] is the number of publish calls that took at most
 	// PublishBuckets[i] seconds (cumulative, as Prometheus histograms).
 	LatencyCounts []uint64
@@ -82,7 +88,7 @@ func (s *Counters) Snapshot(connected bool) Stats {
 		Connected: connected, Disconnects: s.Disconnects.Load(), Reconnects: s.Reconnects.Load(),
 		Publishes: s.publishes.Load(), PublishErrors: s.publishErrors.Load(), Retries: s.Retries.Load(),
 		ConsumerResets: s.ConsumerResets.Load(), ApplyTimeouts: s.ApplyTimeouts.Load(),
-		LeaderChanges: s.LeaderChanges.Load(), QuorumLost: s.QuorumLost.Load(),
+		LeaderChanges: s.LeaderChanges.Load(), QuorumLost: s.QuorumLost.Load(), RaftCompactFailures: s.RaftCompactFailures.Load(),
 		LatencySum: time.Duration(s.latencyNanos.Load()), LatencyCounts: make([]uint64, len(PublishBuckets)),
 	}
 	var acc uint64

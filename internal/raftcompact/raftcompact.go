@@ -48,11 +48,22 @@ type Compactor struct {
 	Log     *slog.Logger        // required where Server is set
 	Ctx     context.Context     // stops the attempts (the owner's close)
 	WG      *sync.WaitGroup     // the owner waits for the goroutines Streams starts
-	failed  atomic.Uint64
+	// Failed counts the streams whose compaction gave up: the owner's
+	// metric (hub: natsstats' RaftCompactFailures). Nil: a count of c's own.
+	Failed *atomic.Uint64
+	own    atomic.Uint64
 }
 
 // Failures returns how many streams' compactions gave up since the start.
-func (c *Compactor) Failures() uint64 { return c.failed.Load() }
+func (c *Compactor) Failures() uint64 { return c.failures().Load() }
+
+// failures is the counter c counts into.
+func (c *Compactor) failures() *atomic.Uint64 {
+	if c.Failed != nil {
+		return c.Failed
+	}
+	return &c.own
+}
 
 // Streams compacts each of streams' Raft logs on this server, in a
 // goroutine owned by c.WG that stops with c.Ctx. Each stream is tried until
@@ -87,7 +98,7 @@ func (c *Compactor) stream(stream string) {
 		}
 		select {
 		case <-ctx.Done():
-			c.failed.Add(1)
+			c.failures().Add(1)
 			c.Log.Warn("raftcompact: Raft log not compacted: JetStream compacts it later",
 				"stream", stream, "tries", tries, "err", err)
 			return

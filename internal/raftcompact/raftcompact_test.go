@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,16 +68,22 @@ func TestRetriesUntilTaken(t *testing.T) {
 	}
 }
 
-// The owner's close stops the attempts: each stream tried once, counted.
+// The owner's close stops the attempts: each stream tried once, counted,
+// into the owner's counter where it gives one (the gateway's metric).
 func TestStopsWithOwner(t *testing.T) {
-	r := &refusing{n: 1 << 30}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	c := &Compactor{Server: r, Account: "$G", Log: slog.Default(), Ctx: ctx, WG: &sync.WaitGroup{}}
-	c.Streams("A", "B")
-	c.WG.Wait()
-	if c.Failures() != 2 || len(r.calls) != 2 {
-		t.Fatalf("failures %d, calls %v", c.Failures(), r.calls)
+	for _, owner := range []*atomic.Uint64{nil, new(atomic.Uint64)} {
+		r := &refusing{n: 1 << 30}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c := &Compactor{Server: r, Account: "$G", Log: slog.Default(), Ctx: ctx, WG: &sync.WaitGroup{}, Failed: owner}
+		c.Streams("A", "B")
+		c.WG.Wait()
+		if c.Failures() != 2 || len(r.calls) != 2 {
+			t.Fatalf("owner's counter %v: failures %d, calls %v", owner != nil, c.Failures(), r.calls)
+		}
+		if owner != nil && owner.Load() != 2 {
+			t.Fatalf("the owner's counter holds %d, want 2", owner.Load())
+		}
 	}
 }
 

@@ -113,14 +113,52 @@ func (t *Table) Heard(b Beat, at time.Time) {
 	t.hears[b.Node] = h
 }
 
-// Beat returns this node's beat as of now.
-func (t *Table) Beat(now time.Time) Beat {
-	b := Beat{Node: t.self}
-	for _, p := range t.Hears(now) {
-		b.Hears = append(b.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds(), ForMS: now.Sub(t.first[p]).Milliseconds()})
-	}
-	return b
+// View is what this node hears at one instant: everything a beat needs,
+// computed once from one reading of the table (Table.View).
+type View struct {
+	Hears  []string // the peers heard within silence, sorted
+	Heard  int      // the cluster's servers heard within silence, this node included
+	Of     int      // of how many: the configured members, or more where more peers were heard within Forget
+	Bridge string   // the peer to hand this node's leaderships to where the partition is non-transitive (see bridge), or none
+	Beat   Beat     // this node's beat
 }
+
+// View returns what this node hears at now. A pure read: peers silent
+// for longer than Forget no longer count, whether or not Prune dropped
+// them yet. O(peers × missing peers).
+func (t *Table) View(now time.Time) View {
+	v := View{Hears: t.Hears(now), Beat: Beat{Node: t.self}}
+	for _, p := range v.Hears {
+		v.Beat.Hears = append(v.Beat.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds(), ForMS: now.Sub(t.first[p]).Milliseconds()})
+	}
+	known := 0
+	for p := range t.last {
+		if t.known(p, now) {
+			known++
+		}
+	}
+	v.Heard, v.Of = len(v.Hears)+1, max(t.members, known+1)
+	if !CutOff(v.Heard, v.Of) {
+		v.Bridge = t.bridge(now, v.Hears)
+	}
+	return v
+}
+
+// Prune drops the peers silent for longer than Forget before now: the
+// table's memory of a node that left. O(peers). Its owner calls it once
+// a beat; reads do not write.
+func (t *Table) Prune(now time.Time) {
+	for p := range t.last {
+		if !t.known(p, now) {
+			delete(t.last, p)
+			delete(t.first, p)
+			delete(t.hears, p)
+		}
+	}
+}
+
+// known reports whether peer was heard within Forget before now.
+func (t *Table) known(peer string, now time.Time) bool { return now.Sub(t.last[peer]) <= Forget }
 
 // live reports whether peer was heard within silence before now.
 func (t *Table) live(peer string, now time.Time) bool {
@@ -145,26 +183,11 @@ func (t *Table) Hears(now time.Time) []string {
 // raising the majority, while one cut off for a few minutes still counts.
 const Forget = 10 * time.Minute
 
-// Reach returns how many of the cluster's servers this node heard from
-// within silence before now, itself included, and of how many: the
-// configured members, or more where more distinct peers were heard within
-// Forget (older ones are dropped from the table).
-func (t *Table) Reach(now time.Time) (heard, of int) {
-	for p, at := range t.last {
-		if now.Sub(at) > Forget {
-			delete(t.last, p)
-			delete(t.first, p)
-			delete(t.hears, p)
-		}
-	}
-	return len(t.Hears(now)) + 1, max(t.members, len(t.last)+1)
-}
-
 // CutOff reports whether this node hears from fewer than a majority of
 // the cluster's servers, itself included.
 func CutOff(heard, of int) bool { return heard*2 <= of }
 
-// Bridge returns the peer to hand this node's leaderships to where the
+// bridge returns the peer to hand this node's leaderships to where the
 // partition is non-transitive: this node hears a majority but has missed
 // some peers for three beats (sooner than the silence: before the peers it
 // misses time out their leader, 1 to 2 s, and start elections), and a
@@ -176,21 +199,19 @@ func CutOff(heard, of int) bool { return heard*2 <= of }
 // once), nor a heal under way (the beats of the healed routes arrive a
 // few hundred milliseconds apart: a peer heard again only just). Empty
 // where there is none, or where this node is cut off (the majority side
-// elects without it). Of several, the first by name.
-func (t *Table) Bridge(now time.Time) string {
-	if heard, of := t.Reach(now); CutOff(heard, of) {
-		return ""
-	}
+// elects without it: View does not ask). Of several, the first by name.
+// hears is Hears(now).
+func (t *Table) bridge(now time.Time, hears []string) string {
 	var missing []string
 	for p, at := range t.last {
-		if now.Sub(at) > t.gone {
+		if now.Sub(at) > t.gone && t.known(p, now) {
 			missing = append(missing, p)
 		}
 	}
 	if len(missing) == 0 {
 		return "" // some members never heard: nothing to compare
 	}
-	for _, p := range t.Hears(now) {
+	for _, p := range hears {
 		h := t.hears[p]
 		if _, ok := h[t.self]; !ok || now.Sub(t.first[p]) < t.silence {
 			continue

@@ -18,15 +18,15 @@ func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) 
 
 func TestReachCountsPeersHeardWithinSilence(t *testing.T) {
 	tb := New("n1", 3, silence, every)
-	if h, of := tb.Reach(at(0)); h != 1 || of != 3 || !CutOff(h, of) {
+	if h, of := reachOf(tb, at(0)); h != 1 || of != 3 || !CutOff(h, of) {
 		t.Fatalf("nothing heard: reach %d of %d, want 1 of 3, cut off", h, of)
 	}
 	tb.Heard(Beat{Node: "n1"}, at(0)) // its own beat comes back: not a peer
 	tb.Heard(Beat{Node: "n2", Hears: hears("n1", 0, "n3", 0)}, at(0))
-	if h, of := tb.Reach(at(int(silence.Milliseconds()))); h != 2 || of != 3 || CutOff(h, of) {
+	if h, of := reachOf(tb, at(int(silence.Milliseconds()))); h != 2 || of != 3 || CutOff(h, of) {
 		t.Fatalf("n2 heard at the bound: reach %d of %d, want 2 of 3, not cut off", h, of)
 	}
-	if h, _ := tb.Reach(at(int(silence.Milliseconds()) + 1)); h != 1 {
+	if h, _ := reachOf(tb, at(int(silence.Milliseconds())+1)); h != 1 {
 		t.Fatalf("n2 silent past the bound: reach %d, want 1", h)
 	}
 	tb.Heard(Beat{Node: "n3"}, at(1000))
@@ -36,7 +36,7 @@ func TestReachCountsPeersHeardWithinSilence(t *testing.T) {
 		t.Fatalf("Hears = %v, want [n2 n3]", got)
 	}
 	want := []Heard{{Node: "n2", AgoMS: 200, ForMS: 200}, {Node: "n3", AgoMS: 100, ForMS: 1100}}
-	if got := tb.Beat(at(2100)); got.Node != "n1" || !slices.Equal(got.Hears, want) {
+	if got := tb.View(at(2100)).Beat; got.Node != "n1" || !slices.Equal(got.Hears, want) {
 		t.Fatalf("Beat = %+v, want n1 hearing n2 (again) 200 ms before, n3 100 ms before and for 1.1 s", got)
 	}
 }
@@ -46,15 +46,44 @@ func TestOfGrowsWithPeersBeyondTheConfiguredMembers(t *testing.T) {
 	for _, p := range []string{"n2", "n3", "n4"} {
 		tb.Heard(Beat{Node: p}, at(0))
 	}
-	if h, of := tb.Reach(at(100)); h != 4 || of != 4 {
+	if h, of := reachOf(tb, at(100)); h != 4 || of != 4 {
 		t.Fatalf("reach %d of %d, want 4 of 4", h, of)
 	}
-	if h, of := tb.Reach(at(5000)); !CutOff(h, of) {
+	if h, of := reachOf(tb, at(5000)); !CutOff(h, of) {
 		t.Fatalf("every peer silent: reach %d of %d, want cut off", h, of)
 	}
 	tb.Heard(Beat{Node: "n2"}, at(int(Forget.Milliseconds())))
-	if h, of := tb.Reach(at(int(Forget.Milliseconds()) + 1)); h != 2 || of != 2 {
+	if h, of := reachOf(tb, at(int(Forget.Milliseconds())+1)); h != 2 || of != 2 {
 		t.Fatalf("n3 and n4 gone for %v: reach %d of %d, want 2 of 2 (they no longer count)", Forget, h, of)
+	}
+}
+
+// View reads and never writes: asking twice, or asking at a time past
+// Forget and then at an earlier one, gives the same answers; only Prune
+// drops the peers silent for longer than Forget.
+func TestViewIsPureAndPruneForgets(t *testing.T) {
+	tb := New("n1", 1, silence, every)
+	for _, p := range []string{"n2", "n3"} {
+		tb.Heard(Beat{Node: p, Hears: hears("n1", 0)}, at(0))
+	}
+	late := at(int(Forget.Milliseconds()) + 1)
+	if h, of := reachOf(tb, late); h != 1 || of != 1 {
+		t.Fatalf("every peer silent past Forget: reach %d of %d, want 1 of 1", h, of)
+	}
+	first, again := tb.View(at(100)), tb.View(at(100))
+	if first.Heard != 3 || first.Of != 3 || !slices.Equal(first.Hears, []string{"n2", "n3"}) || len(tb.last) != 2 {
+		t.Fatalf("after a View past Forget, at 100 ms: %+v with %d peers kept, want 3 of 3 hearing n2 and n3, both kept", first, len(tb.last))
+	}
+	if again.Heard != first.Heard || again.Of != first.Of || !slices.Equal(again.Beat.Hears, first.Beat.Hears) {
+		t.Fatalf("View twice: %+v then %+v", first, again)
+	}
+	tb.Heard(Beat{Node: "n2"}, at(int(Forget.Milliseconds())))
+	tb.Prune(late)
+	if _, ok := tb.last["n3"]; ok || len(tb.last) != 1 || len(tb.first) != 1 || len(tb.hears) != 1 {
+		t.Fatalf("Prune past Forget kept %d peers (%v), want n2 only", len(tb.last), tb.last)
+	}
+	if h, of := reachOf(tb, late); h != 2 || of != 2 {
+		t.Fatalf("after Prune: reach %d of %d, want 2 of 2", h, of)
 	}
 }
 
@@ -67,6 +96,12 @@ func TestCutOffIsFewerThanAMajority(t *testing.T) {
 			t.Errorf("CutOff(%d, %d) = %v, want %v", c.heard, c.of, got, c.cut)
 		}
 	}
+}
+
+// reachOf is View's count: servers heard and of how many.
+func reachOf(tb *Table, now time.Time) (heard, of int) {
+	v := tb.View(now)
+	return v.Heard, v.Of
 }
 
 // hears builds a beat's Hears from name, ago (ms) pairs.
@@ -126,19 +161,19 @@ func TestBridgeNamesThePeerThatHearsEveryone(t *testing.T) {
 		return ms < 1000 || !(a == "n1" && b == "n3" || a == "n3" && b == "n1")
 	}
 	beats(l, 0, 900, cut)
-	if got := l.Bridge(at(900)); got != "" {
+	if got := l.View(at(900)).Bridge; got != "" {
 		t.Fatalf("every peer heard: Bridge = %q, want none", got)
 	}
 	l.Heard(Beat{Node: "n1"}, at(900)) // its own: ignored
 	beats(l, 1000, 1500, cut)
-	if got := l.Bridge(at(1500)); got != "" { // last heard n3 at 750: three beats ago
+	if got := l.View(at(1500)).Bridge; got != "" { // last heard n3 at 750: three beats ago
 		t.Fatalf("n3 heard 750 ms ago: Bridge = %q, want none yet", got)
 	}
 	beats(l, 1750, 1750, cut)
-	if got := l.Bridge(at(1750)); got != "n2" {
+	if got := l.View(at(1750)).Bridge; got != "n2" {
 		t.Fatalf("n3 silent for n1 only for 1 s, n2 hears it: Bridge = %q, want n2", got)
 	}
-	if h, _ := l.Reach(at(1750)); h != 3 {
+	if h, _ := reachOf(l, at(1750)); h != 3 {
 		t.Fatalf("reach %d, want 3: n3 still within the silence", h)
 	}
 }
@@ -161,7 +196,7 @@ func TestNoBridgeDuringAHeal(t *testing.T) {
 		l := New("n1", 3, silence, every)
 		for end := 5000; end <= 8000; end += 250 {
 			beats(l, 0, end, tc.sees)
-			if got := l.Bridge(at(end)); got != "" {
+			if got := l.View(at(end)).Bridge; got != "" {
 				t.Fatalf("%s, %d ms in: Bridge = %q, want none", tc.name, end, got)
 			}
 		}
@@ -176,16 +211,16 @@ func TestNoBridgeWhereAPeerIsSilentForAll(t *testing.T) {
 	gone := func(a, b string, ms int) bool { return ms < 1000 || a != "n3" && b != "n3" }
 	for end := 1000; end <= 4000; end += 250 {
 		beats(l, 0, end, gone)
-		if got := l.Bridge(at(end)); got != "" {
+		if got := l.View(at(end)).Bridge; got != "" {
 			t.Fatalf("n3 silent for all, %d ms in: Bridge = %q, want none", end, got)
 		}
 	}
 	// n2 hears n3 but not n1: no use to n1; cut off from both: none either.
 	l.Heard(Beat{Node: "n2", Hears: hears("n3", 0)}, at(4100))
-	if got := l.Bridge(at(4100)); got != "" {
+	if got := l.View(at(4100)).Bridge; got != "" {
 		t.Fatalf("n2 does not hear n1: Bridge = %q, want none", got)
 	}
-	if got := l.Bridge(at(9000)); got != "" {
+	if got := l.View(at(9000)).Bridge; got != "" {
 		t.Fatalf("cut off: Bridge = %q, want none", got)
 	}
 }
