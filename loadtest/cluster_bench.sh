@@ -41,7 +41,7 @@ sync_runs() {
 				perf_start
 				load -url "$URL" -clients 64 -batch "$b"
 				perf_stop
-				curl -fs "http://127.0.0.1:$mport/metrics" | grep '^rankwire_applied_sequence' || true
+				curl -fs "http://127.0.0.1:$mport/metrics" | grep -E '^rankwire_(applied_sequence|submissions_total|publish_duration_seconds_(sum|count))' || true
 				stop_gw
 			done
 		done
