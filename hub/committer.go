@@ -10,11 +10,15 @@ import (
 // Group commit. Every tenant has one committer goroutine that publishes the
 // tenant's Submit calls. It takes the first call waiting and, without
 // waiting for more, every other call already queued, up to maxGroupItems
-// items and about maxGroupBytes, and publishes them as one ledger.EvGroup event:
-// one publish, ack, store write, delivery and decode for the whole group.
-// While that publish is in flight new calls queue, so the group size
-// follows the load: one call when idle (no timer delays it), many under
-// load. The committer waits for the ack only; each call then waits for the
+// items and maxGroupBytes, and publishes them as one ledger.EvGroup event:
+// one publish, ack, store write, fsync, delivery and decode for the whole
+// group. While that publish is in flight new calls queue, so the group
+// size follows the load: one call when idle (no timer delays it), many
+// under load, and more the longer the store takes (an fsync per message
+// under --sync always: nats-server stores a stream's messages one at a
+// time, so only a larger message shares an fsync). Each call encodes its
+// own group on its own goroutine (ledger.EncodeGroup): the committer's
+// serial path only joins bytes. The committer waits for the ack only; each call then waits for the
 // replica to apply the event (read-your-writes) and takes its own group's
 // results. Apply treats every group as its own batch (own board, own
 // results, own error), so the event's content alone defines the outcome.
@@ -24,17 +28,16 @@ import (
 // ordered by the stream, in publish order, either way.
 
 const (
-	maxGroupItems = 1000    // items in one group-committed event (a Submit call larger still goes alone)
-	maxGroupBytes = 1 << 20 // estimated encoded bytes of one event, likewise
-	queueLen      = 1024    // Submit calls queued per tenant before callers block
+	maxGroupItems = 8000      // items in one group-committed event (a Submit call larger still goes alone)
+	maxGroupBytes = 900 << 10 // encoded bytes of its groups, likewise: under NATS's default 1 MiB payload
+	queueLen      = 1024      // Submit calls queued per tenant before callers block
 )
 
 // submitReq is one Submit call waiting for the committer.
 type submitReq struct {
 	ctx   context.Context
-	board string
 	items []Item
-	size  int         // estimated encoded bytes
+	enc   []byte      // the group, encoded by the caller (ledger.EncodeGroup)
 	sent  chan ticket // buffered: the committer never blocks on it
 }
 
@@ -52,7 +55,11 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req := &submitReq{ctx: ctx, board: board, items: items, size: ledger.ItemsSize(items), sent: make(chan ticket, 1)}
+	enc, err := ledger.EncodeGroup(ledger.Group{Board: board, Items: items})
+	if err != nil {
+		return nil, fmt.Errorf("hub: encode group: %w", err)
+	}
+	req := &submitReq{ctx: ctx, items: items, enc: enc, sent: make(chan ticket, 1)}
 	select {
 	case r.queue <- req:
 	case <-ctx.Done():
@@ -111,7 +118,7 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 // fit, if any. It never waits.
 func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) {
 	reqs = []*submitReq{first}
-	items, size := len(first.items), first.size
+	items, size := len(first.items), len(first.enc)
 	for {
 		select {
 		case req := <-r.queue:
@@ -119,11 +126,11 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 				req.sent <- ticket{err: req.ctx.Err()}
 				continue
 			}
-			if items+len(req.items) > maxGroupItems || size+req.size > maxGroupBytes {
+			if items+len(req.items) > maxGroupItems || size+len(req.enc) > maxGroupBytes {
 				return reqs, req
 			}
 			reqs = append(reqs, req)
-			items, size = items+len(req.items), size+req.size
+			items, size = items+len(req.items), size+len(req.enc)
 		default:
 			return reqs, nil
 		}
@@ -133,14 +140,15 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 // publishGroup publishes reqs as one ledger.EvGroup event (its waiter key as its
 // message id, retried through a leader change: publish.go), waits for the
 // ack and hands every call its ticket. An event over the connection's payload limit
-// (escapes beyond the estimate) is split in halves.
+// (a server configured below the default) is split in halves.
 func (sl *streamLog) publishGroup(ctx context.Context, r *replica, reqs []*submitReq) {
-	ev := &ledger.Event{Kind: ledger.EvGroup, At: sl.cfg.Now().UnixMilli(), Waiter: sl.waiterKey(), Groups: make([]ledger.Group, len(reqs)),
+	ev := &ledger.Event{Kind: ledger.EvGroup, At: sl.cfg.Now().UnixMilli(), Waiter: sl.waiterKey(),
 		KeepIDs: sl.cfg.IdempotencyRetention.Milliseconds(), MaxHeld: sl.quota.of(r.tenant).Held}
+	groups := make([][]byte, len(reqs))
 	for i, req := range reqs {
-		ev.Groups[i] = ledger.Group{Board: req.board, Items: req.items}
+		groups[i] = req.enc
 	}
-	data, err := ledger.EncodeEvent(ev)
+	data, err := ledger.EncodeGroupEvent(ev, groups)
 	if err != nil {
 		fail(reqs, fmt.Errorf("hub: encode event: %w", err))
 		return

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // TestGroupCommit submits from many goroutines at once: every call gets its
@@ -67,4 +71,63 @@ func TestSubmitCanceled(t *testing.T) {
 	if res := mustSubmit(t, h, "t1", "b", Item{Member: "b", Score: 1}); res[0].Rank != 1 {
 		t.Fatalf("after a canceled call: %+v", res)
 	}
+}
+
+// TestGatherGrows: the committer takes every call queued, past the 1,000
+// items a group once held, up to maxGroupItems and maxGroupBytes; the
+// call that would pass a limit waits for the next group, a canceled one
+// gets its error, and an empty queue never makes gather wait.
+func TestGatherGrows(t *testing.T) {
+	r := newReplica("t1", ledger.New(), slog.New(slog.DiscardHandler), nil)
+	call := func(ctx context.Context, n, pad int) *submitReq {
+		items := make([]Item, n)
+		for i := range items {
+			items[i] = Item{Member: fmt.Sprintf("m%d%s", i, strings.Repeat("x", pad)), Score: 1}
+		}
+		enc, err := ledger.EncodeGroup(ledger.Group{Board: "b", Items: items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &submitReq{ctx: ctx, items: items, enc: enc, sent: make(chan ticket, 1)}
+	}
+	ctx := context.Background()
+	first := call(ctx, 100, 0)
+	for range 30 { // 3,100 items queued behind each other
+		r.queue <- call(ctx, 100, 0)
+	}
+	reqs, next := r.gather(first)
+	if len(reqs) != 31 || next != nil {
+		t.Fatalf("gathered %d calls (next %v), want all 31", len(reqs), next != nil)
+	}
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	gone := call(canceled, 1, 0)
+	r.queue <- gone
+	for range maxGroupItems / 1000 {
+		r.queue <- call(ctx, 1000, 0)
+	}
+	reqs, next = r.gather(call(ctx, 1, 0))
+	if items := countItems(reqs); next == nil || items > maxGroupItems || items+len(next.items) <= maxGroupItems {
+		t.Fatalf("items limit: gathered %d items, next %v", items, next != nil)
+	}
+	if tk := <-gone.sent; !errors.Is(tk.err, context.Canceled) {
+		t.Fatalf("canceled call's ticket: %+v", tk)
+	}
+
+	big := call(ctx, 1000, 400) // about 410 KB each: the third passes maxGroupBytes
+	r.queue <- call(ctx, 1000, 400)
+	r.queue <- call(ctx, 1000, 400)
+	reqs, next = r.gather(big)
+	if len(reqs) != 2 || next == nil {
+		t.Fatalf("bytes limit: gathered %d calls of %d bytes each, next %v", len(reqs), len(big.enc), next != nil)
+	}
+}
+
+func countItems(reqs []*submitReq) int {
+	n := 0
+	for _, q := range reqs {
+		n += len(q.items)
+	}
+	return n
 }
