@@ -28,7 +28,9 @@ import (
 // ordered by the stream, in publish order, either way.
 
 const (
-	maxGroupItems = 8000      // items in one group-committed event (a Submit call larger still goes alone)
+	// Items in one group-committed event (a Submit call larger still goes alone); 8,000
+	// was slower under --sync always: docs/BENCHMARKS.md, "Group size and the floor".
+	maxGroupItems = 1000
 	maxGroupBytes = 900 << 10 // encoded bytes of its groups, likewise: under NATS's default 1 MiB payload
 	queueLen      = 1024      // Submit calls queued per tenant before callers block
 )

@@ -73,11 +73,11 @@ func TestSubmitCanceled(t *testing.T) {
 	}
 }
 
-// TestGatherGrows: the committer takes every call queued, past the 1,000
-// items a group once held, up to maxGroupItems and maxGroupBytes; the
-// call that would pass a limit waits for the next group, a canceled one
-// gets its error, and an empty queue never makes gather wait.
-func TestGatherGrows(t *testing.T) {
+// TestGatherLimits: the committer takes every call queued up to
+// maxGroupItems and maxGroupBytes (its calls' own encodings, counted
+// exactly); the call that would pass a limit waits for the next group, a
+// canceled one gets its error, and an empty queue never makes gather wait.
+func TestGatherLimits(t *testing.T) {
 	r := newReplica("t1", ledger.New(), slog.New(slog.DiscardHandler), nil)
 	call := func(ctx context.Context, n, pad int) *submitReq {
 		items := make([]Item, n)
@@ -91,21 +91,21 @@ func TestGatherGrows(t *testing.T) {
 		return &submitReq{ctx: ctx, items: items, enc: enc, sent: make(chan ticket, 1)}
 	}
 	ctx := context.Background()
-	first := call(ctx, 100, 0)
-	for range 30 { // 3,100 items queued behind each other
-		r.queue <- call(ctx, 100, 0)
+	const per = 100
+	for range maxGroupItems/per - 1 { // exactly a full group behind first
+		r.queue <- call(ctx, per, 0)
 	}
-	reqs, next := r.gather(first)
-	if len(reqs) != 31 || next != nil {
-		t.Fatalf("gathered %d calls (next %v), want all 31", len(reqs), next != nil)
+	reqs, next := r.gather(call(ctx, per, 0))
+	if countItems(reqs) != maxGroupItems || next != nil {
+		t.Fatalf("gathered %d items (next %v), want all %d", countItems(reqs), next != nil, maxGroupItems)
 	}
 
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	gone := call(canceled, 1, 0)
 	r.queue <- gone
-	for range maxGroupItems / 1000 {
-		r.queue <- call(ctx, 1000, 0)
+	for range maxGroupItems / per {
+		r.queue <- call(ctx, per, 0)
 	}
 	reqs, next = r.gather(call(ctx, 1, 0))
 	if items := countItems(reqs); next == nil || items > maxGroupItems || items+len(next.items) <= maxGroupItems {
@@ -114,10 +114,13 @@ func TestGatherGrows(t *testing.T) {
 	if tk := <-gone.sent; !errors.Is(tk.err, context.Canceled) {
 		t.Fatalf("canceled call's ticket: %+v", tk)
 	}
+	for len(r.queue) > 0 {
+		<-r.queue
+	}
 
-	big := call(ctx, 1000, 400) // about 410 KB each: the third passes maxGroupBytes
-	r.queue <- call(ctx, 1000, 400)
-	r.queue <- call(ctx, 1000, 400)
+	big := call(ctx, 400, 1000) // about 400 KB each: the third passes maxGroupBytes
+	r.queue <- call(ctx, 400, 1000)
+	r.queue <- call(ctx, 400, 1000)
 	reqs, next = r.gather(big)
 	if len(reqs) != 2 || next == nil {
 		t.Fatalf("bytes limit: gathered %d calls of %d bytes each, next %v", len(reqs), len(big.enc), next != nil)

@@ -12,7 +12,10 @@
 #
 # Environment: RUNS (default 2), D (duration per run, default 8s), SRC
 # (the tree the gateway is built from) or GATEWAY and RWLOAD (binaries
-# to use instead of building them).
+# to use instead of building them); FLOOR=1 adds to each round of `sync`
+# the store's floor (hub's BenchmarkPublishFloor: a bare publish of a
+# group event, one in flight, with and without fsync), from HUBTEST (a
+# binary of `go test -c ./hub`) or built from SRC.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -34,6 +37,7 @@ sync_runs() {
 	for i in $(seq "$RUNS"); do
 		echo "== raw fsync, run $i: $(dd if=/dev/zero of="$work/dd" bs=4k count=500 oflag=sync 2>&1 | tail -1)"
 		rm -f "$work/dd"
+		floor_run
 		for b in 1 100; do
 			for s in always lazy; do
 				echo "== one node, --sync $s, batch $b, run $i, load $(cut -d" " -f1 /proc/loadavg)"
@@ -46,6 +50,17 @@ sync_runs() {
 			done
 		done
 	done
+}
+
+# floor_run runs hub's BenchmarkPublishFloor where FLOOR=1 (see the top).
+floor_run() {
+	[ "${FLOOR:-}" = 1 ] || return 0
+	if [ ! -x "$work/hub.test" ]; then
+		if [ -n "${HUBTEST:-}" ]; then cp "$HUBTEST" "$work/hub.test"; else (cd "$SRC" && go test -c -o "$work/hub.test" ./hub); fi
+	fi
+	echo "== store floor, load $(cut -d" " -f1 /proc/loadavg)"
+	(cd "$work" && TMPDIR="$work" ./hub.test -test.run '^$' -test.bench PublishFloor -test.benchtime 1s) | grep '^BenchmarkPublishFloor' || true
+	sync # its unsynced writes must not be flushed by the runs after it
 }
 
 # perf_start counts the gateway's fsync calls until perf_stop, where perf
