@@ -3,8 +3,9 @@
 // which views a tick's changes touched, one recomputation, diff and JSON
 // encoding per distinct view per tick (the bytes shared by every watcher),
 // a bounded ring of recent changes per board-window for `since` resume, and
-// the per-connection outboxes in which a subscription's pending message is
-// replaced by a newer one, never queued.
+// the per-connection outboxes in which a subscription's pending messages
+// are a bounded chain of diffs (MaxChain; past it one message of the newest
+// state replaces them), never an unbounded queue.
 //
 // It imports board and the standard library only: it knows nothing of NATS,
 // HTTP, WebSockets or tokens. The owner of the boards (hub, through api)
@@ -24,7 +25,8 @@
 //	    recompute each dirty distinct view once; keep its diff.
 //	Engine.Flush()                  once, with no board lock:
 //	    encode each changed view's diff once; offer the shared bytes to every
-//	    watcher's Outbox (a pending message is replaced, never queued).
+//	    watcher's Outbox (chained on to what waits, up to MaxChain, else
+//	    replacing it).
 //
 // # Concurrency
 //

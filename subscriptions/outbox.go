@@ -64,12 +64,16 @@ func (m Message) Size() int {
 // thousand connections each of them is a cache miss per message, so a
 // message touches as few lines as it can.
 type Sub struct {
-	pending *shared // guarded by out.mu: the one message waiting for the writer
-	sent    uint64  // guarded by out.mu: the seq of the last message the writer took
-	hasSent bool    // guarded by out.mu: the writer took one
-	queued  bool    // guarded by out.mu: s is in out.ready
-	dropped bool    // guarded by out.mu: unsubscribed
-	idJSON  []byte  // the id as a JSON string: idInline's bytes where it fits
+	// pending[:npend] wait for the writer, oldest first: a chain of diffs,
+	// each one's prev the seq of the one before it (the first's prev the
+	// seq the writer took last, or a snapshot). Guarded by out.mu.
+	pending [MaxChain]*shared
+	sent    uint64 // guarded by out.mu: the seq of the last message the writer took
+	npend   uint8  // guarded by out.mu: how many of pending wait
+	hasSent bool   // guarded by out.mu: the writer took one
+	queued  bool   // guarded by out.mu: s is in out.ready
+	dropped bool   // guarded by out.mu: unsubscribed
+	idJSON  []byte // the id as a JSON string: idInline's bytes where it fits
 
 	seq uint64 // seq of the last message given to out; guarded by its board-window's lock
 
@@ -107,9 +111,21 @@ func (s *Sub) ID() string { return s.id }
 // Kind returns the kind of the subscription's view.
 func (s *Sub) Kind() Kind { return s.kind }
 
+// MaxChain bounds the messages one subscription holds in its outbox: a
+// view's diffs that reach a connection whose writer has not yet taken the
+// one before them wait behind it, up to MaxChain, so that the writer sends
+// them together in one write (one syscall for several messages: what a
+// write per message costs is most of a delivered message's CPU). Past
+// MaxChain, or where a diff does not chain on to the last one given, the
+// waiting messages are replaced by one of the newest state (the latest
+// state wins). Four pointers per subscription; the messages themselves are
+// shared by every watcher of the view.
+const MaxChain = 4
+
 // Outbox is one connection's queue of outgoing messages, bounded whatever
-// the client does: at most one pending message per subscription (a newer
-// one replaces it) and at most maxControl control messages. The engine puts
+// the client does: at most MaxChain pending messages per subscription (a
+// chain of diffs; past it one message of the newest state replaces them)
+// and at most maxControl control messages. The engine puts
 // without ever blocking; after every put that queues something (a
 // control message, or a subscription that had nothing waiting) the outbox
 // calls its notify function, and the connection's writer takes with Next
@@ -189,8 +205,8 @@ func (o *Outbox) Send(raw []byte) bool {
 }
 
 // Next takes the next message: control messages first, then each
-// subscription's pending message in the order they became pending. O(1)
-// amortised.
+// subscription's pending messages, its chain in order, the subscriptions
+// in the order they became pending. O(1) amortised.
 func (o *Outbox) Next() (Message, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -202,31 +218,56 @@ func (o *Outbox) Next() (Message, bool) {
 	}
 	for o.head < len(o.ready) {
 		s := o.ready[o.head]
-		o.ready[o.head] = nil
-		o.head++
-		switch {
-		case o.head == len(o.ready): // empty: start over at the front, keeping the array
-			o.ready, o.head = o.ready[:0], 0
-		case o.head > len(o.ready)/2: // mostly taken: move the rest down, once per half
-			rest := copy(o.ready, o.ready[o.head:])
-			clear(o.ready[rest:])
-			o.ready, o.head = o.ready[:rest], 0
+		if s.npend > 1 { // more of its chain waits: s stays at the head
+			sh := s.takeFirst()
+			return Message{sub: s, sh: sh}, true
 		}
+		o.popReady()
 		s.queued = false
-		if sh := s.pending; sh != nil {
-			s.pending = nil
-			s.sent, s.hasSent = sh.seq, true
+		if s.npend == 1 {
+			sh := s.takeFirst()
 			return Message{sub: s, sh: sh}, true
 		}
 	}
 	return Message{}, false
 }
 
-// Len returns how many messages wait: for tests and metrics. O(1).
+// popReady drops the head of the ready queue. o.mu is held.
+func (o *Outbox) popReady() {
+	o.ready[o.head] = nil
+	o.head++
+	switch {
+	case o.head == len(o.ready): // empty: start over at the front, keeping the array
+		o.ready, o.head = o.ready[:0], 0
+	case o.head > len(o.ready)/2: // mostly taken: move the rest down, once per half
+		rest := copy(o.ready, o.ready[o.head:])
+		clear(o.ready[rest:])
+		o.ready, o.head = o.ready[:rest], 0
+	}
+}
+
+// takeFirst takes the oldest of s's pending messages (there is one) for
+// the writer. out.mu is held.
+func (s *Sub) takeFirst() *shared {
+	sh := s.pending[0]
+	n := s.npend - 1
+	copy(s.pending[:n], s.pending[1:s.npend])
+	s.pending[n] = nil
+	s.npend = n
+	s.sent, s.hasSent = sh.seq, true
+	return sh
+}
+
+// Len returns how many messages wait: for tests and metrics.
+// O(subscriptions waiting).
 func (o *Outbox) Len() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.control) + len(o.ready) - o.head
+	n := len(o.control)
+	for _, s := range o.ready[o.head:] {
+		n += int(s.npend)
+	}
+	return n
 }
 
 // Close drops every waiting message; later puts are ignored.
@@ -236,24 +277,27 @@ func (o *Outbox) Close() {
 	o.mu.Unlock()
 }
 
-// put makes m s's pending message, replacing any other, and reports
+// put makes m s's only pending message, replacing any others, and reports
 // whether it replaced one (a coalesced state). O(1); never blocks.
 func (o *Outbox) put(s *Sub, m *shared) (replaced bool) { return o.offer(s, m, nil) }
 
 // offer gives s, whose view v just changed, its next message in one step
-// (one lock per watcher per tick): d, the view's diff, where it chains on
-// to what s was given last and nothing waits; else a diff from what the
-// writer took last, where the ring reaches it and it is shorter than the
-// snapshot (a slow client's replaced message); else v's snapshot. It reports
-// whether a pending message was replaced (a coalesced state). A nil v
-// means d unconditionally (put). The caller holds the board-window's lock, which guards
-// s.seq and v. O(1), never blocks.
+// (one lock per watcher per tick). d, the view's diff, where it chains on
+// to what s was given last (s.seq: the last of its pending messages, or
+// what the writer took) and fewer than MaxChain wait: appended to the
+// chain, so that the writer sends them in one write. Else the pending
+// messages are replaced by one: a diff from what the writer took last,
+// where the ring reaches it and it is shorter than the snapshot (a slow
+// client's catch-up); else v's snapshot. It reports whether pending
+// messages were replaced (a coalesced state). A nil v means d
+// unconditionally, alone (put). The caller holds the board-window's lock,
+// which guards s.seq and v. O(1), never blocks.
 //
 // It notifies only when s joins the ready queue: while s waits in it, the
 // put that queued it has notified already, and a writer's turn that has
 // not yet taken s will (the writer takes until Next reports false, or is
 // scheduled again at its turn's bound or its drain's end). At ten thousand
-// watchers most offers replace a message still waiting, and each notify
+// watchers most offers find a message still waiting, and each notify
 // reads the connection's writer state, a cache miss.
 func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	o.mu.Lock()
@@ -261,7 +305,14 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 		o.mu.Unlock()
 		return false
 	}
-	replaced = s.pending != nil
+	n := int(s.npend)
+	if v != nil && d != nil && n > 0 && n < MaxChain && s.seq == d.prev {
+		s.pending[n] = d // s is queued already (npend > 0): nobody to notify
+		s.npend++
+		o.mu.Unlock()
+		return false
+	}
+	replaced = n > 0
 	m := d
 	if v != nil && (m == nil || replaced || s.seq != m.prev) {
 		// The smaller of the catch-up diff (where the ring reaches) and the
@@ -274,7 +325,8 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 			}
 		}
 	}
-	s.pending = m
+	clear(s.pending[:n])
+	s.pending[0], s.npend = m, 1
 	joined := !s.queued
 	if joined {
 		s.queued = true
@@ -287,9 +339,11 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	return replaced
 }
 
-// drop forgets s's pending message: s was unsubscribed.
+// drop forgets s's pending messages: s was unsubscribed.
 func (o *Outbox) drop(s *Sub) {
 	o.mu.Lock()
-	s.dropped, s.pending = true, nil
+	s.dropped = true
+	clear(s.pending[:])
+	s.npend = 0
 	o.mu.Unlock()
 }

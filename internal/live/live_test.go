@@ -16,6 +16,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/wstest"
+	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -149,8 +150,8 @@ func TestWSLimits(t *testing.T) {
 	c2.CloseNow()
 }
 
-// TestWSSlowClient: a client that never reads holds at most one pending
-// message per subscription on the server while another client stays on
+// TestWSSlowClient: a client that never reads holds at most
+// subscriptions.MaxChain pending messages per subscription on the server while another client stays on
 // time, and is closed once bytes waited unsent past the slow timeout. The
 // stalled client watches 50 distinct top-100 views so that its socket
 // fills fast.
@@ -180,8 +181,8 @@ func TestWSSlowClient(t *testing.T) {
 		}
 		e.submit("a", "weekly", items...)
 		for _, c := range e.p.connections() {
-			if n := c.outbox().Len(); n > views+1 {
-				t.Fatalf("a connection holds %d pending messages, want at most one per subscription and a heartbeat", n)
+			if n := c.outbox().Len(); n > views*subscriptions.MaxChain+1 {
+				t.Fatalf("a connection holds %d pending messages, want at most %d per subscription and a heartbeat", n, subscriptions.MaxChain)
 			}
 		}
 		if i%10 == 0 {

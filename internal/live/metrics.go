@@ -11,6 +11,7 @@ import (
 type metrics struct {
 	conns      prometheus.Gauge
 	messages   prometheus.Counter
+	writes     prometheus.Counter // the writer pool's socket writes: messages ÷ writes is its packing
 	bytes      prometheus.Counter
 	tick       prometheus.Histogram
 	slowCloses prometheus.Counter
@@ -24,9 +25,11 @@ func (m *metrics) closed(code wire.CloseCode) {
 
 func newMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *metrics {
 	m := &metrics{
-		conns:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "rankwire_ws_connections", Help: "Open WebSocket connections."}),
-		messages:   prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_messages_sent_total", Help: "WebSocket messages written."}),
-		bytes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_bytes_sent_total", Help: "Bytes of WebSocket messages written."}),
+		conns:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "rankwire_ws_connections", Help: "Open WebSocket connections."}),
+		messages: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_messages_sent_total", Help: "WebSocket messages written."}),
+		bytes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_bytes_sent_total", Help: "Bytes of WebSocket messages written."}),
+		writes: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_writes_total",
+			Help: "Socket writes of live messages: one per connection per writer's turn, carrying every message the turn took (messages sent ÷ writes is how many a write packs)."}),
 		slowCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_slow_closes_total", Help: "Connections closed (4008) because bytes their socket did not take waited unsent past the slow timeout."}),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rankwire_ws_closes_total", Help: "WebSocket connections the gateway closed, by close code (PROTOCOL.md's table; 1009 and 1007 included).",
@@ -39,7 +42,7 @@ func newMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *metrics {
 	for _, code := range wire.CloseCodes {
 		m.closes.WithLabelValues(code.String()) // every code's series exists from the start, at 0
 	}
-	reg.MustRegister(m.conns, m.messages, m.bytes, m.slowCloses, m.closes, m.tick)
+	reg.MustRegister(m.conns, m.messages, m.writes, m.bytes, m.slowCloses, m.closes, m.tick)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rankwire_ws_views", Help: "Distinct live views (board, window, kind, parameters).",
 	}, func() float64 { return float64(eng.Stats().Views) }))

@@ -178,9 +178,10 @@ func (p *writerPool) work() {
 			}
 			p.served()
 		}
+		p.m.writes.Add(float64(w.writes)) // before messages: a reader that sees the messages sees their writes
 		p.m.messages.Add(float64(w.messages))
 		p.m.bytes.Add(float64(w.bytes))
-		w.messages, w.bytes = 0, 0
+		w.messages, w.writes, w.bytes = 0, 0, 0
 	}
 }
 
@@ -220,6 +221,7 @@ func (p *writerPool) settle(ctx context.Context, deadline time.Time) {
 type poolWriter struct {
 	out      []byte // a connection's turn: its frames, sent as one write
 	messages int
+	writes   int
 	bytes    int
 }
 
@@ -248,6 +250,7 @@ func (w *poolWriter) turn(c poolConn) (more bool) {
 	w.messages += n
 	if n > 0 {
 		c.sendTurn(w.out)
+		w.writes++
 		c.wrote()
 	}
 	if cap(w.out) > 4*maxTurnBytes {
