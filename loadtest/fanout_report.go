@@ -63,6 +63,11 @@ type FanoutReport struct {
 	Tick                TickStats `json:"push_tick"`
 	Views               float64   `json:"views"` // rankwire_ws_views at the end
 	Coalesced           float64   `json:"coalesced"`
+	// MessagesPerWrite is the gateway's live messages sent ÷ its socket
+	// writes over the measured phase (rankwire_ws_messages_sent_total ÷
+	// rankwire_ws_writes_total): how many a write packs; 0 where the
+	// gateway does not count writes.
+	MessagesPerWrite float64 `json:"messages_per_write,omitempty"`
 
 	Connections          int `json:"connections"` // ⌈subscribers ÷ per_connection⌉
 	PerConnection        int `json:"per_connection"`
@@ -162,6 +167,9 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 	}
 	r.Tick = tickStats(a.m, b.m, el)
 	r.Views, r.Coalesced = b.m["rankwire_ws_views"], b.m["rankwire_ws_coalesced_total"]-a.m["rankwire_ws_coalesced_total"]
+	if w := b.m["rankwire_ws_writes_total"] - a.m["rankwire_ws_writes_total"]; w > 0 {
+		r.MessagesPerWrite = (b.m["rankwire_ws_messages_sent_total"] - a.m["rankwire_ws_messages_sent_total"]) / w
+	}
 	r.final(finals)
 }
 
@@ -260,8 +268,8 @@ func (r FanoutReport) String() string {
 			r.ServerCores, r.CPUPerMessageMicros, mib(r.RSSIdle), mib(r.RSSConnected), r.RSSPerConn/1024, mib(r.RSSEnd))
 	}
 	if r.Peer == "rankwire" {
-		fmt.Fprintf(&b, "  gateway: heap in use %s idle, %s connected (%.1f KiB per connection); %0.f views; %0.f coalesced\n",
-			mib(int64(r.HeapIdle)), mib(int64(r.HeapConnected)), r.HeapPerConn/1024, r.Views, r.Coalesced)
+		fmt.Fprintf(&b, "  gateway: heap in use %s idle, %s connected (%.1f KiB per connection); %0.f views; %0.f coalesced; %.2f messages per write\n",
+			mib(int64(r.HeapIdle)), mib(int64(r.HeapConnected)), r.HeapPerConn/1024, r.Views, r.Coalesced, r.MessagesPerWrite)
 		if n := float64(r.conns()); n > 0 {
 			fmt.Fprintf(&b, "  gateway: stacks %s idle, %s connected (%.1f KiB per connection); goroutines %.0f idle, %.0f connected (%.1f per connection)\n",
 				mib(int64(r.StackIdle)), mib(int64(r.StackConnected)), (r.StackConnected-r.StackIdle)/n/1024,

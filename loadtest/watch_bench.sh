@@ -120,6 +120,7 @@ summary() {
 	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
 	  "server \(.server_cores*100|floor/100) cores, \(.cpu_per_message_micros*100|floor/100) µs/msg" +
+	  (if .messages_per_write then " (\(.messages_per_write*100|floor/100) messages per write)" else "" end) +
 	  (if (.nodes|length) == 2 then " (centrifugo \(.nodes[0].cores*100|floor/100) cores, \(permsg(.nodes[0].cores)) µs/msg; redis \(.nodes[1].cores*100|floor/100) cores, \(permsg(.nodes[1].cores)) µs/msg)" else "" end) +
 	  "; writers \(.writer_cores*100|floor/100) cores, \(permsg(.writer_cores)) µs/msg; with the writers \(permsg(.server_cores + .writer_cores)) µs/msg" +
 	  "; tool \(.tool_cores*100|floor/100) cores; gaps \(.gaps), reconnects \(.reconnects), dial errors \(.dial_errors), errors \(.errors), closes \(.closes)"' "$1"
