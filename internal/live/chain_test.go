@@ -92,3 +92,50 @@ func TestWSChainOneWrite(t *testing.T) {
 		t.Fatalf("%d messages still wait", n)
 	}
 }
+
+// TestStreamChainOneWrite: an event stream's subscription chains its diffs
+// as a WebSocket's does: while its socket cannot be written, each push's
+// diff waits, and the next turn writes them in one write, each an event
+// whose id is its seq and whose prev is the id before it.
+func TestStreamChainOneWrite(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.putBoard("a", "weekly", hub.Settings{})
+	e.submit("a", "weekly", hub.Item{Member: "p0", Score: 1})
+	s := e.stream("board=weekly&kind=top&limit=10", e.token("a", auth.RoleRead), nil)
+	seq := s.msg().Seq // the snapshot
+	var c *sseConn
+	for _, lc := range e.p.connections() {
+		c, _ = lc.(*sseConn)
+	}
+	if c == nil {
+		t.Fatal("the stream is not among the plane's connections")
+	}
+	release := c.flow.Hold()
+	for i := 1; i <= subscriptions.MaxChain; i++ {
+		e.submit("a", "weekly", hub.Item{Member: fmt.Sprint("p", i), Score: float64(10 * i)})
+		checkFor(t, 5*time.Second, func() error {
+			if n := c.out.Len(); n != i {
+				return fmt.Errorf("%d messages wait, want %d", n, i)
+			}
+			return nil
+		})
+	}
+	writes, msgs := testutil.ToFloat64(e.p.metrics.writes), testutil.ToFloat64(e.p.metrics.messages)
+	release()
+	for i := 1; i <= subscriptions.MaxChain; i++ {
+		d := s.msg() // checks the event's id against its seq
+		if d.Type != "diff" || d.Prev == nil || *d.Prev != seq || d.Rows[0].Member != fmt.Sprint("p", i) {
+			t.Fatalf("event %d: %+v, want p%d's diff from %d", i, d, i, seq)
+		}
+		seq = d.Seq
+	}
+	checkFor(t, 5*time.Second, func() error {
+		if n := testutil.ToFloat64(e.p.metrics.messages) - msgs; n < subscriptions.MaxChain {
+			return fmt.Errorf("%v messages counted", n)
+		}
+		return nil
+	})
+	if got := testutil.ToFloat64(e.p.metrics.writes) - writes; got != 1 {
+		t.Fatalf("the chain left in %v writes, want 1", got)
+	}
+}
