@@ -104,7 +104,7 @@ func scrapeMetrics(ctx context.Context, base string) metrics {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "rankwire_ws_") && !strings.HasPrefix(line, "go_memstats_") && !strings.HasPrefix(line, "go_goroutines") {
+		if !scraped(line) {
 			continue
 		}
 		if i := strings.LastIndexByte(line, ' '); i > 0 {
@@ -114,6 +114,16 @@ func scrapeMetrics(ctx context.Context, base string) metrics {
 		}
 	}
 	return m
+}
+
+// scraped tells whether a /metrics line is one the report uses.
+func scraped(line string) bool {
+	for _, p := range []string{"rankwire_ws_", "go_memstats_", "go_goroutines", "rankwire_publish_duration_", "rankwire_http_request_duration_"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // TickStats is the push tick's cost between two scrapes.

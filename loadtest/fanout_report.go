@@ -45,24 +45,25 @@ type FanoutReport struct {
 	Closes           map[string]int64   `json:"closes"` // unexpected closes by code
 	WorkerErrors     []string           `json:"worker_errors,omitempty"`
 
-	ServerCores         float64   `json:"server_cores"`           // CPU of --pid during the measured phase
-	ToolCores           float64   `json:"tool_cores"`             // the workers' and the coordinator's CPU, likewise (in-process workers count twice)
-	WriterCores         float64   `json:"writer_cores"`           // the coordinator's CPU alone, likewise: the writers (for the Centrifugo peer, the app) where the workers are processes of their own
-	CPUPerMessageMicros float64   `json:"cpu_per_message_micros"` // server CPU ÷ messages received
-	RSSIdle             int64     `json:"rss_idle"`               // before the subscribers connected
-	RSSConnected        int64     `json:"rss_connected"`
-	RSSEnd              int64     `json:"rss_end"`
-	HeapIdle            float64   `json:"heap_inuse_idle"` // go_memstats_heap_inuse_bytes
-	HeapConnected       float64   `json:"heap_inuse_connected"`
-	StackIdle           float64   `json:"stack_inuse_idle"` // go_memstats_stack_inuse_bytes
-	StackConnected      float64   `json:"stack_inuse_connected"`
-	GoroutinesIdle      float64   `json:"goroutines_idle"`
-	GoroutinesConnected float64   `json:"goroutines_connected"`
-	RSSPerConn          float64   `json:"rss_per_connection"`  // RSS growth ÷ connections
-	HeapPerConn         float64   `json:"heap_per_connection"` // heap growth ÷ connections
-	Tick                TickStats `json:"push_tick"`
-	Views               float64   `json:"views"` // rankwire_ws_views at the end
-	Coalesced           float64   `json:"coalesced"`
+	ServerCores         float64              `json:"server_cores"`           // CPU of --pid during the measured phase
+	ToolCores           float64              `json:"tool_cores"`             // the workers' and the coordinator's CPU, likewise (in-process workers count twice)
+	WriterCores         float64              `json:"writer_cores"`           // the coordinator's CPU alone, likewise: the writers (for the Centrifugo peer, the app) where the workers are processes of their own
+	CPUPerMessageMicros float64              `json:"cpu_per_message_micros"` // server CPU ÷ messages received
+	RSSIdle             int64                `json:"rss_idle"`               // before the subscribers connected
+	RSSConnected        int64                `json:"rss_connected"`
+	RSSEnd              int64                `json:"rss_end"`
+	HeapIdle            float64              `json:"heap_inuse_idle"` // go_memstats_heap_inuse_bytes
+	HeapConnected       float64              `json:"heap_inuse_connected"`
+	StackIdle           float64              `json:"stack_inuse_idle"` // go_memstats_stack_inuse_bytes
+	StackConnected      float64              `json:"stack_inuse_connected"`
+	GoroutinesIdle      float64              `json:"goroutines_idle"`
+	GoroutinesConnected float64              `json:"goroutines_connected"`
+	RSSPerConn          float64              `json:"rss_per_connection"`  // RSS growth ÷ connections
+	HeapPerConn         float64              `json:"heap_per_connection"` // heap growth ÷ connections
+	Tick                TickStats            `json:"push_tick"`
+	Parts               map[string]PartStats `json:"parts,omitempty"` // the gateway's own histograms: submit_http, publish, push_tick (fanout_parts.go)
+	Views               float64              `json:"views"`           // rankwire_ws_views at the end
+	Coalesced           float64              `json:"coalesced"`
 	// MessagesPerWrite is the gateway's live messages sent ÷ its socket
 	// writes over the measured phase (rankwire_ws_messages_sent_total ÷
 	// rankwire_ws_writes_total): how many a write packs; 0 where the
@@ -166,6 +167,7 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 		}
 	}
 	r.Tick = tickStats(a.m, b.m, el)
+	r.Parts = partsStats(a.m, b.m)
 	r.Views, r.Coalesced = b.m["rankwire_ws_views"], b.m["rankwire_ws_coalesced_total"]-a.m["rankwire_ws_coalesced_total"]
 	if w := b.m["rankwire_ws_writes_total"] - a.m["rankwire_ws_writes_total"]; w > 0 {
 		r.MessagesPerWrite = (b.m["rankwire_ws_messages_sent_total"] - a.m["rankwire_ws_messages_sent_total"]) / w

@@ -119,6 +119,8 @@ summary() {
 	  (if (.mix|startswith("around")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
 	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
+	  "answer p99 \(.write_latency.P99/1e6) ms; " +
+	  (if (.parts // {}) != {} then "parts p50/p99 (bucket bounds, ms): " + ([.parts | to_entries[] | "\(.key) \(.value.p50_seconds*1000)/\(.value.p99_seconds*1000) (n \(.value.count))"] | join(", ")) + "; " else "" end) +
 	  "server \(.server_cores*100|floor/100) cores, \(.cpu_per_message_micros*100|floor/100) µs/msg" +
 	  (if .messages_per_write then " (\(.messages_per_write*100|floor/100) messages per write)" else "" end) +
 	  (if (.nodes|length) == 2 then " (centrifugo \(.nodes[0].cores*100|floor/100) cores, \(permsg(.nodes[0].cores)) µs/msg; redis \(.nodes[1].cores*100|floor/100) cores, \(permsg(.nodes[1].cores)) µs/msg)" else "" end) +
