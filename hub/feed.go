@@ -29,6 +29,8 @@ import (
 // least pace.MinGap and never past its start plus Config.PushInterval: the
 // loop never spins, push work gets at most about half the time, and a
 // change waits at most about one PushInterval plus one drain's work.
+// Busy is the process's CPU over the drain where less than its wall time
+// (pace.Mark.Busy): a descheduled drain is not followed by as long again.
 //
 // Why batch rather than push each change to the consumer: the consumer
 // recomputes views from the board, which it may read only under the
@@ -98,9 +100,10 @@ func (h *Hub) runFeed(ctx context.Context) {
 		if !pace.SleepUntil(ctx, next) {
 			return
 		}
-		start := time.Now()
-		h.drainFeed(ctx, all, start.Add(h.cfg.PushInterval-pace.MinGap))
-		next = pace.Next(start, time.Now(), h.cfg.PushInterval)
+		m := pace.Start()
+		h.drainFeed(ctx, all, m.Time().Add(h.cfg.PushInterval-pace.MinGap))
+		end := time.Now()
+		next = pace.Next(m.Time(), end, m.Busy(end), h.cfg.PushInterval)
 	}
 }
 

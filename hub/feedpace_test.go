@@ -3,14 +3,30 @@ package hub
 import (
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// busyFeed is a Feed whose every Flush takes busy: an engine at work. It
-// records when each Flush ran and how many changes the drains carried.
+// spinCPU computes until the process has used d more CPU time (user and
+// system, every thread): busy for d as pace counts it, however loaded
+// the machine.
+func spinCPU(d time.Duration) {
+	var ru syscall.Rusage
+	cpu := func() time.Duration {
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	for from := cpu(); cpu()-from < d; {
+	}
+}
+
+// busyFeed is a Feed whose every Flush computes for busy of the process's
+// CPU (an engine at work), then waits for wait (writers the machine has
+// not scheduled yet). It records when each Flush ran and how many changes
+// the drains carried.
 type busyFeed struct {
-	busy time.Duration
+	busy, wait time.Duration
 
 	mu      sync.Mutex
 	changes int
@@ -25,7 +41,8 @@ func (f *busyFeed) Apply(b FeedBatch, _ Window) {
 
 func (f *busyFeed) Flush() {
 	start := time.Now()
-	time.Sleep(f.busy) // the engine's work: the pause after it is what is tested
+	spinCPU(f.busy) // the engine's work: the pause after it is what is tested
+	time.Sleep(f.wait)
 	f.mu.Lock()
 	f.flushes = append(f.flushes, [2]time.Time{start, time.Now()})
 	f.mu.Unlock()
@@ -98,5 +115,35 @@ func TestFeedCoalescesWhileBusy(t *testing.T) {
 		if gap := flushes[i][0].Sub(flushes[i-1][1]); gap < busy {
 			t.Fatalf("flush %d started %v after the previous ended, want at least %v", i, gap, busy)
 		}
+	}
+}
+
+// TestFeedPauseFollowsCPU: a Flush that waits 300 ms without computing
+// (writers the machine has not scheduled) is not followed by a pause as
+// long: a change submitted after it is drained well before 300 ms more,
+// where pausing for the drain's wall time would have held it that long.
+func TestFeedPauseFollowsCPU(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	h := startHub(t, Config{PushInterval: 2 * time.Second})
+	f := &busyFeed{wait: wait}
+	h.SetFeed(f)
+	mustPut(t, h, "t1", "b", Settings{})
+	mustSubmit(t, h, "t1", "b", Item{Member: "p0", Score: 1})
+	checkFor(t, 10*time.Second, func() error {
+		if _, fl := f.seen(); len(fl) != 1 {
+			return fmt.Errorf("%d flushes, want 1", len(fl))
+		}
+		return nil
+	})
+	mustSubmit(t, h, "t1", "b", Item{Member: "p1", Score: 2})
+	checkFor(t, 10*time.Second, func() error {
+		if _, fl := f.seen(); len(fl) != 2 {
+			return fmt.Errorf("%d flushes, want 2", len(fl))
+		}
+		return nil
+	})
+	_, fl := f.seen()
+	if gap := fl[1][0].Sub(fl[0][1]); gap >= wait {
+		t.Fatalf("the drain after a waiting one started %v after it ended, want under %v", gap, wait)
 	}
 }

@@ -5,6 +5,13 @@
 // the loop never spins, its work gets at most about half the time, and
 // work waits at most about one interval plus one drain.
 //
+// Busy is the process's CPU time over the drain where that is less than
+// its wall time (cpu.go): a drain the machine descheduled, or one that
+// waited for writers who waited for a CPU, took long without the process
+// being busy, and pausing as long again would double the delay its
+// changes already had. A process busy on its own work (an overload) uses
+// CPU all through a drain, and its pauses stay as long as its drains.
+//
 // It imports the standard library only.
 package pace
 
@@ -18,11 +25,44 @@ import (
 // coalesced into drains at most this often.
 const MinGap = time.Millisecond
 
-// Next is when the drain after one that ran from start to end may start:
-// after a pause as long as the drain was busy, at least MinGap, and no
-// later than start+interval unless the drain itself ran past it.
-func Next(start, end time.Time, interval time.Duration) time.Time {
-	gap := max(end.Sub(start), MinGap)
+// Mark is a drain's start: the wall clock and the process's CPU time.
+type Mark struct {
+	wall time.Time
+	cpu  time.Duration
+	ok   bool // cpu was read: false where the platform has no process CPU clock
+}
+
+// Start marks the start of a drain. Cost: one getrusage(2).
+func Start() Mark {
+	cpu, ok := processCPU()
+	return Mark{wall: time.Now(), cpu: cpu, ok: ok}
+}
+
+// Time is the wall-clock time of m.
+func (m Mark) Time() time.Time { return m.wall }
+
+// Busy is how long the drain that started at m and ended at end counts as
+// busy: its wall time, or the process's CPU time since m where that is
+// less. A drain no longer than MinGap reads no clock (its pause is MinGap
+// whatever it counts).
+func (m Mark) Busy(end time.Time) time.Duration {
+	wall := end.Sub(m.wall)
+	if wall <= MinGap || !m.ok {
+		return wall
+	}
+	cpu, ok := processCPU()
+	if !ok {
+		return wall
+	}
+	return min(wall, cpu-m.cpu)
+}
+
+// Next is when the drain after one that ran from start to end, busy for
+// busy (see Mark.Busy), may start: after a pause as long as busy, at
+// least MinGap, and no later than start+interval unless the drain itself
+// ran past it.
+func Next(start, end time.Time, busy, interval time.Duration) time.Time {
+	gap := max(busy, MinGap)
 	next := end.Add(gap)
 	if limit := start.Add(interval); next.After(limit) {
 		next = end.Add(MinGap)

@@ -21,8 +21,51 @@ func TestNext(t *testing.T) {
 		{"drain past the interval: the least gap", 150 * ms, 100 * ms, 151 * ms},
 		{"interval shorter than the gap", 0, 0, MinGap},
 	} {
-		if got := Next(t0, t0.Add(tc.busy), tc.interval).Sub(t0); got != tc.want {
+		if got := Next(t0, t0.Add(tc.busy), tc.busy, tc.interval).Sub(t0); got != tc.want {
 			t.Errorf("%s: next after %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A drain that took 60 ms of which the process was busy for 5: the
+	// pause follows the 5.
+	if got := Next(t0, t0.Add(60*ms), 5*ms, 100*ms).Sub(t0); got != 65*ms {
+		t.Errorf("a drain busy 5 ms of its 60: next after %v, want 65ms", got)
+	}
+}
+
+// TestBusyFollowsCPU: a drain that waits (sleeps) counts as busy for far
+// less than its wall time; one that computes counts as busy for at least
+// the CPU it used; one of at most MinGap counts as its wall time.
+func TestBusyFollowsCPU(t *testing.T) {
+	const span = 40 * time.Millisecond
+	m := Start()
+	time.Sleep(span)
+	end := time.Now()
+	if busy := m.Busy(end); busy > span/2 {
+		t.Errorf("a sleeping drain of %v counted busy for %v, want under %v", end.Sub(m.Time()), busy, span/2)
+	}
+
+	m = Start()
+	spinCPU(t, span)
+	if busy := m.Busy(time.Now()); busy < span {
+		t.Errorf("a drain that used %v of CPU counted busy for %v", span, busy)
+	}
+
+	m = Start()
+	if end := m.Time().Add(MinGap); m.Busy(end) != MinGap {
+		t.Errorf("a drain of MinGap counted busy for %v, want its wall time", m.Busy(end))
+	}
+}
+
+// spinCPU computes until the process has used d more CPU time.
+func spinCPU(t *testing.T, d time.Duration) {
+	t.Helper()
+	from, ok := processCPU()
+	if !ok {
+		t.Skip("no process CPU clock here")
+	}
+	for {
+		if now, _ := processCPU(); now-from >= d {
+			return
 		}
 	}
 }
