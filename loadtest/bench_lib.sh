@@ -55,14 +55,15 @@ stop_gw() {
 }
 
 # probe_start FILE [FLAGS...] starts `rwload probe` (the machine's latency
-# floor: how late a 10 ms sleep wakes, a 100-byte loopback ping-pong) beside
+# floor: how late a 10 ms sleep wakes, a 100-byte loopback ping-pong, a
+# 512-byte append and fsync in the work directory) beside
 # a measurement, its JSON report into FILE and its per-window lines (FLAGS,
 # e.g. -window 2s) into FILE.log; probe_stop ends it (SIGTERM: it reports
 # and exits); probe_line FILE prints the report in one line.
 probe_start() {
 	local file=$1
 	shift
-	"$work/rwload" probe -json "$@" >"$file" 2>"$file.log" &
+	"$work/rwload" probe -json -sync-dir "$work" "$@" >"$file" 2>"$file.log" &
 	PROBE=$!
 }
 
@@ -75,5 +76,5 @@ probe_stop() {
 }
 
 probe_line() {
-	jq -r '"the floor beside it (\(.seconds|floor) s): 10 ms sleep overshoot p50/p99/max \(.wake_overshoot.P50/1e4|round/100) / \(.wake_overshoot.P99/1e4|round/100) / \(.wake_overshoot.Max/1e4|round/100) ms; 100 B loopback ping-pong \(.ping_pong.P50/1e4|round/100) / \(.ping_pong.P99/1e4|round/100) / \(.ping_pong.Max/1e4|round/100) ms"' "$1" || true
+	jq -r '"the floor beside it (\(.seconds|floor) s): 10 ms sleep overshoot p50/p99/max \(.wake_overshoot.P50/1e4|round/100) / \(.wake_overshoot.P99/1e4|round/100) / \(.wake_overshoot.Max/1e4|round/100) ms; 100 B loopback ping-pong \(.ping_pong.P50/1e4|round/100) / \(.ping_pong.P99/1e4|round/100) / \(.ping_pong.Max/1e4|round/100) ms" + (if .fsync then "; 512 B append + fsync (the data dir'"'"'s disk) \(.fsync.P50/1e4|round/100) / \(.fsync.P99/1e4|round/100) / \(.fsync.Max/1e4|round/100) ms" else "" end)' "$1" || true
 }

@@ -19,7 +19,10 @@ import (
 //   - ping-pong: every Interval, write Size bytes on a loopback TCP
 //     connection to an echo goroutine and read them back, recording the
 //     round trip: two wake-ups through the network poller and the
-//     kernel's loopback, the least a push over a socket pays here.
+//     kernel's loopback, the least a push over a socket pays here;
+//   - fsync, where SyncDir is set: every Interval, append 512 bytes to a
+//     file in SyncDir and fsync it (probe_sync.go), the least a write
+//     acknowledged once on disk waits for the disk here.
 //
 // Neither loop does work of its own, so on an idle machine both are tens
 // of microseconds; under load they show how long a runnable process waits
@@ -28,6 +31,7 @@ type ProbeConfig struct {
 	Interval time.Duration // between samples of each loop (10 ms)
 	Size     int           // ping-pong bytes each way (100)
 	Duration time.Duration // 0: until ctx ends
+	SyncDir  string        // "": no fsync loop; else its file's directory (the gateway's file system)
 	Window   time.Duration // 0: no progress lines; else one per Window to Progress
 	Progress io.Writer
 }
@@ -35,8 +39,9 @@ type ProbeConfig struct {
 // ProbeReport is what Probe measured over its whole run, and per window.
 type ProbeReport struct {
 	Seconds  float64       `json:"seconds"`
-	Wake     Latency       `json:"wake_overshoot"` // past Interval
-	PingPong Latency       `json:"ping_pong"`      // round trip
+	Wake     Latency       `json:"wake_overshoot"`  // past Interval
+	PingPong Latency       `json:"ping_pong"`       // round trip
+	Sync     *Latency      `json:"fsync,omitempty"` // append and fsync; nil: no SyncDir
 	Windows  []ProbeWindow `json:"windows,omitempty"`
 }
 
@@ -49,7 +54,11 @@ type ProbeWindow struct {
 }
 
 func (r ProbeReport) String() string {
-	return fmt.Sprintf("probe (%.0f s): wake-up overshoot %s; ping-pong %s", r.Seconds, r.Wake.Brief(), r.PingPong.Brief())
+	s := fmt.Sprintf("probe (%.0f s): wake-up overshoot %s; ping-pong %s", r.Seconds, r.Wake.Brief(), r.PingPong.Brief())
+	if r.Sync != nil {
+		s += "; fsync " + r.Sync.Brief()
+	}
+	return s
 }
 
 func (w ProbeWindow) String() string {
@@ -110,16 +119,27 @@ func Probe(ctx context.Context, cfg ProbeConfig) (ProbeReport, error) {
 		return ProbeReport{}, err
 	}
 	defer stopEcho()
-	wake, ping := newProbeSeries(), newProbeSeries()
+	wake, ping, fsync := newProbeSeries(), newProbeSeries(), newProbeSeries()
 	var wg sync.WaitGroup
-	errc := make(chan error, 1)
-	wg.Add(2)
-	go func() { defer wg.Done(); probeWake(ctx, cfg.Interval, wake) }()
-	go func() { defer wg.Done(); errc <- probePing(ctx, client, cfg, ping) }()
+	errc, syncErr := make(chan error, 1), make(chan error, 1)
+	wg.Go(func() { probeWake(ctx, cfg.Interval, wake) })
+	wg.Go(func() { errc <- probePing(ctx, client, cfg, ping) })
+	if cfg.SyncDir != "" {
+		wg.Go(func() { syncErr <- probeSync(ctx, cfg.SyncDir, cfg.Interval, fsync) })
+	} else {
+		syncErr <- nil
+	}
 	windows := probeWindows(ctx, cfg, start, wake, ping)
 	wg.Wait()
 	r := ProbeReport{Seconds: time.Since(start).Seconds(), Wake: wake.total(), PingPong: ping.total(), Windows: windows}
-	return r, <-errc
+	if cfg.SyncDir != "" {
+		l := fsync.total()
+		r.Sync = &l
+	}
+	if err := <-errc; err != nil {
+		return r, err
+	}
+	return r, <-syncErr
 }
 
 // probeWindows prints and keeps a summary every cfg.Window until ctx ends.

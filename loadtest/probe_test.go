@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,13 +16,20 @@ func TestProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var progress bytes.Buffer
+	dir := t.TempDir()
 	r, err := Probe(ctx, ProbeConfig{Interval: 10 * time.Millisecond, Size: 100, Duration: 300 * time.Millisecond,
-		Window: 100 * time.Millisecond, Progress: &progress})
+		SyncDir: dir, Window: 100 * time.Millisecond, Progress: &progress})
 	if err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
 	t.Log(r)
-	for name, l := range map[string]Latency{"wake-up": r.Wake, "ping-pong": r.PingPong} {
+	if r.Sync == nil {
+		t.Fatal("no fsync figures with a SyncDir")
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the fsync loop left %d files behind", len(left))
+	}
+	for name, l := range map[string]Latency{"wake-up": r.Wake, "ping-pong": r.PingPong, "fsync": *r.Sync} {
 		if l.Count == 0 || l.Count > 31 {
 			t.Errorf("%s: %d samples in 300 ms at 10 ms, want 1…31", name, l.Count)
 		}

@@ -5,7 +5,7 @@
 //	rwload read   -url http://127.0.0.1:8080 -keys keys.json [-members 1000000] [-write-rate 20000] [-d 10s]
 //	rwload fanout -url http://127.0.0.1:8080 -keys keys.json [-subs 10000] [-per-conn 1] [-top 1 -around 0 ...] [-rate 10000] [-stalled 0] [-d 10s] [-pid PID] [-json]
 //	rwload floor [-conns 10000] [-size 600] [-interval 100ms] [-d 20s]
-//	rwload probe [-interval 10ms] [-size 100] [-d 0] [-window 5s] [-json]
+//	rwload probe [-interval 10ms] [-size 100] [-sync-dir DIR] [-d 0] [-window 5s] [-json]
 //	rwload centrifugo-idle -url ws://127.0.0.1:18200/connection/websocket -conns 17500 -pid PID [-pprof host:port]
 //
 // keygen writes a key file for the gateway's --keys with one HS256 key and a
@@ -202,6 +202,7 @@ func probe(ctx context.Context, args []string) error {
 	cfg := loadtest.ProbeConfig{Progress: os.Stderr}
 	fs.DurationVar(&cfg.Interval, "interval", 10*time.Millisecond, "sleep of the wake-up loop, and between pings")
 	fs.IntVar(&cfg.Size, "size", 100, "ping-pong bytes each way")
+	fs.StringVar(&cfg.SyncDir, "sync-dir", "", "`dir` of a file appended and fsynced every interval (the disk's floor); empty: none")
 	fs.DurationVar(&cfg.Duration, "d", 0, "duration; 0: until SIGINT or SIGTERM")
 	fs.DurationVar(&cfg.Window, "window", 5*time.Second, "a summary line on stderr every `window`; 0: none")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
