@@ -21,8 +21,11 @@
 # and not Centrifugo's pings). Two writers on both sides, so that a
 # publish Centrifugo answers late does not make the pacer drop the next.
 # Beside each server's run, `rwload probe` measures the machine's latency
-# floor (how late a 10 ms sleep wakes; a 100-byte loopback ping-pong),
-# printed after the run's line. Everything listens on 127.0.0.1; every
+# floor (how late a 10 ms sleep wakes; a 100-byte loopback ping-pong; a
+# 512-byte append and fsync beside the gateway's data), printed after the
+# run's line; rankwire's line also has the gateway's own parts of a
+# submission's way (its HTTP request, the publish with its fsync, the
+# feed's drain: fanout_parts.go), as histogram bucket bounds. Everything listens on 127.0.0.1; every
 # process it starts is stopped by its PID.
 #
 #	CENTRIFUGO=/path/to/centrifugo loadtest/watch_bench.sh
