@@ -24,13 +24,12 @@ import (
 // internal/pace): at once when it is idle, so that a change at light load
 // reaches its watchers within milliseconds; while it is busy, changes gather and the next drain takes
 // them all, so that under load the cost follows the drains, not the
-// changes. A drain that is busy for d (its Flush, and with a FeedSettler
-// the writing of what it offered) is followed by a pause of d too, at
+// changes. A drain busy for d of the process's CPU (pace.Mark.Busy: its
+// Flush and, with a FeedSettler, the writing of what it offered; at most
+// its wall time, so a descheduled drain is not paid twice) is followed by a pause of d too, at
 // least pace.MinGap and never past its start plus Config.PushInterval: the
 // loop never spins, push work gets at most about half the time, and a
 // change waits at most about one PushInterval plus one drain's work.
-// Busy is the process's CPU over the drain where less than its wall time
-// (pace.Mark.Busy): a descheduled drain is not followed by as long again.
 //
 // Why batch rather than push each change to the consumer: the consumer
 // recomputes views from the board, which it may read only under the
