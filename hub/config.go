@@ -28,8 +28,8 @@ type Config struct {
 	// calls it. Nil means time.Now. Tests inject a clock here.
 	Now func() time.Time
 
-	// SnapshotEvery is how many applied events of a tenant trigger a
-	// snapshot. Zero means 100,000; negative disables periodic snapshots
+	// SnapshotEvery spaces a tenant's snapshots: one at every multiple of
+	// it in stream sequence. Zero means 100,000; negative disables periodic snapshots
 	// (Close still writes them). A snapshot stops the tenant's apply while
 	// it encodes the state (about 0.18 s at 1 M members, BenchmarkSnapshot;
 	// reads go on), and bounds the replay at restart: at most SnapshotEvery events, or

@@ -151,3 +151,29 @@ func TestNewNodeStartsFromSharedSnapshot(t *testing.T) {
 		t.Fatalf("new node's board\n%v\nwant\n%v", got, want)
 	}
 }
+
+// Snapshots by count fall on the multiples of SnapshotEvery, as the
+// divergence checkpoints do (so both share one encoding), also after a
+// restart from a snapshot at another sequence.
+func TestSnapshotsFallOnMultiples(t *testing.T) {
+	cfg := Config{DataDir: t.TempDir(), SnapshotEvery: 5, SnapshotInterval: time.Hour}
+	a := startHub(t, cfg)
+	mustPut(t, a, "t1", "b", Settings{})
+	for i := range 6 { // seq 2..7
+		mustSubmit(t, a, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
+	}
+	a.Close() // its snapshot is at 7
+	b := startHub(t, cfg)
+	for i := 6; i < 14; i++ { // seq 8..15
+		mustSubmit(t, b, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
+		r := b.reg.lookup("t1")
+		if seq := r.applied.Load(); seq == 10 || seq == 15 {
+			checkFor(t, 5*time.Second, func() error {
+				if got := r.savedSeq.Load(); got != seq {
+					return fmt.Errorf("at seq %d the last snapshot is at %d, want %d", seq, got, seq)
+				}
+				return nil
+			})
+		}
+	}
+}

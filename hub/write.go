@@ -220,10 +220,9 @@ func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (
 	return f.out, nil
 }
 
-// send stamps ev with the acceptance time and publishes it with ev.Waiter
-// as its message id (retried through a leader change: publish.go), and
-// returns once it is stored. The one way an event reaches a stream:
-// commit and Schedules.Fire share it.
+// send stamps ev with the acceptance time, publishes it with ev.Waiter as
+// its message id (retried through a leader change: publish.go) and returns
+// once it is stored: commit's and Schedules.Fire's way to the stream.
 func (sl *streamLog) send(ctx context.Context, r *replica, ev *ledger.Event) error {
 	ev.At = sl.cfg.Now().UnixMilli()
 	data, err := ledger.EncodeEvent(ev)
