@@ -78,7 +78,6 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 		queue:   make(chan *submitReq, queueLen),
 		waiters: make(map[string]*flight),
 	}
-	r.sinceSnap = int(st.Seq() % uint64(max(snaps.every, 1))) // the next snapshot by count falls on a multiple (maybeSnapshot)
 	r.prepareState(st)
 	r.applied.Store(st.Seq())
 	r.follow.fetched.Store(st.Seq())
