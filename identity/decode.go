@@ -100,8 +100,13 @@ func (r *reader) handles(ix *Index) {
 // aliases reads the alias section into ix.aliases and returns each
 // alias's owner; handles came first.
 func (r *reader) aliases(ix *Index) []uint32 {
-	// Each alias takes at least three bytes, which bounds the allocation.
-	n := r.uvarint(uint64(len(r.buf)/3), "alias count")
+	// Each alias takes at least three bytes (two where masked: masked.go),
+	// which bounds the allocation.
+	least := uint64(3)
+	if r.masked != nil {
+		least = 2
+	}
+	n := r.uvarint(uint64(len(r.buf))/least, "alias count")
 	if r.err == nil && uint64(ix.MaxHandle())+n > maxIdentifiers {
 		r.fail("%d handles and %d aliases are too many", ix.MaxHandle(), n)
 	}

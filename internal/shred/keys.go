@@ -204,15 +204,23 @@ func (k *Keys) SealKept(ctx context.Context, tenant, owner string, plaintext []b
 }
 
 // sealWith encrypts plaintext under key, tenant and owner as associated
-// data.
+// data, with a random nonce.
 func sealWith(key []byte, tenant, owner string, plaintext []byte) ([]byte, error) {
+	return sealNonce(key, tenant, owner, plaintext, func(nonce []byte) error {
+		_, err := rand.Read(nonce)
+		return err
+	})
+}
+
+// sealNonce is sealWith with the nonce that nonce writes.
+func sealNonce(key []byte, tenant, owner string, plaintext []byte, nonce func([]byte) error) ([]byte, error) {
 	g, err := aead(key)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, 1+g.NonceSize(), 1+g.NonceSize()+len(plaintext)+g.Overhead())
 	out[0] = sealVersion
-	if _, err := rand.Read(out[1:]); err != nil {
+	if err := nonce(out[1:]); err != nil {
 		return nil, err
 	}
 	return g.Seal(out, out[1:], plaintext, []byte(tenant+"\x00"+owner)), nil

@@ -1,0 +1,110 @@
+package shred
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// Deterministic sealing, for snapshots. Every node writes the same
+// snapshot bytes for the same events (their fingerprints compare them:
+// internal/fingerprint), so a value sealed into a snapshot must not depend
+// on a random nonce. sealFixed derives the nonce from the key and the
+// value instead, as SIV does (RFC 5297's synthetic IV): nonce = the first
+// 12 bytes of HMAC-SHA256(nonce key, associated data, plaintext), the
+// nonce key an HMAC of the member's key under a label of its own. Equal
+// values under one key seal alike (a snapshot reveals that a member's
+// record did not change, nothing more); different values get different
+// nonces unless HMAC collides on 96 bits, so a nonce is never reused with
+// another plaintext. The format is Seal's, so Open opens both.
+
+// nonceLabel keys the HMAC that derives a member's nonce key from its key.
+const nonceLabel = "rankwire: snapshot nonce key"
+
+// ErrDestroyed reports a member whose key was destroyed (erased) while
+// the state still holds its personal data: the erasure is logged but not
+// yet applied here, so no snapshot is taken until it is.
+var ErrDestroyed = errors.New("shred: the member's key is destroyed")
+
+// sealFixed encrypts plaintext under key like sealWith, with the nonce
+// derived from key, tenant, owner and plaintext.
+func sealFixed(key []byte, tenant, owner string, plaintext []byte) ([]byte, error) {
+	return sealNonce(key, tenant, owner, plaintext, func(nonce []byte) error {
+		nk := hmac.New(sha256.New, key)
+		nk.Write([]byte(nonceLabel))
+		m := hmac.New(sha256.New, nk.Sum(nil))
+		ad := tenant + "\x00" + owner
+		m.Write(binary.AppendUvarint(nil, uint64(len(ad))))
+		m.Write([]byte(ad))
+		m.Write(plaintext)
+		copy(nonce, m.Sum(nil))
+		return nil
+	})
+}
+
+// ringTimeout bounds a snapshot's request for one key not cached.
+const ringTimeout = 10 * time.Second
+
+// ring is one tenant's members' keys as a snapshot's ledger.Keyring.
+type ring struct {
+	k      *Keys
+	tenant string
+}
+
+// Ring returns tenant's members' keys as a ledger.Keyring: the keys with
+// which snapshots seal the members' personal data (deterministically,
+// above), and open it. A key this node caches costs no request; one it
+// does not, one request (at most ringTimeout). Nil for a nil Keys (no
+// keys: the snapshot is written in clear). Safe for concurrent use.
+func (k *Keys) Ring(tenant string) ledger.Keyring {
+	if k == nil {
+		return nil
+	}
+	return ring{k, tenant}
+}
+
+// Seal seals plaintext under owner's key, deterministically; a member
+// with none gets one, as with SealKept; an erased member's
+// (a tombstone) gives ErrDestroyed.
+func (r ring) Seal(owner string, plaintext []byte) ([]byte, error) {
+	key := r.k.cached(r.tenant, owner)
+	if key == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), ringTimeout)
+		defer cancel()
+		var err error
+		if key, err = r.k.key(ctx, r.tenant, owner, sealKept, false); err != nil {
+			return nil, err
+		}
+		if key == nil {
+			return nil, fmt.Errorf("%w: a member of tenant %s", ErrDestroyed, r.tenant)
+		}
+	}
+	return sealFixed(key, r.tenant, owner, plaintext)
+}
+
+// Open opens a value Seal sealed (Keys.Open): false where owner's key is
+// gone.
+func (r ring) Open(owner string, sealed []byte) ([]byte, bool, error) {
+	if key := r.k.cached(r.tenant, owner); key != nil {
+		if pt, ok := open(key, r.tenant, owner, sealed); ok {
+			return pt, true, nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ringTimeout)
+	defer cancel()
+	return r.k.Open(ctx, r.tenant, owner, sealed)
+}
+
+// cached returns owner's key where this Keys caches it, else nil.
+func (k *Keys) cached(tenant, owner string) []byte {
+	name := entry(tenant, owner)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cache[name]
+}
