@@ -389,7 +389,7 @@ func Decode(data []byte, kr Keyring) (*State, error) {
 		v5: magic != snapMagic && magic != snapMagicV7 && magic != snapMagicV6}
 	s := &State{boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 	s.seq = r.uint()
-	var recs []openRecord
+	recs := &readRecords{}
 	if magic == snapMagic {
 		recs = r.records()
 	}
@@ -419,7 +419,7 @@ func Decode(data []byte, kr Keyring) (*State, error) {
 
 // index reads the identity index into s, its masked aliases named by
 // recs where masked (RWSNAP8).
-func (r *snapReader) index(s *State, recs []openRecord, masked bool) error {
+func (r *snapReader) index(s *State, recs *readRecords, masked bool) error {
 	data := r.bytes()
 	if r.err != nil {
 		return r.err
@@ -428,7 +428,7 @@ func (r *snapReader) index(s *State, recs []openRecord, masked bool) error {
 	if !masked {
 		s.ix, err = identity.Decode(data)
 	} else {
-		names, all := maskedNames(recs)
+		names, all := recs.maskedNames()
 		if s.ix, err = identity.DecodeMasked(data, names); err == nil && !all() {
 			err = errors.New("a record's alias is not in the index")
 		}

@@ -237,41 +237,55 @@ func (w *snapWriter) profile(p Profile) {
 	w.str(p.Country)
 }
 
+// readRecords is the records section read back: each record's aliases
+// and final profiles are ranges of the flat lists (one allocation for all,
+// not one per member).
+type readRecords struct {
+	recs    []openRecord
+	aliases []recAlias
+	finals  []recFinal
+}
+
 // openRecord is a record read back: its personal fields opened, or
 // stand-ins where its key is gone.
 type openRecord struct {
-	record
-	owner string
+	h       uint32
+	owner   string
+	has     bool // it has a profile
+	profile Profile
+	a0, a1  int // its aliases: readRecords.aliases[a0:a1]
+	f0, f1  int // its final profiles: readRecords.finals[f0:f1]
 }
 
 // records reads the records section, opening sealed ones with r.kr.
-func (r *snapReader) records() []openRecord {
-	var out []openRecord
+func (r *snapReader) records() *readRecords {
+	rr := &readRecords{}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
-		var o openRecord
-		o.h, o.owner = r.handle(), r.str()
+		o := openRecord{h: r.handle(), owner: r.str()}
 		has := r.uint()
-		o.has = has == 1
+		o.has, o.a0 = has == 1, len(rr.aliases)
 		for m := r.count(); m > 0 && r.err == nil; m-- {
-			o.aliases = append(o.aliases, recAlias{owner: o.h, n: r.handle()})
+			rr.aliases = append(rr.aliases, recAlias{owner: o.h, n: r.handle()})
 		}
+		o.a1, o.f0 = len(rr.aliases), len(rr.finals)
 		for m := r.count(); m > 0 && r.err == nil; m-- {
 			board, word := r.str(), r.uint()
-			o.finals = append(o.finals, recFinal{owner: o.h, board: board, h: uint32(word >> 1), p: Profile{Name: b2s(word&1 == 0)}})
+			rr.finals = append(rr.finals, recFinal{owner: o.h, board: board, h: uint32(word >> 1), p: Profile{Name: b2s(word&1 == 0)}})
 		}
+		o.f1 = len(rr.finals)
 		tag, data := r.uint(), r.bytes()
 		if r.err != nil || has > 1 || tag > recSealed {
 			r.fail("record")
-			return nil
+			return rr
 		}
 		if pt, ok := r.open(o.owner, tag, data); ok {
-			r.fill(&o, pt)
+			r.fill(rr, &o, pt)
 		} else if r.err == nil {
-			o.standIns(data)
+			rr.standIns(&o, data)
 		}
-		out = append(out, o)
+		rr.recs = append(rr.recs, o)
 	}
-	return out
+	return rr
 }
 
 // b2s is a non-empty name where set: a final profile that is not blank
@@ -312,18 +326,18 @@ func (r *snapReader) open(owner string, tag uint64, data []byte) ([]byte, bool) 
 	return pt, ok
 }
 
-// fill reads a record's body into o.
-func (r *snapReader) fill(o *openRecord, body []byte) {
+// fill reads a record's body into o and its ranges of rr.
+func (r *snapReader) fill(rr *readRecords, o *openRecord, body []byte) {
 	b := &snapReader{buf: body}
 	if o.has {
 		o.profile = b.profile()
 	}
-	for i := range o.aliases {
-		o.aliases[i].name = b.str()
+	for i := o.a0; i < o.a1; i++ {
+		rr.aliases[i].name = b.str()
 	}
-	for i := range o.finals {
-		if o.finals[i].p != (Profile{}) {
-			o.finals[i].p = b.profile()
+	for i := o.f0; i < o.f1; i++ {
+		if rr.finals[i].p != (Profile{}) {
+			rr.finals[i].p = b.profile()
 		}
 	}
 	if b.err != nil || len(b.buf) != 0 {
@@ -337,40 +351,32 @@ func (r *snapReader) profile() Profile {
 
 // standIns fills o's personal fields with stand-ins, where its key is
 // gone: a profile named ErasedName, an alias "sealed.<hash>" of the sealed
-// bytes and its number (Event.Unseal's kind), the same on every node.
-func (o *openRecord) standIns(sealed []byte) {
+// bytes and its number (Event.Unseal's kind), the same on every node; a
+// final profile not blank already reads ErasedName (records).
+func (rr *readRecords) standIns(o *openRecord, sealed []byte) {
 	if o.has {
 		o.profile = Profile{Name: ErasedName}
 	}
-	for i, a := range o.aliases {
-		sum := sha256.Sum256(binary.AppendUvarint(slices.Clip(sealed), uint64(a.n)))
-		o.aliases[i].name = "sealed." + hex.EncodeToString(sum[:12])
+	for i := o.a0; i < o.a1; i++ {
+		sum := sha256.Sum256(binary.AppendUvarint(slices.Clip(sealed), uint64(rr.aliases[i].n)))
+		rr.aliases[i].name = "sealed." + hex.EncodeToString(sum[:12])
 	}
 }
 
-// maskedNames returns the names of recs' aliases, for
-// identity.DecodeMasked, and a check that it used each.
-func maskedNames(recs []openRecord) (func(n, owner uint32) (string, bool), func() bool) {
-	byN := map[uint32]recAlias{}
-	for _, o := range recs {
-		for _, a := range o.aliases {
-			byN[a.n] = a
-		}
-	}
-	used := 0
+// maskedNames returns the names of rr's aliases for identity.DecodeMasked,
+// which asks for them by number ascending, and a check that it asked for
+// each. It sorts rr.aliases by number.
+func (rr *readRecords) maskedNames() (func(n, owner uint32) (string, bool), func() bool) {
+	slices.SortFunc(rr.aliases, func(a, b recAlias) int { return cmp.Compare(a.n, b.n) })
+	next := 0
 	return func(n, owner uint32) (string, bool) {
-			a, ok := byN[n]
-			if !ok || a.owner != owner {
+			if next == len(rr.aliases) || rr.aliases[next].n != n || rr.aliases[next].owner != owner {
 				return "", false
 			}
-			used++
-			return a.name, true
+			next++
+			return rr.aliases[next-1].name, true
 		}, func() bool {
-			total := 0
-			for _, o := range recs {
-				total += len(o.aliases)
-			}
-			return used == total && len(byN) == total
+			return next == len(rr.aliases)
 		}
 }
 
@@ -378,9 +384,9 @@ func maskedNames(recs []openRecord) (func(n, owner uint32) (string, bool), func(
 // each against the identity index and the boards: a record's member live
 // and named so, handles ascending, a final profile's board known and its
 // member the record's.
-func (r *snapReader) applyRecords(s *State, recs []openRecord) {
+func (r *snapReader) applyRecords(s *State, rr *readRecords) {
 	prev := int64(-1)
-	for _, o := range recs {
+	for _, o := range rr.recs {
 		if name, ok := s.ix.Name(o.h); !ok || name != o.owner || int64(o.h) <= prev {
 			r.fail("record's member")
 			return
@@ -396,7 +402,7 @@ func (r *snapReader) applyRecords(s *State, recs []openRecord) {
 			}
 			s.profiles[o.h] = o.profile
 		}
-		for _, f := range o.finals {
+		for _, f := range rr.finals[o.f0:o.f1] {
 			r.final(s, f)
 		}
 	}

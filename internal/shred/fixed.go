@@ -1,7 +1,9 @@
 package shred
 
 import (
+	"bytes"
 	"context"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -32,13 +34,30 @@ const nonceLabel = "rankwire: snapshot nonce key"
 // yet applied here, so no snapshot is taken until it is.
 var ErrDestroyed = errors.New("shred: the member's key is destroyed")
 
-// sealFixed encrypts plaintext under key like sealWith, with the nonce
-// derived from key, tenant, owner and plaintext.
-func sealFixed(key []byte, tenant, owner string, plaintext []byte) ([]byte, error) {
-	return sealNonce(key, tenant, owner, plaintext, func(nonce []byte) error {
-		nk := hmac.New(sha256.New, key)
-		nk.Write([]byte(nonceLabel))
-		m := hmac.New(sha256.New, nk.Sum(nil))
+// prepared is a cached key made ready for sealing snapshots: its cipher
+// and its nonce key, made once per key rather than per seal. GCM's Seal and
+// Open are safe for concurrent use.
+type prepared struct {
+	raw []byte
+	g   cipher.AEAD
+	nk  []byte // HMAC-SHA256(raw, nonceLabel)
+}
+
+func prepare(raw []byte) (*prepared, error) {
+	g, err := aead(raw)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, raw)
+	m.Write([]byte(nonceLabel))
+	return &prepared{raw: raw, g: g, nk: m.Sum(nil)}, nil
+}
+
+// sealFixed encrypts plaintext under p like sealWith, with the nonce
+// derived from p's key, tenant, owner and plaintext.
+func sealFixed(p *prepared, tenant, owner string, plaintext []byte) ([]byte, error) {
+	return sealNonce(p.g, tenant, owner, plaintext, func(nonce []byte) error {
+		m := hmac.New(sha256.New, p.nk)
 		ad := tenant + "\x00" + owner
 		m.Write(binary.AppendUvarint(nil, uint64(len(ad))))
 		m.Write([]byte(ad))
@@ -73,26 +92,29 @@ func (k *Keys) Ring(tenant string) ledger.Keyring {
 // with none gets one, as with SealKept; an erased member's
 // (a tombstone) gives ErrDestroyed.
 func (r ring) Seal(owner string, plaintext []byte) ([]byte, error) {
-	key := r.k.cached(r.tenant, owner)
-	if key == nil {
+	p := r.k.cached(r.tenant, owner)
+	if p == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), ringTimeout)
 		defer cancel()
-		var err error
-		if key, err = r.k.key(ctx, r.tenant, owner, sealKept, false); err != nil {
+		key, err := r.k.key(ctx, r.tenant, owner, sealKept, false)
+		if err != nil {
 			return nil, err
 		}
 		if key == nil {
 			return nil, fmt.Errorf("%w: a member of tenant %s", ErrDestroyed, r.tenant)
 		}
+		if p, err = prepare(key); err != nil {
+			return nil, err
+		}
 	}
-	return sealFixed(key, r.tenant, owner, plaintext)
+	return sealFixed(p, r.tenant, owner, plaintext)
 }
 
 // Open opens a value Seal sealed (Keys.Open): false where owner's key is
 // gone.
 func (r ring) Open(owner string, sealed []byte) ([]byte, bool, error) {
-	if key := r.k.cached(r.tenant, owner); key != nil {
-		if pt, ok := open(key, r.tenant, owner, sealed); ok {
+	if p := r.k.cached(r.tenant, owner); p != nil {
+		if pt, ok := openWith(p.g, r.tenant, owner, sealed); ok {
 			return pt, true, nil
 		}
 	}
@@ -101,10 +123,23 @@ func (r ring) Open(owner string, sealed []byte) ([]byte, bool, error) {
 	return r.k.Open(ctx, r.tenant, owner, sealed)
 }
 
-// cached returns owner's key where this Keys caches it, else nil.
-func (k *Keys) cached(tenant, owner string) []byte {
+// cached returns owner's key, prepared, where this Keys caches it, else
+// nil. The prepared key is remade where the cached one changed since.
+func (k *Keys) cached(tenant, owner string) *prepared {
 	name := entry(tenant, owner)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.cache[name]
+	raw := k.cache[name]
+	if raw == nil {
+		return nil
+	}
+	if p := k.prep[name]; p != nil && bytes.Equal(p.raw, raw) {
+		return p
+	}
+	p, err := prepare(raw)
+	if err != nil {
+		return nil
+	}
+	k.prep[name] = p
+	return p
 }

@@ -33,15 +33,16 @@ type Keys struct {
 	replicas int
 
 	mu    sync.Mutex
-	s     jetstream.Stream  // nil until the stream is opened (stream)
-	cache map[string][]byte // entry name → key
+	s     jetstream.Stream     // nil until the stream is opened (stream)
+	cache map[string][]byte    // entry name → key
+	prep  map[string]*prepared // entry name → its cached key made ready for snapshots (fixed.go)
 }
 
 // New returns the keys in js's stream Stream, which it creates with
 // replicas copies (at least one) on first use: a gateway that never seals
 // anything never needs it.
 func New(js jetstream.JetStream, replicas int) *Keys {
-	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}}
+	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}, prep: map[string]*prepared{}}
 }
 
 // Open returns New(js, replicas) with its stream opened.
@@ -206,18 +207,19 @@ func (k *Keys) SealKept(ctx context.Context, tenant, owner string, plaintext []b
 // sealWith encrypts plaintext under key, tenant and owner as associated
 // data, with a random nonce.
 func sealWith(key []byte, tenant, owner string, plaintext []byte) ([]byte, error) {
-	return sealNonce(key, tenant, owner, plaintext, func(nonce []byte) error {
+	g, err := aead(key)
+	if err != nil {
+		return nil, err
+	}
+	return sealNonce(g, tenant, owner, plaintext, func(nonce []byte) error {
 		_, err := rand.Read(nonce)
 		return err
 	})
 }
 
-// sealNonce is sealWith with the nonce that nonce writes.
-func sealNonce(key []byte, tenant, owner string, plaintext []byte, nonce func([]byte) error) ([]byte, error) {
-	g, err := aead(key)
-	if err != nil {
-		return nil, err
-	}
+// sealNonce encrypts plaintext with g like sealWith, with the nonce that
+// nonce writes.
+func sealNonce(g cipher.AEAD, tenant, owner string, plaintext []byte, nonce func([]byte) error) ([]byte, error) {
 	out := make([]byte, 1+g.NonceSize(), 1+g.NonceSize()+len(plaintext)+g.Overhead())
 	out[0] = sealVersion
 	if err := nonce(out[1:]); err != nil {
@@ -250,7 +252,15 @@ func (k *Keys) Open(ctx context.Context, tenant, owner string, sealed []byte) ([
 // open decrypts sealed with key, or reports false.
 func open(key []byte, tenant, owner string, sealed []byte) ([]byte, bool) {
 	g, err := aead(key)
-	if err != nil || len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
+	if err != nil {
+		return nil, false
+	}
+	return openWith(g, tenant, owner, sealed)
+}
+
+// openWith decrypts sealed with g, or reports false.
+func openWith(g cipher.AEAD, tenant, owner string, sealed []byte) ([]byte, bool) {
+	if len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
 		return nil, false
 	}
 	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], []byte(tenant+"\x00"+owner))
@@ -263,6 +273,7 @@ func (k *Keys) Forget(tenant string, owners ...string) {
 	defer k.mu.Unlock()
 	for _, o := range owners {
 		delete(k.cache, entry(tenant, o))
+		delete(k.prep, entry(tenant, o))
 	}
 }
 
