@@ -23,18 +23,18 @@ func personalState(n int) *State {
 // BenchmarkSnapshotPersonal times a snapshot's encoding and decoding in
 // the layout before personal data was sealed (RWSNAP7, in clear) and in
 // RWSNAP8 (records, the identity index masked) with a Keyring that costs
-// nothing (fakeRing), at N members that all have a profile and an alias:
-// the layout's own cost. The real keys' cost (AES-GCM and a derived
-// nonce per member) is internal/shred's BenchmarkSnapshotRing. Members
-// without personal data cost nothing more (BenchmarkEncode).
+// nothing (fakeRing), at N members with no personal data and at N members
+// that all have a profile and an alias: the layout's own cost. The real
+// keys' cost (AES-GCM and a derived nonce per member) is internal/shred's
+// BenchmarkSnapshotRing.
 //
 //	go test ./internal/ledger -run '^$' -bench 'SnapshotPersonal' -count 5
 func BenchmarkSnapshotPersonal(b *testing.B) {
 	for _, n := range []struct {
 		name string
-		n    int
-	}{{"N=1e5", 100_000}} {
-		st := personalState(n.n)
+		st   *State
+	}{{"N=1e5/personal=none", buildState(100_000)}, {"N=1e5/personal=all", personalState(100_000)}} {
+		st := n.st
 		enc := map[string]func() ([]byte, error){
 			"v7": func() ([]byte, error) { return st.encode(&snapWriter{buf: []byte(snapMagicV7), v7: true}) },
 			"v8": func() ([]byte, error) { return st.Encode(&fakeRing{}) },
