@@ -3,6 +3,7 @@ package identity
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 )
 
 // Masked encodings. A linked alias may be personal data (an e-mail): a
@@ -37,6 +38,7 @@ func (ix *Index) EachLinked(f func(n uint32, name string, owner uint32)) {
 // identifier bytes). Read-only.
 func (ix *Index) AppendMasked(dst []byte, hide func(n uint32) bool) ([]byte, error) {
 	start := len(dst)
+	dst = slices.Grow(dst, 16+24*(len(ix.names)+len(ix.aliases))) // as MarshalBinary sizes it
 	dst = append(dst, magic...)
 	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, uint64(ix.MaxHandle()))
