@@ -56,13 +56,15 @@ func prepare(raw []byte) (*prepared, error) {
 // sealFixed encrypts plaintext under p like sealWith, with the nonce
 // derived from p's key, tenant, owner and plaintext.
 func sealFixed(p *prepared, tenant, owner string, plaintext []byte) ([]byte, error) {
-	return sealNonce(p.g, tenant, owner, plaintext, func(nonce []byte) error {
+	ad := associated(tenant, owner)
+	return sealNonce(p.g, ad, plaintext, func(nonce []byte) error {
 		m := hmac.New(sha256.New, p.nk)
-		ad := tenant + "\x00" + owner
-		m.Write(binary.AppendUvarint(nil, uint64(len(ad))))
-		m.Write([]byte(ad))
+		var n [binary.MaxVarintLen64]byte
+		m.Write(n[:binary.PutUvarint(n[:], uint64(len(ad)))])
+		m.Write(ad)
 		m.Write(plaintext)
-		copy(nonce, m.Sum(nil))
+		var sum [sha256.Size]byte
+		copy(nonce, m.Sum(sum[:0]))
 		return nil
 	})
 }

@@ -86,7 +86,7 @@ const keyPrefix = "rankwire.keys."
 // entry is the name of owner's key in tenant: a hash, so that no subject
 // names a member.
 func entry(tenant, owner string) string {
-	sum := sha256.Sum256([]byte(tenant + "\x00" + owner))
+	sum := sha256.Sum256(associated(tenant, owner))
 	return "k" + hex.EncodeToString(sum[:20])
 }
 
@@ -211,21 +211,24 @@ func sealWith(key []byte, tenant, owner string, plaintext []byte) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	return sealNonce(g, tenant, owner, plaintext, func(nonce []byte) error {
+	return sealNonce(g, associated(tenant, owner), plaintext, func(nonce []byte) error {
 		_, err := rand.Read(nonce)
 		return err
 	})
 }
 
-// sealNonce encrypts plaintext with g like sealWith, with the nonce that
-// nonce writes.
-func sealNonce(g cipher.AEAD, tenant, owner string, plaintext []byte, nonce func([]byte) error) ([]byte, error) {
+// associated is the associated data of owner's values in tenant.
+func associated(tenant, owner string) []byte { return []byte(tenant + "\x00" + owner) }
+
+// sealNonce encrypts plaintext with g like sealWith, ad the associated
+// data, with the nonce that nonce writes.
+func sealNonce(g cipher.AEAD, ad, plaintext []byte, nonce func([]byte) error) ([]byte, error) {
 	out := make([]byte, 1+g.NonceSize(), 1+g.NonceSize()+len(plaintext)+g.Overhead())
 	out[0] = sealVersion
 	if err := nonce(out[1:]); err != nil {
 		return nil, err
 	}
-	return g.Seal(out, out[1:], plaintext, []byte(tenant+"\x00"+owner)), nil
+	return g.Seal(out, out[1:], plaintext, ad), nil
 }
 
 // Open decrypts a value Seal returned: the plaintext and true, or false
@@ -263,7 +266,7 @@ func openWith(g cipher.AEAD, tenant, owner string, sealed []byte) ([]byte, bool)
 	if len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
 		return nil, false
 	}
-	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], []byte(tenant+"\x00"+owner))
+	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], associated(tenant, owner))
 	return pt, err == nil
 }
 
