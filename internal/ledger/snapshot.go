@@ -92,14 +92,7 @@ func (s *State) Encode(kr Keyring) ([]byte, error) {
 func (s *State) encode(w *snapWriter) ([]byte, error) {
 	w.uint(s.seq)
 	names := s.sortedBoards()
-	ix, err := s.ix.MarshalBinary()
-	if !w.old() {
-		var masked []bool
-		if masked, err = w.records(s, names); err != nil {
-			return nil, err
-		}
-		ix, err = s.ix.AppendMasked(nil, func(n uint32) bool { return masked[n] })
-	}
+	ix, err := w.index(s, names)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +111,20 @@ func (s *State) encode(w *snapWriter) ([]byte, error) {
 		w.schedules(s)
 	}
 	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
+}
+
+// index writes the records section (RWSNAP8) and returns the identity
+// index's bytes, the records' aliases masked; before RWSNAP8, the index
+// whole.
+func (w *snapWriter) index(s *State, names []string) ([]byte, error) {
+	if w.old() {
+		return s.ix.MarshalBinary()
+	}
+	masked, err := w.records(s, names)
+	if err != nil {
+		return nil, err
+	}
+	return s.ix.AppendMasked(nil, func(n uint32) bool { return masked[n] })
 }
 
 // snapWriter appends the snapshot encoding.
