@@ -23,7 +23,7 @@ func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 	if err := r.st.Check(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := r.st.Encode()
+	data, err := r.st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func (r *replica) checkpoint(seq uint64) []byte {
 	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
 		return nil
 	}
-	data, err := r.st.Encode()
+	data, err := r.st.Encode(r.snaps.keys.Ring(r.tenant))
 	if err != nil {
 		r.log.Error("hub: checkpoint not taken: the state does not encode", "seq", seq, "err", err)
 		return nil

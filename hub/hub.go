@@ -162,9 +162,9 @@ func (h *Hub) connect(ctx context.Context) error {
 		h.snaps.compact = &raftcompact.Compactor{Server: h.srv, JS: h.js, Account: server.DEFAULT_GLOBAL_ACCOUNT, Log: h.log, Ctx: h.ctx, WG: &h.wg,
 			Failed: &h.nstats.RaftCompactFailures}
 	}
+	h.snaps.keys = shred.New(h.js, h.cfg.Replicas) // the log's and the snapshots' (members.go)
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg,
-		keys: shred.New(h.js, h.cfg.Replicas)}
+		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
 		Tenants: h.reg.notifyTenants, Keys: h.streams.keys})

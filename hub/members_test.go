@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
 // personal is one tenant's personal data about member p1 in the erasure
@@ -52,8 +55,8 @@ func filesHolding(t *testing.T, dir string, needles ...string) []string {
 // TestEraseLeavesNothingOnDisk: p1 of t1 has a profile and an e-mail
 // alias, by which it submitted and was removed from a board, ranks on an
 // open board and on a tournament whose end was notified with its name
-// (stored sealed: no file but the snapshots holds it before the
-// erasure). After the erasure and a restart, reads and notifications show
+// (stored sealed, like the log and the snapshots: no file holds it in
+// clear, even before the erasure). After the erasure and a restart, reads and notifications show
 // none of it and no byte of the data directory (the
 // embedded NATS's streams, the snapshots) holds the name, the avatar URL
 // or the alias; t2's p1 keeps everything.
@@ -87,16 +90,19 @@ func TestEraseLeavesNothingOnDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 && !allIn(got, filepath.Join(dir, "snapshots")) {
-		t.Fatalf("the log holds personal data in clear: %v", got)
-	}
-	checkFor(t, 10*time.Second, func() error { // a snapshot holds them: the erasure must rewrite it
+	snapped := snapshotSeq(t, h, "t1")
+	checkFor(t, 10*time.Second, func() error { // a snapshot taken since the data was given
 		mustSubmit(t, h, "t1", "open", Item{Member: "p3", Score: 1})
-		if len(filesHolding(t, filepath.Join(dir, "snapshots"), data["t1"].strings()...)) < 3 {
-			return errors.New("no snapshot holds t1's personal data yet")
+		if seq := snapshotSeq(t, h, "t1"); seq <= snapped {
+			return fmt.Errorf("no snapshot since seq %d", snapped)
 		}
 		return nil
 	})
+	// Sealed everywhere, the snapshots included (ledger's RWSNAP8): no file
+	// holds the personal data in clear, even before the erasure.
+	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 {
+		t.Fatalf("personal data in clear before the erasure:\n%s", strings.Join(got, "\n"))
+	}
 	clk.set(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)) // cup ended and is final: board.ended names p1
 	for _, tenant := range []string{"t1", "t2"} {
 		if n := waitNotes(t, h, tenant, 1); n[0].Rows[0].Name != data[tenant].name {
@@ -104,8 +110,8 @@ func TestEraseLeavesNothingOnDisk(t *testing.T) {
 		}
 	}
 	// The notification names p1 when read (notes opens it), and is stored
-	// with the name sealed: still only the snapshots hold it in clear.
-	if got := filesHolding(t, dir, data["t1"].strings()...); !allIn(got, filepath.Join(dir, "snapshots")) {
+	// with the name sealed: still no file holds it in clear.
+	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 {
 		t.Fatalf("the log or the notifications hold personal data in clear:\n%s", strings.Join(got, "\n"))
 	}
 	e, err := h.Privacy().Erase(ctx, "t1", data["t1"].alias, Reach{})
@@ -126,8 +132,18 @@ func TestEraseLeavesNothingOnDisk(t *testing.T) {
 	if got := filesHolding(t, dir, data["t1"].strings()...); len(got) != 0 {
 		t.Fatalf("erased personal data on disk:\n%s", strings.Join(got, "\n"))
 	}
-	if got := filesHolding(t, dir, data["t2"].name); len(got) == 0 {
-		t.Fatal("t2's data is on no file: the search proves nothing")
+	// t2's snapshot holds its p1's data, sealed: the search above could
+	// have found it in clear, and the keys open it (the closed hub's cache).
+	snap, err := os.ReadFile(snapfile.In(dir).Path("t2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ledger.Decode(snap, h.snaps.keys.Ring("t2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := st.Profile(data["t2"].alias); p.Name != data["t2"].name || bytes.Contains(snap, []byte(data["t2"].name)) {
+		t.Fatalf("t2's snapshot: profile %+v", p)
 	}
 }
 
@@ -139,6 +155,16 @@ func allIn(found []string, dir string) bool {
 		}
 	}
 	return true
+}
+
+// snapshotSeq returns the sequence of tenant's last snapshot written.
+func snapshotSeq(t *testing.T, h *Hub, tenant string) uint64 {
+	t.Helper()
+	r := h.reg.lookup(tenant)
+	if r == nil {
+		t.Fatalf("tenant %s not open", tenant)
+	}
+	return r.savedSeq.Load()
 }
 
 // checkErased checks that t1's p1 shows no personal data and t2's keeps
@@ -252,8 +278,8 @@ func TestAliasLoggedAsID(t *testing.T) {
 	if a, b := fingerprint(t, h, "t1"), fingerprint(t, h, "t2"); !bytes.Equal(a, b) {
 		t.Fatal("submitting by alias and by id leave different states")
 	}
-	if got := filesHolding(t, dir, alias); len(got) != 0 && !allIn(got, filepath.Join(dir, "snapshots")) {
-		t.Fatalf("the log holds the linked alias in clear:\n%s", strings.Join(got, "\n"))
+	if got := filesHolding(t, dir, alias); len(got) != 0 {
+		t.Fatalf("a file holds the linked alias in clear:\n%s", strings.Join(got, "\n"))
 	}
 	mustSubmit(t, h, "t1", "b", Item{Member: "email:new@mail.example", Score: 1}) // names nobody: a new member's id
 	if got := filesHolding(t, dir, "email:new@mail.example"); allIn(got, filepath.Join(dir, "snapshots")) {

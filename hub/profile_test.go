@@ -93,15 +93,15 @@ func snapshotBytes(t *testing.T, h *Hub, tenant string) []byte {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	data, err := r.st.Encode()
+	data, err := r.st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := ledger.Decode(data)
+	st, err := ledger.Decode(data, nil)
 	if err != nil {
 		t.Fatalf("the snapshot does not decode: %v", err)
 	}
-	if again, _ := st.Encode(); string(again) != string(data) {
+	if again, _ := st.Encode(nil); string(again) != string(data) {
 		t.Fatal("the snapshot does not round-trip")
 	}
 	return data

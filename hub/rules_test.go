@@ -103,14 +103,14 @@ func TestRulesQuarantine(t *testing.T) {
 	want := fingerprint(t, h, "t1")
 	r := h.reg.lookup("t1")
 	r.mu.RLock()
-	data, err := r.st.Encode()
+	data, err := r.st.Encode(nil)
 	r.mu.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := ledger.Decode(data); err != nil {
+	if st, err := ledger.Decode(data, nil); err != nil {
 		t.Fatal(err)
-	} else if again, _ := st.Encode(); string(again) != string(data) {
+	} else if again, _ := st.Encode(nil); string(again) != string(data) {
 		t.Fatal("the snapshot does not round-trip the quarantine")
 	} else if held, _, _ := st.Quarantine("b", 0, MaxHeldPage); len(held) != 2 {
 		t.Fatalf("the snapshot holds %+v", held)

@@ -15,10 +15,10 @@ import (
 )
 
 // A snapshot is one tenant's state at a stream sequence (its encoding:
-// internal/ledger/snapshot.go), in one file DataDir/snapshots/<tenant>.snap,
-// replaced atomically (write a temporary file, fsync, rename). A snapshot
-// of an older layout is ignored like a damaged one: the node replays the
-// stream, which gives the same state as every other node's.
+// internal/ledger/snapshot.go; personal data sealed under the members' keys,
+// keys), in one file DataDir/snapshots/<tenant>.snap, replaced atomically
+// (temporary file, fsync, rename). One that does not decode (damaged, or its
+// keys not readable now) is ignored: the node replays the stream instead.
 
 // snapshotter writes and loads tenant snapshots: the local files
 // (internal/snapfile) and the cluster's shared copy. Safe for concurrent
@@ -30,6 +30,7 @@ type snapshotter struct {
 	log      *slog.Logger
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
 	compact  *raftcompact.Compactor            // compacts the Raft logs that held erased data; nil without an embedded server
+	keys     *shred.Keys                       // the members' keys: the log's (members.go) and the snapshots' (Ring); nil: in clear
 }
 
 // load returns the tenant's newest snapshotted state: the local file's, or
@@ -46,7 +47,7 @@ func (s *snapshotter) load(ctx context.Context, tenant string) (*ledger.State, e
 	if err == nil {
 		seq = st.Seq()
 	}
-	if loaded, ok := shared.Load(ctx, tenant, seq); ok {
+	if loaded, ok := shared.Load(ctx, tenant, seq, s.keys.Ring(tenant)); ok {
 		return loaded, nil
 	}
 	return st, err
@@ -62,7 +63,7 @@ func (s *snapshotter) loadLocal(tenant string) (*ledger.State, error) {
 	case data == nil:
 		return ledger.New(), nil
 	}
-	return ledger.Decode(data)
+	return ledger.Decode(data, s.keys.Ring(tenant))
 }
 
 // snapJob is an encoded snapshot on its way to the file.
@@ -76,10 +77,11 @@ type snapJob struct {
 // keeps the sequence's phase, so checkpoints fall there too) or after
 // s.interval, whichever first. Called by the replica goroutine after an
 // apply; the state's only writer, it encodes st without a lock (readers go
-// on; apply waits for the encoding, 0.18 s at 1 M members, not for the
-// write and fsync, 0.04 s, done by the saver goroutine). While the saver is
-// busy no snapshot starts: the next event takes it. enc, where not nil, is
-// st's encoding made at this event (a checkpoint's): saved as is.
+// on; apply waits for the encoding, 0.18 s at 1 M members, more with
+// personal data to seal, not for the write and fsync, 0.04 s, done by the
+// saver goroutine). While the saver is busy no snapshot starts: the next
+// event takes it. enc, where not nil, is st's encoding made at this event
+// (a checkpoint's): saved as is.
 func (r *replica) maybeSnapshot(enc []byte) {
 	r.sinceSnap++
 	erased := r.erased // personal data erased: no snapshot may keep it (members.go), so one now
@@ -93,7 +95,7 @@ func (r *replica) maybeSnapshot(enc []byte) {
 	}
 	data, err := enc, error(nil)
 	if data == nil {
-		data, err = r.st.Encode()
+		data, err = r.st.Encode(r.snaps.keys.Ring(r.tenant))
 	}
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
@@ -135,7 +137,7 @@ func (r *replica) finalSnapshot() {
 	if r.st.Seq() == r.savedSeq.Load() {
 		return
 	}
-	data, err := r.st.Encode()
+	data, err := r.st.Encode(r.snaps.keys.Ring(r.tenant))
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 		return

@@ -18,7 +18,7 @@ import (
 func BenchmarkSnapshot(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run("N="+sizeName(n)+"/save", func(b *testing.B) {
-			data, err := buildState(n).Encode()
+			data, err := buildState(n).Encode(nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -25,11 +25,11 @@ func TestSnapshotRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no snapshot after Close: %v", err)
 	}
-	st, err := ledger.Decode(data)
+	st, err := ledger.Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := st.Encode()
+	again, _ := st.Encode(nil)
 	if !bytes.Equal(again, data) {
 		t.Fatal("snapshot does not round-trip byte for byte")
 	}
@@ -89,8 +89,8 @@ func TestStaleSnapshotTempRemoved(t *testing.T) {
 
 func TestSnapshotCorrupt(t *testing.T) {
 	for _, data := range [][]byte{nil, []byte("RWSNAP1\n\x00\x00\x00\x00"), []byte("garbage that is long enough")} {
-		if _, err := ledger.Decode(data); err == nil {
-			t.Errorf("ledger.Decode(%q) succeeded", data)
+		if _, err := ledger.Decode(data, nil); err == nil {
+			t.Errorf("ledger.Decode(%q, nil) succeeded", data)
 		}
 	}
 }

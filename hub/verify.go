@@ -72,7 +72,7 @@ func Verify(ctx context.Context, cfg Config, tenants []string) ([]TenantAudit, e
 
 // verifyTenant replays tenant's stream, comparing on the way.
 func (sl *streamLog) verifyTenant(ctx context.Context, tenant string) TenantAudit {
-	audit := ledger.NewAudit()
+	audit := ledger.NewAudit(sl.keys.Ring(tenant))
 	sharedErr := sl.auditSnapshots(ctx, tenant, audit)
 	stream, err := sl.js.Stream(ctx, streamName(tenant))
 	if err != nil {

@@ -19,6 +19,8 @@ type reader struct {
 	err  error
 	kind string // "handle" or "alias" while reading one, for messages
 	item uint64 // its number
+
+	masked func(n, owner uint32) (string, bool) // the names of aliases written empty (masked.go); nil: none may be
 }
 
 // fail records the first failure, naming the item being read.
@@ -98,8 +100,13 @@ func (r *reader) handles(ix *Index) {
 // aliases reads the alias section into ix.aliases and returns each
 // alias's owner; handles came first.
 func (r *reader) aliases(ix *Index) []uint32 {
-	// Each alias takes at least three bytes, which bounds the allocation.
-	n := r.uvarint(uint64(len(r.buf)/3), "alias count")
+	// Each alias takes at least three bytes (two where masked: masked.go),
+	// which bounds the allocation.
+	least := uint64(3)
+	if r.masked != nil {
+		least = 2
+	}
+	n := r.uvarint(uint64(len(r.buf))/least, "alias count")
 	if r.err == nil && uint64(ix.MaxHandle())+n > maxIdentifiers {
 		r.fail("%d handles and %d aliases are too many", ix.MaxHandle(), n)
 	}
@@ -108,16 +115,36 @@ func (r *reader) aliases(ix *Index) []uint32 {
 	r.kind = "alias"
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		r.item = i
-		name := r.ident(r.uvarint(MaxLen, "length"), "identifier")
+		n := r.uvarint(MaxLen, "length")
+		var name string
+		if n > 0 || r.masked == nil {
+			name = r.ident(n, "identifier")
+		}
 		owner := uint32(r.uvarint(uint64(ix.MaxHandle()), "owner"))
 		if r.err == nil && !ix.isLive(owner) {
 			r.fail("owner %d is not a live handle", owner)
+		}
+		if n == 0 && r.masked != nil && r.err == nil {
+			name = r.unmask(uint32(i), owner)
 		}
 		ix.aliases = append(ix.aliases, alias{name: name})
 		owners = append(owners, owner)
 	}
 	r.kind = ""
 	return owners
+}
+
+// unmask returns the name of masked alias n of owner, validated.
+func (r *reader) unmask(n, owner uint32) string {
+	name, ok := r.masked(n, owner)
+	if !ok {
+		r.fail("no name for a masked alias")
+		return ""
+	}
+	if err := Validate(name); err != nil {
+		r.fail("masked identifier: %v", err)
+	}
+	return name
 }
 
 // index builds the table and alias lists of a freshly read Index, rejecting

@@ -91,12 +91,16 @@ func (ix *Index) UnmarshalBinary(data []byte) error {
 // bytes. The returned Index behaves exactly as the encoded one did: the same
 // lookups, and the same handles and merges for every later call. Safe for
 // concurrent use: it shares nothing with data or other Indexes.
-func Decode(data []byte) (*Index, error) {
+func Decode(data []byte) (*Index, error) { return decode(data, nil) }
+
+// decode is Decode, with masked's names for the aliases written empty
+// (DecodeMasked); nil: none may be.
+func decode(data []byte, masked func(n, owner uint32) (string, bool)) (*Index, error) {
 	body, err := unframe(data)
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{buf: body, str: string(body)}
+	r := &reader{buf: body, str: string(body), masked: masked}
 	ix := &Index{}
 	r.handles(ix)
 	owners := r.aliases(ix)

@@ -12,9 +12,12 @@ import "slices"
 
 // Erase renames every alias of live handle h that is not the former id of
 // a handle merged into h, nor one that keep keeps (nil: none; an earlier
-// erasure's pseudonym, say): alias i (in Aliases order, sorted bytewise) gets
-// the name pseudonym(i), which must be a valid identifier resolving to
-// nothing, distinct for each i. It returns how many aliases it renamed (0
+// erasure's pseudonym, say): alias i (in alias number order, the order
+// the aliases were added) gets the name pseudonym(i), which must be a valid
+// identifier resolving to nothing, distinct for each i. The order never
+// depends on the names: a node that knows an alias only by a stand-in
+// (its name sealed under an erased key) renames it as a node that knew the
+// name does. It returns how many aliases it renamed (0
 // where h is not live or has none). Deterministic. O(handles + aliases of
 // h × log). Not safe for concurrent use.
 func (ix *Index) Erase(h uint32, keep func(name string) bool, pseudonym func(i int) string) int {
@@ -32,7 +35,7 @@ func (ix *Index) Erase(h uint32, keep func(name string) bool, pseudonym func(i i
 			nums = append(nums, next-1)
 		}
 	}
-	sortByName(ix, nums)
+	slices.Sort(nums)
 	for i, n := range nums {
 		ix.remove(ix.aliases[n].name)
 		ix.aliases[n].name = pseudonym(i)
@@ -54,16 +57,6 @@ func (ix *Index) formerIDs(h uint32) map[string]bool {
 		}
 	}
 	return out
-}
-
-// sortByName sorts alias numbers by their names bytewise (insertion sort:
-// a member's aliases are few, MaxAliases at most).
-func sortByName(ix *Index, nums []uint32) {
-	for i := 1; i < len(nums); i++ {
-		for j := i; j > 0 && ix.aliases[nums[j]].name < ix.aliases[nums[j-1]].name; j-- {
-			nums[j], nums[j-1] = nums[j-1], nums[j]
-		}
-	}
 }
 
 // remove deletes the present key s from the table by backward shift, so

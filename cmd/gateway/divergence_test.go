@@ -126,7 +126,7 @@ func corruptSnapshot(t *testing.T, n *clusterNode, tenant, board string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := ledger.Decode(data)
+	st, err := ledger.Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func corruptSnapshot(t *testing.T, n *clusterNode, tenant, board string) {
 	if out := st.Apply(st.Seq(), ev); out.Err != nil {
 		t.Fatal(out.Err)
 	}
-	if data, err = st.Encode(); err != nil {
+	if data, err = st.Encode(nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {

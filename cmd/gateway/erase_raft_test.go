@@ -16,12 +16,13 @@ import (
 // TestEraseCompactsRaftLogs: on a 3-node cluster, the Raft logs of the
 // members' keys stream hold the proposal that created a member's key, and
 // the snapshot bucket's Raft log a shared snapshot with the member's
-// profile in clear; once every node applied the erasure, without a
-// restart, no file holds the profile (the block files of the shared
-// snapshots replaced before the erasure, internal/snapbucket) nor the
-// destroyed key; nor after a restart. The Raft logs are compacted
-// (internal/raftcompact), but a compacted entry's bytes may stay in a
-// small Raft log block (outsideRaftBlocks: logged, a documented limit).
+// profile sealed (a member id in clear in it proves the search); no file
+// holds the profile or the alias in clear, before the erasure or after,
+// Raft log blocks included. Once every node applied the erasure, without a
+// restart, no file outside a Raft log block holds the destroyed key; nor
+// after a restart. The Raft logs are compacted (internal/raftcompact), but
+// a compacted entry's bytes may stay in a small Raft log block
+// (outsideRaftBlocks: logged, a documented limit for the key only).
 func TestEraseCompactsRaftLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes, restarted")
@@ -33,10 +34,9 @@ func TestEraseCompactsRaftLogs(t *testing.T) {
 	// The keys' Raft logs hold the key (a restart compacts them: the
 	// check after the erasure then covers the keys stream's store).
 	// Every node's snapshot, and the shared one, hold the data after a
-	// restart. Then an event, and node 0
-	// restarts: it writes its snapshot, holding the data, to the shared
-	// bucket, whose Raft log on the two others (running on) holds it in
-	// clear.
+	// restart. Then an event, and node 0 restarts: it writes its snapshot,
+	// holding the data sealed, to the shared bucket, whose Raft log on the
+	// two others (running on) holds it.
 	keys := memberKeys(t, c)
 	if got := dirsHolding(t, c, keys...); !anyIn(got, "_js_") {
 		t.Fatalf("no Raft log holds a member's key: the search proves nothing\n%s", strings.Join(got, "\n"))
@@ -51,11 +51,14 @@ func TestEraseCompactsRaftLogs(t *testing.T) {
 	stop(t, nodes[0].p)
 	nodes[0].wait(t, nodes[0].launch(t))
 	await.For(t, 20*time.Second, func() error { // the shared snapshot reaches the others' Raft logs
-		if got := dirsHolding(t, c, secret[0]); !anyIn(got, "_js_") || !anyIn(got, "snapshots") {
-			return fmt.Errorf("no Raft log, or no snapshot, holds the profile before the erasure: the search proves nothing\n%s", strings.Join(got, "\n"))
+		if got := dirsHolding(t, c, clearMarker); !anyIn(got, "_js_") || !anyIn(got, "snapshots") {
+			return fmt.Errorf("no Raft log, or no snapshot, holds a member id before the erasure: the search proves nothing\n%s", strings.Join(got, "\n"))
 		}
 		return nil
 	})
+	if got := dirsHolding(t, c, secret...); len(got) > 0 {
+		t.Fatalf("personal data in clear before the erasure (sealed in the snapshots too):\n%s", strings.Join(got, "\n"))
+	}
 	await.For(t, 30*time.Second, func() error {
 		if status, err := call("DELETE", nodes[2].p.url("/v1/members/"+secret[2]+"/personal-data"), tok, "", nil); status != 200 {
 			return fmt.Errorf("erase: %d %v", status, err)
@@ -75,16 +78,22 @@ func TestEraseCompactsRaftLogs(t *testing.T) {
 		t.Fatal("the erasure destroyed no key")
 	}
 	start := time.Now()
+	if got := dirsHolding(t, c, secret...); len(got) > 0 {
+		t.Fatalf("personal data in clear after the erasure:\n%s", strings.Join(got, "\n"))
+	}
 	await.For(t, 45*time.Second, func() error {
-		if got := outsideRaftBlocks(t, dirsHolding(t, c, append(destroyed, secret...)...)); len(got) > 0 {
+		if got := outsideRaftBlocks(t, dirsHolding(t, c, destroyed...)); len(got) > 0 {
 			return fmt.Errorf("after the erasure, before a restart:\n%s\nthe nodes' lines of it:\n%s", strings.Join(got, "\n"), erasureLines(c))
 		}
 		return nil
 	})
-	t.Logf("no file outside Raft log blocks holds the data nor the %d destroyed keys, %v after the erasure applied",
+	t.Logf("no file outside Raft log blocks holds the %d destroyed keys, %v after the erasure applied",
 		len(destroyed), time.Since(start).Round(time.Millisecond))
 	restartAll(t, c)
-	if got := outsideRaftBlocks(t, dirsHolding(t, c, append(destroyed, secret...)...)); len(got) > 0 {
+	if got := dirsHolding(t, c, secret...); len(got) > 0 {
+		t.Fatalf("personal data in clear after the erasure and a restart:\n%s", strings.Join(got, "\n"))
+	}
+	if got := outsideRaftBlocks(t, dirsHolding(t, c, destroyed...)); len(got) > 0 {
 		t.Fatalf("after the erasure and a restart:\n%s", strings.Join(got, "\n"))
 	}
 }

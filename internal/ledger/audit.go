@@ -21,6 +21,7 @@ type SnapshotAudit struct {
 // concurrent use.
 type Audit struct {
 	st     *State
+	kr     Keyring // opens the snapshots' personal data
 	snaps  []*auditSnapshot
 	events uint64
 }
@@ -31,15 +32,16 @@ type auditSnapshot struct {
 	st    *State
 }
 
-// NewAudit returns an audit of a tenant with no events applied yet.
-func NewAudit() *Audit { return &Audit{st: New()} }
+// NewAudit returns an audit of a tenant with no events applied yet,
+// whose snapshots' personal data kr opens.
+func NewAudit(kr Keyring) *Audit { return &Audit{st: New(), kr: kr} }
 
 // AddSnapshot adds a snapshot to compare, named by source; one that does
 // not decode is reported as a difference. Add every snapshot before the
 // first Apply: one at seq 0 is compared at once.
 func (a *Audit) AddSnapshot(source string, data []byte) {
 	s := &auditSnapshot{audit: SnapshotAudit{Source: source}}
-	st, err := Decode(data)
+	st, err := Decode(data, a.kr)
 	if err != nil {
 		s.audit.Diffs = []string{"does not decode: " + err.Error()}
 	} else {
@@ -73,7 +75,7 @@ type TenantAudit struct {
 	LastSeq   uint64 // the stream's last sequence when the replay started
 	Boards    int
 	Members   int    // member ids of the tenant
-	Digest    string // "sha256:" hex of the rebuilt state's snapshot encoding at LastSeq
+	Digest    string // "sha256:" hex of the rebuilt state's snapshot encoding at LastSeq, in clear (Encode(nil))
 	Snapshots []SnapshotAudit
 	Err       error // the replay could not finish
 }
@@ -108,7 +110,7 @@ func (a *Audit) Result(tenant string, last uint64) TenantAudit {
 		r.Err = fmt.Errorf("the replay stopped at seq %d of %d", a.st.Seq(), last)
 		return r
 	}
-	data, err := a.st.Encode()
+	data, err := a.st.Encode(nil) // in clear: the digest does not depend on the keys
 	if err != nil {
 		r.Err = fmt.Errorf("encode: %w", err)
 		return r

@@ -15,19 +15,19 @@ func TestAudit(t *testing.T) {
 	for i, ev := range evs {
 		st.Apply(uint64(i+1), ev)
 		if i == len(evs)/2 {
-			mid, _ = st.Encode()
+			mid, _ = st.Encode(nil)
 		}
 	}
-	forged, _ := Decode(mid)
+	forged, _ := Decode(mid, nil)
 	seq := forged.Seq()
 	forged.Apply(seq+1, &Event{Kind: EvSettings, Board: "zz", Settings: &Settings{}})
 	forged.Skip(seq)
-	bad, _ := forged.Encode()
+	bad, _ := forged.Encode(nil)
 	ahead := New()
 	ahead.Skip(uint64(len(evs) + 5))
-	future, _ := ahead.Encode()
+	future, _ := ahead.Encode(nil)
 
-	a := NewAudit()
+	a := NewAudit(nil)
 	a.AddSnapshot("true", mid)
 	a.AddSnapshot("forged", bad)
 	a.AddSnapshot("future", future)
@@ -45,8 +45,8 @@ func TestAudit(t *testing.T) {
 			t.Errorf("%s: equal %v, diffs %q; want %q", s.Source, s.Equal, s.Diffs, want)
 		}
 	}
-	whole, _ := st.Encode()
-	b := NewAudit()
+	whole, _ := st.Encode(nil)
+	b := NewAudit(nil)
 	b.AddSnapshot("whole", whole)
 	for i, ev := range (&script{b: randomBytes(5, 1500)}).events() {
 		b.Apply(uint64(i+1), ev)

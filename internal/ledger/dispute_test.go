@@ -144,20 +144,20 @@ func TestSnapshotDisputes(t *testing.T) {
 	end := int64(1_800_000_000_000)
 	st, seq := disputeBoard(t, end)
 	st.Apply(seq, &Event{Kind: EvDisqualify, At: end + 1, Board: "t", Member: "c", Reason: "collusion", Sub: "ops"})
-	data, err := st.Encode()
+	data, err := st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(data)
+	back, err := Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := back.Encode()
+	again, _ := back.Encode(nil)
 	if !bytes.Equal(data, again) || prizes(t, back, end+1) != prizes(t, st, end+1) {
 		t.Fatal("the disputes do not survive a snapshot")
 	}
 	plain, _ := disputeBoard(t, end)
-	v6, _ := plain.Encode()
+	v6, _ := plain.Encode(nil)
 	v4, _ := plain.encode(&snapWriter{buf: []byte(snapMagicV5), v5: true})
 	// No profiles: the body ends with the empty disputes block (5 zero
 	// bytes), the profile count and the final profiles' count (one zero
@@ -166,11 +166,11 @@ func TestSnapshotDisputes(t *testing.T) {
 	v3 := append([]byte(snapMagicV3), body[len(snapMagic):len(body)-7]...)
 	v3 = append(v3, 0)
 	v3 = binary.LittleEndian.AppendUint32(v3, crc32.Checksum(v3, castagnoli))
-	old, err := Decode(v3)
+	old, err := Decode(v3, nil)
 	if err != nil {
 		t.Fatalf("RWSNAP3: %v", err)
 	}
-	if got, _ := old.Encode(); !bytes.Equal(got, v6) {
+	if got, _ := old.Encode(nil); !bytes.Equal(got, v6) {
 		t.Fatal("an RWSNAP3 snapshot does not read as the same state")
 	}
 }
@@ -200,13 +200,13 @@ func TestAuditReplaysAmendments(t *testing.T) {
 			t.Fatal(out.Err)
 		}
 	}
-	good, _ := st.Encode()
+	good, _ := st.Encode(nil)
 	h, _ := st.ix.Resolve("a")
 	st.boards["t"].disputes.revision = 1
 	delete(st.boards["t"].disputes.disq, h)
-	bad, _ := st.Encode()
+	bad, _ := st.Encode(nil)
 
-	a := NewAudit()
+	a := NewAudit(nil)
 	a.AddSnapshot("good", good)
 	a.AddSnapshot("bad", bad)
 	for i, ev := range evs {

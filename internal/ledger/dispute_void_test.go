@@ -199,8 +199,8 @@ func (m *voidModel) replayEqual() {
 	for i, ev := range m.log {
 		again.Apply(uint64(i+1), ev)
 	}
-	a, _ := m.st.Encode()
-	b, _ := again.Encode()
+	a, _ := m.st.Encode(nil)
+	b, _ := again.Encode(nil)
 	if !bytes.Equal(a, b) {
 		m.t.Fatalf("the replay differs: %v", Diff(m.st, again))
 	}
@@ -350,12 +350,12 @@ func TestVoidAfterEndAndSettle(t *testing.T) {
 	if got, want := prizes(t, st, end+1000), "b:1:€100 c:2:€50 d:3:€25"; got != want {
 		t.Fatalf("after the void: %s, want %s", got, want)
 	}
-	data, _ := st.Encode()
-	back, err := Decode(data)
+	data, _ := st.Encode(nil)
+	back, err := Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := back.Encode(); !bytes.Equal(again, data) || len(back.boards["t"].disputes.voided) != 1 {
+	if again, _ := back.Encode(nil); !bytes.Equal(again, data) || len(back.boards["t"].disputes.voided) != 1 {
 		t.Fatal("the voided set does not survive a snapshot")
 	}
 	settle := &Event{Kind: EvSettle, At: end + FinalAfter.Milliseconds(), Board: "t", Reason: "paid"}

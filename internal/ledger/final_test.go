@@ -72,16 +72,16 @@ func TestFinalStandingsKeepProfileAtEnd(t *testing.T) {
 		}
 	}
 	check(st, "applied")
-	data, err := st.Encode()
+	data, err := st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(data)
+	back, err := Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(back, "decoded")
-	again, _ := back.Encode()
+	again, _ := back.Encode(nil)
 	if !bytes.Equal(again, data) {
 		t.Fatal("decode then encode changed the snapshot")
 	}
@@ -96,7 +96,7 @@ func TestFinalStandingsKeepProfileAtEnd(t *testing.T) {
 // decodes to the same state.
 func TestDecodeSnapshotV4(t *testing.T) {
 	st, _ := finalScene(t)
-	data, err := st.Encode()
+	data, err := st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +110,11 @@ func TestDecodeSnapshotV4(t *testing.T) {
 	}
 	v4 := append([]byte(snapMagicV4), body[:len(body)-1]...)
 	v4 = binary.LittleEndian.AppendUint32(v4, crc32.Checksum(v4, castagnoli))
-	back, err := Decode(v4)
+	back, err := Decode(v4, nil)
 	if err != nil {
 		t.Fatalf("RWSNAP4: %v", err)
 	}
-	if again, _ := back.Encode(); !bytes.Equal(again, data) {
+	if again, _ := back.Encode(nil); !bytes.Equal(again, data) {
 		t.Fatal("an RWSNAP4 snapshot decodes to another state")
 	}
 }

@@ -174,11 +174,11 @@ func FuzzApply(f *testing.F) {
 		for i, ev := range evs[:half] {
 			checkPlanned(t, ev, whole.Apply(uint64(i+1), ev))
 		}
-		snap, err := whole.Encode()
+		snap, err := whole.Encode(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resumed, err := Decode(snap)
+		resumed, err := Decode(snap, nil)
 		if err != nil {
 			t.Fatalf("a snapshot of applied events does not decode: %v", err)
 		}
@@ -192,8 +192,8 @@ func FuzzApply(f *testing.F) {
 		if err := whole.Check(); err != nil {
 			t.Fatal(err)
 		}
-		x, _ := whole.Encode()
-		y, _ := resumed.Encode()
+		x, _ := whole.Encode(nil)
+		y, _ := resumed.Encode(nil)
 		if !bytes.Equal(x, y) {
 			t.Fatalf("from the snapshot: %d bytes, applied whole: %d bytes; diff %v", len(y), len(x), Diff(whole, resumed))
 		}
@@ -208,7 +208,7 @@ func FuzzApply(f *testing.F) {
 // the seeds only: snapshots of small states, and damaged ones.
 func FuzzDecode(f *testing.F) {
 	for _, n := range []int{0, 3, 40} {
-		data, err := buildState(n).Encode()
+		data, err := buildState(n).Encode(nil)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -220,9 +220,11 @@ func FuzzDecode(f *testing.F) {
 	for i, ev := range (&script{b: randomBytes(1, 1500)}).events() {
 		rich.Apply(uint64(i+1), ev)
 	}
-	data, _ := rich.Encode()
+	data, _ := rich.Encode(nil)
 	f.Add(data[len(snapMagic) : len(data)-4])
 	f.Add([]byte("RWSNAP3\n"))
+	personal, _ := personalState(3).Encode(&fakeRing{}) // sealed records
+	f.Add(personal[len(snapMagic) : len(personal)-4])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		roundTrip(t, data)
 		body := append([]byte(snapMagic), data...)
@@ -241,7 +243,7 @@ func randomBytes(seed uint64, n int) []byte {
 }
 
 func roundTrip(t *testing.T, data []byte) {
-	st, err := Decode(data)
+	st, err := Decode(data, &fakeRing{})
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("Decode: %v is not ErrCorrupt", err)
@@ -251,15 +253,15 @@ func roundTrip(t *testing.T, data []byte) {
 	if err := st.Check(); err != nil {
 		t.Fatalf("a decoded state breaks an invariant: %v", err)
 	}
-	enc, err := st.Encode()
+	enc, err := st.Encode(&fakeRing{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(enc)
+	back, err := Decode(enc, &fakeRing{})
 	if err != nil {
 		t.Fatalf("the encoding of a decoded state does not decode: %v", err)
 	}
-	if again, _ := back.Encode(); !bytes.Equal(again, enc) {
+	if again, _ := back.Encode(&fakeRing{}); !bytes.Equal(again, enc) {
 		t.Fatal("the encoding of a decoded state does not round-trip")
 	}
 }
@@ -267,12 +269,12 @@ func roundTrip(t *testing.T, data []byte) {
 // TestSnapshotRoundTrip: a snapshot Encode wrote decodes to a state that
 // encodes to the very same bytes.
 func TestSnapshotRoundTrip(t *testing.T) {
-	data, _ := buildState(500).Encode()
-	st, err := Decode(data)
+	data, _ := buildState(500).Encode(nil)
+	st, err := Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := st.Encode(); !bytes.Equal(again, data) {
+	if again, _ := st.Encode(nil); !bytes.Equal(again, data) {
 		t.Fatal("a snapshot does not round-trip")
 	}
 }

@@ -62,11 +62,11 @@ func TestLanesMatchSequentialApply(t *testing.T) {
 				}
 			}
 		}
-		a, err := seqSt.Encode()
+		a, err := seqSt.Encode(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := parSt.Encode()
+		b, err := parSt.Encode(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

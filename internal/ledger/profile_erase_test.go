@@ -36,7 +36,7 @@ func TestEraseRemovesPersonalData(t *testing.T) {
 	if want := []string{"erased.8.0"}; !slices.Equal(pd.Aliases, want) {
 		t.Errorf("aliases %q, want %q", pd.Aliases, want)
 	}
-	data, err := st.Encode()
+	data, err := st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,8 @@ func TestEraseRemovesPersonalData(t *testing.T) {
 
 // TestUnsealPlaceholders: a sealed event whose key is gone applies as a
 // change all the same (the same seqs as the live node's), and the erasure
-// that follows leaves the same snapshot as on a node that had the key.
+// that follows leaves the same snapshot as on a node that had the key
+// (pseudonyms follow the aliases' order, not their names or stand-ins).
 func TestUnsealPlaceholders(t *testing.T) {
 	live, _ := finalScene(t)
 	replay, _ := finalScene(t)
@@ -64,7 +65,7 @@ func TestUnsealPlaceholders(t *testing.T) {
 	gone := func(string, []byte) ([]byte, bool) { return nil, false }
 	evs := func() []*Event {
 		return []*Event{
-			{Kind: EvLink, Member: "ada", Sealed: &Sealed{Owner: "ada", Aliases: [][]byte{[]byte("sealed:email:a@x.io")}}, At: 1},
+			{Kind: EvLink, Member: "ada", Sealed: &Sealed{Owner: "ada", Aliases: [][]byte{[]byte("sealed:email:a@x.io"), []byte("sealed:phone:1"), []byte("sealed:zz")}}, At: 1},
 			{Kind: EvProfile, Member: "ada", Sealed: &Sealed{Owner: "ada", Profile: []byte(`sealed:{"name":"Ada"}`)}, At: 2},
 			{Kind: EvErase, Member: "ada", At: 3},
 		}
@@ -82,8 +83,8 @@ func TestUnsealPlaceholders(t *testing.T) {
 		}
 		mustApply(t, replay, rev)
 	}
-	a, _ := live.Encode()
-	b, _ := replay.Encode()
+	a, _ := live.Encode(nil)
+	b, _ := replay.Encode(nil)
 	if !bytes.Equal(a, b) {
 		t.Fatal("a replay without the key ends in another state than the live node")
 	}
@@ -114,7 +115,7 @@ func TestByIDSameState(t *testing.T) {
 		s.Apply(5, &Event{Kind: EvSubmit, Board: "b", Items: logged, At: at})
 		s.Apply(6, &Event{Kind: EvSubmit, Board: "c", Items: logged, At: at})
 		mustApply(t, s, &Event{Kind: EvRemove, Board: "c", Member: member, At: at})
-		data, err := s.Encode()
+		data, err := s.Encode(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -246,15 +246,15 @@ func TestScheduleSnapshot(t *testing.T) {
 	if err := fire(st, Firing{Schedule: "cup", Start: start}, start); err != nil {
 		t.Fatal(err)
 	}
-	data, err := st.Encode()
+	data, err := st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(data)
+	back, err := Decode(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := back.Encode(); !bytes.Equal(again, data) {
+	if again, _ := back.Encode(nil); !bytes.Equal(again, data) {
 		t.Fatal("schedules do not survive a snapshot")
 	}
 	if due := back.Due(start + 1); len(due) != 0 {
@@ -262,7 +262,7 @@ func TestScheduleSnapshot(t *testing.T) {
 	}
 	plain := New()
 	mustApply(t, plain, &Event{Kind: EvSettings, Board: "b", Settings: &Settings{}})
-	cur, _ := plain.Encode()
+	cur, _ := plain.encode(&snapWriter{buf: []byte(snapMagicV7), v7: true})
 	v6, err := plain.encode(&snapWriter{buf: []byte(snapMagicV6), v6: true})
 	if err != nil {
 		t.Fatal(err)
@@ -270,11 +270,11 @@ func TestScheduleSnapshot(t *testing.T) {
 	if !bytes.Equal(v6[len(snapMagic):len(v6)-4], cur[len(snapMagic):len(cur)-5]) {
 		t.Fatal("RWSNAP6 is not RWSNAP7 without the schedules' count")
 	}
-	old, err := Decode(v6)
+	old, err := Decode(v6, nil)
 	if err != nil {
 		t.Fatalf("RWSNAP6: %v", err)
 	}
-	if got, _ := old.Encode(); !bytes.Equal(got, cur) {
+	if got, _ := old.encode(&snapWriter{buf: []byte(snapMagicV7), v7: true}); !bytes.Equal(got, cur) {
 		t.Fatal("an RWSNAP6 snapshot reads as another state")
 	}
 }

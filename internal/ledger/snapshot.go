@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"maps"
@@ -18,7 +19,13 @@ import (
 // keeps them in files and in the cluster's bucket). Layout, all integers
 // uvarints unless noted:
 //
-//	magic "RWSNAP7\n"  seq  len+identity.Index bytes  nboards
+//	magic "RWSNAP8\n"  seq
+//	nrecords; per live member with personal data, by handle (snapshot_personal.go):
+//	  handle  member id  has profile  naliases; per alias: alias number
+//	  nfinal; per final profile, by board name then handle: board name  handle<<1|blank
+//	  tag (0 clear, 1 sealed)  len+body: [name avatar country]  per alias: name
+//	    per final profile not blank: name avatar country  (sealed under the member's key)
+//	len+identity.Index bytes (identity.AppendMasked: the records' aliases blank)  nboards
 //	per board, by name: name  len+settings JSON  nseen
 //	  per kept idempotency id, in the order applied (seen.go):
 //	    digest (16 bytes)  member  score f64  subscore f64  rank  applied  seq  at (varint)  reason  qid
@@ -33,9 +40,6 @@ import (
 //	    nactions; per action, oldest first: seq  at (varint)  action  member  sub  reason  revision  ref
 //	      (ref: a void's voided seq, an approve's or reject's qid, else 0)
 //	    nvoided; per voided submission, by window start then seq: window start (varint)  seq
-//	nprofiles; per profile, by handle (profile.go): handle  name  avatar  country
-//	nfinal; per board with profiles recorded at its end, by name (profile.go):
-//	  name  nprofiles; per profile, by handle: handle  name  avatar  country (all "": none)
 //	nschedules; per schedule, by name (schedule_state.go):
 //	  name  len+schedule JSON  since (varint)  last (varint)  last board  last error
 //	CRC-32C of everything before, 4 bytes little-endian
@@ -54,9 +58,16 @@ import (
 // EvVoid.
 // RWSNAP6 is the layout without the schedules, read as none: only a
 // version writing RWSNAP7 applies EvSchedule.
+// RWSNAP7 kept the personal data in clear: the identity index whole, then
+// after the boards "nprofiles; per profile, by handle: handle  name  avatar
+// country" and "nfinal; per board with profiles recorded at its end, by
+// name: name  nprofiles; per profile, by handle: handle  name  avatar
+// country (all "": none)" (RWSNAP5 and RWSNAP6 too; RWSNAP3 and RWSNAP4
+// without the finals). It reads as it did; a node writes RWSNAP8 next.
 
 const (
-	snapMagic   = "RWSNAP7\n"
+	snapMagic   = "RWSNAP8\n"
+	snapMagicV7 = "RWSNAP7\n" // read, never written
 	snapMagicV6 = "RWSNAP6\n" // read, never written
 	snapMagicV5 = "RWSNAP5\n" // read, never written
 	snapMagicV4 = "RWSNAP4\n" // read, never written
@@ -65,42 +76,68 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Encode returns s's snapshot. Deterministic: equal states give equal
-// bytes. O(state); it only reads s, so readers may proceed meanwhile.
-func (s *State) Encode() ([]byte, error) {
-	return s.encode(&snapWriter{buf: []byte(snapMagic)})
+// Encode returns s's snapshot, the members' personal data sealed with kr
+// (snapshot_personal.go); nil kr writes it in clear, for comparisons in
+// memory only (Diff, a digest), never for a file. Deterministic: equal
+// states and keys give equal bytes. O(state), plus a seal per member with
+// personal data; it only reads s, so readers may proceed meanwhile. An
+// error where kr cannot seal (ErrKeys' causes: a key not readable now, or
+// destroyed by an erasure not yet applied here).
+func (s *State) Encode(kr Keyring) ([]byte, error) {
+	return s.encode(&snapWriter{buf: []byte(snapMagic), kr: kr})
 }
 
 // encode writes s's snapshot with w, whose layout flags say which version
 // (tests write older ones to check that they still read).
 func (s *State) encode(w *snapWriter) ([]byte, error) {
 	w.uint(s.seq)
-	ix, err := s.ix.MarshalBinary()
+	names := s.sortedBoards()
+	ix, err := w.index(s, names)
 	if err != nil {
 		return nil, err
 	}
 	w.bytes(ix)
-	names := s.sortedBoards()
 	w.uint(uint64(len(names)))
 	for _, name := range names {
 		if err := w.board(name, s.boards[name]); err != nil {
 			return nil, err
 		}
 	}
-	w.profiles(s.profiles)
-	w.finals(s, names)
+	if w.old() {
+		w.profiles(s.profiles)
+		w.finals(s, names)
+	}
 	if !w.v5 && !w.v6 {
 		w.schedules(s)
 	}
 	return binary.LittleEndian.AppendUint32(w.buf, crc32.Checksum(w.buf, castagnoli)), nil
 }
 
+// index writes the records section (RWSNAP8) and returns the identity
+// index's bytes, the records' aliases masked; before RWSNAP8, the index
+// whole.
+func (w *snapWriter) index(s *State, names []string) ([]byte, error) {
+	if w.old() {
+		return s.ix.MarshalBinary()
+	}
+	masked, err := w.records(s, names)
+	if err != nil {
+		return nil, err
+	}
+	return s.ix.AppendMasked(nil, func(n uint32) bool { return masked[n] })
+}
+
 // snapWriter appends the snapshot encoding.
 type snapWriter struct {
 	buf []byte
-	v5  bool // write the RWSNAP5 layout (tests only): no voided submissions, no schedules
-	v6  bool // write the RWSNAP6 layout (tests only): no schedules
+	kr  Keyring // seals the members' personal data; nil: in clear
+	v5  bool    // write the RWSNAP5 layout (tests only): no voided submissions, no schedules
+	v6  bool    // write the RWSNAP6 layout (tests only): no schedules
+	v7  bool    // write the RWSNAP7 layout (tests only): personal data in clear
 }
+
+// old reports whether w writes a layout before RWSNAP8 (tests only).
+func (w *snapWriter) old() bool { return w.v5 || w.v6 || w.v7 }
 
 func (w *snapWriter) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *snapWriter) int(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
@@ -275,6 +312,7 @@ type snapReader struct {
 	err error
 	v3  bool // an RWSNAP3 snapshot: boards carry no disputes
 	v5  bool // an RWSNAP5 (or older) snapshot: no voided submissions
+	kr  Keyring
 }
 
 func (r *snapReader) fail(what string) {
@@ -337,42 +375,75 @@ func (r *snapReader) count() int {
 	return int(n)
 }
 
-// Decode rebuilds a state from a snapshot. Any damage gives an error
-// wrapping ErrCorrupt, never a panic. O(len(data)).
-func Decode(data []byte) (*State, error) {
+// Decode rebuilds a state from a snapshot, opening the members' personal
+// data with kr (stand-ins where a key is gone: snapshot_personal.go). Any
+// damage gives an error wrapping ErrCorrupt, never a panic; sealed data
+// that kr cannot open now (or a nil kr), one wrapping ErrKeys.
+// O(len(data)), plus an Open per member with personal data.
+func Decode(data []byte, kr Keyring) (*State, error) {
 	if len(data) < len(snapMagic)+4 {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	magic := string(data[:len(snapMagic)])
-	if magic != snapMagic && magic != snapMagicV6 && magic != snapMagicV5 && magic != snapMagicV4 && magic != snapMagicV3 {
+	if !slices.Contains([]string{snapMagic, snapMagicV7, snapMagicV6, snapMagicV5, snapMagicV4, snapMagicV3}, magic) {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3, v5: magic != snapMagic && magic != snapMagicV6}
+	r := &snapReader{buf: body[len(snapMagic):], v3: magic == snapMagicV3, kr: kr,
+		v5: magic != snapMagic && magic != snapMagicV7 && magic != snapMagicV6}
 	s := &State{boards: make(map[string]*boardState), maxMembers: board.MaxMember}
 	s.seq = r.uint()
-	ix, err := identity.Decode(r.bytes())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	recs := &readRecords{}
+	if magic == snapMagic {
+		recs = r.records()
 	}
-	s.ix = ix
+	if err := r.index(s, recs, magic == snapMagic); err != nil {
+		return nil, err
+	}
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		r.board(s)
 	}
-	s.profiles = r.profiles(s, false)
-	if magic == snapMagic || magic == snapMagicV6 || magic == snapMagicV5 {
+	if magic != snapMagic {
+		s.profiles = r.profiles(s, false)
+	}
+	if magic == snapMagicV7 || magic == snapMagicV6 || magic == snapMagicV5 {
 		r.finals(s)
 	}
-	if magic == snapMagic {
+	if magic == snapMagic || magic == snapMagicV7 {
 		r.schedules(s)
+	}
+	if magic == snapMagic {
+		r.applyRecords(s, recs)
 	}
 	if r.err == nil && len(r.buf) != 0 {
 		r.fail("trailing bytes")
 	}
 	return s, r.err
+}
+
+// index reads the identity index into s, its masked aliases named by
+// recs where masked (RWSNAP8).
+func (r *snapReader) index(s *State, recs *readRecords, masked bool) error {
+	data := r.bytes()
+	if r.err != nil {
+		return r.err
+	}
+	var err error
+	if !masked {
+		s.ix, err = identity.Decode(data)
+	} else {
+		names, all := recs.maskedNames()
+		if s.ix, err = identity.DecodeMasked(data, names); err == nil && !all() {
+			err = errors.New("a record's alias is not in the index")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return nil
 }
 
 func (r *snapReader) board(s *State) {

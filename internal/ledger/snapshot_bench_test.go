@@ -17,7 +17,7 @@ func BenchmarkEncode(b *testing.B) {
 			st := buildState(n.n)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := st.Encode(); err != nil {
+				if _, err := st.Encode(nil); err != nil {
 					b.Fatal(err)
 				}
 			}

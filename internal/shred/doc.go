@@ -24,7 +24,10 @@
 // every node does when it applies the erasure. A sealed value is
 // 0x01 | 12-byte random nonce | AES-GCM ciphertext and tag, with the
 // tenant and owner as associated data: a value moved to another tenant or
-// member does not open.
+// member does not open. Snapshots seal the members' personal data with the
+// same keys and format (Ring, a ledger.Keyring), the nonce derived from the
+// key and the value instead of drawn (fixed.go), so that every node writes
+// the same snapshot bytes.
 //
 // # What erasure cannot reach
 //

@@ -33,15 +33,16 @@ type Keys struct {
 	replicas int
 
 	mu    sync.Mutex
-	s     jetstream.Stream  // nil until the stream is opened (stream)
-	cache map[string][]byte // entry name → key
+	s     jetstream.Stream     // nil until the stream is opened (stream)
+	cache map[string][]byte    // entry name → key
+	prep  map[string]*prepared // entry name → its cached key made ready for snapshots (fixed.go)
 }
 
 // New returns the keys in js's stream Stream, which it creates with
 // replicas copies (at least one) on first use: a gateway that never seals
 // anything never needs it.
 func New(js jetstream.JetStream, replicas int) *Keys {
-	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}}
+	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}, prep: map[string]*prepared{}}
 }
 
 // Open returns New(js, replicas) with its stream opened.
@@ -85,7 +86,7 @@ const keyPrefix = "rankwire.keys."
 // entry is the name of owner's key in tenant: a hash, so that no subject
 // names a member.
 func entry(tenant, owner string) string {
-	sum := sha256.Sum256([]byte(tenant + "\x00" + owner))
+	sum := sha256.Sum256(associated(tenant, owner))
 	return "k" + hex.EncodeToString(sum[:20])
 }
 
@@ -204,18 +205,30 @@ func (k *Keys) SealKept(ctx context.Context, tenant, owner string, plaintext []b
 }
 
 // sealWith encrypts plaintext under key, tenant and owner as associated
-// data.
+// data, with a random nonce.
 func sealWith(key []byte, tenant, owner string, plaintext []byte) ([]byte, error) {
 	g, err := aead(key)
 	if err != nil {
 		return nil, err
 	}
+	return sealNonce(g, associated(tenant, owner), plaintext, func(nonce []byte) error {
+		_, err := rand.Read(nonce)
+		return err
+	})
+}
+
+// associated is the associated data of owner's values in tenant.
+func associated(tenant, owner string) []byte { return []byte(tenant + "\x00" + owner) }
+
+// sealNonce encrypts plaintext with g like sealWith, ad the associated
+// data, with the nonce that nonce writes.
+func sealNonce(g cipher.AEAD, ad, plaintext []byte, nonce func([]byte) error) ([]byte, error) {
 	out := make([]byte, 1+g.NonceSize(), 1+g.NonceSize()+len(plaintext)+g.Overhead())
 	out[0] = sealVersion
-	if _, err := rand.Read(out[1:]); err != nil {
+	if err := nonce(out[1:]); err != nil {
 		return nil, err
 	}
-	return g.Seal(out, out[1:], plaintext, []byte(tenant+"\x00"+owner)), nil
+	return g.Seal(out, out[1:], plaintext, ad), nil
 }
 
 // Open decrypts a value Seal returned: the plaintext and true, or false
@@ -242,10 +255,18 @@ func (k *Keys) Open(ctx context.Context, tenant, owner string, sealed []byte) ([
 // open decrypts sealed with key, or reports false.
 func open(key []byte, tenant, owner string, sealed []byte) ([]byte, bool) {
 	g, err := aead(key)
-	if err != nil || len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
+	if err != nil {
 		return nil, false
 	}
-	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], []byte(tenant+"\x00"+owner))
+	return openWith(g, tenant, owner, sealed)
+}
+
+// openWith decrypts sealed with g, or reports false.
+func openWith(g cipher.AEAD, tenant, owner string, sealed []byte) ([]byte, bool) {
+	if len(sealed) < 1+g.NonceSize() || sealed[0] != sealVersion {
+		return nil, false
+	}
+	pt, err := g.Open(nil, sealed[1:1+g.NonceSize()], sealed[1+g.NonceSize():], associated(tenant, owner))
 	return pt, err == nil
 }
 
@@ -255,6 +276,7 @@ func (k *Keys) Forget(tenant string, owners ...string) {
 	defer k.mu.Unlock()
 	for _, o := range owners {
 		delete(k.cache, entry(tenant, o))
+		delete(k.prep, entry(tenant, o))
 	}
 }
 

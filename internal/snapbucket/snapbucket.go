@@ -134,9 +134,10 @@ func (s *Bucket) seq(ctx context.Context, tenant string) (uint64, bool) {
 	return seq, err == nil
 }
 
-// Load returns tenant's snapshot where it is newer than seq, or false.
-// Bounded by Timeout.
-func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64) (*ledger.State, bool) {
+// Load returns tenant's snapshot where it is newer than seq, or false,
+// its members' personal data opened with kr (ledger.Decode). Bounded by
+// Timeout.
+func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.Keyring) (*ledger.State, bool) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	if shared, ok := s.seq(ctx, tenant); !ok || shared <= seq {
@@ -147,7 +148,7 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64) (*ledger.S
 		s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
 		return nil, false
 	}
-	st, err := ledger.Decode(data)
+	st, err := ledger.Decode(data, kr)
 	if err != nil {
 		s.log.Warn("hub: shared snapshot does not decode", "tenant", tenant, "err", err)
 		return nil, false

@@ -16,7 +16,7 @@ func snapshotAt(t *testing.T, seq uint64) []byte {
 	t.Helper()
 	st := ledger.New()
 	st.Skip(seq)
-	data, err := st.Encode()
+	data, err := st.Encode(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,13 +39,13 @@ func TestBucket(t *testing.T) {
 	}
 	b.Save("a", 5, snapshotAt(t, 5))
 	b.Save("a", 4, snapshotAt(t, 4)) // older: not stored
-	if got, ok := b.Load(ctx, "a", 3); !ok || got.Seq() != 5 {
+	if got, ok := b.Load(ctx, "a", 3, nil); !ok || got.Seq() != 5 {
 		t.Fatalf("Load after 3: %v, %v; want the snapshot at 5", got, ok)
 	}
-	if _, ok := b.Load(ctx, "a", 5); ok {
+	if _, ok := b.Load(ctx, "a", 5, nil); ok {
 		t.Fatal("Load after 5 gave a snapshot that is not newer")
 	}
-	if _, ok := b.Load(ctx, "b", 0); ok {
+	if _, ok := b.Load(ctx, "b", 0, nil); ok {
 		t.Fatal("tenant b loaded a's snapshot")
 	}
 	ro, err := Existing(ctx, js, log)
