@@ -119,6 +119,16 @@ func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica
 	return h.reg.openOnce(ctx, tenant, create)
 }
 
+// CatchUp opens tenant here if need be (ErrNotFound without a stream) and
+// waits until its replica applied seq or ctx ends (internal/catchup).
+func CatchUp(ctx context.Context, h *Hub, tenant string, seq uint64) error {
+	r, err := h.replica(ctx, tenant, false)
+	if err == nil {
+		err = r.waitApplied(ctx, seq)
+	}
+	return err
+}
+
 // openCall is one tenant's opening in progress: callers asking for the
 // same tenant meanwhile wait for done and take its outcome.
 type openCall struct {
