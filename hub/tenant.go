@@ -119,14 +119,13 @@ func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica
 	return h.reg.openOnce(ctx, tenant, create)
 }
 
-// CatchUp opens tenant here if need be (ErrNotFound without a stream) and
-// waits until its replica applied seq or ctx ends (internal/catchup).
+// CatchUp waits until tenant's replica here applied seq or ctx ends; a tenant
+// not open here (discovery opens it) is unavailable (internal/catchup).
 func CatchUp(ctx context.Context, h *Hub, tenant string, seq uint64) error {
-	r, err := h.replica(ctx, tenant, false)
-	if err == nil {
-		err = r.waitApplied(ctx, seq)
+	if r := h.reg.lookup(tenant); r != nil {
+		return r.waitApplied(ctx, seq)
 	}
-	return err
+	return h.reg.missing(tenant, unavailable("this gateway has not opened the tenant yet; retry, or ask another gateway", nil))
 }
 
 // openCall is one tenant's opening in progress: callers asking for the

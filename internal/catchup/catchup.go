@@ -91,7 +91,9 @@ func (g *Gate) Read(ctx context.Context, tenant string, read func() error) error
 // where tenant has no stream or this node has applied all its stream held
 // as of now (one round trip); else, once this node's replica caught up,
 // read's new answer; else, after at most the Gate's wait, an unavailable
-// hub error. ctx bounds the wait further.
+// hub error (at once where the tenant is not open here yet: the hub's
+// discovery opens it, and a read never opens one with its short deadline).
+// ctx bounds the wait further.
 func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, g.wait)
 	defer cancel()
@@ -107,21 +109,21 @@ func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read fu
 	g.waiting.Add(1)
 	err = hub.CatchUp(ctx, g.h, tenant, last)
 	g.waiting.Add(-1)
-	switch {
-	case errors.Is(err, hub.ErrNotFound): // its stream went meanwhile
-		return notFound
-	case errors.Is(err, hub.ErrUnavailable): // down or closed: the hub's own words
-		return err
-	case err != nil:
+	if err != nil {
 		return g.stayedBehind(err)
 	}
 	return read()
 }
 
 // stayedBehind counts a read that could not be answered in time and
-// returns its unavailable error; cause is for logs only.
+// returns its unavailable error: the hub's own where it gave one (the
+// tenant is not open here yet, is down, or the hub closed), else one
+// saying this node is behind, with cause for logs only.
 func (g *Gate) stayedBehind(cause error) error {
 	g.behind.Add(1)
+	if errors.Is(cause, hub.ErrUnavailable) {
+		return cause
+	}
 	return hub.ErrUnavailable.Sub(behindMsg, cause)
 }
 

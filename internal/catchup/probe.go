@@ -24,9 +24,10 @@ type queue struct {
 
 // probe is one question and, once done is closed, its answer.
 type probe struct {
-	done chan struct{}
-	last uint64
-	err  error
+	done    chan struct{}
+	readers int // reads sharing it, guarded by probes.mu: the tests' view
+	last    uint64
+	err     error
 }
 
 // last returns tenant's stream's last sequence as ask answers it, asked
@@ -48,6 +49,7 @@ func (ps *probes) last(ctx context.Context, tenant string, ask func(context.Cont
 		p, lead = &probe{done: make(chan struct{})}, true
 		q.next = p
 	}
+	p.readers++
 	prev := q.sent
 	ps.mu.Unlock()
 	if lead {
