@@ -119,15 +119,6 @@ func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica
 	return h.reg.openOnce(ctx, tenant, create)
 }
 
-// CatchUp waits until tenant's replica here applied seq or ctx ends; a tenant
-// not open here (discovery opens it) is unavailable (internal/catchup).
-func CatchUp(ctx context.Context, h *Hub, tenant string, seq uint64) error {
-	if r := h.reg.lookup(tenant); r != nil {
-		return r.waitApplied(ctx, seq)
-	}
-	return h.reg.missing(tenant, unavailable("this gateway has not opened the tenant yet; retry, or ask another gateway", nil))
-}
-
 // openCall is one tenant's opening in progress: callers asking for the
 // same tenant meanwhile wait for done and take its outcome.
 type openCall struct {

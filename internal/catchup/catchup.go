@@ -14,8 +14,9 @@
 // tenant's own stream is asked and waited for, so one tenant's lag neither
 // delays another tenant's answers nor tells it anything.
 //
-// It imports hub (its reads' errors, Beat and CatchUp) and nats.go's
-// jetstream (to ask a stream for its last sequence), nothing of the API.
+// It imports hub (its reads' errors and Beat, the applied sequence) and
+// nats.go's jetstream (to ask a stream for its last sequence), nothing of
+// the API.
 package catchup
 
 import (
@@ -91,9 +92,7 @@ func (g *Gate) Read(ctx context.Context, tenant string, read func() error) error
 // where tenant has no stream or this node has applied all its stream held
 // as of now (one round trip); else, once this node's replica caught up,
 // read's new answer; else, after at most the Gate's wait, an unavailable
-// hub error (at once where the tenant is not open here yet: the hub's
-// discovery opens it, and a read never opens one with its short deadline).
-// ctx bounds the wait further.
+// hub error. ctx bounds the wait further.
 func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, g.wait)
 	defer cancel()
@@ -107,7 +106,7 @@ func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read fu
 		return notFound
 	}
 	g.waiting.Add(1)
-	err = hub.CatchUp(ctx, g.h, tenant, last)
+	err = g.await(ctx, tenant, last)
 	g.waiting.Add(-1)
 	if err != nil {
 		return g.stayedBehind(err)
@@ -115,15 +114,38 @@ func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read fu
 	return read()
 }
 
+// pollMax is the longest pause between two looks at the applied sequence
+// while a read waits: what a read may lose past the moment its replica
+// caught up.
+const pollMax = 16 * time.Millisecond
+
+// await waits until this node has applied tenant's stream up to seq, or
+// ctx ends. It looks at hub.Beat, first after a millisecond, then twice as
+// long each time up to pollMax: the hub offers packages outside it no
+// wait (its size budget), and a look costs two atomic loads behind a
+// read-locked map lookup, so even a burst of reads waiting at once costs
+// little, and only for the Gate's bound. A tenant not open here yet reads
+// as applied 0 until the hub's discovery has opened it: a read never opens
+// one itself, with its short deadline.
+func (g *Gate) await(ctx context.Context, tenant string, seq uint64) error {
+	wait := time.Millisecond
+	for g.h.Beat(tenant).Applied < seq {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, pollMax)
+	}
+	return nil
+}
+
 // stayedBehind counts a read that could not be answered in time and
-// returns its unavailable error: the hub's own where it gave one (the
-// tenant is not open here yet, is down, or the hub closed), else one
-// saying this node is behind, with cause for logs only.
+// returns its unavailable error; cause is for logs only.
 func (g *Gate) stayedBehind(cause error) error {
 	g.behind.Add(1)
-	if errors.Is(cause, hub.ErrUnavailable) {
-		return cause
-	}
 	return hub.ErrUnavailable.Sub(behindMsg, cause)
 }
 
