@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/catchup"
 	"github.com/rankwire/rankwire/internal/connguard"
 	"github.com/rankwire/rankwire/internal/live"
 	"github.com/rankwire/rankwire/internal/refusal"
@@ -76,6 +77,12 @@ type Config struct {
 	// Nil means a random key of this process: cursors fail after a restart.
 	CursorKey []byte
 
+	// CatchupWait bounds how long a read or subscription that found
+	// nothing waits for this node's replica to apply what the tenant's
+	// stream held when it asked, before it answers unavailable rather than
+	// not found (internal/catchup). Zero means catchup.DefaultWait.
+	CatchupWait time.Duration
+
 	// Static serves what is not API: the widget under /widget/ and, in demo
 	// mode, the demo page at / and /demo/ (web.Handler). Nil means none.
 	Static http.Handler
@@ -98,6 +105,7 @@ type Server struct {
 	keys    atomic.Pointer[auth.Keyring] // limits' keyring: see keyring, ReloadKeys
 	reload  sync.Mutex                   // one ReloadKeys at a time
 	cursors *cursorBox                   // seals and opens paging cursors: cursor.go
+	fresh   *catchup.Gate                // reads that found nothing wait for this node's replica: catchup.go
 }
 
 // New returns a Server for cfg. It panics where cfg lacks Hub or Verifier:
@@ -126,10 +134,11 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: cfg.Hub, log: cfg.Logger, metrics: newMetrics(cfg.Registry, cfg.Hub),
 		cursors: newCursorBox(cfg.CursorKey)}
 	s.keys.Store(cfg.Keys)
+	s.fresh = newGate(cfg.Registry, cfg.Hub, cfg.CatchupWait)
 	s.limits, s.boardW, s.identW = newLimiters(s.keyring, cfg.SubmissionsPerSecond)
 	cfg.Hub.Quotas().SetQuota(s.quota) // quota.go
 	s.live = live.New(live.Config{Hub: cfg.Hub, Verifier: cfg.Verifier, Keyring: s.keyring, ErrorOf: s.protocolError,
-		Logger: cfg.Logger, Registry: cfg.Registry, Options: cfg.Live})
+		Logger: cfg.Logger, Registry: cfg.Registry, Catchup: s.fresh, Options: cfg.Live})
 	s.refused = refusal.New(s.log, "http refused")
 	s.router = s.routes()
 	s.methods = routeMethods(s.router)
@@ -218,7 +227,7 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		err := authorize(r) // the table of effects: effects.go
 		if err == nil {
-			err = h(w, r)
+			err = s.read(r, h(w, r), func() error { return h(w, r) })
 		}
 		if err != nil {
 			e := toError(err, s.log)

@@ -42,7 +42,8 @@ type FanoutReport struct {
 	Viewed           int64              `json:"viewed"` // subscriptions that received their view (the gateway's first snapshot) by the end
 	DialErrors       int64              `json:"dial_errors"`
 	Errors           map[string]int64   `json:"errors"`
-	Closes           map[string]int64   `json:"closes"` // unexpected closes by code
+	ErrorsByNode     map[string]int64   `json:"errors_by_node,omitempty"` // the subscribers' errors and refused dials by the gateway that gave them: "<host:port> <error>"
+	Closes           map[string]int64   `json:"closes"`                   // unexpected closes by code
 	WorkerErrors     []string           `json:"worker_errors,omitempty"`
 
 	ServerCores         float64              `json:"server_cores"`           // CPU of --pid during the measured phase
@@ -182,8 +183,11 @@ func (r *FanoutReport) final(finals []workerReport) {
 	for i := range hists {
 		hists[i] = newHist()
 	}
-	r.Errors, r.Closes = map[string]int64{}, map[string]int64{}
+	r.Errors, r.Closes, r.ErrorsByNode = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	for _, f := range finals {
+		for k, v := range f.ByNode {
+			r.ErrorsByNode[k] += v
+		}
 		r.Gaps += f.Gaps
 		r.Reconnects += f.Reconnects
 		r.Viewed += f.Viewed
@@ -258,6 +262,9 @@ func (r FanoutReport) String() string {
 	fmt.Fprintf(&b, "  load tool: %.2f cores (subscriber workers and writers), of which the writers' process %.2f\n", r.ToolCores, r.WriterCores)
 	fmt.Fprintf(&b, "  views received %d of %d; gaps %d, reconnects %d, dial errors %d, errors %s, closes %s\n",
 		r.Viewed, r.Subscribers, r.Gaps, r.Reconnects, r.DialErrors, errorList64(r.Errors), errorList64(r.Closes))
+	if len(r.ErrorsByNode) > 0 {
+		fmt.Fprintf(&b, "  errors by gateway: %s\n", errorList64(r.ErrorsByNode))
+	}
 	for _, n := range r.Nodes {
 		fmt.Fprintf(&b, "  node %d: RSS %s idle, %s connected, %s at the end; %.2f cores\n",
 			n.PID, mib(n.RSSIdle), mib(n.RSSConnected), mib(n.RSSEnd), n.Cores)

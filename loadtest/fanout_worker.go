@@ -51,6 +51,7 @@ type workerReport struct {
 	Viewed      int64            `json:"viewed"` // subscriptions that received their view (a first snapshot)
 	CPU         time.Duration    `json:"cpu"`    // the worker's own user+system CPU so far
 	Errors      map[string]int64 `json:"errors,omitempty"`
+	ByNode      map[string]int64 `json:"errors_by_node,omitempty"` // "<host:port> <error>"
 	Closes      map[string]int64 `json:"closes,omitempty"`
 	Hists       []histWire       `json:"hists,omitempty"` // by viewKinds index
 	Err         string           `json:"err,omitempty"`
@@ -71,7 +72,7 @@ func (s *wsStats) report(final bool) workerReport {
 	if final {
 		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
 		s.mu.Lock()
-		r.Errors, r.Closes = s.errors, s.closes
+		r.Errors, r.Closes, r.ByNode = s.errors, s.closes, s.byNode
 		s.mu.Unlock()
 		r.Hists = s.hists()
 	}

@@ -242,7 +242,7 @@ func (c *wsConn) dial(ctx context.Context, sem chan struct{}) (*rwclient.Conn, e
 	ws, err := c.sdk.Dial(dctx, c.base, rwclient.DialOptions{HTTPClient: c.client, Timeout: 30 * time.Second})
 	if err != nil {
 		c.stats.dialErrors.Add(1)
-		c.stats.count(c.stats.errors, "dial: "+shortErr(err))
+		c.stats.nodeError(c.base, "dial: "+shortErr(err))
 		return nil, err
 	}
 	for j := range c.subs {
@@ -283,7 +283,7 @@ func (c *wsConn) handle(data []byte, recv time.Time) {
 	case "heartbeat": // how the gateway stands for the tenant: nothing of a view
 		return
 	case "error":
-		c.stats.count(c.stats.errors, "ws:"+string(m.Code))
+		c.stats.nodeError(c.base, "ws:"+string(m.Code))
 		return
 	default:
 		c.stats.count(c.stats.errors, "type:"+string(m.Type))

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -28,6 +29,9 @@ type wsStats struct {
 	mu     sync.Mutex // guards the maps below
 	errors map[string]int64
 	closes map[string]int64
+	// byNode counts errors as errors does, by the gateway that sent them
+	// or refused the dial: "<host:port> <error>".
+	byNode map[string]int64
 }
 
 // statShard is a share of the per-message counters, on cache lines of its
@@ -39,7 +43,7 @@ type statShard struct {
 }
 
 func newWSStats() *wsStats {
-	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}}
+	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}, byNode: map[string]int64{}}
 	for i := range s.shards {
 		for k := range s.shards[i].hists {
 			s.shards[i].hists[k] = newHist()
@@ -51,6 +55,16 @@ func newWSStats() *wsStats {
 func (s *wsStats) count(m map[string]int64, key string) {
 	s.mu.Lock()
 	m[key]++
+	s.mu.Unlock()
+}
+
+// nodeError counts error key in errors and, under node (a gateway's base
+// URL), in byNode: so that a run's report says which gateway answered it.
+func (s *wsStats) nodeError(node, key string) {
+	node = strings.TrimPrefix(strings.TrimPrefix(node, "http://"), "https://")
+	s.mu.Lock()
+	s.errors[key]++
+	s.byNode[node+" "+key]++
 	s.mu.Unlock()
 }
 

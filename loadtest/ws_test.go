@@ -43,7 +43,7 @@ func TestSubscriberHandle(t *testing.T) {
 		{`{"type":`, at(33)},
 	}
 	stats := newWSStats()
-	s := &wsConn{stats: stats, shard: 5, subs: []wsSub{{id: "v", kind: 2, joined: joined}}}
+	s := &wsConn{stats: stats, shard: 5, subs: []wsSub{{id: "v", kind: 2, joined: joined}}, base: "http://127.0.0.1:18123"}
 	var size int64
 	for _, m := range msgs {
 		s.handle([]byte(m.msg), m.recv)
@@ -55,6 +55,9 @@ func TestSubscriberHandle(t *testing.T) {
 	}
 	if want := "map[decode:1 type:pong:1 ws:bad_request:1]"; fmt.Sprint(r.Errors) != want {
 		t.Errorf("errors %v, want %s", r.Errors, want)
+	}
+	if want := "map[127.0.0.1:18123 ws:bad_request:1]"; fmt.Sprint(r.ByNode) != want { // which gateway answered it
+		t.Errorf("errors by node %v, want %s", r.ByNode, want)
 	}
 	var h Hist = Hist{Counts: newHist().Counts}
 	h.merge(r.Hists[2])

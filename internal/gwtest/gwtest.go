@@ -31,6 +31,11 @@ type Options struct {
 	NATSURL string
 	// Live is the live plane's options; Origins sets its AllowedOrigins.
 	Live live.Options
+	// ReplicaID is hub.Config.ReplicaID: it names the replicas' consumers
+	// (rw_<ReplicaID>_<tenant>_<n>), for a test that holds one. Empty: random.
+	ReplicaID string
+	// CatchupWait is api.Config.CatchupWait. Zero: its default.
+	CatchupWait time.Duration
 }
 
 // Gateway is one in-process gateway. Its fields change with every Start.
@@ -67,13 +72,13 @@ func (g *Gateway) Start() {
 	g.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: g.Dir, PushInterval: g.o.PushInterval, NATSURL: g.o.NATSURL})
+	h, err := hub.Start(ctx, hub.Config{DataDir: g.Dir, PushInterval: g.o.PushInterval, NATSURL: g.o.NATSURL, ReplicaID: g.o.ReplicaID})
 	if err != nil {
 		g.t.Fatal(err)
 	}
 	g.Hub, g.Reg = h, prometheus.NewRegistry()
 	g.API = api.New(api.Config{Registry: g.Reg, Hub: h, Verifier: auth.NewVerifier(g.o.Keys, auth.Options{}), Keys: g.o.Keys,
-		Static: g.o.Static, Live: g.liveOptions()})
+		Static: g.o.Static, Live: g.liveOptions(), CatchupWait: g.o.CatchupWait})
 	h.SetFeed(g.API.Feed()) // the API's live views push what the hub applies
 	// After a restart the old port may take a moment to be free again: a
 	// kernel's state, with no event to wait on.

@@ -111,7 +111,10 @@ var allowed = map[string][]string{
 	// protocol's messages, close codes and limits, written once there.
 	"internal/live": {module + "wire", module + "subscriptions", module + "internal/wsflow", module + "internal/connguard",
 		module + "internal/refusal", module + "internal/effects", module + "auth", module + "hub", module + "identity", module + "internal/names",
-		"github.com/coder/websocket", "github.com/prometheus/"},
+		module + "internal/catchup", "github.com/coder/websocket", "github.com/prometheus/"},
+	// catchup holds a read that found nothing until this node's replica
+	// applied what the tenant's stream held: the hub's reads and JetStream.
+	"internal/catchup": {module + "hub", "github.com/nats-io/"},
 	// effects is the table of effects that api and live both apply: data
 	// and one decision over auth's scopes.
 	"internal/effects": {module + "auth"},

@@ -355,10 +355,14 @@ func (c *wsConn) subscribe(m clientMsg) {
 	// the outbox, and a writer may take it at once. (Where the join then
 	// fails, the error follows it; a client drops a board message of an id
 	// it does not hold.)
-	if raw := boardMessage(c.p.hub, sc, m); raw != nil {
+	raw, err := c.p.boardMessage(context.Background(), sc, m) // waits, bounded (catchup.go)
+	if raw != nil {
 		c.out.Send(raw)
 	}
-	v, err := c.join(m, sc)
+	var v *liveView
+	if err == nil {
+		v, err = c.join(m, sc)
+	}
 	if err != nil {
 		c.reply(m.ID, c.p.errorOf(err))
 		return
@@ -366,20 +370,6 @@ func (c *wsConn) subscribe(m clientMsg) {
 	c.mu.Lock()
 	c.subs[m.ID] = liveSub{view: v, board: m.Board}
 	c.mu.Unlock()
-}
-
-// boardMessage returns the board message of m's subscription, or nil for
-// a board that is no tournament.
-func boardMessage(h *hub.Hub, sc auth.Scope, m clientMsg) []byte {
-	if effects.AllowMessage(wire.TypeSubscribe, sc, m.Board) != nil {
-		return nil // the join refuses it: nothing of the board goes out
-	}
-	info, err := h.Board(sc.Tenant, m.Board)
-	s := info.Settings
-	if err != nil || (s.StartsAt == "" && s.EndsAt == "" && len(s.Prizes) == 0) {
-		return nil
-	}
-	return encodeBoard(m.ID, m.Board, s)
 }
 
 // joinError names the field of a hub's refusal of a join by its protocol

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/catchup"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
@@ -70,6 +71,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Registry receives the rankwire_ws_* metrics. Nil means a new one.
 	Registry *prometheus.Registry
+	// Catchup holds a subscription to a board this node does not know
+	// until its replica has applied what the tenant's stream held
+	// (internal/catchup); api passes its own, so that HTTP reads and
+	// subscriptions share one. Nil means one of the plane's own.
+	Catchup *catchup.Gate
 	Options
 }
 
@@ -79,6 +85,7 @@ type Config struct {
 // wires it (hub.SetFeed(p.Feed())). Safe for concurrent use.
 type Plane struct {
 	hub      *hub.Hub
+	fresh    *catchup.Gate // subscriptions to a board unknown here: catchup.go
 	verifier *auth.Verifier
 	keyring  func() *auth.Keyring
 	errorFn  func(error) (string, string)
@@ -141,9 +148,12 @@ func New(cfg Config) *Plane {
 	if cfg.ErrorOf == nil {
 		cfg.ErrorOf = hubErrorOf(cfg.Logger)
 	}
+	if cfg.Catchup == nil {
+		cfg.Catchup = catchup.New(cfg.Hub, 0)
+	}
 	o := cfg.Options
 	p := &Plane{
-		hub: cfg.Hub, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
+		hub: cfg.Hub, fresh: cfg.Catchup, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
 		eng: subscriptions.NewEngine(subscriptions.Config{}), origins: o.AllowedOrigins,
 		authTO: orDefault(o.AuthTimeout, wire.AuthTimeout), slowTO: orDefault(o.SlowTimeout, wire.SlowTimeout),
 		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval, status: o.Status,

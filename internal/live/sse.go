@@ -52,10 +52,14 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := newSSEConn(p, sc)
-	if raw := boardMessage(p.hub, sc, m); raw != nil {
+	raw, err := p.boardMessage(r.Context(), sc, m) // waits, bounded (catchup.go)
+	if raw != nil {
 		c.out.Send(raw)
 	}
-	v, err := p.join(m, sc, c.out)
+	var v *liveView
+	if err == nil {
+		v, err = p.join(m, sc, c.out)
+	}
 	if err != nil {
 		p.release(sc.Tenant)
 		writeHTTPError(w, queryError(p.errorOf(err)))

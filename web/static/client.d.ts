@@ -63,7 +63,7 @@ export interface SubscriptionError {
 
 export interface Handlers {
   update?(view: ViewState, msg: SnapshotMessage | DiffMessage): void;
-  /** The view ended: the server refused it, or the connection ended for good. Not called on close(). */
+  /** The view ended: the server refused it, or the connection ended for good. Not called on close(), nor for `unavailable` (a gateway behind its log: the view is asked again, through the next gateway). */
   error?(err: SubscriptionError): void;
   board?(msg: BoardMessage): void;
 }

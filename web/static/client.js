@@ -675,6 +675,15 @@ export class RankwireClient extends EventTarget {
   _onError(msg) {
     const sub = msg.id != null ? this._subs.get(msg.id) : null;
     const err = { code: msg.code, message: msg.message };
+    if (sub && !sub.closed && msg.code === "unavailable") {
+      // This gateway cannot answer the view yet (it has not applied the
+      // tenant's latest changes: PROTOCOL.md, "Not found in a cluster"):
+      // the view stays and is asked again, through the next gateway where
+      // there is one, as after a 1006 (a stream's 503 is one already).
+      this._dropSocket("the gateway is behind");
+      this._nextURL();
+      return this._retry(this._attempt++, msg.message || "the gateway is behind");
+    }
     if (sub) {
       // The server refused this view (not_found board, forbidden...): it ends.
       sub.closed = true;

@@ -535,6 +535,20 @@ export const tests = {
     eq(tokenClaims(FakeWS.all[1].sent[0].token).n, 2, "the second token");
     c.close();
   },
+  async "a view the gateway cannot answer yet (unavailable) is asked again through the next gateway"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: ["http://a", "http://b"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    let err = null;
+    c.subscribe({ board: "late", view: { kind: "top" } }, { error: (e) => { err = e; } });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    FakeWS.all[0].serverSends({ type: "error", id: FakeWS.all[0].subs()[0].id, code: "unavailable", message: "this gateway has not applied its tenant's latest changes yet; retry, or ask another gateway" });
+    await until(() => FakeWS.all[1]?.subs().length === 1, "subscribed again");
+    eq([FakeWS.all[0].readyState, FakeWS.all[1].url, FakeWS.all[1].subs()[0].board, err], [3, "ws://b/v1/ws", "late", null], "left a, asked b, no error");
+    const id = FakeWS.all[1].subs()[0].id;
+    FakeWS.all[1].serverSends({ type: "snapshot", id, seq: 4, total: 0, rows: [] });
+    eq(c.state, "open", "the view opened on b");
+    c.close();
+  },
   async "a refused view reports its error and ends"() {
     FakeWS.all = [];
     const c = new RankwireClient({ url: "http://h", token: "t", WebSocket: FakeWS });
