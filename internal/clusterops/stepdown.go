@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +76,10 @@ func StepDown(ctx context.Context, js jetstream.JetStream, self string) ([]Hando
 // cluster-wide listing may leave out one whose leader answered late.
 type Local struct {
 	Led []string // the replicated streams self leads
+	// Followed are the replicated streams self holds a replica of but
+	// does not lead: no leadership to hand over, but the consumers it
+	// hosts for other nodes' readers go with it all the same.
+	Followed []string
 	// Consumers returns the single-replica consumers of stream that this
 	// node hosts; nil: list them through the JetStream API.
 	Consumers func(stream string) []string
@@ -88,6 +93,34 @@ func StepDownLocal(ctx context.Context, js jetstream.JetStream, self string, l L
 	var wg sync.WaitGroup
 	for i, stream := range l.Led { // one at a time would let a slow stream hold up the others' wait
 		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, l.Consumers, start) })
+	}
+	wg.Wait()
+	return out
+}
+
+// Release deletes, for every stream of l.Followed at once, the
+// single-replica consumers l.Consumers names on self, as StepDownLocal does
+// for the streams it leads once their new leaders are elected: a stopping
+// node that leads nothing still hosts consumers of other nodes' replicas
+// (the meta leader places each on any of the stream's peers), and their
+// readers would notice its exit only after two missed heartbeats (about
+// 1 s, every write through them waiting: the fault suite's rolling
+// restart saw 1.03–1.10 s). Deleted, they make new ones at once. It
+// returns a Handoff per stream with Leader empty, Dropped and DropErr
+// set; without l.Consumers it has nothing to look at.
+func Release(ctx context.Context, js jetstream.JetStream, self string, l Local) []Handoff {
+	if l.Consumers == nil {
+		return nil
+	}
+	out := make([]Handoff, len(l.Followed))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, stream := range l.Followed {
+		wg.Go(func() {
+			out[i] = Handoff{Stream: stream}
+			out[i].Dropped, out[i].DropErr = dropConsumers(ctx, js, stream, self, l.Consumers)
+			out[i].Took = time.Since(start)
+		})
 	}
 	wg.Wait()
 	return out
@@ -235,9 +268,9 @@ func hosted(ctx context.Context, s jetstream.Stream, stream, self string) ([]str
 }
 
 // KeepDropping deletes, every dropRecheck until ctx ends, the
-// single-replica consumers l.Consumers names of the streams l.Led: after
-// the handover a stopping node is still one of those streams' peers until
-// it exits, and a reader's new consumer placed on it after
+// single-replica consumers l.Consumers names of the streams l.Led and
+// l.Followed: after the handover a stopping node is still one of those
+// streams' peers until it exits, and a reader's new consumer placed on it after
 // dropConsumers' last look would go silent when it does, its reader's
 // writes then answered only after the missed heartbeats (TestPlannedLeaderStop
 // saw 845 ms). It returns how many it deleted; a failed deletion is tried
@@ -255,7 +288,7 @@ func KeepDropping(ctx context.Context, js jetstream.JetStream, l Local) int {
 			return n
 		case <-t.C:
 		}
-		for _, stream := range l.Led {
+		for _, stream := range slices.Concat(l.Led, l.Followed) {
 			for _, name := range l.Consumers(stream) {
 				if err := js.DeleteConsumer(ctx, stream, name); err == nil || errors.Is(err, jetstream.ErrConsumerNotFound) {
 					n++
