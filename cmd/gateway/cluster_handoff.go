@@ -89,11 +89,11 @@ func (g *gateway) handOver() (drained func()) {
 // follows (clusterops.Release); a stream that hosted none is not named.
 func (g *gateway) logReleased(released []clusterops.Handoff) {
 	for _, h := range released {
-		switch {
-		case h.DropErr != nil:
-			g.log.Warn("stream's consumers on this node not all deleted: their readers move once they miss its heartbeats", "stream", h.Stream, "err", h.DropErr)
-		case h.Dropped > 0:
+		if h.Dropped > 0 {
 			g.log.Info("stream's consumers on this node deleted", "stream", h.Stream, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
+		}
+		if h.DropErr != nil {
+			g.log.Warn("stream's consumers on this node not all deleted: their readers move once they miss its heartbeats", "stream", h.Stream, "err", h.DropErr)
 		}
 	}
 }

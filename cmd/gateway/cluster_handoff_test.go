@@ -32,9 +32,12 @@ func TestPlannedLeaderStop(t *testing.T) {
 		t.Skip("-short: three gateway processes")
 	}
 	c := startCluster(t, 3)
-	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-		t.Fatalf("create board through node 1: %d %v", status, err)
-	}
+	await.For(t, 20*time.Second, func() error { // a 503 while the stream's first election runs
+		if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
+			return fmt.Errorf("create board through node 1: %d %v", status, err)
+		}
+		return nil
+	})
 	settled(t, c)
 	alsoMeta := plannedRuns.Add(1)%2 == 1
 	leader := c.placeStreamLeader(t, "RW_t1", alsoMeta)
