@@ -11,7 +11,7 @@
 // current follower), so a planned stop costs writes nothing but the hop.
 // The single-replica consumers this node hosts for the stream are deleted
 // then, so that their readers move at once rather than after missed
-// heartbeats.
+// heartbeats; Release does the same for the streams it only follows.
 package clusterops
 
 import (
