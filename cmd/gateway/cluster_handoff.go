@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,7 +36,9 @@ func (d *drainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handOver hands the meta group's leadership (where this node has it)
 // and then the stream leaderships of this node to the other peers and
 // replicas, and waits, at most handoffTimeout in all, for their new
-// leaders; a node outside an embedded cluster has none to hand over.
+// leaders; meanwhile it deletes the consumers it hosts on the streams it
+// only follows, so that their readers (other nodes' replicas) move at
+// once. A node outside an embedded cluster has none to hand over.
 // Requests are served meanwhile (with Connection: close): a write that
 // reaches a stream during the handover waits for the new leader in the
 // hub. The meta leader goes first: the streams' handovers delete this
@@ -54,7 +57,12 @@ func (g *gateway) handOver() (drained func()) {
 	start := time.Now()
 	local := g.system.local(g.cfg.Node) // before the meta step-down: read in-process, asking no meta leader
 	g.handOverMeta(ctx)
+	var released []clusterops.Handoff
+	var wg sync.WaitGroup
+	wg.Go(func() { released = clusterops.Release(ctx, g.hub.JetStream(), g.cfg.Node, local) })
 	handoffs := clusterops.StepDownLocal(ctx, g.hub.JetStream(), g.cfg.Node, local)
+	wg.Wait()
+	g.logReleased(released)
 	for _, h := range handoffs {
 		if h.Err != nil {
 			g.log.Warn("stream leadership not handed over", "stream", h.Stream, "err", h.Err)
@@ -73,6 +81,19 @@ func (g *gateway) handOver() (drained func()) {
 		stop()
 		if n := <-done; n > 0 {
 			g.log.Info("consumers placed here during the drain deleted", "consumers_moved", n)
+		}
+	}
+}
+
+// logReleased logs the consumers deleted on the streams this node
+// follows (clusterops.Release); a stream that hosted none is not named.
+func (g *gateway) logReleased(released []clusterops.Handoff) {
+	for _, h := range released {
+		if h.Dropped > 0 {
+			g.log.Info("stream's consumers on this node deleted", "stream", h.Stream, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
+		}
+		if h.DropErr != nil {
+			g.log.Warn("stream's consumers on this node not all deleted: their readers move once they miss its heartbeats", "stream", h.Stream, "err", h.DropErr)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rankwire/rankwire/client"
 	"github.com/rankwire/rankwire/internal/await"
 )
 
@@ -30,9 +32,12 @@ func TestPlannedLeaderStop(t *testing.T) {
 		t.Skip("-short: three gateway processes")
 	}
 	c := startCluster(t, 3)
-	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-		t.Fatalf("create board through node 1: %d %v", status, err)
-	}
+	await.For(t, 20*time.Second, func() error { // a 503 while the stream's first election runs
+		if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
+			return fmt.Errorf("create board through node 1: %d %v", status, err)
+		}
+		return nil
+	})
 	settled(t, c)
 	alsoMeta := plannedRuns.Add(1)%2 == 1
 	leader := c.placeStreamLeader(t, "RW_t1", alsoMeta)
@@ -77,8 +82,9 @@ func TestPlannedLeaderStop(t *testing.T) {
 	t.Logf("the longest gap ended %v after the SIGTERM; the longest from the SIGTERM on: %v (stopping node also the meta leader: %v)",
 		w.longestAt.Sub(termAt).Round(time.Millisecond), w.longestAfter.Round(time.Millisecond), alsoMeta)
 	for _, g := range w.slow {
-		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
-			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]))
+		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s\nthe writer's requests meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
+			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]),
+			w.trace.between(g[0], g[1], termAt))
 	}
 	if f := w.failed.Load(); f != 0 {
 		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
@@ -88,7 +94,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 		acked = append(acked, i)
 	}
 	for _, n := range order[1:] {
-		await.For(t, 10*time.Second, func() error { return holdsAcked(n, c.tok, len(acked)) })
+		await.For(dumpOnFail{t, c}, 10*time.Second, func() error { return holdsAcked(n, c.tok, len(acked)) })
 		haveEveryAcked(t, n, c.tok, acked)
 	}
 	stopAllWithin(t, order[1:], 5*time.Second)
@@ -173,10 +179,81 @@ type handoffWriter struct {
 	stopAt       atomic.Int64
 	longestAfter time.Duration
 	slow         [][2]time.Time // run's: the gaps over 100 ms after stopAt, start and end
+	trace        *requestTrace  // every request the writer sent
 }
 
 func newHandoffWriter(t *testing.T, tok string, via []*clusterNode) *handoffWriter {
-	return &handoffWriter{pausedWriter: *newPausedWriter(t, tok, via)}
+	w := &handoffWriter{pausedWriter: *newPausedWriter(t, tok, via), trace: &requestTrace{next: http.DefaultTransport}}
+	var urls []string
+	for _, n := range via {
+		urls = append(urls, "http://"+n.p.addr)
+	}
+	c, err := client.New(urls, client.WithToken(tok), client.WithHTTPClient(&http.Client{Transport: w.trace}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.c = c
+	return w
+}
+
+// requestTrace is an http.RoundTripper that keeps every request it sends:
+// the writer's attempts, for the timeline of a slow gap.
+type requestTrace struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	reqs []tracedRequest
+}
+
+// tracedRequest is one request the writer sent and how it ended.
+type tracedRequest struct {
+	start, end time.Time
+	host       string
+	outcome    string
+}
+
+func (rt *requestTrace) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := rt.next.RoundTrip(r)
+	outcome := ""
+	if err != nil {
+		outcome = err.Error()
+	} else {
+		outcome = resp.Status
+	}
+	rt.mu.Lock()
+	rt.reqs = append(rt.reqs, tracedRequest{start, time.Now(), r.URL.Host, outcome})
+	rt.mu.Unlock()
+	return resp, err
+}
+
+// between returns the requests that overlapped from..to, times relative
+// to zero.
+func (rt *requestTrace) between(from, to, zero time.Time) string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var out []string
+	for _, r := range rt.reqs {
+		if r.end.Before(from) || r.start.After(to) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("  %v..%v %s: %s", r.start.Sub(zero).Round(time.Millisecond), r.end.Sub(zero).Round(time.Millisecond), r.host, r.outcome))
+	}
+	return strings.Join(out, "\n")
+}
+
+// dumpOnFail is a testing.TB whose Fatalf logs every node's last lines
+// first: a survivor whose replica applied nothing says why there.
+type dumpOnFail struct {
+	testing.TB
+	c *cluster
+}
+
+func (d dumpOnFail) Fatalf(format string, args ...any) {
+	d.Helper()
+	for i, n := range d.c.nodes {
+		d.Logf("node n%d's log:\n%s", i+1, n.p.tail())
+	}
+	d.TB.Fatalf(format, args...)
 }
 
 // progressed fails until at least k submissions were acknowledged after at.

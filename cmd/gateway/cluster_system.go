@@ -68,18 +68,23 @@ func (cs *clusterSystem) metaLeader() string {
 // local is what this node's server holds, read in-process (no request to
 // the meta leader, which may be stepping down meanwhile).
 func (cs *clusterSystem) local(self string) clusterops.Local {
-	return clusterops.Local{Led: cs.ledStreams(self), Consumers: func(stream string) []string { return cs.hostedConsumers(self, stream) }}
+	led, followed := cs.replicated(self)
+	return clusterops.Local{Led: led, Followed: followed, Consumers: func(stream string) []string { return cs.hostedConsumers(self, stream) }}
 }
 
-// ledStreams names the replicated streams self leads.
-func (cs *clusterSystem) ledStreams(self string) []string {
-	var led []string
+// replicated names the replicated streams self leads and those it holds
+// a replica of under another leader (or none, during an election).
+func (cs *clusterSystem) replicated(self string) (led, followed []string) {
 	for _, s := range cs.streams(false) {
-		if c := s.Cluster; c != nil && c.Leader == self && len(c.Replicas) > 0 {
+		switch c := s.Cluster; {
+		case c == nil || len(c.Replicas) == 0:
+		case c.Leader == self:
 			led = append(led, s.Name)
+		default:
+			followed = append(followed, s.Name)
 		}
 	}
-	return led
+	return led, followed
 }
 
 // hostedConsumers names the single-replica consumers of stream on self

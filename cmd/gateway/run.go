@@ -166,6 +166,9 @@ func (g *gateway) startHub(ctx context.Context) error {
 		if g.system, err = openClusterSystem(srv, cluster, replicaID); err != nil {
 			return err
 		}
+		// Names this node's replicas' consumers, wherever JetStream placed
+		// them: an operator (and a test) tells whose reader a consumer is.
+		g.log.Info("replicas read through consumers", "prefix", g.system.own)
 		g.onStop(g.system.close) // before the hub closes the server
 		// Without the socket (a --data path too long for one) the node
 		// serves all the same: only `gateway cluster` cannot reach it.

@@ -11,13 +11,14 @@
 // current follower), so a planned stop costs writes nothing but the hop.
 // The single-replica consumers this node hosts for the stream are deleted
 // then, so that their readers move at once rather than after missed
-// heartbeats.
+// heartbeats; Release does the same for the streams it only follows.
 package clusterops
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +76,10 @@ func StepDown(ctx context.Context, js jetstream.JetStream, self string) ([]Hando
 // cluster-wide listing may leave out one whose leader answered late.
 type Local struct {
 	Led []string // the replicated streams self leads
+	// Followed are the replicated streams self holds a replica of but
+	// does not lead: no leadership to hand over, but the consumers it
+	// hosts for other nodes' readers go with it all the same.
+	Followed []string
 	// Consumers returns the single-replica consumers of stream that this
 	// node hosts; nil: list them through the JetStream API.
 	Consumers func(stream string) []string
@@ -88,6 +93,34 @@ func StepDownLocal(ctx context.Context, js jetstream.JetStream, self string, l L
 	var wg sync.WaitGroup
 	for i, stream := range l.Led { // one at a time would let a slow stream hold up the others' wait
 		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, l.Consumers, start) })
+	}
+	wg.Wait()
+	return out
+}
+
+// Release deletes, for every stream of l.Followed at once, the
+// single-replica consumers l.Consumers names on self, as StepDownLocal does
+// for the streams it leads once their new leaders are elected: a stopping
+// node that leads nothing still hosts consumers of other nodes' replicas
+// (the meta leader places each on any of the stream's peers), and their
+// readers would notice its exit only after two missed heartbeats (about
+// 1 s, every write through them waiting: the fault suite's rolling
+// restart saw 1.03–1.10 s). Deleted, they make new ones at once. It
+// returns a Handoff per stream with Leader empty, Dropped and DropErr
+// set; without l.Consumers it has nothing to look at.
+func Release(ctx context.Context, js jetstream.JetStream, self string, l Local) []Handoff {
+	if l.Consumers == nil {
+		return nil
+	}
+	out := make([]Handoff, len(l.Followed))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, stream := range l.Followed {
+		wg.Go(func() {
+			out[i] = Handoff{Stream: stream}
+			out[i].Dropped, out[i].DropErr = dropConsumers(ctx, js, stream, self, l.Consumers)
+			out[i].Took = time.Since(start)
+		})
 	}
 	wg.Wait()
 	return out
@@ -161,13 +194,19 @@ func awaitLeader(ctx context.Context, js jetstream.JetStream, stream, self strin
 // places a single-replica consumer on any of the stream's peers: seen
 // three times in a row): with local, it looks again every dropRecheck,
 // deleting those too, until two looks in a row find none, dropRounds
-// looks or ctx's end.
-// It returns how many it deleted.
+// looks or ctx's end. A deletion not answered within dropAsk is tried
+// again at the next look: the meta leader answers it, and one elected a
+// moment ago (this node's meta step-down) answers nothing until it has
+// applied its log; a single request bounded by ctx alone waited out the
+// whole handover there (the rolling restart's 1 s gaps, twice in 15
+// stops). It returns how many it deleted, and the last failure where
+// the last look's deletions did not all succeed.
 func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string) (int, error) {
 	if local == nil {
 		return dropListed(ctx, js, stream, self)
 	}
 	n, empty := 0, 0
+	var failed error
 	for round := 0; round < dropRounds && empty < 2; round++ {
 		names := local(stream)
 		if len(names) == 0 {
@@ -175,19 +214,32 @@ func dropConsumers(ctx context.Context, js jetstream.JetStream, stream, self str
 		} else {
 			empty = 0
 		}
+		failed = nil
 		for _, name := range names { // by name: no STREAM.INFO, which a stream between leaders leaves unanswered
-			if err := js.DeleteConsumer(ctx, stream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				return n, fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+			if err := deleteConsumer(ctx, js, stream, name); err != nil {
+				failed = err
+				continue
 			}
 			n++
 		}
 		select {
 		case <-ctx.Done():
-			return n, nil
+			return n, failed
 		case <-time.After(dropRecheck):
 		}
 	}
-	return n, nil
+	return n, failed
+}
+
+// deleteConsumer deletes stream's consumer name, waiting at most dropAsk
+// for the answer; one already gone counts as deleted.
+func deleteConsumer(ctx context.Context, js jetstream.JetStream, stream, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, dropAsk)
+	defer cancel()
+	if err := js.DeleteConsumer(ctx, stream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("clusterops: deleting consumer %s of %s: %w", name, stream, err)
+	}
+	return nil
 }
 
 // dropListed deletes the single-replica consumers of stream on self that
@@ -216,6 +268,7 @@ func dropListed(ctx context.Context, js jetstream.JetStream, stream, self string
 const (
 	dropRounds  = 10
 	dropRecheck = 60 * time.Millisecond
+	dropAsk     = 250 * time.Millisecond // one deletion's wait for its answer
 )
 
 // hosted names the single-replica consumers of stream on self that the
@@ -235,9 +288,9 @@ func hosted(ctx context.Context, s jetstream.Stream, stream, self string) ([]str
 }
 
 // KeepDropping deletes, every dropRecheck until ctx ends, the
-// single-replica consumers l.Consumers names of the streams l.Led: after
-// the handover a stopping node is still one of those streams' peers until
-// it exits, and a reader's new consumer placed on it after
+// single-replica consumers l.Consumers names of the streams l.Led and
+// l.Followed: after the handover a stopping node is still one of those
+// streams' peers until it exits, and a reader's new consumer placed on it after
 // dropConsumers' last look would go silent when it does, its reader's
 // writes then answered only after the missed heartbeats (TestPlannedLeaderStop
 // saw 845 ms). It returns how many it deleted; a failed deletion is tried
@@ -255,9 +308,9 @@ func KeepDropping(ctx context.Context, js jetstream.JetStream, l Local) int {
 			return n
 		case <-t.C:
 		}
-		for _, stream := range l.Led {
+		for _, stream := range slices.Concat(l.Led, l.Followed) {
 			for _, name := range l.Consumers(stream) {
-				if err := js.DeleteConsumer(ctx, stream, name); err == nil || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				if deleteConsumer(ctx, js, stream, name) == nil {
 					n++
 				}
 			}

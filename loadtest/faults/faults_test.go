@@ -2,12 +2,18 @@ package faults
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 func TestReport(t *testing.T) {
@@ -91,5 +97,40 @@ func TestFreshness(t *testing.T) {
 	}
 	if age := f.saw(3, at(7)); age != 7*time.Second {
 		t.Errorf("seq 3, passed at 0 s, read at 7 s: %v old, want 7s", age)
+	}
+}
+
+// TestReadyPollerCountsOnlyWhileCounted: a probe sent while its node was
+// exempt (a restart under way) and answered 503, whose node is counted
+// again before the poller tallies it (the fault's WaitReady saw 200 in
+// between), is not a healthy node's flap.
+func TestReadyPollerCountsOnlyWhileCounted(t *testing.T) {
+	var counted atomic.Bool
+	var probes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		if probes.Add(1) == 1 {
+			counted.Store(true) // WaitReady's 200 lands while this probe is in flight
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	p := &readyPoller{n: &Node{Addr: strings.TrimPrefix(srv.URL, "http://")}, fresh: &freshness{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx, func(*Node) bool { return counted.Load() }) }()
+	await.For(t, 10*time.Second, func() error {
+		if n := probes.Load(); n < 4 {
+			return fmt.Errorf("%d probes", n)
+		}
+		return nil
+	})
+	cancel()
+	<-done
+	if p.notReady != 0 {
+		t.Errorf("a probe sent while the node was exempt counted %v not ready", p.notReady)
 	}
 }
