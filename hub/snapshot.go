@@ -73,15 +73,12 @@ type snapJob struct {
 	erase bool // follows an erasure: the Raft logs are compacted after the save
 }
 
-// maybeSnapshot takes a snapshot at the multiples of s.every (the count
-// keeps the sequence's phase, so checkpoints fall there too) or after
-// s.interval, whichever first. Called by the replica goroutine after an
-// apply; the state's only writer, it encodes st without a lock (readers go
-// on; apply waits for the encoding, 0.18 s at 1 M members, more with
-// personal data to seal, not for the write and fsync, 0.04 s, done by the
-// saver goroutine). While the saver is busy no snapshot starts: the next
-// event takes it. enc, where not nil, is st's encoding made at this event
-// (a checkpoint's): saved as is.
+// maybeSnapshot snapshots at multiples of s.every (checkpoints fall there
+// too) or after s.interval. Called by the replica goroutine, st's only
+// writer, after an apply: it encodes st without a lock; apply waits for the
+// encoding (0.18 s at 1 M members, more with personal data to seal), not
+// for the saver's write and fsync. While the saver is busy none starts: the
+// next event's does. enc, where not nil, is st's encoding at this event.
 func (r *replica) maybeSnapshot(enc []byte) {
 	r.sinceSnap++
 	erased := r.erased // personal data erased: no snapshot may keep it (members.go), so one now
