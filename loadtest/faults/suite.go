@@ -251,6 +251,8 @@ type Result struct {
 	Fault      string
 	Acked      int           // acknowledged submissions
 	Unsure     int           // failed calls (applied or not)
+	Lost       int           // acknowledged submissions missing from the settled board
+	Twice      int           // submissions applied more often than acknowledged plus unresolved calls allow
 	WriteGap   time.Duration // the longest write gap of any writer
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
@@ -309,7 +311,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 			"a node said ready for %v while serving reads older than %v (the oldest %v)",
 			res.ReadyStale.Round(time.Millisecond), StaleBound, res.WorstAge.Round(time.Millisecond))))
 	}
-	res.Violations = append(res.Violations, check(ctx, c, l)...)
+	check(ctx, c, l, &res)
 	return res
 }
 
