@@ -51,6 +51,9 @@ func Detail(w io.Writer, r Result) {
 	if r.Note != "" {
 		fmt.Fprintf(&b, "; NOTE %s", r.Note)
 	}
+	if r.WriteErr != nil {
+		fmt.Fprintf(&b, "; first failed write: %v", r.WriteErr)
+	}
 	if r.Err != nil {
 		fmt.Fprintf(&b, "; ERROR %v", r.Err)
 	}

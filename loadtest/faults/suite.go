@@ -260,6 +260,7 @@ type Result struct {
 	WorstAge   time.Duration // the oldest read a node served while it said ready
 	Violations []Violation
 	Note       string // what the fault had to do beyond its plan
+	WriteErr   error  // the first error a writer's call returned, where one did
 	Err        error  // the run could not be carried out
 }
 
@@ -324,6 +325,9 @@ func (l *Load) tally(res *Result) {
 		res.Acked += w.acked
 		res.Unsure += w.unsure
 		res.WriteGap = max(res.WriteGap, w.gap)
+		if res.WriteErr == nil && w.firstErr != nil {
+			res.WriteErr = fmt.Errorf("%s: %w", w.member, w.firstErr)
+		}
 	}
 	for _, w := range l.watchers {
 		res.WatchGap = max(res.WatchGap, w.gap)
