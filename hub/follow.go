@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/clusterops"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // Following a tenant's stream. A replica reads its stream through an
 // ephemeral pull consumer of its own (AckNone, in memory, one replica),
-// which lives on one server of the stream's peers. The consumer is lost
+// which lives on one server of the stream's peers: this node's where
+// clusterops.CreateLocal can, so that another node's death does not stop it. The consumer is lost
 // when that server dies, when the server deletes it, or when its messages
 // stop for any other reason; the replica must then notice within about a
 // second and go on from the next sequence, or every write acknowledged in
@@ -77,9 +79,8 @@ func (f *follower) stalled(now time.Time) bool {
 // consume creates a consumer of r's stream from the sequence after the
 // last one fetched, and starts pulling from it. Bounded by ctx.
 func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.MessagesContext, string, error) {
-	name := "rw_" + sl.id + "_" + r.tenant + "_" + strconv.FormatUint(r.follow.made.Add(1), 10)
+	prefix := "rw_" + sl.id + "_" + r.tenant + "_"
 	cfg := jetstream.ConsumerConfig{
-		Name:              name,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		AckPolicy:         jetstream.AckNonePolicy,
 		InactiveThreshold: consumerIdle,
@@ -90,7 +91,10 @@ func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.Message
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = seq + 1
 	}
-	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { return sl.js.CreateOrUpdateConsumer(ctx, r.stream, cfg) })
+	name := func() string { return prefix + strconv.FormatUint(r.follow.made.Add(1), 10) }
+	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { // on the server this node talks to where it can be
+		return clusterops.CreateLocal(ctx, sl.js, r.stream, cfg, sl.nc.ConnectedServerName(), name, clusterops.LocalTries)
+	})
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))
 	}
@@ -99,7 +103,7 @@ func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.Message
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consume %s: %w", r.stream, err))
 	}
-	return msgs, name, nil
+	return msgs, cons.CachedInfo().Name, nil
 }
 
 // follow feeds evs from msgs, replacing the consumer whenever it breaks or
