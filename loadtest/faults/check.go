@@ -35,7 +35,7 @@ func settledPages(ctx context.Context, c *Cluster, limit time.Duration) (rwclien
 		if err == nil {
 			return first, nil
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			return rwclient.Page{}, fmt.Errorf("nodes not equal %v after the load: %w", limit, err)
 		}
 		time.Sleep(200 * time.Millisecond) // polling the nodes: nothing to await but their answers
