@@ -83,9 +83,8 @@ type adoption struct {
 // keep only recent ones, and encoding the state every Every events of a
 // long replay would slow every start.
 func (p *fpState) init(link *Fingerprints, from uint64) {
-	p.from = from
-	if link != nil {
-		p.link, p.from, p.adopt = link, from, make(chan adoption)
+	if p.from = from; link != nil {
+		p.link, p.adopt = link, make(chan adoption)
 	}
 }
 
@@ -109,9 +108,7 @@ func (r *replica) checkpoint(seq uint64) []byte {
 	return data
 }
 
-// err is the error the tenant's requests answer while its copy diverged, or
-// while the replica (at applied) is behind the stream's end at its opening
-// (one that ran out of time registers it: a board would answer not found).
+// err is what the tenant's requests answer while its copy diverged, or lags the stream's end at its opening.
 func (p *fpState) err(applied uint64) error {
 	if seq := p.diverged.Load(); seq != 0 {
 		return unavailable(fmt.Sprintf("this node's copy of the tenant diverged from the cluster's at seq %d and is being rebuilt; ask another node", seq), nil)

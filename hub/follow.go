@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -15,8 +14,7 @@ import (
 
 // Following a tenant's stream. A replica reads its stream through an
 // ephemeral pull consumer of its own (AckNone, in memory, one replica),
-// which lives on one server of the stream's peers: this node's where
-// clusterops.CreateLocal can, so that another node's death does not stop it. The consumer is lost
+// which lives on one server of the stream's peers. The consumer is lost
 // when that server dies, when the server deletes it, or when its messages
 // stop for any other reason; the replica must then notice within about a
 // second and go on from the next sequence, or every write acknowledged in
@@ -76,10 +74,9 @@ func (f *follower) stalled(now time.Time) bool {
 	return since != 0 && now.UnixNano()-since > int64(stallAfter) && f.stored.Load() > f.fetched.Load()
 }
 
-// consume creates a consumer of r's stream from the sequence after the
-// last one fetched, and starts pulling from it. Bounded by ctx.
+// consume creates a consumer of r's stream (on this node's server where it can: clusterops.CreateLocal)
+// from the sequence after the last one fetched, and starts pulling from it. Bounded by ctx.
 func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.MessagesContext, string, error) {
-	prefix := "rw_" + sl.id + "_" + r.tenant + "_"
 	cfg := jetstream.ConsumerConfig{
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		AckPolicy:         jetstream.AckNonePolicy,
@@ -91,9 +88,8 @@ func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.Message
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = seq + 1
 	}
-	name := func() string { return prefix + strconv.FormatUint(r.follow.made.Add(1), 10) }
-	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { // on the server this node talks to where it can be
-		return clusterops.CreateLocal(ctx, sl.js, r.stream, cfg, sl.nc.ConnectedServerName(), name, clusterops.LocalTries)
+	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { // named rw_<hub>_<tenant>_<n>
+		return clusterops.CreateLocal(ctx, sl.js, r.stream, cfg, sl.nc.ConnectedServerName(), "rw_"+sl.id+"_"+r.tenant+"_", &r.follow.made)
 	})
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))

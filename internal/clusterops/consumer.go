@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// LocalTries is how many consumers CreateLocal makes at most to get one
-// on its own server: with three peers placed at random, one in 6,561
-// calls keeps a consumer elsewhere.
-const LocalTries = 8
+// localTries is how many consumers CreateLocal makes at most to get one
+// on its own server: with three peers placed at random, (2/3)^12, about
+// one call in 130, keeps a consumer elsewhere; the mean is 3 creations.
+const localTries = 12
 
 // CreateLocal creates the one-replica consumer cfg of stream and tries to
 // have it live on the server named self. nats-server places a consumer of
@@ -23,23 +25,23 @@ const LocalTries = 8
 // the surviving follower's replica 1.9 s in every run of the fault suite).
 // A consumer on self shares only its reader's fate.
 //
-// So it creates the consumer, named by name (called once per attempt),
+// So it creates the consumer, named prefix and the next value of made,
 // looks where it landed (the create answer's cluster leader), and where
 // that is another server creates another and then deletes the first, up
-// to tries consumers; the last one is kept wherever it landed, and so is
+// to localTries consumers; the last one is kept wherever it landed, and so is
 // the one before where a create fails: a remote consumer works, it only
 // shares another server's fate. self "" (no server of our own, an external
 // NATS) or a stream of one server keeps the first. Each attempt costs one
 // create and each miss one delete, all bounded by ctx (a delete that fails
 // leaves the consumer to its inactive threshold).
 func CreateLocal(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.ConsumerConfig,
-	self string, name func() string, tries int) (jetstream.Consumer, error) {
+	self, prefix string, made *atomic.Uint64) (jetstream.Consumer, error) {
 	if cfg.Replicas != 1 {
 		return nil, errors.New("clusterops: CreateLocal places consumers of one replica")
 	}
 	var prev jetstream.Consumer // a consumer that landed elsewhere, kept until another is made
 	for i := 1; ; i++ {
-		cfg.Name = name()
+		cfg.Name = prefix + strconv.FormatUint(made.Add(1), 10)
 		cons, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
 		if err != nil {
 			if prev != nil {
@@ -50,7 +52,7 @@ func CreateLocal(ctx context.Context, js jetstream.JetStream, stream string, cfg
 		if prev != nil {
 			_ = js.DeleteConsumer(ctx, stream, prev.CachedInfo().Name)
 		}
-		if i >= tries || self == "" || landedOn(cons, self) {
+		if i >= localTries || self == "" || landedOn(cons, self) {
 			return cons, nil
 		}
 		prev = cons
