@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +113,12 @@ func toError(err error, log *slog.Logger) *Error {
 	}
 	if a := authError(err); a != nil {
 		return a
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away (the SDK cancels an attempt another gateway
+		// answered first): no fault here, and nobody reads the answer.
+		log.Debug("request cancelled by the client", "err", err)
+		return &Error{http.StatusServiceUnavailable, string(wire.CodeUnavailable), "the request was cancelled"}
 	}
 	log.Error("internal error", "err", err)
 	return &Error{http.StatusInternalServerError, string(wire.CodeInternal), "internal error"}

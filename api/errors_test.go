@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,6 +154,7 @@ func TestToError(t *testing.T) {
 		{"auth class", auth.ErrForbidden, 403, "forbidden", "token: not allowed"},
 		{"hub internal", hub.ErrInternal, 500, "internal", "internal error"},
 		{"unknown", errors.New("disk on fire at /var/x"), 500, "internal", "internal error"},
+		{"client gone", fmt.Errorf("submit: %w", context.Canceled), 503, "unavailable", "the request was cancelled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

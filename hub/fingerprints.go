@@ -66,7 +66,7 @@ func (f *Fingerprints) Rebuilding() int { return int(f.rebuilding.Load()) }
 // fpState is a replica's part in fingerprinting.
 type fpState struct {
 	link     *Fingerprints // nil: fingerprinting is off
-	from     uint64        // the stream's end when the tenant opened: no checkpoint up to it; set before the replica runs
+	from     uint64        // the stream's end when the tenant opened: no checkpoint up to it, no request served before it; set before the replica runs
 	diverged atomic.Uint64 // the checkpoint this copy diverged at; 0: none
 	adopt    chan adoption // a rebuilt state for the replica goroutine; nil when off
 }
@@ -83,8 +83,8 @@ type adoption struct {
 // keep only recent ones, and encoding the state every Every events of a
 // long replay would slow every start.
 func (p *fpState) init(link *Fingerprints, from uint64) {
-	if link != nil {
-		p.link, p.from, p.adopt = link, from, make(chan adoption)
+	if p.from = from; link != nil {
+		p.link, p.adopt = link, make(chan adoption)
 	}
 }
 
@@ -108,10 +108,13 @@ func (r *replica) checkpoint(seq uint64) []byte {
 	return data
 }
 
-// err is the error the tenant's requests answer while its copy diverged.
-func (p *fpState) err() error {
+// err is what the tenant's requests answer while its copy diverged, or lags the stream's end at its opening.
+func (p *fpState) err(applied uint64) error {
 	if seq := p.diverged.Load(); seq != 0 {
 		return unavailable(fmt.Sprintf("this node's copy of the tenant diverged from the cluster's at seq %d and is being rebuilt; ask another node", seq), nil)
+	}
+	if applied < p.from {
+		return unavailable(fmt.Sprintf("this node is catching up with the tenant's log (at seq %d of %d); ask another node", applied, p.from), nil)
 	}
 	return nil
 }

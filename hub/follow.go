@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/clusterops"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
@@ -74,12 +74,10 @@ func (f *follower) stalled(now time.Time) bool {
 	return since != 0 && now.UnixNano()-since > int64(stallAfter) && f.stored.Load() > f.fetched.Load()
 }
 
-// consume creates a consumer of r's stream from the sequence after the
-// last one fetched, and starts pulling from it. Bounded by ctx.
+// consume creates a consumer of r's stream (on this node's server where it can: clusterops.CreateLocal)
+// from the sequence after the last one fetched, and starts pulling from it. Bounded by ctx.
 func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.MessagesContext, string, error) {
-	name := "rw_" + sl.id + "_" + r.tenant + "_" + strconv.FormatUint(r.follow.made.Add(1), 10)
 	cfg := jetstream.ConsumerConfig{
-		Name:              name,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		AckPolicy:         jetstream.AckNonePolicy,
 		InactiveThreshold: consumerIdle,
@@ -90,7 +88,9 @@ func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.Message
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = seq + 1
 	}
-	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { return sl.js.CreateOrUpdateConsumer(ctx, r.stream, cfg) })
+	cons, err := gated(sl.api, func() (jetstream.Consumer, error) { // named rw_<hub>_<tenant>_<n>
+		return clusterops.CreateLocal(ctx, sl.js, r.stream, cfg, sl.nc.ConnectedServerName(), "rw_"+sl.id+"_"+r.tenant+"_", &r.follow.made)
+	})
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consumer on %s: %w", r.stream, err))
 	}
@@ -99,7 +99,7 @@ func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.Message
 	if err != nil {
 		return nil, "", unavailable(logUnavailable, fmt.Errorf("consume %s: %w", r.stream, err))
 	}
-	return msgs, name, nil
+	return msgs, cons.CachedInfo().Name, nil
 }
 
 // follow feeds evs from msgs, replacing the consumer whenever it breaks or

@@ -64,3 +64,28 @@ func TestColdTenantsOpenIndependently(t *testing.T) {
 	default:
 	}
 }
+
+// A replica registered before it caught up with its stream (an opening
+// that ran out of time: the registry keeps it, and it goes on catching
+// up) serves nothing until it reaches the stream's end at its opening: its
+// state would answer a board the log holds not found, and a write to it
+// 404 where another node would take it. It answers unavailable instead.
+func TestCatchingUpReplicaServesNothing(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	mustSubmit(t, h, "t1", "b", Item{Member: "a", Score: 1})
+	r := h.reg.lookup("t1")
+	r.fp.from = r.applied.Load() + 5 // as though the stream ended 5 events further on when it opened
+	_, err := h.Submit(testCtx(t), "t1", "b", []Item{{Member: "a", Score: 1}})
+	wantErr(t, err, ErrUnavailable)
+	_, err = h.Top(Loc{Tenant: "t1", Board: "b"}, 0, nil, 10)
+	wantErr(t, err, ErrUnavailable)
+	if !contains(err.Error(), "catching up") {
+		t.Errorf("err = %v, want it to say the node is catching up", err)
+	}
+	r.fp.from = r.applied.Load() // caught up
+	mustSubmit(t, h, "t1", "b", Item{Member: "c", Score: 2})
+	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); len(got) != 2 || got[0] != "c:2" {
+		t.Errorf("top = %v, want c:2 first of 2", got)
+	}
+}

@@ -265,7 +265,7 @@ func (g *registry) readTenant(tenant string, notFound func() error, fn func(st *
 		}
 		return g.missing(tenant, notFound())
 	}
-	if err := r.fp.err(); err != nil { // a diverged copy serves nothing (fingerprints.go)
+	if err := r.fp.err(r.applied.Load()); err != nil { // a diverged or catching-up copy serves nothing (fingerprints.go)
 		return err
 	}
 	return r.read(fn)

@@ -111,7 +111,7 @@ func (g *registry) notifyTenants() []*notify.Tenant {
 // answers its error at once while it is down (isolate.go).
 func (h *Hub) replica(ctx context.Context, tenant string, create bool) (*replica, error) {
 	if r := h.reg.lookup(tenant); r != nil {
-		return r, r.fp.err() // a diverged copy serves nothing (fingerprints.go)
+		return r, r.fp.err(r.applied.Load()) // a diverged or catching-up copy serves nothing (fingerprints.go)
 	}
 	if err := h.reg.downErr(tenant); err != nil {
 		return nil, err

@@ -17,8 +17,15 @@ import (
 )
 
 // retryableCodes are JetStream's errors of a stream between leaders: the
-// cluster temporarily unavailable (10008) and the stream offline (10118).
-var retryableCodes = []jetstream.ErrorCode{10008, 10118}
+// cluster temporarily unavailable (10008) and the stream offline (10118);
+// and a publish whose message id another publish of it is still being
+// stored under (10158, "duplicate message id is in process": an attempt
+// sent before the leader changed, still in the new leader's pipeline): the
+// next attempt with the same id is answered as that one's duplicate, or
+// stores it. Seen in the fault suite right after a paused leader's
+// successor was elected: the write answered 503 and marked the tenant's
+// log unavailable.
+var retryableCodes = []jetstream.ErrorCode{10008, 10118, 10158}
 
 // storeFullCodes are the JetStream errors of a store out of space: the
 // account's limit (10002), the server's limit (10023), no storage for a

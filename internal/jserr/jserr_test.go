@@ -28,6 +28,7 @@ func TestClassify(t *testing.T) {
 		{"reconnecting", nats.ErrConnectionReconnecting, true, false},
 		{"no leader (10008)", api(10008), true, false},
 		{"stream offline (10118)", api(10118), true, false},
+		{"same message id in process (10158)", api(10158), true, false},
 		{"account full (10002)", api(10002), false, true},
 		{"server full (10023)", api(10023), false, true},
 		{"no storage for a stream (10047)", api(10047), false, true},

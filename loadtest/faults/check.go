@@ -35,7 +35,7 @@ func settledPages(ctx context.Context, c *Cluster, limit time.Duration) (rwclien
 		if err == nil {
 			return first, nil
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			return rwclient.Page{}, fmt.Errorf("nodes not equal %v after the load: %w", limit, err)
 		}
 		time.Sleep(200 * time.Millisecond) // polling the nodes: nothing to await but their answers
@@ -67,26 +67,28 @@ func samePages(ctx context.Context, c *Cluster) (rwclient.Page, error) {
 // check verifies the settled cluster against the writers' records: every
 // writer's member counts between its acknowledged submissions and those
 // plus its unresolved calls (fewer: an acknowledged one lost; more: one
-// applied twice).
-func check(ctx context.Context, c *Cluster, l *Load) []Violation {
+// applied twice). It adds the violations and the submissions lost and
+// applied twice to res.
+func check(ctx context.Context, c *Cluster, l *Load, res *Result) {
 	pg, err := settledPages(ctx, c, 60*time.Second)
 	if err != nil {
-		return []Violation{Violation(err.Error())}
+		res.Violations = append(res.Violations, Violation(err.Error()))
+		return
 	}
 	scores := map[string]float64{}
 	for _, r := range pg.Rows {
 		scores[r.Member] = r.Score
 	}
-	var out []Violation
 	for _, w := range l.writers {
 		got := int(scores[w.member])
 		switch {
 		case got < w.acked:
-			out = append(out, Violation(fmt.Sprintf("%s: %d applied, %d acknowledged: %d lost", w.member, got, w.acked, w.acked-got)))
+			res.Lost += w.acked - got
+			res.Violations = append(res.Violations, Violation(fmt.Sprintf("%s: %d applied, %d acknowledged: %d lost", w.member, got, w.acked, w.acked-got)))
 		case got > w.acked+w.unsure:
-			out = append(out, Violation(fmt.Sprintf("%s: %d applied, %d acknowledged + %d unresolved: applied twice",
+			res.Twice += got - w.acked - w.unsure
+			res.Violations = append(res.Violations, Violation(fmt.Sprintf("%s: %d applied, %d acknowledged + %d unresolved: applied twice",
 				w.member, got, w.acked, w.unsure)))
 		}
 	}
-	return out
 }

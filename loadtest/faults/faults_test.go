@@ -20,10 +20,10 @@ func TestReport(t *testing.T) {
 	var b bytes.Buffer
 	Report(&b, []Result{
 		{Fault: "kill9-leader", Acked: 10, WriteGap: 2 * time.Second, WatchGap: time.Second},
-		{Fault: "kill9-leader", Acked: 5, WriteGap: 1 * time.Second, WatchGap: 3 * time.Second, Violations: []Violation{"x"}},
+		{Fault: "kill9-leader", Acked: 5, Lost: 2, Twice: 1, WriteGap: 1 * time.Second, WatchGap: 3 * time.Second, Violations: []Violation{"x", "y"}},
 		{Fault: "kill9-leader", Acked: 1, WriteGap: 3 * time.Second},
 	})
-	want := "| kill9-leader | 3 | 16 | 1 | 1 | 1.00 / 2.00 / 3.00 s | 0.00 / 1.00 / 3.00 s | 0.00 / 0.00 / 0.00 s | 0.00 / 0.00 / 0.00 s |"
+	want := "| kill9-leader | 3 | 16 | 2 / 1 | 2 | 1 | 1.00 / 2.00 / 3.00 s | 0.00 / 1.00 / 3.00 s | 0.00 / 0.00 / 0.00 s | 0.00 / 0.00 / 0.00 s |"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("Report:\n%s\nwant a row\n%s", b.String(), want)
 	}

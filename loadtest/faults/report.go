@@ -11,11 +11,11 @@ import (
 // Report writes a Markdown table, one row per fault in Faults' order with
 // the runs of results: min/median/max over the runs of the longest write
 // gap, the longest watcher silence and the healthy nodes' /readyz
-// not-ready time; the acknowledged submissions summed; the runs with
-// violations or errors.
+// not-ready time; the acknowledged submissions, those lost and those
+// applied twice summed; the runs with violations or errors.
 func Report(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| fault | runs | acknowledged | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| fault | runs | acknowledged | lost / twice | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range Faults {
 		var rs []Result
 		for _, r := range results {
@@ -26,10 +26,10 @@ func Report(w io.Writer, results []Result) {
 		if len(rs) == 0 {
 			continue
 		}
-		acked, viol, failed := 0, 0, 0
+		acked, lost, twice, viol, failed := 0, 0, 0, 0, 0
 		var gaps, watch, ready, age []time.Duration
 		for _, r := range rs {
-			acked += r.Acked
+			acked, lost, twice = acked+r.Acked, lost+r.Lost, twice+r.Twice
 			viol += len(r.Violations)
 			if r.Err != nil || len(r.Violations) > 0 {
 				failed++
@@ -37,7 +37,7 @@ func Report(w io.Writer, results []Result) {
 			gaps, watch, ready = append(gaps, r.WriteGap), append(watch, r.WatchGap), append(ready, r.NotReady)
 			age = append(age, r.WorstAge)
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", f.Name, len(rs), acked, viol, failed,
+		fmt.Fprintf(w, "| %s | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s |\n", f.Name, len(rs), acked, lost, twice, viol, failed,
 			spread(gaps), spread(watch), spread(ready), spread(age))
 	}
 }
@@ -45,11 +45,14 @@ func Report(w io.Writer, results []Result) {
 // Detail writes one line per run with its violations and error.
 func Detail(w io.Writer, r Result) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, write gap %v, watcher silence %v, healthy not ready %v, oldest read while ready %v",
-		r.Fault, r.Acked, r.Unsure, r.WriteGap.Round(time.Millisecond), r.WatchGap.Round(time.Millisecond),
+	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, %d lost, %d twice, write gap %v, watcher silence %v, healthy not ready %v, oldest read while ready %v",
+		r.Fault, r.Acked, r.Unsure, r.Lost, r.Twice, r.WriteGap.Round(time.Millisecond), r.WatchGap.Round(time.Millisecond),
 		r.NotReady.Round(time.Millisecond), r.WorstAge.Round(time.Millisecond))
 	if r.Note != "" {
 		fmt.Fprintf(&b, "; NOTE %s", r.Note)
+	}
+	if r.WriteErr != nil {
+		fmt.Fprintf(&b, "; first failed write: %v", r.WriteErr)
 	}
 	if r.Err != nil {
 		fmt.Fprintf(&b, "; ERROR %v", r.Err)

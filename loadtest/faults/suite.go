@@ -251,6 +251,8 @@ type Result struct {
 	Fault      string
 	Acked      int           // acknowledged submissions
 	Unsure     int           // failed calls (applied or not)
+	Lost       int           // acknowledged submissions missing from the settled board
+	Twice      int           // submissions applied more often than acknowledged plus unresolved calls allow
 	WriteGap   time.Duration // the longest write gap of any writer
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
@@ -258,6 +260,7 @@ type Result struct {
 	WorstAge   time.Duration // the oldest read a node served while it said ready
 	Violations []Violation
 	Note       string // what the fault had to do beyond its plan
+	WriteErr   error  // the first error a writer's call returned, where one did
 	Err        error  // the run could not be carried out
 }
 
@@ -309,7 +312,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 			"a node said ready for %v while serving reads older than %v (the oldest %v)",
 			res.ReadyStale.Round(time.Millisecond), StaleBound, res.WorstAge.Round(time.Millisecond))))
 	}
-	res.Violations = append(res.Violations, check(ctx, c, l)...)
+	check(ctx, c, l, &res)
 	return res
 }
 
@@ -322,6 +325,9 @@ func (l *Load) tally(res *Result) {
 		res.Acked += w.acked
 		res.Unsure += w.unsure
 		res.WriteGap = max(res.WriteGap, w.gap)
+		if res.WriteErr == nil && w.firstErr != nil {
+			res.WriteErr = fmt.Errorf("%s: %w", w.member, w.firstErr)
+		}
 	}
 	for _, w := range l.watchers {
 		res.WatchGap = max(res.WatchGap, w.gap)

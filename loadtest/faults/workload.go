@@ -155,6 +155,9 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	if _, err := admin.PutBoard(ctx, Board, rwclient.Settings{Policy: "sum"}); err != nil {
 		return nil, fmt.Errorf("faults: create board: %w", err)
 	}
+	if err := boardEverywhere(ctx, c, 30*time.Second); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Load{cancel: cancel}
 	start := time.Now()
@@ -190,4 +193,28 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 func (l *Load) Stop() {
 	l.cancel()
 	l.wg.Wait()
+}
+
+// boardEverywhere waits up to limit until every node has the board: the
+// node that created it answered once it applied it, the others apply it a
+// moment later, and a writer's first call through one of them would be
+// answered not found (a failed call that widens the checker's margin).
+func boardEverywhere(ctx context.Context, c *Cluster, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for _, n := range c.Nodes {
+		for {
+			cl, err := rwclient.New([]string{n.URL()}, rwclient.WithToken(c.Token))
+			if err != nil {
+				return err
+			}
+			if _, err = cl.Top(ctx, Board, rwclient.ReadOptions{Limit: 1}); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("faults: %s has no board %q %v after it was created: %w", n.Name, Board, limit, err)
+			}
+			sleep(ctx, 50*time.Millisecond) // polling the node: nothing to await but its answer
+		}
+	}
+	return nil
 }

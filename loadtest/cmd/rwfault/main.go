@@ -90,6 +90,7 @@ func suite(ctx context.Context, cfg faults.Config, names []string, runs int, wor
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				return err
 			}
+			fmt.Printf("load average %s before %s run %d\n", loadAverage(), name, i+1)
 			r := faults.RunOne(ctx, cfg, f, dir)
 			faults.Detail(os.Stdout, r)
 			failed = failed || r.Err != nil || len(r.Violations) > 0
@@ -99,10 +100,20 @@ func suite(ctx context.Context, cfg faults.Config, names []string, runs int, wor
 			}
 		}
 	}
-	fmt.Println()
+	fmt.Printf("\nload average %s at the end\n", loadAverage())
 	faults.Report(os.Stdout, results)
 	if failed {
 		return faults.ErrFailed
 	}
 	return nil
+}
+
+// loadAverage is /proc/loadavg's first three fields (1, 5 and 15 minutes),
+// or "unknown": the box's load goes next to every figure the suite reports.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }

@@ -1,0 +1,117 @@
+package clusterops
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natsconf"
+)
+
+const testSecret = "a-test-cluster-secret-0123456789"
+
+// startCluster starts three embedded servers in-process as one JetStream
+// cluster (the gateway's options: natsconf) and returns them once
+// JetStream answers on each.
+func startCluster(t *testing.T) []*server.Server {
+	t.Helper()
+	var ports, routes []string
+	for range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		l.Close()
+	}
+	for _, p := range ports {
+		routes = append(routes, "nats://127.0.0.1:"+p)
+	}
+	pass, err := natsconf.NewSystemPassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srvs []*server.Server
+	for i, p := range ports {
+		c := natsconf.Cluster{Name: "local", Routes: routes, Secret: testSecret, System: pass,
+			Node: fmt.Sprintf("n%d", i+1), Listen: "127.0.0.1:" + p}
+		opts, err := natsconf.ServerOptions(natsconf.Embedded{StoreDir: filepath.Join(t.TempDir(), "nats"), Cluster: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		t.Cleanup(s.Shutdown)
+		srvs = append(srvs, s)
+	}
+	return srvs
+}
+
+// CreateLocal gets each server's reader a consumer on that server (a
+// random placement gets two of three elsewhere), and leaves no consumer
+// it tried and dropped behind.
+func TestCreateLocalPlacesOnSelf(t *testing.T) {
+	srvs := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var jss []jetstream.JetStream
+	for _, s := range srvs {
+		nc, err := nats.Connect(s.ClientURL(), nats.UserInfo(natsconf.ClientUser, natsconf.ClientPassword(testSecret)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jss = append(jss, js)
+	}
+	await.For(t, 45*time.Second, func() error {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := jss[0].CreateOrUpdateStream(actx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}, Replicas: 3})
+		return err
+	})
+	cfg := jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, Replicas: 1, MemoryStorage: true}
+	var made atomic.Uint64
+	for round := range 3 { // placement is random: several rounds make a pass by luck unlikely (1 in 3^9)
+		for i, s := range srvs {
+			cons, err := CreateLocal(ctx, jss[i], "S", cfg, s.Name(), fmt.Sprintf("c%d_%d_", round, i), &made)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cons.CachedInfo().Cluster.Leader; got != s.Name() {
+				t.Errorf("round %d: %s's consumer lives on %s", round, s.Name(), got)
+			}
+		}
+	}
+	await.For(t, 10*time.Second, func() error {
+		st, err := jss[0].Stream(ctx, "S")
+		if err != nil {
+			return err
+		}
+		n := 0
+		for range st.ConsumerNames(ctx).Name() {
+			n++
+		}
+		if n != 9 {
+			return fmt.Errorf("%d consumers of %d made, want the 9 kept", n, made.Load())
+		}
+		return nil
+	})
+	t.Logf("%d consumers made for 9 kept", made.Load())
+}
