@@ -13,11 +13,8 @@
 // internal/ledger: a pure function of the events that the replica applies
 // (doc.go there).
 //
-// It may import board, identity, internal/ledger, internal/names,
-// internal/notify, internal/redact, internal/jsread, internal/diskwatch,
-// internal/snapbucket, internal/streamwatch, internal/natsstats and the
-// nats-io modules (plus the standard library); it knows nothing of HTTP,
-// JWT or WebSockets. Inner callers (api) validate tenant and board names;
+// What it may import is internal/layering's table; it knows nothing of
+// HTTP, JWT or WebSockets. Callers (api) validate tenant and board names;
 // hub checks them again only because they become parts of NATS subjects.
 //
 // # Layout
@@ -46,10 +43,9 @@
 //
 // # Locks
 //
-// In order: registry.openMu, registry.mu, replica.mu, then the ledger
-// feed log's mutex, the notifier's mutex and replica.waitMu (none of
-// these three is held while taking another). apiGate.mu stands apart: it is taken with
-// no other lock held.
+// In order: registry.openMu, registry.mu, replica.mu, then the ledger feed
+// log's mutex, the notifier's mutex and replica.waitMu (none of these three
+// is held while taking another). apiGate.mu is taken with no other held.
 //
 //   - registry.openMu (tenant.go): read-held by each opening of a tenant
 //     for its whole length, NATS round trips and replay included, so that
