@@ -46,7 +46,11 @@ func TestBusyFollowsCPU(t *testing.T) {
 
 	m = Start()
 	spinCPU(t, span)
-	if busy := m.Busy(time.Now()); busy < span {
+	// Busy is capped at the wall time, and the process's CPU includes its
+	// other threads (the runtime's, in parallel): a spin of span may end a
+	// hair under span of wall time. A tenth below span is still far from a
+	// sleeping drain's count.
+	if busy := m.Busy(time.Now()); busy < span*9/10 {
 		t.Errorf("a drain that used %v of CPU counted busy for %v", span, busy)
 	}
 
