@@ -49,8 +49,9 @@ func seedDemo(ctx context.Context, h *hub.Hub, sim *simulation, seed bool) error
 	return sim.preload(ctx)
 }
 
-// startDemo seeds the demo board and starts the simulated tournament; the
-// returned stop ends it and waits for it.
+// startDemo seeds the demo board and starts the simulated tournament (and,
+// where seed is set, the profiles' seeding); the returned stop ends them
+// and waits for them.
 func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, round time.Duration, log *slog.Logger) (stop func(), err error) {
 	d.h, d.sim = h, newSimulation(h, log, round)
 	if err := seedDemo(ctx, h, d.sim, seed); err != nil {
@@ -59,7 +60,7 @@ func (d *demoKey) startDemo(ctx context.Context, h *hub.Hub, seed bool, round ti
 	if _, err := d.sim.sprint.ensure(ctx, time.Now()); err != nil {
 		return nil, fmt.Errorf("opening a sprint: %w", err)
 	}
-	return d.sim.start(ctx), nil
+	return d.sim.start(ctx, seed), nil
 }
 
 // adjudicate plays the operator once sprint round r opened: the cheater,

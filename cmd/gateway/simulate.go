@@ -45,6 +45,7 @@ type simulation struct {
 	sprint  *sprints // the sprint tournaments (sprint.go)
 
 	submitted atomic.Int64 // items submitted so far, for the stats panel
+	profiled  atomic.Int64 // profiles the seeding has put or found, for the log
 }
 
 // newSimulation builds the players: demoViewer first, then generated nicknames.
@@ -106,7 +107,9 @@ func (s *simulation) session(p simPlayer) float64 {
 }
 
 // preload gives every player one score where the demo board is empty,
-// in batches of preloadBatch.
+// in batches of preloadBatch: 20 events, a second or two. The players'
+// profiles, 20,000 events and as many member keys, are seeded after the
+// gateway serves (seedProfiles).
 func (s *simulation) preload(ctx context.Context) error {
 	info, err := s.h.Board(demoTenant, demoBoard)
 	if err != nil || info.Members > 0 {
@@ -121,14 +124,18 @@ func (s *simulation) preload(ctx context.Context) error {
 			return fmt.Errorf("preloading players %d..: %w", start, err)
 		}
 	}
-	return s.profiles(ctx)
+	return nil
 }
 
-// start runs the tournament until ctx ends; stop waits for it.
-func (s *simulation) start(ctx context.Context) (stop func()) {
+// start runs the tournament until ctx ends and, where seed is set, seeds
+// the players' profiles beside it; stop waits for both.
+func (s *simulation) start(ctx context.Context, seed bool) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.run(ctx) })
+	if seed {
+		wg.Go(func() { s.seedProfiles(ctx) })
+	}
 	return func() {
 		cancel()
 		wg.Wait()

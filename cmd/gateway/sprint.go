@@ -133,53 +133,6 @@ func cheat() hub.Item { return hub.Item{Member: demoCheater, Score: 999_999} }
 // countries are the demo profiles' flags.
 var countries = []string{"MT", "GB", "DE", "SE", "FI", "ES", "IT", "CA", "BR", "JP", "NZ", "IE", "NL", "PT", "AT"}
 
-// profiles gives every player (and the cheater) a profile: a spaced
-// display name and a country; the viewer and friends get avatars. Run
-// where the board was empty (a fresh demo): 16 at a time.
-func (s *simulation) profiles(ctx context.Context) error {
-	names := make([]string, 0, len(s.players)+1)
-	for _, p := range s.players {
-		names = append(names, p.name)
-	}
-	names = append(names, demoCheater)
-	work := make(chan int)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				p := hub.Profile{Name: displayName(names[i]), Country: countries[i%len(countries)]}
-				if i <= len(s.friends) {
-					p.Avatar = fmt.Sprintf("https://avatars.rankwire.example/%d.png", i)
-				}
-				if _, err := s.h.PutProfile(ctx, demoTenant, names[i], p); err != nil {
-					select {
-					case errc <- fmt.Errorf("profile of %s: %w", names[i], err):
-					default:
-					}
-				}
-			}
-		})
-	}
-	for i := range names {
-		select {
-		case work <- i:
-		case err := <-errc:
-			close(work)
-			wg.Wait()
-			return err
-		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-		return nil
-	}
-}
-
 // displayName spaces a nickname: "LuckyFox7" → "Lucky Fox 7".
 func displayName(nick string) string {
 	var b strings.Builder
