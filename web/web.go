@@ -47,6 +47,9 @@ type Stats struct {
 	Connections          int     `json:"connections"` // open WebSockets
 	Players              int     `json:"players"`     // members of the demo board
 	Sprint               string  `json:"sprint"`      // the board of the sprint tournament under way
+	// SeedingProfiles counts the players' profiles a fresh demo has still
+	// to seed (it serves first; a player shows their nickname until then).
+	SeedingProfiles int `json:"seeding_profiles,omitempty"`
 }
 
 // Options configures Handler. The zero value serves the widget only.

@@ -123,7 +123,8 @@ func (d *demoKey) Stats() web.Stats {
 		}
 		d.last, d.sent = now, float64(count)
 	}
-	return web.Stats{SubmissionsPerSecond: math.Round(d.rate), Connections: int(conns), Players: players, Sprint: d.sim.sprint.Current()}
+	return web.Stats{SubmissionsPerSecond: math.Round(d.rate), Connections: int(conns), Players: players, Sprint: d.sim.sprint.Current(),
+		SeedingProfiles: int(d.sim.toSeed.Load())}
 }
 
 // gathered sums every series of the metric name in g; 0 where it has none.

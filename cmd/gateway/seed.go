@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +33,7 @@ func (s *simulation) seedProfiles(ctx context.Context) {
 	began := time.Now()
 	s.log.Info("demo: seeding the players' profiles in the background", "players", len(s.players))
 	if err := s.profiles(ctx); err != nil {
+		s.toSeed.Store(0) // the panel stops counting; the next start resumes
 		if ctx.Err() == nil {
 			s.log.Warn("demo: seeding profiles", "err", err, "seeded", s.profiled.Load())
 		}
@@ -57,8 +60,13 @@ func (s *simulation) demoProfile(i int, name string) hub.Profile {
 
 // profiles gives every player a profile, profileWorkers at a time, then the
 // cheater, the marker of a finished seeding. Members that have a profile
-// are skipped, so a second call puts only what the first did not.
+// are skipped, so a second call puts only what the first did not. The
+// viewer and friends go first, then the players by skill, best first: the
+// rows the demo page shows (the top, around the viewer, the prize line)
+// get their names within the first seconds.
 func (s *simulation) profiles(ctx context.Context) error {
+	order := s.seedOrder()
+	s.toSeed.Store(int64(len(order) + 1))
 	work := make(chan int)
 	errc := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -70,11 +78,13 @@ func (s *simulation) profiles(ctx context.Context) error {
 					case errc <- err:
 					default:
 					}
+					continue
 				}
+				s.toSeed.Add(-1)
 			}
 		})
 	}
-	err := feed(ctx, work, errc, len(s.players))
+	err := feed(ctx, work, errc, order)
 	wg.Wait()
 	if err == nil {
 		select {
@@ -85,14 +95,29 @@ func (s *simulation) profiles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.putProfile(ctx, len(s.players), demoCheater)
+	if err := s.putProfile(ctx, len(s.players), demoCheater); err != nil {
+		return err
+	}
+	s.toSeed.Add(-1)
+	return nil
 }
 
-// feed sends 0..n-1 on work, then closes it; it stops early, returning the
-// error, at the first error on errc or when ctx ends.
-func feed(ctx context.Context, work chan<- int, errc <-chan error, n int) error {
+// seedOrder is the players' indexes in the order profiles seeds them.
+func (s *simulation) seedOrder() []int {
+	order := make([]int, len(s.players))
+	for i := range order {
+		order[i] = i
+	}
+	first := min(len(s.friends)+1, len(order)) // the viewer and friends
+	slices.SortStableFunc(order[first:], func(a, b int) int { return cmp.Compare(s.players[b].skill, s.players[a].skill) })
+	return order
+}
+
+// feed sends order's indexes on work, then closes it; it stops early,
+// returning the error, at the first error on errc or when ctx ends.
+func feed(ctx context.Context, work chan<- int, errc <-chan error, order []int) error {
 	defer close(work)
-	for i := range n {
+	for _, i := range order {
 		select {
 		case work <- i:
 		case err := <-errc:

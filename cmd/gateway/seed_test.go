@@ -63,6 +63,9 @@ func TestDemoProfilesResume(t *testing.T) {
 	if !s.hasProfile(demoCheater) {
 		t.Fatal("no cheater's profile after a finished seeding")
 	}
+	if left := s.toSeed.Load(); left != 0 {
+		t.Errorf("the panel's profiles to seed after a finished seeding: %d", left)
+	}
 
 	// A finished seeding is never repeated: an edit after it stays.
 	if _, err := h.PutProfile(ctx, demoTenant, s.players[20].name, edited); err != nil {
@@ -75,5 +78,29 @@ func TestDemoProfilesResume(t *testing.T) {
 	}
 	if got, err := h.Privacy().Profile(demoTenant, s.players[20].name, hub.Reach{}); err != nil || got.Name != edited.Name {
 		t.Errorf("an edit after the seeding: %+v %v", got, err)
+	}
+}
+
+// The seeding's order: the viewer and friends first, then by skill, best
+// first, so the rows the demo page shows get their names first.
+func TestDemoSeedOrder(t *testing.T) {
+	s := newSimulation(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute)
+	order := s.seedOrder()
+	if len(order) != demoPlayers {
+		t.Fatalf("%d indexes, want %d", len(order), demoPlayers)
+	}
+	seen := make(map[int]bool, len(order))
+	for k, i := range order {
+		seen[i] = true
+		first := len(s.friends) + 1
+		switch {
+		case k < first && i != k:
+			t.Fatalf("order[%d] = %d: the viewer and friends go first, in order", k, i)
+		case k > first && s.players[i].skill > s.players[order[k-1]].skill:
+			t.Fatalf("order[%d]: skill %g after %g", k, s.players[i].skill, s.players[order[k-1]].skill)
+		}
+	}
+	if len(seen) != demoPlayers {
+		t.Errorf("%d distinct players in the order, want %d", len(seen), demoPlayers)
 	}
 }

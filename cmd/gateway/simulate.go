@@ -46,6 +46,7 @@ type simulation struct {
 
 	submitted atomic.Int64 // items submitted so far, for the stats panel
 	profiled  atomic.Int64 // profiles the seeding has put or found, for the log
+	toSeed    atomic.Int64 // profiles the seeding has still to put: the panel's progress
 }
 
 // newSimulation builds the players: demoViewer first, then generated nicknames.
