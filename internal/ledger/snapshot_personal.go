@@ -179,17 +179,15 @@ func (w *snapWriter) records(s *State, names []string) ([]bool, error) {
 			masked[a.n] = true
 		}
 		owner, _ := s.ix.Name(recs[i].h)
-		if err := w.record(&recs[i], owner, body); err != nil {
-			return nil, err
-		}
+		w.record(&recs[i], owner, body)
 	}
 	return masked, nil
 }
 
 // record writes one record: its shape in clear, then its personal fields
-// (body's scratch space), sealed under owner's key where any is personal
-// data and w has a Keyring.
-func (w *snapWriter) record(r *record, owner string, body *snapWriter) error {
+// (body's scratch space), in clear; where any is personal data, its place
+// in w.spots, for Prepared.Seal to seal it under owner's key.
+func (w *snapWriter) record(r *record, owner string, body *snapWriter) {
 	w.uint(uint64(r.h))
 	w.str(owner)
 	w.uint(b2u(r.has))
@@ -217,18 +215,11 @@ func (w *snapWriter) record(r *record, owner string, body *snapWriter) error {
 			personal = personal || !blank(f.p)
 		}
 	}
-	if !personal || w.kr == nil {
-		w.uint(recClear)
-		w.bytes(body.buf)
-		return nil
+	if personal { // sealed by Prepared.Seal where it has a Keyring
+		w.spots = append(w.spots, sealSpot{at: len(w.buf), owner: owner})
 	}
-	sealed, err := w.kr.Seal(owner, body.buf)
-	if err != nil {
-		return fmt.Errorf("ledger: sealing a member's personal data: %w", err)
-	}
-	w.uint(recSealed)
-	w.bytes(sealed)
-	return nil
+	w.uint(recClear)
+	w.bytes(body.buf)
 }
 
 func (w *snapWriter) profile(p Profile) {
