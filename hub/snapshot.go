@@ -80,7 +80,7 @@ type snapJob struct {
 // busy none starts: the next event's does. enc, where not nil, is st prepared at this event.
 func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
 	r.sinceSnap++
-	erased := r.erased // personal data erased: no snapshot may keep it (members.go), so one now
+	erased := r.erased || r.resnap.Swap(false) // personal data erased: no snapshot may keep it (members.go), so one now
 	if (r.snaps.every < 0 || r.saving.Load()) && !erased {
 		return
 	}
@@ -118,6 +118,7 @@ func (r *replica) save(j snapJob) {
 	}
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
+		r.resnap.CompareAndSwap(false, j.erase)
 		return
 	}
 	r.savedSeq.Store(j.seq)
