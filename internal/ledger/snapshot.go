@@ -138,10 +138,7 @@ func (w *snapWriter) index(s *State, names []string) ([]byte, error) {
 	if w.old() {
 		return s.ix.MarshalBinary()
 	}
-	masked, err := w.records(s, names)
-	if err != nil {
-		return nil, err
-	}
+	masked := w.records(s, names)
 	return s.ix.AppendMasked(nil, func(n uint32) bool { return masked[n] })
 }
 

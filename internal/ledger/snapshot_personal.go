@@ -85,7 +85,7 @@ type personal struct {
 // personalData gathers s's personal data. O(members with some + aliases
 // + handles); nothing per member that has none.
 func (s *State) personalData(names []string) *personal {
-	p := &personal{profiles: slices.Sorted(maps.Keys(s.profiles))}
+	p := &personal{profiles: slices.Sorted(maps.Keys(s.profiles)), aliases: make([]recAlias, 0, s.ix.NumAliases())}
 	s.ix.EachLinked(func(n uint32, name string, owner uint32) {
 		if !IsPseudonym(name) && !isStandIn(name) {
 			p.aliases = append(p.aliases, recAlias{owner: owner, n: n, name: name})
@@ -134,9 +134,11 @@ type record struct {
 	finals  []recFinal
 }
 
-// records returns p's records by handle ascending. O(len of p's lists).
-func (p *personal) records(s *State) []record {
-	var out []record
+// records calls fn with p's records by handle ascending, one at a time
+// (a million records are not held at once), their profiles not filled
+// in (the caller looks them up where has is set). O(len of p's lists).
+func (p *personal) records(fn func(r *record)) {
+	var r record // one for all: fn's pointer would make one per record escape
 	i, j, k := 0, 0, 0
 	for i < len(p.profiles) || j < len(p.aliases) || k < len(p.finals) {
 		h := uint32(math.MaxUint32)
@@ -149,9 +151,9 @@ func (p *personal) records(s *State) []record {
 		if k < len(p.finals) {
 			h = min(h, p.finals[k].owner)
 		}
-		r := record{h: h}
+		r = record{h: h}
 		if i < len(p.profiles) && p.profiles[i] == h {
-			r.has, r.profile = true, s.profiles[h]
+			r.has = true
 			i++
 		}
 		j0, k0 := j, k
@@ -162,26 +164,28 @@ func (p *personal) records(s *State) []record {
 			k++
 		}
 		r.aliases, r.finals = p.aliases[j0:j], p.finals[k0:k]
-		out = append(out, r)
+		fn(&r)
 	}
-	return out
 }
 
 // records writes the records section and returns which alias numbers it
 // holds (masked in the identity index), as a slice indexed by number.
-func (w *snapWriter) records(s *State, names []string) ([]bool, error) {
-	recs := s.personalData(names).records(s)
+func (w *snapWriter) records(s *State, names []string) []bool {
+	p := s.personalData(names)
 	masked := make([]bool, s.ix.NumAliases())
-	w.uint(uint64(len(recs)))
+	n := 0
+	p.records(func(*record) { n++ })
+	w.uint(uint64(n))
 	body := &snapWriter{}
-	for i := range recs {
-		for _, a := range recs[i].aliases {
+	p.records(func(r *record) {
+		r.profile = s.profiles[r.h]
+		for _, a := range r.aliases {
 			masked[a.n] = true
 		}
-		owner, _ := s.ix.Name(recs[i].h)
-		w.record(&recs[i], owner, body)
-	}
-	return masked, nil
+		owner, _ := s.ix.Name(r.h)
+		w.record(r, owner, body)
+	})
+	return masked
 }
 
 // record writes one record: its shape in clear, then its personal fields
