@@ -41,8 +41,21 @@ var ErrDestroyed = errors.New("shred: the member's key is destroyed")
 type prepared struct {
 	gen          uint64 // Keys.gen when made: stale once it moved on
 	g            cipher.AEAD
-	inner, outer []byte // SHA-256 states after the nonce key's ipad and opad blocks (RFC 2104)
+	inner, outer [sha256.Size]byte // SHA-256's chaining values after the nonce key's ipad and opad blocks (RFC 2104)
 }
+
+// oneBlock is SHA-256's marshalled state after one block: a chaining value
+// at bytes 4 to 36 (hChain), an empty buffer and a length of 64. A state
+// after a pad block is this with its chaining value put in: 64 bytes kept
+// per prepared key, not two 108-byte states.
+var oneBlock = func() []byte {
+	h := sha256.New()
+	h.Write(make([]byte, sha256.BlockSize))
+	b, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	return b
+}()
+
+const hChain = 4 // where the chaining value sits in oneBlock
 
 func prepare(raw []byte, gen uint64) (*prepared, error) {
 	g, err := aead(raw)
@@ -52,7 +65,8 @@ func prepare(raw []byte, gen uint64) (*prepared, error) {
 	m := hmac.New(sha256.New, raw)
 	m.Write([]byte(nonceLabel))
 	nk := m.Sum(nil) // 32 bytes: shorter than SHA-256's block, so HMAC pads it with zeros
-	var st [2][]byte // inner (ipad), outer (opad)
+	p := &prepared{gen: gen, g: g}
+	chains := [2]*[sha256.Size]byte{&p.inner, &p.outer}
 	for i, pad := range []byte{0x36, 0x5c} {
 		var block [sha256.BlockSize]byte
 		copy(block[:], nk)
@@ -61,20 +75,28 @@ func prepare(raw []byte, gen uint64) (*prepared, error) {
 		}
 		h := sha256.New()
 		h.Write(block[:])
-		if st[i], err = h.(encoding.BinaryMarshaler).MarshalBinary(); err != nil {
-			return nil, err
+		st, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil || len(st) != len(oneBlock) {
+			return nil, fmt.Errorf("shred: SHA-256's state: %d bytes, %v", len(st), err)
 		}
+		copy(chains[i][:], st[hChain:])
 	}
-	return &prepared{gen: gen, g: g, inner: st[0], outer: st[1]}, nil
+	return p, nil
 }
 
 // nonceOf is HMAC-SHA256(nonce key, uvarint len(ad) | ad | plaintext)'s
 // first bytes, from p's precomputed states: one hash and no key schedule
-// per seal, the bytes hmac.New would give.
+// per seal, the bytes hmac.New would give (TestNonceOfIsHMAC).
 func (p *prepared) nonceOf(nonce, ad, plaintext []byte) error {
+	var st [128]byte
+	state := func(chain *[sha256.Size]byte) []byte {
+		b := append(st[:0], oneBlock...)
+		copy(b[hChain:], chain[:])
+		return b
+	}
 	h := sha256.New()
 	u := h.(encoding.BinaryUnmarshaler)
-	if err := u.UnmarshalBinary(p.inner); err != nil {
+	if err := u.UnmarshalBinary(state(&p.inner)); err != nil {
 		return err
 	}
 	var n [binary.MaxVarintLen64]byte
@@ -83,7 +105,7 @@ func (p *prepared) nonceOf(nonce, ad, plaintext []byte) error {
 	h.Write(plaintext)
 	var sum [sha256.Size]byte
 	in := h.Sum(sum[:0])
-	if err := u.UnmarshalBinary(p.outer); err != nil {
+	if err := u.UnmarshalBinary(state(&p.outer)); err != nil {
 		return err
 	}
 	h.Write(in)
