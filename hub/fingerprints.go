@@ -88,23 +88,20 @@ func (p *fpState) init(link *Fingerprints, from uint64) {
 	}
 }
 
-// checkpoint publishes the state's checkpoint where seq is one, and
-// returns the encoding it hashed (nil where it took none) for
-// maybeSnapshot to reuse: a checkpoint and a snapshot at the same event
-// encode the state once. Like maybeSnapshot it encodes the state without
-// a lock (the replica goroutine is its only writer; reads go on). Replica
-// goroutine only.
-func (r *replica) checkpoint(seq uint64) []byte {
+// checkpoint publishes the state's checkpoint where seq is one: the hash of its encoding in clear
+// (Prepared.Clear: no seal on the apply path; equal states, equal hashes, whatever the keys), and
+// returns it prepared (nil: none taken) for maybeSnapshot. Like it, no lock. Replica goroutine only.
+func (r *replica) checkpoint(seq uint64) *ledger.Prepared {
 	p := r.fp.link
 	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
 		return nil
 	}
-	data, err := r.st.Encode(r.snaps.keys.Ring(r.tenant))
+	data, err := r.st.Prepare()
 	if err != nil {
 		r.log.Error("hub: checkpoint not taken: the state does not encode", "seq", seq, "err", err)
 		return nil
 	}
-	p.Publish(r.tenant, fprint.Of(seq, data))
+	p.Publish(r.tenant, fprint.Of(seq, data.Clear()))
 	return data
 }
 

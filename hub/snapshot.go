@@ -66,22 +66,21 @@ func (s *snapshotter) loadLocal(tenant string) (*ledger.State, error) {
 	return ledger.Decode(data, s.keys.Ring(tenant))
 }
 
-// snapJob is an encoded snapshot on its way to the file.
+// snapJob is a snapshot on its way to the file, sealed by the saver.
 type snapJob struct {
 	seq   uint64
-	data  []byte
+	snap  *ledger.Prepared
 	erase bool // follows an erasure: the Raft logs are compacted after the save
 }
 
 // maybeSnapshot snapshots at multiples of s.every (checkpoints fall there
 // too) or after s.interval. Called by the replica goroutine, st's only
-// writer, after an apply: it encodes st without a lock; apply waits for the
-// encoding (0.18 s at 1 M members, more with personal data to seal), not
-// for the saver's write and fsync. While the saver is busy none starts: the
-// next event's does. enc, where not nil, is st's encoding at this event.
-func (r *replica) maybeSnapshot(enc []byte) {
+// writer, after an apply: it prepares st without a lock; apply waits for that (0.18 s at
+// 1 M members), not for the saver's seals of personal data, write and fsync. While the saver is
+// busy none starts: the next event's does. enc, where not nil, is st prepared at this event.
+func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
 	r.sinceSnap++
-	erased := r.erased // personal data erased: no snapshot may keep it (members.go), so one now
+	erased := r.erased || r.resnap.Swap(false) // personal data erased: no snapshot may keep it (members.go), so one now
 	if (r.snaps.every < 0 || r.saving.Load()) && !erased {
 		return
 	}
@@ -92,7 +91,7 @@ func (r *replica) maybeSnapshot(enc []byte) {
 	}
 	data, err := enc, error(nil)
 	if data == nil {
-		data, err = r.st.Encode(r.snaps.keys.Ring(r.tenant))
+		data, err = r.st.Prepare()
 	}
 	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
@@ -113,15 +112,20 @@ func (r *replica) saveLoop(saves <-chan snapJob) {
 }
 
 func (r *replica) save(j snapJob) {
-	if err := r.snaps.files.Save(r.tenant, j.data); err != nil {
+	data, err := j.snap.Seal(r.snaps.keys.Ring(r.tenant)) // a key destroyed since (an erasure not yet snapshotted): not written
+	if err == nil {
+		err = r.snaps.files.Save(r.tenant, data)
+	}
+	if err != nil {
 		r.log.Error("hub: snapshot", "err", err)
+		r.resnap.CompareAndSwap(false, j.erase)
 		return
 	}
 	r.savedSeq.Store(j.seq)
 	r.savedAt.Store(time.Now().UnixNano())
-	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(j.data))
+	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(data))
 	if shared := r.snaps.shared.Load(); shared != nil {
-		shared.Save(r.tenant, j.seq, j.data)
+		shared.Save(r.tenant, j.seq, data)
 	}
 	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted
 		r.snaps.compact.Streams(shred.Stream, snapbucket.Stream, notify.Stream, streamName(r.tenant))
@@ -134,10 +138,9 @@ func (r *replica) finalSnapshot() {
 	if r.st.Seq() == r.savedSeq.Load() {
 		return
 	}
-	data, err := r.st.Encode(r.snaps.keys.Ring(r.tenant))
-	if err != nil {
+	if p, err := r.st.Prepare(); err != nil {
 		r.log.Error("hub: snapshot", "err", err)
-		return
+	} else {
+		r.save(snapJob{r.st.Seq(), p, r.erased})
 	}
-	r.save(snapJob{r.st.Seq(), data, r.erased})
 }

@@ -84,7 +84,25 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // error where kr cannot seal (ErrKeys' causes: a key not readable now, or
 // destroyed by an erasure not yet applied here).
 func (s *State) Encode(kr Keyring) ([]byte, error) {
-	return s.encode(&snapWriter{buf: []byte(snapMagic), kr: kr})
+	p, err := s.Prepare()
+	if err != nil {
+		return nil, err
+	}
+	return p.Seal(kr)
+}
+
+// Prepare returns s's snapshot with the members' personal data still in
+// clear, and where it is to be sealed: the part of Encode that must see s
+// at one sequence, without the seals (snapshot_seal.go). O(state), the cost
+// of Encode(nil); it only reads s. The Prepared holds no reference to s:
+// it may be sealed on another goroutine while s moves on.
+func (s *State) Prepare() (*Prepared, error) {
+	w := &snapWriter{buf: []byte(snapMagic), spots: []sealSpot{}}
+	data, err := s.encode(w)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{clear: data, spots: w.spots}, nil
 }
 
 // encode writes s's snapshot with w, whose layout flags say which version
@@ -120,20 +138,17 @@ func (w *snapWriter) index(s *State, names []string) ([]byte, error) {
 	if w.old() {
 		return s.ix.MarshalBinary()
 	}
-	masked, err := w.records(s, names)
-	if err != nil {
-		return nil, err
-	}
+	masked := w.records(s, names)
 	return s.ix.AppendMasked(nil, func(n uint32) bool { return masked[n] })
 }
 
 // snapWriter appends the snapshot encoding.
 type snapWriter struct {
-	buf []byte
-	kr  Keyring // seals the members' personal data; nil: in clear
-	v5  bool    // write the RWSNAP5 layout (tests only): no voided submissions, no schedules
-	v6  bool    // write the RWSNAP6 layout (tests only): no schedules
-	v7  bool    // write the RWSNAP7 layout (tests only): personal data in clear
+	buf   []byte
+	spots []sealSpot // the records to seal (Prepared); nil: none recorded (old layouts)
+	v5    bool       // write the RWSNAP5 layout (tests only): no voided submissions, no schedules
+	v6    bool       // write the RWSNAP6 layout (tests only): no schedules
+	v7    bool       // write the RWSNAP7 layout (tests only): personal data in clear
 }
 
 // old reports whether w writes a layout before RWSNAP8 (tests only).

@@ -85,7 +85,7 @@ type personal struct {
 // personalData gathers s's personal data. O(members with some + aliases
 // + handles); nothing per member that has none.
 func (s *State) personalData(names []string) *personal {
-	p := &personal{profiles: slices.Sorted(maps.Keys(s.profiles))}
+	p := &personal{profiles: slices.Sorted(maps.Keys(s.profiles)), aliases: make([]recAlias, 0, s.ix.NumAliases())}
 	s.ix.EachLinked(func(n uint32, name string, owner uint32) {
 		if !IsPseudonym(name) && !isStandIn(name) {
 			p.aliases = append(p.aliases, recAlias{owner: owner, n: n, name: name})
@@ -134,9 +134,11 @@ type record struct {
 	finals  []recFinal
 }
 
-// records returns p's records by handle ascending. O(len of p's lists).
-func (p *personal) records(s *State) []record {
-	var out []record
+// records calls fn with p's records by handle ascending, one at a time
+// (a million records are not held at once), their profiles not filled
+// in (the caller looks them up where has is set). O(len of p's lists).
+func (p *personal) records(fn func(r *record)) {
+	var r record // one for all: fn's pointer would make one per record escape
 	i, j, k := 0, 0, 0
 	for i < len(p.profiles) || j < len(p.aliases) || k < len(p.finals) {
 		h := uint32(math.MaxUint32)
@@ -149,9 +151,9 @@ func (p *personal) records(s *State) []record {
 		if k < len(p.finals) {
 			h = min(h, p.finals[k].owner)
 		}
-		r := record{h: h}
+		r = record{h: h}
 		if i < len(p.profiles) && p.profiles[i] == h {
-			r.has, r.profile = true, s.profiles[h]
+			r.has = true
 			i++
 		}
 		j0, k0 := j, k
@@ -162,34 +164,34 @@ func (p *personal) records(s *State) []record {
 			k++
 		}
 		r.aliases, r.finals = p.aliases[j0:j], p.finals[k0:k]
-		out = append(out, r)
+		fn(&r)
 	}
-	return out
 }
 
 // records writes the records section and returns which alias numbers it
 // holds (masked in the identity index), as a slice indexed by number.
-func (w *snapWriter) records(s *State, names []string) ([]bool, error) {
-	recs := s.personalData(names).records(s)
+func (w *snapWriter) records(s *State, names []string) []bool {
+	p := s.personalData(names)
 	masked := make([]bool, s.ix.NumAliases())
-	w.uint(uint64(len(recs)))
+	n := 0
+	p.records(func(*record) { n++ })
+	w.uint(uint64(n))
 	body := &snapWriter{}
-	for i := range recs {
-		for _, a := range recs[i].aliases {
+	p.records(func(r *record) {
+		r.profile = s.profiles[r.h]
+		for _, a := range r.aliases {
 			masked[a.n] = true
 		}
-		owner, _ := s.ix.Name(recs[i].h)
-		if err := w.record(&recs[i], owner, body); err != nil {
-			return nil, err
-		}
-	}
-	return masked, nil
+		owner, _ := s.ix.Name(r.h)
+		w.record(r, owner, body)
+	})
+	return masked
 }
 
 // record writes one record: its shape in clear, then its personal fields
-// (body's scratch space), sealed under owner's key where any is personal
-// data and w has a Keyring.
-func (w *snapWriter) record(r *record, owner string, body *snapWriter) error {
+// (body's scratch space), in clear; where any is personal data, its place
+// in w.spots, for Prepared.Seal to seal it under owner's key.
+func (w *snapWriter) record(r *record, owner string, body *snapWriter) {
 	w.uint(uint64(r.h))
 	w.str(owner)
 	w.uint(b2u(r.has))
@@ -217,18 +219,11 @@ func (w *snapWriter) record(r *record, owner string, body *snapWriter) error {
 			personal = personal || !blank(f.p)
 		}
 	}
-	if !personal || w.kr == nil {
-		w.uint(recClear)
-		w.bytes(body.buf)
-		return nil
+	if personal { // sealed by Prepared.Seal where it has a Keyring
+		w.spots = append(w.spots, sealSpot{at: len(w.buf), owner: owner})
 	}
-	sealed, err := w.kr.Seal(owner, body.buf)
-	if err != nil {
-		return fmt.Errorf("ledger: sealing a member's personal data: %w", err)
-	}
-	w.uint(recSealed)
-	w.bytes(sealed)
-	return nil
+	w.uint(recClear)
+	w.bytes(body.buf)
 }
 
 func (w *snapWriter) profile(p Profile) {

@@ -1,7 +1,11 @@
 package shred
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -51,15 +55,7 @@ func personalState(b *testing.B, n int) *ledger.State {
 func BenchmarkSnapshotRing(b *testing.B) {
 	const n = 100_000
 	st := personalState(b, n)
-	k := New(nil, 1) // no stream: every key is cached
-	for m := range n {
-		key := make([]byte, keyLen)
-		_, _ = rand.Read(key)
-		k.cache[entry("t", "m"+strconv.Itoa(m))] = key
-	}
-	if _, err := st.Encode(k.Ring("t")); err != nil { // prepares the keys, as a running node has
-		b.Fatal(err)
-	}
+	k := cachedKeys(b, st, n)
 	for _, c := range []struct {
 		name string
 		kr   ledger.Keyring
@@ -85,4 +81,116 @@ func BenchmarkSnapshotRing(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cachedKeys returns Keys (no stream) caching a key for each of st's n
+// members, prepared by a first snapshot, as a running node's are.
+func cachedKeys(b *testing.B, st *ledger.State, n int) *Keys {
+	k := New(nil, 1)
+	for m := range n {
+		key := make([]byte, keyLen)
+		_, _ = rand.Read(key)
+		k.cache[entry("t", "m"+strconv.Itoa(m))] = key
+	}
+	if _, err := st.Encode(k.Ring("t")); err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+// BenchmarkSnapshotApplyBlocking times what a tenant's replica waits for
+// when it snapshots a state whose N members all have a profile and an
+// alias, before and after the seals left the apply path: encode-sealed is
+// State.Encode with the Ring (what apply waited for), prepare is
+// State.Prepare (what it waits for now, the first snapshot after a start
+// and every later one alike: nothing is cached between snapshots), and
+// saver-seal is Prepared.Seal with the Ring (the saver goroutine's part).
+// N=1e6 needs some GB and minutes of setup: -bench 'ApplyBlocking/N=1e6'.
+//
+//	go test ./internal/shred -run '^$' -bench SnapshotApplyBlocking -benchtime 3x -count 5
+func BenchmarkSnapshotApplyBlocking(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("N=1e%d", len(strconv.Itoa(n))-1), func(b *testing.B) {
+			st := personalState(b, n)
+			ring := cachedKeys(b, st, n).Ring("t")
+			p, err := st.Prepare()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range []struct {
+				name string
+				run  func() error
+			}{
+				{"encode-sealed", func() error { _, err := st.Encode(ring); return err }},
+				{"prepare", func() error { _, err := st.Prepare(); return err }},
+				{"saver-seal", func() error { _, err := p.Seal(ring); return err }},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := c.run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// oldNonce is how a seal derived its nonce before its HMAC states were
+// precomputed: the member's entry name hashed (the prepared key's lookup),
+// then hmac.New per seal. The peer of BenchmarkSealNonce.
+func oldNonce(nk, nonce []byte, tenant, owner string, plaintext []byte) {
+	_ = entry(tenant, owner)
+	ad := associated(tenant, owner)
+	m := hmac.New(sha256.New, nk)
+	var n [binary.MaxVarintLen64]byte
+	m.Write(n[:binary.PutUvarint(n[:], uint64(len(ad)))])
+	m.Write(ad)
+	m.Write(plaintext)
+	var sum [sha256.Size]byte
+	copy(nonce, m.Sum(sum[:0]))
+}
+
+// BenchmarkSealNonce times one record's nonce, as a seal derived it
+// before (hmac.New and the entry name's SHA-256) and now (precomputed
+// HMAC states), and a whole seal now (Ring.Seal, key cached).
+//
+//	go test ./internal/shred -run '^$' -bench SealNonce -count 5
+func BenchmarkSealNonce(b *testing.B) {
+	raw := make([]byte, keyLen)
+	_, _ = rand.Read(raw)
+	p, err := prepare(raw, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := hmac.New(sha256.New, raw)
+	m.Write([]byte(nonceLabel))
+	nk := m.Sum(nil)
+	pt := []byte("\x0bPlayer m42\x00\x02MT\x14email:m42@mail.example")
+	nonce := make([]byte, 12)
+	b.Run("before=hmac.New", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			oldNonce(nk, nonce, "t", "m42", pt)
+		}
+	})
+	b.Run("after=precomputed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = p.nonceOf(nonce, associated("t", "m42"), pt)
+		}
+	})
+	k := New(nil, 1)
+	k.cache[entry("t", "m42")] = raw
+	ring := k.Ring("t")
+	b.Run("after=whole-seal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ring.Seal("m42", pt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -3,7 +3,10 @@ package shred
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +53,31 @@ func TestRingSealsAlike(t *testing.T) {
 	}
 	if (*Keys)(nil).Ring("t") != nil {
 		t.Fatal("a nil Keys' ring is not nil")
+	}
+}
+
+// TestNonceOfIsHMAC: the nonce from the precomputed HMAC states is
+// crypto/hmac's, so snapshots seal to the bytes they sealed to before.
+func TestNonceOfIsHMAC(t *testing.T) {
+	raw := bytes.Repeat([]byte{7}, keyLen)
+	p, err := prepare(raw, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := hmac.New(sha256.New, raw)
+	m.Write([]byte(nonceLabel))
+	for _, pt := range []string{"", "Ada", strings.Repeat("long profile ", 20)} {
+		ad := associated("t", "ada")
+		h := hmac.New(sha256.New, m.Sum(nil))
+		h.Write([]byte{byte(len(ad))})
+		h.Write(ad)
+		h.Write([]byte(pt))
+		got := make([]byte, 12)
+		if err := p.nonceOf(got, ad, []byte(pt)); err != nil {
+			t.Fatal(err)
+		}
+		if want := h.Sum(nil)[:12]; !bytes.Equal(got, want) {
+			t.Errorf("plaintext %q: nonce %x, HMAC %x", pt, got, want)
+		}
 	}
 }

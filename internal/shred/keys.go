@@ -33,16 +33,17 @@ type Keys struct {
 	replicas int
 
 	mu    sync.Mutex
-	s     jetstream.Stream     // nil until the stream is opened (stream)
-	cache map[string][]byte    // entry name → key
-	prep  map[string]*prepared // entry name → its cached key made ready for snapshots (fixed.go)
+	s     jetstream.Stream                // nil until the stream is opened (stream)
+	cache map[string][]byte               // entry name → key
+	prep  map[string]map[string]*prepared // tenant → member → its cached key made ready for snapshots (fixed.go)
+	gen   uint64                          // bumped where a cached key is replaced: older prepared keys are stale
 }
 
 // New returns the keys in js's stream Stream, which it creates with
 // replicas copies (at least one) on first use: a gateway that never seals
 // anything never needs it.
 func New(js jetstream.JetStream, replicas int) *Keys {
-	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}, prep: map[string]*prepared{}}
+	return &Keys{js: js, replicas: max(replicas, 1), cache: map[string][]byte{}, prep: map[string]map[string]*prepared{}}
 }
 
 // Open returns New(js, replicas) with its stream opened.
@@ -166,6 +167,9 @@ func (k *Keys) create(ctx context.Context, s jetstream.Stream, name string, mode
 func (k *Keys) remember(name string, key []byte) []byte {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if old, ok := k.cache[name]; ok && string(old) != string(key) {
+		k.gen++ // the member's prepared key, wherever it is, is stale (fixed.go)
+	}
 	k.cache[name] = key
 	return key
 }
@@ -276,7 +280,7 @@ func (k *Keys) Forget(tenant string, owners ...string) {
 	defer k.mu.Unlock()
 	for _, o := range owners {
 		delete(k.cache, entry(tenant, o))
-		delete(k.prep, entry(tenant, o))
+		delete(k.prep[tenant], o)
 	}
 }
 
