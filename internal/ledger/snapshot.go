@@ -531,10 +531,14 @@ func (r *snapReader) voided(d *disputes) {
 }
 
 // history reads a board's history points into the ring a board that
-// recorded next points in all would have, at their absolute places.
+// recorded next points in all would have, at their absolute places. That
+// ring is full (the writer writes every point it keeps: as many as next
+// or the ring's capacity allow), so n must be exactly that many: fewer
+// would leave empty points that the state's own encoding writes and no
+// decoding accepts (a fuzzed input found it).
 func (r *snapReader) history(hs *history) {
 	next, n := r.uint(), r.count()
-	if r.err != nil || uint64(n) > next || n > capFor(next) {
+	if r.err != nil || uint64(n) != min(next, uint64(capFor(next))) {
 		r.fail("history")
 		return
 	}
