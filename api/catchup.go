@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -17,10 +18,10 @@ func newGate(reg *prometheus.Registry, h *hub.Hub, wait time.Duration) *catchup.
 	g := catchup.New(h, wait)
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_reads_catching_up",
-			Help: "Reads and subscriptions that found nothing and wait, bounded, for this node's replica to apply what the tenant's stream held when they asked."},
+			Help: "Reads, subscriptions and board writes that found nothing and wait, bounded, for this node's replica to apply what the tenant's stream held when they asked."},
 			func() float64 { return float64(g.Stats().Waiting) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_reads_behind_total",
-			Help: "Reads and subscriptions answered unavailable because this node's replica did not catch up with the tenant's stream in time (a not found it could not vouch for)."},
+			Help: "Reads, subscriptions and board writes answered unavailable because this node's replica did not catch up with the tenant's stream in time (a not found it could not vouch for)."},
 			func() float64 { return float64(g.Stats().Behind) }))
 	return g
 }
@@ -37,4 +38,18 @@ func (s *Server) read(r *http.Request, err error, again func() error) error {
 		return err
 	}
 	return s.fresh.Retry(r.Context(), tenant, err, again)
+}
+
+// boardApplied vouches, before a write to an existing board publishes
+// anything, that the board exists here: where this node's replica has not
+// applied the board yet, the write waits as a read does (internal/catchup)
+// and answers not found only once this node has applied all its tenant's
+// stream held when it asked, else unavailable. The hub's own check before
+// publishing (which answers a plain not found) then sees the caught-up
+// replica. Nothing is published before it answers, so a client's retry of
+// a write it refused is always safe, with or without an idempotency id.
+// Not found from apply (a member or qid unknown at the event's place in the
+// stream) is the stream's answer and is never retried.
+func (s *Server) boardApplied(ctx context.Context, tenant, board string) error {
+	return s.fresh.Read(ctx, tenant, func() error { _, err := s.hub.Board(tenant, board); return err })
 }

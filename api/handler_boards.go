@@ -120,6 +120,9 @@ func (s *Server) boardAction(w http.ResponseWriter, r *http.Request, answer func
 	if err != nil {
 		return err
 	}
+	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, name); err != nil {
+		return err
+	}
 	if err := act(r.Context(), scopeOf(r).Tenant, name); err != nil {
 		return err
 	}
@@ -134,6 +137,9 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	}
 	m, err := memberParam(r, "member")
 	if err != nil {
+		return err
+	}
+	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, name); err != nil {
 		return err
 	}
 	if err := s.hub.RemoveMember(r.Context(), scopeOf(r).Tenant, name, m); err != nil {

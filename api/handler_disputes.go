@@ -42,6 +42,9 @@ func (s *Server) void(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("seq: required, the seq a submission's result carried (1 or more)")
 	}
 	sc := scopeOf(r)
+	if err := s.boardApplied(r.Context(), sc.Tenant, name); err != nil {
+		return err
+	}
 	a, err := s.hub.Disputes().Void(r.Context(), sc.Tenant, hub.Amendment{Board: name, Reason: body.Reason, Sub: sc.Subject}, body.Seq)
 	if err != nil {
 		return err
@@ -69,6 +72,9 @@ func (s *Server) amendment(withMember bool, act amendFunc) handlerFunc {
 			return err
 		}
 		sc := scopeOf(r)
+		if err := s.boardApplied(r.Context(), sc.Tenant, name); err != nil {
+			return err
+		}
 		a, err := act(r.Context(), sc.Tenant, hub.Amendment{Board: name, Member: body.Member, Reason: body.Reason, Sub: sc.Subject})
 		if err != nil {
 			return err

@@ -52,6 +52,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, d.Board); err != nil {
+		return err
+	}
 	res, err := s.hub.Disputes().Approve(r.Context(), scopeOf(r).Tenant, d)
 	if err != nil {
 		return err
@@ -65,6 +68,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) reject(w http.ResponseWriter, r *http.Request) error {
 	d, err := decisionOf(r)
 	if err != nil {
+		return err
+	}
+	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, d.Board); err != nil {
 		return err
 	}
 	if err := s.hub.Disputes().Reject(r.Context(), scopeOf(r).Tenant, d); err != nil {

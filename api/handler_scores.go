@@ -46,6 +46,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limits.allow(tenant, len(items)); err != nil {
 		return err
 	}
+	if err := s.boardApplied(r.Context(), tenant, name); err != nil {
+		return err
+	}
 	results, err := s.hub.Submit(r.Context(), tenant, name, items)
 	if err != nil {
 		return err
