@@ -12,29 +12,25 @@ import (
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
-// Following a tenant's stream. A replica reads its stream through an
-// ephemeral pull consumer of its own (AckNone, in memory, one replica),
-// which lives on one server of the stream's peers. The consumer is lost
-// when that server dies, when the server deletes it, or when its messages
-// stop for any other reason; the replica must then notice within about a
-// second and go on from the next sequence, or every write acknowledged in
-// the meantime waits for an apply that never comes.
+// Following a tenant's stream. A replica reads its stream through an ephemeral pull consumer of its
+// own (AckNone, in memory, one replica), which lives on one server of the stream's peers. The consumer
+// is lost when that server dies, when the server deletes it, or when its messages stop for any other
+// reason; the replica must then notice within about a second and go on from the next sequence, or every
+// write acknowledged in the meantime waits for an apply that never comes.
 //
-// So the fetcher owns its consumer's whole life: it creates a consumer
-// that starts after the last sequence it handed to apply, reads it, and on
-// any error of the iterator (a missed heartbeat, the consumer deleted, a
-// gap in the consumer's delivery sequence, the connection closed) or a
-// stall (below) stops it and creates another, each attempt bounded by
-// callTimeout, with backoff between failed attempts. nats.go's ordered
-// consumer does the same but waits 1 to 10 s between attempts, each
-// attempt up to 10 s, and gives the caller no say: measured, that turned
-// a 1 s failover into a 12 s write gap.
+// So the fetcher owns its consumer's whole life: it creates a consumer that starts after the last
+// sequence it handed to apply, reads it, and on any error of the iterator (a missed heartbeat, the
+// consumer deleted, a gap in the consumer's delivery sequence, the connection closed) or a stall
+// (below) stops it and creates another, each attempt bounded by callTimeout, with backoff between
+// failed attempts. nats.go's ordered consumer does the same but waits 1 to 10 s between attempts, each
+// attempt up to 10 s, and gives the caller no say: measured, that turned a 1 s failover into a 12 s
+// write gap.
 //
-// A stall is a consumer that answers heartbeats but does not deliver
-// what JetStream acknowledged to this node's own writes: the fetcher has
-// waited in Next for stallAfter while a sequence past the last one fetched
-// is known to be stored. The watchdog stops the consumer, and the fetcher
-// replaces it.
+// A stall is a consumer that answers heartbeats but does not deliver what the stream is known to hold:
+// the fetcher has waited in Next for stallAfter while a sequence past the last one fetched is known to
+// be stored, from JetStream's acks to this node's own writes or from the stream's last sequence as a
+// readiness probe read it (NoteStreamLast), so that a node that takes no writes notices too. The
+// watchdog stops the consumer, and the fetcher replaces it.
 
 const (
 	stallAfter    = 1500 * time.Millisecond // a fetcher idle this long behind a known stored sequence is stalled
@@ -52,7 +48,7 @@ var errDeliveryGap = errors.New("consumer delivery sequence skipped")
 // and the watchdog. All fields are atomic.
 type follower struct {
 	fetched atomic.Uint64 // stream sequence last handed to apply
-	stored  atomic.Uint64 // highest sequence JetStream acknowledged to this node's writes
+	stored  atomic.Uint64 // highest sequence known stored: acks to this node's writes, NoteStreamLast
 	waiting atomic.Int64  // unix ns since the fetcher waits in Next; 0 while it is not waiting
 	made    atomic.Uint64 // consumers created: names them; more than one means one was replaced
 }
@@ -64,6 +60,15 @@ func (f *follower) noteStored(seq uint64) {
 		if seq <= cur || f.stored.CompareAndSwap(cur, seq) {
 			return
 		}
+	}
+}
+
+// NoteStreamLast tells tenant's replica, where it is open here, that its stream holds seq (the stream's
+// last sequence, as cmd/gateway's readiness prober reads it every 0.5 s): the watchdog then replaces a
+// consumer that delivers nothing while behind it, on a node that takes no writes too. O(1).
+func NoteStreamLast(h *Hub, tenant string, seq uint64) {
+	if r := h.reg.lookup(tenant); r != nil {
+		r.follow.noteStored(seq)
 	}
 }
 
@@ -122,8 +127,7 @@ func (sl *streamLog) follow(ctx context.Context, r *replica, msgs jetstream.Mess
 	}
 }
 
-// reconsume creates a consumer, retrying with backoff until one is made or
-// ctx ends (nil).
+// reconsume creates a consumer, retrying with backoff until one is made or ctx ends (nil).
 func (sl *streamLog) reconsume(ctx context.Context, r *replica) (jetstream.MessagesContext, string) {
 	wait := followBackoff
 	for {
@@ -147,9 +151,8 @@ func (sl *streamLog) reconsume(ctx context.Context, r *replica) (jetstream.Messa
 	}
 }
 
-// dropConsumer deletes a replaced consumer, bounded by callTimeout; one
-// that cannot be deleted now (its server is down) is removed by the
-// server after consumerIdle.
+// dropConsumer deletes a replaced consumer, bounded by callTimeout; one that cannot be deleted now
+// (its server is down) is removed by the server after consumerIdle.
 func (sl *streamLog) dropConsumer(r *replica, name string) {
 	if sl.ctx.Err() != nil {
 		return // Close: the connection drains, and the server forgets it
@@ -159,8 +162,8 @@ func (sl *streamLog) dropConsumer(r *replica, name string) {
 	_ = sl.api.do(func() error { return sl.js.DeleteConsumer(ctx, r.stream, name) })
 }
 
-// readConsumer hands msgs' events to evs until the iterator fails, its
-// delivery skips, the watchdog stops it, or ctx ends. It returns why.
+// readConsumer hands msgs' events to evs until the iterator fails, its delivery skips, the watchdog
+// stops it, or ctx ends. It returns why.
 func (sl *streamLog) readConsumer(ctx context.Context, r *replica, msgs jetstream.MessagesContext, evs chan<- delivery) error {
 	stopWatch := sl.watch(ctx, r, msgs)
 	defer stopWatch()
@@ -203,9 +206,8 @@ func (sl *streamLog) readConsumer(ctx context.Context, r *replica, msgs jetstrea
 	}
 }
 
-// watch starts the watchdog of one consumer: it stops msgs when the
-// fetcher stalls (see the file comment). The returned func stops it and
-// waits for it.
+// watch starts the watchdog of one consumer: it stops msgs when the fetcher stalls (see the file
+// comment). The returned func stops it and waits for it.
 func (sl *streamLog) watch(ctx context.Context, r *replica, msgs jetstream.MessagesContext) func() {
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -145,6 +145,10 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			out[i].Last, out[i].Leader = p.leader(ctx, out[i].Name)
+			// The replica's watchdog replaces a consumer that delivers nothing
+			// while its stream is ahead of it, even on a node that takes no
+			// writes (hub/follow.go): it learns how far ahead here.
+			hub.NoteStreamLast(p.h, out[i].Name, out[i].Last)
 		})
 	}
 	wg.Wait()
