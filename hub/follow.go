@@ -22,15 +22,13 @@ import (
 // sequence it handed to apply, reads it, and on any error of the iterator (a missed heartbeat, the
 // consumer deleted, a gap in the consumer's delivery sequence, the connection closed) or a stall
 // (below) stops it and creates another, each attempt bounded by callTimeout, with backoff between
-// failed attempts. nats.go's ordered consumer does the same but waits 1 to 10 s between attempts, each
-// attempt up to 10 s, and gives the caller no say: measured, that turned a 1 s failover into a 12 s
-// write gap.
+// failed attempts. nats.go's ordered consumer waits 1 to 10 s between attempts, each up to 10 s, and
+// gives the caller no say: measured, that turned a 1 s failover into a 12 s write gap.
 //
-// A stall is a consumer that answers heartbeats but does not deliver what the stream is known to hold:
-// the fetcher has waited in Next for stallAfter while a sequence past the last one fetched is known to
-// be stored, from JetStream's acks to this node's own writes or from the stream's last sequence as a
-// readiness probe read it (NoteStreamLast), so that a node that takes no writes notices too. The
-// watchdog stops the consumer, and the fetcher replaces it.
+// A stall: for stallAfter the fetcher has waited in Next behind a sequence known stored (acks to this
+// node's writes; the stream's last, read by a readiness probe: NoteStreamLast, so a node that takes no
+// writes notices too), counted from when it fell behind: an idle replica told of a write just before
+// its consumer delivers it is not stalled. The watchdog stops the consumer; the fetcher replaces it.
 
 const (
 	stallAfter    = 1500 * time.Millisecond // a fetcher idle this long behind a known stored sequence is stalled
@@ -40,43 +38,47 @@ const (
 	consumerIdle  = 30 * time.Second        // the server deletes a consumer nobody pulls from after this
 )
 
-// errDeliveryGap is a consumer whose delivery sequence skipped: a message
-// was lost between server and client, so the consumer is replaced.
+// errDeliveryGap is a consumer whose delivery sequence skipped: a message was lost between server and
+// client, so the consumer is replaced.
 var errDeliveryGap = errors.New("consumer delivery sequence skipped")
 
-// follower is a replica's position in its stream, shared by its fetcher
-// and the watchdog. All fields are atomic.
+// follower is a replica's position in its stream, shared by its fetcher and the watchdog. All atomic.
 type follower struct {
 	fetched atomic.Uint64 // stream sequence last handed to apply
 	stored  atomic.Uint64 // highest sequence known stored: acks to this node's writes, NoteStreamLast
 	waiting atomic.Int64  // unix ns since the fetcher waits in Next; 0 while it is not waiting
+	behind  atomic.Int64  // unix ns since stored passed fetched, set when a caught-up replica learns of more
 	made    atomic.Uint64 // consumers created: names them; more than one means one was replaced
 }
 
-// noteStored records that JetStream stored seq for this node's write.
+// noteStored records that the stream stored seq (this node's write, or NoteStreamLast).
 func (f *follower) noteStored(seq uint64) {
 	for {
 		cur := f.stored.Load()
-		if seq <= cur || f.stored.CompareAndSwap(cur, seq) {
+		if seq <= cur {
+			return
+		}
+		if f.stored.CompareAndSwap(cur, seq) {
+			if at := f.fetched.Load(); cur <= at && seq > at { // it was caught up: behind from now
+				f.behind.Store(time.Now().UnixNano())
+			}
 			return
 		}
 	}
 }
 
-// NoteStreamLast tells tenant's replica, where it is open here, that its stream holds seq (the stream's
-// last sequence, as cmd/gateway's readiness prober reads it every 0.5 s): the watchdog then replaces a
-// consumer that delivers nothing while behind it, on a node that takes no writes too. O(1).
+// NoteStreamLast tells tenant's replica, if open here, that its stream holds seq (cmd/gateway's prober
+// reads it every 0.5 s), so that its watchdog replaces a consumer that delivers nothing behind it. O(1).
 func NoteStreamLast(h *Hub, tenant string, seq uint64) {
 	if r := h.reg.lookup(tenant); r != nil {
 		r.follow.noteStored(seq)
 	}
 }
 
-// stalled reports whether the fetcher has waited in Next for stallAfter
-// while a stored sequence past the last fetched one is known.
+// stalled reports whether, for stallAfter, the fetcher has waited in Next and been behind a stored sequence.
 func (f *follower) stalled(now time.Time) bool {
-	since := f.waiting.Load()
-	return since != 0 && now.UnixNano()-since > int64(stallAfter) && f.stored.Load() > f.fetched.Load()
+	w := f.waiting.Load()
+	return w != 0 && now.UnixNano()-max(w, f.behind.Load()) > int64(stallAfter) && f.stored.Load() > f.fetched.Load()
 }
 
 // consume creates a consumer of r's stream (on this node's server where it can: clusterops.CreateLocal)
@@ -107,9 +109,8 @@ func (sl *streamLog) consume(ctx context.Context, r *replica) (jetstream.Message
 	return msgs, cons.CachedInfo().Name, nil
 }
 
-// follow feeds evs from msgs, replacing the consumer whenever it breaks or
-// stalls, until ctx ends; then it closes evs. It runs on the fetcher
-// goroutine and owns every consumer it creates.
+// follow feeds evs from msgs, replacing the consumer whenever it breaks or stalls, until ctx ends; then
+// it closes evs. It runs on the fetcher goroutine and owns every consumer it creates.
 func (sl *streamLog) follow(ctx context.Context, r *replica, msgs jetstream.MessagesContext, name string, evs chan<- delivery) {
 	defer close(evs)
 	for {
