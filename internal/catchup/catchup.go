@@ -10,6 +10,9 @@
 // answer, the read answers unavailable (retryable: a client moves to
 // another gateway), never not found.
 //
+// The API holds a write to an existing board the same way, checking the
+// board through Read before the write publishes anything (api/catchup.go).
+//
 // A read that finds what it looks for costs nothing more. Only the reading
 // tenant's own stream is asked and waited for, so one tenant's lag neither
 // delays another tenant's answers nor tells it anything.
