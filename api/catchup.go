@@ -50,6 +50,13 @@ func (s *Server) read(r *http.Request, err error, again func() error) error {
 // a write it refused is always safe, with or without an idempotency id.
 // Not found from apply (a member or qid unknown at the event's place in the
 // stream) is the stream's answer and is never retried.
+//
+// A not found vouched for this way is left to the write itself, so that
+// its own checks answer in their order (a bad body before an unknown board).
 func (s *Server) boardApplied(ctx context.Context, tenant, board string) error {
-	return s.fresh.Read(ctx, tenant, func() error { _, err := s.hub.Board(tenant, board); return err })
+	err := s.fresh.Read(ctx, tenant, func() error { _, err := s.hub.Board(tenant, board); return err })
+	if errors.Is(err, hub.ErrNotFound) {
+		return nil // caught up: the hub's check before publishing answers truthfully
+	}
+	return err
 }
