@@ -163,8 +163,7 @@ func (sl *streamLog) dropConsumer(r *replica, name string) {
 	_ = sl.api.do(func() error { return sl.js.DeleteConsumer(ctx, r.stream, name) })
 }
 
-// readConsumer hands msgs' events to evs until the iterator fails, its delivery skips, the watchdog
-// stops it, or ctx ends. It returns why.
+// readConsumer hands msgs' events to evs until its delivery fails or skips, or it stalls: it returns why.
 func (sl *streamLog) readConsumer(ctx context.Context, r *replica, msgs jetstream.MessagesContext, evs chan<- delivery) error {
 	stopWatch := sl.watch(ctx, r, msgs)
 	defer stopWatch()
