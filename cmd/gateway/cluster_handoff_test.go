@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -322,23 +321,7 @@ func sigterm(t *testing.T, n *clusterNode) time.Duration {
 // sigtermErr sends n SIGTERM and returns how long it took to exit, or why
 // it did not exit cleanly within 20 s. Safe from any goroutine.
 func sigtermErr(n *clusterNode) (time.Duration, error) {
-	start := time.Now()
-	if err := n.p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return 0, err
-	}
-	select {
-	case err := <-n.p.done:
-		n.p.done <- err
-		if err != nil {
-			return 0, fmt.Errorf("exit after SIGTERM: %v; its log:\n%s", err, n.p.report())
-		}
-	case <-time.After(20 * time.Second):
-		_ = n.p.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, into the log
-		err := <-n.p.done
-		n.p.done <- err
-		return 0, fmt.Errorf("not exited 20 s after SIGTERM; its log and goroutines:\n%s", n.p.tail())
-	}
-	return time.Since(start), nil
+	return sigtermWithin(n.p, 20*time.Second)
 }
 
 // stopAllWithin sends every node SIGTERM at once and fails unless each

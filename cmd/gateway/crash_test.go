@@ -128,13 +128,12 @@ func topAll(t *testing.T, p *proc, tok string) []row {
 	return page.Rows
 }
 
+// stop sends p SIGTERM and fails the test unless it exits cleanly within
+// stopBound (sigtermWithin says why, with the goroutines of a hang).
 func stop(t *testing.T, p *proc) {
 	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	err := <-p.done
-	p.done <- err
-	if err != nil {
-		t.Fatalf("gateway exit: %v; its log from the first race report or panic on:\n%s", err, p.report())
+	if _, err := sigtermWithin(p, stopBound); err != nil {
+		t.Fatal(err)
 	}
 }
 
