@@ -136,7 +136,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, cfg, newLogger(cfg.LogFormat), stdout, nil); err != nil {
+	log := newLogger(cfg.LogFormat)
+	defer exitIfStuck(ctx, log)() // stopbound.go: a SIGTERM always ends the process
+	if err := run(ctx, cfg, log, stdout, nil); err != nil {
 		fmt.Fprintln(stderr, "gateway:", err)
 		return 1
 	}

@@ -85,10 +85,12 @@ type gateway struct {
 // onStop registers f to run at stop, before what was registered earlier.
 func (g *gateway) onStop(f func()) { g.stops = append(g.stops, f) }
 
-// stop runs the registered stops, last registered first.
+// stop runs the registered stops, last registered first, each within
+// stopStepBound (stopbound.go): a step that hangs is logged and given up,
+// and the process exits all the same.
 func (g *gateway) stop() {
 	for i := len(g.stops) - 1; i >= 0; i-- {
-		g.stops[i]()
+		runBounded(g.log, g.stops[i], stopStepBound)
 	}
 }
 
