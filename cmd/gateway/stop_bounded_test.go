@@ -43,6 +43,9 @@ func sigtermWithin(p *proc, bound time.Duration) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("exit after SIGTERM: %v; its log from the first race report or panic on:\n%s", err, p.report())
 		}
+		if gave := p.logged(gaveUp); len(gave) > 0 {
+			return 0, fmt.Errorf("%w: pid %d exited but gave up a stop step: %s\n%s", errHung, p.cmd.Process.Pid, strings.Join(gave, "\n"), p.saved())
+		}
 		return time.Since(start), nil
 	case <-time.After(bound):
 	}
@@ -61,6 +64,17 @@ func (p *proc) hungDump() string {
 	case <-time.After(20 * time.Second):
 		_ = p.cmd.Process.Kill()
 	}
+	return p.saved()
+}
+
+// gaveUp matches the gateway's log lines of a shutdown that gave up a step
+// or the whole wait (stopbound.go).
+var gaveUp = regexp.MustCompile(`shutdown step gave up|shutdown not finished`)
+
+// saved saves p's whole log (with any goroutine dump) to a file and
+// returns where, with the log's last lines and the dump's goroutines (or
+// grouped stacks' lines) in shutdownPackages.
+func (p *proc) saved() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	file := filepath.Join(os.TempDir(), fmt.Sprintf("rankwire-hung-%d-%d.log", p.cmd.Process.Pid, time.Now().Unix()))
@@ -68,8 +82,11 @@ func (p *proc) hungDump() string {
 		file = "(not saved: " + err.Error() + ")"
 	}
 	log, stacks := splitDump(p.log)
+	// The gateway's own dump is pprof's grouped form, in the log: its
+	// frames' lines.
+	frames := goroutinesIn(log, shutdownPackages)
 	return fmt.Sprintf("whole log and dump in %s; the log's last lines:\n%s\n\nits goroutines in the gateway and JetStream (of %d):\n%s",
-		file, strings.Join(log[max(0, len(log)-60):], "\n"), len(stacks), strings.Join(goroutinesIn(stacks, shutdownPackages), "\n\n"))
+		file, strings.Join(log[max(0, len(log)-60):], "\n"), len(stacks), strings.Join(append(frames, goroutinesIn(stacks, shutdownPackages)...), "\n\n"))
 }
 
 // TestWholeClusterStop stops all three nodes of a cluster together, with
