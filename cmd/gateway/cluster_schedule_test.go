@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,19 +107,7 @@ func TestClusterScheduleFiresOnce(t *testing.T) {
 		}
 	}
 
-	for _, n := range c.nodes { // every node down, its snapshot written
-		if err := n.p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, n := range c.nodes {
-		select {
-		case err := <-n.p.done:
-			n.p.done <- err
-		case <-time.After(30 * time.Second):
-			t.Fatalf("node %d: no exit 30 s after SIGTERM", i+1)
-		}
-	}
+	stopAllWithin(t, c.nodes, 20*time.Second) // every node down, its snapshot written
 	addrs := make([]chan string, len(c.nodes))
 	for i, n := range c.nodes {
 		addrs[i] = n.launch(t)

@@ -32,10 +32,15 @@ func TestSIGTERMClosesWebSockets(t *testing.T) {
 	if code := websocket.CloseStatus(err); code != websocket.StatusGoingAway {
 		t.Errorf("close %v (%v), want 1001", code, err)
 	}
-	if err := <-p.done; err != nil {
-		t.Errorf("exit after SIGTERM: %v", err)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(stopBound):
+		t.Errorf("%v: no exit %v after SIGTERM; %s", errHung, stopBound, p.hungDump())
 	}
-	p.done <- nil
 }
 
 // TestWebSocketOutlivesHTTPTimeouts: --idle-timeout and --read-timeout
