@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"reflect"
@@ -20,6 +21,10 @@ import (
 // the snapshots it did not write are rebuilt from the stream, which holds
 // every acknowledged submission.
 const stopStepBound = 15 * time.Second
+
+// dumpTo is where a shutdown that gives up writes the goroutines: the
+// process's stderr, where its log goes (a test's buffer in tests).
+var dumpTo io.Writer = os.Stderr
 
 // runBounded runs the stop step f and returns once it has returned or
 // bound has passed, whichever is first. It reports whether f finished. A
@@ -42,7 +47,7 @@ func runBounded(log *slog.Logger, f func(), bound time.Duration) bool {
 	log.Error("shutdown step gave up: still running after its bound; the process exits without it (its goroutines follow on stderr)",
 		"step", name, "bound", bound)
 	// The grouped form: one stack per distinct state, short enough for a log.
-	_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+	_ = pprof.Lookup("goroutine").WriteTo(dumpTo, 1)
 	return false
 }
 
@@ -83,7 +88,7 @@ func exitIfStuck(ctx context.Context, log *slog.Logger) (returned func()) {
 		case <-done:
 		case <-t.C:
 			log.Error("shutdown not finished: the process exits now (its goroutines follow on stderr)", "bound", hardStop)
-			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			_ = pprof.Lookup("goroutine").WriteTo(dumpTo, 1)
 			os.Exit(1)
 		}
 	}()

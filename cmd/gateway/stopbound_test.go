@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 // name; one that returns is waited for (issue 25: a gateway always exits
 // on SIGTERM).
 func TestRunBoundedGivesUpAHungStep(t *testing.T) {
-	var buf bytes.Buffer
+	var buf, dump bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
+	dumpTo = &dump
+	defer func() { dumpTo = os.Stderr }()
 	hang := make(chan struct{})
 	defer close(hang)
 	start := time.Now()
@@ -25,6 +28,9 @@ func TestRunBoundedGivesUpAHungStep(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "shutdown step gave up") || !strings.Contains(buf.String(), "TestRunBoundedGivesUpAHungStep.func") {
 		t.Fatalf("the log does not name the step given up: %q", buf.String())
+	}
+	if !strings.Contains(dump.String(), "TestRunBoundedGivesUpAHungStep") {
+		t.Fatalf("no goroutine dump showing the hung step: %q", dump.String())
 	}
 	buf.Reset()
 	ran := false
