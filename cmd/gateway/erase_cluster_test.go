@@ -233,27 +233,6 @@ func restartAll(t *testing.T, c *cluster) {
 
 // dirsHolding returns, for each node's data directory, the files that
 // hold one of needles.
-// outsideRaftBlocks returns the hits of got outside the message blocks of
-// Raft logs and logs those inside them: the documented limit of erasure on
-// a cluster (docs/SECURITY.md), for a destroyed key only (personal data is
-// sealed everywhere: the tests fail on any of it). A Raft log compacted
-// after the erasure (internal/raftcompact) forgets the entries, but
-// nats-server's file store rewrites a block's head only once the block is
-// over 2 MB and more than half dead, so a compacted entry's bytes may stay
-// in a small block until later entries retire it.
-func outsideRaftBlocks(t *testing.T, got []string) []string {
-	t.Helper()
-	var other []string
-	for _, f := range got {
-		if strings.Contains(f, string(filepath.Separator)+"_js_"+string(filepath.Separator)) && strings.Contains(f, ".blk holds") {
-			t.Logf("in a compacted Raft log's block (a documented limit): %s", f)
-			continue
-		}
-		other = append(other, f)
-	}
-	return other
-}
-
 func dirsHolding(t *testing.T, c *cluster, needles ...string) []string {
 	t.Helper()
 	var out []string
