@@ -64,6 +64,8 @@ func startCluster(t *testing.T) []*server.Server {
 // random placement gets two of three elsewhere), and leaves no consumer
 // it tried and dropped behind.
 func TestCreateLocalPlacesOnSelf(t *testing.T) {
+	defer func(n int) { localTries = n }(localTries)
+	localTries = 60 // (2/3)^60: no call in this test keeps a consumer elsewhere by the bound
 	srvs := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
