@@ -186,7 +186,23 @@ func probeWake(ctx context.Context, interval time.Duration, s *probeSeries) {
 func probePing(ctx context.Context, conn net.Conn, cfg ProbeConfig, s *probeSeries) error {
 	msg := make([]byte, cfg.Size)
 	buf := make([]byte, cfg.Size)
-	t := time.NewTicker(cfg.Interval)
+	return timedTicks(ctx, cfg.Interval, s, func() error {
+		if _, err := conn.Write(msg); err != nil {
+			return fmt.Errorf("probe: ping: %w", err)
+		}
+		if _, err := io.ReadFull(conn, buf); err != nil {
+			return fmt.Errorf("probe: pong: %w", err)
+		}
+		return nil
+	})
+}
+
+// timedTicks runs step every interval until ctx ends (nil) or step fails
+// (its error), recording how long each step took: the loop of every probe
+// that times an operation (the wake-up probe times a sleep's overshoot
+// instead).
+func timedTicks(ctx context.Context, interval time.Duration, s *probeSeries, step func() error) error {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -195,11 +211,8 @@ func probePing(ctx context.Context, conn net.Conn, cfg ProbeConfig, s *probeSeri
 		case <-t.C:
 		}
 		begin := time.Now()
-		if _, err := conn.Write(msg); err != nil {
-			return fmt.Errorf("probe: ping: %w", err)
-		}
-		if _, err := io.ReadFull(conn, buf); err != nil {
-			return fmt.Errorf("probe: pong: %w", err)
+		if err := step(); err != nil {
+			return err
 		}
 		s.add(time.Since(begin))
 	}

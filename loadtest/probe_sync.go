@@ -25,21 +25,13 @@ func probeSync(ctx context.Context, dir string, interval time.Duration, s *probe
 	defer os.Remove(f.Name())
 	defer f.Close()
 	buf := make([]byte, probeSyncSize)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		begin := time.Now()
+	return timedTicks(ctx, interval, s, func() error {
 		if _, err := f.Write(buf); err != nil {
 			return fmt.Errorf("probe: fsync file: %w", err)
 		}
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("probe: fsync: %w", err)
 		}
-		s.add(time.Since(begin))
-	}
+		return nil
+	})
 }
