@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rankwire/rankwire/internal/await"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
 // startRedis runs redis-server on a random loopback port without
@@ -29,13 +31,8 @@ func startRedis(t *testing.T) string {
 	case err != nil:
 		t.Skip("needs redis-server")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
+	port := strconv.Itoa(testport.Free(t)) // redis-server binds it by number (internal/testport says why not :0)
+	addr := net.JoinHostPort("127.0.0.1", port)
 	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--protected-mode", "no", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

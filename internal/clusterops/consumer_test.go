@@ -3,7 +3,6 @@ package clusterops
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/natsconf"
+	"github.com/rankwire/rankwire/internal/testport"
 )
 
 const testSecret = "a-test-cluster-secret-0123456789"
@@ -26,16 +26,9 @@ const testSecret = "a-test-cluster-secret-0123456789"
 func startCluster(t *testing.T) []*server.Server {
 	t.Helper()
 	var ports, routes []string
-	for range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
-		l.Close()
-	}
-	for _, p := range ports {
-		routes = append(routes, "nats://127.0.0.1:"+p)
+	for _, p := range testport.FreeN(t, 3) { // route listeners bind them by number (internal/testport says why not :0)
+		ports = append(ports, strconv.Itoa(p))
+		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(p))
 	}
 	pass, err := natsconf.NewSystemPassword()
 	if err != nil {
