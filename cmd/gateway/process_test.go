@@ -106,6 +106,53 @@ func (p *proc) report() string {
 	return strings.Join(p.log[from:min(len(p.log), from+120)], "\n")
 }
 
+// races returns the race reports in the process's log, split into those
+// with a frame of this module in one of the racing accesses (own) and
+// those wholly inside other modules (upstream: nats-server's own races,
+// which we cannot mend and must not let fail our tests). The goroutines'
+// "created at" stacks do not count: our code starts the embedded server,
+// so they name it for races that are not ours.
+func (p *proc) races() (own, upstream []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var report []string
+	inReport, access, ours := false, false, false
+	for _, l := range p.log {
+		switch {
+		case strings.Contains(l, "WARNING: DATA RACE"):
+			report, inReport, access, ours = []string{l}, true, false, false
+			continue
+		case !inReport:
+			continue
+		case strings.HasPrefix(l, "=================="):
+			if ours {
+				own = append(own, strings.Join(report, "\n"))
+			} else {
+				upstream = append(upstream, strings.Join(report, "\n"))
+			}
+			inReport = false
+			continue
+		}
+		report = append(report, l)
+		switch t := strings.TrimSpace(l); {
+		case strings.HasPrefix(t, "Goroutine ") && strings.HasSuffix(t, "created at:"):
+			access = false
+		case strings.HasSuffix(t, ":") && strings.Contains(t, " at 0x"):
+			access = true // "Read at 0x… by goroutine N:", "Previous write at …"
+		case access && (strings.HasPrefix(t, "github.com/rankwire/rankwire") || strings.HasPrefix(t, "main.")):
+			ours = true
+		}
+	}
+	if inReport { // cut off by a kill: judged on what it printed
+		if ours {
+			own = append(own, strings.Join(report, "\n"))
+		} else {
+			upstream = append(upstream, strings.Join(report, "\n"))
+		}
+	}
+	return own, upstream
+}
+
 var readyLine = regexp.MustCompile(`msg=ready addr=(\S+)`)
 
 // startGateway starts a gateway subprocess with env (RANKWIRE_* variables)
@@ -147,7 +194,11 @@ func spawnGateway(t *testing.T, argv []string, env ...string) (*proc, chan strin
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// Any free metrics port: gateways of concurrent tests never collide.
-	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0"}
+	// A race-built gateway reports races but exits as it would without
+	// them: the cleanup fails the test on a report with our code in it and
+	// only logs one wholly inside nats-server (see ownRaces).
+	base := []string{"RANKWIRE_TEST_AS_GATEWAY=1", "RANKWIRE_ADDR=127.0.0.1:0", "RANKWIRE_METRICS_ADDR=127.0.0.1:0",
+		"GORACE=exitcode=0 halt_on_error=0"}
 	cmd.Env = append(os.Environ(), append(base, env...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -159,7 +210,17 @@ func spawnGateway(t *testing.T, argv []string, env ...string) (*proc, chan strin
 		t.Fatal(err)
 	}
 	// The exit is put back: a test may have taken it already and put it back.
-	t.Cleanup(func() { _ = cmd.Process.Kill(); p.done <- <-p.done })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		p.done <- <-p.done
+		own, upstream := p.races()
+		for _, r := range upstream {
+			t.Logf("a data race inside nats-server (upstream, not ours), in a gateway process:\n%s", r)
+		}
+		for _, r := range own {
+			t.Errorf("a data race in a gateway process:\n%s", r)
+		}
+	})
 	addr := make(chan string, 1)
 	go p.scan(stderr, addr)
 	return p, addr

@@ -2,11 +2,14 @@ package connguard
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // serveAuth is serve with AuthConnState and ConnContext.
@@ -21,6 +24,21 @@ func serveAuth(t *testing.T, budget int, h http.Handler) (*Guard, string) {
 	go srv.Serve(g.Listener(ln))
 	t.Cleanup(func() { srv.Close() })
 	return g, ln.Addr().String()
+}
+
+// waitBack waits until the server's side of the client connection c is
+// the last of the waiting connections.
+func waitBack(t *testing.T, g *Guard, c net.Conn) {
+	t.Helper()
+	await.For(t, 5*time.Second, func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		back := g.waiting.Back()
+		if back == nil || back.Value.(*conn).RemoteAddr().String() != c.LocalAddr().String() {
+			return fmt.Errorf("%v is not last of the waiting connections", c.LocalAddr())
+		}
+		return nil
+	})
 }
 
 // TestAuthConnStateEvictsUntrustedRequests: under AuthConnState a request
@@ -56,6 +74,10 @@ func TestAuthConnStateEvictsUntrustedRequests(t *testing.T) {
 	if _, err := http.ReadResponse(bufio.NewReader(keep), nil); err != nil {
 		t.Fatal(err)
 	}
+	// The server marks the connection idle (requeues it) only after the
+	// client can read the response: wait for it, or the newcomer below may
+	// come first and find keep still at the front.
+	waitBack(t, g, keep)
 	if body, err := get(addr); err != nil || body != "ok" {
 		t.Fatalf("request with the budget full: %q %v", body, err)
 	}
