@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
 		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint",
-		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", module + "internal/clusterops", "github.com/nats-io/"},
+		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", module + "internal/clusterops", module + "internal/applywait", module + "internal/streamfollow", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -46,6 +46,9 @@ var allowed = map[string][]string{
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.
 	"internal/pace": nil,
+	// applywait is a replica's waiters (an event's apply, a sequence): the
+	// standard library only.
+	"internal/applywait": nil,
 	// snapfile is the snapshot files in the data directory: the standard
 	// library only.
 	"internal/snapfile": nil,
@@ -118,6 +121,9 @@ var allowed = map[string][]string{
 	// effects is the table of effects that api and live both apply: data
 	// and one decision over auth's scopes.
 	"internal/effects": {module + "auth"},
+	// streamfollow reads a replica's stream through a consumer it replaces
+	// when it breaks or stalls: JetStream and clusterops (CreateLocal).
+	"internal/streamfollow": {module + "internal/clusterops", "github.com/nats-io/"},
 	// clusterops speaks the JetStream API for the gateway's cluster
 	// operations (handing leaderships over, the meta peers): nats.go only.
 	"internal/clusterops": {"github.com/nats-io/nats.go", "github.com/nats-io/nats.go/"},
