@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -38,25 +37,4 @@ func (s *Server) read(r *http.Request, err error, again func() error) error {
 		return err
 	}
 	return s.fresh.Retry(r.Context(), tenant, err, again)
-}
-
-// boardApplied vouches, before a write to an existing board publishes
-// anything, that the board exists here: where this node's replica has not
-// applied the board yet, the write waits as a read does (internal/catchup)
-// and answers not found only once this node has applied all its tenant's
-// stream held when it asked, else unavailable. The hub's own check before
-// publishing (which answers a plain not found) then sees the caught-up
-// replica. Nothing is published before it answers, so a client's retry of
-// a write it refused is always safe, with or without an idempotency id.
-// Not found from apply (a member or qid unknown at the event's place in the
-// stream) is the stream's answer and is never retried.
-//
-// A not found vouched for this way is left to the write itself, so that
-// its own checks answer in their order (a bad body before an unknown board).
-func (s *Server) boardApplied(ctx context.Context, tenant, board string) error {
-	err := s.fresh.Read(ctx, tenant, func() error { _, err := s.hub.Board(tenant, board); return err })
-	if errors.Is(err, hub.ErrNotFound) {
-		return nil // caught up: the hub's check before publishing answers truthfully
-	}
-	return err
 }

@@ -120,10 +120,8 @@ func (s *Server) boardAction(w http.ResponseWriter, r *http.Request, answer func
 	if err != nil {
 		return err
 	}
-	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, name); err != nil {
-		return err
-	}
-	if err := act(r.Context(), scopeOf(r).Tenant, name); err != nil {
+	tenant := scopeOf(r).Tenant
+	if err := s.fresh.Write(r.Context(), tenant, func() error { return act(r.Context(), tenant, name) }); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, answer(name))
@@ -139,10 +137,8 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, name); err != nil {
-		return err
-	}
-	if err := s.hub.RemoveMember(r.Context(), scopeOf(r).Tenant, name, m); err != nil {
+	tenant := scopeOf(r).Tenant
+	if err := s.fresh.Write(r.Context(), tenant, func() error { return s.hub.RemoveMember(r.Context(), tenant, name, m) }); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, wire.Removed{Removed: m})

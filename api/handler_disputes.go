@@ -42,11 +42,11 @@ func (s *Server) void(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("seq: required, the seq a submission's result carried (1 or more)")
 	}
 	sc := scopeOf(r)
-	if err := s.boardApplied(r.Context(), sc.Tenant, name); err != nil {
+	var a hub.AdminAction
+	if err := s.fresh.Write(r.Context(), sc.Tenant, func() (err error) {
+		a, err = s.hub.Disputes().Void(r.Context(), sc.Tenant, hub.Amendment{Board: name, Reason: body.Reason, Sub: sc.Subject}, body.Seq)
 		return err
-	}
-	a, err := s.hub.Disputes().Void(r.Context(), sc.Tenant, hub.Amendment{Board: name, Reason: body.Reason, Sub: sc.Subject}, body.Seq)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, toAdminAction(name, a))
@@ -72,11 +72,11 @@ func (s *Server) amendment(withMember bool, act amendFunc) handlerFunc {
 			return err
 		}
 		sc := scopeOf(r)
-		if err := s.boardApplied(r.Context(), sc.Tenant, name); err != nil {
+		var a hub.AdminAction
+		if err := s.fresh.Write(r.Context(), sc.Tenant, func() (err error) {
+			a, err = act(r.Context(), sc.Tenant, hub.Amendment{Board: name, Member: body.Member, Reason: body.Reason, Sub: sc.Subject})
 			return err
-		}
-		a, err := act(r.Context(), sc.Tenant, hub.Amendment{Board: name, Member: body.Member, Reason: body.Reason, Sub: sc.Subject})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, toAdminAction(name, a))

@@ -52,11 +52,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, d.Board); err != nil {
+	tenant := scopeOf(r).Tenant
+	var res hub.Result
+	if err := s.fresh.Write(r.Context(), tenant, func() (err error) {
+		res, err = s.hub.Disputes().Approve(r.Context(), tenant, d)
 		return err
-	}
-	res, err := s.hub.Disputes().Approve(r.Context(), scopeOf(r).Tenant, d)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, toResults([]hub.Result{res})[0])
@@ -70,10 +71,8 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.boardApplied(r.Context(), scopeOf(r).Tenant, d.Board); err != nil {
-		return err
-	}
-	if err := s.hub.Disputes().Reject(r.Context(), scopeOf(r).Tenant, d); err != nil {
+	tenant := scopeOf(r).Tenant
+	if err := s.fresh.Write(r.Context(), tenant, func() error { return s.hub.Disputes().Reject(r.Context(), tenant, d) }); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, wire.Rejected{QID: strconv.FormatUint(d.QID, 10), Rejected: true})

@@ -46,11 +46,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limits.allow(tenant, len(items)); err != nil {
 		return err
 	}
-	if err := s.boardApplied(r.Context(), tenant, name); err != nil {
+	var results []hub.Result
+	if err := s.fresh.Write(r.Context(), tenant, func() (err error) {
+		results, err = s.hub.Submit(r.Context(), tenant, name, items)
 		return err
-	}
-	results, err := s.hub.Submit(r.Context(), tenant, name, items)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	s.metrics.countResults(results)

@@ -85,7 +85,7 @@ func BenchmarkBootstrapSharedEvents(b *testing.B) {
 	start := time.Now()
 	publishSingles(b, h.js, 0, n-tail)
 	r := h.reg.lookup("t1")
-	if err := r.waitApplied(benchCtx(b), r.follow.stored.Load()); err != nil {
+	if err := r.waitApplied(benchCtx(b), r.follow.Stored()); err != nil {
 		b.Fatal(err)
 	}
 	if err := h.Close(); err != nil { // stores the snapshot at 900,001 in the bucket

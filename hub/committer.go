@@ -83,7 +83,7 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 	if err := sl.awaitApply(ctx, r, t.f); err != nil {
 		return nil, err
 	}
-	g := t.f.out.Groups
+	g := t.f.Out().Groups
 	if t.i >= len(g) { // not an ledger.EvGroup outcome: cannot happen with a valid event
 		return nil, errorf(ErrInternal, "event applied without group %d", t.i)
 	}
@@ -164,9 +164,9 @@ func (sl *streamLog) publishGroup(ctx context.Context, r *replica, reqs []*submi
 		fail(reqs, ErrStoreFull)
 		return
 	}
-	f := r.expect(ev.Waiter)
+	f := r.waits.Expect(ev.Waiter)
 	if err := sl.publish(ctx, r, data, ev.Waiter); err != nil {
-		r.forget(ev.Waiter)
+		r.waits.Forget(ev.Waiter)
 		fail(reqs, err)
 		return
 	}

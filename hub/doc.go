@@ -31,8 +31,8 @@
 //
 // Per tenant: the replica goroutine, the only writer of the tenant's
 // ledger.State; its fetcher, which decodes events ahead of it, and the
-// fetcher's watchdog (follow.go); its saver, which writes its snapshots;
-// its committer, which publishes its Submit calls in groups
+// fetcher's watchdog (follow.go, internal/streamfollow); its saver, which
+// writes its snapshots; its committer, which publishes its Submit calls in groups
 // (committer.go); and, while a group event writes several boards, the
 // goroutines of its lanes (lanes.go), which the replica waits for. Per
 // Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down
@@ -44,7 +44,7 @@
 // # Locks
 //
 // In order: registry.openMu, registry.mu, replica.mu, then the ledger feed
-// log's mutex, the notifier's mutex and replica.waitMu (none of these three
+// log's mutex, the notifier's mutex and replica.waits' (none of these three
 // is held while taking another). apiGate.mu is taken with no other held.
 //
 //   - registry.openMu (tenant.go): read-held by each opening of a tenant
@@ -61,7 +61,8 @@
 //   - the notifier's mutex (internal/notify): its queues, ids published,
 //     drops and bytes stored; taken under a replica's read lock when the
 //     ledger asks what was published, never across a NATS round trip.
-//   - replica.waitMu: the callers waiting for an event or a sequence.
+//   - replica.waits' mutex (internal/applywait): the calls waiting for an
+//     event's apply or a sequence; AwaitApplied waits there.
 //   - apiGate.mu (apigate.go): read-held across every JetStream API request
 //     of the Hub, a NATS round trip (bounded by the request's context); a
 //     restart of the embedded JetStream holds it for writing while it

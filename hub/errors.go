@@ -42,6 +42,17 @@ var (
 	ErrCorrupt = ledger.ErrCorrupt
 )
 
+// Unpublished is a refusal this node decided from its replica alone,
+// before anything was published: a write to a board the replica does not
+// hold. Where the replica lags behind the tenant's stream the board may
+// exist, so a caller may wait for it to catch up and call again
+// (internal/catchup's Gate.Write); nothing reached the log, so calling
+// again is always safe. errors.Is and errors.As see the refusal it wraps.
+type Unpublished struct{ Err error }
+
+func (u *Unpublished) Error() string { return u.Err.Error() }
+func (u *Unpublished) Unwrap() error { return u.Err }
+
 // storeFull returns an ErrStoreFull error whose message adds detail, such
 // as the bytes used, for /readyz.
 func storeFull(detail string) error {

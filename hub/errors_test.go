@@ -134,3 +134,26 @@ func TestConflictNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// A write to a board this node's replica does not hold is refused before
+// anything is published, as Unpublished (a caller may wait for the replica
+// and call again: internal/catchup); a refusal of apply, decided in stream
+// order after the event was published, is not.
+func TestUnpublishedRefusals(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	before := h.Beat("t1").Applied
+	var u *Unpublished
+	_, err := h.Submit(testCtx(t), "t1", "nope", []Item{{Member: "m", Score: 1}})
+	if !errors.As(err, &u) || !errors.Is(err, ErrNotFound) || h.Beat("t1").Applied != before {
+		t.Fatalf("a submission to an unknown board: %v (applied %d → %d), want Unpublished not found, nothing published",
+			err, before, h.Beat("t1").Applied)
+	}
+	if err := h.Reset(testCtx(t), "t9", "b"); !errors.As(err, &u) || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a write to a tenant with no stream: %v, want Unpublished not found", err)
+	}
+	err = h.RemoveMember(testCtx(t), "t1", "b", "ghost")
+	if !errors.Is(err, ErrNotFound) || errors.As(err, &u) || h.Beat("t1").Applied == before {
+		t.Fatalf("apply's refusal: %v, want a published not found that is not Unpublished", err)
+	}
+}

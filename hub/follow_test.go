@@ -78,7 +78,7 @@ func TestApplyWaitIsBounded(t *testing.T) {
 	h := startHub(t, Config{Logger: logs.logger(), WriteTimeout: 200 * time.Millisecond})
 	mustPut(t, h, "t1", "b", Settings{})
 	r := h.reg.lookup("t1")
-	never := &flight{done: make(chan struct{})} // an apply that does not come
+	never := r.waits.Expect("never") // an apply that does not come
 	start := time.Now()
 	err := h.streams.awaitApply(testCtx(t), r, never)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "same id") {
@@ -94,66 +94,5 @@ func TestApplyWaitIsBounded(t *testing.T) {
 	cancel()
 	if err := h.streams.awaitApply(ctx, r, never); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a caller that gave up: %v, want its context's error", err)
-	}
-}
-
-// The watchdog calls a fetcher stalled only when, for stallAfter, it has
-// waited in Next and a stored sequence beyond the fetched one has been
-// known: an idle replica told of a write a moment ago is not stalled.
-func TestFollowerStalled(t *testing.T) {
-	now := time.Now()
-	tests := []struct {
-		name            string
-		fetched, stored uint64
-		waiting         time.Duration // how long it has waited; 0: not waiting
-		behind          time.Duration // how long it has been behind
-		want            bool
-	}{
-		{"caught up and idle", 7, 7, time.Minute, time.Minute, false},
-		{"behind, waiting long", 7, 9, 2 * stallAfter, 2 * stallAfter, true},
-		{"behind, waiting briefly", 7, 9, stallAfter / 2, 2 * stallAfter, false},
-		{"behind, busy handing on", 7, 9, 0, 2 * stallAfter, false},
-		{"idle, told of a write a moment ago", 7, 9, time.Minute, stallAfter / 10, false},
-		{"nothing stored by this node", 7, 0, time.Minute, time.Minute, false},
-	}
-	for _, tt := range tests {
-		var f follower
-		f.fetched.Store(tt.fetched)
-		f.noteStored(tt.stored)
-		f.noteStored(tt.stored / 2) // an older ack never lowers it
-		f.behind.Store(now.Add(-tt.behind).UnixNano())
-		if tt.waiting > 0 {
-			f.waiting.Store(now.Add(-tt.waiting).UnixNano())
-		}
-		if got := f.stalled(now); got != tt.want {
-			t.Errorf("%s: stalled = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
-// A replica falls behind when a caught-up one learns of a stored sequence
-// past it; learning of more while already behind keeps the time it fell
-// behind (a silent consumer on a busy stream still stalls).
-func TestFollowerBehindSince(t *testing.T) {
-	var f follower
-	f.fetched.Store(7)
-	f.noteStored(7)
-	if f.behind.Load() != 0 {
-		t.Fatal("caught up, yet behind")
-	}
-	f.noteStored(9)
-	first := f.behind.Load()
-	if first == 0 {
-		t.Fatal("told of 9 at 7, yet not behind")
-	}
-	f.behind.Store(1)
-	f.noteStored(12)
-	if f.behind.Load() != 1 {
-		t.Fatal("told of more while behind: the time it fell behind moved")
-	}
-	f.fetched.Store(12)
-	f.noteStored(13)
-	if f.behind.Load() == 1 {
-		t.Fatal("caught up, then told of more: not behind from then")
 	}
 }

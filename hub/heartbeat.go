@@ -1,5 +1,7 @@
 package hub
 
+import "context"
+
 // TenantBeat is how this node stands for one tenant: what a live
 // connection's heartbeat tells the tenant's clients (PROTOCOL.md,
 // "Heartbeats").
@@ -23,6 +25,30 @@ func (h *Hub) Beat(tenant string) TenantBeat {
 		return TenantBeat{Applied: r.applied.Load(), Writable: !r.down.Load()}
 	}
 	return TenantBeat{Writable: h.reg.downErr(tenant) == nil}
+}
+
+// AwaitApplied waits until this node has applied tenant's stream up to
+// seq, ctx ends, or the Hub closes (ErrClosed): woken by the apply that
+// reaches seq, never by polling (internal/applywait); ErrUnavailable at
+// once where too many calls wait for the tenant already. A tenant not
+// open here waits for its opening (by discovery, or a write; never by
+// this call), woken by each replica's registration: rare, so a waiter
+// looks again at most once per tenant opened meanwhile. Cost: O(log
+// waiters) to enter and to leave. Safe for concurrent use.
+func (h *Hub) AwaitApplied(ctx context.Context, tenant string, seq uint64) error {
+	for {
+		r, opened := h.reg.lookupOrOpened(tenant)
+		if r != nil {
+			return r.waitApplied(ctx, seq)
+		}
+		select {
+		case <-opened:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.ctx.Done():
+			return ErrClosed
+		}
+	}
 }
 
 // StreamOf names tenant's JetStream stream, for a readiness probe that

@@ -2,13 +2,16 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rankwire/rankwire/internal/applywait"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/notify"
+	"github.com/rankwire/rankwire/internal/streamfollow"
 )
 
 // replica is one tenant's replicated state and the goroutine that applies the
@@ -43,29 +46,17 @@ type replica struct {
 	lag     atomic.Int64  // ns from the last event's storing to its apply; metrics only
 	done    chan struct{} // closed when the replica goroutine has returned
 
-	follow follower // the fetcher's position in the stream (follow.go)
-	fp     fpState  // checkpoints and a diverged copy's rebuild (fingerprints.go)
+	follow streamfollow.Position // the fetcher's position in the stream (follow.go)
+	fp     fpState               // checkpoints and a diverged copy's rebuild (fingerprints.go)
 
 	queue chan *submitReq // Submit calls for the committer (committer.go)
 	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
 
-	waitMu   sync.Mutex // guards the fields below
-	waiters  map[string]*flight
-	seqWaits []seqWait
+	waits applywait.Set[ledger.Outcome] // the calls waiting for an event's apply, or for a sequence
 }
 
-// flight is a published event awaiting its apply: done is closed once out
-// is set. Any number of goroutines may wait on it.
-type flight struct {
-	done chan struct{}
-	out  ledger.Outcome
-}
-
-// seqWait is a caller waiting until the replica has applied seq.
-type seqWait struct {
-	seq uint64
-	ch  chan struct{}
-}
+// flight is a published event awaiting its apply (internal/applywait).
+type flight = applywait.Flight[ledger.Outcome]
 
 func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapshotter) *replica {
 	r := &replica{
@@ -77,11 +68,11 @@ func newReplica(tenant string, st *ledger.State, log *slog.Logger, snaps *snapsh
 		st:      st,
 		done:    make(chan struct{}),
 		queue:   make(chan *submitReq, queueLen),
-		waiters: make(map[string]*flight),
 	}
 	r.prepareState(st)
 	r.applied.Store(st.Seq())
-	r.follow.fetched.Store(st.Seq())
+	r.waits.Applied(st.Seq(), "", ledger.Outcome{})
+	r.follow.Start(st.Seq())
 	r.savedSeq.Store(st.Seq())
 	r.savedAt.Store(time.Now().UnixNano())
 	r.startSeq = st.Seq()
@@ -169,16 +160,26 @@ func (r *replica) handle(d delivery) {
 	r.applied.Store(seq)
 	enc := r.checkpoint(seq) // fingerprints.go; st's encoding at seq where it took one
 	r.notes.Applied(&out, d.stored)
+	key := ""
 	if d.err == nil {
 		r.erased = r.erased || d.ev.Kind == ledger.EvErase && out.Err == nil // snapshot.go
-		r.notify(d.ev.Waiter, out)
+		key = d.ev.Waiter
 	} else {
 		r.log.Warn("hub: undecodable event skipped", "seq", seq, "err", d.err)
 	}
-	if r.wake != nil { // after the waiter: its answer goes before the push
+	r.waits.Applied(seq, key, out) // the caller that published it, and those waiting for seq
+	// After the waiter: its answer goes before the push.
+	if r.wake != nil {
 		r.wake()
 	}
 	r.maybeSnapshot(enc)
+}
+
+// hasBoard reports whether r's state holds board. Read lock.
+func (r *replica) hasBoard(board string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.st.HasBoard(board)
 }
 
 // read calls fn with r's state under r's read lock, for one short read.
@@ -188,61 +189,16 @@ func (r *replica) read(fn func(st *ledger.State) error) error {
 	return fn(r.st)
 }
 
-// expect registers a waiter for the event published with key. The flight
-// completes once, when the event is applied; forget unregisters it (an
-// acked event is always applied, so only a failed publish needs forget).
-func (r *replica) expect(key string) *flight {
-	f := &flight{done: make(chan struct{})}
-	r.waitMu.Lock()
-	r.waiters[key] = f
-	r.waitMu.Unlock()
-	return f
-}
-
-func (r *replica) forget(key string) {
-	r.waitMu.Lock()
-	delete(r.waiters, key)
-	r.waitMu.Unlock()
-}
-
-// notify hands out to the waiter for key, if any, and releases the callers
-// waiting for sequences up to out.seq. O(waiting callers of waitApplied).
-func (r *replica) notify(key string, out ledger.Outcome) {
-	r.waitMu.Lock()
-	defer r.waitMu.Unlock()
-	if f := r.waiters[key]; f != nil && key != "" {
-		f.out = out
-		close(f.done)
-		delete(r.waiters, key)
-	}
-	kept := r.seqWaits[:0]
-	for _, w := range r.seqWaits {
-		if w.seq <= out.Seq {
-			close(w.ch)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	r.seqWaits = kept
-}
-
 // waitApplied blocks until the replica has applied seq, ctx ends or the
-// replica stops.
+// replica stops (ErrClosed). Woken by the apply that reaches seq
+// (internal/applywait); ErrUnavailable where too many calls wait.
 func (r *replica) waitApplied(ctx context.Context, seq uint64) error {
-	r.waitMu.Lock()
-	if r.applied.Load() >= seq {
-		r.waitMu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{})
-	r.seqWaits = append(r.seqWaits, seqWait{seq, ch})
-	r.waitMu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-r.done:
+	err := r.waits.Wait(ctx, seq, r.done)
+	switch {
+	case errors.Is(err, applywait.ErrStopped):
 		return ErrClosed
+	case errors.Is(err, applywait.ErrTooMany):
+		return unavailable("too many requests wait for this node to catch up with the tenant's log", err)
 	}
+	return err
 }

@@ -31,9 +31,9 @@ func TestLinkNoMergeRefusedAtApply(t *testing.T) {
 		{"second", []string{"new-alias", "champion"}}, // a merge after a harmless alias: all or nothing
 	}
 	for _, c := range cases {
-		_, err := h.LinkChecked(ctx, "t1", c.member, c.aliases, false)
+		_, err := h.LinkIn(ctx, "t1", c.member, c.aliases, false, Reach{})
 		if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), `"champion"`) && !strings.Contains(err.Error(), `"thief"`) {
-			t.Fatalf("LinkChecked(%s, %v) = %v, want ErrForbidden naming the alias", c.member, c.aliases, err)
+			t.Fatalf("LinkIn(%s, %v) = %v, want ErrForbidden naming the alias", c.member, c.aliases, err)
 		}
 	}
 	if got := top(t, h, Loc{Tenant: "t1", Board: "poker-final"}); !slices.Equal(got, before) {
@@ -54,23 +54,23 @@ func TestLinkNoMergeAllowsNewAliases(t *testing.T) {
 	ctx := testCtx(t)
 	mustPut(t, h, "t1", "b", Settings{})
 	mustSubmit(t, h, "t1", "b", Item{Member: "ann", Score: 5}, Item{Member: "bob", Score: 7})
-	if _, err := h.LinkChecked(ctx, "t1", "ann", []string{"dev1", "ann", "dev1"}, false); err != nil {
+	if _, err := h.LinkIn(ctx, "t1", "ann", []string{"dev1", "ann", "dev1"}, false, Reach{}); err != nil {
 		t.Fatal(err)
 	}
 	// member given as an alias: stands for ann; dev1 is ann's already.
-	id, err := h.LinkChecked(ctx, "t1", "dev1", []string{"dev1", "ann", "dev2"}, false)
+	id, err := h.LinkIn(ctx, "t1", "dev1", []string{"dev1", "ann", "dev2"}, false, Reach{})
 	if err != nil || id.Member != "ann" || !slices.Equal(id.Aliases, []string{"dev1", "dev2"}) {
-		t.Fatalf("LinkChecked via alias = %+v, %v", id, err)
+		t.Fatalf("LinkIn via alias = %+v, %v", id, err)
 	}
 	// member given as an alias, alias naming another member: a merge.
-	if _, err := h.LinkChecked(ctx, "t1", "dev2", []string{"bob"}, false); !errors.Is(err, ErrForbidden) {
+	if _, err := h.LinkIn(ctx, "t1", "dev2", []string{"bob"}, false, Reach{}); !errors.Is(err, ErrForbidden) {
 		t.Fatalf("merge through member's alias = %v, want ErrForbidden", err)
 	}
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"bob:7", "ann:5"}) {
 		t.Fatalf("board %v", got)
 	}
 	// With merge rights the same link merges.
-	if _, err := h.LinkChecked(ctx, "t1", "dev2", []string{"bob"}, true); err != nil {
+	if _, err := h.LinkIn(ctx, "t1", "dev2", []string{"bob"}, true, Reach{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := top(t, h, Loc{Tenant: "t1", Board: "b"}); !slices.Equal(got, []string{"ann:7"}) {
@@ -93,7 +93,7 @@ func TestLinkNoMergeRacesSubmit(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = h.LinkChecked(ctx, "t1", fmt.Sprintf("linker%d", i), []string{fmt.Sprintf("p%d", i)}, false)
+			_, errs[i] = h.LinkIn(ctx, "t1", fmt.Sprintf("linker%d", i), []string{fmt.Sprintf("p%d", i)}, false, Reach{})
 		}()
 		go func() {
 			defer wg.Done()

@@ -20,8 +20,8 @@ import (
 // cluster.go), publishing events with their retries through a leader
 // change and waiting for the local replica to apply them (write.go,
 // committer.go, publish.go), following a stream with a consumer of its own
-// (follow.go), replaying one for the audit (verify.go); and the embedded
-// store's health (store.go), its leaders' changes (leader.go) and the
+// (follow.go: internal/streamfollow), replaying one for the audit
+// (verify.go); and the embedded store's health (store.go), its leaders' changes (leader.go) and the
 // cluster's snapshot bucket (hub.go).
 //
 // Built once the Hub is connected; its fields are then only read (the

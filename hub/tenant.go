@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -47,6 +46,7 @@ type registry struct {
 	mu       sync.RWMutex        // guards the fields below
 	openHook func(tenant string) // tests only: called as a tenant's opening starts
 	tenants  map[string]*replica
+	opened   chan struct{}          // closed and replaced as each replica is registered: AwaitApplied
 	opening  map[string]*openCall   // tenants being opened
 	down     map[string]*downTenant // listed tenants that failed to open: isolate.go
 	closed   bool
@@ -59,7 +59,7 @@ type registry struct {
 }
 
 func newRegistry(ctx context.Context, log *slog.Logger, open func(context.Context, string, bool) (*replica, error)) *registry {
-	return &registry{tenants: map[string]*replica{}, opening: map[string]*openCall{}, down: map[string]*downTenant{},
+	return &registry{tenants: map[string]*replica{}, opened: make(chan struct{}), opening: map[string]*openCall{}, down: map[string]*downTenant{},
 		log: log, ctx: ctx, open: open}
 }
 
@@ -84,6 +84,14 @@ func (g *registry) lookup(tenant string) *replica {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.tenants[tenant]
+}
+
+// lookupOrOpened returns the open replica of tenant, or nil and a channel
+// closed when the next replica is registered. O(1), read lock only.
+func (g *registry) lookupOrOpened(tenant string) (*replica, <-chan struct{}) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.tenants[tenant], g.opened
 }
 
 // openReplicas returns the open replicas, in no order. O(tenants), read
@@ -185,6 +193,8 @@ func (g *registry) runOpen(ctx context.Context, tenant string, create bool, call
 	g.mu.Lock()
 	if call.r != nil {
 		g.tenants[tenant] = call.r // even on err: it keeps catching up, and Close stops it
+		close(g.opened)
+		g.opened = make(chan struct{})
 	}
 	delete(g.opening, tenant)
 	g.mu.Unlock()
@@ -258,31 +268,23 @@ func (sl *streamLog) stream(ctx context.Context, tenant string, create bool) (je
 	return s, nil
 }
 
-// The replica's pull of its stream: each pull request lives pullExpiry, and
-// the server sends a heartbeat every pullHeartbeat while it has nothing to
-// deliver. Two missed heartbeats make the fetcher replace its consumer on
-// whichever server now leads the stream (follow.go), so a replica notices a
-// leader change or a lost consumer in about a second, not the library's
-// default ten (a 5 s heartbeat on a 30 s pull). Cost: about 2.5 small
-// messages a second per idle tenant.
-const (
-	pullExpiry    = 2 * time.Second
-	pullHeartbeat = 500 * time.Millisecond
-)
-
 // startReplica starts r's goroutine on a consumer from the event after r's
 // snapshot, and r's committer. Both stop when the Hub closes. The first
 // consumer is made here, bounded by ctx, so that a tenant whose stream
 // cannot be read fails to open at once.
 func (h *Hub) startReplica(ctx context.Context, r *replica) error {
-	msgs, name, err := h.streams.consume(ctx, r)
+	f := h.streams.follower(r)
+	msgs, name, err := f.Consume(ctx)
 	if err != nil {
-		return err
+		return unavailable(logUnavailable, err)
 	}
 	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
-		r.run(h.ctx, func(evs chan<- delivery) { h.streams.follow(h.ctx, r, msgs, name, evs) })
+		r.run(h.ctx, func(evs chan<- delivery) {
+			defer close(evs)
+			f.Run(h.ctx, msgs, name, h.streams.deliver(r, evs))
+		})
 	}()
 	go func() {
 		defer h.wg.Done()

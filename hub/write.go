@@ -118,24 +118,20 @@ func (h *Hub) RemoveMember(ctx context.Context, tenant, board, member string) er
 
 // Link links aliases to member; an alias of another member merges that
 // member into member on every board of the tenant. Returns member's
-// identity after the link. It allows merges: see LinkChecked.
+// identity after the link. It allows merges: see LinkIn.
 func (h *Hub) Link(ctx context.Context, tenant, member string, aliases []string) (Identity, error) {
-	return h.LinkChecked(ctx, tenant, member, aliases, true)
+	return h.LinkIn(ctx, tenant, member, aliases, true, Reach{})
 }
 
-// LinkChecked is Link where, unless mayMerge, an alias that resolves to
-// another member than the one member resolves to (a merge, which rewrites
-// entries on every board) fails the whole link with ErrForbidden naming
-// the alias, and nothing changes. The flag travels in the event and apply
-// decides in stream order, so a link racing a submission that creates the
-// alias's member is judged the same way on every node. Cost: as Link.
-func (h *Hub) LinkChecked(ctx context.Context, tenant, member string, aliases []string, mayMerge bool) (Identity, error) {
-	return h.LinkIn(ctx, tenant, member, aliases, mayMerge, Reach{})
-}
-
-// LinkIn is LinkChecked for a token of board reach reach: apply fails it with
-// ErrForbidden, naming the board, where member ranks on a board reach
-// does not reach (an alias shows on every board that ranks its member).
+// LinkIn is Link where, unless mayMerge, an alias that resolves to another
+// member than the one member resolves to (a merge, which rewrites entries
+// on every board) fails the whole link with ErrForbidden naming the alias,
+// and nothing changes; and, for a token of board reach reach, where
+// member ranks on a board reach does not reach, apply fails it with
+// ErrForbidden naming the board (an alias shows on every board that ranks
+// its member). Both travel in the event and apply decides in stream
+// order, so a link racing a submission that creates the alias's member is
+// judged the same way on every node. Cost: as Link.
 func (h *Hub) LinkIn(ctx context.Context, tenant, member string, aliases []string, mayMerge bool, reach Reach) (Identity, error) {
 	if err := checkNames(tenant, ""); err != nil {
 		return Identity{}, err
@@ -176,23 +172,18 @@ func (h *Hub) boardEvent(ctx context.Context, tenant string, ev *ledger.Event) e
 }
 
 // boardReplica returns the replica of a tenant whose board exists (a
-// pre-check: apply decides again in stream order).
+// pre-check: apply decides again in stream order); an unknown board is
+// Unpublished, which a caller may retry once this node caught up.
 func (h *Hub) boardReplica(ctx context.Context, tenant, board string) (*replica, error) {
 	if err := checkNames(tenant, board); err != nil {
 		return nil, err
 	}
 	r, err := h.replica(ctx, tenant, false)
-	if errors.Is(err, ErrNotFound) {
-		return nil, errorf(ErrNotFound, "board %q", board)
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err // unavailable: the tenant is down, or NATS
 	}
-	r.mu.RLock()
-	ok := r.st.HasBoard(board)
-	r.mu.RUnlock()
-	if !ok {
-		return nil, errorf(ErrNotFound, "board %q", board)
+	if err != nil || !r.hasBoard(board) {
+		return nil, &Unpublished{errorf(ErrNotFound, "board %q", board)}
 	}
 	return r, nil
 }
@@ -209,15 +200,15 @@ func (sl *streamLog) commitErr(ctx context.Context, r *replica, ev *ledger.Event
 // apply it, and returns what apply gave.
 func (sl *streamLog) commit(ctx context.Context, r *replica, ev *ledger.Event) (ledger.Outcome, error) {
 	ev.Waiter = sl.waiterKey()
-	f := r.expect(ev.Waiter)
-	defer r.forget(ev.Waiter)
+	f := r.waits.Expect(ev.Waiter)
+	defer r.waits.Forget(ev.Waiter)
 	if err := sl.send(ctx, r, ev); err != nil {
 		return ledger.Outcome{}, err
 	}
 	if err := sl.awaitApply(ctx, r, f); err != nil {
 		return ledger.Outcome{}, err
 	}
-	return f.out, nil
+	return f.Out(), nil
 }
 
 // send stamps ev with the acceptance time, publishes it with ev.Waiter as
@@ -245,7 +236,7 @@ func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) erro
 	t := time.NewTimer(sl.cfg.WriteTimeout)
 	defer t.Stop()
 	select {
-	case <-f.done:
+	case <-f.Done():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -254,7 +245,7 @@ func (sl *streamLog) awaitApply(ctx context.Context, r *replica, f *flight) erro
 	case <-t.C:
 		sl.nstats.ApplyTimeouts.Add(1)
 		sl.log.Warn("hub: a stored write was not applied here in time; answered 503", "tenant", r.tenant,
-			"applied", r.applied.Load(), "stored", r.follow.stored.Load(), "wait", sl.cfg.WriteTimeout)
+			"applied", r.applied.Load(), "stored", r.follow.Stored(), "wait", sl.cfg.WriteTimeout)
 		return unavailable("stored, but not applied on this node in time; retry with the same id", nil)
 	}
 }

@@ -10,14 +10,17 @@
 // answer, the read answers unavailable (retryable: a client moves to
 // another gateway), never not found.
 //
-// The API holds a write to an existing board the same way, checking the
-// board through Read before the write publishes anything (api/catchup.go).
+// A write to an existing board is held the same way (Write): the hub
+// refuses a board its replica does not hold before publishing anything
+// (hub.Unpublished), so the write waits and, once caught up, is sent
+// again; a client's retry of a write refused here is always safe.
 //
 // A read that finds what it looks for costs nothing more. Only the reading
 // tenant's own stream is asked and waited for, so one tenant's lag neither
 // delays another tenant's answers nor tells it anything.
 //
-// It imports hub (its reads' errors and Beat, the applied sequence) and
+// It imports hub (its reads' errors, Beat for the applied sequence and
+// AwaitApplied to be woken when it grows) and
 // nats.go's jetstream (to ask a stream for its last sequence), nothing of
 // the API.
 package catchup
@@ -56,6 +59,7 @@ type Gate struct {
 
 	waiting atomic.Int64  // reads waiting for the replica now
 	behind  atomic.Uint64 // reads answered unavailable: the replica did not catch up in time
+	looks   atomic.Uint64 // looks at the applied sequence: one per Retry, none while it waits (tests)
 }
 
 // New returns h's Gate; wait bounds each read's catch-up (zero means
@@ -91,6 +95,24 @@ func (g *Gate) Read(ctx context.Context, tenant string, read func() error) error
 	return g.Retry(ctx, tenant, err, read)
 }
 
+// Write calls write, a write of tenant on this node (a hub call), and
+// where the hub refused it before publishing anything because this
+// node's replica does not hold its board (hub.Unpublished), decides as
+// Retry does: that refusal where this node has applied all the tenant's
+// stream held as of now, else write's answer once the replica caught up
+// (the board known there: the write publishes), else unavailable. A
+// refusal of apply (a member or qid unknown at the event's place in the
+// stream) is the stream's answer and is never retried. A write the hub
+// finds its board for costs nothing more.
+func (g *Gate) Write(ctx context.Context, tenant string, write func() error) error {
+	err := write()
+	var u *hub.Unpublished
+	if !errors.As(err, &u) {
+		return err
+	}
+	return g.Retry(ctx, tenant, err, write)
+}
+
 // Retry decides a read of tenant that answered notFound: notFound itself
 // where tenant has no stream or this node has applied all its stream held
 // as of now (one round trip); else, once this node's replica caught up,
@@ -105,7 +127,7 @@ func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read fu
 		return notFound
 	case err != nil:
 		return g.stayedBehind(err)
-	case g.h.Beat(tenant).Applied >= last:
+	case g.applied(tenant) >= last:
 		return notFound
 	}
 	g.waiting.Add(1)
@@ -117,32 +139,21 @@ func (g *Gate) Retry(ctx context.Context, tenant string, notFound error, read fu
 	return read()
 }
 
-// pollMax is the longest pause between two looks at the applied sequence
-// while a read waits: what a read may lose past the moment its replica
-// caught up.
-const pollMax = 16 * time.Millisecond
-
 // await waits until this node has applied tenant's stream up to seq, or
-// ctx ends. It looks at hub.Beat, first after a millisecond, then twice as
-// long each time up to pollMax: the hub offers packages outside it no
-// wait (its size budget), and a look costs two atomic loads behind a
-// read-locked map lookup, so even a burst of reads waiting at once costs
-// little, and only for the Gate's bound. A tenant not open here yet reads
-// as applied 0 until the hub's discovery has opened it: a read never opens
-// one itself, with its short deadline.
+// ctx ends: the hub wakes it with the apply that reaches seq
+// (hub.AwaitApplied), so a wait costs no look at the replica while it
+// lasts, and answers as soon as the replica caught up. A tenant not open
+// here yet waits until the hub's discovery has opened it: a read never
+// opens one itself, with its short deadline.
 func (g *Gate) await(ctx context.Context, tenant string, seq uint64) error {
-	wait := time.Millisecond
-	for g.h.Beat(tenant).Applied < seq {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		wait = min(2*wait, pollMax)
-	}
-	return nil
+	return g.h.AwaitApplied(ctx, tenant, seq)
+}
+
+// applied is this node's applied sequence of tenant (0 where it is not
+// open here), counted in looks. O(1), no NATS call.
+func (g *Gate) applied(tenant string) uint64 {
+	g.looks.Add(1)
+	return g.h.Beat(tenant).Applied
 }
 
 // stayedBehind counts a read that could not be answered in time and
