@@ -50,7 +50,10 @@ var (
 // again is always safe. errors.Is and errors.As see the refusal it wraps.
 type Unpublished struct{ Err error }
 
+// Error is the refusal's message.
 func (u *Unpublished) Error() string { return u.Err.Error() }
+
+// Unwrap returns the refusal (of class ErrNotFound).
 func (u *Unpublished) Unwrap() error { return u.Err }
 
 // storeFull returns an ErrStoreFull error whose message adds detail, such

@@ -157,3 +157,33 @@ func TestUnpublishedRefusals(t *testing.T) {
 		t.Fatalf("apply's refusal: %v, want a published not found that is not Unpublished", err)
 	}
 }
+
+// AwaitApplied answers at once for a sequence applied, waits for one
+// that is not (for a tenant open here or not), and ends with its context
+// or with the Hub: ErrClosed.
+func TestAwaitAppliedEnds(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	at := h.Beat("t1").Applied
+	if err := h.AwaitApplied(testCtx(t), "t1", at); err != nil {
+		t.Fatalf("an applied seq: %v", err)
+	}
+	for _, tenant := range []string{"t1", "t8"} { // open here, and not
+		ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Millisecond)
+		err := h.AwaitApplied(ctx, tenant, at+1)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: a seq not applied: %v, want the context's end", tenant, err)
+		}
+	}
+	done := make(chan error, 2)
+	for _, tenant := range []string{"t1", "t8"} {
+		go func() { done <- h.AwaitApplied(testCtx(t), tenant, at+1) }()
+	}
+	h.Close()
+	for range 2 {
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Fatalf("the Hub closed: %v, want ErrClosed", err)
+		}
+	}
+}

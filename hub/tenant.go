@@ -59,8 +59,8 @@ type registry struct {
 }
 
 func newRegistry(ctx context.Context, log *slog.Logger, open func(context.Context, string, bool) (*replica, error)) *registry {
-	return &registry{tenants: map[string]*replica{}, opened: make(chan struct{}), opening: map[string]*openCall{}, down: map[string]*downTenant{},
-		log: log, ctx: ctx, open: open}
+	return &registry{tenants: map[string]*replica{}, opened: make(chan struct{}), opening: map[string]*openCall{},
+		down: map[string]*downTenant{}, log: log, ctx: ctx, open: open}
 }
 
 // shut marks the registry closed, so that no opening starts, and reports
