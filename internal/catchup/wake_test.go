@@ -12,6 +12,20 @@ import (
 	"github.com/rankwire/rankwire/internal/await"
 )
 
+// startHub starts a hub alone on its embedded NATS, closed at cleanup, and
+// a context bounding the test.
+func startHub(t *testing.T) (context.Context, *hub.Hub) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), DiscoverInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return ctx, h
+}
+
 // A read waiting for its replica is woken by the apply that reaches the
 // sequence it waits for, not by polling: while the replica applies the
 // events before it, one write at a time (each a publish round trip, long
@@ -20,13 +34,7 @@ import (
 // apply of the last one answers it, and a second tenant's writes never
 // wake it.
 func TestWaitWokenByTheApply(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), DiscoverInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	ctx, h := startHub(t)
 	for _, tenant := range []string{"t1", "t2"} {
 		if _, err := h.PutBoard(ctx, tenant, "b", hub.Settings{}); err != nil {
 			t.Fatal(err)
@@ -88,13 +96,7 @@ func TestWaitWokenByTheApply(t *testing.T) {
 // (here: a write opens it) and is then woken by its apply; one whose
 // wait ends first answers unavailable.
 func TestWaitForATenantNotOpenHere(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir(), DiscoverInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	ctx, h := startHub(t)
 	g := New(h, 30*time.Second)
 	g.ask = func(context.Context, string) (uint64, error) { return 1, nil } // the first event: the board's creation
 	done := make(chan error, 1)
