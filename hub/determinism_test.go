@@ -98,12 +98,14 @@ func feed(t *testing.T, h *Hub, clk *clock, seed uint64, n int) {
 	// A void and an amendment at least once, whatever the draws: a seed
 	// whose draws applied neither (1795780017016310170) left the disputes
 	// untested.
-	res := mustSubmit(t, h, "t1", "s", Item{Member: "last", Score: 1, ID: "last-s"})
+	// A member and ids of their own per seed: a test may feed one hub twice.
+	last := fmt.Sprint("last-", seed)
+	res := mustSubmit(t, h, "t1", "s", Item{Member: last, Score: 1, ID: last})
 	if _, err := h.Disputes().Void(ctx, "t1", Amendment{Board: "s", Reason: "test", Sub: "ops"}, res[0].Seq); err != nil {
 		t.Fatalf("void: %v", err)
 	}
-	mustSubmit(t, h, "t1", "b", Item{Member: "last", Score: 1, ID: "last-b"})
-	if _, err := h.Disputes().Disqualify(ctx, "t1", Amendment{Board: "b", Member: "last", Reason: "test", Sub: "ops"}); err != nil {
+	mustSubmit(t, h, "t1", "b", Item{Member: last, Score: 1, ID: last})
+	if _, err := h.Disputes().Disqualify(ctx, "t1", Amendment{Board: "b", Member: last, Reason: "test", Sub: "ops"}); err != nil {
 		t.Fatalf("disqualify: %v", err)
 	}
 }
