@@ -61,6 +61,9 @@ func Detail(w io.Writer, r Result) {
 		fmt.Fprintf(&b, "; VIOLATION %s", v)
 	}
 	fmt.Fprintln(w, b.String())
+	for _, line := range r.Timeline {
+		fmt.Fprintln(w, "  "+line)
+	}
 }
 
 // spread is "min / median / max" of ds in seconds.

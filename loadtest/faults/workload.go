@@ -25,6 +25,8 @@ type writer struct {
 	gap      time.Duration
 	lastAck  time.Time
 	firstErr error
+	trace    *reqTrace // its requests since the last acknowledgement
+	longest  gapTrace  // its longest gap between acknowledgements
 }
 
 func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
@@ -35,7 +37,7 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 		switch {
 		case err == nil:
 			w.acked++
-			w.gap = max(w.gap, now.Sub(w.lastAck))
+			w.noteGap(now)
 			w.lastAck = now
 		case ctx.Err() != nil:
 			w.unsure++ // cancelled in flight: it may have applied
@@ -51,6 +53,17 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 		}
 	}
 	w.gap = max(w.gap, time.Since(w.lastAck))
+}
+
+// noteGap measures the gap from the last acknowledgement to now and, where
+// it is the writer's longest, keeps its requests.
+func (w *writer) noteGap(now time.Time) {
+	gap := now.Sub(w.lastAck)
+	reqs := w.trace.cut(w.lastAck, now)
+	if gap > w.gap {
+		w.gap = gap
+		w.longest = gapTrace{writer: w.member, from: w.lastAck, to: now, reqs: reqs}
+	}
 }
 
 // watcher is a WebSocket watcher of the board's top starting on one node
@@ -163,13 +176,15 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	start := time.Now()
 	fresh := &freshness{}
 	for i := range nWriters {
+		tr := &reqTrace{next: http.DefaultTransport}
 		cl, err := rwclient.New(rotated(c, i%len(c.Nodes)), rwclient.WithToken(c.Token),
-			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second))
+			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second),
+			rwclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: tr}))
 		if err != nil {
 			l.Stop() // the goroutines already started
 			return nil, err
 		}
-		w := &writer{c: cl, member: fmt.Sprintf("w%d", i)}
+		w := &writer{c: cl, member: fmt.Sprintf("w%d", i), trace: tr}
 		l.writers = append(l.writers, w)
 		l.wg.Go(func() { w.run(ctx, start, pace) })
 	}
