@@ -311,7 +311,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	l.Stop()
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
-	res.Timeline = describeGaps(r.tl.snapshot(), l.longestGaps())
+	res.Timeline = describeGaps(r.tl.snapshot(), l.slowGaps(), l.stalls.stalls)
 	if res.Acked == 0 {
 		res.Violations = append(res.Violations, "no submission acknowledged at all")
 	}

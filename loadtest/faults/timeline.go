@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -100,27 +101,60 @@ func (rt *reqTrace) cut(from, to time.Time) []tracedReq {
 	return out
 }
 
-// gapTrace is a writer's longest gap and its requests.
+// gapTrace is one gap of a writer between two acknowledgements and its
+// requests meanwhile.
 type gapTrace struct {
 	writer   string
 	from, to time.Time
 	reqs     []tracedReq
 }
 
+func (g gapTrace) length() time.Duration { return g.to.Sub(g.from) }
+
 // traceSlowest is how long a gap must be for the run's report to place it
 // on the timeline: the planned restart's target.
 const traceSlowest = 100 * time.Millisecond
 
-// describeGaps places each gap over traceSlowest among the node events,
-// the longest first: when it began relative to each node's latest event,
-// and what the writer's requests got meanwhile. Times are seconds from
-// the first event, with the gap's wall clock time for the nodes' logs.
-func describeGaps(events []nodeEvent, gaps []gapTrace) []string {
-	gaps = slices.DeleteFunc(slices.Clone(gaps), func(g gapTrace) bool { return g.to.Sub(g.from) <= traceSlowest })
+// maxTracedGaps bounds the gaps a writer keeps for the timeline (the
+// longest is kept apart): a machine that starves the suite makes many.
+const maxTracedGaps = 32
+
+// episode is the gaps over traceSlowest of several writers that overlap:
+// one cause, felt by every writer that had a request in flight.
+type episode struct {
+	from, to time.Time
+	gaps     []gapTrace
+}
+
+// episodes merges overlapping gaps, in order of their start.
+func episodes(gaps []gapTrace) []episode {
+	gaps = slices.Clone(gaps)
+	slices.SortFunc(gaps, func(a, b gapTrace) int { return a.from.Compare(b.from) })
+	var out []episode
+	for _, g := range gaps {
+		if k := len(out) - 1; k >= 0 && g.from.Before(out[k].to) {
+			out[k].gaps = append(out[k].gaps, g)
+			if g.to.After(out[k].to) {
+				out[k].to = g.to
+			}
+			continue
+		}
+		out = append(out, episode{from: g.from, to: g.to, gaps: []gapTrace{g}})
+	}
+	return out
+}
+
+// describeGaps places the writers' gaps over traceSlowest among the node
+// events, one episode of overlapping gaps at a time: when it began
+// relative to each node's latest event, how long the suite's own process
+// stalled meanwhile (the machine's share: stalls), and what the requests
+// of its longest gap got. Times are seconds from the first event, with the
+// episode's wall clock time for the nodes' logs.
+func describeGaps(events []nodeEvent, gaps []gapTrace, stalls []span) []string {
+	gaps = slices.DeleteFunc(slices.Clone(gaps), func(g gapTrace) bool { return g.length() <= traceSlowest })
 	if len(gaps) == 0 {
 		return nil
 	}
-	slices.SortFunc(gaps, func(a, b gapTrace) int { return cmpDur(b.to.Sub(b.from), a.to.Sub(a.from)) })
 	zero := gaps[0].from
 	if len(events) > 0 {
 		zero = events[0].at
@@ -131,11 +165,12 @@ func describeGaps(events []nodeEvent, gaps []gapTrace) []string {
 		ev = append(ev, e.node+" "+e.what+" "+rel(e.at))
 	}
 	out := []string{"timeline (s): " + strings.Join(ev, ", ")}
-	for _, g := range gaps {
-		out = append(out, fmt.Sprintf("gap %v of %s from %s to %s (%s UTC); %s",
-			g.to.Sub(g.from).Round(time.Millisecond), g.writer, rel(g.from), rel(g.to),
-			g.from.UTC().Format("15:04:05.000"), sinceEach(events, g.from)))
-		for _, r := range g.reqs {
+	for _, e := range episodes(gaps) {
+		longest := slices.MaxFunc(e.gaps, func(a, b gapTrace) int { return cmpDur(a.length(), b.length()) })
+		out = append(out, fmt.Sprintf("gap %v (%d writers' gaps over %v, %s's longest) from %s to %s (%s UTC); %s; the suite stalled %v meanwhile",
+			longest.length().Round(time.Millisecond), len(e.gaps), traceSlowest, longest.writer, rel(e.from), rel(e.to),
+			e.from.UTC().Format("15:04:05.000"), sinceEach(events, e.from), stalled(stalls, e.from, e.to).Round(time.Millisecond)))
+		for _, r := range longest.reqs {
 			end := "in flight"
 			if !r.end.IsZero() {
 				end = rel(r.end)
@@ -170,16 +205,72 @@ func sinceEach(events []nodeEvent, t time.Time) string {
 	return "began " + strings.Join(out, ", ")
 }
 
-// longestGaps returns each writer's longest gap with its requests; call
-// it after Stop.
-func (l *Load) longestGaps() []gapTrace {
+// slowGaps returns every writer's gaps over traceSlowest with their
+// requests; call it after Stop.
+func (l *Load) slowGaps() []gapTrace {
 	var out []gapTrace
 	for _, w := range l.writers {
-		if !w.longest.to.IsZero() {
+		out = append(out, w.slow...)
+		if w.longest.length() > traceSlowest && !slices.ContainsFunc(w.slow, func(g gapTrace) bool { return g.from.Equal(w.longest.from) }) {
 			out = append(out, w.longest)
 		}
 	}
 	return out
+}
+
+// span is a stretch of time.
+type span struct{ from, to time.Time }
+
+// stallTick is the stall meter's tick, stallLate how late a tick must be
+// to count as a stall of the suite's own process.
+const (
+	stallTick = 5 * time.Millisecond
+	stallLate = 30 * time.Millisecond
+)
+
+// stallMeter notes the stretches in which the suite's own process did not
+// run (a tick of stallTick arriving stallLate or more after the last): a
+// write gap that the suite stalled through is the machine's as much as
+// the cluster's. Its spans are its goroutine's until that ends.
+type stallMeter struct {
+	stalls []span
+}
+
+// run ticks until ctx ends.
+func (m *stallMeter) run(ctx context.Context) {
+	t := time.NewTicker(stallTick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if now.Sub(last) >= stallLate {
+			m.stalls = append(m.stalls, span{last, now})
+		}
+		last = now
+	}
+}
+
+// stalled sums the stalls' overlap with from..to.
+func stalled(stalls []span, from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, s := range stalls {
+		a, b := s.from, s.to
+		if a.Before(from) {
+			a = from
+		}
+		if b.After(to) {
+			b = to
+		}
+		if b.After(a) {
+			d += b.Sub(a)
+		}
+	}
+	return d
 }
 
 func cmpDur(a, b time.Duration) int {

@@ -19,19 +19,21 @@ func TestDescribeGaps(t *testing.T) {
 			{start: at(3210), end: at(3440), host: "n3:8080", outcome: "200 OK"},
 			{start: at(3300), host: "n2:8080"}}},
 		{writer: "w2", from: at(1600), to: at(1720)},
+		{writer: "w3", from: at(3250), to: at(3500)}, // overlaps w1's: one episode
 	}
-	got := describeGaps(events, gaps)
+	stalls := []span{{at(3300), at(3350)}, {at(4000), at(4100)}}
+	got := describeGaps(events, gaps, stalls)
 	want := []string{
 		"timeline (s): n1 SIGTERM 0.000, n1 exited 1.500, n1 started 1.500, n1 ready 3.000, n2 SIGTERM 3.000",
-		"gap 250ms of w1 from 3.200 to 3.450 (12:00:03.200 UTC); began 200ms after n1 ready, 200ms after n2 SIGTERM",
+		"gap 120ms (1 writers' gaps over 100ms, w2's longest) from 1.600 to 1.720 (12:00:01.600 UTC); began 100ms after n1 started; the suite stalled 0s meanwhile",
+		"gap 250ms (2 writers' gaps over 100ms, w1's longest) from 3.200 to 3.500 (12:00:03.200 UTC); began 200ms after n1 ready, 200ms after n2 SIGTERM; the suite stalled 50ms meanwhile",
 		"  3.210..3.440 n3:8080: 200 OK",
 		"  3.300..in flight n2:8080: ",
-		"gap 120ms of w2 from 1.600 to 1.720 (12:00:01.600 UTC); began 100ms after n1 started",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("describeGaps:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := describeGaps(events, gaps[:1]); got != nil {
+	if got := describeGaps(events, gaps[:1], stalls); got != nil {
 		t.Errorf("describeGaps of gaps under %v = %q, want none", traceSlowest, got)
 	}
 }

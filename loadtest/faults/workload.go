@@ -25,8 +25,9 @@ type writer struct {
 	gap      time.Duration
 	lastAck  time.Time
 	firstErr error
-	trace    *reqTrace // its requests since the last acknowledgement
-	longest  gapTrace  // its longest gap between acknowledgements
+	trace    *reqTrace  // its requests since the last acknowledgement
+	longest  gapTrace   // its longest gap between acknowledgements
+	slow     []gapTrace // its first maxTracedGaps gaps over traceSlowest
 }
 
 func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
@@ -59,10 +60,12 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 // it is the writer's longest, keeps its requests.
 func (w *writer) noteGap(now time.Time) {
 	gap := now.Sub(w.lastAck)
-	reqs := w.trace.cut(w.lastAck, now)
+	g := gapTrace{writer: w.member, from: w.lastAck, to: now, reqs: w.trace.cut(w.lastAck, now)}
+	if gap > traceSlowest && len(w.slow) < maxTracedGaps {
+		w.slow = append(w.slow, g)
+	}
 	if gap > w.gap {
-		w.gap = gap
-		w.longest = gapTrace{writer: w.member, from: w.lastAck, to: now, reqs: reqs}
+		w.gap, w.longest = gap, g
 	}
 }
 
@@ -144,6 +147,7 @@ type Load struct {
 	writers  []*writer
 	watchers []*watcher
 	pollers  []*readyPoller
+	stalls   stallMeter
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -174,6 +178,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Load{cancel: cancel}
 	start := time.Now()
+	l.wg.Go(func() { l.stalls.run(ctx) })
 	fresh := &freshness{}
 	for i := range nWriters {
 		tr := &reqTrace{next: http.DefaultTransport}
