@@ -260,6 +260,7 @@ type Result struct {
 	Lost       int           // acknowledged submissions missing from the settled board
 	Twice      int           // submissions applied more often than acknowledged plus unresolved calls allow
 	WriteGap   time.Duration // the longest write gap of any writer
+	FaultGap   time.Duration // the longest that overlapped the fault's node events (gapDuring)
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
 	ReadyStale time.Duration // the time a node said ready while serving reads older than StaleBound, summed
@@ -312,6 +313,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
 	res.Timeline = describeGaps(r.tl.snapshot(), l.slowGaps(), l.stalls.stalls)
+	res.FaultGap = l.gapDuring(r.tl.snapshot())
 	if res.Acked == 0 {
 		res.Violations = append(res.Violations, "no submission acknowledged at all")
 	}

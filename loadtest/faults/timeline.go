@@ -282,3 +282,26 @@ func cmpDur(a, b time.Duration) int {
 	}
 	return 0
 }
+
+// gapDuring returns the longest gap between two acknowledgements of a
+// writer that overlapped the span of events (the first node event to the
+// last: a rolling restart's first SIGTERM to its last node ready), 0
+// without events. The run's WriteGap also counts the load before and
+// after, where a gap is the machine's alone. Call it after Stop.
+func (l *Load) gapDuring(events []nodeEvent) time.Duration {
+	if len(events) == 0 {
+		return 0
+	}
+	from, to := events[0].at, events[len(events)-1].at
+	var longest time.Duration
+	for _, w := range l.writers {
+		prev := l.start
+		for _, at := range w.acks {
+			if at.After(from) && prev.Before(to) {
+				longest = max(longest, at.Sub(prev))
+			}
+			prev = at
+		}
+	}
+	return longest
+}

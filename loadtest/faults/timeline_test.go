@@ -66,3 +66,23 @@ func TestReqTraceCut(t *testing.T) {
 		t.Errorf("a nil trace's cut = %v", got)
 	}
 }
+
+func TestGapDuring(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	l := &Load{start: at(0), writers: []*writer{
+		{acks: []time.Time{at(500), at(600), at(1100), at(1150), at(3000), at(3050)}}, // 1.15 to 3 s: began during the fault, counted whole
+		{acks: []time.Time{at(700), at(1000), at(1180)}},
+	}}
+	events := []nodeEvent{{at(1000), "n1", "SIGTERM"}, {at(2000), "n1", "ready"}}
+	if got := l.gapDuring(events); got != 1850*time.Millisecond {
+		t.Errorf("gapDuring = %v, want 1.85s (from 1.15 s, before the last event, to 3 s)", got)
+	}
+	events = []nodeEvent{{at(1050), "n1", "SIGTERM"}, {at(1060), "n1", "exited"}}
+	if got := l.gapDuring(events); got != 500*time.Millisecond {
+		t.Errorf("gapDuring = %v, want 500ms (600 to 1100 ms)", got)
+	}
+	if got := l.gapDuring(nil); got != 0 {
+		t.Errorf("gapDuring without events = %v, want 0", got)
+	}
+}

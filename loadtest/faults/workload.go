@@ -28,6 +28,7 @@ type writer struct {
 	trace    *reqTrace  // its requests since the last acknowledgement
 	longest  gapTrace   // its longest gap between acknowledgements
 	slow     []gapTrace // its first maxTracedGaps gaps over traceSlowest
+	acks     []time.Time
 }
 
 func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
@@ -60,6 +61,7 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 // it is the writer's longest, keeps its requests.
 func (w *writer) noteGap(now time.Time) {
 	gap := now.Sub(w.lastAck)
+	w.acks = append(w.acks, now)
 	g := gapTrace{writer: w.member, from: w.lastAck, to: now, reqs: w.trace.cut(w.lastAck, now)}
 	if gap > traceSlowest && len(w.slow) < maxTracedGaps {
 		w.slow = append(w.slow, g)
@@ -148,6 +150,7 @@ type Load struct {
 	watchers []*watcher
 	pollers  []*readyPoller
 	stalls   stallMeter
+	start    time.Time // when the writers started
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -178,6 +181,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Load{cancel: cancel}
 	start := time.Now()
+	l.start = start
 	l.wg.Go(func() { l.stalls.run(ctx) })
 	fresh := &freshness{}
 	for i := range nWriters {
