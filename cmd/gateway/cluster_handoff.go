@@ -71,7 +71,7 @@ func (g *gateway) handOver() (drained func()) {
 		if h.DropErr != nil {
 			g.log.Warn("stream's consumers on this node not all deleted: their readers move once they miss its heartbeats", "stream", h.Stream, "err", h.DropErr)
 		}
-		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
+		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "named", h.To, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
 	}
 	g.log.Info("leaderships handed over", "streams", len(handoffs), "took", time.Since(start).Round(time.Millisecond))
 	kctx, stop := context.WithCancel(context.Background())

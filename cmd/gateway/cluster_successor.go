@@ -1,0 +1,45 @@
+package main
+
+import (
+	"time"
+
+	"github.com/rankwire/rankwire/internal/clusterops"
+)
+
+// successor names the replica of stream that this node, its stopping
+// leader, hands the leadership to: of the replicas caught up, the one
+// routed to this node most recently (clusterops.Successor: in a rolling
+// restart, one the operator has restarted already), or "" for Raft's
+// choice. Read in-process: the stream's replicas from this node's server
+// (its leader's view), the routes' ages from its route table.
+func (cs *clusterSystem) successor(stream string) string {
+	var cands []clusterops.Candidate
+	since := cs.routedSince()
+	for _, s := range cs.streams(false) {
+		if s.Name != stream || s.Cluster == nil {
+			continue
+		}
+		for _, p := range s.Cluster.Replicas {
+			if p != nil && !p.Offline {
+				cands = append(cands, clusterops.Candidate{Name: p.Name, Lag: p.Lag, Active: p.Active, Since: since[p.Name]})
+			}
+		}
+	}
+	return clusterops.Successor(cands)
+}
+
+// routedSince returns, per peer server name, when this node's oldest
+// route to it was made (a route pool has several connections per peer).
+func (cs *clusterSystem) routedSince() map[string]time.Time {
+	out := map[string]time.Time{}
+	rz, err := cs.srv.Routez(nil)
+	if err != nil {
+		return out
+	}
+	for _, r := range rz.Routes {
+		if t, ok := out[r.RemoteName]; !ok || r.Start.Before(t) {
+			out[r.RemoteName] = r.Start
+		}
+	}
+	return out
+}
