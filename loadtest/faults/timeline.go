@@ -169,7 +169,8 @@ func describeGaps(events []nodeEvent, gaps []gapTrace, stalls []span) []string {
 		longest := slices.MaxFunc(e.gaps, func(a, b gapTrace) int { return cmpDur(a.length(), b.length()) })
 		out = append(out, fmt.Sprintf("gap %v (%d writers' gaps over %v, %s's longest) from %s to %s (%s UTC); %s; the suite stalled %v meanwhile",
 			longest.length().Round(time.Millisecond), len(e.gaps), traceSlowest, longest.writer, rel(e.from), rel(e.to),
-			e.from.UTC().Format("15:04:05.000"), sinceEach(events, e.from), stalled(stalls, e.from, e.to).Round(time.Millisecond)))
+			e.from.UTC().Format("15:04:05.000"), sinceEach(events, e.from)+within(events, e.from, e.to),
+			stalled(stalls, e.from, e.to).Round(time.Millisecond)))
 		for _, r := range longest.reqs {
 			end := "in flight"
 			if !r.end.IsZero() {
@@ -179,6 +180,22 @@ func describeGaps(events []nodeEvent, gaps []gapTrace, stalls []span) []string {
 		}
 	}
 	return out
+}
+
+// within names the node events from..to, each with how far into it: a
+// gap that begins a moment before a stop (the writer's last answer came
+// just before) is that stop's.
+func within(events []nodeEvent, from, to time.Time) string {
+	var out []string
+	for _, e := range events {
+		if e.at.After(from) && e.at.Before(to) {
+			out = append(out, fmt.Sprintf("%s %s %v into it", e.node, e.what, e.at.Sub(from).Round(time.Millisecond)))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; during it " + strings.Join(out, ", ")
 }
 
 // sinceEach says, per node, how long before t its latest event was.

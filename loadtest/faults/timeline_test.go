@@ -12,7 +12,7 @@ func TestDescribeGaps(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	events := []nodeEvent{{at(0), "n1", "SIGTERM"}, {at(1500), "n1", "exited"}, {at(1500), "n1", "started"},
-		{at(3000), "n1", "ready"}, {at(3000), "n2", "SIGTERM"}}
+		{at(3000), "n1", "ready"}, {at(3000), "n2", "SIGTERM"}, {at(3300), "n2", "exited"}}
 	gaps := []gapTrace{
 		{writer: "w0", from: at(3100), to: at(3150)}, // under the bound: left out
 		{writer: "w1", from: at(3200), to: at(3450), reqs: []tracedReq{
@@ -24,9 +24,9 @@ func TestDescribeGaps(t *testing.T) {
 	stalls := []span{{at(3300), at(3350)}, {at(4000), at(4100)}}
 	got := describeGaps(events, gaps, stalls)
 	want := []string{
-		"timeline (s): n1 SIGTERM 0.000, n1 exited 1.500, n1 started 1.500, n1 ready 3.000, n2 SIGTERM 3.000",
+		"timeline (s): n1 SIGTERM 0.000, n1 exited 1.500, n1 started 1.500, n1 ready 3.000, n2 SIGTERM 3.000, n2 exited 3.300",
 		"gap 120ms (1 writers' gaps over 100ms, w2's longest) from 1.600 to 1.720 (12:00:01.600 UTC); began 100ms after n1 started; the suite stalled 0s meanwhile",
-		"gap 250ms (2 writers' gaps over 100ms, w1's longest) from 3.200 to 3.500 (12:00:03.200 UTC); began 200ms after n1 ready, 200ms after n2 SIGTERM; the suite stalled 50ms meanwhile",
+		"gap 250ms (2 writers' gaps over 100ms, w1's longest) from 3.200 to 3.500 (12:00:03.200 UTC); began 200ms after n1 ready, 200ms after n2 SIGTERM; during it n2 exited 100ms into it; the suite stalled 50ms meanwhile",
 		"  3.210..3.440 n3:8080: 200 OK",
 		"  3.300..in flight n2:8080: ",
 	}
