@@ -7,8 +7,9 @@
 // A stream leader that stops without stepping down leaves its stream
 // without a leader until the others' election timeout (about 1 s on the
 // embedded server's settings, more under load): every write to it waits.
-// A step-down hands the leadership over at once (the Raft leader picks a
-// current follower), so a planned stop costs writes nothing but the hop.
+// A step-down hands the leadership over at once, to the replica Local's
+// Successor names (successor.go) or else the one Raft picks, so a planned
+// stop costs writes nothing but the hop.
 // The single-replica consumers this node hosts for the stream are deleted
 // then, so that their readers move at once rather than after missed
 // heartbeats; Release does the same for the streams it only follows.
