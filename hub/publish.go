@@ -82,7 +82,7 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 			return err
 		}
 		next := time.Now().Add(wait)
-		if sl.streamGone(ctx, r, wait) {
+		if !streamwatch.Held(elected) && sl.streamGone(ctx, r, wait) { // elected: it exists, retry now
 			return fmt.Errorf("%w (stream %s: not found)", err, r.stream)
 		}
 		sl.nstats.Retries.Add(1)

@@ -71,7 +71,7 @@ func (g *gateway) handOver() (drained func()) {
 		if h.DropErr != nil {
 			g.log.Warn("stream's consumers on this node not all deleted: their readers move once they miss its heartbeats", "stream", h.Stream, "err", h.DropErr)
 		}
-		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
+		g.log.Info("stream leadership handed over", "stream", h.Stream, "leader", h.Leader, "named", h.To, "consumers_moved", h.Dropped, "took", h.Took.Round(time.Millisecond))
 	}
 	g.log.Info("leaderships handed over", "streams", len(handoffs), "took", time.Since(start).Round(time.Millisecond))
 	kctx, stop := context.WithCancel(context.Background())
@@ -98,15 +98,20 @@ func (g *gateway) logReleased(released []clusterops.Handoff) {
 	}
 }
 
-// handOverMeta steps the meta group's leader down where this node is it.
+// handOverMeta steps the meta group's leader down where this node is it,
+// naming its successor as a stream's (cluster_successor.go).
 func (g *gateway) handOverMeta(ctx context.Context) {
-	m := clusterops.StepDownMeta(ctx, g.system.nc, g.cfg.Node, g.system.metaLeader)
+	var to string
+	if g.system.metaLeader() == g.cfg.Node {
+		to = g.system.metaSuccessor()
+	}
+	m := clusterops.StepDownMetaTo(ctx, g.system.nc, g.cfg.Node, to, g.system.metaLeader)
 	switch {
 	case !m.Led:
 		g.log.Info("not the meta leader: nothing to hand over", "meta_leader", g.system.metaLeader())
 	case m.Err != nil:
 		g.log.Warn("meta leadership not handed over", "err", m.Err, "took", m.Took.Round(time.Millisecond))
 	default:
-		g.log.Info("meta leadership handed over", "leader", m.Leader, "took", m.Took.Round(time.Millisecond))
+		g.log.Info("meta leadership handed over", "leader", m.Leader, "named", to, "took", m.Took.Round(time.Millisecond))
 	}
 }

@@ -69,7 +69,8 @@ func (cs *clusterSystem) metaLeader() string {
 // the meta leader, which may be stepping down meanwhile).
 func (cs *clusterSystem) local(self string) clusterops.Local {
 	led, followed := cs.replicated(self)
-	return clusterops.Local{Led: led, Followed: followed, Consumers: func(stream string) []string { return cs.hostedConsumers(self, stream) }}
+	return clusterops.Local{Led: led, Followed: followed, Consumers: func(stream string) []string { return cs.hostedConsumers(self, stream) },
+		Successor: cs.successor}
 }
 
 // replicated names the replicated streams self leads and those it holds

@@ -7,8 +7,9 @@
 // A stream leader that stops without stepping down leaves its stream
 // without a leader until the others' election timeout (about 1 s on the
 // embedded server's settings, more under load): every write to it waits.
-// A step-down hands the leadership over at once (the Raft leader picks a
-// current follower), so a planned stop costs writes nothing but the hop.
+// A step-down hands the leadership over at once, to the replica Local's
+// Successor names (successor.go) or else the one Raft picks, so a planned
+// stop costs writes nothing but the hop.
 // The single-replica consumers this node hosts for the stream are deleted
 // then, so that their readers move at once rather than after missed
 // heartbeats; Release does the same for the streams it only follows.
@@ -42,8 +43,11 @@ type Handoff struct {
 	// Leader is the stream's new leader, or "" where none was seen in
 	// time (Err says why).
 	Leader string
-	Took   time.Duration
-	Err    error // the leadership was not handed over
+	// To is the successor StepDown named (Local.Successor), "" where it
+	// left the choice to Raft.
+	To   string
+	Took time.Duration
+	Err  error // the leadership was not handed over
 	// Dropped counts the stream's single-replica consumers on this node
 	// that StepDown deleted once the new leader was elected; DropErr says
 	// why it stopped short (the leadership was handed over all the same).
@@ -83,6 +87,9 @@ type Local struct {
 	// Consumers returns the single-replica consumers of stream that this
 	// node hosts; nil: list them through the JetStream API.
 	Consumers func(stream string) []string
+	// Successor names the replica to hand stream's leadership to (see
+	// Successor), "" for Raft's choice; nil: Raft's choice always.
+	Successor func(stream string) string
 }
 
 // StepDownLocal is StepDown for the streams l.Led, dropping the consumers
@@ -92,7 +99,7 @@ func StepDownLocal(ctx context.Context, js jetstream.JetStream, self string, l L
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, stream := range l.Led { // one at a time would let a slow stream hold up the others' wait
-		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, l.Consumers, start) })
+		wg.Go(func() { out[i] = handOver(ctx, js, stream, self, l, start) })
 	}
 	wg.Wait()
 	return out
@@ -126,14 +133,18 @@ func Release(ctx context.Context, js jetstream.JetStream, self string, l Local) 
 	return out
 }
 
-// handOver steps stream's leader (self) down and waits for another.
-func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, local func(string) []string, start time.Time) Handoff {
+// handOver steps stream's leader (self) down, to l's successor where it
+// names one, and waits for another leader.
+func handOver(ctx context.Context, js jetstream.JetStream, stream, self string, l Local, start time.Time) Handoff {
 	h := Handoff{Stream: stream}
-	if h.Err = StepDownStreamTo(ctx, js.Conn(), stream, ""); h.Err == nil { // Raft's choice: a planned stop, every peer reachable
+	if l.Successor != nil {
+		h.To = l.Successor(stream)
+	}
+	if h.Err = StepDownStreamTo(ctx, js.Conn(), stream, h.To); h.Err == nil {
 		h.Leader, h.Err = awaitLeader(ctx, js, stream, self)
 	}
 	if h.Err == nil {
-		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self, local)
+		h.Dropped, h.DropErr = dropConsumers(ctx, js, stream, self, l.Consumers)
 	}
 	h.Took = time.Since(start)
 	return h

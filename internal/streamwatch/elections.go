@@ -60,3 +60,14 @@ func EndAtElection(ctx context.Context, elected <-chan struct{}, end func()) (st
 	}()
 	return func() { close(quit); <-done }
 }
+
+// Held reports whether elected (a channel of Next) has closed: the stream
+// elected a leader since it was taken, so it exists and has one to ask.
+func Held(elected <-chan struct{}) bool {
+	select {
+	case <-elected:
+		return true
+	default:
+		return false
+	}
+}

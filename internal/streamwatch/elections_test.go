@@ -37,3 +37,22 @@ func TestElectionEndsAttempt(t *testing.T) {
 	default:
 	}
 }
+
+func TestHeld(t *testing.T) {
+	var e Elections
+	c := e.Next("a")
+	if Held(c) {
+		t.Fatal("Held before any election")
+	}
+	e.Elected("b")
+	if Held(c) {
+		t.Fatal("Held after another stream's election")
+	}
+	e.Elected("a")
+	if !Held(c) {
+		t.Fatal("not Held after the stream's election")
+	}
+	if Held(e.Next("a")) {
+		t.Fatal("the next channel Held before the next election")
+	}
+}

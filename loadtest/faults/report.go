@@ -48,6 +48,9 @@ func Detail(w io.Writer, r Result) {
 	fmt.Fprintf(&b, "%s: %d acked, %d unresolved, %d lost, %d twice, write gap %v, watcher silence %v, healthy not ready %v, oldest read while ready %v",
 		r.Fault, r.Acked, r.Unsure, r.Lost, r.Twice, r.WriteGap.Round(time.Millisecond), r.WatchGap.Round(time.Millisecond),
 		r.NotReady.Round(time.Millisecond), r.WorstAge.Round(time.Millisecond))
+	if r.FaultGap > 0 {
+		fmt.Fprintf(&b, ", write gap during the fault %v", r.FaultGap.Round(time.Millisecond))
+	}
 	if r.Note != "" {
 		fmt.Fprintf(&b, "; NOTE %s", r.Note)
 	}
@@ -61,6 +64,9 @@ func Detail(w io.Writer, r Result) {
 		fmt.Fprintf(&b, "; VIOLATION %s", v)
 	}
 	fmt.Fprintln(w, b.String())
+	for _, line := range r.Timeline {
+		fmt.Fprintln(w, "  "+line)
+	}
 }
 
 // spread is "min / median / max" of ds in seconds.

@@ -56,6 +56,7 @@ type run struct {
 	note   string // what the fault had to do beyond the plan
 	mu     sync.Mutex
 	exempt map[*Node]bool
+	tl     *timeline // the nodes' stops and starts, for placing the write gaps
 }
 
 func (r *run) setExempt(n *Node, on bool) {
@@ -123,9 +124,11 @@ func (r *run) restart(ctx context.Context, n *Node) error {
 	if err := r.c.StartNode(n); err != nil {
 		return err
 	}
+	r.tl.mark(n, "started")
 	if err := r.c.WaitReady(ctx, n, 90*time.Second); err != nil {
 		return err
 	}
+	r.tl.mark(n, "ready")
 	r.setExempt(n, false)
 	return nil
 }
@@ -135,6 +138,7 @@ func (r *run) killRestart(ctx context.Context, leader bool) error {
 	if err != nil {
 		return err
 	}
+	r.tl.mark(n, "SIGKILL")
 	n.Stop(syscall.SIGKILL, 10*time.Second)
 	sleep(ctx, r.cfg.Hold)
 	return r.restart(ctx, n)
@@ -164,9 +168,11 @@ func (r *run) pauseLeader(ctx context.Context) error {
 func (r *run) rollingRestart(ctx context.Context) error {
 	for _, n := range r.c.Nodes {
 		r.setExempt(n, true)
+		r.tl.mark(n, "SIGTERM")
 		if err := n.Stop(syscall.SIGTERM, 60*time.Second); err != nil {
 			r.cfg.Log.Warn("stop", "node", n.Name, "err", err)
 		}
+		r.tl.mark(n, "exited")
 		if err := r.restart(ctx, n); err != nil {
 			return err
 		}
@@ -254,14 +260,16 @@ type Result struct {
 	Lost       int           // acknowledged submissions missing from the settled board
 	Twice      int           // submissions applied more often than acknowledged plus unresolved calls allow
 	WriteGap   time.Duration // the longest write gap of any writer
+	FaultGap   time.Duration // the longest that overlapped the fault's node events (gapDuring)
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
 	ReadyStale time.Duration // the time a node said ready while serving reads older than StaleBound, summed
 	WorstAge   time.Duration // the oldest read a node served while it said ready
 	Violations []Violation
-	Note       string // what the fault had to do beyond its plan
-	WriteErr   error  // the first error a writer's call returned, where one did
-	Err        error  // the run could not be carried out
+	Note       string   // what the fault had to do beyond its plan
+	Timeline   []string // the write gaps over 100 ms among the nodes' stops and starts (describeGaps)
+	WriteErr   error    // the first error a writer's call returned, where one did
+	Err        error    // the run could not be carried out
 }
 
 // RunOne runs fault once on a fresh cluster under dir.
@@ -292,7 +300,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 		res.Err = err
 		return res
 	}
-	r := &run{cfg: cfg, c: c, exempt: map[*Node]bool{}}
+	r := &run{cfg: cfg, c: c, exempt: map[*Node]bool{}, tl: &timeline{}}
 	l, err := StartLoad(ctx, c, cfg.Writers, cfg.Pace, r.counted)
 	if err != nil {
 		res.Err = err
@@ -304,6 +312,8 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	l.Stop()
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
+	res.Timeline = describeGaps(r.tl.snapshot(), l.slowGaps(), l.stalls.stalls)
+	res.FaultGap = l.gapDuring(r.tl.snapshot())
 	if res.Acked == 0 {
 		res.Violations = append(res.Violations, "no submission acknowledged at all")
 	}

@@ -25,6 +25,10 @@ type writer struct {
 	gap      time.Duration
 	lastAck  time.Time
 	firstErr error
+	trace    *reqTrace  // its requests since the last acknowledgement
+	longest  gapTrace   // its longest gap between acknowledgements
+	slow     []gapTrace // its first maxTracedGaps gaps over traceSlowest
+	acks     []time.Time
 }
 
 func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
@@ -35,7 +39,7 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 		switch {
 		case err == nil:
 			w.acked++
-			w.gap = max(w.gap, now.Sub(w.lastAck))
+			w.noteGap(now)
 			w.lastAck = now
 		case ctx.Err() != nil:
 			w.unsure++ // cancelled in flight: it may have applied
@@ -51,6 +55,20 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 		}
 	}
 	w.gap = max(w.gap, time.Since(w.lastAck))
+}
+
+// noteGap measures the gap from the last acknowledgement to now and, where
+// it is the writer's longest, keeps its requests.
+func (w *writer) noteGap(now time.Time) {
+	gap := now.Sub(w.lastAck)
+	w.acks = append(w.acks, now)
+	g := gapTrace{writer: w.member, from: w.lastAck, to: now, reqs: w.trace.cut(w.lastAck, now)}
+	if gap > traceSlowest && len(w.slow) < maxTracedGaps {
+		w.slow = append(w.slow, g)
+	}
+	if gap > w.gap {
+		w.gap, w.longest = gap, g
+	}
 }
 
 // watcher is a WebSocket watcher of the board's top starting on one node
@@ -131,6 +149,8 @@ type Load struct {
 	writers  []*writer
 	watchers []*watcher
 	pollers  []*readyPoller
+	stalls   stallMeter
+	start    time.Time // when the writers started
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -161,15 +181,19 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Load{cancel: cancel}
 	start := time.Now()
+	l.start = start
+	l.wg.Go(func() { l.stalls.run(ctx) })
 	fresh := &freshness{}
 	for i := range nWriters {
+		tr := &reqTrace{next: http.DefaultTransport}
 		cl, err := rwclient.New(rotated(c, i%len(c.Nodes)), rwclient.WithToken(c.Token),
-			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second))
+			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second),
+			rwclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: tr}))
 		if err != nil {
 			l.Stop() // the goroutines already started
 			return nil, err
 		}
-		w := &writer{c: cl, member: fmt.Sprintf("w%d", i)}
+		w := &writer{c: cl, member: fmt.Sprintf("w%d", i), trace: tr}
 		l.writers = append(l.writers, w)
 		l.wg.Go(func() { w.run(ctx, start, pace) })
 	}

@@ -54,6 +54,8 @@ func run() error {
 	}
 	if !*keep {
 		defer os.RemoveAll(work)
+	} else {
+		fmt.Printf("work directory (kept: the nodes' logs are <fault>-<run>/<node>.log): %s\n", work)
 	}
 	cfg.Binary = *binary
 	if cfg.Binary == "" {
