@@ -79,6 +79,25 @@ func (c *cluster) streamMsgs(t *testing.T) uint64 {
 	return info.State.Msgs
 }
 
+// putSchedule puts a schedule through url until it is there, within 30 s:
+// a node just started, or back, may answer 503 while its stream elects a
+// leader. A PUT answered with an error may still have been applied, so it
+// looks before putting again, and the stream holds one put.
+func putSchedule(t *testing.T, url, tok, body string) wire.Schedule {
+	t.Helper()
+	var sched wire.Schedule
+	await.For(t, 30*time.Second, func() error {
+		if status, err := call("GET", url, tok, "", &sched); status == 200 && err == nil {
+			return nil
+		}
+		if status, err := call("PUT", url, tok, body, &sched); status != 200 || err != nil {
+			return fmt.Errorf("PUT schedule: %d %v", status, err)
+		}
+		return nil
+	})
+	return sched
+}
+
 // TestClusterScheduleFiresOnce: a daily schedule put on one node of three
 // gets exactly one board for its occurrence, the same on every node, and
 // one fire event in the stream although every node's ticker publishes it;
@@ -90,10 +109,7 @@ func TestClusterScheduleFiresOnce(t *testing.T) {
 	}
 	c := startCluster(t, 3)
 	tok := c.tok
-	var sched wire.Schedule
-	if status, err := call("PUT", c.nodes[0].p.url("/v1/schedules/nightly"), tok, dueSchedule(5), &sched); status != 200 || err != nil {
-		t.Fatalf("PUT schedule: %d %v", status, err)
-	}
+	sched := putSchedule(t, c.nodes[0].p.url("/v1/schedules/nightly"), tok, dueSchedule(5))
 	first := firstBoard(sched)
 	if !strings.HasPrefix(first, "nightly-") {
 		t.Fatalf("schedule: %+v", sched)
@@ -117,19 +133,7 @@ func TestClusterScheduleFiresOnce(t *testing.T) {
 	}
 	// A second schedule fires once its node's ticker passes; every
 	// ticker's pass looks at both schedules.
-	body := dueSchedule(10)
-	url := c.nodes[1].p.url("/v1/schedules/second")
-	await.For(t, 30*time.Second, func() error { // a node just back may answer 503 until its /readyz is 200
-		// A PUT answered with an error may still have been applied: look
-		// before putting again, so the stream holds one put.
-		if status, err := call("GET", url, tok, "", &sched); status == 200 && err == nil {
-			return nil
-		}
-		if status, err := call("PUT", url, tok, body, &sched); status != 200 || err != nil {
-			return fmt.Errorf("PUT schedule: %d %v", status, err)
-		}
-		return nil
-	})
+	sched = putSchedule(t, c.nodes[1].p.url("/v1/schedules/second"), tok, dueSchedule(10))
 	everyNodeHasOne(t, c.nodes, tok, "second-", firstBoard(sched))
 	everyNodeHasOne(t, c.nodes, tok, "nightly-", first)
 	if got := c.streamMsgs(t); got != 4 {
