@@ -77,16 +77,17 @@ func (b *Bucket) current(ctx context.Context, tenant string) (current, error) {
 	return current{metaSeq: m.Sequence, info: &info}, nil
 }
 
-// put stores data, tenant's snapshot at seq, in place of cur: its chunks
+// put stores snap, tenant's snapshot, in place of cur: its chunks
 // under a new nuid, then its info, published only where cur's info is
 // still the last one (compare and set: a node never replaces, hence never
 // wipes, an object it has not read). On any failure, a lost race
 // included, it wipes the chunks it wrote and returns the error.
-func (b *Bucket) put(ctx context.Context, tenant string, seq uint64, data []byte, cur current) error {
+func (b *Bucket) put(ctx context.Context, tenant string, snap Snapshot, cur current) error {
+	data := snap.Data
 	info := jetstream.ObjectInfo{
 		ObjectMeta: jetstream.ObjectMeta{
 			Name:     tenant,
-			Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)},
+			Metadata: snap.metadata(),
 			Opts:     &jetstream.ObjectMetaOptions{ChunkSize: chunkSize},
 		},
 		Bucket: Name,

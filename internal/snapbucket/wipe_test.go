@@ -50,11 +50,11 @@ func TestSaveWipesReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotWith("PROFILE-OF-ANN"))
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("PROFILE-OF-ANN")})
 	if got := blocksHolding(t, dir, "PROFILE-OF-ANN"); len(got) == 0 {
 		t.Fatal("the first snapshot is in no file: the search cannot fail")
 	}
-	b.Save("a", 6, snapshotWith("PROFILE-AT-SIX"))
+	b.Save("a", Snapshot{Seq: 6, Data: snapshotWith("PROFILE-AT-SIX")})
 	if got := blocksHolding(t, dir, "PROFILE-OF-ANN"); len(got) > 0 {
 		t.Fatalf("the replaced snapshot's bytes stay in %v", got)
 	}
@@ -74,13 +74,13 @@ func TestSaveLosingRaceWipesOnlyItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotWith("FIVE"))
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("FIVE")})
 	stale, err := b.current(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 7, snapshotWith("SEVEN")) // another node's, after this one read
-	err = b.put(ctx, "a", 8, snapshotWith("EIGHT-LOST"), stale)
+	b.Save("a", Snapshot{Seq: 7, Data: snapshotWith("SEVEN")}) // another node's, after this one read
+	err = b.put(ctx, "a", Snapshot{Seq: 8, Data: snapshotWith("EIGHT-LOST")}, stale)
 	if !lostRace(err) {
 		t.Fatalf("put over a stale read: %v, want a lost race", err)
 	}
@@ -106,7 +106,7 @@ func BenchmarkSave(b *testing.B) {
 	data := bytes.Repeat([]byte{'x'}, 1<<20)
 	b.Run("SaveAndWipe", func(b *testing.B) {
 		for i := range b.N {
-			bucket.Save("a", uint64(i+1), data)
+			bucket.Save("a", Snapshot{Seq: uint64(i + 1), Data: data})
 		}
 	})
 	b.Run("PutAndPurge", func(b *testing.B) {
@@ -128,7 +128,7 @@ func TestReadRacingWipeFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotWith("THREE-CHUNKS"))
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("THREE-CHUNKS")})
 	cur, err := b.current(ctx, "a")
 	if err != nil || cur.info == nil || cur.info.Chunks != 3 {
 		t.Fatalf("object: %+v, %v; want 3 chunks", cur.info, err)
