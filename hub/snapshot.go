@@ -72,7 +72,7 @@ func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
 	if (r.snaps.every < 0 || r.saving.Load()) && !erased && !r.rebuilt { // those two queue after the save in flight
 		return
 	}
-	byCount := r.snaps.every > 0 && r.sinceSnap >= r.snaps.every
+	byCount := enc != nil || r.snaps.every > 0 && r.sinceSnap >= r.snaps.every // a checkpoint (enc) is one too: only those are shared
 	byTime := r.snaps.interval > 0 && time.Since(r.snapAt) >= r.snaps.interval
 	if !byCount && !byTime && !erased && !r.rebuilt {
 		return
