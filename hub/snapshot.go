@@ -116,8 +116,8 @@ func (r *replica) save(j snapJob) {
 	if j.fixed && r.fp.diverged.Load() == 0 { // the rebuilt state is on disk (a failure is logged)
 		_ = r.snaps.files.Trust(r.tenant, r.log)
 	}
-	r.fp.shares.Offer(r.snaps.shared.Load(), r.tenant, j.seq, j.snap.Clear(), data) // clustered: only what the cluster agreed with, once it did
-	if j.erase {                                                                    // the Raft logs of the streams that held the erased data keep their proposals until compacted
+	r.fp.shares.Offer(r.snaps.shared.Load(), r.tenant, j.seq, j.snap.Clear(), data, j.erase)
+	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted
 		r.snaps.compact.Streams(shred.Stream, snapbucket.Stream, notify.Stream, streamName(r.tenant))
 	}
 }

@@ -54,19 +54,20 @@ func NewAgreement(every uint64, done <-chan struct{}) *Agreement {
 // Agreement it is stored at once, not agreed. Otherwise it is stored,
 // agreed, once the cluster agreed with its checkpoint, waiting for that
 // verdict up to AgreeWait; it is not stored where seq is no checkpoint,
-// the node diverged at or after seq, or no verdict came. A nil b (no
-// bucket) shares nothing. Blocks the caller (the saver) for the wait and
-// the upload.
-func (a *Agreement) Offer(b *Bucket, tenant string, seq uint64, clear, data []byte) {
+// the node diverged at or after seq, or no verdict came, and where it
+// follows an erasure (erase) the older shared one is withdrawn instead
+// (Bucket.Withdraw). A nil b (no bucket) shares nothing. Blocks the caller
+// (the saver) for the wait and the upload.
+func (a *Agreement) Offer(b *Bucket, tenant string, seq uint64, clear, data []byte, erase bool) {
 	if b == nil {
 		return
 	}
-	snap := Snapshot{Seq: seq, Sum: fingerprint.Of(seq, clear).Sum, Data: data}
-	if a != nil {
-		if !fingerprint.Due(seq, a.every) || !a.wait(fingerprint.Checkpoint{Seq: seq, Sum: snap.Sum}) {
-			return
+	snap := Snapshot{Seq: seq, Sum: fingerprint.Of(seq, clear).Sum, Data: data, Agreed: a != nil}
+	if a != nil && (!fingerprint.Due(seq, a.every) || !a.wait(fingerprint.Checkpoint{Seq: seq, Sum: snap.Sum})) {
+		if erase {
+			b.Withdraw(tenant, seq)
 		}
-		snap.Agreed = true
+		return
 	}
 	b.Save(tenant, snap)
 }
