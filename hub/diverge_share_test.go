@@ -20,8 +20,14 @@ import (
 // open (it opens in the background).
 func clusteredHub(t *testing.T, url string, pub *published) (*Hub, *Fingerprints) {
 	t.Helper()
+	return clusteredHubIn(t, url, t.TempDir(), pub)
+}
+
+// clusteredHubIn is clusteredHub on the data directory dir.
+func clusteredHubIn(t *testing.T, url, dir string, pub *published) (*Hub, *Fingerprints) {
+	t.Helper()
 	fps := &Fingerprints{Every: 5, Publish: pub.add}
-	h := startHub(t, Config{NATSURL: url, Fingerprints: fps, SnapshotEvery: 5, SnapshotInterval: time.Hour})
+	h := startHub(t, Config{NATSURL: url, DataDir: dir, Fingerprints: fps, SnapshotEvery: 5, SnapshotInterval: time.Hour})
 	checkFor(t, 10*time.Second, func() error {
 		if h.snaps.shared.Load() == nil {
 			return errors.New("snapshot bucket not open yet")
@@ -260,4 +266,65 @@ func TestRebuiltSnapshotQueuedBehindInFlight(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A clustered node restarts from the shared snapshot the cluster agreed
+// with, not from its own file, even where the file is newer: nothing
+// vouches for the file, which here went wrong while the node was stopped
+// (one more member, a valid checksum). It serves the right standings from
+// its first answer.
+func TestRestartPrefersAgreedShared(t *testing.T) {
+	url := startNATS(t)
+	pubA := &published{got: map[uint64]fprint.Checkpoint{}}
+	a, fpsA := clusteredHub(t, url, pubA)
+	dir := t.TempDir()
+	v, _ := clusteredHubIn(t, url, dir, &published{got: map[uint64]fprint.Checkpoint{}})
+	mustPut(t, a, "t1", "b", Settings{})
+	for i := range 6 { // seq 2..7
+		mustSubmit(t, a, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
+	}
+	checkFor(t, 10*time.Second, func() error {
+		good, ok := pubA.at(5)
+		if !ok {
+			return errors.New("no checkpoint at 5")
+		}
+		fpsA.Agreed("t1", good)
+		if st := sharedSnapshot(t, a, "t1"); st == nil || st.Seq() != 5 {
+			return errors.New("the agreed snapshot at 5 not shared yet")
+		}
+		return nil
+	})
+	checkFor(t, 10*time.Second, func() error {
+		if _, err := v.Top(Loc{Tenant: "t1", Board: "b"}, 0, nil, 10); err != nil {
+			return err
+		}
+		if got := v.reg.lookup("t1").applied.Load(); got != 7 {
+			return fmt.Errorf("v at seq %d", got)
+		}
+		return nil
+	})
+	want := top(t, a, Loc{Tenant: "t1", Board: "b"})
+	v.Close() // its file: the state at 7
+	path := snapfile.In(dir).Path("t1")
+	st, err := ledger.Decode(mustRead(t, path), nil)
+	if err != nil || st.Seq() != 7 {
+		t.Fatalf("v's file: %v: the test proves nothing", err)
+	}
+	cheat := &ledger.Event{Kind: ledger.EvSubmit, Board: "b", Items: []Item{{Member: "cheat", Score: 1e9}}}
+	cheat.Prepare()
+	st.Apply(st.Seq(), cheat)
+	if err := os.WriteFile(path, encode(t, st), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, _ = clusteredHubIn(t, url, dir, &published{got: map[uint64]fprint.Checkpoint{}})
+	checkFor(t, 10*time.Second, func() error {
+		_, err := v.Top(Loc{Tenant: "t1", Board: "b"}, 0, nil, 10)
+		return err
+	})
+	if got := top(t, v, Loc{Tenant: "t1", Board: "b"}); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the restarted node serves %v, want %v", got, want)
+	}
+	if st := v.Stats(); len(st) != 1 || st[0].Start != 5 {
+		t.Fatalf("restarted from %+v, want the agreed shared snapshot at 5", st)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,10 +60,7 @@ func TestDivergenceCaught(t *testing.T) {
 	shares := watchShares(t, c, nodes[0])
 	var pg topPage
 	// Up to a sequence just past a checkpoint (every 10): the 5 writes
-	// while the victim is stopped then pass none, so the bucket holds no
-	// agreed snapshot newer than the victim's file, which it then loads
-	// (a newer agreed one it would load instead, and never serve the
-	// corruption).
+	// while the victim is stopped then pass none.
 	for i := 0; i < 15 || pg.Seq%10 != 1; i++ {
 		if err := submit(nodes[1]); err != nil {
 			t.Fatal(err)
@@ -78,6 +76,11 @@ func TestDivergenceCaught(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A clustered node restarts from the agreed shared snapshot where
+	// there is one, never serving its file's corruption (hub's
+	// TestRestartPrefersAgreedShared); without one it loads its file, and
+	// the checkpoints must catch what the file got wrong.
+	removeShared(t, c, nodes[0], "t1")
 	victim.wait(t, victim.launch(t))
 
 	// Writes carry the cluster past its next checkpoints; the victim's
@@ -113,6 +116,22 @@ func TestDivergenceCaught(t *testing.T) {
 	}
 	haveEveryAcked(t, victim, tok, acked)
 	shares.check(t)
+}
+
+// removeShared deletes tenant's object from the snapshot bucket.
+func removeShared(t *testing.T, c *cluster, n *clusterNode, tenant string) {
+	t.Helper()
+	js, done := c.jetStream(t, n)
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	store, err := js.ObjectStore(ctx, "rankwire_snapshots")
+	if err == nil {
+		err = store.Delete(ctx, tenant)
+	}
+	if err != nil {
+		t.Fatalf("removing the shared snapshot: %v", err)
+	}
 }
 
 // shareWatch records, over the cluster's own NATS, every node's checkpoint

@@ -150,12 +150,22 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.
 // Newer returns local, a tenant's state from this node's own snapshot
 // (or localErr where none could be read), unless s holds a newer snapshot
 // that passes Load's check: that one then. A nil s returns local as is.
+//
+// Where agreed is set (a clustered node) the shared snapshot is preferred
+// even where it is older than local: it is a state a majority of the
+// cluster agreed with and the loader checked, while nothing vouches for
+// the node's own file (it may have gone wrong on disk, or before it was
+// written, while every checksum passed), which the node would otherwise
+// serve until the cluster's next checkpoint. The cost is the replay of
+// the stream from the shared snapshot's sequence, at most one checkpoint
+// spacing more than from local. Without a shared snapshot that passes,
+// local stands.
 func (s *Bucket) Newer(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring, agreed bool) (*ledger.State, error) {
 	if s == nil {
 		return local, localErr
 	}
 	var seq uint64
-	if localErr == nil {
+	if localErr == nil && !agreed {
 		seq = local.Seq()
 	}
 	if st, ok := s.Load(ctx, tenant, seq, kr, agreed); ok {
