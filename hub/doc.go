@@ -30,16 +30,16 @@
 // # Goroutines
 //
 // Per tenant: the replica goroutine, the only writer of the tenant's
-// ledger.State; its fetcher, which decodes events ahead of it, and the
-// fetcher's watchdog (follow.go); its saver, which writes its snapshots;
-// its committer, which publishes its Submit calls in groups
-// (committer.go); and, while a group event writes several boards, the
-// goroutines of its lanes (lanes.go), which the replica waits for. Per
-// Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down
-// tenants, the discoverer, the disk watch (internal/diskwatch), and while
-// they have not succeeded the retries of the snapshot bucket and of the
-// streams' replica count; at start, a few openings at once (openAll). All
-// stop when the Hub's context ends, and Close waits for them.
+// ledger.State; its fetcher, which decodes events ahead of it, and the fetcher's
+// watchdog (follow.go); its saver, which writes its snapshots and shares the
+// agreed ones (snapbucket.Agreement); its committer, which publishes its Submit
+// calls in groups (committer.go); and, while a group event writes several
+// boards, the goroutines of its lanes (lanes.go), which the replica waits for.
+// Per Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down
+// tenants, the discoverer, the disk watch (internal/diskwatch), and while they
+// have not succeeded the retries of the snapshot bucket and of the streams'
+// replica count; at start, a few openings at once (openAll). All stop when the
+// Hub's context ends, and Close waits for them.
 //
 // # Locks
 //
