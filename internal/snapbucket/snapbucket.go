@@ -5,10 +5,18 @@
 // sequence is the one of every node there: two nodes racing to store one
 // both store a valid snapshot.
 //
+// What may enter the bucket, and what may leave it, is checked, because a
+// node whose copy of a tenant went wrong while every checksum passed would
+// otherwise hand its error to every node that starts from it: a clustered
+// node shares only snapshots whose checkpoint a majority of the cluster
+// agreed with (Agreement, agree.go), and every object names its checkpoint,
+// which Load verifies against the state it decodes (check.go).
+//
 // A bucket that is slow or missing costs a node a longer replay, never a
 // failed start: every call is bounded, and Load and Save log a failure and
 // go on as if there were no snapshot. It may import internal/ledger (to decode a
-// snapshot) and the nats-io modules (plus the standard library).
+// snapshot), internal/shred (to wipe one), internal/fingerprint (to check
+// one) and the nats-io modules (plus the standard library).
 //
 // Its log lines start "hub:", as they did when this was part of package
 // hub, so that the searches docs/OPERATIONS.md and docs/CLUSTERING.md give
@@ -121,7 +129,7 @@ func (b *Bucket) Get(ctx context.Context, tenant string) ([]byte, bool, error) {
 
 // Load returns tenant's snapshot where it is newer than seq and passes
 // its check, or false, its members' personal data opened with kr
-// (ledger.Decode). The check (verify.go): the decoded state's checkpoint
+// (ledger.Decode). The check (check.go): the decoded state's checkpoint
 // must be the one the object names, and where agreed is set, a majority
 // of the cluster must have published it. A snapshot that fails costs the
 // caller a longer replay, never a wrong state. Bounded by Timeout.
@@ -140,7 +148,7 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.
 		err = obj.check(st, agreed)
 	}
 	if err != nil {
-		s.log.Warn("hub: shared snapshot refused: the node replays its log instead", "tenant", tenant, "seq", obj.seq, "err", err)
+		s.log.Warn("hub: shared snapshot refused: the node starts from its own snapshot or replays its log instead", "tenant", tenant, "seq", obj.seq, "err", err)
 		return nil, false
 	}
 	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(obj.data))
