@@ -32,7 +32,8 @@
 // Per tenant: the replica goroutine, the only writer of the tenant's
 // ledger.State; its fetcher, which decodes events ahead of it, and the
 // fetcher's watchdog (follow.go, internal/streamfollow); its saver, which
-// writes its snapshots; its committer, which publishes its Submit calls in groups
+// writes its snapshots and shares the agreed ones (snapbucket.Agreement);
+// its committer, which publishes its Submit calls in groups
 // (committer.go); and, while a group event writes several boards, the
 // goroutines of its lanes (lanes.go), which the replica waits for. Per
 // Hub: the feed, the notifier (notify.Notifier.Run), the re-opener of down

@@ -9,18 +9,16 @@ import (
 
 	fprint "github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/snapbucket"
 )
 
-// Divergence. At every checkpoint (internal/fingerprint: a sequence that
-// is a multiple of Fingerprints.Every) each replica hashes its state's
-// snapshot encoding and hands it to Config.Fingerprints.Publish; whoever
-// compares them across the cluster (cmd/gateway) calls Diverged when this
-// node's checkpoint differs from the majority's. The tenant then answers
-// ErrUnavailable on this node, naming the sequence, while a rebuilder
-// goroutine replays the tenant's stream from its start into a new state
-// (not from a snapshot: the local one is this node's own, and the shared
-// one may have been written by it) and hands the state to the replica
-// goroutine, which adopts it once it is at the same sequence.
+// Divergence (docs/CLUSTERING.md). Each replica publishes its checkpoints
+// (internal/fingerprint) through Config.Fingerprints; the cluster's
+// comparison (cmd/gateway) calls Agreed (the snapshot there may be shared:
+// snapbucket.Agreement) or Diverged: the tenant answers ErrUnavailable, its
+// snapshot file is distrusted (snapfile.Distrust), and a rebuilder replays the stream
+// into the agreed shared snapshot (or an empty state) until the replica
+// goroutine adopts it at its own sequence.
 
 // Fingerprints links the replicas' checkpoints to the cluster's comparison.
 // Set Every and Publish before Start; Start links it to the Hub. Its
@@ -51,6 +49,8 @@ func (f *Fingerprints) Diverged(tenant string, seq uint64) bool {
 		return false
 	}
 	f.rebuilding.Add(1)
+	r.fp.shares.Diverge(seq)                  // it shares nothing up to seq,
+	_ = h.snaps.files.Distrust(tenant, h.log) // and a restart before the rebuild does not load its file (logged)
 	r.log.Error("hub: this node's copy of the tenant diverged from the cluster's: serving none of it until rebuilt from the stream", "seq", seq)
 	h.wg.Go(func() {
 		defer f.rebuilding.Add(-1)
@@ -59,16 +59,26 @@ func (f *Fingerprints) Diverged(tenant string, seq uint64) bool {
 	return true
 }
 
+// Agreed: a majority published c, equal to this node's checkpoint (snapbucket.Agreement).
+func (f *Fingerprints) Agreed(tenant string, c fprint.Checkpoint) {
+	if h := f.hub.Load(); h != nil && h.reg != nil {
+		if r := h.reg.lookup(tenant); r != nil {
+			r.fp.shares.Agree(c)
+		}
+	}
+}
+
 // Rebuilding returns how many tenants this node serves none of because
 // they diverged and are being rebuilt: a readiness reason and a metric.
 func (f *Fingerprints) Rebuilding() int { return int(f.rebuilding.Load()) }
 
 // fpState is a replica's part in fingerprinting.
 type fpState struct {
-	link     *Fingerprints // nil: fingerprinting is off
-	from     uint64        // the stream's end when the tenant opened: no checkpoint up to it, no request served before it; set before the replica runs
-	diverged atomic.Uint64 // the checkpoint this copy diverged at; 0: none
-	adopt    chan adoption // a rebuilt state for the replica goroutine; nil when off
+	link     *Fingerprints         // nil: fingerprinting is off
+	from     uint64                // the stream's end when the tenant opened: no checkpoint up to it, no request served before it; set before the replica runs
+	diverged atomic.Uint64         // the checkpoint this copy diverged at; 0: none
+	shares   *snapbucket.Agreement // which snapshots the cluster agreed with, hence may be shared; nil when off
+	adopt    chan adoption         // a rebuilt state for the replica goroutine; nil when off
 }
 
 // adoption is a rebuilt state offered to the replica goroutine; ok says
@@ -78,13 +88,11 @@ type adoption struct {
 	ok chan bool
 }
 
-// init turns fingerprinting on from the event after from. The opening's
-// catch-up takes no checkpoint: the others published those long ago and
-// keep only recent ones, and encoding the state every Every events of a
-// long replay would slow every start.
-func (p *fpState) init(link *Fingerprints, from uint64) {
+// init turns fingerprinting on from the event after from: the opening's catch-up takes no
+// checkpoint (the others published those long ago; encoding each would slow every start).
+func (p *fpState) init(link *Fingerprints, from uint64, done <-chan struct{}) {
 	if p.from = from; link != nil {
-		p.link, p.adopt = link, make(chan adoption)
+		p.link, p.adopt, p.shares = link, make(chan adoption), snapbucket.NewAgreement(link.Every, done)
 	}
 }
 
@@ -122,7 +130,10 @@ var errBehind = errors.New("hub: the replica moved on during the rebuild")
 // rebuild replays r's stream into a new state until the replica goroutine
 // adopts it, retrying failures with backoff until ctx ends.
 func (sl *streamLog) rebuild(ctx context.Context, r *replica) {
-	st := ledger.New()
+	st, _ := sl.snaps.shared.Load().Newer(ctx, r.tenant, ledger.New(), nil, sl.keys.Ring(r.tenant), true) // never the local file
+	if st.Seq() > r.applied.Load() {
+		st = ledger.New() // the bucket's is ahead of this replica
+	}
 	st.SetLanes(runLanes)
 	start := time.Now()
 	for wait := reopenFirst; ctx.Err() == nil; {
@@ -182,9 +193,7 @@ func (r *replica) adoptRebuilt(a adoption) {
 	r.st = a.st
 	r.mu.Unlock()
 	r.fp.diverged.Store(0)
-	if r.snaps.every > 0 { // replace the local snapshot now: a restart must not load the diverged one
-		r.sinceSnap = r.snaps.every
-		r.maybeSnapshot(nil)
-	}
+	r.rebuilt = true // its snapshot now, after any in flight: the file is distrusted until then
+	r.maybeSnapshot(nil)
 	a.ok <- true
 }

@@ -47,6 +47,7 @@ func TestFingerprintsCheckpointAndRebuild(t *testing.T) {
 		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprint("m", i), Score: float64(i)})
 	}
 	good := fingerprint(t, h, "t1")
+	r := h.reg.lookup("t1")
 	checkFor(t, 5*time.Second, func() error {
 		c, ok := pub.at(10)
 		if _, ok5 := pub.at(5); !ok || !ok5 {
@@ -55,9 +56,11 @@ func TestFingerprintsCheckpointAndRebuild(t *testing.T) {
 		if c != fprint.Of(10, good) {
 			return errors.New("checkpoint 10 is not the hash of the snapshot at 10")
 		}
+		if r.savedSeq.Load() != 10 { // a checkpoint is a snapshot: corrupt (the test writing st) waits until the replica goroutine is done with it
+			return errors.New("the checkpoint's snapshot at 10 not written yet")
+		}
 		return nil
 	})
-	r := h.reg.lookup("t1")
 	corrupt(r, "b")
 	if bytes.Equal(fingerprint(t, h, "t1"), good) {
 		t.Fatal("the corruption changed nothing")

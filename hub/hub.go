@@ -72,7 +72,7 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 		return nil, fmt.Errorf("hub: data dir: %w", err)
 	}
 	h := &Hub{cfg: cfg, log: cfg.Logger, feedWake: make(chan struct{}, 1)}
-	h.snaps = &snapshotter{files: snapfile.In(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log}
+	h.snaps = &snapshotter{files: snapfile.In(cfg.DataDir), every: cfg.SnapshotEvery, interval: cfg.SnapshotInterval, log: h.log, agreed: cfg.Fingerprints != nil}
 	h.snaps.files.RemoveStale(h.log)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.reg = newRegistry(h.ctx, h.log, h.open)

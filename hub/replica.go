@@ -26,6 +26,7 @@ type replica struct {
 
 	sinceSnap int           // events applied since the last snapshot; replica goroutine only
 	erased    bool          // an erasure was applied since the last snapshot: the next is due now; replica goroutine only
+	rebuilt   bool          // a rebuilt state was adopted: its snapshot is due now (fingerprints.go); replica goroutine only
 	resnap    atomic.Bool   // the saver could not write an erasure's snapshot (its seal failed): the next event's is due
 	snapAt    time.Time     // when the last snapshot was taken; replica goroutine only
 	saves     chan snapJob  // to the saver goroutine; capacity 1, see maybeSnapshot

@@ -14,12 +14,6 @@ import (
 	"github.com/rankwire/rankwire/internal/snapfile"
 )
 
-// A snapshot is one tenant's state at a stream sequence (its encoding:
-// internal/ledger/snapshot.go; personal data sealed under the members' keys,
-// keys), in one file DataDir/snapshots/<tenant>.snap, replaced atomically
-// (temporary file, fsync, rename). One that does not decode (damaged, or its
-// keys not readable now) is ignored: the node replays the stream instead.
-
 // snapshotter writes and loads tenant snapshots: the local files
 // (internal/snapfile) and the cluster's shared copy. Safe for concurrent
 // use by different tenants' replicas: each writes its own file.
@@ -31,26 +25,19 @@ type snapshotter struct {
 	shared   atomic.Pointer[snapbucket.Bucket] // the cluster's bucket of snapshots; nil: local files only (set once, maybe late: hub.shareSnapshots)
 	compact  *raftcompact.Compactor            // compacts the Raft logs that held erased data; nil without an embedded server
 	keys     *shred.Keys                       // the members' keys: the log's (members.go) and the snapshots' (Ring); nil: in clear
+	agreed   bool                              // load only shared snapshots a majority agreed with (fingerprinting on: internal/snapbucket's check.go)
 }
 
-// load returns the tenant's newest snapshotted state: the local file's, or
-// the shared one where that is newer (a node that starts with an empty or
-// old --data), or an empty state where there is neither. A shared snapshot
-// that cannot be read only costs a longer replay. O(snapshot size).
+// load returns the tenant's newest snapshotted state (the encoding:
+// internal/ledger/snapshot.go; the file: internal/snapfile): the local
+// file's, or the shared one where that is newer (a node that starts with an
+// empty or old --data) and passes its check (internal/snapbucket), or an
+// empty state where there is neither. One that does not decode (damaged, or
+// its keys not readable now) is ignored: the node replays the stream
+// instead. A shared one refused costs a longer replay. O(snapshot size).
 func (s *snapshotter) load(ctx context.Context, tenant string) (*ledger.State, error) {
 	st, err := s.loadLocal(tenant)
-	shared := s.shared.Load()
-	if shared == nil {
-		return st, err
-	}
-	var seq uint64
-	if err == nil {
-		seq = st.Seq()
-	}
-	if loaded, ok := shared.Load(ctx, tenant, seq, s.keys.Ring(tenant)); ok {
-		return loaded, nil
-	}
-	return st, err
+	return s.shared.Load().Newer(ctx, tenant, st, err, s.keys.Ring(tenant), s.agreed)
 }
 
 // loadLocal returns the state in tenant's snapshot file, or an empty state
@@ -71,6 +58,7 @@ type snapJob struct {
 	seq   uint64
 	snap  *ledger.Prepared
 	erase bool // follows an erasure: the Raft logs are compacted after the save
+	fixed bool // the rebuilt state of a diverged copy: its file is trusted again once written (fingerprints.go)
 }
 
 // maybeSnapshot snapshots at multiples of s.every (checkpoints fall there
@@ -80,13 +68,13 @@ type snapJob struct {
 // busy none starts: the next event's does. enc, where not nil, is st prepared at this event.
 func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
 	r.sinceSnap++
-	erased := r.erased || r.resnap.Swap(false) // personal data erased: no snapshot may keep it (members.go), so one now
-	if (r.snaps.every < 0 || r.saving.Load()) && !erased {
+	erased := r.erased || r.resnap.Swap(false)                           // personal data erased: no snapshot may keep it (members.go), so one now
+	if (r.snaps.every < 0 || r.saving.Load()) && !erased && !r.rebuilt { // those two queue after the save in flight
 		return
 	}
-	byCount := r.snaps.every > 0 && r.sinceSnap >= r.snaps.every
+	byCount := enc != nil || r.snaps.every > 0 && r.sinceSnap >= r.snaps.every // a checkpoint (enc) is one too: only those are shared
 	byTime := r.snaps.interval > 0 && time.Since(r.snapAt) >= r.snaps.interval
-	if !byCount && !byTime && !erased {
+	if !byCount && !byTime && !erased && !r.rebuilt {
 		return
 	}
 	data, err := enc, error(nil)
@@ -99,7 +87,8 @@ func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
 	}
 	r.sinceSnap, r.snapAt, r.erased = int(r.st.Seq()%uint64(max(r.snaps.every, 1))), time.Now(), false
 	r.saving.Store(true)
-	r.saves <- snapJob{r.st.Seq(), data, erased} // never blocks where the saver is idle; after an erasure, waits for it
+	r.saves <- snapJob{r.st.Seq(), data, erased, r.rebuilt} // never blocks where the saver is idle; after an erasure or a rebuild, waits for it
+	r.rebuilt = false
 }
 
 // saveLoop writes the snapshots maybeSnapshot hands over until saves is
@@ -124,9 +113,10 @@ func (r *replica) save(j snapJob) {
 	r.savedSeq.Store(j.seq)
 	r.savedAt.Store(time.Now().UnixNano())
 	r.log.Debug("hub: snapshot written", "seq", j.seq, "bytes", len(data))
-	if shared := r.snaps.shared.Load(); shared != nil {
-		shared.Save(r.tenant, j.seq, data)
+	if j.fixed && r.fp.diverged.Load() == 0 { // the rebuilt state is on disk (a failure is logged)
+		_ = r.snaps.files.Trust(r.tenant, r.log)
 	}
+	r.fp.shares.Offer(r.snaps.shared.Load(), r.tenant, j.seq, j.snap.Clear(), data, j.erase)
 	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted
 		r.snaps.compact.Streams(shred.Stream, snapbucket.Stream, notify.Stream, streamName(r.tenant))
 	}
@@ -141,6 +131,6 @@ func (r *replica) finalSnapshot() {
 	if p, err := r.st.Prepare(); err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 	} else {
-		r.save(snapJob{r.st.Seq(), p, r.erased})
+		r.save(snapJob{r.st.Seq(), p, r.erased, r.rebuilt})
 	}
 }

@@ -228,7 +228,7 @@ func (h *Hub) open(ctx context.Context, tenant string, create bool) (*replica, e
 	}
 	r := newReplica(tenant, st, h.log, h.snaps)
 	r.sinceSnap = int(st.Seq() % uint64(max(h.snaps.every, 1))) // the next snapshot by count falls on a multiple (maybeSnapshot)
-	r.fp.init(h.cfg.Fingerprints, info.State.LastSeq)
+	r.fp.init(h.cfg.Fingerprints, info.State.LastSeq, h.ctx.Done())
 	r.notes = h.note.Tenant(tenant, r.read)
 	r.wake = func() { h.wakeFeedFor(r) }
 	sctx, cancel := context.WithTimeout(ctx, callTimeout)

@@ -319,9 +319,10 @@ func (w *watch) resume(t *testing.T, n *clusterNode, tok string) {
 	t.Logf("the WebSocket client resumed on another node from seq %d with an unbroken prev chain", since)
 }
 
-// fourthFromSharedSnapshot stops a node gracefully (its snapshot goes to
-// the shared bucket), restarts it, then starts a fourth node with an empty
-// --data and checks it loaded the shared snapshot and equals the others.
+// fourthFromSharedSnapshot stops a node gracefully, restarts it, then
+// starts a fourth node with an empty --data and checks it loaded the shared
+// snapshot (a checkpoint's the cluster agreed with: the cluster must check
+// often enough, --fingerprint-every) and equals the others.
 func (c *cluster) fourthFromSharedSnapshot(t *testing.T, want topPage) {
 	t.Helper()
 	n := c.nodes[1]

@@ -160,7 +160,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
 	}
-	c := startCluster(t, 3)
+	c := startCluster(t, 3, "RANKWIRE_FINGERPRINT_EVERY=10") // the bucket takes agreed checkpoints only: some within the test
 	nodes, tok := c.nodes, c.tok
 	// The first write creates the tenant's stream (3 replicas, each fsynced):
 	// on a loaded box that may outlast one call's budget, and a PUT is safe

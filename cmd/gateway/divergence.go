@@ -154,6 +154,9 @@ func (d *divergence) record(r fingerprint.Report) {
 		return
 	}
 	v, majority := t.tally.Judge(d.node, r.Seq)
+	if v == fingerprint.Agrees { // its snapshot there may be shared (hub.Fingerprints.Agreed)
+		d.fps.Agreed(r.Tenant, fingerprint.Checkpoint{Seq: r.Seq, Sum: majority})
+	}
 	if v != fingerprint.Diverged {
 		return
 	}

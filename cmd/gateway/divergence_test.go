@@ -1,16 +1,24 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
@@ -22,7 +30,8 @@ import (
 // checks that the cluster's checkpoints catch it: the node says so, stops
 // serving the tenant, rebuilds it from the stream and ends equal to the
 // majority, with every acknowledged submission, and no second divergence
-// at the next checkpoint.
+// at the next checkpoint. Every snapshot the cluster's bucket received
+// meanwhile is one the majority agreed with: none of the victim's.
 func TestDivergenceCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
@@ -48,13 +57,16 @@ func TestDivergenceCaught(t *testing.T) {
 	for _, n := range nodes { // the tenant reaches every node (their discovery)
 		await.For(t, 30*time.Second, func() error { return submit(n) })
 	}
-	for range 15 {
+	shares := watchShares(t, c, nodes[0])
+	var pg topPage
+	// Up to a sequence just past a checkpoint (every 10): the 5 writes
+	// while the victim is stopped then pass none.
+	for i := 0; i < 15 || pg.Seq%10 != 1; i++ {
 		if err := submit(nodes[1]); err != nil {
 			t.Fatal(err)
 		}
+		await.For(t, 20*time.Second, func() error { return samePages(nodes, tok, &pg) })
 	}
-	var pg topPage
-	await.For(t, 20*time.Second, func() error { return samePages(nodes, tok, &pg) })
 
 	victim := nodes[2]
 	stopGracefully(t, victim) // writes its snapshot
@@ -64,6 +76,11 @@ func TestDivergenceCaught(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A clustered node restarts from the agreed shared snapshot where
+	// there is one, never serving its file's corruption (hub's
+	// TestRestartPrefersAgreedShared); without one it loads its file, and
+	// the checkpoints must catch what the file got wrong.
+	removeShared(t, c, nodes[0], "t1")
 	victim.wait(t, victim.launch(t))
 
 	// Writes carry the cluster past its next checkpoints; the victim's
@@ -98,6 +115,104 @@ func TestDivergenceCaught(t *testing.T) {
 		t.Fatalf("divergence logged %d times, want once", n)
 	}
 	haveEveryAcked(t, victim, tok, acked)
+	shares.check(t)
+}
+
+// removeShared deletes tenant's object from the snapshot bucket.
+func removeShared(t *testing.T, c *cluster, n *clusterNode, tenant string) {
+	t.Helper()
+	js, done := c.jetStream(t, n)
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	store, err := js.ObjectStore(ctx, "rankwire_snapshots")
+	if err == nil {
+		err = store.Delete(ctx, tenant)
+	}
+	if err != nil {
+		t.Fatalf("removing the shared snapshot: %v", err)
+	}
+}
+
+// shareWatch records, over the cluster's own NATS, every node's checkpoint
+// reports and every snapshot stored in the shared bucket.
+type shareWatch struct {
+	mu      sync.Mutex
+	reports map[uint64]map[string]fingerprint.Sum // seq -> node -> sum
+	shared  []jetstream.ObjectInfo
+}
+
+// watchShares subscribes through n to the reports and the bucket's object
+// infos until the test ends.
+func watchShares(t *testing.T, c *cluster, n *clusterNode) *shareWatch {
+	t.Helper()
+	secret, err := readSecret(c.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(c.natsURL(t, n), nats.UserInfo(hub.ClientUser, hub.ClientPassword(secret)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	w := &shareWatch{reports: map[uint64]map[string]fingerprint.Sum{}}
+	if _, err := nc.Subscribe(fingerprintSubject, w.report); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Subscribe("$O.rankwire_snapshots.M.>", w.info); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *shareWatch) report(m *nats.Msg) {
+	r, err := fingerprint.ParseReport(m.Data)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.reports[r.Seq] == nil {
+		w.reports[r.Seq] = map[string]fingerprint.Sum{}
+	}
+	w.reports[r.Seq][r.Node] = r.Sum
+}
+
+func (w *shareWatch) info(m *nats.Msg) {
+	var info jetstream.ObjectInfo
+	if json.Unmarshal(m.Data, &info) == nil && !info.Deleted {
+		w.mu.Lock()
+		w.shared = append(w.shared, info)
+		w.mu.Unlock()
+	}
+}
+
+// check fails the test unless at least one snapshot was shared and every
+// one was marked agreed and named the checkpoint at least two of the three
+// nodes reported at its sequence.
+func (w *shareWatch) check(t *testing.T) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.shared) == 0 {
+		t.Fatal("no snapshot was shared while the test ran: the check proves nothing")
+	}
+	for _, info := range w.shared {
+		seq, _ := strconv.ParseUint(info.Metadata["seq"], 10, 64)
+		votes := 0
+		for _, sum := range w.reports[seq] {
+			if fmt.Sprintf("%x", sum[:]) == info.Metadata["sum"] {
+				votes++
+			}
+		}
+		if info.Metadata["agreed"] != "majority" || votes < 2 {
+			t.Fatalf("the bucket took a snapshot at seq %d (agreed %q) that %d nodes reported: %v", seq, info.Metadata["agreed"], votes, w.reports[seq])
+		}
+	}
+	t.Logf("%d snapshots shared, each the majority's checkpoint", len(w.shared))
 }
 
 // stopGracefully stops n with SIGTERM and fails the test unless it exits

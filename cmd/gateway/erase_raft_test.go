@@ -27,16 +27,16 @@ func TestEraseCompactsRaftLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes, restarted")
 	}
-	c := startCluster(t, 3)
+	c := startCluster(t, 3, "RANKWIRE_FINGERPRINT_EVERY=1") // every event a checkpoint: its snapshot, agreed, is shared
 	nodes, tok := c.nodes, c.tok
 	secret := []string{"Qzxv Erasable", "https://avatars.qzxv.example/p1.png", "email:qzxv@mail.example"}
 	personalScene(t, c, tok, secret)
 	// The keys' Raft logs hold the key (a restart compacts them: the
 	// check after the erasure then covers the keys stream's store).
 	// Every node's snapshot, and the shared one, hold the data after a
-	// restart. Then an event, and node 0 restarts: it writes its snapshot,
-	// holding the data sealed, to the shared bucket, whose Raft log on the
-	// two others (running on) holds it.
+	// restart. Then an event, a checkpoint: its snapshot, holding the data
+	// sealed, agreed by the cluster, goes to the shared bucket, whose Raft
+	// log on the two others (running on) holds it; and node 0 restarts.
 	keys := memberKeys(t, c)
 	if got := dirsHolding(t, c, keys...); !anyIn(got, "_js_") {
 		t.Fatalf("no Raft log holds a member's key: the search proves nothing\n%s", strings.Join(got, "\n"))

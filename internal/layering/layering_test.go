@@ -61,8 +61,8 @@ var allowed = map[string][]string{
 	// natsstats is the NATS connection's counters: the standard library only.
 	"internal/natsstats": nil,
 	// snapbucket is the cluster's bucket of snapshots: the ledger to decode
-	// one, shred to wipe one, and JetStream.
-	"internal/snapbucket": {module + "internal/ledger", module + "internal/shred", "github.com/nats-io/"},
+	// one, shred to wipe one, fingerprint to check one, and JetStream.
+	"internal/snapbucket": {module + "internal/ledger", module + "internal/shred", module + "internal/fingerprint", "github.com/nats-io/"},
 	// raftcompact has the embedded server compact streams' Raft logs after
 	// an erasure: NATS only.
 	"internal/raftcompact": {"github.com/nats-io/"},

@@ -5,10 +5,18 @@
 // sequence is the one of every node there: two nodes racing to store one
 // both store a valid snapshot.
 //
+// What may enter the bucket, and what may leave it, is checked, because a
+// node whose copy of a tenant went wrong while every checksum passed would
+// otherwise hand its error to every node that starts from it: a clustered
+// node shares only snapshots whose checkpoint a majority of the cluster
+// agreed with (Agreement, agree.go), and every object names its checkpoint,
+// which Load verifies against the state it decodes (check.go).
+//
 // A bucket that is slow or missing costs a node a longer replay, never a
 // failed start: every call is bounded, and Load and Save log a failure and
 // go on as if there were no snapshot. It may import internal/ledger (to decode a
-// snapshot) and the nats-io modules (plus the standard library).
+// snapshot), internal/shred (to wipe one), internal/fingerprint (to check
+// one) and the nats-io modules (plus the standard library).
 //
 // Its log lines start "hub:", as they did when this was part of package
 // hub, so that the searches docs/OPERATIONS.md and docs/CLUSTERING.md give
@@ -20,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -120,51 +127,72 @@ func (b *Bucket) Get(ctx context.Context, tenant string) ([]byte, bool, error) {
 	return data, err == nil, err
 }
 
-// seq returns the stream sequence of tenant's shared snapshot, or false
-// where there is none (or it cannot be read now).
-func (s *Bucket) seq(ctx context.Context, tenant string) (uint64, bool) {
-	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
-	if err != nil {
-		if !errors.Is(err, jetstream.ErrObjectNotFound) {
-			s.log.Warn("hub: shared snapshot info", "tenant", tenant, "err", err)
-		}
-		return 0, false
-	}
-	seq, err := strconv.ParseUint(info.Metadata["seq"], 10, 64)
-	return seq, err == nil
-}
-
-// Load returns tenant's snapshot where it is newer than seq, or false,
-// its members' personal data opened with kr (ledger.Decode). Bounded by
-// Timeout.
-func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.Keyring) (*ledger.State, bool) {
+// Load returns tenant's snapshot where it is newer than seq and passes
+// its check, or false, its members' personal data opened with kr
+// (ledger.Decode). The check (check.go): the decoded state's checkpoint
+// must be the one the object names, and where agreed is set, a majority
+// of the cluster must have published it. A snapshot that fails costs the
+// caller a longer replay, never a wrong state. Bounded by Timeout.
+func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.Keyring, agreed bool) (*ledger.State, bool) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	if shared, ok := s.seq(ctx, tenant); !ok || shared <= seq {
+	obj, err := gated(s, func() (object, error) { return s.read(ctx, tenant, seq) })
+	if err != nil || obj.data == nil {
+		if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
+		}
 		return nil, false
 	}
-	data, err := gated(s, func() ([]byte, error) { return s.store.GetBytes(ctx, tenant) })
+	st, err := ledger.Decode(obj.data, kr)
+	if err == nil {
+		err = obj.check(st, agreed)
+	}
 	if err != nil {
-		s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)
+		s.log.Warn("hub: shared snapshot refused: the node starts from its own snapshot or replays its log instead", "tenant", tenant, "seq", obj.seq, "err", err)
 		return nil, false
 	}
-	st, err := ledger.Decode(data, kr)
-	if err != nil {
-		s.log.Warn("hub: shared snapshot does not decode", "tenant", tenant, "err", err)
-		return nil, false
-	}
-	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(data))
+	s.log.Info("hub: loaded the shared snapshot", "tenant", tenant, "seq", st.Seq(), "bytes", len(obj.data))
 	return st, true
 }
 
-// Save stores data, tenant's snapshot at seq, unless the bucket already
-// holds one at seq or later (another node's), then overwrites the chunks
+// Newer returns local, a tenant's state from this node's own snapshot
+// (or localErr where none could be read), unless s holds a newer snapshot
+// that passes Load's check: that one then. A nil s returns local as is.
+//
+// Where agreed is set (a clustered node) the shared snapshot is preferred
+// even where it is older than local: it is a state a majority of the
+// cluster agreed with and the loader checked, while nothing vouches for
+// the node's own file (it may have gone wrong on disk, or before it was
+// written, while every checksum passed), which the node would otherwise
+// serve until the cluster's next checkpoint. The cost is the replay of
+// the stream from the shared snapshot's sequence, at most one checkpoint
+// spacing more than from local. Without a shared snapshot that passes,
+// local stands.
+func (s *Bucket) Newer(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring, agreed bool) (*ledger.State, error) {
+	if s == nil {
+		return local, localErr
+	}
+	var seq uint64
+	if localErr == nil && !agreed {
+		seq = local.Seq()
+	}
+	if st, ok := s.Load(ctx, tenant, seq, kr, agreed); ok {
+		return st, nil
+	}
+	return local, localErr
+}
+
+// Save stores snap, tenant's snapshot, unless the bucket already holds
+// one at snap.Seq or later (another node's), then overwrites the chunks
 // of the object it replaced (secure delete, wipe.go: never a mere purge,
 // so that no replaced snapshot's profiles stay on disk). Two nodes racing
 // may both write chunks; only the one whose info follows the object it
 // read stores its snapshot, the other wipes its chunks: either result is
-// a valid snapshot, and no node wipes an object it did not replace.
-func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
+// a valid snapshot, and no node wipes an object it did not replace. A
+// clustered node calls it through an Agreement (agree.go), which decides
+// whether the snapshot may be shared at all.
+func (s *Bucket) Save(tenant string, snap Snapshot) {
+	seq := snap.Seq
 	// A short look first: a bucket that does not answer (NATS gone, a
 	// region cut off) must not hold a shutdown for the upload's timeout.
 	ictx, icancel := context.WithTimeout(context.Background(), infoTimeout)
@@ -177,9 +205,9 @@ func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 	case cur.holdsFrom(seq):
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), putTimeout(len(data)))
+	ctx, cancel := context.WithTimeout(context.Background(), putTimeout(len(snap.Data)))
 	defer cancel()
-	if err := s.put(ctx, tenant, seq, data, cur); err != nil {
+	if err := s.put(ctx, tenant, snap, cur); err != nil {
 		if lostRace(err) { // another node stored one first: it stands
 			s.log.Debug("hub: shared snapshot not stored: another node's came first", "tenant", tenant, "seq", seq)
 			return
@@ -187,7 +215,7 @@ func (s *Bucket) Save(tenant string, seq uint64, data []byte) {
 		s.log.Warn("hub: shared snapshot not stored", "tenant", tenant, "seq", seq, "err", err)
 		return
 	}
-	s.log.Debug("hub: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(data))
+	s.log.Debug("hub: shared snapshot stored", "tenant", tenant, "seq", seq, "bytes", len(snap.Data), "agreed", snap.Agreed)
 	if cur.info != nil {
 		s.wipe(tenant, cur.info.NUID, cur.info.Chunks)
 	}

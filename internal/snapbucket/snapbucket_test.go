@@ -8,19 +8,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 func snapshotAt(t *testing.T, seq uint64) []byte {
+	return snapAt(t, seq, false).Data
+}
+
+// snapAt is an empty state's snapshot at seq as a node shares it: its
+// checkpoint named, agreed by the majority or not.
+func snapAt(t *testing.T, seq uint64, agreed bool) Snapshot {
 	t.Helper()
 	st := ledger.New()
 	st.Skip(seq)
-	data, err := st.Encode(nil)
+	return snapOf(t, st, agreed)
+}
+
+// snapOf is st's snapshot, its checkpoint named.
+func snapOf(t *testing.T, st *ledger.State, agreed bool) Snapshot {
+	t.Helper()
+	p, err := st.Prepare()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	return Snapshot{Seq: st.Seq(), Sum: fingerprint.Of(st.Seq(), p.Clear()).Sum, Agreed: agreed, Data: p.Clear()}
 }
 
 // A snapshot is stored unless the bucket holds a newer one, loaded only
@@ -37,15 +50,15 @@ func TestBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotAt(t, 5))
-	b.Save("a", 4, snapshotAt(t, 4)) // older: not stored
-	if got, ok := b.Load(ctx, "a", 3, nil); !ok || got.Seq() != 5 {
+	b.Save("a", snapAt(t, 5, false))
+	b.Save("a", snapAt(t, 4, false)) // older: not stored
+	if got, ok := b.Load(ctx, "a", 3, nil, false); !ok || got.Seq() != 5 {
 		t.Fatalf("Load after 3: %v, %v; want the snapshot at 5", got, ok)
 	}
-	if _, ok := b.Load(ctx, "a", 5, nil); ok {
+	if _, ok := b.Load(ctx, "a", 5, nil, false); ok {
 		t.Fatal("Load after 5 gave a snapshot that is not newer")
 	}
-	if _, ok := b.Load(ctx, "b", 0, nil); ok {
+	if _, ok := b.Load(ctx, "b", 0, nil, false); ok {
 		t.Fatal("tenant b loaded a's snapshot")
 	}
 	ro, err := Existing(ctx, js, log)

@@ -77,16 +77,17 @@ func (b *Bucket) current(ctx context.Context, tenant string) (current, error) {
 	return current{metaSeq: m.Sequence, info: &info}, nil
 }
 
-// put stores data, tenant's snapshot at seq, in place of cur: its chunks
+// put stores snap, tenant's snapshot, in place of cur: its chunks
 // under a new nuid, then its info, published only where cur's info is
 // still the last one (compare and set: a node never replaces, hence never
 // wipes, an object it has not read). On any failure, a lost race
 // included, it wipes the chunks it wrote and returns the error.
-func (b *Bucket) put(ctx context.Context, tenant string, seq uint64, data []byte, cur current) error {
+func (b *Bucket) put(ctx context.Context, tenant string, snap Snapshot, cur current) error {
+	data := snap.Data
 	info := jetstream.ObjectInfo{
 		ObjectMeta: jetstream.ObjectMeta{
 			Name:     tenant,
-			Metadata: map[string]string{"seq": strconv.FormatUint(seq, 10)},
+			Metadata: snap.metadata(),
 			Opts:     &jetstream.ObjectMetaOptions{ChunkSize: chunkSize},
 		},
 		Bucket: Name,
@@ -107,6 +108,44 @@ func (b *Bucket) put(ctx context.Context, tenant string, seq uint64, data []byte
 		b.wipe(tenant, info.NUID, info.Chunks)
 	}
 	return err
+}
+
+// Withdraw removes tenant's shared snapshot where it is older than seq,
+// an erasure's sequence: its info replaced by a deleted marker (compare and
+// set, as put: another node's newer object or withdrawal stands), then its
+// chunks overwritten (secure delete). A clustered node, which shares no
+// snapshot at an erasure (agree.go), withdraws the older one instead, so
+// that the erased members' sealed data does not wait in the bucket for the
+// next agreed checkpoint; nodes start from their files or the stream
+// meanwhile. Bounded as Save is; a failure is logged.
+func (b *Bucket) Withdraw(tenant string, seq uint64) {
+	ictx, icancel := context.WithTimeout(context.Background(), infoTimeout)
+	cur, err := b.current(ictx, tenant)
+	icancel()
+	if err != nil || cur.info == nil || cur.info.Deleted || cur.holdsFrom(seq) {
+		if err != nil {
+			b.log.Warn("hub: shared snapshot not withdrawn after an erasure", "tenant", tenant, "seq", seq, "err", err)
+		}
+		return
+	}
+	info := jetstream.ObjectInfo{ObjectMeta: jetstream.ObjectMeta{Name: tenant}, Bucket: Name, NUID: rand.Text(), Deleted: true}
+	m := nats.NewMsg(metaSubject(tenant))
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if m.Data, err = json.Marshal(info); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), putTimeout(0))
+		_, err = gated(b, func() (*jetstream.PubAck, error) {
+			return b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(cur.metaSeq))
+		})
+		cancel()
+	}
+	if err != nil {
+		if !lostRace(err) { // a lost race: another node replaced or withdrew it, and wiped it
+			b.log.Warn("hub: shared snapshot not withdrawn after an erasure", "tenant", tenant, "seq", seq, "err", err)
+		}
+		return
+	}
+	b.log.Info("hub: shared snapshot withdrawn after an erasure: the next agreed checkpoint replaces it", "tenant", tenant, "seq", seq)
+	b.wipe(tenant, cur.info.NUID, cur.info.Chunks)
 }
 
 // publishChunks publishes data in chunks on subject, setting info's

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/natstest"
 )
 
@@ -50,11 +51,11 @@ func TestSaveWipesReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotWith("PROFILE-OF-ANN"))
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("PROFILE-OF-ANN")})
 	if got := blocksHolding(t, dir, "PROFILE-OF-ANN"); len(got) == 0 {
 		t.Fatal("the first snapshot is in no file: the search cannot fail")
 	}
-	b.Save("a", 6, snapshotWith("PROFILE-AT-SIX"))
+	b.Save("a", Snapshot{Seq: 6, Data: snapshotWith("PROFILE-AT-SIX")})
 	if got := blocksHolding(t, dir, "PROFILE-OF-ANN"); len(got) > 0 {
 		t.Fatalf("the replaced snapshot's bytes stay in %v", got)
 	}
@@ -74,13 +75,13 @@ func TestSaveLosingRaceWipesOnlyItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotWith("FIVE"))
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("FIVE")})
 	stale, err := b.current(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 7, snapshotWith("SEVEN")) // another node's, after this one read
-	err = b.put(ctx, "a", 8, snapshotWith("EIGHT-LOST"), stale)
+	b.Save("a", Snapshot{Seq: 7, Data: snapshotWith("SEVEN")}) // another node's, after this one read
+	err = b.put(ctx, "a", Snapshot{Seq: 8, Data: snapshotWith("EIGHT-LOST")}, stale)
 	if !lostRace(err) {
 		t.Fatalf("put over a stale read: %v, want a lost race", err)
 	}
@@ -106,7 +107,7 @@ func BenchmarkSave(b *testing.B) {
 	data := bytes.Repeat([]byte{'x'}, 1<<20)
 	b.Run("SaveAndWipe", func(b *testing.B) {
 		for i := range b.N {
-			bucket.Save("a", uint64(i+1), data)
+			bucket.Save("a", Snapshot{Seq: uint64(i + 1), Data: data})
 		}
 	})
 	b.Run("PutAndPurge", func(b *testing.B) {
@@ -128,7 +129,7 @@ func TestReadRacingWipeFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Save("a", 5, snapshotWith("THREE-CHUNKS"))
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("THREE-CHUNKS")})
 	cur, err := b.current(ctx, "a")
 	if err != nil || cur.info == nil || cur.info.Chunks != 3 {
 		t.Fatalf("object: %+v, %v; want 3 chunks", cur.info, err)
@@ -145,5 +146,42 @@ func TestReadRacingWipeFails(t *testing.T) {
 	}
 	if data, ok, err := b.Get(ctx, "a"); ok || !errors.Is(err, jetstream.ErrDigestMismatch) {
 		t.Fatalf("Get with a chunk overwritten: %d bytes, ok %v, err %v; want a digest mismatch", len(data), ok, err)
+	}
+}
+
+// An erasure on a clustered node, whose own snapshot there is no agreed
+// checkpoint, withdraws the older shared snapshot: no byte of it stays on
+// disk, Load finds none, and the next agreed snapshot is stored as ever.
+// A shared snapshot at or after the erasure stays.
+func TestErasureWithdrawsOlderShared(t *testing.T) {
+	dir := t.TempDir()
+	_, js := natstest.Connect(t, natstest.ServerIn(t, dir))
+	ctx := t.Context()
+	b, err := Open(ctx, js, nil, 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Save("a", Snapshot{Seq: 5, Data: snapshotWith("SEALED-PROFILE"), Agreed: true})
+	b.Save("z", Snapshot{Seq: 9, Data: snapshotWith("AFTER-ERASURE"), Agreed: true})
+	if got := blocksHolding(t, dir, "SEALED-PROFILE"); len(got) == 0 {
+		t.Fatal("the shared snapshot is in no file: the search cannot fail")
+	}
+	a := NewAgreement(5, ctx.Done())
+	a.Offer(b, "a", 7, []byte("erased at 7"), []byte("erased at 7"), true) // 7: no checkpoint
+	a.Offer(b, "z", 7, []byte("erased at 7"), []byte("erased at 7"), true)
+	if got := blocksHolding(t, dir, "SEALED-PROFILE"); len(got) > 0 {
+		t.Fatalf("the withdrawn snapshot's bytes stay in %v", got)
+	}
+	if _, ok, err := b.Get(ctx, "a"); ok || err != nil {
+		t.Fatalf("Get after the withdrawal: ok %v, err %v; want none", ok, err)
+	}
+	if _, ok, err := b.Get(ctx, "z"); !ok || err != nil {
+		t.Fatalf("a shared snapshot newer than the erasure was withdrawn: ok %v, err %v", ok, err)
+	}
+	good := snapAt(t, 10, true)
+	a.Agree(fingerprint.Checkpoint{Seq: 10, Sum: good.Sum})
+	a.Offer(b, "a", 10, good.Data, good.Data, false)
+	if st, ok := b.Load(ctx, "a", 0, nil, true); !ok || st.Seq() != 10 {
+		t.Fatalf("the next agreed snapshot after a withdrawal: %v", ok)
 	}
 }
