@@ -34,8 +34,9 @@ var allowed = map[string][]string{
 	"internal/jsread": {"github.com/nats-io/"},
 	// streamwatch hears of streams created in the account: NATS only.
 	"internal/streamwatch": {"github.com/nats-io/"},
-	// natstest starts a nats-server for tests: NATS only.
-	"internal/natstest": {"github.com/nats-io/"},
+	// natstest starts a nats-server, or a cluster of them with the
+	// gateway's options, for tests: NATS, natsconf and testport only.
+	"internal/natstest": {module + "internal/natsconf", module + "internal/testport", "github.com/nats-io/"},
 	// testport hands tests ports below the ephemeral range: the standard
 	// library only.
 	"internal/testport": nil,

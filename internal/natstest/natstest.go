@@ -1,7 +1,9 @@
 // Package natstest starts a real nats-server with JetStream for tests: on
 // a random loopback port, its store in the test's temp dir, shut down at
-// the test's cleanup. Test helper: only tests import it. It may import the
-// nats-io modules only (plus the standard library).
+// the test's cleanup; or, in cluster.go, a cluster of embedded servers with
+// the gateway's own options. Test helper: only tests import it. It may
+// import the nats-io modules, internal/natsconf and internal/testport only
+// (plus the standard library).
 package natstest
 
 import (
@@ -43,10 +45,11 @@ func JetStream(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	return Connect(t, Server(t))
 }
 
-// Connect connects to s, closed at t's cleanup, with its JetStream context.
-func Connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
+// Connect connects to s with opts (credentials, say), closed at t's
+// cleanup, with its JetStream context.
+func Connect(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(s.ClientURL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
