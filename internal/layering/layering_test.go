@@ -43,6 +43,9 @@ var allowed = map[string][]string{
 	// wstest is the test client of the live protocol: coder/websocket and
 	// the protocol's types.
 	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
+	// edgetest is what api's and internal/live's tests share beside
+	// wstest (the test tenants' keys and tokens, a log buffer): auth only.
+	"internal/edgetest": {module + "auth"},
 	// jserr classifies NATS and JetStream errors: nats.go only.
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/edgetest"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
@@ -186,7 +187,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 // limit); with the documented limit, a flood is closed 4029 too.
 func TestWSMessageRate(t *testing.T) {
 	const burst = 10
-	logs := &syncBuffer{}
+	logs := &edgetest.LogBuffer{}
 	e := newEnvLog(t, Options{}, slog.New(slog.NewJSONHandler(logs, nil)), func(p *Plane) { p.msgRate, p.msgBurst = 0, burst })
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
@@ -202,7 +203,7 @@ func TestWSMessageRate(t *testing.T) {
 		t.Fatalf("%d replies, want %d: the message past the limit is not handled", n, burst)
 	}
 	checkFor(t, 5*time.Second, func() error {
-		for _, l := range logs.lines() {
+		for _, l := range logs.Lines() {
 			if l["reason"] == refusal.Rate && l["tenant"] == "casino-a" {
 				return nil
 			}
