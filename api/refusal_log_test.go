@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rankwire/rankwire/auth"
-	"github.com/rankwire/rankwire/internal/edgetest"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/refusal"
 )
 
@@ -15,7 +15,7 @@ import (
 // a limit (429) each leave one "http refused" line with the reason and the
 // tenant where known, and no line holds the token.
 func TestHTTPRefusalsLogged(t *testing.T) {
-	var logs edgetest.LogBuffer
+	var logs logtest.Buffer
 	e := newEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), SubmissionsPerSecond: 1})
 	e.must(200, "PUT", "/v1/boards/poker", e.token("a", admin), `{}`)
 	expired := e.token("a", auth.RoleRead) + "x" // a bad signature

@@ -1,7 +1,7 @@
 // Package edgetest holds what the tests of the edge, api and
-// internal/live, share beside their WebSocket client (internal/wstest):
-// the test tenants' secrets, key files and tokens, and a log destination
-// whose JSON lines a test reads back.
+// internal/live, share beside their WebSocket client (internal/wstest)
+// and log buffer (internal/logtest): the test tenants' secrets, key files
+// and tokens.
 //
 // The test tenants are casino-a and casino-b, with one HS256 key each
 // (kids a1 and b1, secrets Secret('a') and Secret('b')); a test names one
@@ -12,10 +12,7 @@ package edgetest
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rankwire/rankwire/auth"
@@ -54,38 +51,4 @@ func Mint(t testing.TB, keys *auth.Keyring, tenant string, c auth.Claims) string
 		t.Fatal(err)
 	}
 	return tok
-}
-
-// LogBuffer is a log destination safe for concurrent writes (a
-// slog.JSONHandler's, say). The zero value is ready to use.
-type LogBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (s *LogBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// Lines decodes the JSON lines written so far, skipping any that is not
-// a JSON object.
-func (s *LogBuffer) Lines() []map[string]any {
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// String returns all written so far.
-func (s *LogBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

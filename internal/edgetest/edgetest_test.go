@@ -1,7 +1,6 @@
 package edgetest
 
 import (
-	"log/slog"
 	"testing"
 	"time"
 
@@ -19,17 +18,5 @@ func TestMint(t *testing.T) {
 	}
 	if _, ok := keys.SigningKey("b1"); ok {
 		t.Fatal("casino-b has a key in KeysA without more")
-	}
-}
-
-// Lines reads back the JSON lines a logger wrote, and skips what is not one.
-func TestLogBufferLines(t *testing.T) {
-	var logs LogBuffer
-	slog.New(slog.NewJSONHandler(&logs, nil)).Info("first", "reason", "token")
-	_, _ = logs.Write([]byte("not json\n"))
-	slog.New(slog.NewJSONHandler(&logs, nil)).Warn("second")
-	lines := logs.Lines()
-	if len(lines) != 2 || lines[0]["msg"] != "first" || lines[0]["reason"] != "token" || lines[1]["msg"] != "second" {
-		t.Fatalf("lines %v of %q", lines, logs.String())
 	}
 }

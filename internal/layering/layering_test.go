@@ -44,8 +44,10 @@ var allowed = map[string][]string{
 	// the protocol's types.
 	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
 	// edgetest is what api's and internal/live's tests share beside
-	// wstest (the test tenants' keys and tokens, a log buffer): auth only.
+	// wstest (the test tenants' keys and tokens): auth only.
 	"internal/edgetest": {module + "auth"},
+	// logtest is the tests' log buffer: the standard library only.
+	"internal/logtest": nil,
 	// jserr classifies NATS and JetStream errors: nats.go only.
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
-	"github.com/rankwire/rankwire/internal/edgetest"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/wire"
 )
@@ -21,7 +21,7 @@ import (
 // client sends a subscribe at once; none of them subscribes, and each is
 // logged without the token.
 func TestWSRefusedUpgrades(t *testing.T) {
-	logs := &edgetest.LogBuffer{}
+	logs := &logtest.Buffer{}
 	e := newEnvLog(t, Options{AllowedOrigins: []string{"games.example"}}, slog.New(slog.NewJSONHandler(logs, nil)))
 	e.putBoard("b", "weekly", hub.Settings{})
 	good := e.token("b", auth.RoleRead)
@@ -113,7 +113,7 @@ func TestWarnOpenOrigins(t *testing.T) {
 		{[]string{"*://*", "games.example"}, 1},
 		{[]string{"games.example", "*.casino.io", "https://lobby.example:8443"}, 0},
 	} {
-		logs := &edgetest.LogBuffer{}
+		logs := &logtest.Buffer{}
 		warnOpenOrigins(slog.New(slog.NewJSONHandler(logs, nil)), c.patterns)
 		if n := len(logs.Lines()); n != c.warned {
 			t.Errorf("%q: %d warnings, want %d", c.patterns, n, c.warned)

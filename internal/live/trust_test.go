@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
-	"github.com/rankwire/rankwire/internal/edgetest"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
@@ -187,7 +187,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 // limit); with the documented limit, a flood is closed 4029 too.
 func TestWSMessageRate(t *testing.T) {
 	const burst = 10
-	logs := &edgetest.LogBuffer{}
+	logs := &logtest.Buffer{}
 	e := newEnvLog(t, Options{}, slog.New(slog.NewJSONHandler(logs, nil)), func(p *Plane) { p.msgRate, p.msgBurst = 0, burst })
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
