@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -128,19 +127,7 @@ func TestWSRefreshRefused(t *testing.T) {
 func TestWSPromptReaderManyErrors(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.putBoard("a", "weekly", hub.Settings{})
-	r, status := e.rawDial("access_token="+e.token("a", auth.RoleRead), nil)
-	if status != http.StatusSwitchingProtocols {
-		t.Fatalf("upgrade answered %d", status)
-	}
-	var c *wsConn
-	checkFor(t, 5*time.Second, func() error {
-		for _, lc := range e.p.connections() {
-			c = lc.(*wsConn)
-			return nil
-		}
-		return fmt.Errorf("no connection yet")
-	})
-	release := c.flow.Hold() // a drain under way: writers give the connection nothing
+	r, c, release := e.rawHeld()
 
 	const bad = 100
 	var burst []byte
