@@ -372,15 +372,7 @@ func TestVoidAfterEndAndSettle(t *testing.T) {
 // BenchmarkVoidPlan: planning a void of a board of 100,000 members with
 // 1,000,000 submissions in 1,000-item events (both replays).
 func BenchmarkVoidPlan(b *testing.B) {
-	set, _ := Settings{}.normalize()
-	evs := []*Event{{Kind: EvSettings, Board: "s", Settings: &set}}
-	for i := range 1000 {
-		items := make([]Item, MaxBatch)
-		for j := range items {
-			items[j] = Item{Member: fmt.Sprint("m", (i*MaxBatch+j)%100_000), Score: float64((i*MaxBatch + j) * 7919 % 1_000_003)}
-		}
-		evs = append(evs, &Event{Kind: EvSubmit, Board: "s", Items: items})
-	}
+	evs := voidPlanLog()
 	b.ResetTimer()
 	for b.Loop() {
 		p := NewVoidPlanner("s", 50_000)
@@ -395,11 +387,9 @@ func BenchmarkVoidPlan(b *testing.B) {
 	}
 }
 
-// BenchmarkVoidPlanContinued is a stale plan's second try on the log of
-// BenchmarkVoidPlan: the member submitted once more since the plan, and
-// the planner continues over that event instead of replaying the log
-// twice again.
-func BenchmarkVoidPlanContinued(b *testing.B) {
+// voidPlanLog is the log of the void benchmarks: board s's settings, then
+// 1,000,000 submissions of 100,000 members in 1,000-item events.
+func voidPlanLog() []*Event {
 	set, _ := Settings{}.normalize()
 	evs := []*Event{{Kind: EvSettings, Board: "s", Settings: &set}}
 	for i := range 1000 {
@@ -409,6 +399,15 @@ func BenchmarkVoidPlanContinued(b *testing.B) {
 		}
 		evs = append(evs, &Event{Kind: EvSubmit, Board: "s", Items: items})
 	}
+	return evs
+}
+
+// BenchmarkVoidPlanContinued is a stale plan's second try on the log of
+// BenchmarkVoidPlan: the member submitted once more since the plan, and
+// the planner continues over that event instead of replaying the log
+// twice again.
+func BenchmarkVoidPlanContinued(b *testing.B) {
+	evs := voidPlanLog()
 	p := NewVoidPlanner("s", 50_000)
 	for p.Next() {
 		for i, ev := range evs {
