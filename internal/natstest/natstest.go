@@ -25,14 +25,24 @@ func Server(t testing.TB) *server.Server {
 // store's files.
 func ServerIn(t testing.TB, dir string) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: dir, NoSigs: true, NoLog: true})
+	return ServerWith(t, func(o *server.Options) { o.StoreDir = dir })
+}
+
+// ServerWith is Server with its options changed by tune before it starts:
+// users and their permissions, a store limit, no JetStream. It waits up to
+// a minute for the server to be ready (a loaded machine's start).
+func ServerWith(t testing.TB, tune func(*server.Options)) *server.Server {
+	t.Helper()
+	o := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), NoSigs: true, NoLog: true}
+	tune(o)
+	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Start()
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(5 * time.Second) {
+	if !s.ReadyForConnections(time.Minute) {
 		t.Fatal("nats-server not ready")
 	}
 	return s
