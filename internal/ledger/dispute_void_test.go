@@ -350,11 +350,7 @@ func TestVoidAfterEndAndSettle(t *testing.T) {
 	if got, want := prizes(t, st, end+1000), "b:1:€100 c:2:€50 d:3:€25"; got != want {
 		t.Fatalf("after the void: %s, want %s", got, want)
 	}
-	data, _ := st.Encode(nil)
-	back, err := Decode(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, data := reencoded(t, st)
 	if again, _ := back.Encode(nil); !bytes.Equal(again, data) || len(back.boards["t"].disputes.voided) != 1 {
 		t.Fatal("the voided set does not survive a snapshot")
 	}
