@@ -48,6 +48,9 @@ var allowed = map[string][]string{
 	"internal/edgetest": {module + "auth"},
 	// logtest is the tests' log buffer: the standard library only.
 	"internal/logtest": nil,
+	// certtest makes the tests' throwaway certificates: the standard
+	// library only.
+	"internal/certtest": nil,
 	// jserr classifies NATS and JetStream errors: nats.go only.
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.
