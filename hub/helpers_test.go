@@ -103,3 +103,14 @@ func wantErr(t *testing.T, err, target error) {
 func nan() float64 { return math.NaN() }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// openReplica returns tenant's replica on h, failing t where h has not
+// opened it.
+func openReplica(t *testing.T, h *Hub, tenant string) *replica {
+	t.Helper()
+	r := h.reg.lookup(tenant)
+	if r == nil {
+		t.Fatalf("tenant %s not open", tenant)
+	}
+	return r
+}
