@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/logtest"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // logBuf collects a Hub's log lines; safe for concurrent use.
@@ -23,15 +24,7 @@ func (l *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, 
 // streamMsgs returns how many messages tenant's stream holds.
 func streamMsgs(t *testing.T, h *Hub, tenant string) uint64 {
 	t.Helper()
-	s, err := h.js.Stream(testCtx(t), streamName(tenant))
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return natstest.StreamMsgs(t, h.js, streamName(tenant))
 }
 
 // A publish retried after a lost ack (the same event, the same message id,

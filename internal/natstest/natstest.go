@@ -7,6 +7,7 @@
 package natstest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -69,4 +70,21 @@ func Connect(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn, j
 		t.Fatal(err)
 	}
 	return nc, js
+}
+
+// StreamMsgs returns how many messages stream holds, asked through js
+// within 20 s; an error fails t.
+func StreamMsgs(t testing.TB, js jetstream.JetStream, stream string) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }

@@ -39,17 +39,7 @@ func soon(minutes int) hub.Schedule {
 
 func streamMsgs(t *testing.T, h *hub.Hub, tenant string) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, err := h.JetStream().Stream(ctx, "RW_"+tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return natstest.StreamMsgs(t, h.JetStream(), "RW_"+tenant)
 }
 
 func boardsOf(h *hub.Hub, tenant, prefix string) []string {
