@@ -51,6 +51,9 @@ var allowed = map[string][]string{
 	// certtest makes the tests' throwaway certificates: the standard
 	// library only.
 	"internal/certtest": nil,
+	// skiptest counts and reports the tests skipped for a missing tool:
+	// the standard library only.
+	"internal/skiptest": nil,
 	// jserr classifies NATS and JetStream errors: nats.go only.
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.
