@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/edgetest"
 )
 
 const admin = auth.RoleAdmin
@@ -360,7 +361,7 @@ func TestReadyzWarnsOfStaleKeySets(t *testing.T) {
 	}
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"jwks_url":"https://127.0.0.1:1/jwks"},
-		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}]}}}`, secret('a'), secret('b')))
+		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}]}}}`, edgetest.Secret('a'), edgetest.Secret('b')))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/edgetest"
 )
 
 // env is a gateway under test: a real hub on an embedded NATS server in a
@@ -27,8 +26,6 @@ type env struct {
 	api  *Server // the Server behind srv (which may wrap it)
 }
 
-func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
-
 // startTestHub starts a hub on an embedded NATS server in a temp dir and
 // parses a key file of two tenants, casino-a and casino-b; bLimits is
 // casino-b's limits object, without braces. casino-a's write rates are
@@ -40,7 +37,7 @@ func startTestHub(t testing.TB, bLimits string, hc hub.Config) (*auth.Keyring, *
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],
 			"limits":{"board_writes_per_second":1e6,"identity_writes_per_second":1e6,"token_mints_per_minute":1000}},
 		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{%s}}}}`,
-		secret('a'), secret('b'), bLimits)
+		edgetest.Secret('a'), edgetest.Secret('b'), bLimits)
 	keys, err := auth.ParseKeys([]byte(keyFile))
 	if err != nil {
 		t.Fatal(err)
@@ -82,16 +79,7 @@ func startEnv(t *testing.T, cfg Config, checked bool) *env {
 // token mints a token of tenant ("a" or "b") with roles and board patterns.
 func (e *env) token(tenant string, roles auth.Role, boards ...string) string {
 	e.t.Helper()
-	key, _ := e.keys.SigningKey(tenant + "1")
-	c := auth.Claims{Tenant: "casino-" + tenant, Subject: "p1", Roles: roles, Expiry: time.Now().Add(time.Hour)}
-	if boards != nil {
-		c.Boards = boards
-	}
-	tok, err := auth.Mint(key, c)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	return edgetest.Mint(e.t, e.keys, tenant, auth.Claims{Subject: "p1", Roles: roles, Boards: boards, Expiry: time.Now().Add(time.Hour)})
 }
 
 // do sends a request and returns the status and the decoded JSON body.

@@ -8,19 +8,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/edgetest"
 )
-
-// reloaded parses a key file with casino-a (kid a1, same secret as the
-// test hub's) and the entries of more, a JSON fragment.
-func reloaded(t *testing.T, aLimits, more string) *auth.Keyring {
-	t.Helper()
-	k, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
-		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"limits":{%s}}%s}}`, secret('a'), aLimits, more))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // TestReloadKeysClosesWebSockets: ReloadKeys refuses nil, and removing
 // casino-b refuses its tokens over HTTP and closes its WebSocket with 4003
@@ -39,7 +28,7 @@ func TestReloadKeysClosesWebSockets(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := e.s.ReloadKeys(reloaded(t, "", "")); err != nil {
+	if _, err := e.s.ReloadKeys(edgetest.KeysA(t, "", "")); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := c.Conn().Read(t.Context())
@@ -57,7 +46,7 @@ func TestReloadKeysAppliesLimits(t *testing.T) {
 	admin := e.token("a", auth.RoleAdmin)
 	e.must(200, "PUT", "/v1/boards/b0", admin, "")
 	e.must(200, "POST", "/v1/boards/b0/scores", admin, `{"member":"m","score":1}`)
-	if _, err := s.ReloadKeys(reloaded(t, `"boards":1,"submissions_per_second":2`, "")); err != nil {
+	if _, err := s.ReloadKeys(edgetest.KeysA(t, `"boards":1,"submissions_per_second":2`, "")); err != nil {
 		t.Fatal(err)
 	}
 	if code, msg := errCode(e.must(429, "PUT", "/v1/boards/b1", admin, "")); code != "rate_limited" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/edgetest"
 )
 
 // TestProfilesAPI: PUT and GET a profile, rows carrying it in every read,
@@ -180,10 +181,6 @@ func TestTenantPanel(t *testing.T) {
 
 // tokenForBoards mints a read token of tenant limited to board patterns.
 func (e *liveEnv) tokenForBoards(tenant, sub string, boards ...string) string {
-	key, _ := e.keys.SigningKey(tenant + "1")
-	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-" + tenant, Subject: sub, Roles: auth.RoleRead, Boards: boards, Expiry: time.Now().Add(time.Hour)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	e.t.Helper()
+	return edgetest.Mint(e.t, e.keys, tenant, auth.Claims{Subject: sub, Roles: auth.RoleRead, Boards: boards, Expiry: time.Now().Add(time.Hour)})
 }

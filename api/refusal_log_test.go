@@ -1,14 +1,13 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/refusal"
 )
 
@@ -16,7 +15,7 @@ import (
 // a limit (429) each leave one "http refused" line with the reason and the
 // tenant where known, and no line holds the token.
 func TestHTTPRefusalsLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	e := newEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), SubmissionsPerSecond: 1})
 	e.must(200, "PUT", "/v1/boards/poker", e.token("a", admin), `{}`)
 	expired := e.token("a", auth.RoleRead) + "x" // a bad signature
@@ -26,7 +25,7 @@ func TestHTTPRefusalsLogged(t *testing.T) {
 	e.do("POST", "/v1/boards/poker/scores", e.token("a", admin), `{"scores":[{"member":"a","score":1},{"member":"b","score":2}]}`)
 
 	want := map[string]bool{refusal.Token: false, refusal.Forbidden: false, refusal.RateLimited: false}
-	for _, l := range logs.lines() {
+	for _, l := range logs.Lines() {
 		raw, _ := json.Marshal(l)
 		if strings.Contains(string(raw), expired) || strings.Contains(string(raw), scoped) {
 			t.Fatalf("a log line holds a token: %s", raw)
@@ -46,33 +45,7 @@ func TestHTTPRefusalsLogged(t *testing.T) {
 	}
 	for reason, seen := range want {
 		if !seen {
-			t.Errorf("no http refused line with reason %s; log:\n%s", reason, logs.b.String())
+			t.Errorf("no http refused line with reason %s; log:\n%s", reason, logs.String())
 		}
 	}
-}
-
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines decodes the JSON lines written so far.
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

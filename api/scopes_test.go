@@ -10,6 +10,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/edgetest"
 )
 
 // newEnvLimits is newEnv with casino-b's limits object (without braces).
@@ -113,12 +114,12 @@ func TestBoardLimit(t *testing.T) {
 func TestBoardLimitInKeyFile(t *testing.T) {
 	for _, lim := range []string{`-1`, `1000001`, `1.5`, `"3"`} {
 		_, err := auth.ParseKeys([]byte(fmt.Sprintf(`{"tenants":{"t":{"keys":[{"kid":"k","alg":"HS256","secret":%q}],"limits":{"boards":%s}}}}`,
-			secret('k'), lim)))
+			edgetest.Secret('k'), lim)))
 		if err == nil || !strings.Contains(err.Error(), "boards") {
 			t.Errorf("boards %s: %v, want an error naming boards", lim, err)
 		}
 	}
-	keys, err := auth.ParseKeys([]byte(fmt.Sprintf(`{"tenants":{"t":{"keys":[{"kid":"k","alg":"HS256","secret":%q}]}}}`, secret('k'))))
+	keys, err := auth.ParseKeys([]byte(fmt.Sprintf(`{"tenants":{"t":{"keys":[{"kid":"k","alg":"HS256","secret":%q}]}}}`, edgetest.Secret('k'))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,16 +21,7 @@ import (
 // test, as an operator would, frees space through its own connection.
 func startSmallNATS(t *testing.T, maxStore int64) (*server.Server, jetstream.JetStream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: t.TempDir(), JetStreamMaxStore: maxStore, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
+	s := natstest.ServerWith(t, func(o *server.Options) { o.JetStreamMaxStore = maxStore })
 	_, js := natstest.Connect(t, s)
 	return s, js
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/edgetest"
 	"github.com/rankwire/rankwire/internal/wstest"
 )
 
@@ -44,12 +45,8 @@ func newLiveEnv(t *testing.T, cfg Config, tune ...func(*Server)) *liveEnv {
 
 // tokenFor mints a token of tenant ("a" or "b") with roles, subject and expiry.
 func (e *liveEnv) tokenFor(tenant string, roles auth.Role, sub string, exp time.Time) string {
-	key, _ := e.keys.SigningKey(tenant + "1")
-	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-" + tenant, Subject: sub, Roles: roles, Expiry: exp})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	e.t.Helper()
+	return edgetest.Mint(e.t, e.keys, tenant, auth.Claims{Subject: sub, Roles: roles, Expiry: exp})
 }
 
 // wsMsg is a decoded server message; wsClient a WebSocket client that

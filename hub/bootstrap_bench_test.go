@@ -24,26 +24,7 @@ func BenchmarkBootstrapShared(b *testing.B) {
 		b.Run("N="+sizeName(n), func(b *testing.B) {
 			url := startNATS(b)
 			buildShared(b, url, n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				dir := b.TempDir()
-				b.StartTimer()
-				h, err := Start(benchCtx(b), Config{DataDir: dir, NATSURL: url, SnapshotEvery: -1})
-				if err != nil {
-					b.Fatalf("Start: %v", err)
-				}
-				b.StopTimer()
-				if got := boardMembers(b, h); got != n {
-					b.Fatalf("new node: %d members, want %d", got, n)
-				}
-				if st := h.Stats(); len(st) != 1 || st[0].Start == 0 {
-					b.Fatalf("new node did not start from the shared snapshot: %+v", st)
-				}
-				h.Close()
-				b.StartTimer()
-			}
+			timeStarts(b, n, freshNode(b, url), func(h *Hub) { fromShared(b, h) })
 		})
 	}
 }
@@ -57,7 +38,7 @@ func buildShared(b *testing.B, url string, n int) {
 		b.Fatalf("Start: %v", err)
 	}
 	start := time.Now()
-	fillBoard(b, h, n)
+	fillBoard(b, h, n, Settings{})
 	if err := h.Close(); err != nil {
 		b.Fatalf("Close: %v", err)
 	}
@@ -99,25 +80,23 @@ func BenchmarkBootstrapSharedEvents(b *testing.B) {
 	tailNode.snaps.shared.Store(nil) // its snapshot must not reach the bucket: the tail stays a tail
 	tailNode.Close()
 	b.Logf("built %d members in %d events in %v", n, n+1, time.Since(start))
-	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
-		dir := b.TempDir()
-		b.StartTimer()
-		fresh, err := Start(benchCtx(b), Config{DataDir: dir, NATSURL: url, SnapshotEvery: -1})
-		if err != nil {
-			b.Fatalf("Start: %v", err)
-		}
-		b.StopTimer()
-		if got := boardMembers(b, fresh); got != n {
-			b.Fatalf("new node: %d members, want %d", got, n)
-		}
-		if st := fresh.Stats(); len(st) != 1 || st[0].Start == 0 {
-			b.Fatalf("new node did not start from the shared snapshot: %+v", st)
-		}
-		fresh.snaps.shared.Store(nil)
-		fresh.Close()
-		b.StartTimer()
+	timeStarts(b, n, freshNode(b, url), func(fresh *Hub) {
+		fromShared(b, fresh)
+		fresh.snaps.shared.Store(nil) // its snapshot must not reach the bucket either
+	})
+}
+
+// freshNode is timeStarts' next for a new node on the shared NATS at url:
+// an empty data directory each time.
+func freshNode(b *testing.B, url string) func() Config {
+	return func() Config { return Config{DataDir: b.TempDir(), NATSURL: url, SnapshotEvery: -1} }
+}
+
+// fromShared fails unless h's one tenant started from the snapshot in the
+// cluster's bucket.
+func fromShared(b *testing.B, h *Hub) {
+	if st := h.Stats(); len(st) != 1 || st[0].Start == 0 {
+		b.Fatalf("new node did not start from the shared snapshot: %+v", st)
 	}
 }
 
@@ -126,19 +105,7 @@ func BenchmarkBootstrapSharedEvents(b *testing.B) {
 // them.
 func publishSingles(b *testing.B, js jetstream.JetStream, from, to int) {
 	b.Helper()
-	acks := make(chan jetstream.PubAckFuture, 256)
-	done := make(chan error, 1)
-	go func() {
-		for f := range acks {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
+	acks, done := awaitAcks(256)
 	for m := from; m < to; m++ {
 		ev := &ledger.Event{Kind: ledger.EvGroup, At: 1, Groups: []ledger.Group{{Board: "s", Items: []Item{{Member: "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)}}}}}
 		data, _ := ledger.EncodeEvent(ev)

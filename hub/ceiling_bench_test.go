@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -21,17 +20,7 @@ import (
 func BenchmarkJetStreamCeiling(b *testing.B) {
 	for _, items := range []int{1, 100} {
 		b.Run("items="+strconv.Itoa(items), func(b *testing.B) {
-			dir := b.TempDir()
-			h, err := Start(context.Background(), Config{DataDir: dir, DiscoverInterval: -1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer h.Close()
-			ctx := context.Background()
-			if _, err := h.js.CreateStream(ctx, jetstream.StreamConfig{Name: "CEIL", Subjects: []string{"ceil"},
-				Storage: jetstream.FileStorage, Duplicates: dupWindow}); err != nil {
-				b.Fatal(err)
-			}
+			h := benchStream(b, 0, "CEIL", "ceil")
 			ev := &ledger.Event{Kind: ledger.EvGroup, At: time.Now().UnixMilli(), Waiter: h.streams.waiterKey(), Groups: []ledger.Group{{Board: "b"}}}
 			for i := range items {
 				ev.Groups[0].Items = append(ev.Groups[0].Items, Item{Member: "player-" + strconv.Itoa(100000+i), Score: 12345, ID: "match-" + strconv.Itoa(i)})
@@ -40,19 +29,7 @@ func BenchmarkJetStreamCeiling(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			inflight := make(chan jetstream.PubAckFuture, 64)
-			done := make(chan error, 1)
-			go func() {
-				for f := range inflight {
-					select {
-					case <-f.Ok():
-					case err := <-f.Err():
-						done <- err
-						return
-					}
-				}
-				done <- nil
-			}()
+			inflight, done := awaitAcks(64)
 			start := time.Now()
 			b.ResetTimer()
 			for i := range b.N {
@@ -70,4 +47,26 @@ func BenchmarkJetStreamCeiling(b *testing.B) {
 			b.ReportMetric(float64(len(data)), "B/event")
 		})
 	}
+}
+
+// awaitAcks returns a channel for up to k asynchronous publishes in flight
+// and one that gets the first publish's error, or nil once every ack came
+// and the first was closed. A goroutine awaits the acks in order; it ends
+// with the first error (the publisher must stop then) or once the first
+// channel is closed and drained.
+func awaitAcks(k int) (chan<- jetstream.PubAckFuture, <-chan error) {
+	acks := make(chan jetstream.PubAckFuture, k)
+	done := make(chan error, 1)
+	go func() {
+		for f := range acks {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	return acks, done
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/rankwire/rankwire/internal/natstest"
 	"github.com/rankwire/rankwire/internal/testport"
 )
 
@@ -175,16 +176,7 @@ func TestSyncPolicy(t *testing.T) {
 // for the secret's client password (a node's --nats-listen); without the
 // secret, or with another, it is refused.
 func TestExternalWithClusterSecret(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: t.TempDir(), NoSigs: true, NoLog: true, Username: ClientUser, Password: ClientPassword(testSecret)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
+	s := natstest.ServerWith(t, func(o *server.Options) { o.Username, o.Password = ClientUser, ClientPassword(testSecret) })
 	url := "nats://" + s.Addr().String()
 	for _, secret := range []string{"", "another-secret-of-length"} {
 		h, err := Start(testCtx(t), Config{DataDir: t.TempDir(), NATSURL: url, Cluster: Cluster{Secret: secret}})

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
 )
 
 // fingerprint encodes a tenant's state for comparison: its snapshot
@@ -15,16 +17,14 @@ import (
 // board-window's invariants.
 func fingerprint(t *testing.T, h *Hub, tenant string) []byte {
 	t.Helper()
-	r := h.reg.lookup(tenant)
-	if r == nil {
-		t.Fatalf("tenant %s not open", tenant)
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if err := r.st.Check(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := r.st.Encode(nil)
+	var data []byte
+	err := openReplica(t, h, tenant).read(func(st *ledger.State) (err error) {
+		if err := st.Check(); err != nil {
+			return err
+		}
+		data, err = st.Encode(nil)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

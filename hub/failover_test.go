@@ -1,62 +1,30 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rankwire/rankwire/internal/ledger"
+	"github.com/rankwire/rankwire/internal/logtest"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // logBuf collects a Hub's log lines; safe for concurrent use.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// count returns how many lines contain sub.
-func (l *logBuf) count(sub string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), sub)
-}
-
-// String returns every line so far.
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuf struct{ logtest.Buffer }
 
 func (l *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // streamMsgs returns how many messages tenant's stream holds.
 func streamMsgs(t *testing.T, h *Hub, tenant string) uint64 {
 	t.Helper()
-	s, err := h.js.Stream(testCtx(t), streamName(tenant))
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return natstest.StreamMsgs(t, h.js, streamName(tenant))
 }
 
 // A publish retried after a lost ack (the same event, the same message id,
@@ -209,7 +177,7 @@ func TestSubmitRidesOutANATSRestart(t *testing.T) {
 		if st.Disconnects == 0 || st.Reconnects == 0 || st.PublishErrors != 0 {
 			return fmt.Errorf("stats %+v: want a disconnect, a reconnect and no publish error", st)
 		}
-		if d, r := logs.count("NATS disconnected"), logs.count("NATS reconnected"); d != 1 || r != 1 {
+		if d, r := logs.Count("NATS disconnected"), logs.Count("NATS reconnected"); d != 1 || r != 1 {
 			return fmt.Errorf("log lines: %d disconnected, %d reconnected, want one each", d, r)
 		}
 		return nil
@@ -275,7 +243,7 @@ func TestStartServesOtherTenantsWhileOneIsDown(t *testing.T) {
 		return nil
 	})
 	checkFor(t, 5*time.Second, func() error { // the line follows the mark's removal
-		if logs.count("tenant unavailable") == 0 || logs.count("tenant available again") != 1 {
+		if logs.Count("tenant unavailable") == 0 || logs.Count("tenant available again") != 1 {
 			return fmt.Errorf("want a line per failed attempt and one when back:\n%s", logs.String())
 		}
 		return nil

@@ -35,16 +35,8 @@ func BenchmarkPublishFloor(b *testing.B) {
 }
 
 func publishFloor(b *testing.B, sync time.Duration, groups, items int) {
-	h, err := Start(context.Background(), Config{DataDir: b.TempDir(), DiscoverInterval: -1, Sync: sync})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
+	h := benchStream(b, sync, "FLOOR", "floor")
 	ctx := context.Background()
-	if _, err := h.js.CreateStream(ctx, jetstream.StreamConfig{Name: "FLOOR", Subjects: []string{"floor"},
-		Storage: jetstream.FileStorage, Duplicates: dupWindow}); err != nil {
-		b.Fatal(err)
-	}
 	data := floorEvent(b, h, groups, items)
 	b.ResetTimer()
 	start := time.Now()
@@ -57,6 +49,23 @@ func publishFloor(b *testing.B, sync time.Duration, groups, items int) {
 	b.ReportMetric(float64(b.N)/s, "events/s")
 	b.ReportMetric(float64(b.N*groups*items)/s, "items/s")
 	b.ReportMetric(float64(len(data)), "B/event")
+}
+
+// benchStream starts a hub in a temp dir, its discovery off and its
+// Config.Sync sync, closed when b ends, and creates on its JetStream a file
+// stream name of subject, with the tenants' duplicate window, that no
+// replica consumes: the store alone, for the publish benchmarks.
+func benchStream(b *testing.B, sync time.Duration, name, subject string) *Hub {
+	h, err := Start(context.Background(), Config{DataDir: b.TempDir(), DiscoverInterval: -1, Sync: sync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	if _, err := h.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: []string{subject},
+		Storage: jetstream.FileStorage, Duplicates: dupWindow}); err != nil {
+		b.Fatal(err)
+	}
+	return h
 }
 
 // floorEvent encodes a group event as the committer does: groups of

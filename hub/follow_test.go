@@ -65,7 +65,7 @@ func TestReplicaReplacesALostConsumer(t *testing.T) {
 		}
 		return nil
 	})
-	if logs.count("replica's consumer lost") < 3 {
+	if logs.Count("replica's consumer lost") < 3 {
 		t.Errorf("no log line for each lost consumer")
 	}
 }
@@ -87,8 +87,8 @@ func TestApplyWaitIsBounded(t *testing.T) {
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Fatalf("waited %v for a 200ms write timeout", waited)
 	}
-	if h.NATS().ApplyTimeouts != 1 || logs.count("not applied here in time") != 1 {
-		t.Fatalf("apply timeouts %d, log lines %d, want 1 and 1", h.NATS().ApplyTimeouts, logs.count("not applied here in time"))
+	if h.NATS().ApplyTimeouts != 1 || logs.Count("not applied here in time") != 1 {
+		t.Fatalf("apply timeouts %d, log lines %d, want 1 and 1", h.NATS().ApplyTimeouts, logs.Count("not applied here in time"))
 	}
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()

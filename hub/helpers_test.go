@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // clock is a settable Config.Now.
@@ -52,18 +52,7 @@ func startHub(t *testing.T, cfg Config) *Hub {
 // port.
 func startNATS(t testing.TB) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(startTimeout) {
-		t.Fatal("nats-server not ready")
-	}
-	return s.ClientURL()
+	return natstest.Server(t).ClientURL()
 }
 
 // checkFor waits for cond: internal/await.For.
@@ -114,3 +103,14 @@ func wantErr(t *testing.T, err, target error) {
 func nan() float64 { return math.NaN() }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// openReplica returns tenant's replica on h, failing t where h has not
+// opened it.
+func openReplica(t *testing.T, h *Hub, tenant string) *replica {
+	t.Helper()
+	r := h.reg.lookup(tenant)
+	if r == nil {
+		t.Fatalf("tenant %s not open", tenant)
+	}
+	return r
+}

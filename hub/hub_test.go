@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 func TestStartClose(t *testing.T) {
@@ -31,16 +32,8 @@ func TestStartClose(t *testing.T) {
 }
 
 func TestExternalWithoutJetStream(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(startTimeout) {
-		t.Fatal("server not ready")
-	}
-	_, err = Start(testCtx(t), Config{DataDir: t.TempDir(), NATSURL: s.ClientURL()})
+	s := natstest.ServerWith(t, func(o *server.Options) { o.JetStream = false })
+	_, err := Start(testCtx(t), Config{DataDir: t.TempDir(), NATSURL: s.ClientURL()})
 	wantErr(t, err, ErrNoJetStream)
 }
 

@@ -160,11 +160,7 @@ func allIn(found []string, dir string) bool {
 // snapshotSeq returns the sequence of tenant's last snapshot written.
 func snapshotSeq(t *testing.T, h *Hub, tenant string) uint64 {
 	t.Helper()
-	r := h.reg.lookup(tenant)
-	if r == nil {
-		t.Fatalf("tenant %s not open", tenant)
-	}
-	return r.savedSeq.Load()
+	return openReplica(t, h, tenant).savedSeq.Load()
 }
 
 // checkErased checks that t1's p1 shows no personal data and t2's keeps

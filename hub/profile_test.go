@@ -87,13 +87,11 @@ func TestProfiles(t *testing.T) {
 // snapshotBytes returns the tenant's state as a snapshot encodes it.
 func snapshotBytes(t *testing.T, h *Hub, tenant string) []byte {
 	t.Helper()
-	r := h.reg.lookup(tenant)
-	if r == nil {
-		t.Fatalf("tenant %s not open", tenant)
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	data, err := r.st.Encode(nil)
+	var data []byte
+	err := openReplica(t, h, tenant).read(func(st *ledger.State) (err error) {
+		data, err = st.Encode(nil)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,33 +77,6 @@ func startReadBench(b *testing.B, n int) *Hub {
 	return h
 }
 
-// buildBenchDir is buildRestartDir with board settings.
-func buildBenchDir(b *testing.B, n int, s Settings) string {
-	b.Helper()
-	dir := b.TempDir()
-	h, err := Start(benchCtx(b), Config{DataDir: dir, SnapshotEvery: -1})
-	if err != nil {
-		b.Fatalf("Start: %v", err)
-	}
-	if _, err := h.PutBoard(benchCtx(b), "t1", "s", s); err != nil {
-		b.Fatalf("PutBoard: %v", err)
-	}
-	items := make([]Item, 0, MaxBatch)
-	for i := 0; i < n; i += MaxBatch {
-		items = items[:0]
-		for m := i; m < min(i+MaxBatch, n); m++ {
-			items = append(items, Item{Member: "m" + strconv.Itoa(m), Score: float64((m * 7919) % 1_000_003)})
-		}
-		if _, err := h.Submit(benchCtx(b), "t1", "s", items); err != nil {
-			b.Fatalf("Submit at %d: %v", i, err)
-		}
-	}
-	if err := h.Close(); err != nil {
-		b.Fatalf("Close: %v", err)
-	}
-	return dir
-}
-
 // writeAtRate submits batches of random members' new scores, paced to rate
 // items per second, until ctx ends; it returns the items acknowledged.
 func writeAtRate(ctx context.Context, b *testing.B, h *Hub, n, rate, batch int, seed uint64) int {

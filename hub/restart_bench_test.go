@@ -20,7 +20,7 @@ import (
 func BenchmarkRestart(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run("N="+sizeName(n), func(b *testing.B) {
-			dir := buildRestartDir(b, n)
+			dir := buildBenchDir(b, n, Settings{})
 			snap := filepath.Join(dir, "snapshots", "t1.snap")
 			saved, err := os.ReadFile(snap)
 			if err != nil {
@@ -41,29 +41,43 @@ func BenchmarkRestart(b *testing.B) {
 // benchRestart times Start on dir after prepare, b.N times, and checks that
 // each start holds n members.
 func benchRestart(b *testing.B, dir string, n int, prepare func()) {
+	timeStarts(b, n, func() Config {
+		prepare()
+		return Config{DataDir: dir, SnapshotEvery: -1}
+	}, nil)
+}
+
+// timeStarts times Start with the Config next returns, b.N times: next,
+// the checks and Close are outside the timer. Each start must hold n
+// members on tenant t1's board s, and pass check (nil: no more), which
+// may also prepare the hub's Close.
+func timeStarts(b *testing.B, n int, next func() Config, check func(*Hub)) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		prepare()
+		cfg := next()
 		b.StartTimer()
-		h, err := Start(benchCtx(b), Config{DataDir: dir, SnapshotEvery: -1})
+		h, err := Start(benchCtx(b), cfg)
 		if err != nil {
 			b.Fatalf("Start: %v", err)
 		}
 		b.StopTimer()
 		if got := boardMembers(b, h); got != n {
-			b.Fatalf("after restart: %d members, want %d", got, n)
+			b.Fatalf("after Start: %d members, want %d", got, n)
+		}
+		if check != nil {
+			check(h)
 		}
 		h.Close()
 		b.StartTimer()
 	}
 }
 
-// buildRestartDir returns a data directory holding tenant t1's board s
-// with n members, submitted in batches of 1,000, and the snapshot Close
-// wrote.
-func buildRestartDir(b *testing.B, n int) string {
+// buildBenchDir returns a data directory holding tenant t1's board s,
+// with settings s, of n members, submitted in batches of 1,000, and the
+// snapshot Close wrote.
+func buildBenchDir(b *testing.B, n int, s Settings) string {
 	b.Helper()
 	dir := b.TempDir()
 	h, err := Start(benchCtx(b), Config{DataDir: dir, SnapshotEvery: -1})
@@ -71,7 +85,7 @@ func buildRestartDir(b *testing.B, n int) string {
 		b.Fatalf("Start: %v", err)
 	}
 	start := time.Now()
-	fillBoard(b, h, n)
+	fillBoard(b, h, n, s)
 	b.Logf("built %d members in %v", n, time.Since(start))
 	if err := h.Close(); err != nil {
 		b.Fatalf("Close: %v", err)
@@ -79,11 +93,11 @@ func buildRestartDir(b *testing.B, n int) string {
 	return dir
 }
 
-// fillBoard creates tenant t1's board s on h and submits n members to it
-// in batches of 1,000.
-func fillBoard(b *testing.B, h *Hub, n int) {
+// fillBoard creates tenant t1's board s on h with settings s and submits
+// n members to it in batches of 1,000.
+func fillBoard(b *testing.B, h *Hub, n int, s Settings) {
 	b.Helper()
-	if _, err := h.PutBoard(benchCtx(b), "t1", "s", Settings{}); err != nil {
+	if _, err := h.PutBoard(benchCtx(b), "t1", "s", s); err != nil {
 		b.Fatalf("PutBoard: %v", err)
 	}
 	items := make([]Item, 0, MaxBatch)

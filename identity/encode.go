@@ -34,6 +34,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // the extended slice; it implements encoding.BinaryAppender, and its error is
 // always nil. O(total identifier bytes). Read-only.
 func (ix *Index) AppendBinary(dst []byte) ([]byte, error) {
+	return ix.appendEncoding(dst, nil), nil
+}
+
+// appendEncoding appends the snapshot encoding with the name of every
+// alias whose number hide reports written as empty (AppendMasked); nil
+// hide: none is. The one writer of the format, so that a masked encoding
+// differs from AppendBinary's in those names only.
+func (ix *Index) appendEncoding(dst []byte, hide func(n uint32) bool) []byte {
 	start := len(dst)
 	dst = append(dst, magic...)
 	dst = append(dst, version)
@@ -43,10 +51,14 @@ func (ix *Index) AppendBinary(dst []byte) ([]byte, error) {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ix.aliases)))
 	for n, a := range ix.aliases {
-		dst = appendString(dst, a.name)
+		name := a.name
+		if hide != nil && hide(uint32(n)) {
+			name = "" // no identifier is empty: DecodeMasked asks for it
+		}
+		dst = appendString(dst, name)
 		dst = binary.AppendUvarint(dst, uint64(ix.owner(uint32(n))))
 	}
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
 // appendHandle appends handle h's length-and-retired word and id.

@@ -1,10 +1,6 @@
 package identity
 
-import (
-	"encoding/binary"
-	"hash/crc32"
-	"slices"
-)
+import "slices"
 
 // Masked encodings. A linked alias may be personal data (an e-mail): a
 // caller that must keep such names out of a snapshot in clear (rankwire
@@ -37,24 +33,8 @@ func (ix *Index) EachLinked(f func(n uint32, name string, owner uint32)) {
 // hide reports written as empty: its error is always nil. O(total
 // identifier bytes). Read-only.
 func (ix *Index) AppendMasked(dst []byte, hide func(n uint32) bool) ([]byte, error) {
-	start := len(dst)
 	dst = slices.Grow(dst, 16+24*(len(ix.names)+len(ix.aliases))) // as MarshalBinary sizes it
-	dst = append(dst, magic...)
-	dst = append(dst, version)
-	dst = binary.AppendUvarint(dst, uint64(ix.MaxHandle()))
-	for h := uint32(1); ix.known(h); h++ {
-		dst = ix.appendHandle(dst, h)
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(ix.aliases)))
-	for n, a := range ix.aliases {
-		if hide(uint32(n)) {
-			dst = append(dst, 0)
-		} else {
-			dst = appendString(dst, a.name)
-		}
-		dst = binary.AppendUvarint(dst, uint64(ix.owner(uint32(n))))
-	}
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+	return ix.appendEncoding(dst, hide), nil
 }
 
 // DecodeMasked is Decode of an encoding AppendMasked wrote: name returns

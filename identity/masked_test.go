@@ -48,6 +48,9 @@ func TestMaskedRoundTrip(t *testing.T) {
 	if got, _ := back.MarshalBinary(); !bytes.Equal(got, want) {
 		t.Fatal("the masked round trip changed the Index")
 	}
+	if clear, _ := ix.AppendMasked(nil, func(uint32) bool { return false }); !bytes.Equal(clear, want) {
+		t.Fatal("a masked encoding that hides nothing differs from AppendBinary's")
+	}
 	if err := back.Check(); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/skiptest"
 )
 
 // scripts are the load scripts README.md documents; each must parse.
@@ -74,7 +76,6 @@ func findK6(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg) // .ci/run installs k6: missing there is a broken CI, not a skip
 	}
-	skippedNoK6.Add(1)
-	t.Skip(msg)
+	skiptest.Missing(t, "script", msg)
 	return ""
 }

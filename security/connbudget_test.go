@@ -3,20 +3,13 @@ package security
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/rankwire/rankwire/internal/certtest"
 )
 
 // The tests of this file attack the connection budget (docs/SECURITY.md,
@@ -170,7 +164,7 @@ func TestAuthenticatedUploadSurvivesTheBudget(t *testing.T) {
 // *tls.Conn, it took every TLS connection for one it could evict, and the
 // connects cut all 20 viewers (none over plain HTTP).
 func TestTLSBudgetKeepsAuthenticatedWebSockets(t *testing.T) {
-	cert, key, pool := selfSigned(t)
+	cert, key, pool := certtest.SelfSigned(t, t.TempDir())
 	g := lowLimitGateway(t, "RANKWIRE_TLS_CERT="+cert, "RANKWIRE_TLS_KEY="+key)
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	admin := hs(t, "a1", g.secretA, base(tenantA, "admin"))
@@ -326,39 +320,4 @@ func tlsCall(t *testing.T, hc *http.Client, method, u, token string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
-}
-
-// selfSigned writes a throwaway certificate for 127.0.0.1 and its key, and
-// returns their paths and a pool that trusts the certificate.
-func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
-	t.Helper()
-	sk, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &sk.PublicKey, sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(parsed)
-	kder, err := x509.MarshalECPrivateKey(sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	for path, b := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "EC PRIVATE KEY", Bytes: kder}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cert, key, pool
 }

@@ -1,100 +1,20 @@
 package web_test
 
 import (
-	"fmt"
-	"io"
-	"os"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/rankwire/rankwire/internal/skiptest"
 )
 
-// missing counts the tests skipped for want of a tool, by what is missing,
-// so that TestMain can say so in go test's default output: a skip's reason
-// shows only with -v, and a package whose browser tests all skipped still
-// prints "ok".
-var missing struct {
-	mu    sync.Mutex // guards the fields below
-	kinds map[string]*skipped
-	order []string // first-seen order of kinds' keys, for a stable report
-}
-
-// skipped is one missing tool: what it stops, why, and how many tests.
-type skipped struct {
-	what, why string
-	n         int
-}
-
-// skipMissing records that t needs what is missing and skips it. what
-// names the tests it stops ("browser"), why says what is missing and how
-// to install it ("chromium not found (apt-get install chromium)").
+// skipMissing records that t needs what is missing and skips it, so that
+// TestMain can say so in go test's default output (internal/skiptest).
+// what names the tests it stops ("browser"), why says what is missing and
+// how to install it ("chromium not found (apt-get install chromium)").
 func skipMissing(t *testing.T, what, why string) {
 	t.Helper()
-	missing.mu.Lock()
-	if missing.kinds == nil {
-		missing.kinds = map[string]*skipped{}
-	}
-	k := what + "|" + why
-	if missing.kinds[k] == nil {
-		missing.kinds[k] = &skipped{what: what, why: why}
-		missing.order = append(missing.order, k)
-	}
-	missing.kinds[k].n++
-	missing.mu.Unlock()
-	t.Skip(why)
-}
-
-// reportSkips writes one line per missing tool: "web: 19 browser tests
-// skipped: chromium not found (apt-get install chromium)".
-func reportSkips(w io.Writer, pkg string) {
-	missing.mu.Lock()
-	defer missing.mu.Unlock()
-	for _, k := range missing.order {
-		s := missing.kinds[k]
-		noun := "tests"
-		if s.n == 1 {
-			noun = "test"
-		}
-		fmt.Fprintf(w, "%s: %d %s %s skipped: %s\n", pkg, s.n, s.what, noun, s.why)
-	}
+	skiptest.Missing(t, what, why)
 }
 
 // TestMain runs the tests, then says which were skipped for a missing tool
 // (where CI=true they fail instead: see chromium and tool).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	w, done := skipReportWriter()
-	reportSkips(w, "web")
-	done()
-	os.Exit(code)
-}
-
-// skipReportWriter returns where the skip report is seen. go test keeps a
-// passing package's output (stdout and stderr alike) to itself unless -v or
-// -json: the "ok" line is all it prints. So without -v the report goes to
-// the stderr of the go command that ran this binary (its parent, on Linux
-// /proc/<ppid>/fd/2) where that is a terminal or a pipe (a CI log). Not
-// where it is a regular file: a file reopened there has an offset of its
-// own, and the go command's next line would overwrite the report. Else,
-// and with -v, the report goes to this binary's own stderr.
-func skipReportWriter() (io.Writer, func()) {
-	if testing.Verbose() || !parentIsGo() {
-		return os.Stderr, func() {}
-	}
-	path := fmt.Sprintf("/proc/%d/fd/2", os.Getppid())
-	if fi, err := os.Stat(path); err != nil || fi.Mode().IsRegular() {
-		return os.Stderr, func() {}
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return os.Stderr, func() {}
-	}
-	return f, func() { f.Close() }
-}
-
-// parentIsGo reports whether this test binary was started by the go
-// command (and not run by hand, or through go test -exec).
-func parentIsGo() bool {
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", os.Getppid()))
-	return err == nil && strings.TrimSpace(string(comm)) == "go"
-}
+func TestMain(m *testing.M) { skiptest.Main(m, "web") }

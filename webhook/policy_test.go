@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,13 +9,13 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/notify"
 )
 
@@ -105,24 +104,6 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for the deliverer's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // countingServer is a receiver that counts the connections made to it.
 func countingServer(t *testing.T, network, addr string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
@@ -174,7 +155,7 @@ func TestDestinationsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Hooks: func() map[string]Hook { return hooks },
 		Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer d.Close()
@@ -234,7 +215,7 @@ func TestFailureLogRedacted(t *testing.T) {
 		"t1": {URL: srv.URL + "/SECRETPATH?SECRETQUERY", Secret: secret},
 		"t2": {URL: dead.URL + "/SECRETPATH?SECRETQUERY", Secret: secret},
 	}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Hooks: func() map[string]Hook { return hooks }, Allow: loopbackAllowed(t),
 		Backoff: func(int) time.Duration { return 10 * time.Millisecond }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer d.Close()
@@ -280,7 +261,7 @@ func TestIdleIsQuiet(t *testing.T) {
 		_, err := h.JetStream().Stream(ctx, notify.Stream)
 		return err
 	})
-	var logs syncBuffer
+	var logs logtest.Buffer
 	var polls atomic.Int64
 	d := Start(Config{JS: h.JetStream(), Keys: h.Privacy().Keys(), Resync: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Allow: loopbackAllowed(t),
 		Hooks: func() map[string]Hook {

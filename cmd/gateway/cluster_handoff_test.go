@@ -30,14 +30,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
 	}
-	c := startCluster(t, 3)
-	await.For(t, 20*time.Second, func() error { // a 503 while the stream's first election runs
-		if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-			return fmt.Errorf("create board through node 1: %d %v", status, err)
-		}
-		return nil
-	})
-	settled(t, c)
+	c := startSettledCluster(t)
 	alsoMeta := plannedRuns.Add(1)%2 == 1
 	leader := c.placeStreamLeader(t, "RW_t1", alsoMeta)
 	var order []*clusterNode // the leader first: the writer starts there
@@ -47,18 +40,7 @@ func TestPlannedLeaderStop(t *testing.T) {
 			order = append(order, n)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w := newHandoffWriter(t, c.tok, order)
-	await.For(t, 30*time.Second, func() error { return w.submit(ctx) })
-	wctx, stopWriter := context.WithCancel(ctx)
-	writes := w.run(wctx)
-	at := w.acked.Load()
-	await.For(t, 20*time.Second, func() error { return w.progressed(at, 20) })
-
-	termAt := time.Now()
-	w.stopAt.Store(termAt.UnixNano())
-	took := sigterm(t, order[0])
+	w, termAt, took := plannedStop(t, c, order, order[0])
 	t.Logf("the stream's leader (n%d) exited %v after SIGTERM", leader+1, took.Round(time.Millisecond))
 	handed := regexp.MustCompile(`stream leadership handed over" stream=RW_t1 leader=n([0-9])`)
 	if got := order[0].p.logged(handed); len(got) != 1 {
@@ -72,22 +54,11 @@ func TestPlannedLeaderStop(t *testing.T) {
 	} else if alsoMeta {
 		t.Logf("the meta leader: %s", got[0])
 	}
-	at = w.acked.Load()
-	await.For(t, 20*time.Second, func() error { return w.progressed(at, 50) })
-	stopWriter()
-	<-writes
 	t.Logf("the writer: %d acknowledged, %d failed calls, longest gap between acknowledgements %v",
 		w.acked.Load(), w.failed.Load(), w.longest.Round(time.Millisecond))
 	t.Logf("the longest gap ended %v after the SIGTERM; the longest from the SIGTERM on: %v (stopping node also the meta leader: %v)",
 		w.longestAt.Sub(termAt).Round(time.Millisecond), w.longestAfter.Round(time.Millisecond), alsoMeta)
-	for _, g := range w.slow {
-		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s\nthe writer's requests meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
-			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]),
-			w.trace.between(g[0], g[1], termAt))
-	}
-	if f := w.failed.Load(); f != 0 {
-		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
-	}
+	w.checkGaps(t, c, termAt)
 	acked := make([]int, 0, w.acked.Load())
 	for i := 1; i <= int(w.acked.Load()); i++ {
 		acked = append(acked, i)
@@ -99,6 +70,56 @@ func TestPlannedLeaderStop(t *testing.T) {
 	stopAllWithin(t, order[1:], 5*time.Second)
 	if took > 5*time.Second {
 		t.Fatalf("the leader took %v to stop, want under 5 s", took)
+	}
+}
+
+// startSettledCluster starts three gateway processes as one cluster,
+// creates board b (policy latest) through node 1 and waits until the
+// cluster has settled (settled): the start of a planned stop's test.
+func startSettledCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := startCluster(t, 3)
+	c.createBoard(t)
+	settled(t, c)
+	return c
+}
+
+// plannedStop stops n with SIGTERM under a handoffWriter of c's tenant through via: the
+// writer has 20 submissions acknowledged before the SIGTERM and 50 after
+// n exited, then stops. It returns the writer, ended, the time of the
+// SIGTERM and how long n took to exit.
+func plannedStop(t *testing.T, c *cluster, via []*clusterNode, n *clusterNode) (w *handoffWriter, termAt time.Time, took time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w = newHandoffWriter(t, c.tok, via)
+	await.For(t, 30*time.Second, func() error { return w.submit(ctx) })
+	wctx, stopWriter := context.WithCancel(ctx)
+	writes := w.run(wctx)
+	at := w.acked.Load()
+	await.For(t, 20*time.Second, func() error { return w.progressed(at, 20) })
+	termAt = time.Now()
+	w.stopAt.Store(termAt.UnixNano())
+	took = sigterm(t, n)
+	at = w.acked.Load()
+	await.For(t, 20*time.Second, func() error { return w.progressed(at, 50) })
+	stopWriter()
+	<-writes
+	return w, termAt, took
+}
+
+// checkGaps logs each of the ended writer's gaps over 100 ms after
+// termAt, with what c's nodes logged and what it sent meanwhile, and
+// fails the test if any call failed: a planned stop loses none.
+func (w *handoffWriter) checkGaps(t *testing.T, c *cluster, termAt time.Time) {
+	t.Helper()
+	for _, g := range w.slow {
+		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s\nthe writer's requests meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
+			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]),
+			w.trace.between(g[0], g[1], termAt))
+	}
+	if f := w.failed.Load(); f != 0 {
+		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
 	}
 }
 

@@ -30,51 +30,23 @@ func TestPlannedFollowerStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
 	}
-	c := startCluster(t, 3)
-	await.For(t, 20*time.Second, func() error { // a 503 while the stream's first election runs
-		if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-			return fmt.Errorf("create board through node 1: %d %v", status, err)
-		}
-		return nil
-	})
-	settled(t, c)
+	c := startSettledCluster(t)
 	leader := c.streamLeader(t, "RW_t1")
 	stop := (leader + 1) % len(c.nodes)
 	c.readersLocal(t, "RW_t1")
 	reader, other := leader, 3-stop-leader
 	t.Logf("RW_t1's leader is n%d; n%d stops", leader+1, stop+1)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w := newHandoffWriter(t, c.tok, []*clusterNode{c.nodes[reader], c.nodes[other]})
-	await.For(t, 30*time.Second, func() error { return w.submit(ctx) })
-	wctx, stopWriter := context.WithCancel(ctx)
-	writes := w.run(wctx)
-	at := w.acked.Load()
-	await.For(t, 20*time.Second, func() error { return w.progressed(at, 20) })
-	termAt := time.Now()
-	w.stopAt.Store(termAt.UnixNano())
-	took := sigterm(t, c.nodes[stop])
-	at = w.acked.Load()
-	await.For(t, 20*time.Second, func() error { return w.progressed(at, 50) })
-	stopWriter()
-	<-writes
+	w, termAt, took := plannedStop(t, c, []*clusterNode{c.nodes[reader], c.nodes[other]}, c.nodes[stop])
 	t.Logf("n%d exited %v after SIGTERM; the writer: %d acknowledged, %d failed calls, longest gap from the SIGTERM on %v",
 		stop+1, took.Round(time.Millisecond), w.acked.Load(), w.failed.Load(), w.longestAfter.Round(time.Millisecond))
-	for _, g := range w.slow {
-		t.Logf("a gap of %v, from %v to %v after the SIGTERM; the nodes' logs meanwhile:\n%s\nthe writer's requests meanwhile:\n%s", g[1].Sub(g[0]).Round(time.Millisecond),
-			g[0].Sub(termAt).Round(time.Millisecond), g[1].Sub(termAt).Round(time.Millisecond), logsBetween(c, g[0], g[1]),
-			w.trace.between(g[0], g[1], termAt))
-	}
+	w.checkGaps(t, c, termAt)
 
 	missed := regexp.MustCompile(`replica's consumer lost.*heartbeat`)
 	for _, i := range []int{reader, other} {
 		if got := c.nodes[i].p.logged(missed); len(got) != 0 {
 			t.Errorf("n%d's replica waited for missed heartbeats: %s", i+1, got[0])
 		}
-	}
-	if f := w.failed.Load(); f != 0 {
-		t.Fatalf("%d failed calls during a planned stop; first: %v", f, w.firstErr)
 	}
 	for _, n := range []*clusterNode{c.nodes[reader], c.nodes[other]} {
 		await.For(dumpOnFail{t, c}, 10*time.Second, func() error { return holdsAcked(n, c.tok, int(w.acked.Load())) })

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natstest"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -66,17 +66,7 @@ func (c *cluster) streamMsgs(t *testing.T) uint64 {
 	t.Helper()
 	js, done := c.jetStream(t, c.nodes[0])
 	defer done()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, "RW_t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return natstest.StreamMsgs(t, js, "RW_t1")
 }
 
 // putSchedule puts a schedule through url until it is there, within 30 s:

@@ -119,6 +119,20 @@ func (n *clusterNode) kill9(t *testing.T) {
 	n.p.done <- err
 }
 
+// createBoard creates board b (policy latest) through node 1. The first
+// write creates the tenant's stream (3 replicas, each fsynced): on a loaded
+// box that may outlast one call's budget, or answer 503 while the stream's
+// first election runs, and a PUT is safe to repeat.
+func (c *cluster) createBoard(t *testing.T) {
+	t.Helper()
+	await.For(t, 30*time.Second, func() error {
+		if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
+			return fmt.Errorf("create board through node 1: %d %v", status, err)
+		}
+		return nil
+	})
+}
+
 // freePorts returns k loopback TCP ports free a moment ago, below the
 // kernel's ephemeral range (internal/testport says why).
 func freePorts(t *testing.T, k int) []string {
@@ -162,15 +176,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	}
 	c := startCluster(t, 3, "RANKWIRE_FINGERPRINT_EVERY=10") // the bucket takes agreed checkpoints only: some within the test
 	nodes, tok := c.nodes, c.tok
-	// The first write creates the tenant's stream (3 replicas, each fsynced):
-	// on a loaded box that may outlast one call's budget, and a PUT is safe
-	// to repeat.
-	await.For(t, 30*time.Second, func() error {
-		if status, err := call("PUT", nodes[0].p.url("/v1/boards/b"), tok, `{"policy":"latest"}`, nil); status != 200 {
-			return fmt.Errorf("create board through node 1: %d %v", status, err)
-		}
-		return nil
-	})
+	c.createBoard(t)
 	submit := func(n *clusterNode, i int) (int, error) {
 		body := fmt.Sprintf(`{"id":"s%d","member":"m%d","score":%d}`, i, i, i)
 		return call("POST", n.p.url("/v1/boards/b/scores"), tok, body, nil)

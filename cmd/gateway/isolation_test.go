@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // TestOneTenantDownOthersServed: the gateway binary on a NATS server that
@@ -22,16 +23,9 @@ import (
 func TestOneTenantDownOthersServed(t *testing.T) {
 	deny := &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{
 		"$JS.API.STREAM.INFO.RW_t2", "$JS.API.CONSUMER.CREATE.RW_t2", "$JS.API.CONSUMER.CREATE.RW_t2.>", "rw.t2.ev"}}}
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		NoSigs: true, NoLog: true, Users: []*server.User{{Username: "admin", Password: "a"}, {Username: "gw", Password: "g", Permissions: deny}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
+	s := natstest.ServerWith(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "admin", Password: "a"}, {Username: "gw", Password: "g", Permissions: deny}}
+	})
 	port := strings.TrimPrefix(s.ClientURL(), "nats://127.0.0.1:")
 	createBoards(t, "nats://admin:a@127.0.0.1:"+port, "t1", "t2")
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/natsconf"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 // startMetaCluster starts three embedded servers in-process as one
@@ -21,32 +21,7 @@ import (
 // three name the same meta leader, with its system password.
 func startMetaCluster(t *testing.T) ([]*server.Server, natsconf.Cluster) {
 	t.Helper()
-	ports := freePorts(t, 3)
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, "nats://127.0.0.1:"+p)
-	}
-	pass, err := natsconf.NewSystemPassword()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := natsconf.Cluster{Name: "bridge", Routes: routes, Secret: "a-test-cluster-secret-0123456789", System: pass}
-	var srvs []*server.Server
-	for i, p := range ports {
-		c := base
-		c.Node, c.Listen = fmt.Sprintf("n%d", i+1), "127.0.0.1:"+p
-		opts, err := natsconf.ServerOptions(natsconf.Embedded{StoreDir: filepath.Join(t.TempDir(), "nats"), Cluster: c})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Start()
-		t.Cleanup(s.Shutdown)
-		srvs = append(srvs, s)
-	}
+	srvs, c := natstest.Cluster(t, natsconf.Cluster{Name: "bridge", Secret: "a-test-cluster-secret-0123456789"}, 3)
 	await.For(t, 60*time.Second, func() error {
 		l := metaLeaderOf(srvs[0])
 		for _, s := range srvs {
@@ -62,7 +37,7 @@ func startMetaCluster(t *testing.T) ([]*server.Server, natsconf.Cluster) {
 		}
 		return nil
 	})
-	return srvs, base
+	return srvs, c
 }
 
 // metaCurrent says whether the meta leader s has both followers current

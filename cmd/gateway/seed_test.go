@@ -15,19 +15,8 @@ import (
 // overwriting a profile already there (an operator's edit), ends with the
 // cheater's profile, and a start after that seeds nothing.
 func TestDemoProfilesResume(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sim := func() *simulation {
-		s := newSimulation(h, log, time.Minute)
-		s.players = s.players[:40]
-		return s
-	}
+	ctx, h := demoHub(t)
+	sim := func() *simulation { return demoSimulation(h, time.Minute, 40) }
 	s := sim()
 	// A first start that put 10 profiles before it was stopped, and an
 	// operator's edit of one of them. The first write creates the tenant's
@@ -84,7 +73,7 @@ func TestDemoProfilesResume(t *testing.T) {
 // The seeding's order: the viewer and friends first, then by skill, best
 // first, so the rows the demo page shows get their names first.
 func TestDemoSeedOrder(t *testing.T) {
-	s := newSimulation(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute)
+	s := demoSimulation(nil, time.Minute, demoPlayers)
 	order := s.seedOrder()
 	if len(order) != demoPlayers {
 		t.Fatalf("%d indexes, want %d", len(order), demoPlayers)
@@ -103,4 +92,27 @@ func TestDemoSeedOrder(t *testing.T) {
 	if len(seen) != demoPlayers {
 		t.Errorf("%d distinct players in the order, want %d", len(seen), demoPlayers)
 	}
+}
+
+// demoHub starts a hub in a temp dir for the demo's tests, closed when the
+// test ends, with a context for the test's calls that ends after a minute.
+func demoHub(t *testing.T) (context.Context, *hub.Hub) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return ctx, h
+}
+
+// demoSimulation is the demo's simulation over h with rounds of round,
+// its log discarded, cut to its first players players (the demo's are
+// 20,000).
+func demoSimulation(h *hub.Hub, round time.Duration, players int) *simulation {
+	s := newSimulation(h, slog.New(slog.NewTextHandler(io.Discard, nil)), round)
+	s.players = s.players[:players]
+	return s
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -17,16 +14,9 @@ import (
 // standings then carry ended_at and prizes) and the next opens; rounds
 // older than sprintKeep are deleted.
 func TestDemoSprints(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	h, err := hub.Start(ctx, hub.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	ctx, h := demoHub(t)
 	round := 2 * time.Second
-	s := newSimulation(h, slog.New(slog.NewTextHandler(io.Discard, nil)), round)
-	s.players = s.players[:50] // profiles for 50, not 20,000
+	s := demoSimulation(h, round, 50) // profiles for 50, not 20,000
 	// The first write creates the tenant's stream, which may outlast one
 	// call's budget on a loaded box; the profiles' puts are idempotent.
 	await.For(t, 30*time.Second, func() error { return s.profiles(ctx) })

@@ -98,14 +98,7 @@ func TestWholeClusterStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three gateway processes")
 	}
-	c := startCluster(t, 3)
-	await.For(t, 30*time.Second, func() error { // a 503 while the stream's first election runs
-		if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-			return fmt.Errorf("create board through node 1: %d %v", status, err)
-		}
-		return nil
-	})
-	settled(t, c)
+	c := startSettledCluster(t)
 	for i, n := range c.nodes {
 		await.For(t, 30*time.Second, func() error {
 			body := fmt.Sprintf(`{"id":"s%d","member":"m%d","score":%d}`, i, i, i)

@@ -2,60 +2,24 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/rankwire/rankwire/internal/certtest"
 )
-
-// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
-// their paths and a pool that trusts the certificate.
-func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
-	t.Helper()
-	sk, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "rankwire test"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &sk.PublicKey, sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(parsed)
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	kder, _ := x509.MarshalECPrivateKey(sk)
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cert, key, pool
-}
 
 // With --tls-cert and --tls-key the gateway serves HTTPS and WSS on --addr
 // (HTTP/1.1 only, whatever the client offers), and refuses plain HTTP there.
 func TestDirectTLS(t *testing.T) {
 	keys, sk := keyFile(t)
-	cert, key, pool := selfSigned(t)
+	cert, key, pool := certtest.SelfSigned(t, t.TempDir())
 	cfg := Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), KeysFile: keys, PushInterval: 20 * time.Millisecond,
 		TLSCert: cert, TLSKey: key, MaxConns: 100, SlowTimeout: 10 * time.Second, PingInterval: 30 * time.Second,
 		IdleTimeout: time.Minute, ReadTimeout: time.Minute, WriteTimeout: 10 * time.Second, LogFormat: "text", DemoRound: 5 * time.Minute}

@@ -3,55 +3,19 @@ package clusterops
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/natsconf"
-	"github.com/rankwire/rankwire/internal/testport"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 const testSecret = "a-test-cluster-secret-0123456789"
-
-// startCluster starts three embedded servers in-process as one JetStream
-// cluster (the gateway's options: natsconf) and returns them once
-// JetStream answers on each.
-func startCluster(t *testing.T) []*server.Server {
-	t.Helper()
-	var ports, routes []string
-	for _, p := range testport.FreeN(t, 3) { // route listeners bind them by number (internal/testport says why not :0)
-		ports = append(ports, strconv.Itoa(p))
-		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(p))
-	}
-	pass, err := natsconf.NewSystemPassword()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var srvs []*server.Server
-	for i, p := range ports {
-		c := natsconf.Cluster{Name: "local", Routes: routes, Secret: testSecret, System: pass,
-			Node: fmt.Sprintf("n%d", i+1), Listen: "127.0.0.1:" + p}
-		opts, err := natsconf.ServerOptions(natsconf.Embedded{StoreDir: filepath.Join(t.TempDir(), "nats"), Cluster: c})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Start()
-		t.Cleanup(s.Shutdown)
-		srvs = append(srvs, s)
-	}
-	return srvs
-}
 
 // CreateLocal gets each server's reader a consumer on that server (a
 // random placement gets two of three elsewhere), and leaves no consumer
@@ -59,20 +23,12 @@ func startCluster(t *testing.T) []*server.Server {
 func TestCreateLocalPlacesOnSelf(t *testing.T) {
 	defer func(n int) { localTries = n }(localTries)
 	localTries = 60 // (2/3)^60: no call in this test keeps a consumer elsewhere by the bound
-	srvs := startCluster(t)
+	srvs, _ := natstest.Cluster(t, natsconf.Cluster{Name: "local", Secret: testSecret}, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var jss []jetstream.JetStream
 	for _, s := range srvs {
-		nc, err := nats.Connect(s.ClientURL(), nats.UserInfo(natsconf.ClientUser, natsconf.ClientPassword(testSecret)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, js := natstest.Connect(t, s, nats.UserInfo(natsconf.ClientUser, natsconf.ClientPassword(testSecret)))
 		jss = append(jss, js)
 	}
 	await.For(t, 45*time.Second, func() error {

@@ -34,14 +34,26 @@ var allowed = map[string][]string{
 	"internal/jsread": {"github.com/nats-io/"},
 	// streamwatch hears of streams created in the account: NATS only.
 	"internal/streamwatch": {"github.com/nats-io/"},
-	// natstest starts a nats-server for tests: NATS only.
-	"internal/natstest": {"github.com/nats-io/"},
+	// natstest starts a nats-server, or a cluster of them with the
+	// gateway's options, for tests: NATS, natsconf and testport only.
+	"internal/natstest": {module + "internal/natsconf", module + "internal/testport", "github.com/nats-io/"},
 	// testport hands tests ports below the ephemeral range: the standard
 	// library only.
 	"internal/testport": nil,
 	// wstest is the test client of the live protocol: coder/websocket and
 	// the protocol's types.
 	"internal/wstest": {"github.com/coder/websocket", module + "wire"},
+	// edgetest is what api's and internal/live's tests share beside
+	// wstest (the test tenants' keys and tokens): auth only.
+	"internal/edgetest": {module + "auth"},
+	// logtest is the tests' log buffer: the standard library only.
+	"internal/logtest": nil,
+	// certtest makes the tests' throwaway certificates: the standard
+	// library only.
+	"internal/certtest": nil,
+	// skiptest counts and reports the tests skipped for a missing tool:
+	// the standard library only.
+	"internal/skiptest": nil,
 	// jserr classifies NATS and JetStream errors: nats.go only.
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.

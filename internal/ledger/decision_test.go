@@ -44,14 +44,7 @@ func TestDecisionsLogged(t *testing.T) {
 		{Seq: seq + 2, At: at, Action: ActionReject, Member: "b", Sub: "ops-bob", QID: 2},
 	}
 	checkActions(t, st, want)
-	data, err := st.Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, _ := reencoded(t, st)
 	checkActions(t, back, want)
 
 	old, seq, at := heldTwo(t)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -62,7 +63,7 @@ func diffWindows(name string, x, y *boardState, st, snap *State, add func(string
 		if p.kind != q.kind {
 			return int(p.kind) - int(q.kind)
 		}
-		return cmpInt64(p.start, q.start)
+		return cmp.Compare(p.start, q.start)
 	})
 	keys = slices.Compact(keys)
 	for _, k := range keys {
@@ -122,16 +123,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // unionBoards returns the board names of a and b, sorted.

@@ -144,14 +144,7 @@ func TestSnapshotDisputes(t *testing.T) {
 	end := int64(1_800_000_000_000)
 	st, seq := disputeBoard(t, end)
 	st.Apply(seq, &Event{Kind: EvDisqualify, At: end + 1, Board: "t", Member: "c", Reason: "collusion", Sub: "ops"})
-	data, err := st.Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, data := reencoded(t, st)
 	again, _ := back.Encode(nil)
 	if !bytes.Equal(data, again) || prizes(t, back, end+1) != prizes(t, st, end+1) {
 		t.Fatal("the disputes do not survive a snapshot")

@@ -350,11 +350,7 @@ func TestVoidAfterEndAndSettle(t *testing.T) {
 	if got, want := prizes(t, st, end+1000), "b:1:€100 c:2:€50 d:3:€25"; got != want {
 		t.Fatalf("after the void: %s, want %s", got, want)
 	}
-	data, _ := st.Encode(nil)
-	back, err := Decode(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, data := reencoded(t, st)
 	if again, _ := back.Encode(nil); !bytes.Equal(again, data) || len(back.boards["t"].disputes.voided) != 1 {
 		t.Fatal("the voided set does not survive a snapshot")
 	}
@@ -372,15 +368,7 @@ func TestVoidAfterEndAndSettle(t *testing.T) {
 // BenchmarkVoidPlan: planning a void of a board of 100,000 members with
 // 1,000,000 submissions in 1,000-item events (both replays).
 func BenchmarkVoidPlan(b *testing.B) {
-	set, _ := Settings{}.normalize()
-	evs := []*Event{{Kind: EvSettings, Board: "s", Settings: &set}}
-	for i := range 1000 {
-		items := make([]Item, MaxBatch)
-		for j := range items {
-			items[j] = Item{Member: fmt.Sprint("m", (i*MaxBatch+j)%100_000), Score: float64((i*MaxBatch + j) * 7919 % 1_000_003)}
-		}
-		evs = append(evs, &Event{Kind: EvSubmit, Board: "s", Items: items})
-	}
+	evs := voidPlanLog()
 	b.ResetTimer()
 	for b.Loop() {
 		p := NewVoidPlanner("s", 50_000)
@@ -395,11 +383,9 @@ func BenchmarkVoidPlan(b *testing.B) {
 	}
 }
 
-// BenchmarkVoidPlanContinued is a stale plan's second try on the log of
-// BenchmarkVoidPlan: the member submitted once more since the plan, and
-// the planner continues over that event instead of replaying the log
-// twice again.
-func BenchmarkVoidPlanContinued(b *testing.B) {
+// voidPlanLog is the log of the void benchmarks: board s's settings, then
+// 1,000,000 submissions of 100,000 members in 1,000-item events.
+func voidPlanLog() []*Event {
 	set, _ := Settings{}.normalize()
 	evs := []*Event{{Kind: EvSettings, Board: "s", Settings: &set}}
 	for i := range 1000 {
@@ -409,6 +395,15 @@ func BenchmarkVoidPlanContinued(b *testing.B) {
 		}
 		evs = append(evs, &Event{Kind: EvSubmit, Board: "s", Items: items})
 	}
+	return evs
+}
+
+// BenchmarkVoidPlanContinued is a stale plan's second try on the log of
+// BenchmarkVoidPlan: the member submitted once more since the plan, and
+// the planner continues over that event instead of replaying the log
+// twice again.
+func BenchmarkVoidPlanContinued(b *testing.B) {
+	evs := voidPlanLog()
 	p := NewVoidPlanner("s", 50_000)
 	for p.Next() {
 		for i, ev := range evs {

@@ -72,14 +72,7 @@ func TestFinalStandingsKeepProfileAtEnd(t *testing.T) {
 		}
 	}
 	check(st, "applied")
-	data, err := st.Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, data := reencoded(t, st)
 	check(back, "decoded")
 	again, _ := back.Encode(nil)
 	if !bytes.Equal(again, data) {

@@ -53,3 +53,19 @@ func TestWindowReserve(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// reencoded encodes st as a snapshot without a keyring and decodes it
+// back, failing t on an error: it returns the decoded state and the
+// snapshot's bytes.
+func reencoded(t *testing.T, st *State) (*State, []byte) {
+	t.Helper()
+	data, err := st.Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back, data
+}

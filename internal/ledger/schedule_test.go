@@ -246,14 +246,7 @@ func TestScheduleSnapshot(t *testing.T) {
 	if err := fire(st, Firing{Schedule: "cup", Start: start}, start); err != nil {
 		t.Fatal(err)
 	}
-	data, err := st.Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, data := reencoded(t, st)
 	if again, _ := back.Encode(nil); !bytes.Equal(again, data) {
 		t.Fatal("schedules do not survive a snapshot")
 	}

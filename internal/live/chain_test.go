@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -20,19 +19,7 @@ import (
 func TestWSChainOneWrite(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	r, status := e.rawDial("access_token="+e.token("a", auth.RoleRead), nil)
-	if status != http.StatusSwitchingProtocols {
-		t.Fatalf("upgrade answered %d", status)
-	}
-	var c *wsConn
-	checkFor(t, 5*time.Second, func() error {
-		for _, lc := range e.p.connections() {
-			c = lc.(*wsConn)
-			return nil
-		}
-		return fmt.Errorf("no connection yet")
-	})
-	release := c.flow.Hold() // a drain under way: writers give the connection nothing
+	r, c, release := e.rawHeld()
 	r.write(appendClientFrame(nil, opText, []byte(`{"type":"subscribe","id":"s","board":"weekly","view":{"kind":"top","limit":10}}`)))
 	checkFor(t, 5*time.Second, func() error {
 		if n := c.out.Len(); n != 1 {

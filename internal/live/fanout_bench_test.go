@@ -16,6 +16,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/edgetest"
 )
 
 // BenchmarkFanout is the plane's whole push path to N watchers of one view
@@ -90,10 +91,7 @@ func (st *fanState) read(ctx context.Context, c *websocket.Conn) {
 // feed on loopback, with casino-a's board "fan", and returns the plane's
 // WebSocket URL and a read token of casino-a; o, if given, tunes the plane.
 func fanoutPlane(b *testing.B, o ...Options) (*hub.Hub, *Plane, string, string) {
-	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]}}}`, secret('a')))
-	if err != nil {
-		b.Fatal(err)
-	}
+	keys := edgetest.KeysA(b, "", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := hub.Start(ctx, hub.Config{DataDir: b.TempDir(), PushInterval: time.Millisecond})
@@ -120,11 +118,7 @@ func fanoutPlane(b *testing.B, o ...Options) (*hub.Hub, *Plane, string, string) 
 		p.Close(ctx)
 		srv.Close()
 	})
-	key, _ := keys.SigningKey("a1")
-	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-a", Roles: auth.RoleRead, Expiry: time.Now().Add(time.Hour)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tok := edgetest.Mint(b, keys, "a", auth.Claims{Roles: auth.RoleRead, Expiry: time.Now().Add(time.Hour)})
 	return h, p, "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/ws", tok
 }
 

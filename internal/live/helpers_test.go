@@ -1,9 +1,7 @@
 package live
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/edgetest"
 	"github.com/rankwire/rankwire/internal/wstest"
 	"github.com/rankwire/rankwire/wire"
 )
@@ -34,8 +33,6 @@ type env struct {
 }
 
 const admin = auth.RoleAdmin
-
-func secret(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
 
 // newEnv starts the env with o; tune, if given, changes the Plane before
 // it serves.
@@ -62,7 +59,7 @@ func newEnvHub(t *testing.T, hc hub.Config, o Options, log *slog.Logger, tune ..
 	keys, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
 		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}]},
 		"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}],"limits":{"connections":2}}}}`,
-		secret('a'), secret('b')))
+		edgetest.Secret('a'), edgetest.Secret('b')))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,26 +96,13 @@ func newEnvHub(t *testing.T, hc hub.Config, o Options, log *slog.Logger, tune ..
 // token mints a token of tenant ("a" or "b") with roles and board patterns.
 func (e *env) token(tenant string, roles auth.Role, boards ...string) string {
 	e.t.Helper()
-	key, _ := e.keys.SigningKey(tenant + "1")
-	c := auth.Claims{Tenant: "casino-" + tenant, Subject: "p1", Roles: roles, Expiry: time.Now().Add(time.Hour)}
-	if boards != nil {
-		c.Boards = boards
-	}
-	tok, err := auth.Mint(key, c)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	return edgetest.Mint(e.t, e.keys, tenant, auth.Claims{Subject: "p1", Roles: roles, Boards: boards, Expiry: time.Now().Add(time.Hour)})
 }
 
 // tokenFor mints a token of tenant ("a" or "b") with roles, subject and expiry.
 func (e *env) tokenFor(tenant string, roles auth.Role, sub string, exp time.Time) string {
-	key, _ := e.keys.SigningKey(tenant + "1")
-	tok, err := auth.Mint(key, auth.Claims{Tenant: "casino-" + tenant, Subject: sub, Roles: roles, Expiry: exp})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	e.t.Helper()
+	return edgetest.Mint(e.t, e.keys, tenant, auth.Claims{Subject: sub, Roles: roles, Expiry: exp})
 }
 
 // putBoard creates board of tenant ("a" or "b") with settings s.

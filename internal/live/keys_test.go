@@ -10,20 +10,9 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/edgetest"
 	"github.com/rankwire/rankwire/wire"
 )
-
-// reloaded parses a key file with casino-a (kid a1, same secret as the
-// test hub's) and the entries of more, a JSON fragment.
-func reloaded(t *testing.T, aLimits, more string) *auth.Keyring {
-	t.Helper()
-	k, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{
-		"casino-a":{"keys":[{"kid":"a1","alg":"HS256","secret":%q}],"limits":{%s}}%s}}`, secret('a'), aLimits, more))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // TestReloadKeysClosesRemovedTenant: removing casino-b closes its live
 // connections with 4003, whether their token came in the URL or in an
@@ -46,7 +35,7 @@ func TestReloadKeysClosesRemovedTenant(t *testing.T) {
 	if _, err := e.reload(nil); !errors.Is(err, auth.ErrKeyFile) {
 		t.Fatalf("ReloadKeys(nil) = %v, want ErrKeyFile", err)
 	}
-	changes, err := e.reload(reloaded(t, "", ""))
+	changes, err := e.reload(edgetest.KeysA(t, "", ""))
 	if err != nil || len(changes.RemovedTenants) != 1 || changes.RemovedKeys[0] != "b1" {
 		t.Fatalf("ReloadKeys = %+v, %v", changes, err)
 	}
@@ -97,7 +86,7 @@ func TestReloadKeysRacesConnects(t *testing.T) {
 // reloadedWithout is a keyring of casino-b alone.
 func reloadedWithout(t *testing.T) *auth.Keyring {
 	t.Helper()
-	k, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}]}}}`, secret('b')))
+	k, err := auth.ParseKeys(fmt.Appendf(nil, `{"tenants":{"casino-b":{"keys":[{"kid":"b1","alg":"HS256","secret":%q}]}}}`, edgetest.Secret('b')))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/wire"
 )
 
@@ -139,4 +140,24 @@ func (r *rawWS) closeFrame() (wire.CloseCode, string) {
 			r.t.Fatalf("a data frame (opcode %d) before the close: %q", op, p)
 		}
 	}
+}
+
+// rawHeld dials a raw connection with a read token of casino-a, the env's
+// only connection, and holds its socket as a drain under way does: the
+// writers give the connection nothing until release. It returns the
+// client's end, the plane's connection and release.
+func (e *env) rawHeld() (r *rawWS, c *wsConn, release func()) {
+	e.t.Helper()
+	r, status := e.rawDial("access_token="+e.token("a", auth.RoleRead), nil)
+	if status != http.StatusSwitchingProtocols {
+		e.t.Fatalf("upgrade answered %d", status)
+	}
+	checkFor(e.t, 5*time.Second, func() error {
+		for _, lc := range e.p.connections() {
+			c = lc.(*wsConn)
+			return nil
+		}
+		return fmt.Errorf("no connection yet")
+	})
+	return r, c, c.flow.Hold()
 }

@@ -1,53 +1,19 @@
 package live
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/wire"
 )
-
-// syncBuffer is a bytes.Buffer for a logger written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines returns the JSON log lines written so far.
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestWSRefusedUpgrades: a refused origin, a refused access_token and a
 // tenant at its cap are upgrades closed at once (what a browser can see),
@@ -55,7 +21,7 @@ func (s *syncBuffer) String() string {
 // client sends a subscribe at once; none of them subscribes, and each is
 // logged without the token.
 func TestWSRefusedUpgrades(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	e := newEnvLog(t, Options{AllowedOrigins: []string{"games.example"}}, slog.New(slog.NewJSONHandler(logs, nil)))
 	e.putBoard("b", "weekly", hub.Settings{})
 	good := e.token("b", auth.RoleRead)
@@ -98,7 +64,7 @@ func TestWSRefusedUpgrades(t *testing.T) {
 	}
 	checkFor(t, 5*time.Second, func() error {
 		reasons := map[string]int{}
-		for _, l := range logs.lines() {
+		for _, l := range logs.Lines() {
 			if l["msg"] == "websocket refused" {
 				reasons[fmt.Sprint(l["reason"])]++
 			}
@@ -108,7 +74,7 @@ func TestWSRefusedUpgrades(t *testing.T) {
 		}
 		return nil
 	})
-	for _, l := range logs.lines() {
+	for _, l := range logs.Lines() {
 		if l["reason"] == refusal.Token && l["tenant"] != "casino-b" {
 			t.Errorf("a token refusal without its key's tenant: %v", l)
 		}
@@ -147,9 +113,9 @@ func TestWarnOpenOrigins(t *testing.T) {
 		{[]string{"*://*", "games.example"}, 1},
 		{[]string{"games.example", "*.casino.io", "https://lobby.example:8443"}, 0},
 	} {
-		logs := &syncBuffer{}
+		logs := &logtest.Buffer{}
 		warnOpenOrigins(slog.New(slog.NewJSONHandler(logs, nil)), c.patterns)
-		if n := len(logs.lines()); n != c.warned {
+		if n := len(logs.Lines()); n != c.warned {
 			t.Errorf("%q: %d warnings, want %d", c.patterns, n, c.warned)
 		}
 	}

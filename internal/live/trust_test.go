@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/logtest"
 	"github.com/rankwire/rankwire/internal/refusal"
 	"github.com/rankwire/rankwire/subscriptions"
 	"github.com/rankwire/rankwire/wire"
@@ -127,19 +127,7 @@ func TestWSRefreshRefused(t *testing.T) {
 func TestWSPromptReaderManyErrors(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.putBoard("a", "weekly", hub.Settings{})
-	r, status := e.rawDial("access_token="+e.token("a", auth.RoleRead), nil)
-	if status != http.StatusSwitchingProtocols {
-		t.Fatalf("upgrade answered %d", status)
-	}
-	var c *wsConn
-	checkFor(t, 5*time.Second, func() error {
-		for _, lc := range e.p.connections() {
-			c = lc.(*wsConn)
-			return nil
-		}
-		return fmt.Errorf("no connection yet")
-	})
-	release := c.flow.Hold() // a drain under way: writers give the connection nothing
+	r, c, release := e.rawHeld()
 
 	const bad = 100
 	var burst []byte
@@ -186,7 +174,7 @@ func TestWSPromptReaderManyErrors(t *testing.T) {
 // limit); with the documented limit, a flood is closed 4029 too.
 func TestWSMessageRate(t *testing.T) {
 	const burst = 10
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	e := newEnvLog(t, Options{}, slog.New(slog.NewJSONHandler(logs, nil)), func(p *Plane) { p.msgRate, p.msgBurst = 0, burst })
 	tok := "access_token=" + e.token("a", auth.RoleRead)
 	c := e.dial(tok, true, nil)
@@ -202,7 +190,7 @@ func TestWSMessageRate(t *testing.T) {
 		t.Fatalf("%d replies, want %d: the message past the limit is not handled", n, burst)
 	}
 	checkFor(t, 5*time.Second, func() error {
-		for _, l := range logs.lines() {
+		for _, l := range logs.Lines() {
 			if l["reason"] == refusal.Rate && l["tenant"] == "casino-a" {
 				return nil
 			}

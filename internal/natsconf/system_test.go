@@ -3,16 +3,8 @@ package natsconf
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rankwire/rankwire/internal/certtest"
 	"github.com/rankwire/rankwire/internal/testport"
 )
 
@@ -161,14 +154,8 @@ func TestSystemAccountInProcessOnly(t *testing.T) {
 // The same over a TLS client listener.
 func TestSystemAccountInProcessOnlyTLS(t *testing.T) {
 	dir := t.TempDir()
-	cert, key := selfSigned(t, dir)
+	cert, key, pool := certtest.SelfSigned(t, dir)
 	_, _, url := startNode(t, t.TempDir(), sysPass, ClientTLS{Cert: cert, Key: key})
-	pool := x509.NewCertPool()
-	pemBytes, err := os.ReadFile(cert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AppendCertsFromPEM(pemBytes)
 	secure := nats.Secure(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
 	if nc, err := connectTCP(url, nats.UserInfo(ClientUser, ClientPassword(secret))); err == nil {
 		nc.Close()
@@ -254,34 +241,6 @@ func clientCannotReachSystem(t *testing.T, url string, extra ...nats.Option) {
 			t.Errorf("the client user: %s answered: %s", subj, m.Data)
 		}
 	}
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
-func selfSigned(t *testing.T, dir string) (cert, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
 }
 
 // withoutSystemUser undoes systemAccountOptions: the options of a node

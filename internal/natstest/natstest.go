@@ -1,10 +1,13 @@
 // Package natstest starts a real nats-server with JetStream for tests: on
 // a random loopback port, its store in the test's temp dir, shut down at
-// the test's cleanup. Test helper: only tests import it. It may import the
-// nats-io modules only (plus the standard library).
+// the test's cleanup; or, in cluster.go, a cluster of embedded servers with
+// the gateway's own options. Test helper: only tests import it. It may
+// import the nats-io modules, internal/natsconf and internal/testport only
+// (plus the standard library).
 package natstest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -23,14 +26,24 @@ func Server(t testing.TB) *server.Server {
 // store's files.
 func ServerIn(t testing.TB, dir string) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
-		StoreDir: dir, NoSigs: true, NoLog: true})
+	return ServerWith(t, func(o *server.Options) { o.StoreDir = dir })
+}
+
+// ServerWith is Server with its options changed by tune before it starts:
+// users and their permissions, a store limit, no JetStream. It waits up to
+// a minute for the server to be ready (a loaded machine's start).
+func ServerWith(t testing.TB, tune func(*server.Options)) *server.Server {
+	t.Helper()
+	o := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), NoSigs: true, NoLog: true}
+	tune(o)
+	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Start()
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(5 * time.Second) {
+	if !s.ReadyForConnections(time.Minute) {
 		t.Fatal("nats-server not ready")
 	}
 	return s
@@ -43,10 +56,11 @@ func JetStream(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	return Connect(t, Server(t))
 }
 
-// Connect connects to s, closed at t's cleanup, with its JetStream context.
-func Connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
+// Connect connects to s with opts (credentials, say), closed at t's
+// cleanup, with its JetStream context.
+func Connect(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(s.ClientURL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,4 +70,21 @@ func Connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
 		t.Fatal(err)
 	}
 	return nc, js
+}
+
+// StreamMsgs returns how many messages stream holds, asked through js
+// within 20 s; an error fails t.
+func StreamMsgs(t testing.TB, js jetstream.JetStream, stream string) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }

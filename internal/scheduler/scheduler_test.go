@@ -7,26 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natstest"
 )
 
 func startNATS(t *testing.T) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	return s.ClientURL()
+	return natstest.Server(t).ClientURL()
 }
 
 func startHub(t *testing.T, url string) *hub.Hub {
@@ -51,17 +39,7 @@ func soon(minutes int) hub.Schedule {
 
 func streamMsgs(t *testing.T, h *hub.Hub, tenant string) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, err := h.JetStream().Stream(ctx, "RW_"+tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return natstest.StreamMsgs(t, h.JetStream(), "RW_"+tenant)
 }
 
 func boardsOf(h *hub.Hub, tenant, prefix string) []string {
