@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/logtest"
 )
 
 // listening returns the TCP sockets process pid listens on, as host:port:
@@ -146,7 +147,7 @@ func TestMetricsOnlyOnMetricsListener(t *testing.T) {
 // TestNoMetricsListener: an empty --metrics-addr opens none, and a taken
 // one fails the start naming the flag.
 func TestNoMetricsListener(t *testing.T) {
-	var logs bytes.Buffer
+	var logs logtest.Buffer // the demo goes on logging while the test reads
 	cfg := Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PushInterval: 100 * time.Millisecond}
 	runUntilReady(t, cfg, &logs)
 	if strings.Contains(logs.String(), "msg=listening") || !strings.Contains(logs.String(), "metrics_addr=none") {
