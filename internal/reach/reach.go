@@ -87,6 +87,9 @@ type Table struct {
 	members int
 	silence time.Duration
 	margin  time.Duration              // how much later a peer must have heard another than this node did: a beat and a half
+	quiet   time.Duration              // a gap between any two beats heard longer than this (two beats) is this node's own pause
+	lastAny time.Time                  // when the last beat of any peer arrived
+	resumed time.Time                  // when this node last heard a beat after a pause (quiet)
 	last    map[string]time.Time       // peer → when its last beat arrived
 	first   map[string]time.Time       // peer → its first beat since its last silence
 	hears   map[string]map[string]seen // peer → whom it heard and when, as of its last beat
@@ -96,7 +99,7 @@ type Table struct {
 // (itself included; at least 1) whose nodes beat every beat: a peer
 // counts as heard for silence after its last beat.
 func New(self string, members int, silence, beat time.Duration) *Table {
-	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2,
+	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2, quiet: 2 * beat,
 		last: map[string]time.Time{}, first: map[string]time.Time{}, hears: map[string]map[string]seen{}}
 }
 
@@ -112,7 +115,11 @@ func (t *Table) Heard(b Beat, at time.Time) {
 	if !t.live(b.Node, at) {
 		t.first[b.Node] = at
 	}
+	if !t.lastAny.IsZero() && at.Sub(t.lastAny) > t.quiet {
+		t.resumed = at
+	}
 	t.last[b.Node] = at
+	t.lastAny = at
 	h := make(map[string]seen, len(b.Hears))
 	for _, p := range b.Hears {
 		h[p.Node] = seen{last: at.Add(-time.Duration(p.AgoMS) * time.Millisecond), first: at.Add(-time.Duration(p.ForMS) * time.Millisecond), back: p.Back}
@@ -208,11 +215,18 @@ func CutOff(heard, of int) bool { return heard*2 <= of }
 // hundred milliseconds apart: a peer heard again only just), nor a load
 // that delays one route's beats for less than silence, nor a peer that
 // hears nobody (a starved or cut-off node whose beats still go out: handing
-// the leadership on reaches it no better, and costs an election). Empty
+// the leadership on reaches it no better, and costs an election), nor
+// what this node sees within silence after a pause of its own (no beat
+// from anyone for two beats, then a burst: the routes' backlogs are read
+// one after the other, so a peer's fresh beat names others whose beats to
+// this node still wait; or no beat for two beats until now). Empty
 // where there is none, or where this node is cut off (the majority side
 // elects without it: View does not ask). Of several, the first by name.
 // hears is Hears(now).
 func (t *Table) bridge(now time.Time, hears []string) string {
+	if now.Sub(t.lastAny) > t.quiet || now.Sub(t.resumed) < t.silence {
+		return "" // this node paused: its table is behind its routes
+	}
 	var missing []string
 	for p, at := range t.last {
 		if now.Sub(at) > t.silence && t.known(p, now) {

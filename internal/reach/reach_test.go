@@ -265,6 +265,37 @@ func TestNoBridgeWhereAPeerIsSilentForAll(t *testing.T) {
 	}
 }
 
+// A node that paused (starved, or its process stopped) reads its routes'
+// backlogs one after the other: a peer's fresh beat names a third whose
+// beats to this node still wait. Seen at the end of the same benchmark: the
+// stream leader, back after 10 s without observations, handed its streams
+// on 6 ms after it heard its first peer again. No bridge within the
+// silence after a pause, nor while nothing arrives.
+func TestNoBridgeRightAfterAPause(t *testing.T) {
+	l := New("n1", 3, silence, every)
+	beats(l, 0, 1000, func(a, b string, ms int) bool { return true })
+	// n1 hears nothing from 1 s to 2 s; then n2's beats arrive, fresh,
+	// naming n3, whose beats to n1 wait in their route until 2.75 s.
+	n2 := func(ms int) {
+		l.Heard(Beat{Node: "n2", Hears: []Heard{{Node: "n1", ForMS: int64(ms), Back: true}, {Node: "n3", ForMS: int64(ms), Back: true}}}, at(ms))
+	}
+	for ms := 2000; ms <= 2500; ms += 250 {
+		n2(ms)
+		if got := l.View(at(ms)).Bridge; got != "" { // n3 unheard for 1.5 s at 2.5 s
+			t.Fatalf("%d ms after a pause of 1 s: Bridge = %q, want none", ms-2000, got)
+		}
+	}
+	l.Heard(Beat{Node: "n3", Hears: hears("n1", 0, "n2", 0)}, at(2750))
+	n2(2750)
+	if got := l.View(at(2750)).Bridge; got != "" {
+		t.Fatalf("every peer heard: Bridge = %q, want none", got)
+	}
+	// Nothing heard for two beats until now: no bridge either.
+	if got := l.View(at(3300)).Bridge; got != "" {
+		t.Fatalf("nothing heard for 550 ms: Bridge = %q, want none", got)
+	}
+}
+
 func TestBeatRoundTrip(t *testing.T) {
 	b := Beat{Node: "n1", Hears: hears("n2", 120)}
 	got, err := ParseBeat(b.Marshal())
