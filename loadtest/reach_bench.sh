@@ -21,7 +21,9 @@
 #	loadtest/reach_bench.sh
 #
 # Environment: RUNS (default 1), NODES (default 6), SUBS (default 100000),
-# RATE (default 1000), D (default 20s), MEMBERS (the board's members,
+# RATE (default 1000), D (default 20s), CLOSE_RATE (connections rwload
+# closes per second at the end, default 5000; 0: all at once, which on this
+# machine stalls the nodes for seconds and costs an election), MEMBERS (the board's members,
 # default 100000: a submission lands in the shared top 10 with odds 10 in
 # MEMBERS, so fewer members change it more often), HB (the gateways'
 # --heartbeat-interval, default 25s: Centrifugo's ping interval), SYNC (the
@@ -39,6 +41,7 @@ SUBS=${SUBS:-100000}
 RATE=${RATE:-1000}
 D=${D:-20s}
 MEMBERS=${MEMBERS:-100000}
+CLOSE_RATE=${CLOSE_RATE:-5000}
 HB=${HB:-25s}
 PORT=18120 # node n: HTTP 18120+n, pprof 18130+n, cluster 17230+n; node 1's metrics 18129
 URL=http://127.0.0.1:$((PORT + 1))
@@ -118,7 +121,7 @@ for i in $(seq "$RUNS"); do
 	fi
 	"$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
 		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members "$MEMBERS" \
-		-rate "$RATE" -batch 10 -writers 4 -d "$D" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
+		-rate "$RATE" -batch 10 -writers 4 -d "$D" -close-rate "$CLOSE_RATE" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
 	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
