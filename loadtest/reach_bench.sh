@@ -22,8 +22,7 @@
 #
 # Environment: RUNS (default 1), NODES (default 6), SUBS (default 100000),
 # RATE (default 1000), D (default 20s), CLOSE_RATE (connections rwload
-# closes per second at the end, default 5000; 0: all at once, which on this
-# machine stalls the nodes for seconds and costs an election), MEMBERS (the board's members,
+# closes per second at the end; default 0: all at once), MEMBERS (the board's members,
 # default 100000: a submission lands in the shared top 10 with odds 10 in
 # MEMBERS, so fewer members change it more often), HB (the gateways'
 # --heartbeat-interval, default 25s: Centrifugo's ping interval), SYNC (the
@@ -41,7 +40,7 @@ SUBS=${SUBS:-100000}
 RATE=${RATE:-1000}
 D=${D:-20s}
 MEMBERS=${MEMBERS:-100000}
-CLOSE_RATE=${CLOSE_RATE:-5000}
+CLOSE_RATE=${CLOSE_RATE:-0}
 HB=${HB:-25s}
 PORT=18120 # node n: HTTP 18120+n, pprof 18130+n, cluster 17230+n; node 1's metrics 18129
 URL=http://127.0.0.1:$((PORT + 1))
