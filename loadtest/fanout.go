@@ -77,6 +77,13 @@ type FanoutConfig struct {
 	// Drain is how long the subscribers keep reading after the writers
 	// stop. Zero means 1 s.
 	Drain time.Duration
+	// CloseRate bounds how many connections a second the subscribers
+	// close at the end, over all workers (each closes its share at an even
+	// pace). Zero means all at once: on one machine with the servers, a
+	// cluster's nodes then spend seconds on the close handshakes at once
+	// and its Raft groups miss their heartbeats (docs/BENCHMARKS.md,
+	// "100,000 WebSockets: the burst and the election").
+	CloseRate int
 	// Pprof is the gateway's --pprof address (host:port). Where set, the
 	// memory figures are taken right after a garbage collection it asks
 	// for, so that they count live memory. Empty means as found.
@@ -198,6 +205,11 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 			wc.SrcIP = fmt.Sprintf("127.0.0.%d", w+2)
 		}
 		out = append(out, wc)
+	}
+	if c.CloseRate > 0 {
+		for i := range out {
+			out[i].CloseEvery = time.Second * time.Duration(len(out)) / time.Duration(c.CloseRate)
+		}
 	}
 	return out, nil
 }

@@ -34,6 +34,7 @@ type workerConfig struct {
 	Reconnects  int           `json:"reconnects"`
 	Hard        time.Duration `json:"hard"`
 	ReportEvery time.Duration `json:"report_every"`
+	CloseEvery  time.Duration `json:"close_every,omitempty"` // at the stop, one connection closed each CloseEvery; zero: all at once
 }
 
 // workerReport is one JSON line a worker writes on its stdout: counters
@@ -164,9 +165,10 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 		return fmt.Errorf("loadtest: %w", err)
 	}
 	k := max(cfg.PerConn, 1)
+	pace := &closePacer{every: cfg.CloseEvery}
 	for from := cfg.From; from < cfg.To; from += k {
 		base := bases[from/k%len(bases)] // connection from/k, on the gateways in turn
-		c := &wsConn{sdk: sdk, base: base, board: cfg.Board, client: client, stats: stats, shard: from / k % statShards, maxConn: cfg.Reconnects}
+		c := &wsConn{sdk: sdk, base: base, board: cfg.Board, client: client, stats: stats, shard: from / k % statShards, maxConn: cfg.Reconnects, pace: pace}
 		for i := from; i < min(from+k, cfg.To); i++ {
 			v, kind := cfg.Plan.view(i)
 			c.subs = append(c.subs, wsSub{id: subID(i-from, k), view: v, kind: kind})
@@ -187,4 +189,29 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// closePacer spaces the connections' closes at the stop: each wait returns
+// every after the one before (the first at once). Safe for concurrent use;
+// the zero value, or every 0, never waits.
+type closePacer struct {
+	every time.Duration
+	mu    sync.Mutex // guards next
+	next  time.Time
+}
+
+// wait blocks until this caller's turn to close.
+func (p *closePacer) wait() {
+	if p == nil || p.every <= 0 {
+		return
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.next.Before(now) {
+		p.next = now
+	}
+	at := p.next
+	p.next = p.next.Add(p.every)
+	p.mu.Unlock()
+	time.Sleep(time.Until(at))
 }

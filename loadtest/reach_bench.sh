@@ -13,13 +13,18 @@
 # from the start of rwload fanout (its preload and connect phases come
 # first, then the measured writes) and in all; its report is
 # $OUT/probe-SUBS-runN.json (its windows in .json.log), rwload fanout's
-# progress lines $OUT/fanout-SUBS-runN.log. Everything listens on
+# progress lines $OUT/fanout-SUBS-runN.log (each line prefixed with the UTC
+# time it came), node k's log
+# $OUT/nodeK-SUBS-runN.log. Everything listens on
 # 127.0.0.1; every process it starts is stopped by its PID.
 #
 #	loadtest/reach_bench.sh
 #
 # Environment: RUNS (default 1), NODES (default 6), SUBS (default 100000),
-# RATE (default 1000), D (default 20s), HB (the gateways'
+# RATE (default 1000), D (default 20s), CLOSE_RATE (connections rwload
+# closes per second at the end; default 0: all at once), MEMBERS (the board's members,
+# default 100000: a submission lands in the shared top 10 with odds 10 in
+# MEMBERS, so fewer members change it more often), HB (the gateways'
 # --heartbeat-interval, default 25s: Centrifugo's ping interval), SYNC (the
 # gateways' --sync, default theirs: always), OUT (JSON
 # reports; default a directory under /tmp removed at the end), PROFILE (1:
@@ -34,6 +39,8 @@ NODES=${NODES:-6}
 SUBS=${SUBS:-100000}
 RATE=${RATE:-1000}
 D=${D:-20s}
+MEMBERS=${MEMBERS:-100000}
+CLOSE_RATE=${CLOSE_RATE:-0}
 HB=${HB:-25s}
 PORT=18120 # node n: HTTP 18120+n, pprof 18130+n, cluster 17230+n; node 1's metrics 18129
 URL=http://127.0.0.1:$((PORT + 1))
@@ -48,7 +55,7 @@ CL=()
 # in its log.
 profile_nodes() {
 	for _ in $(seq 1200); do
-		grep -Eq '^ +[0-9]+s subs' "$OUT/fanout-$SUBS-run$1.log" 2>/dev/null && break
+		grep -Eq '^[0-9:.]+ +[0-9]+s subs' "$OUT/fanout-$SUBS-run$1.log" 2>/dev/null && break
 		sleep 0.5
 	done
 	sleep "${PROFILE_AT:-3}"
@@ -56,6 +63,13 @@ profile_nodes() {
 		curl -s -o "$OUT/reach-$SUBS-run$1-node$n.pprof" "http://127.0.0.1:$((18130 + n))/debug/pprof/profile?seconds=10" &
 	done
 	wait
+}
+
+# stamp prefixes each line of its input with the UTC time it was read, to
+# the millisecond: rwload's progress lines then line up with the nodes' logs.
+stamp() {
+	local l
+	while IFS= read -r l; do printf '%s %s\n' "$(date -u +%H:%M:%S.%3N)" "$l"; done
 }
 
 stop_cluster() {
@@ -91,7 +105,7 @@ start_cluster() {
 }
 
 for i in $(seq "$RUNS"); do
-	echo "== $SUBS connections over $NODES nodes (--replicas 3), mixed views, 1e5 members, $RATE submissions/s, run $i"
+	echo "== $SUBS connections over $NODES nodes (--replicas 3), mixed views, $MEMBERS members, $RATE submissions/s, run $i"
 	start_cluster
 	urls="" nodes=""
 	for n in $(seq "$NODES"); do
@@ -105,8 +119,8 @@ for i in $(seq "$RUNS"); do
 		prof=$!
 	fi
 	"$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
-		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members 100000 \
-		-rate "$RATE" -batch 10 -writers 4 -d "$D" >"$OUT/reach-$SUBS-run$i.json" 2>"$OUT/fanout-$SUBS-run$i.log" || true
+		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members "$MEMBERS" \
+		-rate "$RATE" -batch 10 -writers 4 -d "$D" -close-rate "$CLOSE_RATE" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
 	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
@@ -114,6 +128,7 @@ for i in $(seq "$RUNS"); do
 		grep -c . "$work/c$n.log" >/dev/null && tail -n 3 "$work/c$n.log" | sed "s/^/node $n: /" >&2 || true
 	done
 	stop_cluster
+	for n in $(seq "$NODES"); do cp "$work/c$n.log" "$OUT/node$n-$SUBS-run$i.log" 2>/dev/null || true; done
 	"$work/rwload" fanout-table <"$OUT/reach-$SUBS-run$i.json" || cat "$OUT/reach-$SUBS-run$i.json"
 	jq -c '.nodes[]? | {pid, rss_idle_mib: (.rss_idle/1048576|floor), rss_connected_mib: (.rss_connected/1048576|floor), rss_end_mib: (.rss_end/1048576|floor), cores}' \
 		"$OUT/reach-$SUBS-run$i.json"

@@ -151,10 +151,11 @@ type wsConn struct {
 	stats  *wsStats
 	shard  int // of stats.shards: the connection's number mod statShards
 
-	subs    []wsSub   // subscription j has id subs[j].id
-	maxConn int       // reconnects allowed
-	buf     []byte    // the Redis peer's last payload; reused (the gateway's come from the SDK's reused buffer)
-	msg     wsMessage // the last message decoded; its rows are reused
+	subs    []wsSub     // subscription j has id subs[j].id
+	maxConn int         // reconnects allowed
+	pace    *closePacer // spaces the closes at the stop; nil: at once
+	buf     []byte      // the Redis peer's last payload; reused (the gateway's come from the SDK's reused buffer)
+	msg     wsMessage   // the last message decoded; its rows are reused
 }
 
 // wsSub is one subscription's state on a wsConn.
@@ -212,8 +213,9 @@ func (c *wsConn) session(ctx context.Context, sem chan struct{}) error {
 	defer c.stats.connected.Add(-n)
 	// At the stop, leave with a close handshake (bounded by the library's
 	// 5 s close timeouts) rather than a bare FIN: a cancelled Read would drop
-	// the connection without one.
-	stop := context.AfterFunc(ctx, func() { ws.Close("rwload done") })
+	// the connection without one; at c.pace's turn (the reads go on until
+	// then).
+	stop := context.AfterFunc(ctx, func() { c.pace.wait(); ws.Close("rwload done") })
 	defer stop()
 	// For the same reason the reads get a context without Done, which also
 	// spares coder/websocket arming a timer per read.

@@ -29,8 +29,10 @@ import (
 //     a peer that another still hears is a partial view, where a stream
 //     leader that does not answer counts at once;
 //   - in a non-transitive partition, where a peer heard every server this
-//     node has missed for three beats after this node last did
-//     (reach.View.Bridge), the stream leaderships this node holds are
+//     node has missed for beatSilence after this node last did, and they
+//     hear it back (reach.View.Bridge: not a load that delays one route's
+//     beats, nor a starved peer that hears nobody, whose handovers cost an
+//     election each under load), the stream leaderships this node holds are
 //     handed to that peer, named (Raft's own choice on a step-down is any
 //     peer heard within its live window of several seconds, so half the
 //     time the one cut off a second ago: the leadership then went to

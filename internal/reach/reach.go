@@ -34,16 +34,24 @@ type Beat struct {
 
 // Heard is a peer of a beat's sender: how long before the beat the sender
 // last heard it, and for how long it has heard it without a silence (in
-// the sender's clock: durations, so the nodes' clocks need not agree).
+// the sender's clock: durations, so the nodes' clocks need not agree), and
+// whether that peer's last beat named the sender among those it hears
+// (Back: the peer hears the sender too). A beat without Back (an older
+// node's) counts as false: no bridge is built on it.
 type Heard struct {
 	Node  string `json:"node"`
 	AgoMS int64  `json:"ago_ms"`
 	ForMS int64  `json:"for_ms"`
+	Back  bool   `json:"back,omitempty"`
 }
 
 // seen is when a peer of a beat's sender was heard, in this node's clock:
-// last, and first since its last silence.
-type seen struct{ last, first time.Time }
+// last, and first since its last silence; back says the peer heard the
+// sender too, by its last beat.
+type seen struct {
+	last, first time.Time
+	back        bool
+}
 
 // maxBeat bounds a beat's encoding: a name is at most a few dozen bytes and
 // a cluster a few dozen nodes.
@@ -79,7 +87,9 @@ type Table struct {
 	members int
 	silence time.Duration
 	margin  time.Duration              // how much later a peer must have heard another than this node did: a beat and a half
-	gone    time.Duration              // how long a peer is not heard before a bridge around it counts: three beats
+	quiet   time.Duration              // a gap between any two beats heard longer than this (two beats) is this node's own pause
+	lastAny time.Time                  // when the last beat of any peer arrived
+	resumed time.Time                  // when this node last heard a beat after a pause (quiet)
 	last    map[string]time.Time       // peer → when its last beat arrived
 	first   map[string]time.Time       // peer → its first beat since its last silence
 	hears   map[string]map[string]seen // peer → whom it heard and when, as of its last beat
@@ -89,7 +99,7 @@ type Table struct {
 // (itself included; at least 1) whose nodes beat every beat: a peer
 // counts as heard for silence after its last beat.
 func New(self string, members int, silence, beat time.Duration) *Table {
-	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2, gone: min(3*beat, silence),
+	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2, quiet: 2 * beat,
 		last: map[string]time.Time{}, first: map[string]time.Time{}, hears: map[string]map[string]seen{}}
 }
 
@@ -105,10 +115,14 @@ func (t *Table) Heard(b Beat, at time.Time) {
 	if !t.live(b.Node, at) {
 		t.first[b.Node] = at
 	}
+	if !t.lastAny.IsZero() && at.Sub(t.lastAny) > t.quiet {
+		t.resumed = at
+	}
 	t.last[b.Node] = at
+	t.lastAny = at
 	h := make(map[string]seen, len(b.Hears))
 	for _, p := range b.Hears {
-		h[p.Node] = seen{last: at.Add(-time.Duration(p.AgoMS) * time.Millisecond), first: at.Add(-time.Duration(p.ForMS) * time.Millisecond)}
+		h[p.Node] = seen{last: at.Add(-time.Duration(p.AgoMS) * time.Millisecond), first: at.Add(-time.Duration(p.ForMS) * time.Millisecond), back: p.Back}
 	}
 	t.hears[b.Node] = h
 }
@@ -129,7 +143,8 @@ type View struct {
 func (t *Table) View(now time.Time) View {
 	v := View{Hears: t.Hears(now), Beat: Beat{Node: t.self}}
 	for _, p := range v.Hears {
-		v.Beat.Hears = append(v.Beat.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds(), ForMS: now.Sub(t.first[p]).Milliseconds()})
+		_, back := t.hears[p][t.self]
+		v.Beat.Hears = append(v.Beat.Hears, Heard{Node: p, AgoMS: now.Sub(t.last[p]).Milliseconds(), ForMS: now.Sub(t.first[p]).Milliseconds(), Back: back})
 	}
 	known := 0
 	for p := range t.last {
@@ -188,23 +203,33 @@ const Forget = 10 * time.Minute
 func CutOff(heard, of int) bool { return heard*2 <= of }
 
 // bridge returns the peer to hand this node's leaderships to where the
-// partition is non-transitive: this node hears a majority but has missed
-// some peers for three beats (sooner than the silence: before the peers it
-// misses time out their leader, 1 to 2 s, and start elections), and a
-// peer that this node has heard for silence without a break
-// hears this node and has heard every peer this node misses without a
-// break since before this node lost it, and later by more than a beat and
-// a half (so it heard beats of theirs that never reached this node). Not
-// a bridge: a peer that died or is cut from everyone (silent for all at
-// once), nor a heal under way (the beats of the healed routes arrive a
-// few hundred milliseconds apart: a peer heard again only just). Empty
+// partition is non-transitive: this node hears a majority but no longer
+// hears some peers (silent for longer than silence), and a peer that this
+// node has heard for silence without a break hears this node and, by its
+// last beat, has heard every peer this node misses without a break since
+// before this node lost it, later by more than a beat and a half (so it
+// heard beats of theirs that never reached this node), and heard back from
+// each (their last beat named it: the new leader reaches them). Not a
+// bridge: a peer that died or is cut from everyone (silent for all at
+// once), nor a heal under way (the beats of the healed routes arrive a few
+// hundred milliseconds apart: a peer heard again only just), nor a load
+// that delays one route's beats for less than silence, nor a peer that
+// hears nobody (a starved or cut-off node whose beats still go out: handing
+// the leadership on reaches it no better, and costs an election), nor
+// what this node sees within silence after a pause of its own (no beat
+// from anyone for two beats, then a burst: the routes' backlogs are read
+// one after the other, so a peer's fresh beat names others whose beats to
+// this node still wait; or no beat for two beats until now). Empty
 // where there is none, or where this node is cut off (the majority side
 // elects without it: View does not ask). Of several, the first by name.
 // hears is Hears(now).
 func (t *Table) bridge(now time.Time, hears []string) string {
+	if now.Sub(t.lastAny) > t.quiet || now.Sub(t.resumed) < t.silence {
+		return "" // this node paused: its table is behind its routes
+	}
 	var missing []string
 	for p, at := range t.last {
-		if now.Sub(at) > t.gone && t.known(p, now) {
+		if now.Sub(at) > t.silence && t.known(p, now) {
 			missing = append(missing, p)
 		}
 	}
@@ -218,7 +243,7 @@ func (t *Table) bridge(now time.Time, hears []string) string {
 		}
 		sees := func(m string) bool {
 			s, ok := h[m]
-			return ok && !s.first.After(t.last[m]) && s.last.Sub(t.last[m]) > t.margin
+			return ok && s.back && !s.first.After(t.last[m]) && s.last.Sub(t.last[m]) > t.margin
 		}
 		if !slices.ContainsFunc(missing, func(m string) bool { return !sees(m) }) {
 			return p

@@ -37,6 +37,7 @@ func fanout(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "measured duration")
 	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most connections per worker process")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 2*time.Minute, "how long connecting the subscribers may take")
+	fs.IntVar(&c.CloseRate, "close-rate", 0, "connections closed per second at the end, over all workers; 0: all at once")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("q", false, "no progress lines")
