@@ -30,7 +30,7 @@ func newNATSCollector(h *hub.Hub) *natsCollector {
 		down:          d("rankwire_tenants_unavailable", "Tenants whose stream is listed but could not be opened; retried in the background."),
 		resets:        d("rankwire_replica_consumer_resets_total", "Replicas' stream consumers replaced because they failed or stalled (a server died, a leader changed)."),
 		leaders:       d("rankwire_nats_stream_leader_changes_total", "Leader elections JetStream announced for tenant streams (a failover, a restart; clusters only)."),
-		quorumLost:    d("rankwire_nats_stream_quorum_lost_total", "Losses of a tenant stream's quorum JetStream announced: its writes wait for a majority of replicas."),
+		quorumLost:    d("rankwire_nats_stream_quorum_lost_total", "JetStream's quorum-lost advisories for tenant streams: a replica lost its leader (sent at every election too; a lost majority where no election follows)."),
 		applyTimeouts: d("rankwire_apply_timeouts_total", "Writes JetStream stored that answered 503 because this node did not apply them within the write timeout."),
 		raftCompactFailures: d("rankwire_raft_compact_failures_total",
 			"Streams whose Raft log, holding data an erasure removed, this node could not compact within 30 s (left to JetStream's own compaction; clusters only)."),

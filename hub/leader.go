@@ -22,7 +22,10 @@ func (sl *streamLog) watchLeaders() {
 		},
 		Lost: func(t string) {
 			sl.nstats.QuorumLost.Add(1)
-			sl.log.Warn("hub: stream quorum lost: the tenant's writes wait for a majority of its replicas", "tenant", t)
+			// JetStream sends this advisory at every election too (a
+			// follower that learns of a new leader has reset what it
+			// heard of its peers), so it names no lost majority by itself.
+			sl.log.Warn("hub: stream quorum lost advisory: a replica lost its leader (an election, or no majority); the tenant's writes wait for a leader", "tenant", t)
 		},
 	})
 	if err != nil {
