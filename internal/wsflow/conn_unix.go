@@ -4,12 +4,12 @@ package wsflow
 
 import "syscall"
 
-// writeOnce is RawConn.Control's function: one write(2) on the
-// non-blocking descriptor (EAGAIN when the socket's buffer is full),
+// writeOnce is RawConn.Control's function: one write on the non-blocking
+// descriptor (EAGAIN when the socket's buffer is full; see sockWrite),
 // retried only when a signal interrupted it.
 func (f *Conn) writeOnce(fd uintptr) {
 	for f.rawN < len(f.rawBuf) {
-		n, err := syscall.Write(int(fd), f.rawBuf[f.rawN:])
+		n, err := sockWrite(fd, f.rawBuf[f.rawN:])
 		if err == syscall.EINTR {
 			continue
 		}

@@ -1,0 +1,19 @@
+package wsflow
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// sockWrite writes p to the socket fd with one send(2) (sendto without an
+// address): the socket layer at once, without write(2)'s generic file
+// path, and MSG_NOSIGNAL, so that a peer gone away is an EPIPE only, not
+// also a SIGPIPE for the runtime to field. p is not empty.
+func sockWrite(fd uintptr, p []byte) (int, error) {
+	n, _, errno := syscall.Syscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
+		syscall.MSG_NOSIGNAL, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}

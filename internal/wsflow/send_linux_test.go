@@ -1,0 +1,53 @@
+package wsflow
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
+)
+
+// TestSendToGonePeerRaisesNoSignal: sends to a peer that closed its end
+// fail (a reset or a broken pipe) and the process gets no SIGPIPE: the
+// write is a send(2) with MSG_NOSIGNAL, where a write(2) would have the
+// kernel signal each time.
+func TestSendToGonePeerRaisesNoSignal(t *testing.T) {
+	sig := make(chan os.Signal, 8)
+	signal.Notify(sig, syscall.SIGPIPE)
+	defer signal.Stop(sig)
+	f, client := flowPair(t, time.Second)
+	frame := append(AppendTextHeader(nil, 3), "abc"...)
+	if err := f.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(client, make([]byte, len(frame))); err != nil { // unread bytes would make the close a reset
+		t.Fatal(err)
+	}
+	// A FIN: the next write draws the peer's reset, and the one after it
+	// finds the pipe broken (EPIPE, where write(2) also raises SIGPIPE).
+	client.Close()
+	await.For(t, 5*time.Second, func() error {
+		if err := f.Send(frame); err == nil {
+			return errStillOpen
+		}
+		return nil
+	})
+	if !f.Busy() {
+		t.Fatal("a failed send left the connection open to writers")
+	}
+	select {
+	case s := <-sig:
+		t.Fatalf("the process got %v", s)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+var errStillOpen = errorString("the send to a gone peer still succeeds")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
