@@ -15,6 +15,9 @@ import (
 func sockWrite(fd uintptr, p []byte) (int, error) {
 	n, _, errno := syscall.Syscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
 		syscall.MSG_NOSIGNAL, 0, 0)
+	if errno == syscall.ENOTSOCK { // a descriptor that is not a socket (a pipe under a net.Conn): write(2) serves
+		return syscall.Write(int(fd), p)
+	}
 	if errno != 0 {
 		return 0, errno
 	}

@@ -2,6 +2,7 @@ package wsflow
 
 import (
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -51,3 +52,34 @@ var errStillOpen = errorString("the send to a gone peer still succeeds")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// pipeConn is a net.Conn over one end of a pipe: a descriptor that is not
+// a socket behind a net.Conn with a SyscallConn.
+type pipeConn struct{ *os.File }
+
+func (pipeConn) LocalAddr() net.Addr  { return nil }
+func (pipeConn) RemoteAddr() net.Addr { return nil }
+
+// TestSendOnPipe: a Conn whose descriptor is not a socket (send(2) answers
+// ENOTSOCK) still writes, with write(2).
+func TestSendOnPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f := NewConn(pipeConn{w}, time.Second)
+	defer f.Close()
+	frame := append(AppendTextHeader(nil, 3), "abc"...)
+	if err := f.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(frame))
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(r, got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(frame) {
+		t.Fatalf("read %q, want %q", got, frame)
+	}
+}
