@@ -75,7 +75,8 @@ type Sub struct {
 	dropped bool   // guarded by out.mu: unsubscribed
 	idJSON  []byte // the id as a JSON string: idInline's bytes where it fits
 
-	seq uint64 // seq of the last message given to out; guarded by its board-window's lock
+	seq  uint64 // seq of the last message given to out; guarded by its board-window's lock
+	widx int    // s's index in v.watchers, -1 once unsubscribed; guarded by the board-window's lock
 
 	id   string
 	kind Kind

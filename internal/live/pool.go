@@ -167,6 +167,7 @@ func (p *writerPool) work() {
 		if batch == nil {
 			return
 		}
+		w.warm(batch)
 		for i, c := range batch {
 			batch[i] = nil
 			sched := c.state()
@@ -223,6 +224,29 @@ type poolWriter struct {
 	messages int
 	writes   int
 	bytes    int
+	warmed   int32 // what warm read, kept so that its loads stay
+}
+
+// warm reads, for every connection of a batch, the first words its turn
+// reads (the writer state, then the socket's stall flag) before the first
+// turn: the loads of one pass do not depend on each other, so the
+// processor has them in flight together, where the turns would pay each
+// cache miss alone, one after another. At ten thousand connections every
+// connection's memory is cold at its turn, and these misses were 3–5 % of
+// the gateway's CPU (docs/BENCHMARKS.md, "Shape 2: cost per message,
+// fifth sitting"). Atomic loads only: the words are the writers' and the
+// drains' to change meanwhile, and a turn reads them again.
+func (w *poolWriter) warm(batch []poolConn) {
+	var n int32
+	for _, c := range batch {
+		n += c.state().Load()
+	}
+	for _, c := range batch {
+		if c.socket().Busy() {
+			n++
+		}
+	}
+	w.warmed += n
 }
 
 // turn frames up to a turn's worth of c's outbox and sends it as one

@@ -4,11 +4,12 @@ package wsflow
 
 import "syscall"
 
-// writeOnce is RawConn.Write's function: one write(2), retried only when
-// a signal interrupted it; true, so that the runtime never parks on it.
-func (f *Conn) writeOnce(fd uintptr) bool {
+// writeOnce is RawConn.Control's function: one write on the non-blocking
+// descriptor (EAGAIN when the socket's buffer is full; see sockWrite),
+// retried only when a signal interrupted it.
+func (f *Conn) writeOnce(fd uintptr) {
 	for f.rawN < len(f.rawBuf) {
-		n, err := syscall.Write(int(fd), f.rawBuf[f.rawN:])
+		n, err := sockWrite(fd, f.rawBuf[f.rawN:])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -17,8 +18,7 @@ func (f *Conn) writeOnce(fd uintptr) bool {
 		}
 		if err != nil || n <= 0 {
 			f.rawErr = err
-			return true
+			return
 		}
 	}
-	return true
 }
