@@ -178,3 +178,32 @@ func TestReadyPollerRecordsReasons(t *testing.T) {
 		t.Errorf("flaps %+v, want 2 probes recovering then 1 cut off", p.flaps)
 	}
 }
+
+// TestReadyPollerIgnoresItsOwnCancel: a probe in flight when the load
+// stops fails with "context canceled"; that is the poller's end, not a
+// healthy node's answer (the suite once counted it: 228 ms, "no answer:
+// ... context canceled", at a kill9-follower run's last probe).
+func TestReadyPollerIgnoresItsOwnCancel(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // answers nothing until the poller gives up
+	}))
+	defer srv.Close()
+	// A tick every microsecond: one is pending when the cancelled probe
+	// returns, as after a slow probe in the suite, so that select may pick it.
+	p := &readyPoller{n: &Node{Name: "n1", Addr: strings.TrimPrefix(srv.URL, "http://")}, fresh: &freshness{}, start: time.Now(),
+		every: time.Microsecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx, func(*Node) bool { return true }) }()
+	<-arrived
+	cancel()
+	<-done
+	if p.notReady != 0 || len(p.flaps) != 0 {
+		t.Errorf("a probe cancelled by the load's end counted: %v not ready, flaps %v", p.notReady, p.flaps)
+	}
+}

@@ -116,17 +116,24 @@ type readyPoller struct {
 	readyStale time.Duration
 	worstAge   time.Duration // the oldest read served while ready
 	flaps      []Flap        // the counted non-200 answers, by cause
+	every      time.Duration // the probes' period; zero: 100 ms
 }
 
 func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(cmp(p.every, 100*time.Millisecond))
 	defer tick.Stop()
 	flapped := false // the last probe was a counted non-200 answer
 	for {
 		t0 := time.Now()
 		before := counted(p.n)
 		ready, why, seq, readOK := probe(ctx, hc, p.n, p.token)
+		if ctx.Err() != nil {
+			// The load stopped while the probe was in flight: its "context
+			// canceled" is the poller's, not the node's (select below may
+			// pick the tick as well as Done).
+			return
+		}
 		var age time.Duration
 		if readOK {
 			age = p.fresh.saw(seq, time.Now())
