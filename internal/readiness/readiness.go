@@ -4,9 +4,9 @@
 // observations by a prober (cmd/gateway): no clock, no goroutines, no I/O,
 // every time comes in an argument. It imports nothing of the project.
 //
-// Hysteresis: a condition that the whole cluster feels at once (the
-// JetStream API or a tenant stream without a reachable leader, as during
-// the election that follows a peer's death) turns the node not ready only
+// Hysteresis: a condition that the whole cluster feels at once (a tenant
+// stream without a reachable leader, as during the election that follows
+// a peer's death, or, on a node with no tenant open, the JetStream API) turns the node not ready only
 // once it has held for Config.FailAfter, longer than an election takes, so
 // that healthy nodes do not flap when a peer dies or returns. A condition
 // only this node has (not serving, its store refusing writes, a replica
@@ -89,7 +89,13 @@ type Observation struct {
 	// disk full); empty: it takes them. Local: it counts at once.
 	Store string
 	// Meta says why the JetStream API did not answer (no meta leader, a
-	// timeout); empty: it answered. Cluster-wide: held for FailAfter.
+	// timeout); empty: it answered. Cluster-wide: held for FailAfter, and
+	// only on a node with no tenant open. Where tenants are open, their
+	// streams' leaders and replicas say whether it can write and serve:
+	// a stream takes writes and elects its leader without the meta
+	// leader, whose election (the cut node led the meta group) outlasted
+	// the hold on a loaded machine and turned a healthy node 503 while
+	// it acknowledged every write.
 	Meta string
 	// Tenants are the tenants open on this node.
 	Tenants []Tenant
@@ -458,7 +464,7 @@ func (m *Machine) trackLocked(t Tenant, at, since time.Time) (time.Duration, boo
 // latter as reasons naming no tenant.
 func (m *Machine) heldLocked(o Observation) (held []cond, pending []string) {
 	now := map[string]string{}
-	if o.Meta != "" {
+	if o.Meta != "" && len(o.Tenants) == 0 { // see Observation.Meta
 		now[""] = o.Meta // the JetStream API's key: no tenant has an empty name
 	}
 	for _, t := range o.Tenants {
