@@ -531,11 +531,13 @@ func (m *Machine) decideLocked(at time.Time, failing []cond, pending []string) {
 	}
 	if len(pending) > 0 {
 		m.healthySince = time.Time{}
-		if m.flips == 0 {
-			// Never ready yet: say what it waits for, not that it saw nothing.
-			m.reason = "waiting: " + strings.Join(pending, "; ")
-			m.detail = m.reason
+		m.reason = "waiting: " + strings.Join(pending, "; ") // never ready yet: what it waits for, not that it saw nothing
+		if m.flips > 0 {
+			// Not "recovering: no failure for ...": one pends, and the
+			// quiet spell starts again once it clears.
+			m.reason = fmt.Sprintf("recovering: not yet, %s (was: %s)", strings.Join(pending, "; "), m.cause)
 		}
+		m.detail = m.reason
 		return
 	}
 	if m.flips == 0 {

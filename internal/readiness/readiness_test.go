@@ -161,8 +161,12 @@ func TestRecoveryNeedsAQuietSpell(t *testing.T) {
 		if j%2 == 0 {
 			o.Tenants[0].Leader, o.Tenants[0].Last = "timeout", 0 // pending: resets the quiet spell
 		}
-		if v, _ := m.Observe(o); v.Ready {
+		v, _ := m.Observe(o)
+		if v.Ready {
 			t.Fatalf("ready at %d with a cluster-wide fault every other probe", j)
+		}
+		if j%2 == 0 && !strings.HasPrefix(v.Reason, "recovering: not yet, 1 tenant streams without a reachable leader yet (was: store: full)") {
+			t.Fatalf("reason while a cluster-wide fault pends: %q, want it named, not a quiet spell", v.Reason)
 		}
 	}
 	if m.Flips() != flips {
