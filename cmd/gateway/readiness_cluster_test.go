@@ -347,3 +347,88 @@ func majorityLost(t *testing.T, survivorLeads bool) {
 		t.Errorf("503 after %v (%q), want cut off within about 1.5 s", el, reason)
 	}
 }
+
+// TestKilledLeaderHealthyReadiness kills (SIGKILL) the node leading the
+// tenant's stream of a 3-node cluster while an SDK writer submits through
+// the two others, then starts it again on its data: the two healthy nodes
+// answer /readyz 200 at every probe (every 100 ms) from before the kill
+// until the killed node is ready again and the writes went on after its
+// return, and their rankwire_ready_changes_total stays 1 (their first
+// ready). A probe that is not 200 is reported with its reason. The hold is
+// 6 s, as in TestPausedNodeReadiness (the election takes up to 5 s with
+// three -race processes on a loaded 2-core machine): the replica of a
+// healthy node is a probe behind when the leader dies, and before an
+// election stopped counting against --max-lag (3 s) such a node turned
+// 503 after an election longer than that, whatever the hold
+// (internal/readiness, TestElectionDoesNotCountAgainstTheLag).
+//
+// It runs in the default test run and in CI (about 30 s); -short skips it.
+func TestKilledLeaderHealthyReadiness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three gateway processes")
+	}
+	c := startCluster(t, 3, "RANKWIRE_READY_HOLD=6s")
+	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
+		t.Fatalf("create board through node 1: %d %v", status, err)
+	}
+	leader := c.streamLeader(t, "RW_t1")
+	victim := c.nodes[leader]
+	var healthy []*clusterNode
+	for i, n := range c.nodes {
+		if i != leader {
+			healthy = append(healthy, n)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := newPausedWriter(t, c.tok, healthy)
+	await.For(t, 30*time.Second, func() error { return w.submit(ctx) }) // the stream reaches every node
+	for _, n := range healthy {
+		awaitReadyz(t, n, http.StatusOK, 10*time.Second)
+	}
+	probes := make([]*readyProbe, len(healthy))
+	for i, n := range healthy {
+		probes[i] = startReadyProbe(ctx, t, n)
+	}
+	wctx, stopWriter := context.WithCancel(ctx)
+	writes := w.run(wctx)
+	awaitAcked(t, w, 20, 20*time.Second) // the writer at full pace: a catch-up pending at every probe
+	victim.kill9(t)
+	killed := time.Now()
+	awaitAcked(t, w, 20, 30*time.Second)
+	t.Logf("writes through the healthy nodes resumed %v after the kill", time.Since(killed).Round(time.Millisecond))
+	addr := victim.launch(t)
+	victim.wait(t, addr)
+	awaitReadyz(t, victim, http.StatusOK, 60*time.Second)
+	t.Logf("the killed node ready again %v after the kill", time.Since(killed).Round(time.Millisecond))
+	awaitAcked(t, w, 20, 20*time.Second) // its return, under writes
+	time.Sleep(time.Second)              // the probes' window after the return: a flap there is what this test looks for
+	stopWriter()
+	<-writes
+	t.Logf("the writer's longest gap between acknowledgements: %v", w.longest.Round(time.Millisecond))
+	for i, p := range probes {
+		n, bad := p.stop()
+		t.Logf("healthy node %d: %d probes of /readyz, %d not 200", i+1, n, len(bad))
+		if len(bad) > 0 || n < 20 {
+			t.Errorf("healthy node %d: %d of %d probes not 200: %v", i+1, len(bad), n, bad)
+		}
+	}
+	for _, n := range healthy {
+		if got := metricOf(t, n, "rankwire_ready_changes_total"); got != "1" {
+			t.Errorf("a healthy node's rankwire_ready_changes_total %s, want 1 (its first ready only)", got)
+		}
+	}
+}
+
+// awaitAcked waits up to d until w has had k more submissions
+// acknowledged than when called.
+func awaitAcked(t *testing.T, w *pausedWriter, k int64, d time.Duration) {
+	t.Helper()
+	from := w.acked.Load()
+	await.For(t, d, func() error {
+		if got := w.acked.Load() - from; got < k {
+			return fmt.Errorf("%d of %d more submissions acknowledged", got, k)
+		}
+		return nil
+	})
+}

@@ -4,14 +4,19 @@
 // observations by a prober (cmd/gateway): no clock, no goroutines, no I/O,
 // every time comes in an argument. It imports nothing of the project.
 //
-// Hysteresis: a condition that the whole cluster feels at once (the
-// JetStream API or a tenant stream without a reachable leader, as during
-// the election that follows a peer's death) turns the node not ready only
+// Hysteresis: a condition that the whole cluster feels at once (a tenant
+// stream without a reachable leader, as during the election that follows
+// a peer's death, or, on a node with no tenant open, the JetStream API) turns the node not ready only
 // once it has held for Config.FailAfter, longer than an election takes, so
 // that healthy nodes do not flap when a peer dies or returns. A condition
 // only this node has (not serving, its store refusing writes, a replica
 // behind by more than Config.MaxLag, a pause, hearing from fewer than a
-// majority of the cluster's servers) turns it not ready at once.
+// majority of the cluster's servers) turns it not ready at once. The time
+// a tenant's stream spends without a reachable leader while this node
+// hears a majority (an election) does not count against a pending
+// catch-up's MaxLag, up to FailAfter per catch-up: the hold judges it, and
+// a healthy replica, a probe behind when the leader died, would otherwise
+// be stale after an election shorter than the hold.
 //
 // Cut off or electing: a node cannot tell the election that follows a
 // peer's death from a partition by its streams (in both their leader does
@@ -84,7 +89,13 @@ type Observation struct {
 	// disk full); empty: it takes them. Local: it counts at once.
 	Store string
 	// Meta says why the JetStream API did not answer (no meta leader, a
-	// timeout); empty: it answered. Cluster-wide: held for FailAfter.
+	// timeout); empty: it answered. Cluster-wide: held for FailAfter, and
+	// only on a node with no tenant open. Where tenants are open, their
+	// streams' leaders and replicas say whether it can write and serve:
+	// a stream takes writes and elects its leader without the meta
+	// leader, whose election (the cut node led the meta group) outlasted
+	// the hold on a loaded machine and turned a healthy node 503 while
+	// it acknowledged every write.
 	Meta string
 	// Tenants are the tenants open on this node.
 	Tenants []Tenant
@@ -150,11 +161,13 @@ type TenantStatus struct {
 	Stale    bool // the node's replica trails by more than MaxLag, or the node cannot vouch
 }
 
-// behind is a tenant replica's pending catch-up: since At it has not
-// applied Seq, the stream's last sequence then.
+// behind is a tenant replica's pending catch-up: from since on it has not
+// applied seq, the stream's last sequence then. credit is the election
+// time already added to since (electionCreditLocked), at most FailAfter.
 type behind struct {
-	seq   uint64
-	since time.Time
+	seq    uint64
+	since  time.Time
+	credit time.Duration
 }
 
 // Machine is the readiness state machine. Safe for concurrent use: one
@@ -239,6 +252,7 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	was := m.ready
 	var failing []cond
 	behindSince := o.At // when a replica first seen behind now began to trail
+	electing := m.electingLocked(o.At)
 	if !m.lastAt.IsZero() && o.At.Sub(m.lastAt) > m.cfg.MaxSilence {
 		// The node did not look for a while: what it said before is void,
 		// and what it sees now must hold RecoverAfter again. A replica
@@ -257,7 +271,7 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	} else if !m.cutFrom.IsZero() && caughtUp(o.Tenants) {
 		m.cutFrom = time.Time{}
 	}
-	failing = append(failing, m.localLocked(o, behindSince)...)
+	failing = append(failing, m.localLocked(o, behindSince, electing)...)
 	failing = append(failing, m.partialLocked(o)...)
 	held, pending := m.heldLocked(o)
 	failing = append(failing, held...)
@@ -338,9 +352,25 @@ type cond struct {
 // plain is a condition of the whole node.
 func plain(s string) cond { return cond{s, s, false} }
 
+// electingLocked returns the time since the last observation that a
+// tenant whose stream's leader does not answer now may be credited as an
+// election's (electionCreditLocked): zero where this node is cut off or has
+// a partial view (a leader it cannot reach is its own fault there), or
+// where it did not look for longer than MaxSilence (a pause is its own).
+// Called before Observe records at.
+func (m *Machine) electingLocked(at time.Time) time.Duration {
+	gap := at.Sub(m.lastAt)
+	if m.lastAt.IsZero() || gap <= 0 || gap > m.cfg.MaxSilence || m.reach.cutOff() || m.reach.Partial {
+		return 0
+	}
+	return gap
+}
+
 // localLocked returns the failing conditions that count at once: this
-// node's own, and replicas behind by more than MaxLag.
-func (m *Machine) localLocked(o Observation, behindSince time.Time) []cond {
+// node's own, and replicas behind by more than MaxLag. electing is the
+// time to credit the catch-ups of tenants whose stream has no reachable
+// leader now (electingLocked).
+func (m *Machine) localLocked(o Observation, behindSince time.Time, electing time.Duration) []cond {
 	var out []cond
 	if !o.Serving {
 		out = append(out, plain("not serving (starting or shutting down)"))
@@ -357,6 +387,9 @@ func (m *Machine) localLocked(o Observation, behindSince time.Time) []cond {
 	var longest time.Duration
 	for _, t := range o.Tenants {
 		seen[t.Name] = true
+		if t.Leader != "" {
+			m.electionCreditLocked(t.Name, electing)
+		}
 		if age, ok := m.trackLocked(t, o.At, behindSince); ok {
 			late = append(late, fmt.Sprintf("%s (%v, applied %d)", t.Name, age.Round(time.Millisecond), t.Applied))
 			longest = max(longest, age)
@@ -374,6 +407,31 @@ func (m *Machine) localLocked(o Observation, behindSince time.Time) []cond {
 			"replicas behind their streams: " + strings.Join(late, ", "), true})
 	}
 	return out
+}
+
+// electionCreditLocked moves tenant's pending catch-up, if any, forward by
+// d: the time since the last observation, at the end of which its
+// stream's leader did not answer while this node heard a majority (an
+// election, the whole cluster's, which the hold judges: FailAfter). While
+// a stream has no leader nobody commits anything, so its replicas fall no
+// further behind the cluster; but a catch-up pending when the leader died
+// (a replica that keeps up is a probe behind at every probe) would count
+// the election against MaxLag, and a healthy node would turn not ready at
+// once after an election shorter than the hold, whose clock starts only
+// when a probe has waited out its timeout. The credit of one catch-up is
+// bounded by FailAfter, so that a leader answering only now and then (the
+// hold never trips) delays a stuck replica's verdict by at most that.
+func (m *Machine) electionCreditLocked(tenant string, d time.Duration) {
+	b, ok := m.lag[tenant]
+	if !ok || d <= 0 {
+		return
+	}
+	d = min(d, m.cfg.FailAfter-b.credit)
+	if d <= 0 {
+		return
+	}
+	b.since, b.credit = b.since.Add(d), b.credit+d
+	m.lag[tenant] = b
 }
 
 // trackLocked updates t's pending catch-up and reports how long it has
@@ -406,7 +464,7 @@ func (m *Machine) trackLocked(t Tenant, at, since time.Time) (time.Duration, boo
 // latter as reasons naming no tenant.
 func (m *Machine) heldLocked(o Observation) (held []cond, pending []string) {
 	now := map[string]string{}
-	if o.Meta != "" {
+	if o.Meta != "" && len(o.Tenants) == 0 { // see Observation.Meta
 		now[""] = o.Meta // the JetStream API's key: no tenant has an empty name
 	}
 	for _, t := range o.Tenants {
@@ -473,11 +531,13 @@ func (m *Machine) decideLocked(at time.Time, failing []cond, pending []string) {
 	}
 	if len(pending) > 0 {
 		m.healthySince = time.Time{}
-		if m.flips == 0 {
-			// Never ready yet: say what it waits for, not that it saw nothing.
-			m.reason = "waiting: " + strings.Join(pending, "; ")
-			m.detail = m.reason
+		m.reason = "waiting: " + strings.Join(pending, "; ") // never ready yet: what it waits for, not that it saw nothing
+		if m.flips > 0 {
+			// Not "recovering: no failure for ...": one pends, and the
+			// quiet spell starts again once it clears.
+			m.reason = fmt.Sprintf("recovering: not yet, %s (was: %s)", strings.Join(pending, "; "), m.cause)
 		}
+		m.detail = m.reason
 		return
 	}
 	if m.flips == 0 {

@@ -105,7 +105,8 @@ func TestClusterWideConditionsAreHeld(t *testing.T) {
 		change func(*Observation)
 		want   string
 	}{
-		{"meta", func(o *Observation) { o.Meta = "context deadline exceeded" }, "JetStream API: context deadline exceeded"},
+		// The JetStream API counts on a node with no tenant open (see TestMetaDoesNotCountWithTenantsOpen).
+		{"meta", func(o *Observation) { o.Meta, o.Tenants = "context deadline exceeded", nil }, "JetStream API: context deadline exceeded"},
 		{"leader", func(o *Observation) { o.Tenants[0].Leader, o.Tenants[0].Last = "no leader", 0 }, "1 tenant streams without a reachable leader"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,10 +159,14 @@ func TestRecoveryNeedsAQuietSpell(t *testing.T) {
 	for j := 1; j <= 10; j++ {
 		o := healthy(i + j)
 		if j%2 == 0 {
-			o.Meta = "timeout" // pending: resets the quiet spell
+			o.Tenants[0].Leader, o.Tenants[0].Last = "timeout", 0 // pending: resets the quiet spell
 		}
-		if v, _ := m.Observe(o); v.Ready {
+		v, _ := m.Observe(o)
+		if v.Ready {
 			t.Fatalf("ready at %d with a cluster-wide fault every other probe", j)
+		}
+		if j%2 == 0 && !strings.HasPrefix(v.Reason, "recovering: not yet, 1 tenant streams without a reachable leader yet (was: store: full)") {
+			t.Fatalf("reason while a cluster-wide fault pends: %q, want it named, not a quiet spell", v.Reason)
 		}
 	}
 	if m.Flips() != flips {
@@ -285,8 +290,13 @@ func TestWaitingSaysWhy(t *testing.T) {
 	at := time.Unix(1000, 0)
 	v, _ := m.Observe(Observation{At: at, Serving: true, Meta: "no meta leader",
 		Tenants: []Tenant{{Name: "t1", Leader: "no leader elected"}, {Name: "t2", Leader: "no leader elected"}}})
-	want := "waiting: JetStream API: no meta leader (for 0s); 2 tenant streams without a reachable leader yet"
+	want := "waiting: 2 tenant streams without a reachable leader yet"
 	if v.Ready || v.Reason != want {
+		t.Fatalf("verdict %+v, want not ready with %q", v, want)
+	}
+	m = New(Config{}) // no tenant open: the JetStream API is what it waits for
+	v, _ = m.Observe(Observation{At: at, Serving: true, Meta: "no meta leader"})
+	if want := "waiting: JetStream API: no meta leader (for 0s)"; v.Ready || v.Reason != want {
 		t.Fatalf("verdict %+v, want not ready with %q", v, want)
 	}
 }
@@ -469,5 +479,148 @@ func TestPartialViewWithSilentLeaderCountsAtOnce(t *testing.T) {
 	o.Tenants[0].Last = 400
 	if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "trail their streams") {
 		t.Fatalf("healed, replica behind since the partial view began: %+v, want stale", v)
+	}
+}
+
+// The sequence a healthy follower sees when the stream's leader is killed
+// under load (the fault suite's kill9-leader on a loaded machine): at
+// every probe its replica is a few sequences behind the leader's last (it
+// keeps up, a probe late), so a catch-up is pending when the leader dies;
+// the probes during the election wait out their 1 s timeout, so the
+// hold's clock starts 1–1.5 s after the lag's; the node hears a majority
+// throughout; the new leader answers 3.5 s after the last probe before
+// the death, and the replica applies what it missed a moment later. The
+// election is shorter than the hold and the replica never fell behind
+// the cluster's progress by more than the election: the node stays ready
+// and its tenant fresh. Before the catch-up's clock stopped during an
+// election it counted the election against --max-lag, and this node
+// turned 503 at once ("replicas trail their streams past the bound 3s").
+func TestElectionDoesNotCountAgainstTheLag(t *testing.T) {
+	m, i := readyMachine(t)
+	T := healthy(i).At
+	obs := func(d time.Duration, applied, last uint64, leader string) Observation {
+		return Observation{At: T.Add(d), Serving: true,
+			Tenants: []Tenant{{Name: "casino-a", Applied: applied, Last: last, Leader: leader}}}
+	}
+	beat := func(d time.Duration, heard int) {
+		m.ObserveReach(T.Add(d), Reach{Heard: heard, Of: 3, Within: 1250 * time.Millisecond})
+	}
+	beat(0, 3)
+	for _, o := range []Observation{
+		obs(-time.Second, 980, 990, ""), // keeping up, a probe late
+		obs(-step, 990, 1000, ""),
+		obs(0, 1000, 1020, ""), // the last probe before the leader dies (at +0.4 s)
+	} {
+		m.Observe(o)
+	}
+	flips := m.Flips()
+	for _, b := range []struct {
+		d     time.Duration
+		heard int
+	}{{250 * time.Millisecond, 3}, {time.Second, 3}, {1750 * time.Millisecond, 2}, {2500 * time.Millisecond, 2}, {3250 * time.Millisecond, 2}} {
+		beat(b.d, b.heard) // the dead leader's beats stop; 2 of 3 heard: an election, not a cut
+	}
+	for _, o := range []Observation{
+		obs(1500*time.Millisecond, 1015, 0, "no answer within 1s"), // the probe sent at +0.5 s timed out
+		obs(3000*time.Millisecond, 1015, 0, "no answer within 1s"), // and the one sent at +2 s
+		obs(3500*time.Millisecond, 1018, 1040, ""),                 // the new leader answers; the replica still receives what it missed
+		obs(4000*time.Millisecond, 1040, 1060, ""),                 // caught up with the old catch-up, a probe late as usual
+		obs(4500*time.Millisecond, 1060, 1080, ""),
+	} {
+		v, _ := m.Observe(o)
+		if !v.Ready {
+			t.Fatalf("healthy node %v after the last probe before the leader's death: %+v, want ready", o.At.Sub(T), v)
+		}
+		if s := m.Tenant("casino-a", o.At); s.Stale {
+			t.Fatalf("tenant %v after the last probe before the death: %+v, want fresh", o.At.Sub(T), s)
+		}
+	}
+	if m.Flips() != flips {
+		t.Fatalf("flips %d, want %d: the verdict changed", m.Flips(), flips)
+	}
+}
+
+// The election's credit is bounded: a replica that applies nothing while
+// its stream's leader answers only every third probe (a flaky leader, so
+// the hold never trips) still turns stale once it has trailed for MaxLag
+// plus at most FailAfter of credited leaderless time.
+func TestElectionCreditIsBounded(t *testing.T) {
+	m, i := readyMachine(t)
+	var v Verdict
+	k := 0
+	for ; k < 40; k++ {
+		o := healthy(i + k)
+		o.Tenants[0].Applied, o.Tenants[0].Last = 5, uint64(100+k)
+		if k%3 != 0 {
+			o.Tenants[0].Last, o.Tenants[0].Leader = 0, "no answer within 1s"
+		}
+		if v, _ = m.Observe(o); !v.Ready {
+			break
+		}
+	}
+	stuck := time.Duration(k) * step
+	if v.Ready || !strings.Contains(v.Reason, "trail their streams") {
+		t.Fatalf("a replica stuck for %v behind a flaky leader: %+v, want stale", stuck, v)
+	}
+	if limit := DefaultMaxLag + DefaultFailAfter + step; stuck > limit {
+		t.Fatalf("stale only after %v stuck, want at most MaxLag+FailAfter (+ a probe) = %v", stuck, limit)
+	}
+	if stuck <= DefaultMaxLag {
+		t.Fatalf("stale after %v: the leaderless probes were not credited", stuck)
+	}
+}
+
+// The same catch-up on a node that was cut off meanwhile gets no credit:
+// its stream's leader was silent to it alone, so its lag counts in full
+// and it says stale (not ready) when the leader answers it again with the
+// replica behind since before the cut.
+func TestCutNodeGetsNoElectionCredit(t *testing.T) {
+	m, i := readyMachine(t)
+	T := healthy(i).At
+	at := func(d time.Duration) time.Time { return T.Add(d) }
+	m.ObserveReach(at(0), Reach{Heard: 3, Of: 3})
+	m.Observe(Observation{At: at(0), Serving: true, Tenants: []Tenant{{Name: "casino-a", Applied: 1000, Last: 1020}}})
+	for _, d := range []time.Duration{1500 * time.Millisecond, 3000 * time.Millisecond} {
+		m.ObserveReach(at(d), Reach{Heard: 1, Of: 3})
+		m.Observe(Observation{At: at(d), Serving: true, Tenants: []Tenant{{Name: "casino-a", Applied: 1015, Leader: "no answer within 1s"}}})
+	}
+	m.ObserveReach(at(3250*time.Millisecond), Reach{Heard: 3, Of: 3}) // healed
+	o := Observation{At: at(3500 * time.Millisecond), Serving: true, Tenants: []Tenant{{Name: "casino-a", Applied: 1018, Last: 1040}}}
+	if v, _ := m.Observe(o); v.Ready || !strings.Contains(v.Reason, "trail their streams") {
+		t.Fatalf("healed, replica behind since before the cut: %+v, want stale", v)
+	}
+	if s := m.Tenant("casino-a", o.At); !s.Stale {
+		t.Fatalf("tenant: %+v, want stale", s)
+	}
+}
+
+// The sequence a healthy node saw in the fault suite's partition-follower
+// (load average 18–65) when the cut follower led the JetStream meta group:
+// the meta group took longer than the hold to elect (every probe of the
+// JetStream API waited out its 1 s: "no answer within 1s" for 3 s and
+// more), while the tenant's stream, led by a healthy node, answered at
+// every probe and the replica kept up. The node acknowledged every write
+// meanwhile: it stays ready. Before the API counted only on a node with no
+// tenant open, it turned 503 at 3.003 s ("JetStream API: no answer within
+// 1s (for 3.003s)") and stayed so 4 s, "recovering" included.
+func TestMetaDoesNotCountWithTenantsOpen(t *testing.T) {
+	m, i := readyMachine(t)
+	T := healthy(i).At
+	m.ObserveReach(T, Reach{Heard: 3, Of: 3})
+	flips := m.Flips()
+	for k := 1; k <= 6; k++ { // 1.5 s apart: each waits out its 1 s timeout
+		at := T.Add(time.Duration(k) * 1500 * time.Millisecond)
+		m.ObserveReach(at, Reach{Heard: 2, Of: 3}) // the cut follower's beats stopped: a majority heard
+		o := Observation{At: at, Serving: true, Meta: "no answer within 1s",
+			Tenants: []Tenant{{Name: "casino-a", Applied: uint64(100 * k), Last: uint64(100*k + 20)}}}
+		if v, _ := m.Observe(o); !v.Ready {
+			t.Fatalf("%v without the JetStream API, the tenant's leader answering: %+v, want ready", o.At.Sub(T), v)
+		}
+		if s := m.Tenant("casino-a", at); !s.Writable || s.Stale {
+			t.Fatalf("tenant %v in: %+v, want writable and fresh", o.At.Sub(T), s)
+		}
+	}
+	if m.Flips() != flips {
+		t.Fatalf("flips %d, want %d", m.Flips(), flips)
 	}
 }

@@ -16,7 +16,8 @@
 //
 // and measures per run each writer's longest write gap, each watcher's
 // longest silence and the time the nodes the fault did not touch (partition.go,
-// cutPlan) did not answer /readyz 200.
+// cutPlan) did not answer /readyz 200, with the reason of each such
+// answer (Flap).
 // Per run it also places every episode of write gaps over 100 ms among the
 // nodes' stops and starts, with the writers' requests meanwhile and the
 // suite's own stalls (timeline.go), and gives the longest gap during the

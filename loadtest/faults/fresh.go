@@ -3,12 +3,14 @@ package faults
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"sort"
 	"sync"
 	"time"
 
 	rwclient "github.com/rankwire/rankwire/client"
+	"github.com/rankwire/rankwire/wire"
 )
 
 // StaleBound is the staleness a node answering /readyz 200 may serve, as
@@ -41,27 +43,45 @@ func (f *freshness) saw(seq uint64, now time.Time) time.Duration {
 	return now.Sub(f.times[i])
 }
 
-// probe asks n's /readyz and reads the board's version on n.
-func probe(ctx context.Context, hc *http.Client, n *Node, token string) (ready bool, seq uint64, readOK bool) {
-	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+"/readyz", nil); err == nil {
-		if resp, err := hc.Do(req); err == nil {
-			resp.Body.Close()
-			ready = resp.StatusCode == http.StatusOK
-		}
-	}
+// probe asks n's /readyz and reads the board's version on n. why is the
+// reason of an answer other than 200: /readyz's, or why none came.
+func probe(ctx context.Context, hc *http.Client, n *Node, token string) (ready bool, why string, seq uint64, readOK bool) {
+	ready, why = askReady(ctx, hc, n)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+"/v1/boards/"+Board+"/top?limit=1", nil)
 	if err != nil {
-		return ready, 0, false
+		return ready, why, 0, false
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return ready, 0, false
+		return ready, why, 0, false
 	}
 	defer resp.Body.Close()
 	var pg rwclient.Page
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&pg) != nil {
-		return ready, 0, false
+		return ready, why, 0, false
 	}
-	return ready, pg.Seq, true
+	return ready, why, pg.Seq, true
+}
+
+// askReady asks n's /readyz: whether it answered 200, and otherwise why
+// not (the body's reason, or the status, or the request's error).
+func askReady(ctx context.Context, hc *http.Client, n *Node) (bool, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+"/readyz", nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, "no answer: " + err.Error()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return true, ""
+	}
+	var body wire.Ready
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body); err != nil || body.Reason == "" {
+		return false, resp.Status
+	}
+	return false, body.Reason
 }

@@ -14,8 +14,8 @@ import (
 // not-ready time; the acknowledged submissions, those lost and those
 // applied twice summed; the runs with violations or errors.
 func Report(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| fault | runs | acknowledged | lost / twice | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| fault | runs | acknowledged | lost / twice | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max | why healthy nodes were not 200 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range Faults {
 		var rs []Result
 		for _, r := range results {
@@ -28,6 +28,7 @@ func Report(w io.Writer, results []Result) {
 		}
 		acked, lost, twice, viol, failed := 0, 0, 0, 0, 0
 		var gaps, watch, ready, age []time.Duration
+		var flaps [][]Flap
 		for _, r := range rs {
 			acked, lost, twice = acked+r.Acked, lost+r.Lost, twice+r.Twice
 			viol += len(r.Violations)
@@ -35,10 +36,10 @@ func Report(w io.Writer, results []Result) {
 				failed++
 			}
 			gaps, watch, ready = append(gaps, r.WriteGap), append(watch, r.WatchGap), append(ready, r.NotReady)
-			age = append(age, r.WorstAge)
+			age, flaps = append(age, r.WorstAge), append(flaps, r.Flaps)
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s |\n", f.Name, len(rs), acked, lost, twice, viol, failed,
-			spread(gaps), spread(watch), spread(ready), spread(age))
+		fmt.Fprintf(w, "| %s | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s | %s |\n", f.Name, len(rs), acked, lost, twice, viol, failed,
+			spread(gaps), spread(watch), spread(ready), spread(age), reasonSummary(flaps))
 	}
 }
 
@@ -50,6 +51,9 @@ func Detail(w io.Writer, r Result) {
 		r.NotReady.Round(time.Millisecond), r.WorstAge.Round(time.Millisecond))
 	if r.FaultGap > 0 {
 		fmt.Fprintf(&b, ", write gap during the fault %v", r.FaultGap.Round(time.Millisecond))
+	}
+	for _, f := range r.Flaps {
+		fmt.Fprintf(&b, "; healthy not 200: %s", f)
 	}
 	if r.Note != "" {
 		fmt.Fprintf(&b, "; NOTE %s", r.Note)

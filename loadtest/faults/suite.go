@@ -263,6 +263,7 @@ type Result struct {
 	FaultGap   time.Duration // the longest that overlapped the fault's node events (gapDuring)
 	WatchGap   time.Duration // the longest silence of any watcher
 	NotReady   time.Duration // the time healthy nodes' /readyz did not say 200, summed
+	Flaps      []Flap        // why: each healthy node's counted non-200 answers, by node and cause
 	ReadyStale time.Duration // the time a node said ready while serving reads older than StaleBound, summed
 	WorstAge   time.Duration // the oldest read a node served while it said ready
 	Violations []Violation
@@ -344,6 +345,7 @@ func (l *Load) tally(res *Result) {
 	}
 	for _, p := range l.pollers {
 		res.NotReady += p.notReady
+		res.Flaps = append(res.Flaps, p.flaps...)
 		res.ReadyStale += p.readyStale
 		res.WorstAge = max(res.WorstAge, p.worstAge)
 	}

@@ -105,24 +105,35 @@ func (w *watcher) run(ctx context.Context, start time.Time) {
 // sent just before, answered 503 while the node was still starting, is
 // not a flap of a healthy node (it made the rolling restart's healthy
 // nodes look not ready for 0.10–0.20 s, and kill -9's up to 0.10 s, while
-// no node's readiness ever changed).
+// no node's readiness ever changed). Each counted non-200 answer's reason
+// goes into flaps.
 type readyPoller struct {
 	n          *Node
 	token      string
 	fresh      *freshness
+	start      time.Time // the load's start: flaps' offsets count from it
 	notReady   time.Duration
 	readyStale time.Duration
 	worstAge   time.Duration // the oldest read served while ready
+	flaps      []Flap        // the counted non-200 answers, by cause
+	every      time.Duration // the probes' period; zero: 100 ms
 }
 
 func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(cmp(p.every, 100*time.Millisecond))
 	defer tick.Stop()
+	flapped := false // the last probe was a counted non-200 answer
 	for {
 		t0 := time.Now()
 		before := counted(p.n)
-		ready, seq, readOK := probe(ctx, hc, p.n, p.token)
+		ready, why, seq, readOK := probe(ctx, hc, p.n, p.token)
+		if ctx.Err() != nil {
+			// The load stopped while the probe was in flight: its "context
+			// canceled" is the poller's, not the node's (select below may
+			// pick the tick as well as Done).
+			return
+		}
 		var age time.Duration
 		if readOK {
 			age = p.fresh.saw(seq, time.Now())
@@ -132,9 +143,12 @@ func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
 			return
 		case <-tick.C:
 		}
-		if !ready && before && counted(p.n) {
+		flap := !ready && before && counted(p.n)
+		if flap {
 			p.notReady += time.Since(t0)
+			p.flaps = addFlap(p.flaps, p.n.Name, t0.Sub(p.start), why, flapped)
 		}
+		flapped = flap
 		if ready && readOK {
 			p.worstAge = max(p.worstAge, age)
 			if age > StaleBound {
@@ -206,7 +220,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 		w := &watcher{c: cl, node: n.Name}
 		l.watchers = append(l.watchers, w)
 		l.wg.Go(func() { w.run(ctx, start) })
-		p := &readyPoller{n: n, token: c.Token, fresh: fresh}
+		p := &readyPoller{n: n, token: c.Token, fresh: fresh, start: start}
 		l.pollers = append(l.pollers, p)
 		l.wg.Go(func() { p.run(ctx, counted) })
 	}
