@@ -68,6 +68,9 @@ func TestDivergenceCaught(t *testing.T) {
 		await.For(t, 20*time.Second, func() error { return samePages(nodes, tok, &pg) })
 	}
 
+	// The checkpoint just passed is shared once a majority agreed: wait
+	// for it, so that no upload of it lands after removeShared below.
+	shares.awaitLatest(t)
 	victim := nodes[2]
 	stopGracefully(t, victim) // writes its snapshot
 	corruptSnapshot(t, victim, "t1", "b")
@@ -129,8 +132,44 @@ func removeShared(t *testing.T, c *cluster, n *clusterNode, tenant string) {
 	if err == nil {
 		err = store.Delete(ctx, tenant)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) { // none shared yet: nothing to remove
 		t.Fatalf("removing the shared snapshot: %v", err)
+	}
+}
+
+// awaitLatest waits, up to 10 s (a node's saver waits up to 5 s for the
+// majority's verdict, then uploads), until the bucket took a snapshot at
+// the latest checkpoint any node reported; it only logs where none came
+// (a checkpoint without a verdict, or before the node's bucket opened, is
+// not shared).
+func (w *shareWatch) awaitLatest(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		var latest uint64
+		for seq := range w.reports {
+			latest = max(latest, seq)
+		}
+		shared := false
+		for _, info := range w.shared {
+			shared = shared || info.Metadata["seq"] == strconv.FormatUint(latest, 10)
+		}
+		w.mu.Unlock()
+		if shared {
+			return
+		}
+		if time.Now().After(deadline) {
+			var seqs []string
+			w.mu.Lock()
+			for _, info := range w.shared {
+				seqs = append(seqs, info.Metadata["seq"])
+			}
+			t.Logf("no snapshot shared at checkpoint %d within 10 s (shared so far at %v)", latest, seqs)
+			w.mu.Unlock()
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // polls a condition the watch's subscriptions fill in
 	}
 }
 
