@@ -43,6 +43,7 @@ type Engine struct {
 	evicted   time.Time     // the last look for idle board-windows; Flush's caller only
 	views     atomic.Int64
 	subs      [len(kindNames)]atomic.Int64
+	leaving   leaveQueue // subscriptions of closing connections: see leave.go
 
 	mu      sync.RWMutex // guards the map only; taken before a windowState's mu
 	windows map[Key]*windowState
@@ -185,10 +186,16 @@ func (e *Engine) viewFor(ws *windowState, w Window, spec Spec) *view {
 // Unsubscribe ends s and drops its pending message. The view goes with its
 // last watcher. O(view's index entries). Safe to call more than once.
 func (e *Engine) Unsubscribe(s *Sub) {
-	v := s.v
-	ws := v.ws
+	ws := s.v.ws
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	e.unsubscribeLocked(s)
+}
+
+// unsubscribeLocked is Unsubscribe with s's board-window's lock held.
+func (e *Engine) unsubscribeLocked(s *Sub) {
+	v := s.v
+	ws := v.ws
 	i := s.widx
 	if i < 0 || i >= len(v.watchers) || v.watchers[i] != s {
 		return
