@@ -34,4 +34,11 @@
 // read lock (held by the caller of Apply and Subscribe), then Engine.mu (the map of
 // board-windows, briefly), then a board-window's own lock, then
 // Outbox.mu. Apply and Flush must be called from one goroutine (the ticker).
+//
+// Leave is Unsubscribe for a closing connection: a crowd of them that close
+// at once (a lobby's mass disconnect) hand their subscriptions to one of
+// them, which removes them in batches, one acquisition of each
+// board-window's lock per batch, instead of every goroutine queuing on that
+// lock (leave.go). Each Leave still returns only once its subscriptions are
+// gone.
 package subscriptions

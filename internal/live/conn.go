@@ -154,21 +154,21 @@ func (c *wsConn) boards() []string {
 	return out
 }
 
-// cleanup ends every subscription and gives back the tenant's slot.
+// cleanup ends every subscription; untrack gives back the tenant's slot
+// after it.
 func (c *wsConn) cleanup() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	views := make([]*liveView, 0, len(c.subs))
 	for _, s := range c.subs {
-		c.p.leave(s.view)
+		views = append(views, s.view)
 	}
+	c.p.leaveAll(views)
 	c.subs = nil
 	c.out.Close()
-	if c.authed {
-		c.p.release(c.scope.Tenant)
-	}
 }
 
 // close closes the connection with e's code, once, and counts it by code.

@@ -55,8 +55,13 @@
 //	leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's, Plane.followMu
 //
 // Where the nesting happens: a connection's cleanup holds wsConn.mu while
-// it unsubscribes (Engine.mu, then the board-window's mu, then Outbox.mu),
-// closes its outbox and gives back its tenant's slot (Plane.mu); track holds
+// it ends its subscriptions (Plane.leaveAll: each liveView.mu, then
+// Engine.Leave, which may end other closing connections' too, taking each
+// board-window's mu once per batch, then Outbox.mu) and closes its outbox;
+// untrack, with no lock held, forgets the connection and gives back its
+// tenant's slot under one acquisition of Plane.mu (Leave may wait, holding
+// wsConn.mu, for another connection's goroutine to drain its batch: the
+// drainer takes only the engine's locks, never a plane lock); track holds
 // Plane.mu while it starts the writers (writerPool.mu); an Outbox calls its
 // notify (writerPool.schedule, writerPool.mu) after releasing Outbox.mu,
 // with the board-window's mu still held by the engine; setScopeLocked

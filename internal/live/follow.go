@@ -76,6 +76,30 @@ func (p *Plane) leave(v *liveView) {
 	v.ended = true
 	p.eng.Unsubscribe(v.sub)
 	v.mu.Unlock()
+	p.unfollow(v)
+}
+
+// leaveAll ends the subscriptions of vs, of a closing connection, through
+// the engine's Leave: a crowd of connections that close at once queues on
+// no board-window's lock (subscriptions/leave.go). Once vs are marked
+// ended no turnover moves them (move checks ended under v.mu), so the
+// Subs collected here are the last they hold. Returns once they are gone.
+func (p *Plane) leaveAll(vs []*liveView) {
+	subs := make([]*subscriptions.Sub, 0, len(vs))
+	for _, v := range vs {
+		v.mu.Lock()
+		if !v.ended {
+			v.ended = true
+			subs = append(subs, v.sub)
+		}
+		v.mu.Unlock()
+		p.unfollow(v)
+	}
+	p.eng.Leave(subs)
+}
+
+// unfollow forgets v as following, if it was.
+func (p *Plane) unfollow(v *liveView) {
 	if v.f == nil {
 		return
 	}

@@ -206,6 +206,10 @@ func (p *Plane) admit(tenant string) bool {
 func (p *Plane) release(tenant string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.releaseLocked(tenant)
+}
+
+func (p *Plane) releaseLocked(tenant string) {
 	if p.tenants[tenant]--; p.tenants[tenant] <= 0 {
 		delete(p.tenants, tenant)
 	}
@@ -215,7 +219,9 @@ func (p *Plane) release(tenant string) {
 // WebSocket (wsConn) or an event stream (sseConn). Plane.Close, CloseRevoked
 // and Usage reach every connection through it.
 type liveConn interface {
-	// current returns the connection's scope, and whether it is authenticated.
+	// current returns the connection's scope, and whether it is
+	// authenticated: whether it holds a slot of its tenant's connection
+	// cap, which untrack gives back.
 	current() (auth.Scope, bool)
 	// close ends the connection with e, once; it may wait for the peer.
 	close(e closeError)
@@ -244,9 +250,18 @@ func (p *Plane) track(c liveConn) bool {
 	return true
 }
 
+// untrack forgets c, which has ended (its subscriptions gone), and gives
+// back its tenant's slot where it holds one (current reports it
+// authenticated): both under one acquisition of p.mu, which every closing
+// connection takes, so that a crowd closing at once queues on it half as
+// long.
 func (p *Plane) untrack(c liveConn) {
+	sc, held := c.current()
 	p.mu.Lock()
 	delete(p.conns, c)
+	if held {
+		p.releaseLocked(sc.Tenant)
+	}
 	p.mu.Unlock()
 	p.wg.Done()
 }

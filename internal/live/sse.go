@@ -68,11 +68,13 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 	c.view, c.board = v, m.Board
 	if err := c.open(w, origin); err != nil {
 		c.cleanup()
+		p.release(sc.Tenant) // never tracked: no untrack gives it back
 		return
 	}
 	if !p.track(c) {
 		c.close(newClose(wire.CloseGoingAway, "server shutting down"))
 		c.finish()
+		p.release(sc.Tenant)
 		return
 	}
 	go func() {
@@ -252,11 +254,10 @@ func (c *sseConn) finish() {
 	c.pings.Wait()
 }
 
-// cleanup ends the subscription and gives back the tenant's slot.
+// cleanup ends the subscription; untrack gives back the tenant's slot.
 func (c *sseConn) cleanup() {
-	c.p.leave(c.view)
-	c.out.Close()
-	c.p.release(c.sc.Tenant)
+	c.p.leaveAll([]*liveView{c.view})
+	c.out.Close() // untrack gives back the tenant's slot
 }
 
 func (c *sseConn) stopTimers() {
