@@ -102,10 +102,13 @@ func bridgedStream(t *testing.T, srvs []*server.Server, c natsconf.Cluster) (jet
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BRIDGED", Subjects: []string{"bridged"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The meta leader places three replicas only once it has heard every
+	// peer's state ("no suitable peers for placement, peer offline" before).
+	var st jetstream.Stream
+	await.For(t, 30*time.Second, func() (err error) {
+		st, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "BRIDGED", Subjects: []string{"bridged"}, Replicas: 3})
+		return err
+	})
 	var leader string
 	await.For(t, 30*time.Second, func() error {
 		info, err := st.Info(ctx)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/natsconf"
@@ -137,39 +136,9 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 	for _, s := range srvs {
 		byName[s.Name()] = s
 	}
-	opts := append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))
-	nc, err := nats.Connect("", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, leader := bridgedStream(t, srvs, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// The meta leader places three replicas only once it has heard every
-	// peer's state ("no suitable peers for placement, peer offline" before).
-	var st jetstream.Stream
-	await.For(t, 30*time.Second, func() (err error) {
-		st, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "BRIDGED", Subjects: []string{"bridged"}, Replicas: 3})
-		return err
-	})
-	var leader string
-	await.For(t, 30*time.Second, func() error {
-		info, err := st.Info(ctx)
-		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
-			return fmt.Errorf("no leader and two followers yet: %v", err)
-		}
-		for _, r := range info.Cluster.Replicas {
-			if !r.Current || r.Active > time.Second {
-				return fmt.Errorf("follower %s not current", r.Name)
-			}
-		}
-		leader = info.Cluster.Leader
-		return nil
-	})
 	s := byName[leader]
 	var via string
 	for _, o := range srvs {

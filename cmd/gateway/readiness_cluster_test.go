@@ -77,18 +77,7 @@ func TestPausedNodeReadiness(t *testing.T) {
 	stopWriter()
 	<-writes
 	t.Logf("the writer's longest gap between acknowledgements: %v", w.longest.Round(time.Millisecond))
-	for i, p := range probes {
-		n, bad := p.stop()
-		t.Logf("healthy node %d: %d probes of /readyz, %d not 200", i+1, n, len(bad))
-		if len(bad) > 0 || n < 20 {
-			t.Errorf("healthy node %d: %d of %d probes not 200: %v", i+1, len(bad), n, bad)
-		}
-	}
-	for _, n := range healthy {
-		if got := metricOf(t, n, "rankwire_ready_changes_total"); got != "1" {
-			t.Errorf("a healthy node's rankwire_ready_changes_total %s, want 1 (its first ready only)", got)
-		}
-	}
+	checkStayedReady(t, probes, healthy)
 	for i := 1; i < len(watcher.seqs); i++ {
 		if watcher.seqs[i] <= watcher.seqs[i-1] {
 			t.Fatalf("the Watch's seqs out of order: %v", watcher.seqs)
@@ -406,18 +395,7 @@ func TestKilledLeaderHealthyReadiness(t *testing.T) {
 	stopWriter()
 	<-writes
 	t.Logf("the writer's longest gap between acknowledgements: %v", w.longest.Round(time.Millisecond))
-	for i, p := range probes {
-		n, bad := p.stop()
-		t.Logf("healthy node %d: %d probes of /readyz, %d not 200", i+1, n, len(bad))
-		if len(bad) > 0 || n < 20 {
-			t.Errorf("healthy node %d: %d of %d probes not 200: %v", i+1, len(bad), n, bad)
-		}
-	}
-	for _, n := range healthy {
-		if got := metricOf(t, n, "rankwire_ready_changes_total"); got != "1" {
-			t.Errorf("a healthy node's rankwire_ready_changes_total %s, want 1 (its first ready only)", got)
-		}
-	}
+	checkStayedReady(t, probes, healthy)
 }
 
 // awaitAcked waits up to d until w has had k more submissions
@@ -431,4 +409,23 @@ func awaitAcked(t *testing.T, w *pausedWriter, k int64, d time.Duration) {
 		}
 		return nil
 	})
+}
+
+// checkStayedReady stops the probes of the healthy nodes and fails the
+// test unless each answered 200 at every one of at least 20 probes and
+// turned ready once only (its first).
+func checkStayedReady(t *testing.T, probes []*readyProbe, healthy []*clusterNode) {
+	t.Helper()
+	for i, p := range probes {
+		n, bad := p.stop()
+		t.Logf("healthy node %d: %d probes of /readyz, %d not 200", i+1, n, len(bad))
+		if len(bad) > 0 || n < 20 {
+			t.Errorf("healthy node %d: %d of %d probes not 200: %v", i+1, len(bad), n, bad)
+		}
+	}
+	for _, n := range healthy {
+		if got := metricOf(t, n, "rankwire_ready_changes_total"); got != "1" {
+			t.Errorf("a healthy node's rankwire_ready_changes_total %s, want 1 (its first ready only)", got)
+		}
+	}
 }
