@@ -38,17 +38,7 @@ func TestPausedNodeReadiness(t *testing.T) {
 	// one: the hold is set above that (the default, 3 s, suits the first).
 	c := startCluster(t, 3, "RANKWIRE_READY_HOLD=6s")
 	tok := c.tok
-	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), tok, `{"policy":"latest"}`, nil); status != 200 {
-		t.Fatalf("create board through node 1: %d %v", status, err)
-	}
-	leader := c.streamLeader(t, "RW_t1")
-	victim := c.nodes[leader]
-	var healthy []*clusterNode
-	for i, n := range c.nodes {
-		if i != leader {
-			healthy = append(healthy, n)
-		}
-	}
+	victim, healthy := leaderAndOthers(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	w := newPausedWriter(t, tok, healthy)
@@ -357,17 +347,7 @@ func TestKilledLeaderHealthyReadiness(t *testing.T) {
 		t.Skip("-short: three gateway processes")
 	}
 	c := startCluster(t, 3, "RANKWIRE_READY_HOLD=6s")
-	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
-		t.Fatalf("create board through node 1: %d %v", status, err)
-	}
-	leader := c.streamLeader(t, "RW_t1")
-	victim := c.nodes[leader]
-	var healthy []*clusterNode
-	for i, n := range c.nodes {
-		if i != leader {
-			healthy = append(healthy, n)
-		}
-	}
+	victim, healthy := leaderAndOthers(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	w := newPausedWriter(t, c.tok, healthy)
@@ -428,4 +408,21 @@ func checkStayedReady(t *testing.T, probes []*readyProbe, healthy []*clusterNode
 			t.Errorf("a healthy node's rankwire_ready_changes_total %s, want 1 (its first ready only)", got)
 		}
 	}
+}
+
+// leaderAndOthers creates board b (and so tenant t1's stream) through the
+// first node and returns the node leading the stream and the other two.
+func leaderAndOthers(t *testing.T, c *cluster) (*clusterNode, []*clusterNode) {
+	t.Helper()
+	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
+		t.Fatalf("create board through node 1: %d %v", status, err)
+	}
+	leader := c.streamLeader(t, "RW_t1")
+	var others []*clusterNode
+	for i, n := range c.nodes {
+		if i != leader {
+			others = append(others, n)
+		}
+	}
+	return c.nodes[leader], others
 }
