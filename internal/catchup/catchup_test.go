@@ -107,17 +107,27 @@ type answer struct {
 // call sends a request with tok; a failure to send is an answer of
 // status 0 (it may run on a goroutine of its own: no t.Fatal).
 func call(method, url, tok, body string) answer {
+	resp, failed := send(method, url, tok, body)
+	if resp == nil {
+		return failed
+	}
+	defer resp.Body.Close()
+	return answerOf(resp)
+}
+
+// send sends a request with tok and returns its response, or nil and the
+// failure to send as an answer of status 0.
+func send(method, url, tok, body string) (*http.Response, answer) {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
-		return answer{body: err.Error()}
+		return nil, answer{body: err.Error()}
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return answer{body: err.Error()}
+		return nil, answer{body: err.Error()}
 	}
-	defer resp.Body.Close()
-	return answerOf(resp)
+	return resp, answer{}
 }
 
 // answerOf reads resp's status and error code.
@@ -180,12 +190,17 @@ func valueOf(fams []*dto.MetricFamily, name string) float64 {
 // subscriptions answer unavailable (503), a second tenant's read of the same
 // name answers not_found at once; released while they wait, they answer
 // from the caught-up state.
-func TestNotFoundOnlyWhenCaughtUp(t *testing.T) {
-	c := newCluster(t)
+// lateBoard starts gateway a and two replicas held behind for tenant t1
+// (short answers unavailable while held, long waits until released), with
+// boards t1/first and t2/other everywhere and t1/late put through a only:
+// acknowledged, stored and applied there, unknown to the held replicas.
+func lateBoard(t *testing.T) (c *cluster, short, long *gwtest.Gateway, t1, t2 string) {
+	t.Helper()
+	c = newCluster(t)
 	a := c.gateway("a", 0)
-	short := c.gateway("short", 300*time.Millisecond) // answers unavailable while held
-	long := c.gateway("long", time.Minute)            // waits while held, until released
-	t1, t2 := c.token("t1", "k1"), c.token("t2", "k2")
+	short = c.gateway("short", 300*time.Millisecond)
+	long = c.gateway("long", time.Minute)
+	t1, t2 = c.token("t1", "k1"), c.token("t2", "k2")
 	putBoard(t, a, t1, "first")
 	putBoard(t, a, t2, "other")
 	for _, g := range []*gwtest.Gateway{short, long} {
@@ -194,7 +209,12 @@ func TestNotFoundOnlyWhenCaughtUp(t *testing.T) {
 	}
 	c.hold("t1", "short", false)
 	c.hold("t1", "long", false)
-	putBoard(t, a, t1, "late") // acknowledged: stored, and applied on a
+	putBoard(t, a, t1, "late")
+	return c, short, long, t1, t2
+}
+
+func TestNotFoundOnlyWhenCaughtUp(t *testing.T) {
+	c, short, long, t1, t2 := lateBoard(t)
 
 	t.Run("held past the wait: unavailable", func(t *testing.T) {
 		for _, path := range []string{"/v1/boards/late/top", "/v1/boards/late", "/v1/boards/late/members/m1"} {
@@ -284,14 +304,9 @@ func TestNotFoundOnlyWhenCaughtUp(t *testing.T) {
 // status (and error code); a 200 stream is read up to its first event, the
 // snapshot, and closed.
 func openStream(g *gwtest.Gateway, tok, board string) answer {
-	req, err := http.NewRequest("GET", g.URL()+"/v1/stream?kind=top&limit=3&board="+board, nil)
-	if err != nil {
-		return answer{body: err.Error()}
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return answer{body: err.Error()}
+	resp, failed := send("GET", g.URL()+"/v1/stream?kind=top&limit=3&board="+board, tok, "")
+	if resp == nil {
+		return failed
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
-	"github.com/rankwire/rankwire/internal/gwtest"
 )
 
 // boardWrites are the writes to an existing board, each with its body: a
@@ -46,20 +45,7 @@ func (c *cluster) lastSeq(tenant string) uint64 {
 // to the same name answers not_found at once; released while it waits, a
 // submission is applied and answered.
 func TestWritesNotFoundOnlyWhenCaughtUp(t *testing.T) {
-	c := newCluster(t)
-	a := c.gateway("a", 0)
-	short := c.gateway("short", 300*time.Millisecond)
-	long := c.gateway("long", time.Minute)
-	t1, t2 := c.token("t1", "k1"), c.token("t2", "k2")
-	putBoard(t, a, t1, "first")
-	putBoard(t, a, t2, "other")
-	for _, g := range []*gwtest.Gateway{short, long} {
-		awaitBoard(t, g, t1, "first")
-		awaitBoard(t, g, t2, "other")
-	}
-	c.hold("t1", "short", false)
-	c.hold("t1", "long", false)
-	putBoard(t, a, t1, "late")
+	c, short, long, t1, t2 := lateBoard(t)
 	before := c.lastSeq("t1")
 
 	for _, w := range boardWrites {
