@@ -83,8 +83,9 @@ func (p *prober) run(ctx context.Context) {
 }
 
 // observe takes one observation, in probeTimeout or a little more: the
-// store first (microseconds on the embedded server), then the JetStream API
-// and every open tenant's stream, at once, within what is left. The
+// store first (microseconds on the embedded server), then every open
+// tenant's stream within what is left, or, where none is open, the
+// JetStream API. The
 // store's answer counts as this node's own (at once) where it is full or
 // disconnected, else as the cluster's (held).
 func (p *prober) observe(ctx context.Context) readiness.Observation {
@@ -102,10 +103,13 @@ func (p *prober) observe(ctx context.Context) readiness.Observation {
 			storeMeta = errText(err)
 		}
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { o.Meta = p.askAPI(ctx) })
 	o.Tenants = p.tenants(ctx)
-	wg.Wait()
+	if len(o.Tenants) == 0 {
+		// The API counts only where no tenant is open (Observation.Meta):
+		// elsewhere the tenants' streams say it all, and asking the meta
+		// leader every probe would be work for an answer never read.
+		o.Meta = p.askAPI(ctx)
+	}
 	if storeMeta != "" {
 		o.Meta = storeMeta
 	}
