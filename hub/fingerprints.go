@@ -98,8 +98,9 @@ func (p *fpState) init(link *Fingerprints, from uint64, done <-chan struct{}) {
 
 // checkpoint publishes the state's checkpoint where seq is one: the hash of its encoding in clear
 // (Prepared.Clear: no seal on the apply path; equal states, equal hashes, whatever the keys), and
-// returns it prepared (nil: none taken) for maybeSnapshot. Like it, no lock. Replica goroutine only.
-func (r *replica) checkpoint(seq uint64) *ledger.Prepared {
+// returns it prepared with that hash (nil: none taken) for maybeSnapshot, whose saver shares it without
+// hashing it again. Like it, no lock. Replica goroutine only.
+func (r *replica) checkpoint(seq uint64) *taken {
 	p := r.fp.link
 	if p == nil || p.Publish == nil || seq <= r.fp.from || !fprint.Due(seq, p.Every) {
 		return nil
@@ -109,8 +110,15 @@ func (r *replica) checkpoint(seq uint64) *ledger.Prepared {
 		r.log.Error("hub: checkpoint not taken: the state does not encode", "seq", seq, "err", err)
 		return nil
 	}
-	p.Publish(r.tenant, fprint.Of(seq, data.Clear()))
-	return data
+	c := fprint.Of(seq, data.Clear())
+	p.Publish(r.tenant, c)
+	return &taken{data, &c.Sum}
+}
+
+// taken is a checkpoint's state, prepared, with its hash.
+type taken struct {
+	prep *ledger.Prepared
+	sum  *fprint.Sum
 }
 
 // err is what the tenant's requests answer while its copy diverged, or lags the stream's end at its opening.

@@ -159,7 +159,7 @@ func (r *replica) handle(d delivery) {
 	}
 	r.mu.Unlock()
 	r.applied.Store(seq)
-	enc := r.checkpoint(seq) // fingerprints.go; st's encoding at seq where it took one
+	cp := r.checkpoint(seq) // fingerprints.go; st's encoding at seq and its hash where it took one
 	r.notes.Applied(&out, d.stored)
 	key := ""
 	if d.err == nil {
@@ -173,7 +173,7 @@ func (r *replica) handle(d delivery) {
 	if r.wake != nil {
 		r.wake()
 	}
-	r.maybeSnapshot(enc)
+	r.maybeSnapshot(cp)
 }
 
 // hasBoard reports whether r's state holds board. Read lock.

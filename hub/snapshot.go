@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	fprint "github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/raftcompact"
@@ -57,28 +58,33 @@ func (s *snapshotter) loadLocal(tenant string) (*ledger.State, error) {
 type snapJob struct {
 	seq   uint64
 	snap  *ledger.Prepared
-	erase bool // follows an erasure: the Raft logs are compacted after the save
-	fixed bool // the rebuilt state of a diverged copy: its file is trusted again once written (fingerprints.go)
+	sum   *fprint.Sum // the checkpoint's hash where snap is one (fingerprints.go), else nil
+	erase bool        // follows an erasure: the Raft logs are compacted after the save
+	fixed bool        // the rebuilt state of a diverged copy: its file is trusted again once written (fingerprints.go)
 }
 
 // maybeSnapshot snapshots at multiples of s.every (checkpoints fall there
 // too) or after s.interval. Called by the replica goroutine, st's only
 // writer, after an apply: it prepares st without a lock; apply waits for that (0.18 s at
 // 1 M members), not for the saver's seals of personal data, write and fsync. While the saver is
-// busy none starts: the next event's does. enc, where not nil, is st prepared at this event.
-func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
+// busy none starts: the next event's does. cp, where not nil, is st's checkpoint at this event.
+func (r *replica) maybeSnapshot(cp *taken) {
 	r.sinceSnap++
 	erased := r.erased || r.resnap.Swap(false)                           // personal data erased: no snapshot may keep it (members.go), so one now
 	if (r.snaps.every < 0 || r.saving.Load()) && !erased && !r.rebuilt { // those two queue after the save in flight
 		return
 	}
-	byCount := enc != nil || r.snaps.every > 0 && r.sinceSnap >= r.snaps.every // a checkpoint (enc) is one too: only those are shared
+	byCount := cp != nil || r.snaps.every > 0 && r.sinceSnap >= r.snaps.every // a checkpoint (enc) is one too: only those are shared
 	byTime := r.snaps.interval > 0 && time.Since(r.snapAt) >= r.snaps.interval
 	if !byCount && !byTime && !erased && !r.rebuilt {
 		return
 	}
-	data, err := enc, error(nil)
-	if data == nil {
+	var data *ledger.Prepared
+	var sum *fprint.Sum
+	var err error
+	if cp != nil {
+		data, sum = cp.prep, cp.sum
+	} else {
 		data, err = r.st.Prepare()
 	}
 	if err != nil {
@@ -87,7 +93,7 @@ func (r *replica) maybeSnapshot(enc *ledger.Prepared) {
 	}
 	r.sinceSnap, r.snapAt, r.erased = int(r.st.Seq()%uint64(max(r.snaps.every, 1))), time.Now(), false
 	r.saving.Store(true)
-	r.saves <- snapJob{r.st.Seq(), data, erased, r.rebuilt} // never blocks where the saver is idle; after an erasure or a rebuild, waits for it
+	r.saves <- snapJob{r.st.Seq(), data, sum, erased, r.rebuilt} // never blocks where the saver is idle; after an erasure or a rebuild, waits for it
 	r.rebuilt = false
 }
 
@@ -116,7 +122,7 @@ func (r *replica) save(j snapJob) {
 	if j.fixed && r.fp.diverged.Load() == 0 { // the rebuilt state is on disk (a failure is logged)
 		_ = r.snaps.files.Trust(r.tenant, r.log)
 	}
-	r.fp.shares.Offer(r.snaps.shared.Load(), r.tenant, j.seq, j.snap.Clear(), data, j.erase)
+	r.fp.shares.Offer(r.snaps.shared.Load(), r.tenant, j.seq, j.sum, j.snap.Clear(), data, j.erase)
 	if j.erase { // the Raft logs of the streams that held the erased data keep their proposals until compacted
 		r.snaps.compact.Streams(shred.Stream, snapbucket.Stream, notify.Stream, streamName(r.tenant))
 	}
@@ -131,6 +137,6 @@ func (r *replica) finalSnapshot() {
 	if p, err := r.st.Prepare(); err != nil {
 		r.log.Error("hub: snapshot", "err", err)
 	} else {
-		r.save(snapJob{r.st.Seq(), p, r.erased, r.rebuilt})
+		r.save(snapJob{r.st.Seq(), p, nil, r.erased, r.rebuilt})
 	}
 }

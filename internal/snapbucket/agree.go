@@ -49,8 +49,10 @@ func NewAgreement(every uint64, done <-chan struct{}) *Agreement {
 }
 
 // Offer shares tenant's snapshot at seq, written to this node's disk,
-// where the rule allows: clear is its encoding in clear (its checkpoint is
-// hashed from it: O(len)), data the sealed bytes to store in b. On a nil
+// where the rule allows: sum is its checkpoint's hash where the caller has
+// it (the checkpoint it published), else nil and it is hashed from clear,
+// its encoding in clear (O(len), and only where it may be shared), data the
+// sealed bytes to store in b. On a nil
 // Agreement it is stored at once, not agreed. Otherwise it is stored,
 // agreed, once the cluster agreed with its checkpoint, waiting for that
 // verdict up to AgreeWait; it is not stored where seq is no checkpoint,
@@ -58,12 +60,20 @@ func NewAgreement(every uint64, done <-chan struct{}) *Agreement {
 // follows an erasure (erase) the older shared one is withdrawn instead
 // (Bucket.Withdraw). A nil b (no bucket) shares nothing. Blocks the caller
 // (the saver) for the wait and the upload.
-func (a *Agreement) Offer(b *Bucket, tenant string, seq uint64, clear, data []byte, erase bool) {
+func (a *Agreement) Offer(b *Bucket, tenant string, seq uint64, sum *fingerprint.Sum, clear, data []byte, erase bool) {
 	if b == nil {
 		return
 	}
-	snap := Snapshot{Seq: seq, Sum: fingerprint.Of(seq, clear).Sum, Data: data, Agreed: a != nil}
-	if a != nil && (!fingerprint.Due(seq, a.every) || !a.wait(fingerprint.Checkpoint{Seq: seq, Sum: snap.Sum})) {
+	share := a == nil || fingerprint.Due(seq, a.every) // only checkpoints are ever agreed
+	snap := Snapshot{Seq: seq, Data: data, Agreed: a != nil}
+	if share {
+		if sum == nil { // hashed here only where the checkpoint's own hash is not at hand
+			s := fingerprint.Of(seq, clear).Sum
+			sum = &s
+		}
+		snap.Sum = *sum
+	}
+	if !share || a != nil && !a.wait(fingerprint.Checkpoint{Seq: seq, Sum: snap.Sum}) {
 		if erase {
 			b.Withdraw(tenant, seq)
 		}

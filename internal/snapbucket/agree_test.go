@@ -77,7 +77,7 @@ func TestAgreementSharesOnlyAgreed(t *testing.T) {
 				go tc.during(a) // before Offer waits or while it does: either order must work
 			}
 			start := time.Now()
-			a.Offer(b, "t1", tc.offer.Seq, tc.offer.Data, tc.offer.Data, false) // no personal data: sealed is clear
+			a.Offer(b, "t1", tc.offer.Seq, nil, tc.offer.Data, tc.offer.Data, false) // no personal data: sealed is clear
 			if took := time.Since(start); took > AgreeWait/2 {
 				t.Fatalf("Offer took %v: a verdict should end its wait", took)
 			}
@@ -104,7 +104,7 @@ func TestAgreementWaitIsBounded(t *testing.T) {
 	}
 	good := snapOf(t, boardAt(t, 10, "ann"), false)
 	start := time.Now()
-	NewAgreement(5, t.Context().Done()).Offer(b, "t1", 10, good.Data, good.Data, false)
+	NewAgreement(5, t.Context().Done()).Offer(b, "t1", 10, nil, good.Data, good.Data, false)
 	if took := time.Since(start); took < AgreeWait || took > 3*AgreeWait {
 		t.Fatalf("Offer without a verdict took %v, want about %v", took, AgreeWait)
 	}

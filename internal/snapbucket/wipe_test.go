@@ -167,8 +167,8 @@ func TestErasureWithdrawsOlderShared(t *testing.T) {
 		t.Fatal("the shared snapshot is in no file: the search cannot fail")
 	}
 	a := NewAgreement(5, ctx.Done())
-	a.Offer(b, "a", 7, []byte("erased at 7"), []byte("erased at 7"), true) // 7: no checkpoint
-	a.Offer(b, "z", 7, []byte("erased at 7"), []byte("erased at 7"), true)
+	a.Offer(b, "a", 7, nil, []byte("erased at 7"), []byte("erased at 7"), true) // 7: no checkpoint
+	a.Offer(b, "z", 7, nil, []byte("erased at 7"), []byte("erased at 7"), true)
 	if got := blocksHolding(t, dir, "SEALED-PROFILE"); len(got) > 0 {
 		t.Fatalf("the withdrawn snapshot's bytes stay in %v", got)
 	}
@@ -180,7 +180,7 @@ func TestErasureWithdrawsOlderShared(t *testing.T) {
 	}
 	good := snapAt(t, 10, true)
 	a.Agree(fingerprint.Checkpoint{Seq: 10, Sum: good.Sum})
-	a.Offer(b, "a", 10, good.Data, good.Data, false)
+	a.Offer(b, "a", 10, nil, good.Data, good.Data, false)
 	if st, ok := b.Load(ctx, "a", 0, nil, true); !ok || st.Seq() != 10 {
 		t.Fatalf("the next agreed snapshot after a withdrawal: %v", ok)
 	}
