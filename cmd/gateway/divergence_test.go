@@ -144,32 +144,24 @@ func removeShared(t *testing.T, c *cluster, n *clusterNode, tenant string) {
 // not shared).
 func (w *shareWatch) awaitLatest(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err := await.Until(10*time.Second, func() error {
 		w.mu.Lock()
+		defer w.mu.Unlock()
 		var latest uint64
 		for seq := range w.reports {
 			latest = max(latest, seq)
 		}
-		shared := false
+		var seqs []string
 		for _, info := range w.shared {
-			shared = shared || info.Metadata["seq"] == strconv.FormatUint(latest, 10)
-		}
-		w.mu.Unlock()
-		if shared {
-			return
-		}
-		if time.Now().After(deadline) {
-			var seqs []string
-			w.mu.Lock()
-			for _, info := range w.shared {
-				seqs = append(seqs, info.Metadata["seq"])
+			if info.Metadata["seq"] == strconv.FormatUint(latest, 10) {
+				return nil
 			}
-			t.Logf("no snapshot shared at checkpoint %d within 10 s (shared so far at %v)", latest, seqs)
-			w.mu.Unlock()
-			return
+			seqs = append(seqs, info.Metadata["seq"])
 		}
-		time.Sleep(50 * time.Millisecond) // polls a condition the watch's subscriptions fill in
+		return fmt.Errorf("no snapshot shared at checkpoint %d within 10 s (shared so far at %v)", latest, seqs)
+	})
+	if err != nil {
+		t.Log(err)
 	}
 }
 

@@ -2,6 +2,7 @@ package await
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -38,5 +39,16 @@ func TestForFailsAtTheDeadline(t *testing.T) {
 	})
 	if !r.failed {
 		t.Fatal("For did not fail on a condition that never held")
+	}
+}
+
+func TestUntilReturnsTheLastError(t *testing.T) {
+	n := 0
+	err := Until(20*time.Millisecond, func() error { n++; return fmt.Errorf("look %d", n) })
+	if err == nil || err.Error() != fmt.Sprintf("look %d", n) || n < 2 {
+		t.Fatalf("Until: %v after %d looks", err, n)
+	}
+	if err := Until(time.Second, func() error { return nil }); err != nil {
+		t.Fatal(err)
 	}
 }
