@@ -44,8 +44,11 @@ type prober struct {
 	// rebuilding counts the tenants out of service after a divergence
 	// (divergence.go); nil without a cluster.
 	rebuilding func() int
-	seen       map[string]answer // tenant → its stream's last answer
-	turn       int               // the first tenant of the next batch, past probeBatch
+	// gate is the NATS server's start-up work, asked until the node was
+	// first ready; nil outside an embedded cluster.
+	gate *startGate
+	seen map[string]answer // tenant → its stream's last answer
+	turn int               // the first tenant of the next batch, past probeBatch
 }
 
 // start observes once, so that the machine has a verdict before the API
@@ -116,7 +119,10 @@ func (p *prober) observe(ctx context.Context) readiness.Observation {
 	if p.rebuilding != nil {
 		o.Rebuilding = p.rebuilding()
 	}
-	o.At = time.Now() // after the requests: when it saw
+	o.At = time.Now()     // after the requests: when it saw
+	if p.m.Flips() == 0 { // the machine counts it only then
+		o.Starting = p.gate.reason(o.At)
+	}
 	return o
 }
 

@@ -257,7 +257,7 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	verifier := auth.NewVerifier(g.keys, auth.Options{JWKS: auth.JWKSOptions{Logger: g.log}})
 	g.onStop(watchJWKS(ctx, verifier, g.reg))
 	g.ready = readiness.New(readiness.Config{MaxLag: g.cfg.MaxLag, FailAfter: g.cfg.ReadyHold})
-	p := &prober{h: g.hub, m: g.ready, log: g.log}
+	p := &prober{h: g.hub, m: g.ready, log: g.log, gate: newStartGate(g.cfg, g.embedded, g.log)}
 	if g.div != nil {
 		p.rebuilding = g.div.fps.Rebuilding
 	}

@@ -103,6 +103,17 @@ type Observation struct {
 	// rebuilds a copy whose fingerprint differed from the cluster's
 	// majority (docs/CLUSTERING.md, "Divergence"). Local: it counts at once.
 	Rebuilding int
+	// Starting says what start-up work this node's NATS server still
+	// does (a stream or consumer placed on it not yet current with its
+	// group: recovering its files, catching up); empty: none. It may name
+	// a tenant's stream: the log's detail has it, /readyz's reason not.
+	// It counts
+	// at once, and only while the node was never ready: a start-up gate,
+	// so that a rolling restart that waits for ready before stopping the
+	// next node does not stop a leader while this node, the stopping
+	// leader's likely successor, is still busy (its election then waits
+	// for it). Once ready, a replica behind is MaxLag's to judge.
+	Starting string
 }
 
 // Reach is how many of the cluster's servers this node heard from within
@@ -377,6 +388,10 @@ func (m *Machine) localLocked(o Observation, behindSince time.Time, electing tim
 	}
 	if o.Store != "" {
 		out = append(out, plain("store: "+o.Store))
+	}
+	if o.Starting != "" && m.flips == 0 {
+		const why = "starting: this node's NATS server is still catching up its streams and consumers"
+		out = append(out, cond{why, why + " (" + o.Starting + ")", false})
 	}
 	if o.Rebuilding > 0 {
 		why := fmt.Sprintf("%d tenants rebuilding: their copy here diverged from the cluster's", o.Rebuilding)

@@ -624,3 +624,25 @@ func TestMetaDoesNotCountWithTenantsOpen(t *testing.T) {
 		t.Fatalf("flips %d, want %d", m.Flips(), flips)
 	}
 }
+
+// TestStartingGatesOnlyTheFirstReady: a node whose NATS server is still
+// busy with its start-up work is not ready, naming it; once that is done
+// it turns ready at once, and later start-up reasons (none expected, but
+// a prober may keep asking) do not turn it not ready.
+func TestStartingGatesOnlyTheFirstReady(t *testing.T) {
+	m := New(Config{})
+	o := healthy(0)
+	o.Starting = "JetStream stream 'RW_a' is not current"
+	v, _ := m.Observe(o)
+	if v.Ready || !strings.Contains(v.Reason, "starting:") || !strings.Contains(v.Detail, "RW_a") || strings.Contains(v.Reason, "RW_a") {
+		t.Fatalf("starting: %+v, want not ready, the start-up work in the detail only (it names a tenant)", v)
+	}
+	if v, changed := m.Observe(healthy(1)); !v.Ready || !changed {
+		t.Fatalf("start-up work done: %+v changed %v, want ready at once", v, changed)
+	}
+	o = healthy(2)
+	o.Starting = "JetStream stream 'RW_a' is not current"
+	if v, _ := m.Observe(o); !v.Ready {
+		t.Fatalf("a start-up reason after the first ready: %+v, want still ready", v)
+	}
+}
