@@ -25,7 +25,11 @@ type Config struct {
 	Warm    time.Duration // load before the fault (default 2 s)
 	Hold    time.Duration // how long a fault lasts before it is healed (default 5 s)
 	Settle  time.Duration // load after the heal (default 5 s)
-	Netns   bool          // every node in its own network namespace (root; needed by the partitions)
+	// Between is how long rolling-restart waits after a restarted node is
+	// ready before it stops the next (default 0: at once, as an
+	// orchestrator that waits for ready only).
+	Between time.Duration
+	Netns   bool // every node in its own network namespace (root; needed by the partitions)
 	Log     *slog.Logger
 }
 
@@ -164,7 +168,7 @@ func (r *run) pauseLeader(ctx context.Context) error {
 }
 
 // rollingRestart restarts every node in turn with SIGTERM, each ready
-// before the next stops.
+// (and Config.Between more) before the next stops.
 func (r *run) rollingRestart(ctx context.Context) error {
 	for _, n := range r.c.Nodes {
 		r.setExempt(n, true)
@@ -176,6 +180,7 @@ func (r *run) rollingRestart(ctx context.Context) error {
 		if err := r.restart(ctx, n); err != nil {
 			return err
 		}
+		sleep(ctx, r.cfg.Between)
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ func run() error {
 	var cfg faults.Config
 	flag.IntVar(&cfg.Writers, "writers", 6, "SDK writers")
 	flag.DurationVar(&cfg.Hold, "hold", 0, "how long a fault lasts (0: 5s)")
+	flag.DurationVar(&cfg.Between, "between", 0, "how long rolling-restart waits after a node is ready before it stops the next (0: at once)")
 	flag.BoolVar(&cfg.Netns, "netns", false, "run every node in its own network namespace (root and iproute2; needed by the partitions)")
 	verbose := flag.Bool("v", false, "log each fault's target")
 	flag.Parse()
