@@ -71,18 +71,43 @@ func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID
 	return sl.publishErr(err, r.stream)
 }
 
+// After the stream's election, a failed attempt is sent again every
+// electedRetry, without the backoff, for afterElection: nats-server
+// announces a new stream leader (the advisory that ends an attempt,
+// streamwatch.Elections) before that leader subscribes to the stream's
+// subject, and the subscription reaches the other servers over their
+// routes a moment later; an attempt sent in between meets no responders,
+// and the backoff's 50 ms, then 100 ms, after it were most of a planned
+// restart's write gap (the fault suite's rolling restart: writes answered
+// 100–180 ms after an election of 20–60 ms).
+const (
+	afterElection = 250 * time.Millisecond
+	electedRetry  = 5 * time.Millisecond
+)
+
 // publishLoop makes attempts until one succeeds, one fails for good, or
 // ctx ends; it returns the last attempt's error.
 func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
 	wait := firstBackoff
+	var electedAt time.Time // when an attempt or a wait of this loop last ended at an election
 	for {
 		elected := sl.votes.Next(r.tenant) // ends the attempt and the backoff: the new leader is there to ask
 		err := sl.publishOnce(ctx, r, data, msgID, elected)
 		if err == nil || !jserr.Retryable(err) || ctx.Err() != nil {
 			return err
 		}
+		if streamwatch.Held(elected) {
+			electedAt = time.Now()
+		}
+		if time.Since(electedAt) < afterElection { // it exists and has a leader: its subscription is on its way
+			sl.nstats.Retries.Add(1)
+			if !sleepCtx(ctx, electedRetry) {
+				return err
+			}
+			continue
+		}
 		next := time.Now().Add(wait)
-		if !streamwatch.Held(elected) && sl.streamGone(ctx, r, wait) { // elected: it exists, retry now
+		if sl.streamGone(ctx, r, wait) {
 			return fmt.Errorf("%w (stream %s: not found)", err, r.stream)
 		}
 		sl.nstats.Retries.Add(1)
@@ -91,8 +116,21 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 			return err
 		case <-time.After(time.Until(next)): // the check spent part of the wait
 		case <-elected:
+			electedAt = time.Now()
 		}
 		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// sleepCtx waits d, or less where ctx ends first: false then.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
