@@ -95,6 +95,14 @@ type FanoutConfig struct {
 	// figures are their sums (PID and Pprof are then not used) and the
 	// report has each node's memory.
 	Nodes []Node
+	// BurstFloorAt, where positive (gateway only, with top-N watchers),
+	// measures the burst floor (burst.go) in the same run: bare writers,
+	// one per gateway holding top-N watchers, write one frame of
+	// BurstFloorSize bytes (zero means 8: its time stamp) to as many
+	// connections of the same workers as watch the top-N, BurstFloorAt
+	// into the measured phase.
+	BurstFloorAt   time.Duration
+	BurstFloorSize int
 	// Progress receives a line per second. Nil means none.
 	Progress io.Writer
 }
@@ -240,6 +248,15 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 		return rep, err
 	}
 	rep.Workers = len(wcs)
+	var bf *burstFloor
+	if cfg.BurstFloorAt > 0 && cfg.Redis == "" {
+		if bf, err = startBurstFloor(ctx, cfg, wcs, len(strings.Split(wcs[0].URL, ","))); err != nil {
+			return rep, err
+		}
+		if bf != nil {
+			defer bf.pool.stop()
+		}
+	}
 	if cfg.WorkerCommand == nil { // the subscribers share the writers' process: the book can pair them
 		acks.enable()
 		defer acks.disable()
@@ -261,6 +278,7 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	rep.memory(idle, a.proc, mIdle, a.m, int(connected.Connections+connected.Stalled))
 	wst := &writeStats{rec: newRecorder(1_000_000)}
 	stopProgress := fanoutProgress(ctx, cfg.Progress, ws, wst, cfg.PID)
+	stopBurst := bf.schedule(ctx, cfg.BurstFloorAt)
 	if cfg.Rate > 0 {
 		runWriters(ctx, sk, cfg.Shape, cfg.Rate, cfg.Batch, cfg.Writers, cfg.BoardMembers, cfg.Duration, wst)
 	} else {
@@ -268,11 +286,16 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	}
 	writeElapsed := time.Since(a.at())
 	sleep(ctx, cfg.Drain)
+	stopBurst()
 	stopProgress()
 	bProc, endNodes := cfg.sampleNodes() // before scrape's collection: RSS as found
 	b := fanoutSample{proc: bProc, m: cfg.scrape(ctx), c: ws.sum(), self: selfCPU()}
 	finals := ws.stop() // the stalled connections' closes are checked now
 	rep.measured(a, b, writeElapsed, wst, finals)
+	if bf != nil {
+		rep.BurstFloor = bf.stats(a.at(), finals)
+		rep.BurstFloor.TopFirst = topFirst(finals)
+	}
 	rep.Nodes = nodeMemory(cfg.Nodes, idleNodes, connNodes, endNodes)
 	rep.Stalled.final(mIdle, b.m, finals)
 	return rep, ctx.Err()

@@ -76,6 +76,9 @@ type FanoutReport struct {
 	ConnectionsConnected int `json:"connections_connected"` // open when the measured phase began
 
 	Stalled *StalledStats `json:"stalled,omitempty"` // nil: none asked for
+	// BurstFloor is the burst floor measured in the run (burst.go); nil:
+	// not asked for.
+	BurstFloor *BurstFloorStats `json:"burst_floor,omitempty"`
 
 	// Nodes are each server process's memory and CPU where the load ran
 	// against several (FanoutConfig.Nodes); the server figures above are
@@ -255,6 +258,9 @@ func (r FanoutReport) String() string {
 		if ok {
 			fmt.Fprintf(&b, "                     %-8s %8d %8v %8v %8v %8v\n", k, l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))
 		}
+	}
+	if f := r.BurstFloor; f != nil {
+		b.WriteString(f.String(r.Latency["top"]))
 	}
 	if l := r.AfterAck; l != nil {
 		fmt.Fprintf(&b, "  ack-to-receive     %-8s %8d %8v %8v %8v %8v\n", "all", l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))

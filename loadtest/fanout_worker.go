@@ -35,6 +35,13 @@ type workerConfig struct {
 	Hard        time.Duration `json:"hard"`
 	ReportEvery time.Duration `json:"report_every"`
 	CloseEvery  time.Duration `json:"close_every,omitempty"` // at the stop, one connection closed each CloseEvery; zero: all at once
+
+	// The burst floor (burst.go): a subscriber worker dials BurstConns[k]
+	// bare connections to the writer at BurstAddrs[k]; a writer ("burst-writer"
+	// mode) expects BurstConns[0]. Frames are BurstSize bytes.
+	BurstAddrs []string `json:"burst_addrs,omitempty"`
+	BurstConns []int    `json:"burst_conns,omitempty"`
+	BurstSize  int      `json:"burst_size,omitempty"`
 }
 
 // workerReport is one JSON line a worker writes on its stdout: counters
@@ -64,11 +71,22 @@ type workerReport struct {
 	StalledFailed int64 `json:"stalled_failed,omitempty"`
 	StalledClosed int64 `json:"stalled_closed,omitempty"`
 	StalledOpen   int64 `json:"stalled_open,omitempty"`
+
+	// The burst floor: a subscriber worker's open burst connections and,
+	// in its final report, their latencies; a writer's address, the
+	// connections it accepted, its last burst's time and CPU.
+	BurstConns    int64         `json:"burst_conns,omitempty"`
+	BurstHist     *histWire     `json:"burst_hist,omitempty"`
+	BurstAddr     string        `json:"burst_addr,omitempty"`
+	BurstAccepted int64         `json:"burst_accepted,omitempty"`
+	BurstWrite    time.Duration `json:"burst_write,omitempty"`
+	BurstCPU      time.Duration `json:"burst_cpu,omitempty"`
 }
 
 func (s *wsStats) report(final bool) workerReport {
 	r := workerReport{Final: final, Connected: s.connected.Load(), Connections: s.connections.Load(), Gaps: s.gaps.Load(), Reconnects: s.reconnects.Load(),
-		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), Viewed: s.viewed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load()}
+		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), Viewed: s.viewed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load(),
+		BurstConns: s.burstConns.Load()}
 	r.Messages, r.Bytes = s.totals()
 	if final {
 		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
@@ -76,6 +94,10 @@ func (s *wsStats) report(final bool) workerReport {
 		r.Errors, r.Closes, r.ByNode = s.errors, s.closes, s.byNode
 		s.mu.Unlock()
 		r.Hists = s.hists()
+		if r.BurstConns > 0 {
+			bw := s.burst.wire()
+			r.BurstHist = &bw
+		}
 	}
 	return r
 }
@@ -109,6 +131,9 @@ func RunFanoutWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmpOr(cfg.Hard, 10*time.Minute))
 	defer cancel()
+	if cfg.Mode == "burst-writer" {
+		return runBurstWriter(ctx, cfg, br, json.NewEncoder(out))
+	}
 	go func() { io.Copy(io.Discard, br); cancel() }() // stdin's end is the stop
 	stats := newWSStats()
 	enc := json.NewEncoder(out)
@@ -159,6 +184,7 @@ func runSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats) error
 			return err
 		}
 	}
+	runBurstReaders(ctx, cfg, stats, &wg)
 	client := sourceClient(cfg.SrcIP)
 	sdk, err := rwclient.New(bases, rwclient.WithToken(cfg.Token), rwclient.WithHTTPClient(client))
 	if err != nil {

@@ -31,7 +31,14 @@
 # once the measured phase has begun, wait PROFILE_AT seconds (default 3)
 # and take a 10 s CPU profile of nodes 1 and 2 at once, into
 # $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds the top 10 and rank
-# views, node 2 around and friends).
+# views, node 2 around and friends; and every rwload worker's CPU profile
+# over its life, $OUT/worker-SUBS-runN-PID.pprof). BURST_AT (default 10s;
+# 0: none): this far into the measured phase, the burst floor
+# (docs/BENCHMARKS.md, "Reach: the top view's burst against its floor"):
+# bare writers, one per node holding top-10 watchers, write one
+# BURST_SIZE-byte frame (default 160, about a top-10 diff) to as many
+# sockets of the same rwload workers as watch the top 10, spread the same
+# way; rwload reports its latency beside the top view's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-1}
@@ -114,13 +121,15 @@ for i in $(seq "$RUNS"); do
 	done
 	probe_start "$OUT/probe-$SUBS-run$i.json" -window 2s
 	prof=""
+	wprof=""
 	if [ "${PROFILE:-0}" = 1 ]; then
 		profile_nodes "$i" &
 		prof=$!
+		wprof="$OUT/worker-$SUBS-run$i"
 	fi
-	"$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
+	RWLOAD_CPUPROFILE="$wprof" "$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
 		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members "$MEMBERS" \
-		-rate "$RATE" -batch 10 -writers 4 -d "$D" -close-rate "$CLOSE_RATE" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
+		-rate "$RATE" -batch 10 -writers 4 -d "$D" -close-rate "$CLOSE_RATE" -burst-floor-at "${BURST_AT:-10s}" -burst-floor-size "${BURST_SIZE:-160}" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
 	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi

@@ -26,6 +26,11 @@ type wsStats struct {
 	// and at the end found closed by the server or still open.
 	stalled, stalledFailed, stalledClosed, stalledOpen atomic.Int64
 
+	// The burst floor's connections (burst.go) and their latencies: one
+	// frame each per burst, so one histogram unsharded.
+	burstConns atomic.Int64
+	burst      *Hist
+
 	mu     sync.Mutex // guards the maps below
 	errors map[string]int64
 	closes map[string]int64
@@ -43,7 +48,7 @@ type statShard struct {
 }
 
 func newWSStats() *wsStats {
-	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}, byNode: map[string]int64{}}
+	s := &wsStats{errors: map[string]int64{}, closes: map[string]int64{}, byNode: map[string]int64{}, burst: newHist()}
 	for i := range s.shards {
 		for k := range s.shards[i].hists {
 			s.shards[i].hists[k] = newHist()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ func fanout(ctx context.Context, args []string) error {
 	fs.IntVar(&c.PerWorker, "per-worker", 9000, "most connections per worker process")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 2*time.Minute, "how long connecting the subscribers may take")
 	fs.IntVar(&c.CloseRate, "close-rate", 0, "connections closed per second at the end, over all workers; 0: all at once")
+	fs.DurationVar(&c.BurstFloorAt, "burst-floor-at", 0, "measure the burst floor this far into the measured phase: bare writers, one per gateway holding top-N watchers, write one frame to as many sockets of the same workers as watch the top-N (0: not measured)")
+	fs.IntVar(&c.BurstFloorSize, "burst-floor-size", 160, "bytes of the burst floor's frame (about a top-N diff's)")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("q", false, "no progress lines")
@@ -133,4 +136,22 @@ func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
 	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (the top N, or with -around each player's neighbourhood, published through its server API)")
 	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
 	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
+}
+
+// fanoutWorker runs a fan-out worker on stdin and stdout. Where
+// RWLOAD_CPUPROFILE is set, it writes its CPU profile over its whole life
+// to $RWLOAD_CPUPROFILE-<pid>.pprof: the load tool's side of a run's profile.
+func fanoutWorker(ctx context.Context) error {
+	if prefix := os.Getenv("RWLOAD_CPUPROFILE"); prefix != "" {
+		f, err := os.Create(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
 }

@@ -58,7 +58,7 @@ func main() {
 	case "fanout-table": // a fanout -json report on stdin, printed as the table
 		err = fanoutTable()
 	case "fanout-worker": // started by fanout: config on stdin, reports on stdout
-		err = loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
+		err = fanoutWorker(ctx)
 	case "floor":
 		err = floor(ctx, os.Args[2:])
 	case "probe":
