@@ -29,9 +29,11 @@
 # gateways' --sync, default theirs: always), OUT (JSON
 # reports; default a directory under /tmp removed at the end), PROFILE (1:
 # once the measured phase has begun, wait PROFILE_AT seconds (default 3)
-# and take a 10 s CPU profile of nodes 1 and 2 at once, into
-# $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds the top 10 and rank
-# views, node 2 around and friends; and every rwload worker's CPU profile
+# and take a 10 s CPU profile of the nodes PROFILE_NODES (default "1 2")
+# at once, into $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds top-10 and
+# rank views, node 2 around and friends (with six nodes, nodes 1, 3 and 5
+# hold every top-10 watcher: the connections take the nodes in turn and
+# every fourth is a top-10 watcher); and every rwload worker's CPU profile
 # over its life, $OUT/worker-SUBS-runN-PID.pprof). BURST_AT (default 10s;
 # 0: none): this far into the measured phase, the burst floor
 # (docs/BENCHMARKS.md, "Reach: the top view's burst against its floor"):
@@ -66,7 +68,7 @@ profile_nodes() {
 		sleep 0.5
 	done
 	sleep "${PROFILE_AT:-3}"
-	for n in 1 2; do
+	for n in ${PROFILE_NODES:-1 2}; do
 		curl -s -o "$OUT/reach-$SUBS-run$1-node$n.pprof" "http://127.0.0.1:$((18130 + n))/debug/pprof/profile?seconds=10" &
 	done
 	wait
