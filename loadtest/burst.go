@@ -37,9 +37,11 @@ type BurstFloorStats struct {
 	Sockets int     `json:"sockets"`    // connections written to: the top-N watchers' count
 	Writers int     `json:"writers"`    // writer processes, one per gateway holding top-N watchers
 	Size    int     `json:"size"`       // bytes a frame
-	At      float64 `json:"at_seconds"` // when the burst began, in seconds of the measured phase
-	// WriteSeconds is the slowest writer's time from the burst's start
-	// to its last write returning; WriterCPU the writers' CPU over it.
+	At      float64 `json:"at_seconds"` // when the first burst began, in seconds of the measured phase
+	Bursts  int     `json:"bursts"`     // bursts fired
+	// WriteSeconds is the slowest writer's time from a burst's start
+	// to its last write returning; WriterCPU the writers' CPU over all
+	// bursts.
 	WriteSeconds float64       `json:"write_seconds"`
 	WriterCPU    time.Duration `json:"writer_cpu"`
 	// Latency is from the burst's start to each frame's receipt.
@@ -55,7 +57,7 @@ type BurstFloorStats struct {
 // reports its address, accepts cfg.BurstConns connections, and writes one
 // frame of cfg.BurstSize bytes to each for every line read from in; in's
 // end stops it. Its reports carry BurstAddr, BurstAccepted and, after a
-// burst, BurstWrite and BurstCPU.
+// burst, BurstWrite (the longest burst's) and BurstCPU (all bursts').
 func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc *json.Encoder) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -120,7 +122,7 @@ func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc
 			cpu0 := selfCPU()
 			took := writeBurst(cs, max(cfg.BurstSize, burstFrameMin))
 			mu.Lock()
-			rep.BurstWrite, rep.BurstCPU = took, selfCPU()-cpu0
+			rep.BurstWrite, rep.BurstCPU = max(rep.BurstWrite, took), rep.BurstCPU+selfCPU()-cpu0
 			mu.Unlock()
 			report(false)
 		}
@@ -221,7 +223,8 @@ type burstFloor struct {
 	writers []int // gateway index of each writer
 	sockets int
 	size    int
-	started atomic.Int64 // UnixNano of the word to write; 0 before
+	started atomic.Int64 // UnixNano of the first word to write; 0 before
+	fired   atomic.Int64 // bursts fired
 }
 
 // startBurstFloor starts the writers (one per gateway holding top-N
@@ -266,7 +269,7 @@ func startBurstFloor(ctx context.Context, cfg FanoutConfig, wcs []workerConfig, 
 
 // fire tells every writer to write its burst, as nearly at once as the
 // pipes allow, after waiting until every connection is accepted (at most
-// 10 s). Safe to call once.
+// 10 s). Not safe for concurrent use.
 func (bf *burstFloor) fire(ctx context.Context) {
 	deadline := time.Now().Add(10 * time.Second)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
@@ -279,7 +282,8 @@ func (bf *burstFloor) fire(ctx context.Context) {
 		}
 		sleep(ctx, 20*time.Millisecond)
 	}
-	bf.started.Store(time.Now().UnixNano())
+	bf.started.CompareAndSwap(0, time.Now().UnixNano())
+	bf.fired.Add(1)
 	for _, w := range bf.pool.workers {
 		w.stdin.Write([]byte("go\n"))
 	}
@@ -288,7 +292,7 @@ func (bf *burstFloor) fire(ctx context.Context) {
 // stats stops the writers and summarises the burst; measuredAt is the
 // measured phase's start, finals the subscriber workers' final reports.
 func (bf *burstFloor) stats(measuredAt time.Time, finals []workerReport) *BurstFloorStats {
-	s := &BurstFloorStats{Sockets: bf.sockets, Writers: len(bf.writers), Size: max(bf.size, burstFrameMin)}
+	s := &BurstFloorStats{Sockets: bf.sockets, Writers: len(bf.writers), Size: max(bf.size, burstFrameMin), Bursts: int(bf.fired.Load())}
 	if at := bf.started.Load(); at > 0 {
 		s.At = time.Unix(0, at).Sub(measuredAt).Seconds()
 	}
@@ -327,10 +331,10 @@ func (h *Hist) first() time.Duration {
 	return 0
 }
 
-// schedule fires the burst after at, unless ctx ends first, in a
-// goroutine the returned stop waits for (cancelling it where it has not
-// fired). On a nil bf it does nothing.
-func (bf *burstFloor) schedule(ctx context.Context, at time.Duration) (stop func()) {
+// schedule fires the burst after at, and again every every after that
+// where every is positive, until ctx ends or stop is called, in a
+// goroutine the returned stop waits for. On a nil bf it does nothing.
+func (bf *burstFloor) schedule(ctx context.Context, at, every time.Duration) (stop func()) {
 	if bf == nil {
 		return func() {}
 	}
@@ -338,9 +342,14 @@ func (bf *burstFloor) schedule(ctx context.Context, at time.Duration) (stop func
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sleep(ctx, at)
-		if ctx.Err() == nil {
+		for wait := at; ; wait = every {
+			if sleep(ctx, wait); ctx.Err() != nil {
+				return
+			}
 			bf.fire(ctx)
+			if every <= 0 {
+				return
+			}
 		}
 	}()
 	return func() { cancel(); <-done }
@@ -363,8 +372,8 @@ func topFirst(finals []workerReport) time.Duration {
 func (s BurstFloorStats) String(top Latency) string {
 	var b strings.Builder
 	l := s.Latency
-	fmt.Fprintf(&b, "  burst floor: %d sockets over %d bare writers, %d B a frame, at %.1f s: written in %v (%v CPU), received %d\n",
-		s.Sockets, s.Writers, s.Size, s.At, round(time.Duration(s.WriteSeconds*float64(time.Second))), round(s.WriterCPU), l.Count)
+	fmt.Fprintf(&b, "  burst floor: %d sockets over %d bare writers, %d B a frame, %d bursts from %.1f s: written in at most %v (%v CPU in all), received %d\n",
+		s.Sockets, s.Writers, s.Size, s.Bursts, s.At, round(time.Duration(s.WriteSeconds*float64(time.Second))), round(s.WriterCPU), l.Count)
 	fmt.Fprintf(&b, "  burst-to-receive   %-8s %8d %8v %8v %8v %8v\n", "floor", l.Count, round(l.P50), round(l.P90), round(l.P99), round(l.Max))
 	if top.Count > 0 && l.P99 > 0 {
 		spread := top.P99 - s.TopFirst

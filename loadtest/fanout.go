@@ -100,9 +100,11 @@ type FanoutConfig struct {
 	// one per gateway holding top-N watchers, write one frame of
 	// BurstFloorSize bytes (zero means 8: its time stamp) to as many
 	// connections of the same workers as watch the top-N, BurstFloorAt
-	// into the measured phase.
-	BurstFloorAt   time.Duration
-	BurstFloorSize int
+	// into the measured phase, and again every BurstFloorEvery after
+	// where that is positive, while the measured phase lasts.
+	BurstFloorAt    time.Duration
+	BurstFloorEvery time.Duration
+	BurstFloorSize  int
 	// Progress receives a line per second. Nil means none.
 	Progress io.Writer
 }
@@ -278,7 +280,7 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	rep.memory(idle, a.proc, mIdle, a.m, int(connected.Connections+connected.Stalled))
 	wst := &writeStats{rec: newRecorder(1_000_000)}
 	stopProgress := fanoutProgress(ctx, cfg.Progress, ws, wst, cfg.PID)
-	stopBurst := bf.schedule(ctx, cfg.BurstFloorAt)
+	stopBurst := bf.schedule(ctx, cfg.BurstFloorAt, cfg.BurstFloorEvery)
 	if cfg.Rate > 0 {
 		runWriters(ctx, sk, cfg.Shape, cfg.Rate, cfg.Batch, cfg.Writers, cfg.BoardMembers, cfg.Duration, wst)
 	} else {

@@ -40,7 +40,8 @@
 # bare writers, one per node holding top-10 watchers, write one
 # BURST_SIZE-byte frame (default 160, about a top-10 diff) to as many
 # sockets of the same rwload workers as watch the top 10, spread the same
-# way; rwload reports its latency beside the top view's.
+# way; rwload reports its latency beside the top view's. BURST_EVERY
+# (default 0: once) repeats it while the measured phase lasts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-1}
@@ -131,7 +132,7 @@ for i in $(seq "$RUNS"); do
 	fi
 	RWLOAD_CPUPROFILE="$wprof" "$work/rwload" fanout -url "$urls" -metrics http://127.0.0.1:18129 -keys "$work/keys.json" -nodes "$nodes" \
 		-json -connect-timeout 6m -board reach -subs "$SUBS" -top 1 -around 1 -rank 1 -members-views 1 -members "$MEMBERS" \
-		-rate "$RATE" -batch 10 -writers 4 -d "$D" -close-rate "$CLOSE_RATE" -burst-floor-at "${BURST_AT:-10s}" -burst-floor-size "${BURST_SIZE:-160}" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
+		-rate "$RATE" -batch 10 -writers 4 -d "$D" -close-rate "$CLOSE_RATE" -burst-floor-at "${BURST_AT:-10s}" -burst-floor-every "${BURST_EVERY:-0}" -burst-floor-size "${BURST_SIZE:-160}" 2>&1 >"$OUT/reach-$SUBS-run$i.json" | stamp >"$OUT/fanout-$SUBS-run$i.log" || true
 	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi

@@ -40,6 +40,7 @@ func fanout(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 2*time.Minute, "how long connecting the subscribers may take")
 	fs.IntVar(&c.CloseRate, "close-rate", 0, "connections closed per second at the end, over all workers; 0: all at once")
 	fs.DurationVar(&c.BurstFloorAt, "burst-floor-at", 0, "measure the burst floor this far into the measured phase: bare writers, one per gateway holding top-N watchers, write one frame to as many sockets of the same workers as watch the top-N (0: not measured)")
+	fs.DurationVar(&c.BurstFloorEvery, "burst-floor-every", 0, "repeat the burst floor this often after -burst-floor-at while the measured phase lasts (0: once)")
 	fs.IntVar(&c.BurstFloorSize, "burst-floor-size", 160, "bytes of the burst floor's frame (about a top-N diff's)")
 	inProcess := fs.Bool("in-process", false, "run the subscribers in this process (small loads)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
