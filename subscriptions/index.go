@@ -12,22 +12,67 @@ const bucketBits = 7
 // viewSet is a set of views.
 type viewSet map[*view]struct{}
 
-// multiIndex maps keys (member handles, unresolved ids) to the views that
-// must hear of them.
-type multiIndex[K comparable] map[K]viewSet
+// multiIndex maps keys (member handles, unresolved ids, rank buckets) to
+// the views that must hear of them.
+type multiIndex[K comparable] map[K]keyViews
+
+// keyViews is the views filed under one key. Most member keys are heard by
+// one view (a player's own around or friends view), so the first view is
+// held inline and a set is made only for a second: a set of one cost ~130
+// bytes per key, and a friends view files ten keys. Invariant: one is nil
+// only when more is empty.
+type keyViews struct {
+	one  *view
+	more viewSet // the views beyond one; nil until a second
+}
+
+// each calls fn for every view under the key, once each.
+func (kv keyViews) each(fn func(*view)) {
+	if kv.one == nil {
+		return
+	}
+	fn(kv.one)
+	for v := range kv.more {
+		fn(v)
+	}
+}
 
 func (m multiIndex[K]) add(k K, v *view) {
-	if m[k] == nil {
-		m[k] = viewSet{}
+	kv := m[k]
+	switch {
+	case kv.one == nil:
+		kv.one = v
+	case kv.one == v:
+		return
+	default:
+		if kv.more == nil {
+			kv.more = viewSet{}
+		}
+		kv.more[v] = struct{}{}
 	}
-	m[k][v] = struct{}{}
+	m[k] = kv
 }
 
 func (m multiIndex[K]) remove(k K, v *view) {
-	delete(m[k], v)
-	if len(m[k]) == 0 {
-		delete(m, k)
+	kv, ok := m[k]
+	if !ok {
+		return
 	}
+	if kv.one == v {
+		kv.one = nil
+		for w := range kv.more { // promote any one of the rest
+			kv.one = w
+			delete(kv.more, w)
+			break
+		}
+	} else {
+		delete(kv.more, v)
+	}
+	if kv.one == nil {
+		delete(m, k)
+		return
+	}
+	m[k] = kv
 }
 
 // rankIndex finds the views whose rank spans meet a changed span without
@@ -69,15 +114,15 @@ func (ix rankIndex) visit(s span, fn func(*view)) {
 	}
 }
 
-func visitSet(set viewSet, s span, fn func(*view)) {
-	for v := range set {
+func visitSet(set keyViews, s span, fn func(*view)) {
+	set.each(func(v *view) {
 		for _, vs := range v.st.spans {
 			if vs.meets(s) {
 				fn(v)
 				break
 			}
 		}
-	}
+	})
 }
 
 // mergeSpans sorts spans and joins those that overlap or touch, in place.

@@ -120,3 +120,38 @@ func TestRankBefore(t *testing.T) {
 		t.Errorf("total before %d, want 5", got)
 	}
 }
+
+// TestMultiIndexKeepsEachViewOnce files views under one key in the order
+// that moves its inline view (one) and its set (more) through every state,
+// and checks the key holds each view once and goes when its last leaves.
+func TestMultiIndexKeepsEachViewOnce(t *testing.T) {
+	m := multiIndex[uint32]{}
+	a, b, c := &view{}, &view{}, &view{}
+	held := func() map[*view]int {
+		got := map[*view]int{}
+		m[7].each(func(v *view) { got[v]++ })
+		return got
+	}
+	m.add(7, a)
+	m.add(7, a) // twice: still once
+	if got := held(); len(got) != 1 || got[a] != 1 {
+		t.Fatalf("after a, a: %v", got)
+	}
+	m.add(7, b)
+	m.add(7, c)
+	m.add(7, b)
+	if got := held(); len(got) != 3 || got[a] != 1 || got[b] != 1 || got[c] != 1 {
+		t.Fatalf("after a, b, c: %v", got)
+	}
+	m.remove(7, a) // the inline one: another takes its place
+	if got := held(); len(got) != 2 || got[b] != 1 || got[c] != 1 {
+		t.Fatalf("after removing a: %v", got)
+	}
+	m.remove(7, a) // not held: nothing changes
+	m.remove(7, b)
+	m.remove(7, c)
+	if _, ok := m[7]; ok || len(m) != 0 {
+		t.Fatalf("key left after its last view: %v", m)
+	}
+	m.remove(7, c) // an absent key
+}

@@ -53,6 +53,7 @@ func (ws *windowState) reindex(v *view, st state) {
 // id of a member that just arrived. Never a scan of every view.
 func (ws *windowState) dirty(changes []Change, w Window) viewSet {
 	set := viewSet{}
+	add := func(v *view) { set[v] = struct{}{} }
 	spans := make([]span, 0, len(changes))
 	var shifts []span
 	for _, c := range changes {
@@ -62,18 +63,13 @@ func (ws *windowState) dirty(changes []Change, w Window) viewSet {
 				shifts = append(shifts, s)
 			}
 		}
-		for v := range ws.handles[c.Member] {
-			set[v] = struct{}{}
-		}
+		ws.handles[c.Member].each(add)
 		if c.OldRank == 0 && c.NewRank > 0 && len(ws.names) > 0 {
 			if name, ok := w.Name(c.Member); ok {
-				for v := range ws.names[name] {
-					set[v] = struct{}{}
-				}
+				ws.names[name].each(add)
 			}
 		}
 	}
-	add := func(v *view) { set[v] = struct{}{} }
 	for _, s := range mergeSpans(spans) {
 		ws.ranks.visit(s, add)
 	}
