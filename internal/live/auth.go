@@ -71,30 +71,30 @@ func (c *wsConn) refresh(sc auth.Scope, err error) {
 		c.refuseToken(errNoReadRole, sc.Tenant)
 	case c.closeIfRevoked(sc): // a reload raced the verification
 	default:
-		for id, s := range c.narrow(sc) {
+		for _, s := range c.narrow(sc) {
 			c.p.leave(s.view)
-			c.reply(id, forbidden("board: %q is not among the refreshed token's boards", truncate(s.board)))
+			c.reply(s.id, forbidden("board: %q is not among the refreshed token's boards", truncate(s.board)))
 		}
 	}
 }
 
 // narrow installs sc, of the connection's tenant, and removes the
 // subscriptions it does not reach, returning them for the caller to end.
-func (c *wsConn) narrow(sc auth.Scope) map[string]liveSub {
+func (c *wsConn) narrow(sc auth.Scope) []liveSub {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.setScopeLocked(sc, true)
-	var gone map[string]liveSub
-	for id, s := range c.subs {
+	var gone []liveSub
+	kept := c.subs[:0]
+	for _, s := range c.subs {
 		if effects.AllowMessage(wire.TypeSubscribe, sc, s.board) == nil { // the subscribe row, under the new token
+			kept = append(kept, s)
 			continue
 		}
-		if gone == nil {
-			gone = map[string]liveSub{}
-		}
-		gone[id] = s
-		delete(c.subs, id)
+		gone = append(gone, s)
 	}
+	clear(c.subs[len(kept):]) // the removed ones' slots: no reference kept
+	c.subs = kept
 	return gone
 }
 

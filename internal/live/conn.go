@@ -56,18 +56,19 @@ type wsConn struct {
 	scope  auth.Scope
 	authed bool
 	timer  *time.Timer // fires at the token's expiry (or the auth deadline)
-	subs   map[string]liveSub
+	subs   subList
 }
 
 // liveSub is one subscription of a connection, with the board it reads:
 // a refreshed token is checked against it.
 type liveSub struct {
+	id    string
 	view  *liveView
 	board string
 }
 
 func newWSConn(p *Plane, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
-	c := &wsConn{p: p, ws: ws, flow: flow, subs: map[string]liveSub{},
+	c := &wsConn{p: p, ws: ws, flow: flow,
 		done: make(chan struct{}), written: make(chan struct{}, 1)}
 	c.out.Init(0, func() { p.pool.schedule(c) })
 	flow.OnResume(func() { p.pool.schedule(c) })
@@ -340,7 +341,7 @@ var typeList = strings.Join(messageTypes[:len(messageTypes)-1], ", ") + " or " +
 func (c *wsConn) subscribe(m clientMsg) {
 	sc, _ := c.current()
 	c.mu.Lock()
-	_, dup := c.subs[m.ID]
+	dup := c.subs.find(m.ID) >= 0
 	n := len(c.subs)
 	c.mu.Unlock()
 	if dup {
@@ -368,7 +369,7 @@ func (c *wsConn) subscribe(m clientMsg) {
 		return
 	}
 	c.mu.Lock()
-	c.subs[m.ID] = liveSub{view: v, board: m.Board}
+	c.subs = append(c.subs, liveSub{id: m.ID, view: v, board: m.Board})
 	c.mu.Unlock()
 }
 
@@ -427,8 +428,7 @@ func (p *Plane) join(m clientMsg, sc auth.Scope, out *subscriptions.Outbox) (*li
 
 func (c *wsConn) unsubscribe(id string) {
 	c.mu.Lock()
-	s, ok := c.subs[id]
-	delete(c.subs, id)
+	s, ok := c.subs.remove(id)
 	c.mu.Unlock()
 	if !ok {
 		c.reply(id, notFound("id: no subscription %q on this connection", truncate(id)))

@@ -297,7 +297,11 @@ func (w *Writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	early, _ := brw.Reader.Peek(brw.Reader.Buffered())
 	w.conn = NewConn(c, w.SlowTimeout)
-	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(early)), w.conn), max(readBufSize, len(early)))
+	var src io.Reader = w.conn
+	if len(early) > 0 { // rare: a client that sent before the upgrade's answer
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(early)), w.conn)
+	}
+	br := bufio.NewReaderSize(src, max(readBufSize, len(early)))
 	if _, err := br.Peek(len(early)); err != nil { // buffered: Accept keeps only what br holds
 		c.Close()
 		return nil, nil, err
