@@ -132,7 +132,7 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	s.widx = len(v.watchers)
 	v.watchers = append(v.watchers, s)
 	e.subs[spec.Kind].Add(1)
-	first := v.snapshot()
+	first := v.firstSnapshot()
 	if since != nil {
 		if d, ok := v.resume(*since, w); ok {
 			first = d
@@ -389,10 +389,27 @@ func (e *Engine) evictIdle(now time.Time) {
 // snapshot returns v's snapshot at its seq, encoded once and cached.
 func (v *view) snapshot() *shared {
 	if v.snap == nil {
-		b := body{seq: v.seq, total: v.total, rows: v.st.rows}
-		v.snap = &shared{typ: "snapshot", body: appendBody(nil, b), seq: v.seq}
+		v.snap = v.encodeSnapshot()
 	}
 	return v.snap
+}
+
+// firstSnapshot is the snapshot a new watcher starts from: the cached one
+// where the view has one or other watchers (who may need it again), else
+// encoded without caching it. A per-player view (around, friends) has one
+// watcher, so its snapshot is held only until written, not for as long as
+// the view stands still (~0.7 KiB a view: docs/BENCHMARKS.md, "Memory per
+// connection"); a later need encodes it again, as after any change.
+func (v *view) firstSnapshot() *shared {
+	if v.snap != nil || len(v.watchers) > 1 {
+		return v.snapshot()
+	}
+	return v.encodeSnapshot()
+}
+
+func (v *view) encodeSnapshot() *shared {
+	b := body{seq: v.seq, total: v.total, rows: v.st.rows}
+	return &shared{typ: "snapshot", body: appendBody(nil, b), seq: v.seq}
 }
 
 func boardLen(w Window) int {

@@ -1,6 +1,7 @@
 package subscriptions
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -154,4 +155,38 @@ func TestMultiIndexKeepsEachViewOnce(t *testing.T) {
 		t.Fatalf("key left after its last view: %v", m)
 	}
 	m.remove(7, c) // an absent key
+}
+
+// TestLoneWatcherSnapshotNotKept: a view's first watcher gets a snapshot
+// that the view does not keep (a per-player view would hold it for as long
+// as it stands still), a second watcher's is kept for the next, and both
+// carry the same bytes.
+func TestLoneWatcherSnapshotNotKept(t *testing.T) {
+	w := newTestWindow(t, board.Config{})
+	for i := range 5 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	e := NewEngine(Config{})
+	key := Key{"t", "b", "all"}
+	w.tick(e, key)
+	spec := Spec{Kind: Around, Member: "p2", Radius: 1}
+	o1, o2 := NewOutbox(0, nil), NewOutbox(0, nil)
+	s1, err := e.Subscribe(key, w, o1, "s", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.v.snap != nil {
+		t.Fatal("the lone watcher's snapshot is kept by its view")
+	}
+	if _, err := e.Subscribe(key, w, o2, "s", spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s1.v.snap == nil {
+		t.Fatal("a second watcher's snapshot is not kept for the next")
+	}
+	m1, _ := o1.Next()
+	m2, _ := o2.Next()
+	if a, b := m1.AppendTo(nil), m2.AppendTo(nil); string(a) != string(b) || len(a) == 0 {
+		t.Fatalf("first snapshots differ:\n%s\n%s", a, b)
+	}
 }
