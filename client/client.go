@@ -20,10 +20,13 @@ import (
 // Client calls one or more gateways of one deployment. Safe for concurrent
 // use.
 type Client struct {
-	urls  []string
-	next  atomic.Uint32 // the gateway the next call tries first: the last that answered
-	token func(ctx context.Context) (string, error)
-	http  *http.Client
+	urls []string
+	next atomic.Uint32 // the gateway the next call tries first: the last that answered
+	// failedUntil is, per gateway, the Unix time in ns until which it is
+	// tried last (FailurePenalty); 0: not.
+	failedUntil []atomic.Int64
+	token       func(ctx context.Context) (string, error)
+	http        *http.Client
 
 	readAttempt, writeAttempt time.Duration // per-attempt deadlines
 	budget                    time.Duration // a call's budget where its ctx has no deadline
@@ -98,6 +101,7 @@ func New(urls []string, opts ...Option) (*Client, error) {
 		}
 		c.urls = append(c.urls, strings.TrimRight(u, "/"))
 	}
+	c.failedUntil = make([]atomic.Int64, len(c.urls))
 	for _, o := range opts {
 		o(c)
 	}
