@@ -90,7 +90,7 @@ func (c *Client) run(ctx context.Context, r request) error {
 			var err error
 			late, err = c.attempt(ctx, n, r, payload, tok, slow, late)
 			wait, again := c.verdict(err, r.repeatable)
-			if isGatewayFailure(err) {
+			if isGatewayFailure(err) && ctx.Err() == nil { // not the caller's cancel: the gateway's
 				c.failedUntil[n].Store(time.Now().Add(FailurePenalty).UnixNano())
 			}
 			if tries++; !again || tries == c.maxAttempts {
