@@ -34,11 +34,11 @@
 // TLS, sending the request, the wait for the answer's headers and the read
 // of its whole body (one that stalls or trickles), on a new connection or a
 // kept-alive one; when it passes, the request is cancelled, which over
-// HTTP/1.1 closes its connection, so a stalled one is not used again (over
-// HTTP/2 only the stream is reset: give WithHTTPClient a transport whose
-// HTTP2 config sets SendPingTimeout and PingTimeout so that a dead
-// connection is closed). The Client's http.Client timeout need not be
-// shorter. A repeatable request past its deadline (above) ends
+// HTTP/1.1 closes its connection, so a stalled one is not used again. Over
+// HTTP/2 only the request's stream is reset, and the default transport
+// pings a connection on which nothing arrived, closing it where no answer
+// comes (DeadConnection, 4 s); a transport of your own (WithHTTPClient)
+// wants the same. The Client's http.Client timeout need not be shorter. A repeatable request past its deadline (above) ends
 // at twice the deadline at the latest, or as soon as another attempt of the
 // call answers. A request that never got a connection (refused, or a dial
 // the deadline ended) is known not to have left, and moves on like a
