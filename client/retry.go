@@ -271,7 +271,15 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
 	}
-	req, err := http.NewRequestWithContext(actx, r.method, u, bytes.NewReader(payload))
+	// A request that never got a connection never left: a dial that the
+	// deadline ended in the handshake is reported as the context's error,
+	// not as a dial's, so the trace tells it (net/http sends a request
+	// again on a new connection only where nothing of it was written).
+	var connected atomic.Bool
+	tctx := httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	})
+	req, err := http.NewRequestWithContext(tctx, r.method, u, bytes.NewReader(payload))
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
@@ -279,14 +287,6 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	// A request that never got a connection never left: a dial that the
-	// deadline ended in the handshake is reported as the context's error,
-	// not as a dial's, so the trace tells it (net/http sends a request
-	// again on a new connection only where nothing of it was written).
-	var connected atomic.Bool
-	req = req.WithContext(httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
-	}))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return &transportError{gateway: c.urls[n], err: err, dial: !connected.Load() || isDialError(err)}
