@@ -20,10 +20,13 @@ import (
 // Client calls one or more gateways of one deployment. Safe for concurrent
 // use.
 type Client struct {
-	urls  []string
-	next  atomic.Uint32 // the gateway the next call tries first: the last that answered
-	token func(ctx context.Context) (string, error)
-	http  *http.Client
+	urls []string
+	next atomic.Uint32 // the gateway the next call tries first: the last that answered
+	// failedUntil is, per gateway, the Unix time in ns until which it is
+	// tried last (FailurePenalty); 0: not.
+	failedUntil []atomic.Int64
+	token       func(ctx context.Context) (string, error)
+	http        *http.Client
 
 	readAttempt, writeAttempt time.Duration // per-attempt deadlines
 	budget                    time.Duration // a call's budget where its ctx has no deadline
@@ -46,7 +49,8 @@ func WithTokenFunc(f func(ctx context.Context) (string, error)) Option {
 }
 
 // WithHTTPClient sets the HTTP client (timeouts, TLS, proxies). The default
-// has a 30 s timeout.
+// has a 30 s timeout, and a transport that all Clients without one share:
+// net/http's default, but for HTTP/2 pings (see DeadConnection).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
 // WithAttemptTimeouts sets the deadline of one attempt of a read (GET)
@@ -81,6 +85,26 @@ func WithMaxAttempts(n int) Option { return func(c *Client) { c.maxAttempts = n 
 // (--idempotency-retention).
 func WithoutGeneratedIDs() Option { return func(c *Client) { c.noIDs = true } }
 
+// DeadConnection is how long the default transport waits before it closes
+// an HTTP/2 connection on which nothing arrived: after half of it without a
+// frame it sends a ping, and closes the connection where the ping is not
+// answered within the other half. Without it a connection whose peer
+// vanished without a word (a host gone, a middlebox that forgot the flow)
+// would carry every later request to that gateway, each ending only at its
+// attempt's deadline, until TCP gives up minutes later: an attempt's
+// deadline cancels only its HTTP/2 stream, not the connection (over
+// HTTP/1.1 it closes the connection). A transport of your own
+// (WithHTTPClient) wants the same: http.Transport's HTTP2 field.
+const DeadConnection = 4 * time.Second
+
+// defaultTransport is the transport of the Clients without WithHTTPClient:
+// one connection pool, as http.DefaultTransport's, which it copies.
+var defaultTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: DeadConnection / 2, PingTimeout: DeadConnection / 2}
+	return t
+}()
+
 // New returns a Client of the gateways at urls (base URLs such as
 // "https://rank.example.com"). A call moves to the next gateway where one
 // does not answer, answers 503 or hangs past the attempt's deadline, as far
@@ -89,7 +113,7 @@ func New(urls []string, opts ...Option) (*Client, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("client: no gateway URL")
 	}
-	c := &Client{http: &http.Client{Timeout: 30 * time.Second},
+	c := &Client{http: &http.Client{Timeout: 30 * time.Second, Transport: defaultTransport},
 		readAttempt: DefaultReadAttempt, writeAttempt: DefaultWriteAttempt, budget: DefaultRetryBudget}
 	for _, u := range urls {
 		p, err := url.Parse(u)
@@ -98,6 +122,7 @@ func New(urls []string, opts ...Option) (*Client, error) {
 		}
 		c.urls = append(c.urls, strings.TrimRight(u, "/"))
 	}
+	c.failedUntil = make([]atomic.Int64, len(c.urls))
 	for _, o := range opts {
 		o(c)
 	}

@@ -30,6 +30,27 @@
 // call waits briefly (50 ms doubling to 1 s, jittered) and goes round
 // again.
 //
+// The deadline bounds the whole attempt: the dial (a handshake that hangs),
+// TLS, sending the request, the wait for the answer's headers and the read
+// of its whole body (one that stalls or trickles), on a new connection or a
+// kept-alive one; when it passes, the request is cancelled, which over
+// HTTP/1.1 closes its connection, so a stalled one is not used again. Over
+// HTTP/2 only the request's stream is reset, and the default transport
+// pings a connection on which nothing arrived, closing it where no answer
+// comes (DeadConnection, 4 s); a transport of your own (WithHTTPClient)
+// wants the same. The Client's http.Client timeout need not be shorter. A repeatable request past its deadline (above) ends
+// at twice the deadline at the latest, or as soon as another attempt of the
+// call answers. A request that never got a connection (refused, or a dial
+// the deadline ended) is known not to have left, and moves on like a
+// refused one.
+//
+// A gateway whose attempt failed (no answer within the deadline, a refused
+// or broken connection, a 503) is tried last by the Client's calls for
+// FailurePenalty (5 s), or until it answers: a call that must move on goes
+// first to the gateways not seen failing, and the next call does not start
+// at a gateway that just timed out, though none answered since. It is
+// still tried, last, and where every gateway failed the list's order holds.
+//
 // What is sent again, and why that is safe:
 //
 //   - Reads (GET) and PUTs (PutBoard, PutProfile), after a 503, a refused

@@ -9,9 +9,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"reflect"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +31,16 @@ const (
 	roundBackoff    = 50 * time.Millisecond
 	maxRoundBackoff = time.Second
 )
+
+// FailurePenalty is how long a gateway whose attempt failed (no answer
+// within the deadline, a refused or broken connection, a 503) goes to the
+// end of the order in which the Client's calls try the gateways: a call
+// that must move on tries first the gateways not seen failing, so that a
+// node cut off a moment ago costs one attempt's deadline, not one per
+// call. An answer from the gateway lifts it at once. The order is all it
+// changes: a gateway under penalty is still tried, last, and where every
+// gateway is under penalty the order is the list's.
+const FailurePenalty = 5 * time.Second
 
 // request is one call of the HTTP API.
 type request struct {
@@ -74,12 +86,13 @@ func (c *Client) run(ctx context.Context, r request) error {
 	defer func() { late.stop() }()
 	tries, slow := 0, 0
 	for round := 0; ; round++ {
-		first := int(c.next.Load())
-		for i := range c.urls {
-			n := (first + i) % len(c.urls)
+		for _, n := range c.order(time.Now()) {
 			var err error
 			late, err = c.attempt(ctx, n, r, payload, tok, slow, late)
 			wait, again := c.verdict(err, r.repeatable)
+			if isGatewayFailure(err) && ctx.Err() == nil { // not the caller's cancel: the gateway's
+				c.failedUntil[n].Store(time.Now().Add(FailurePenalty).UnixNano())
+			}
 			if tries++; !again || tries == c.maxAttempts {
 				return err
 			}
@@ -101,6 +114,31 @@ func (c *Client) run(ctx context.Context, r request) error {
 			return budgetError(ctx, r, last)
 		}
 	}
+}
+
+// order returns the gateways in the order a round of a call tries them:
+// from the one that answered the Client last, around the list, with those
+// under FailurePenalty at now moved to the end, in the same order.
+func (c *Client) order(now time.Time) []int {
+	first, t := int(c.next.Load()), now.UnixNano()
+	out := make([]int, 0, len(c.urls))
+	var failed []int
+	for i := range c.urls {
+		n := (first + i) % len(c.urls)
+		if c.failedUntil[n].Load() > t {
+			failed = append(failed, n)
+		} else {
+			out = append(out, n)
+		}
+	}
+	return append(out, failed...)
+}
+
+// isGatewayFailure reports whether err says that the gateway could not
+// serve: no answer (a deadline, a refused or broken connection) or a 503.
+func isGatewayFailure(err error) bool {
+	var te *transportError
+	return errors.As(err, &te) || isUnavailable(err)
 }
 
 // verdict decides on an attempt's outcome: whether to try again (on the
@@ -233,7 +271,15 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
 	}
-	req, err := http.NewRequestWithContext(actx, r.method, u, bytes.NewReader(payload))
+	// A request that never got a connection never left: a dial that the
+	// deadline ended in the handshake is reported as the context's error,
+	// not as a dial's, so the trace tells it (net/http sends a request
+	// again on a new connection only where nothing of it was written).
+	var connected atomic.Bool
+	tctx := httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	})
+	req, err := http.NewRequestWithContext(tctx, r.method, u, bytes.NewReader(payload))
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
@@ -243,7 +289,7 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return &transportError{gateway: c.urls[n], err: err, dial: isDialError(err)}
+		return &transportError{gateway: c.urls[n], err: err, dial: !connected.Load() || isDialError(err)}
 	}
 	err = decode(resp, out)
 	var te *transportError
@@ -251,8 +297,11 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 		te.gateway = c.urls[n]
 		return err
 	}
-	if c.next.Load() != uint32(n) && !isUnavailable(err) {
-		c.next.Store(uint32(n))
+	if !isUnavailable(err) {
+		c.failedUntil[n].Store(0) // it answered: its penalty ends
+		if c.next.Load() != uint32(n) {
+			c.next.Store(uint32(n))
+		}
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,6 +85,22 @@ func TestCutPlans(t *testing.T) {
 		if got := fmt.Sprint(exempt); got != tt.exempt {
 			t.Errorf("%s: exempt %s, want %s", tt.name, got, tt.exempt)
 		}
+	}
+}
+
+// Of the two writers each node starts with, one fails over the other way
+// round: the leader's writers in partition-bridge try the cut follower
+// first in one list and the node that hears both first in the other.
+func TestWriterURLs(t *testing.T) {
+	c := &Cluster{Nodes: []*Node{{Addr: "a"}, {Addr: "b"}, {Addr: "c"}}}
+	var got []string
+	for i := range 6 {
+		got = append(got, strings.Join(writerURLs(c, i), " "))
+	}
+	want := []string{"http://a http://b http://c", "http://b http://c http://a", "http://c http://a http://b",
+		"http://a http://c http://b", "http://b http://a http://c", "http://c http://b http://a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("writers' URLs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

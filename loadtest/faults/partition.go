@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -67,12 +68,15 @@ func (r *run) partition(ctx context.Context, plan cutPlan) error {
 		if cutErr = r.c.net.cut(p[0], p[1]); cutErr != nil {
 			break
 		}
+		r.markPair(l, p, "cut from")
 	}
 	if cutErr == nil {
 		sleep(ctx, r.cfg.Hold)
 	}
 	for _, p := range pairs {
-		r.c.net.heal(p[0], p[1]) // a pair never cut fails to heal: nothing to undo
+		if r.c.net.heal(p[0], p[1]) == nil { // a pair never cut fails to heal: nothing to undo
+			r.markPair(l, p, "healed with")
+		}
 	}
 	if cutErr != nil {
 		return cutErr
@@ -81,7 +85,16 @@ func (r *run) partition(ctx context.Context, plan cutPlan) error {
 		if err := r.c.WaitReady(ctx, r.c.Nodes[k], 60*time.Second); err != nil {
 			return err
 		}
+		r.tl.mark(r.c.Nodes[k], "ready")
 		r.setExempt(r.c.Nodes[k], false)
 	}
 	return nil
+}
+
+// markPair puts a cut or a heal of pair p on the run's timeline with the
+// leader's name, so that the run's write gaps are placed among them ("n3
+// cut from n1, n3 leading"; a writer's requests name node n<k> by its
+// address 10.213.x.<k>).
+func (r *run) markPair(leader *Node, p [2]int, what string) {
+	r.tl.mark(r.c.Nodes[p[0]], fmt.Sprintf("%s %s, %s leading", what, r.c.Nodes[p[1]].Name, leader.Name))
 }

@@ -178,8 +178,23 @@ func rotated(c *Cluster, k int) []string {
 	return append(slices.Clone(urls[k:]), urls[:k]...)
 }
 
+// writerURLs returns writer i's URLs: it starts at node i mod n, and every
+// second writer of a node lists the others the other way round. A fault's
+// target and its cut are placed by index (partition-bridge cuts the leader
+// from the node after it), so with one order only every writer of a node
+// would fail over to the same node first: the leader's always to the node
+// cut from it. With both, each run measures both ways out of each node.
+func writerURLs(c *Cluster, i int) []string {
+	n := len(c.Nodes)
+	urls := rotated(c, i%n)
+	if (i/n)%2 == 1 {
+		slices.Reverse(urls[1:])
+	}
+	return urls
+}
+
 // StartLoad creates the board and starts nWriters writers (spread over the
-// nodes, each with every node to fail over to), a watcher and a /readyz
+// nodes, each with every node to fail over to: writerURLs), a watcher and a /readyz
 // poller per node. counted tells the pollers which nodes should be ready.
 func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration, counted func(*Node) bool) (*Load, error) {
 	admin, err := rwclient.New(rotated(c, 0), rwclient.WithToken(c.Token))
@@ -200,7 +215,7 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	fresh := &freshness{}
 	for i := range nWriters {
 		tr := &reqTrace{next: http.DefaultTransport}
-		cl, err := rwclient.New(rotated(c, i%len(c.Nodes)), rwclient.WithToken(c.Token),
+		cl, err := rwclient.New(writerURLs(c, i), rwclient.WithToken(c.Token),
 			rwclient.WithAttemptTimeouts(2*time.Second, 2*time.Second),
 			rwclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: tr}))
 		if err != nil {
