@@ -9,8 +9,10 @@
 // node whose copy of a tenant went wrong while every checksum passed would
 // otherwise hand its error to every node that starts from it: a clustered
 // node shares only snapshots whose checkpoint a majority of the cluster
-// agreed with (Agreement, agree.go), and every object names its checkpoint,
-// which Load verifies against the state it decodes (check.go).
+// agreed with (Agreement, agree.go), every object names its checkpoint,
+// which Load verifies against the state it decodes (check.go), and a
+// clustered node opens a tenant only from a state such a checkpoint vouches
+// for, its own snapshot file included (Vouched, vouch.go).
 //
 // A bucket that is slow or missing costs a node a longer replay, never a
 // failed start: every call is bounded, and Load and Save log a failure and
