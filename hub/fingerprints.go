@@ -37,16 +37,24 @@ type Fingerprints struct {
 
 // Diverged takes tenant out of service on this node (its requests answer
 // 503 naming seq) and starts rebuilding it from the stream. It returns
-// false where the tenant is not open here, is already rebuilding, or the
-// Hub is not started or closed.
+// false only where the tenant is not open here (yet: a replica publishes
+// checkpoints while it catches up at its opening, before the registry
+// holds it) or the Hub is not started: the caller hands it over again. A
+// tenant already rebuilding, or a Hub closed, needs nothing more: true.
 func (f *Fingerprints) Diverged(tenant string, seq uint64) bool {
 	h := f.hub.Load()
-	if h == nil || h.streams == nil || h.ctx.Err() != nil {
+	if h == nil || h.streams == nil {
 		return false
 	}
+	if h.ctx.Err() != nil {
+		return true
+	}
 	r := h.reg.lookup(tenant)
-	if r == nil || !r.fp.diverged.CompareAndSwap(0, seq) {
+	if r == nil {
 		return false
+	}
+	if !r.fp.diverged.CompareAndSwap(0, seq) {
+		return true
 	}
 	f.rebuilding.Add(1)
 	r.fp.shares.Diverge(seq)                  // it shares nothing up to seq,

@@ -65,8 +65,8 @@ func TestFingerprintsCheckpointAndRebuild(t *testing.T) {
 	if bytes.Equal(fingerprint(t, h, "t1"), good) {
 		t.Fatal("the corruption changed nothing")
 	}
-	if !fps.Diverged("t1", 10) || fps.Diverged("t1", 10) || fps.Diverged("nobody", 10) {
-		t.Fatal("Diverged: want true once, for an open tenant")
+	if !fps.Diverged("t1", 10) || !fps.Diverged("t1", 10) || fps.Diverged("nobody", 10) {
+		t.Fatal("Diverged: want true for an open tenant, rebuilding or not, false for one not open")
 	}
 	checkFor(t, 10*time.Second, func() error {
 		if _, err := h.Top(Loc{Tenant: "t1", Board: "b", Window: "all"}, 0, nil, 10); err != nil {
@@ -114,8 +114,8 @@ func TestFingerprintsDivergedAnswers503(t *testing.T) {
 		t.Fatal("Diverged")
 	}
 	h.Close() // stops the rebuild; Close waits for it
-	if fps.Diverged("t1", 8) {
-		t.Fatal("Diverged after Close")
+	if !fps.Diverged("t1", 8) || fps.Rebuilding() != 0 {
+		t.Fatal("Diverged after Close: want true (nothing to hand over again) and no rebuild")
 	}
 }
 

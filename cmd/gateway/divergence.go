@@ -37,6 +37,7 @@ type divergence struct {
 	// Owned by the goroutine.
 	now     func() time.Time // time.Now; a test's clock
 	tenants map[string]*tenantTally
+	pending map[string]uint64 // divergences found while the tenant was not open here (yet): handed over again every retryPending
 }
 
 // tenantTally is what divergence keeps of one tenant: its tally, the
@@ -60,6 +61,13 @@ const (
 	tallySweep = 5 * time.Minute
 )
 
+// retryPending is how often a divergence the hub could not take yet is
+// handed over again. A replica publishes checkpoints while it catches up
+// at its opening, before the hub's registry holds it, so a verdict can
+// come before the tenant is open; the next checkpoint may be far off (an
+// idle tenant: never), so it is not left to judge again.
+const retryPending = 200 * time.Millisecond
+
 // newDivergence returns the comparison for a clustered node, or nil
 // without --cluster (a single node has no one to compare with).
 func newDivergence(cfg Config, log *slog.Logger) *divergence {
@@ -67,7 +75,7 @@ func newDivergence(cfg Config, log *slog.Logger) *divergence {
 		return nil
 	}
 	d := &divergence{node: cfg.Node, members: clusterMembers(cfg.Routes), log: log,
-		own: make(chan fingerprint.Report, 1024), now: time.Now, tenants: map[string]*tenantTally{}}
+		own: make(chan fingerprint.Report, 1024), now: time.Now, tenants: map[string]*tenantTally{}, pending: map[string]uint64{}}
 	d.fps = &hub.Fingerprints{Every: cfg.FingerprintEvery, Publish: d.enqueue}
 	return d
 }
@@ -118,12 +126,16 @@ func (d *divergence) start(nc *nats.Conn) (stop func(), err error) {
 func (d *divergence) run(ctx context.Context, nc *nats.Conn, remote <-chan *nats.Msg) {
 	sweep := time.NewTicker(tallySweep)
 	defer sweep.Stop()
+	retry := time.NewTicker(retryPending)
+	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-sweep.C:
 			d.sweep()
+		case <-retry.C:
+			d.handOver()
 		case r := <-d.own:
 			if err := nc.Publish(fingerprintSubject, r.Marshal()); err != nil {
 				d.log.Warn("fingerprint: report not published", "tenant", r.Tenant, "seq", r.Seq, "err", err)
@@ -164,7 +176,19 @@ func (d *divergence) record(r fingerprint.Report) {
 	d.detected.Add(1)
 	d.log.Error("fingerprint: this node's copy of the tenant differs from the majority's: it stops serving the tenant and rebuilds it",
 		"tenant", r.Tenant, "seq", r.Seq, "majority_sum", fmt.Sprintf("%x", majority[:8]), "members", d.members)
-	d.fps.Diverged(r.Tenant, r.Seq)
+	d.pending[r.Tenant] = r.Seq
+	d.handOver()
+}
+
+// handOver tells the hub of the divergences it has not taken yet: a tenant
+// not open here stays pending until it opens, or its tally is swept.
+// O(pending).
+func (d *divergence) handOver() {
+	for tenant, seq := range d.pending {
+		if d.fps.Diverged(tenant, seq) {
+			delete(d.pending, tenant)
+		}
+	}
 }
 
 // sweep drops the tenants none of whose nodes reported for tallyIdle.
@@ -174,6 +198,7 @@ func (d *divergence) sweep() {
 	for tenant, t := range d.tenants {
 		if now.Sub(t.last) > tallyIdle {
 			delete(d.tenants, tenant)
+			delete(d.pending, tenant)
 		}
 	}
 }

@@ -9,8 +9,10 @@
 // node whose copy of a tenant went wrong while every checksum passed would
 // otherwise hand its error to every node that starts from it: a clustered
 // node shares only snapshots whose checkpoint a majority of the cluster
-// agreed with (Agreement, agree.go), and every object names its checkpoint,
-// which Load verifies against the state it decodes (check.go).
+// agreed with (Agreement, agree.go), every object names its checkpoint,
+// which Load verifies against the state it decodes (check.go), and a
+// clustered node opens a tenant only from a state such a checkpoint vouches
+// for, its own snapshot file included (Vouched, vouch.go).
 //
 // A bucket that is slow or missing costs a node a longer replay, never a
 // failed start: every call is bounded, and Load and Save log a failure and
@@ -155,28 +157,31 @@ func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.
 	return st, true
 }
 
-// Newer returns local, a tenant's state from this node's own snapshot
-// (or localErr where none could be read), unless s holds a newer snapshot
-// that passes Load's check: that one then. A nil s returns local as is.
+// Newer returns the state a node opens tenant from: local, the state in
+// this node's own snapshot file (or localErr where none could be read),
+// unless s holds a newer snapshot that passes Load's check: that one then.
+// A nil s returns local as is.
 //
-// Where agreed is set (a clustered node) the shared snapshot is preferred
-// even where it is older than local: it is a state a majority of the
-// cluster agreed with and the loader checked, while nothing vouches for
-// the node's own file (it may have gone wrong on disk, or before it was
-// written, while every checksum passed), which the node would otherwise
-// serve until the cluster's next checkpoint. The cost is the replay of
-// the stream from the shared snapshot's sequence, at most one checkpoint
-// spacing more than from local. Without a shared snapshot that passes,
-// local stands.
+// Where agreed is set (a clustered node) it returns no state that a
+// checkpoint the majority of the cluster agreed with does not vouch for
+// (Vouched, vouch.go): local only where it is that checkpoint's state, else
+// the agreed shared snapshot, else an empty state (the stream is replayed
+// from its first event), even where local is newer. Nothing vouches for
+// the node's own file otherwise: it may have gone wrong on disk, or before
+// it was written, while every checksum passed, and the node would serve
+// it until the cluster's next checkpoint.
 func (s *Bucket) Newer(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring, agreed bool) (*ledger.State, error) {
+	if agreed {
+		return s.Vouched(ctx, tenant, local, localErr, kr)
+	}
 	if s == nil {
 		return local, localErr
 	}
 	var seq uint64
-	if localErr == nil && !agreed {
+	if localErr == nil {
 		seq = local.Seq()
 	}
-	if st, ok := s.Load(ctx, tenant, seq, kr, agreed); ok {
+	if st, ok := s.Load(ctx, tenant, seq, kr, false); ok {
 		return st, nil
 	}
 	return local, localErr

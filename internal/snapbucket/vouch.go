@@ -1,0 +1,79 @@
+package snapbucket
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/rankwire/rankwire/internal/fingerprint"
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// What a clustered node may open a tenant from. Its own snapshot file is
+// checked by a CRC only, which whoever changed the file (or bit rot before
+// the write, in memory) may have made right: a score changed in a way
+// that still decodes would be served until the cluster's next checkpoint
+// showed this node's copy wrong, and never on an idle tenant. So a
+// clustered node starts only from a state a checkpoint the majority of the
+// cluster agreed with vouches for: the newest such checkpoint is the one
+// the bucket's object names where it is marked agreed (agree.go: nothing
+// else is shared by a clustered node), and a state is its state where it
+// is at that sequence and hashes to that sum.
+
+// ErrUnvouched is Vouched's error where a clustered node's snapshot file
+// holds a state no checkpoint the cluster agreed with vouches for, and the
+// bucket holds none it could start from instead: the caller replays the
+// tenant's stream from its first event.
+var ErrUnvouched = errors.New("snapbucket: no checkpoint the cluster agreed with vouches for this node's snapshot file, and no agreed shared snapshot passed its check")
+
+// Vouched returns the state a clustered node opens tenant from (Newer with
+// agreed set): local, the state in its own snapshot file, where the
+// bucket's newest agreed checkpoint is local's (same sequence, same hash:
+// nothing is downloaded); else the agreed shared snapshot, where it passes
+// Load's check; else localErr where the file could not be read, or an
+// error wrapping ErrUnvouched where it held a state (the caller logs it and
+// replays the tenant's stream from its first event). A nil s (no bucket
+// open yet) vouches for nothing but an empty state. Cost: one encoding of local where
+// the object's checkpoint is at its sequence, Load's otherwise.
+func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring) (*ledger.State, error) {
+	if s != nil {
+		if localErr == nil && local.Seq() > 0 && s.vouches(ctx, tenant, local) {
+			s.log.Info("hub: snapshot file checked against the checkpoint the cluster agreed with", "tenant", tenant, "seq", local.Seq())
+			return local, nil
+		}
+		if st, ok := s.Load(ctx, tenant, 0, kr, true); ok {
+			return st, nil
+		}
+	}
+	if localErr != nil || local.Seq() == 0 {
+		return local, localErr
+	}
+	return nil, fmt.Errorf("%w (the file is at seq %d)", ErrUnvouched, local.Seq())
+}
+
+// vouches reports whether the bucket's object of tenant names, as agreed
+// by a majority, the checkpoint of st: at st's sequence, with st's hash.
+// A bucket that does not answer vouches for nothing. Bounded by Timeout.
+func (s *Bucket) vouches(ctx context.Context, tenant string, st *ledger.State) bool {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	var meta map[string]string
+	err := s.gate(func() error {
+		info, err := s.store.GetInfo(ctx, tenant)
+		if err == nil {
+			meta = info.Metadata
+		}
+		return err
+	})
+	if err != nil || meta[metaAgreed] != agreedMajority || meta[metaSeq] != strconv.FormatUint(st.Seq(), 10) {
+		return false
+	}
+	p, err := st.Prepare()
+	if err != nil {
+		return false
+	}
+	sum := fingerprint.Of(st.Seq(), p.Clear()).Sum
+	return meta[metaSum] == hex.EncodeToString(sum[:])
+}
