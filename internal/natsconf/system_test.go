@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/certtest"
 	"github.com/rankwire/rankwire/internal/testport"
 )
@@ -268,9 +269,13 @@ func TestSystemAccountUpgrade(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RW_t1", Subjects: []string{"rw.t1.>"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	// The meta leader places three replicas only once it has heard every
+	// peer's state, which can come after the peers are current ("no
+	// suitable peers for placement" before).
+	await.For(t, 30*time.Second, func() error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RW_t1", Subjects: []string{"rw.t1.>"}, Replicas: 3})
+		return err
+	})
 	for i := range 10 {
 		if _, err := js.Publish(ctx, "rw.t1.x", []byte(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
