@@ -117,4 +117,3 @@ func BenchmarkSubmitDecode(b *testing.B) {
 		})
 	}
 }
-
