@@ -65,7 +65,7 @@ func (b *submitJSON) items() ([]hub.Item, error) {
 	case b.Scores != nil && single:
 		return nil, badRequest("body: send either one submission or \"scores\", not both")
 	case b.Scores == nil:
-		it, err := b.scoreJSON.item("")
+		it, err := b.scoreJSON.item(-1)
 		return []hub.Item{it}, err
 	case len(b.Scores) == 0 || len(b.Scores) > hub.MaxBatch:
 		return nil, badRequest("scores: %d items, want 1..%d", len(b.Scores), hub.MaxBatch)
@@ -73,21 +73,29 @@ func (b *submitJSON) items() ([]hub.Item, error) {
 	items := make([]hub.Item, len(b.Scores))
 	for i, sc := range b.Scores {
 		var err error
-		if items[i], err = sc.item(fmt.Sprintf("scores[%d].", i)); err != nil {
+		if items[i], err = sc.item(i); err != nil {
 			return nil, err
 		}
 	}
 	return items, nil
 }
 
-func (sc scoreJSON) item(prefix string) (hub.Item, error) {
+// item is sc as the hub takes it; i is its index in "scores", or -1 for
+// a single submission (the JSON path's prefix, built only for a refusal).
+func (sc scoreJSON) item(i int) (hub.Item, error) {
+	prefix := func() string {
+		if i < 0 {
+			return ""
+		}
+		return fmt.Sprintf("scores[%d].", i)
+	}
 	switch {
 	case sc.Member == nil:
-		return hub.Item{}, badRequest("%smember: required", prefix)
+		return hub.Item{}, badRequest("%smember: required", prefix())
 	case sc.Score == nil:
-		return hub.Item{}, badRequest("%sscore: required, a finite number", prefix)
+		return hub.Item{}, badRequest("%sscore: required, a finite number", prefix())
 	case len(sc.ID) > hub.MaxIDLen:
-		return hub.Item{}, badRequest("%sid: %d bytes, at most %d", prefix, len(sc.ID), hub.MaxIDLen)
+		return hub.Item{}, badRequest("%sid: %d bytes, at most %d", prefix(), len(sc.ID), hub.MaxIDLen)
 	}
 	return hub.Item{Member: *sc.Member, Score: *sc.Score, Subscore: sc.Subscore, ID: sc.ID}, nil
 }

@@ -35,7 +35,8 @@
 # Environment: RUNS (default 2), D (default 20s), SIZES (default
 # "5000 10000"), OUT (JSON reports; default a directory under /tmp that is
 # removed at the end unless given), PROFILE (1: a 10 s CPU profile of the
-# gateway PROFILE_AT (default 10) s into each of its runs, into $OUT), PORT (gateway, 18110),
+# gateway PROFILE_AT (default 10) s into each of its runs, PROFILE_SECONDS
+# long (default 10), into $OUT), PORT (gateway, 18110),
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
 # default, or around), FLOOR (1: run the floor; the default for top),
 # SYNCS (the gateway's --sync settings, one rankwire run each per loop;
@@ -135,7 +136,7 @@ watch_rankwire() {
 	local n=$1 name=$2 sync=$3 prof=""
 	start_gw --push-interval 100ms --heartbeat-interval "$HEARTBEAT" --sync "$sync" --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
 	if [ "${PROFILE:-0}" = 1 ]; then
-		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=10") &
+		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=${PROFILE_SECONDS:-10}") &
 		prof=$!
 	fi
 	probe_start "$OUT/$name-probe.json"

@@ -40,6 +40,20 @@ func appendBody(dst []byte, m body) []byte {
 	return append(dst, '}')
 }
 
+// bodySize is about the length of appendBody's encoding of m, a little
+// more for most rows, so that the encoding takes one allocation instead
+// of growing from nothing (four or five for a diff of a few rows).
+func bodySize(m body) int {
+	n := 64 + 12*len(m.gone)
+	for _, r := range m.rows {
+		n += 96 + len(r.Member)
+		if r.Profile != (Profile{}) {
+			n += 40 + len(r.Profile.Name) + len(r.Profile.Avatar) + len(r.Profile.Country)
+		}
+	}
+	return n
+}
+
 // body is the content of a snapshot (diff false) or diff message.
 type body struct {
 	diff      bool

@@ -39,8 +39,9 @@ const evictEvery = time.Second
 // the Apply/Flush contract.
 type Engine struct {
 	cfg       Config
-	coalesced atomic.Uint64 // pending messages replaced by newer ones
-	evicted   time.Time     // the last look for idle board-windows; Flush's caller only
+	coalesced atomic.Uint64  // pending messages replaced by newer ones
+	evicted   time.Time      // the last look for idle board-windows; Flush's caller only
+	flushing  []*windowState // Flush's list of board-windows, kept for the next; Flush's caller only
 	views     atomic.Int64
 	subs      [len(kindNames)]atomic.Int64
 	leaving   leaveQueue // subscriptions of closing connections: see leave.go
@@ -74,6 +75,7 @@ type windowState struct {
 	names   multiIndex[string]
 	ring    *ring
 	idle    time.Time // when the last view went; zero while watched
+	scratch dirtyScratch
 }
 
 // view is one distinct view: a spec over a board-window, its state at seq,
@@ -241,7 +243,7 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	if ws.gone {
 		return
 	}
-	var dirty []*view
+	dirty := ws.scratch.views[:0]
 	if reset {
 		ws.ring.reset(w.Seq())
 		for _, v := range ws.views {
@@ -251,11 +253,11 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 		for _, c := range changes {
 			ws.ring.push(c)
 		}
-		for v := range ws.dirty(changes, w) {
-			dirty = append(dirty, v)
-		}
+		dirty = ws.dirty(changes, w, dirty)
 	}
 	e.recomputeAll(dirty, w)
+	clear(dirty) // the views may go before the next Apply: keep no pointer
+	ws.scratch.views = dirty[:0]
 }
 
 // parallelViews is the fewest dirty views of one board-window worth
@@ -320,11 +322,12 @@ func (e *Engine) recompute(v *view, st state, w Window) {
 // ticker goroutine, without the board's lock.
 func (e *Engine) Flush() {
 	e.mu.RLock()
-	all := make([]*windowState, 0, len(e.windows))
+	all := e.flushing[:0]
 	for _, ws := range e.windows {
 		all = append(all, ws)
 	}
 	e.mu.RUnlock()
+	defer func() { clear(all); e.flushing = all[:0] }() // an evicted window is not kept
 	var next atomic.Int64
 	work := func() {
 		for i := next.Add(1) - 1; i < int64(len(all)); i = next.Add(1) - 1 {
@@ -351,7 +354,7 @@ func (e *Engine) flushWindow(ws *windowState) {
 		ws.changed[i] = nil
 		var d *shared
 		if !v.full && len(v.watchers) > 0 {
-			d = &shared{typ: "diff", body: appendBody(nil, *v.tick), seq: v.tick.seq, prev: v.tick.prev}
+			d = &shared{typ: "diff", body: appendBody(make([]byte, 0, bodySize(*v.tick)), *v.tick), seq: v.tick.seq, prev: v.tick.prev}
 		}
 		v.tick, v.full = nil, false
 		for _, s := range v.watchers {
@@ -409,7 +412,7 @@ func (v *view) firstSnapshot() *shared {
 
 func (v *view) encodeSnapshot() *shared {
 	b := body{seq: v.seq, total: v.total, rows: v.st.rows}
-	return &shared{typ: "snapshot", body: appendBody(nil, b), seq: v.seq}
+	return &shared{typ: "snapshot", body: appendBody(make([]byte, 0, bodySize(b)), b), seq: v.seq}
 }
 
 func boardLen(w Window) int {

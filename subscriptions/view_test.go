@@ -72,6 +72,20 @@ func TestEncodeMatchesJSON(t *testing.T) {
 	}
 }
 
+// TestBodySizeHoldsAnEncoding wants bodySize to hold the encoding of
+// diffs and snapshots with ordinary rows, so that each takes one allocation.
+func TestBodySizeHoldsAnEncoding(t *testing.T) {
+	rows := []Row{{Rank: 1, Member: "player-000001", Score: 12345.678, Subscore: 3}, {Rank: 100000, Member: "m9", Score: -1e21, Profile: Profile{Name: "Ann", Country: "MT"}, Review: true}}
+	for _, b := range []body{{seq: 1 << 40, total: 1e6, rows: rows}, {diff: true, seq: 9, prev: 7, total: 3, rows: rows[1:], gone: []int{99999, 100000}}, {}} {
+		if n, size := len(appendBody(nil, b)), bodySize(b); n > size {
+			t.Errorf("%+v: encoding %d bytes, bodySize %d", b, n, size)
+		}
+		if a := testing.AllocsPerRun(10, func() { appendBody(make([]byte, 0, bodySize(b)), b) }); a > 1 {
+			t.Errorf("%+v: %v allocations, want 1", b, a)
+		}
+	}
+}
+
 func TestRankIndexVisitsOnlyMet(t *testing.T) {
 	ix := rankIndex{}
 	a, b := &view{st: state{spans: []span{{1, 10}}}}, &view{st: state{spans: []span{{500, 510}}}}
