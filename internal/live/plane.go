@@ -99,6 +99,12 @@ type Plane struct {
 	slowTO   time.Duration
 	pingTO   time.Duration
 	maxConn  int
+	// pings visits every WebSocket once per pingTO (keepalive.go); closers
+	// counts its closes of connections that answered no ping, which Close
+	// waits for. epoch is the zero of clock.
+	pings   *wheel
+	closers sync.WaitGroup
+	epoch   time.Time
 	// beatEvery is the heartbeat interval (≤ 0: none); beatStop and
 	// beatDone, guarded by mu, stop the heartbeat goroutine and tell it
 	// returned (heartbeat.go).
@@ -171,6 +177,8 @@ func New(cfg Config) *Plane {
 	p.metrics = newMetrics(cfg.Registry, p.eng)
 	p.pool = newWriterPool(p.metrics)
 	p.feed = &feed{p: p}
+	p.epoch = time.Now()
+	p.pings = p.newPingWheel()
 	return p
 }
 
@@ -245,6 +253,7 @@ func (p *Plane) track(c liveConn) bool {
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	p.pool.start()
+	p.pings.start()
 	p.startBeats()
 	p.startFollow()
 	return true
@@ -289,6 +298,7 @@ func (p *Plane) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	p.stopBeats()
 	p.stopFollow()
+	p.pings.stopWait()
 	conns := p.connections()
 	for _, c := range conns {
 		go c.close(newClose(wire.CloseGoingAway, "server shutting down"))
@@ -298,6 +308,7 @@ func (p *Plane) Close(ctx context.Context) error {
 		p.wg.Wait()
 		close(done)
 	}()
+	defer p.closers.Wait() // bounded by coder/websocket's close handshake
 	select {
 	case <-done:
 		p.pool.close()
