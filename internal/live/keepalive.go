@@ -47,7 +47,7 @@ type wheelPos struct{ slot, idx int32 }
 
 // keepAlive is a WebSocket's keep-alive state.
 type keepAlive struct {
-	ping wheelPos
+	ping, beat wheelPos
 	// pinged and heard are plane clock readings (Plane.clock): when the
 	// last ping was written (0: none yet) and when the last pong was read.
 	pinged, heard atomic.Int64
@@ -80,7 +80,7 @@ func (w *wheel) add(c liveConn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pos := w.posOf(c)
-	if pos.slot != 0 {
+	if pos == nil || pos.slot != 0 {
 		return
 	}
 	s := w.next
@@ -95,7 +95,7 @@ func (w *wheel) remove(c liveConn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pos := w.posOf(c)
-	if pos.slot == 0 {
+	if pos == nil || pos.slot == 0 {
 		return
 	}
 	s := int(pos.slot - 1)

@@ -110,3 +110,29 @@ func TestWheelSlots(t *testing.T) {
 		t.Fatalf("%d members left, want 18", total)
 	}
 }
+
+// TestHeartbeatsSpread: the heartbeats of one interval are spread over it,
+// each connection at its own offset (the wheel's slots, 200 ms apart),
+// not sent to every connection at one moment; each connection still gets
+// one per interval.
+func TestHeartbeatsSpread(t *testing.T) {
+	const every = time.Second // five slots
+	e := newEnv(t, Options{HeartbeatInterval: every})
+	tok := e.token("a", auth.RoleRead)
+	clients := make([]*wsClient, 10)
+	for i := range clients {
+		clients[i] = e.dial("access_token="+tok, true, nil)
+	}
+	offsets := map[time.Duration]bool{}
+	for _, c := range clients {
+		beats := beatsFor(t, c, 3)
+		at := beatAt(t, beats[1])
+		offsets[at.Sub(at.Truncate(every))/(100*time.Millisecond)] = true
+		if gap := beatAt(t, beats[2]).Sub(at); gap < every*9/10 || gap > 4*every {
+			t.Fatalf("a connection's heartbeats %v apart, want about %v", gap, every)
+		}
+	}
+	if len(offsets) < 3 {
+		t.Fatalf("10 connections' heartbeats at %d offsets in the interval, want them spread over the slots", len(offsets))
+	}
+}

@@ -105,12 +105,11 @@ type Plane struct {
 	pings   *wheel
 	closers sync.WaitGroup
 	epoch   time.Time
-	// beatEvery is the heartbeat interval (≤ 0: none); beatStop and
-	// beatDone, guarded by mu, stop the heartbeat goroutine and tell it
-	// returned (heartbeat.go).
-	beatEvery          time.Duration
-	beatStop, beatDone chan struct{}
-	status             func(tenant string) (writable, stale bool) // Options.Status; nil: writable, fresh
+	// beatEvery is the heartbeat interval (≤ 0: none); beats visits every
+	// connection once per it (heartbeat.go; nil: none).
+	beatEvery time.Duration
+	beats     *wheel
+	status    func(tenant string) (writable, stale bool) // Options.Status; nil: writable, fresh
 	// msgRate and msgBurst bound a connection's client messages: see
 	// wire.MessageRate. Fields, so that tests may lower them.
 	msgRate, msgBurst int
@@ -179,6 +178,7 @@ func New(cfg Config) *Plane {
 	p.feed = &feed{p: p}
 	p.epoch = time.Now()
 	p.pings = p.newPingWheel()
+	p.beats = p.newBeatWheel()
 	return p
 }
 
@@ -254,7 +254,7 @@ func (p *Plane) track(c liveConn) bool {
 	p.wg.Add(1)
 	p.pool.start()
 	p.pings.start()
-	p.startBeats()
+	p.startBeats(c)
 	p.startFollow()
 	return true
 }
@@ -266,6 +266,7 @@ func (p *Plane) track(c liveConn) bool {
 // long.
 func (p *Plane) untrack(c liveConn) {
 	sc, held := c.current()
+	p.leaveBeats(c)
 	p.mu.Lock()
 	delete(p.conns, c)
 	if held {
