@@ -24,9 +24,10 @@ import (
 
 // wsConn is one WebSocket of live views. One goroutine of its own serves
 // it (serve: it reads and handles client messages, one at a time); the
-// writer pool writes its outbox; timers ping it and end it at its token's
-// expiry; its wsflow.Conn drains a stalled write. All end with the connection
-// (ended) and are waited for by serve. The engine only ever puts into the
+// writer pool writes its outbox; the plane's ping wheel pings it
+// (keepalive.go); a timer ends it at its token's expiry; its wsflow.Conn
+// drains a stalled write. All end with the connection (ended) and are
+// waited for by serve. The engine only ever puts into the
 // outbox, so it never waits on the client.
 type wsConn struct {
 	p     *Plane
@@ -43,14 +44,12 @@ type wsConn struct {
 	// cache lines, with no pointer to load first.
 	out subscriptions.Outbox
 
-	ended     atomic.Bool   // the connection is closing: arm no more pings
+	ended     atomic.Bool   // the connection is closing: ping it no more
 	done      chan struct{} // closed when the connection starts closing
 	written   chan struct{} // a writer's turn took messages (capacity 1): see reply
 	closeOnce sync.Once
 
-	pingMu    sync.Mutex     // guards pingTimer
-	pingTimer *time.Timer    // the next ping; nil before the first
-	pings     sync.WaitGroup // a ping armed or running
+	ka keepAlive // pings: keepalive.go
 
 	mu     sync.Mutex // guards the fields below
 	scope  auth.Scope
@@ -87,13 +86,12 @@ func newWSConn(p *Plane, ws *websocket.Conn, flow *wsflow.Conn) *wsConn {
 func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 	defer func() {
 		c.ended.Store(true)
-		c.stopPing()
+		c.p.pings.remove(c)
 		c.cleanup()
 		// A peer that vanished without a close handshake leaves the
 		// hijacked socket open (CLOSE_WAIT) until someone closes it: us.
-		// The close also ends a running ping and a drain.
+		// The close also ends a drain.
 		c.ws.CloseNow()
-		c.pings.Wait()
 		c.flow.Wait()
 	}()
 	c.p.metrics.conns.Inc()
@@ -102,7 +100,7 @@ func (c *wsConn) serve(sc *auth.Scope, refused *closeError) {
 		c.close(*refused) // returns once the handshake is over: the read below fails
 		return
 	}
-	c.armPing()
+	c.p.pings.add(c)
 	if sc != nil {
 		c.setScope(*sc, true)
 		if c.closeIfRevoked(*sc) { // a reload raced the verification
@@ -435,44 +433,4 @@ func (c *wsConn) unsubscribe(id string) {
 		return
 	}
 	c.p.leave(s.view)
-}
-
-// armPing schedules the next ping in Options.PingInterval. A timer, not a
-// goroutine: an idle connection costs its read goroutine only (a
-// goroutine's stack is most of an idle connection's memory).
-func (c *wsConn) armPing() {
-	c.pingMu.Lock()
-	defer c.pingMu.Unlock()
-	if c.ended.Load() {
-		return // stopPing ran or is about to: arm nothing it cannot see
-	}
-	c.pings.Add(1)
-	c.pingTimer = time.AfterFunc(c.p.pingTO, func() {
-		defer c.pings.Done()
-		c.ping()
-	})
-}
-
-// stopPing cancels an armed ping; a running one ends with the connection.
-func (c *wsConn) stopPing() {
-	c.pingMu.Lock()
-	defer c.pingMu.Unlock()
-	if c.pingTimer != nil && c.pingTimer.Stop() {
-		c.pings.Done()
-	}
-}
-
-// ping pings once and arms the next; a peer that does not answer within
-// the interval is closed.
-func (c *wsConn) ping() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.p.pingTO)
-	err := c.ws.Ping(ctx)
-	cancel()
-	if err != nil {
-		if !c.ended.Load() {
-			c.close(newClose(wire.CloseSlow, "no pong"))
-		}
-		return
-	}
-	c.armPing()
 }

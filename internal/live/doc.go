@@ -33,12 +33,14 @@
 //     event; a leaf but for Outbox.mu (close closes the outbox under it)
 //     and wsflow.Conn.mu. sseConn.timerMu: its timers, a leaf.
 //   - Plane.mu: the open connections, the per-tenant counts, closing, the
-//     heartbeat and follow goroutines' channels.
+//     follow goroutine's channels.
+//   - wheel.mu (the ping wheel's and the heartbeat wheel's, keepalive.go):
+//     its slots, every member's place in them, its goroutine's channels. A
+//     leaf: track takes it under Plane.mu; a visit runs without it.
 //   - liveView.mu (one per subscription): the engine's Sub it holds, which
 //     a following subscription's move replaces (follow.go).
 //   - Plane.followMu: the following subscriptions by board and kind; a leaf.
 //   - writerPool.mu (with its sync.Cond): the queue of connections to write.
-//   - wsConn.pingMu (one per connection): the armed ping timer.
 //   - wsConn.closeOnce: held by the first close while coder/websocket runs
 //     the close handshake; a second close waits for it.
 //   - subscriptions' own, in their order: Engine.mu (the map of
@@ -52,7 +54,7 @@
 //	hub's tenant read lock (ReadWindow in a join, Feed.Apply, a follow poll)
 //	  → wsConn.mu → Plane.mu → liveView.mu → Engine.mu → board-window mu → Outbox.mu → writerPool.mu
 //	wsConn.closeOnce → wsflow.Conn.mu (the close handshake's writes)
-//	leaves: wsConn.pingMu, wsflow.Conn.mu, refusal.Log.mu, connguard's, Plane.followMu
+//	leaves: wheel.mu, wsflow.Conn.mu, refusal.Log.mu, connguard's, Plane.followMu
 //
 // Where the nesting happens: a connection's cleanup holds wsConn.mu while
 // it ends its subscriptions (Plane.leaveAll: each liveView.mu, then

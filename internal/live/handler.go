@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -25,14 +26,18 @@ import (
 func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sc, refused := p.admitRequest(r)
 	fw := &wsflow.Writer{ResponseWriter: w, SlowTimeout: p.slowTO}
-	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // origins checked above
+	var c *wsConn // set before its read loop, which alone calls OnPongReceived, starts
+	ws, err := websocket.Accept(fw, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: true, // origins checked above
+		OnPongReceived:     func(ctx context.Context, b []byte) { c.heardPong(ctx, b) },
+	})
 	if err != nil {
 		if sc != nil {
 			p.release(sc.Tenant)
 		}
 		return // Accept answered the request: not a WebSocket upgrade
 	}
-	c := newWSConn(p, ws, fw.Conn())
+	c = newWSConn(p, ws, fw.Conn())
 	if sc == nil && refused == nil {
 		// Until its auth message it is as idle as a connection that sent
 		// nothing: the connection budget may evict it (wsConn.setScope

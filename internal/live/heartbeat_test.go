@@ -90,9 +90,7 @@ func TestHeartbeatOff(t *testing.T) {
 		}
 		return nil
 	})
-	e.p.mu.Lock()
-	defer e.p.mu.Unlock()
-	if e.p.beatStop != nil {
+	if e.p.beats != nil {
 		t.Fatal("heartbeats started with a negative interval")
 	}
 }

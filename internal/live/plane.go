@@ -99,12 +99,17 @@ type Plane struct {
 	slowTO   time.Duration
 	pingTO   time.Duration
 	maxConn  int
-	// beatEvery is the heartbeat interval (≤ 0: none); beatStop and
-	// beatDone, guarded by mu, stop the heartbeat goroutine and tell it
-	// returned (heartbeat.go).
-	beatEvery          time.Duration
-	beatStop, beatDone chan struct{}
-	status             func(tenant string) (writable, stale bool) // Options.Status; nil: writable, fresh
+	// pings visits every WebSocket once per pingTO (keepalive.go); closers
+	// counts its closes of connections that answered no ping, which Close
+	// waits for. epoch is the zero of clock.
+	pings   *wheel
+	closers sync.WaitGroup
+	epoch   time.Time
+	// beatEvery is the heartbeat interval (≤ 0: none); beats visits every
+	// connection once per it (heartbeat.go; nil: none).
+	beatEvery time.Duration
+	beats     *wheel
+	status    func(tenant string) (writable, stale bool) // Options.Status; nil: writable, fresh
 	// msgRate and msgBurst bound a connection's client messages: see
 	// wire.MessageRate. Fields, so that tests may lower them.
 	msgRate, msgBurst int
@@ -171,6 +176,9 @@ func New(cfg Config) *Plane {
 	p.metrics = newMetrics(cfg.Registry, p.eng)
 	p.pool = newWriterPool(p.metrics)
 	p.feed = &feed{p: p}
+	p.epoch = time.Now()
+	p.pings = p.newPingWheel()
+	p.beats = p.newBeatWheel()
 	return p
 }
 
@@ -245,7 +253,8 @@ func (p *Plane) track(c liveConn) bool {
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	p.pool.start()
-	p.startBeats()
+	p.pings.start()
+	p.startBeats(c)
 	p.startFollow()
 	return true
 }
@@ -257,6 +266,7 @@ func (p *Plane) track(c liveConn) bool {
 // long.
 func (p *Plane) untrack(c liveConn) {
 	sc, held := c.current()
+	p.leaveBeats(c)
 	p.mu.Lock()
 	delete(p.conns, c)
 	if held {
@@ -289,6 +299,7 @@ func (p *Plane) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	p.stopBeats()
 	p.stopFollow()
+	p.pings.stopWait()
 	conns := p.connections()
 	for _, c := range conns {
 		go c.close(newClose(wire.CloseGoingAway, "server shutting down"))
@@ -298,6 +309,7 @@ func (p *Plane) Close(ctx context.Context) error {
 		p.wg.Wait()
 		close(done)
 	}()
+	defer p.closers.Wait() // bounded by coder/websocket's close handshake
 	select {
 	case <-done:
 		p.pool.close()

@@ -169,6 +169,7 @@ type sseConn struct {
 	ended  atomic.Bool   // closing: arm no more pings
 	done   chan struct{} // closed when close runs
 	flow   *wsflow.Conn  // set by open, before opened
+	beat   wheelPos      // its place in the heartbeat wheel (keepalive.go)
 
 	view  *liveView // set before the stream opens, then read-only
 	board string
