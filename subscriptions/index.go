@@ -26,7 +26,9 @@ type keyViews struct {
 	more viewSet // the views beyond one; nil until a second
 }
 
-// each calls fn for every view under the key, once each.
+// each calls fn for every view under the key, once each. fn must not add
+// to or remove from the index: a removal of one promotes a view out of
+// more, which the iteration then misses.
 func (kv keyViews) each(fn func(*view)) {
 	if kv.one == nil {
 		return

@@ -190,3 +190,38 @@ func TestLoneWatcherSnapshotNotKept(t *testing.T) {
 		t.Fatalf("first snapshots differ:\n%s\n%s", a, b)
 	}
 }
+
+// TestResumeEncodesNoSnapshot: a watcher that resumes with a diff gets no
+// snapshot encoded for it, not even one the view would keep for others.
+func TestResumeEncodesNoSnapshot(t *testing.T) {
+	w := newTestWindow(t, board.Config{})
+	e := NewEngine(Config{})
+	key := Key{"t", "b", "all"}
+	spec := Spec{Kind: Top, Limit: 3}
+	keep := newClient()
+	s, err := e.Subscribe(key, w, keep.out, "keep", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	w.tick(e, key)
+	keep.drain(t)
+	since := keep.seq["keep"]
+	w.submit(t, "p9", 100)
+	w.tick(e, key)
+	if s.v.snap != nil {
+		t.Fatal("the view keeps a snapshot before the resume: the test proves nothing")
+	}
+	c := newClient()
+	if _, err := e.Subscribe(key, w, c.out, "s", spec, &since); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.out.Next(); string(m.AppendTo(nil)[:14]) != `{"type":"diff"` {
+		t.Fatalf("resume answered %s, want a diff", m.AppendTo(nil))
+	}
+	if s.v.snap != nil {
+		t.Fatal("a snapshot was encoded for a watcher that resumed with a diff")
+	}
+}
