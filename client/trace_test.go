@@ -40,3 +40,17 @@ func TestUntracedTransportErrorIsNotANeverSentRequest(t *testing.T) {
 		t.Fatalf("the reset was sent %d times, want once: a transport's error without a trace may follow a sent request", n)
 	}
 }
+
+// A program that replaced http.DefaultTransport with a transport of
+// another type (instrumentation, a test double) keeps it: the SDK's
+// default is then that transport, not a panic at init.
+func TestDefaultTransportOfAnotherType(t *testing.T) {
+	rt := &untracedRT{}
+	if got := client.PingingTransport(rt); got != http.RoundTripper(rt) {
+		t.Fatalf("got %T, want the program's own transport", got)
+	}
+	tr, ok := client.PingingTransport(http.DefaultTransport).(*http.Transport)
+	if !ok || tr == http.DefaultTransport || tr.HTTP2 == nil || tr.HTTP2.SendPingTimeout != client.DeadConnection/2 {
+		t.Fatalf("from net/http's default: %#v, want a copy with the pings", tr)
+	}
+}
