@@ -150,6 +150,9 @@ func TestMultiIndexKeepsEachViewOnce(t *testing.T) {
 	}
 	m.remove(7, a) // not held: nothing changes
 	m.remove(7, b)
+	if kv := m[7]; kv.one != c || kv.more != nil {
+		t.Fatalf("after removing a and b: %+v, want c inline and no set kept", kv)
+	}
 	m.remove(7, c)
 	if _, ok := m[7]; ok || len(m) != 0 {
 		t.Fatalf("key left after its last view: %v", m)
