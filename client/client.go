@@ -98,12 +98,25 @@ func WithoutGeneratedIDs() Option { return func(c *Client) { c.noIDs = true } }
 const DeadConnection = 4 * time.Second
 
 // defaultTransport is the transport of the Clients without WithHTTPClient:
-// one connection pool, as http.DefaultTransport's, which it copies.
-var defaultTransport = func() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+// one connection pool, as http.DefaultTransport's, which it copies when
+// this package is initialised (a later change of http.DefaultTransport
+// does not reach it).
+var defaultTransport = pingingTransport(http.DefaultTransport)
+
+// pingingTransport returns a copy of rt with the HTTP/2 pings of
+// DeadConnection, or rt itself where it is not an *http.Transport (a
+// program that replaced http.DefaultTransport before this package's init,
+// with an instrumented or a test transport): that one is kept, without
+// the pings, rather than the SDK panicking at init.
+func pingingTransport(rt http.RoundTripper) http.RoundTripper {
+	t, ok := rt.(*http.Transport)
+	if !ok {
+		return rt
+	}
+	t = t.Clone()
 	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: DeadConnection / 2, PingTimeout: DeadConnection / 2}
 	return t
-}()
+}
 
 // New returns a Client of the gateways at urls (base URLs such as
 // "https://rank.example.com"). A call moves to the next gateway where one

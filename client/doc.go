@@ -38,11 +38,14 @@
 // HTTP/2 only the request's stream is reset, and the default transport
 // pings a connection on which nothing arrived, closing it where no answer
 // comes (DeadConnection, 4 s); a transport of your own (WithHTTPClient)
-// wants the same. The Client's http.Client timeout need not be shorter. A repeatable request past its deadline (above) ends
-// at twice the deadline at the latest, or as soon as another attempt of the
-// call answers. A request that never got a connection (refused, or a dial
-// the deadline ended) is known not to have left, and moves on like a
-// refused one.
+// wants the same. The Client's http.Client timeout need not be shorter.
+// A repeatable request past its deadline (above) ends at twice the
+// deadline at the latest, or as soon as another attempt of the call
+// answers. A request that never got a connection (refused, or a dial the
+// deadline ended) is known not to have left, and moves on like a refused
+// one; a transport of your own that does not report its connections
+// through net/http/httptrace (GetConn, GotConn) is believed only on a
+// refused dial, so a write it failed is not sent again.
 //
 // A gateway whose attempt failed (no answer within the deadline, a refused
 // or broken connection, a 503) is tried last by the Client's calls for

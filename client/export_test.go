@@ -11,7 +11,10 @@ import (
 // pings included) with roots as the only trusted CAs: for tests against
 // an httptest TLS server.
 func WithDefaultTransportTrusting(roots *x509.CertPool) Option {
-	t := defaultTransport.Clone()
+	t := defaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{RootCAs: roots}
 	return WithHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: t})
 }
+
+// PingingTransport is pingingTransport, for its test.
+var PingingTransport = pingingTransport

@@ -275,8 +275,12 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 	// deadline ended in the handshake is reported as the context's error,
 	// not as a dial's, so the trace tells it (net/http sends a request
 	// again on a new connection only where nothing of it was written).
-	var connected atomic.Bool
+	// Only a transport that traced the wait (GetConn) is believed when it
+	// reports no connection: one of the caller's own (WithHTTPClient) may
+	// call no hook at all, and its silence must not send a write again.
+	var getting, connected atomic.Bool
 	tctx := httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+		GetConn: func(string) { getting.Store(true) },
 		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
 	})
 	req, err := http.NewRequestWithContext(tctx, r.method, u, bytes.NewReader(payload))
@@ -289,7 +293,7 @@ func (c *Client) send(actx context.Context, n int, r request, payload []byte, to
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return &transportError{gateway: c.urls[n], err: err, dial: !connected.Load() || isDialError(err)}
+		return &transportError{gateway: c.urls[n], err: err, dial: getting.Load() && !connected.Load() || isDialError(err)}
 	}
 	err = decode(resp, out)
 	var te *transportError

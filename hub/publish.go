@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/jserr"
+	"github.com/rankwire/rankwire/internal/pace"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
 
@@ -101,7 +102,7 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 		}
 		if time.Since(electedAt) < afterElection { // it exists and has a leader: its subscription is on its way
 			sl.nstats.Retries.Add(1)
-			if !sleepCtx(ctx, electedRetry) {
+			if !pace.SleepUntil(ctx, time.Now().Add(electedRetry)) {
 				return err
 			}
 			continue
@@ -119,18 +120,6 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 			electedAt = time.Now()
 		}
 		wait = min(2*wait, maxBackoff)
-	}
-}
-
-// sleepCtx waits d, or less where ctx ends first: false then.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

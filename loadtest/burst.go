@@ -63,13 +63,17 @@ func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc
 	if err != nil {
 		return fmt.Errorf("loadtest: burst writer: %w", err)
 	}
-	defer ln.Close()
 	var (
-		mu    sync.Mutex // guards conns and rep
-		conns []net.Conn
-		rep   = workerReport{BurstAddr: ln.Addr().String()}
+		mu       sync.Mutex // guards conns and rep
+		conns    []net.Conn
+		rep      = workerReport{BurstAddr: ln.Addr().String()}
+		accepter sync.WaitGroup
 	)
 	defer func() {
+		// The listener first, and its accept loop awaited: a connection
+		// accepted after the closes below would be left open.
+		ln.Close()
+		accepter.Wait()
 		mu.Lock()
 		for _, c := range conns {
 			c.Close()
@@ -83,7 +87,7 @@ func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc
 		return enc.Encode(rep)
 	}
 	report(false)
-	go func() { // ends at ln.Close
+	accepter.Go(func() { // ends at ln.Close
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -93,15 +97,22 @@ func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc
 			conns = append(conns, c)
 			mu.Unlock()
 		}
-	}()
+	})
 	lines := make(chan struct{})
-	go func() { // ends at in's end
+	// The reader of in ends at in's end, or at its next line once ctx
+	// ended: it cannot be awaited (a read of in does not end with ctx),
+	// but it never blocks on a loop that returned.
+	go func() {
 		defer close(lines)
 		for {
 			if _, err := in.ReadBytes('\n'); err != nil {
 				return
 			}
-			lines <- struct{}{}
+			select {
+			case lines <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 	tick := time.NewTicker(cmpOr(cfg.ReportEvery, 250*time.Millisecond))

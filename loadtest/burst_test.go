@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,4 +106,53 @@ func TestBurstWriterToReaders(t *testing.T) {
 	if l := stats.burst.Latency(); l.Count != 50 || l.Max <= 0 {
 		t.Errorf("burst latency %+v, want 50 frames", l)
 	}
+}
+
+// TestBurstWriterLeavesNothing: a writer whose context ended leaves no
+// goroutine behind once its input ends, even where a line came after it
+// returned, and closes every connection it accepted.
+func TestBurstWriterLeavesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- runBurstWriter(ctx, workerConfig{BurstConns: []int{1}, ReportEvery: 10 * time.Millisecond},
+			bufio.NewReader(inR), json.NewEncoder(outW))
+		outW.Close()
+	}()
+	dec := json.NewDecoder(outR)
+	var r workerReport
+	if err := dec.Decode(&r); err != nil || r.BurstAddr == "" {
+		t.Fatalf("first report %+v: %v", r, err)
+	}
+	c, err := net.Dial("tcp", r.BurstAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for r.BurstAccepted < 1 {
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go io.Copy(io.Discard, outR) // the reports until the end
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	inW.Write([]byte("go\n")) // taken by its reader of in, after the loop returned
+	inW.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the accepted connection: read %v, want EOF (closed by the writer)", err)
+	}
+	await.For(t, 10*time.Second, func() error {
+		var b strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&b, 2)
+		if strings.Contains(b.String(), "loadtest.runBurstWriter") {
+			return errors.New("a goroutine of the writer is still running")
+		}
+		return nil
+	})
 }

@@ -134,11 +134,13 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	s.widx = len(v.watchers)
 	v.watchers = append(v.watchers, s)
 	e.subs[spec.Kind].Add(1)
-	first := v.firstSnapshot()
+	var first *shared
+	resumed := false
 	if since != nil {
-		if d, ok := v.resume(*since, w); ok {
-			first = d
-		}
+		first, resumed = v.resume(*since, w)
+	}
+	if !resumed { // encoded only where no diff resumes: a reconnect wastes none
+		first = v.firstSnapshot()
 	}
 	out.put(s, first)
 	s.seq = v.seq

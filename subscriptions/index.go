@@ -19,14 +19,17 @@ type multiIndex[K comparable] map[K]keyViews
 // keyViews is the views filed under one key. Most member keys are heard by
 // one view (a player's own around or friends view), so the first view is
 // held inline and a set is made only for a second: a set of one cost ~130
-// bytes per key, and a friends view files ten keys. Invariant: one is nil
-// only when more is empty.
+// bytes per key, and a friends view files ten keys. Invariants: one is nil
+// only when more is empty, and more is nil when empty (a key back to one
+// view does not keep the set it once needed).
 type keyViews struct {
 	one  *view
 	more viewSet // the views beyond one; nil until a second
 }
 
-// each calls fn for every view under the key, once each.
+// each calls fn for every view under the key, once each. fn must not add
+// to or remove from the index: a removal of one promotes a view out of
+// more, which the iteration then misses.
 func (kv keyViews) each(fn func(*view)) {
 	if kv.one == nil {
 		return
@@ -67,6 +70,9 @@ func (m multiIndex[K]) remove(k K, v *view) {
 		}
 	} else {
 		delete(kv.more, v)
+	}
+	if len(kv.more) == 0 {
+		kv.more = nil // back to one view: the set's memory goes with it
 	}
 	if kv.one == nil {
 		delete(m, k)

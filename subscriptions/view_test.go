@@ -164,6 +164,9 @@ func TestMultiIndexKeepsEachViewOnce(t *testing.T) {
 	}
 	m.remove(7, a) // not held: nothing changes
 	m.remove(7, b)
+	if kv := m[7]; kv.one != c || kv.more != nil {
+		t.Fatalf("after removing a and b: %+v, want c inline and no set kept", kv)
+	}
 	m.remove(7, c)
 	if _, ok := m[7]; ok || len(m) != 0 {
 		t.Fatalf("key left after its last view: %v", m)
@@ -202,5 +205,40 @@ func TestLoneWatcherSnapshotNotKept(t *testing.T) {
 	m2, _ := o2.Next()
 	if a, b := m1.AppendTo(nil), m2.AppendTo(nil); string(a) != string(b) || len(a) == 0 {
 		t.Fatalf("first snapshots differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestResumeEncodesNoSnapshot: a watcher that resumes with a diff gets no
+// snapshot encoded for it, not even one the view would keep for others.
+func TestResumeEncodesNoSnapshot(t *testing.T) {
+	w := newTestWindow(t, board.Config{})
+	e := NewEngine(Config{})
+	key := Key{"t", "b", "all"}
+	spec := Spec{Kind: Top, Limit: 3}
+	keep := newClient()
+	s, err := e.Subscribe(key, w, keep.out, "keep", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	w.tick(e, key)
+	keep.drain(t)
+	since := keep.seq["keep"]
+	w.submit(t, "p9", 100)
+	w.tick(e, key)
+	if s.v.snap != nil {
+		t.Fatal("the view keeps a snapshot before the resume: the test proves nothing")
+	}
+	c := newClient()
+	if _, err := e.Subscribe(key, w, c.out, "s", spec, &since); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.out.Next(); string(m.AppendTo(nil)[:14]) != `{"type":"diff"` {
+		t.Fatalf("resume answered %s, want a diff", m.AppendTo(nil))
+	}
+	if s.v.snap != nil {
+		t.Fatal("a snapshot was encoded for a watcher that resumed with a diff")
 	}
 }

@@ -19,14 +19,6 @@ func (l subList) find(id string) int {
 	return -1
 }
 
-// get returns the subscription id, if held.
-func (l subList) get(id string) (liveSub, bool) {
-	if i := l.find(id); i >= 0 {
-		return l[i], true
-	}
-	return liveSub{}, false
-}
-
 // remove takes the subscription id out, keeping the others' order, and
 // returns it, if it was held.
 func (l *subList) remove(id string) (liveSub, bool) {

@@ -107,12 +107,11 @@ type Observation struct {
 	// does (a stream or consumer placed on it not yet current with its
 	// group: recovering its files, catching up); empty: none. It may name
 	// a tenant's stream: the log's detail has it, /readyz's reason not.
-	// It counts
-	// at once, and only while the node was never ready: a start-up gate,
-	// so that a rolling restart that waits for ready before stopping the
-	// next node does not stop a leader while this node, the stopping
-	// leader's likely successor, is still busy (its election then waits
-	// for it). Once ready, a replica behind is MaxLag's to judge.
+	// It counts at once, and only while the node was never ready: a
+	// start-up gate, so that a rolling restart that waits for ready
+	// before stopping the next node does not take a replica away from a
+	// stream while this node's is not current. Once ready, a replica
+	// behind is MaxLag's to judge.
 	Starting string
 }
 
