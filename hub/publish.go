@@ -72,24 +72,28 @@ func (sl *streamLog) publish(ctx context.Context, r *replica, data []byte, msgID
 	return sl.publishErr(err, r.stream)
 }
 
-// After the stream's election, a failed attempt is sent again every
-// electedRetry, without the backoff, for afterElection: nats-server
+// After the stream's election, a failed attempt is sent again after
+// electedRetry, doubling up to electedRetryMax, instead of the backoff,
+// for afterElection: nats-server
 // announces a new stream leader (the advisory that ends an attempt,
 // streamwatch.Elections) before that leader subscribes to the stream's
 // subject, and the subscription reaches the other servers over their
 // routes a moment later; an attempt sent in between meets no responders,
 // and the backoff's 50 ms, then 100 ms, after it were most of a planned
 // restart's write gap (the fault suite's rolling restart: writes answered
-// 100–180 ms after an election of 20–60 ms).
+// 100–180 ms after an election of 20–60 ms). The doubling keeps a crowd
+// of waiting publishes from asking some 50 times each while a slow
+// subscription is on its way (at most 8 attempts in the window).
 const (
-	afterElection = 250 * time.Millisecond
-	electedRetry  = 5 * time.Millisecond
+	afterElection   = 250 * time.Millisecond
+	electedRetry    = 5 * time.Millisecond
+	electedRetryMax = 40 * time.Millisecond
 )
 
 // publishLoop makes attempts until one succeeds, one fails for good, or
 // ctx ends; it returns the last attempt's error.
 func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, msgID string) error {
-	wait := firstBackoff
+	wait, fast := firstBackoff, electedRetry
 	var electedAt time.Time // when an attempt or a wait of this loop last ended at an election
 	for {
 		elected := sl.votes.Next(r.tenant) // ends the attempt and the backoff: the new leader is there to ask
@@ -98,13 +102,14 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 			return err
 		}
 		if streamwatch.Held(elected) {
-			electedAt = time.Now()
+			electedAt, fast = time.Now(), electedRetry
 		}
 		if time.Since(electedAt) < afterElection { // it exists and has a leader: its subscription is on its way
 			sl.nstats.Retries.Add(1)
-			if !pace.SleepUntil(ctx, time.Now().Add(electedRetry)) {
+			if !pace.SleepUntil(ctx, time.Now().Add(fast)) {
 				return err
 			}
+			fast = min(2*fast, electedRetryMax)
 			continue
 		}
 		next := time.Now().Add(wait)
@@ -117,7 +122,7 @@ func (sl *streamLog) publishLoop(ctx context.Context, r *replica, data []byte, m
 			return err
 		case <-time.After(time.Until(next)): // the check spent part of the wait
 		case <-elected:
-			electedAt = time.Now()
+			electedAt, fast = time.Now(), electedRetry
 		}
 		wait = min(2*wait, maxBackoff)
 	}

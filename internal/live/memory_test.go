@@ -24,7 +24,7 @@ import (
 // collections leave over memConns connections: tens of bytes each).
 const (
 	memConns          = 400
-	maxHeapPerConn    = 5.45 * 1024
+	maxHeapPerConn    = 5.6 * 1024
 	maxHeapPerConnOwn = 6.9 * 1024
 	maxStackPerConn   = 4.5 * 1024
 )
