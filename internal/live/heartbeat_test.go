@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
 	"github.com/rankwire/rankwire/internal/await"
@@ -171,17 +170,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			b.Cleanup(func() { cancel(); wg.Wait() })
-			for range n {
-				c, _, err := websocket.Dial(ctx, url+"?access_token="+tok, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				wg.Go(func() {
-					defer c.CloseNow()
-					for _, _, err := c.Read(ctx); err == nil; _, _, err = c.Read(ctx) {
-					}
-				})
-			}
+			dialReaders(b, ctx, &wg, n, url, tok, nil)
 			await.For(b, 30*time.Second, func() error {
 				authed := 0
 				for _, c := range p.connections() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/rankwire/rankwire/internal/await"
 )
 
@@ -32,17 +33,7 @@ func BenchmarkKeepAlive(b *testing.B) {
 				pings.Add(1)
 				return true
 			}}
-			for range n {
-				c, _, err := websocket.Dial(ctx, url+"?access_token="+tok, opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				wg.Go(func() {
-					defer c.CloseNow()
-					for _, _, err := c.Read(ctx); err == nil; _, _, err = c.Read(ctx) {
-					}
-				})
-			}
+			dialReaders(b, ctx, &wg, n, url, tok, opts)
 			await.For(b, 30*time.Second, func() error {
 				if got := len(p.connections()); got < n {
 					return fmt.Errorf("%d of %d connections open", got, n)
@@ -77,4 +68,21 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// dialReaders opens n WebSockets to url with tok, each read on a goroutine
+// of wg until ctx ends (the benchmarks' idle clients: they answer pings).
+func dialReaders(b *testing.B, ctx context.Context, wg *sync.WaitGroup, n int, url, tok string, opts *websocket.DialOptions) {
+	b.Helper()
+	for range n {
+		c, _, err := websocket.Dial(ctx, url+"?access_token="+tok, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Go(func() {
+			defer c.CloseNow()
+			for _, _, err := c.Read(ctx); err == nil; _, _, err = c.Read(ctx) {
+			}
+		})
+	}
 }
