@@ -117,13 +117,15 @@ func Start(ctx context.Context, cfg Config) (*Hub, error) {
 // stored there too, and a tenant opens from the newest of the local and the
 // shared one. A lone embedded server has no one to share with. A bucket
 // that cannot be opened within streamreplicas.Timeout is opened in the background
-// until the Hub closes (snapbucket.Share).
+// until the Hub closes (snapbucket.Share); a tenant opening meanwhile waits
+// for it up to bucketWait more (snapshotter.awaitBucket).
 func (sl *streamLog) shareSnapshots(ctx context.Context) {
 	if sl.srv != nil && sl.cfg.Cluster.Name == "" {
 		return
 	}
+	sl.snaps.expectBucket(streamreplicas.Timeout + bucketWait)
 	snapbucket.Share{JS: sl.js, Gate: sl.api.do, Replicas: sl.cfg.Replicas, Log: sl.log, Attempt: streamreplicas.Timeout,
-		Opened: sl.snaps.shared.Store}.Start(ctx, sl.ctx, sl.wg)
+		Opened: sl.snaps.openedBucket}.Start(ctx, sl.ctx, sl.wg)
 }
 
 func (h *Hub) connect(ctx context.Context) error {

@@ -27,6 +27,44 @@ type snapshotter struct {
 	compact  *raftcompact.Compactor            // compacts the Raft logs that held erased data; nil without an embedded server
 	keys     *shred.Keys                       // the members' keys: the log's (members.go) and the snapshots' (Ring); nil: in clear
 	agreed   bool                              // load only shared snapshots a majority agreed with (fingerprinting on: internal/snapbucket's check.go)
+	// opened is closed once the bucket opens; nil where none is shared.
+	// Set before any tenant opens (hub.shareSnapshots), read-only after.
+	opened   chan struct{}
+	openedBy time.Time // how long a tenant's load waits for the bucket to open
+}
+
+// bucketWait bounds how long after the first attempt at the bucket a
+// tenant's load waits for it: a node's tenants open at its start, often
+// while a loaded cluster's first answer is late, and a stream replayed
+// from its first event costs more than a second's wait for the snapshot
+// that spares it.
+const bucketWait = 5 * time.Second
+
+// expectBucket says a bucket is being opened: tenants' loads wait for it
+// up to within from now. Called before any tenant opens.
+func (s *snapshotter) expectBucket(within time.Duration) {
+	s.opened, s.openedBy = make(chan struct{}), time.Now().Add(within)
+}
+
+// openedBucket stores the bucket once it opens and wakes the loads
+// waiting for it (snapbucket.Share's Opened).
+func (s *snapshotter) openedBucket(b *snapbucket.Bucket) {
+	s.shared.Store(b)
+	close(s.opened)
+}
+
+// awaitBucket waits, within openedBy and ctx, for a bucket still opening.
+func (s *snapshotter) awaitBucket(ctx context.Context) {
+	if s.opened == nil || s.shared.Load() != nil {
+		return
+	}
+	t := time.NewTimer(time.Until(s.openedBy))
+	defer t.Stop()
+	select {
+	case <-s.opened:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // load returns the tenant's newest snapshotted state (the encoding:
@@ -38,6 +76,7 @@ type snapshotter struct {
 // instead. A shared one refused costs a longer replay. O(snapshot size).
 func (s *snapshotter) load(ctx context.Context, tenant string) (*ledger.State, error) {
 	st, err := s.loadLocal(tenant)
+	s.awaitBucket(ctx)
 	return s.shared.Load().Newer(ctx, tenant, st, err, s.keys.Ring(tenant), s.agreed)
 }
 
