@@ -26,7 +26,10 @@
 # default 100000: a submission lands in the shared top 10 with odds 10 in
 # MEMBERS, so fewer members change it more often), HB (the gateways'
 # --heartbeat-interval, default 25s: Centrifugo's ping interval), SYNC (the
-# gateways' --sync, default theirs: always), OUT (JSON
+# gateways' --sync, default theirs: always), HOLD (default 0: none; how
+# long the cluster keeps running after rwload has closed its connections,
+# before the script stops it: an election the closes caused then shows apart
+# from the stop's own handover of leaderships at SIGTERM), OUT (JSON
 # reports; default a directory under /tmp removed at the end), PROFILE (1:
 # once the measured phase has begun, wait PROFILE_AT seconds (default 3)
 # and take a 10 s CPU profile of the nodes PROFILE_NODES (default "1 2")
@@ -136,6 +139,8 @@ for i in $(seq "$RUNS"); do
 	grep -v 'connecting:' "$OUT/fanout-$SUBS-run$i.log" >&2 || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
+	date -u +'%H:%M:%S.%3N rwload done; the cluster stops after HOLD' >&2
+	sleep "${HOLD:-0}"
 	for n in $(seq "$NODES"); do
 		grep -c . "$work/c$n.log" >/dev/null && tail -n 3 "$work/c$n.log" | sed "s/^/node $n: /" >&2 || true
 	done
