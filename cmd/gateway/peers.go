@@ -63,6 +63,18 @@ const (
 	// non-transitive partition: once the new leader took over, the table
 	// says so within a beat; a handover that failed is tried again.
 	bridgeEvery = 3 * time.Second
+	// bridgeSoon is the wait before the next handover where the last one
+	// found a stream of this node's with no leader at all: the follower
+	// this node cannot reach started an election before the handover
+	// (its Raft timeout, 1-2 s, can end before beatSilence), which deposed
+	// the leader (nats-server's Raft has no pre-vote), and the election
+	// that follows may give the leadership back to this node: handed on
+	// at the next beat, not bridgeEvery later, when the cut follower's
+	// next election deposes it again (docs/CLUSTERING.md, "The bridge's
+	// 3.007 s": a stall of 1.6 s each time). Only while a stream is
+	// leaderless, so a node in a bridge does not read every stream's
+	// state at every beat for the partition's duration.
+	bridgeSoon = beatEvery
 	// streamAsk bounds the request that hands one stream's leadership to a
 	// named peer: its leader is this node, so it answers in milliseconds.
 	streamAsk = 500 * time.Millisecond
@@ -79,6 +91,7 @@ type peerWatch struct {
 
 	handWG   sync.WaitGroup // the handover in flight, if any
 	handBusy atomic.Bool    // a handover is in flight
+	handSoon atomic.Bool    // the last handover saw a stream of this node's without a leader: bridgeSoon
 
 	mu    sync.Mutex // guards the fields below, read by the metrics
 	heard int
@@ -159,10 +172,15 @@ func (w *peerWatch) beat(ctx context.Context, nc *nats.Conn, st *beatState) {
 		w.log.Warn("cluster reach", "cut_off", cut, "hears", v.Hears, "heard", v.Heard, "of", v.Of)
 		st.cut = cut
 	}
-	if v.Bridge != "" && now.Sub(st.lastBridge) >= bridgeEvery {
+	if v.Bridge != "" && w.bridgeDue(now.Sub(st.lastBridge)) {
 		st.lastBridge = now
 		w.handOver(ctx, nc, v.Bridge, v.Hears)
 	}
+}
+
+// bridgeDue says whether a handover is due, since the last one.
+func (w *peerWatch) bridgeDue(since time.Duration) bool {
+	return since >= bridgeEvery || (since >= bridgeSoon && !w.handBusy.Load() && w.handSoon.Load())
 }
 
 // record keeps the reach for the metrics.
@@ -189,7 +207,7 @@ func (w *peerWatch) handOver(ctx context.Context, nc *nats.Conn, via string, hea
 		defer w.handBusy.Store(false)
 		ctx, cancel := context.WithTimeout(ctx, bridgeEvery)
 		defer cancel()
-		w.handOn(ctx, nc, via, hears)
+		w.handSoon.Store(w.handOn(ctx, nc, via, hears))
 		w.handOnMeta(ctx, via)
 	})
 }
@@ -198,14 +216,21 @@ func (w *peerWatch) handOver(ctx context.Context, nc *nats.Conn, via string, hea
 // from the embedded server, naming via: a request to the stream's leader,
 // this node, on nc (the streams' account), so no meta leader is asked.
 // Where that fails, the server steps down in-process to Raft's choice.
-func (w *peerWatch) handOn(ctx context.Context, nc *nats.Conn, via string, hears []string) {
+// It reports whether a replicated stream of this node's had no leader in
+// its view (leaderless: an election under way, which this node may win;
+// see bridgeSoon).
+func (w *peerWatch) handOn(ctx context.Context, nc *nats.Conn, via string, hears []string) (leaderless bool) {
 	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
 	if err != nil {
-		return
+		w.log.Warn("bridge: this node's streams not read", "err", err)
+		return false
 	}
-	var moved []string
+	var moved, none []string
 	for _, a := range info.AccountDetails {
 		for _, s := range a.Streams {
+			if c := s.Cluster; c != nil && c.Leader == "" && len(c.Replicas) > 0 {
+				none = append(none, s.Name)
+			}
 			if c := s.Cluster; c == nil || c.Leader != w.node || len(c.Replicas) == 0 {
 				continue
 			}
@@ -216,8 +241,13 @@ func (w *peerWatch) handOn(ctx context.Context, nc *nats.Conn, via string, hears
 			moved = append(moved, s.Name)
 		}
 	}
+	if len(none) > 0 {
+		slices.Sort(none)
+		w.log.Info("bridge: streams without a leader here (an election under way): handed on at the next beat if this node wins it",
+			"via", via, "streams", none)
+	}
 	if len(moved) == 0 {
-		return
+		return len(none) > 0
 	}
 	slices.Sort(moved)
 	w.mu.Lock()
@@ -225,6 +255,7 @@ func (w *peerWatch) handOn(ctx context.Context, nc *nats.Conn, via string, hears
 	w.mu.Unlock()
 	w.log.Warn("bridge: peers this node no longer hears are heard by another that hears it: stream leaderships handed on",
 		"via", via, "hears", hears, "streams", moved)
+	return len(none) > 0
 }
 
 // stepDownStream hands stream's leadership to via, or to Raft's choice

@@ -167,3 +167,59 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 		return nil
 	})
 }
+
+// A handover that finds a stream of this node's without a leader (the cut
+// follower's election deposed the leader before the handover) says so,
+// so the next is tried at the next beat rather than bridgeEvery later:
+// this node may win that election; one whose streams all have a leader
+// elsewhere waits bridgeEvery.
+func TestBridgeRetriesSoonWhileAStreamIsLeaderless(t *testing.T) {
+	srvs, c := startMetaCluster(t)
+	_, leader := bridgedStream(t, srvs, c)
+	var f *server.Server
+	for _, s := range srvs {
+		if s.Name() != leader {
+			f = s
+		}
+	}
+	nc, err := nats.Connect("", append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(f))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	w := &peerWatch{node: f.Name(), srv: f, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if w.handOn(ctx, nc, leader, nil) || w.moved != 0 {
+		t.Fatalf("a follower of a led stream: leaderless reported or %d moved", w.moved)
+	}
+	if w.bridgeDue(bridgeSoon) || !w.bridgeDue(bridgeEvery) {
+		t.Fatal("without a leaderless stream the next handover is due only bridgeEvery later")
+	}
+	for _, s := range srvs {
+		if s != f {
+			s.Shutdown()
+		}
+	}
+	await.For(t, 20*time.Second, func() error {
+		info, err := f.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+		if err != nil {
+			return err
+		}
+		for _, a := range info.AccountDetails {
+			for _, s := range a.Streams {
+				if s.Name == "BRIDGED" && s.Cluster != nil && s.Cluster.Leader != "" {
+					return fmt.Errorf("%s still sees leader %q", f.Name(), s.Cluster.Leader)
+				}
+			}
+		}
+		return nil
+	})
+	w.handSoon.Store(w.handOn(ctx, nc, leader, nil))
+	if !w.handSoon.Load() || w.moved != 0 {
+		t.Fatalf("a stream without a leader not reported (moved %d)", w.moved)
+	}
+	if w.bridgeDue(bridgeSoon-time.Millisecond) || !w.bridgeDue(bridgeSoon) {
+		t.Fatal("with a leaderless stream the next handover is due at the next beat")
+	}
+}
