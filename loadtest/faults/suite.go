@@ -318,8 +318,9 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	l.Stop()
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
-	res.Timeline = describeGaps(r.tl.snapshot(), l.slowGaps(), l.stalls.stalls)
-	res.FaultGap = l.gapDuring(r.tl.snapshot())
+	events := r.tl.snapshot()
+	res.Timeline = describeGaps(withElections(c, events), l.slowGaps(), l.stalls.stalls)
+	res.FaultGap = l.gapDuring(events)
 	if res.Acked == 0 {
 		res.Violations = append(res.Violations, "no submission acknowledged at all")
 	}
