@@ -55,10 +55,11 @@ func (s *snapshotter) openedBucket(b *snapbucket.Bucket) {
 
 // awaitBucket waits, within openedBy and ctx, for a bucket still opening.
 func (s *snapshotter) awaitBucket(ctx context.Context) {
-	if s.opened == nil || s.shared.Load() != nil {
-		return
+	wait := time.Until(s.openedBy)
+	if s.opened == nil || wait <= 0 || s.shared.Load() != nil {
+		return // past the start's window: a later open never waits
 	}
-	t := time.NewTimer(time.Until(s.openedBy))
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-s.opened:
