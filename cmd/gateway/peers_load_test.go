@@ -14,6 +14,7 @@ import (
 
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/natsconf"
+	"github.com/rankwire/rankwire/internal/natstest"
 	"github.com/rankwire/rankwire/internal/reach"
 	"github.com/rankwire/rankwire/internal/readiness"
 )
@@ -37,14 +38,7 @@ func TestBridgeNotBuiltAroundAPeerThatHearsNobody(t *testing.T) {
 		}
 	}
 	starved, via := others[0], others[1]
-	conn := func() *nats.Conn {
-		nc, err := nats.Connect("", append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(s))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	conn := func() *nats.Conn { return clusterConn(t, c, s) }
 	w := &peerWatch{node: leader, tab: reach.New(leader, 3, beatSilence, beatEvery), m: readiness.New(readiness.Config{}),
 		srv: s, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	stop, err := w.start(conn())
@@ -91,15 +85,7 @@ func TestBridgeNotBuiltAroundAPeerThatHearsNobody(t *testing.T) {
 // two followers are current, with its leader.
 func bridgedStream(t *testing.T, srvs []*server.Server, c natsconf.Cluster) (jetstream.Stream, string) {
 	t.Helper()
-	nc, err := nats.Connect("", append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.Connect(t, srvs[0], clusterOpts(c, srvs[0])...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// The meta leader places three replicas only once it has heard every
@@ -124,6 +110,20 @@ func bridgedStream(t *testing.T, srvs []*server.Server, c natsconf.Cluster) (jet
 		return nil
 	})
 	return st, leader
+}
+
+// clusterOpts are the options of a connection to s, a server of cluster c,
+// in process.
+func clusterOpts(c natsconf.Cluster, s *server.Server) []nats.Option {
+	return append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(s))
+}
+
+// clusterConn connects to s, a server of cluster c, in process, closed at
+// t's cleanup.
+func clusterConn(t *testing.T, c natsconf.Cluster, s *server.Server) *nats.Conn {
+	t.Helper()
+	nc, _ := natstest.Connect(t, s, clusterOpts(c, s)...)
+	return nc
 }
 
 func streamLeader(t *testing.T, st jetstream.Stream) string {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 
 	"github.com/rankwire/rankwire/internal/await"
 	"github.com/rankwire/rankwire/internal/natsconf"
@@ -146,11 +145,7 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 			via = o.Name() // the last of the others: Raft's own pick is either
 		}
 	}
-	lnc, err := nats.Connect("", append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(s))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lnc.Close()
+	lnc := clusterConn(t, c, s)
 	w := &peerWatch{node: leader, srv: s, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	w.handOn(ctx, lnc, via, nil)
 	if w.moved != 1 {
@@ -182,11 +177,7 @@ func TestBridgeRetriesSoonWhileAStreamIsLeaderless(t *testing.T) {
 			f = s
 		}
 	}
-	nc, err := nats.Connect("", append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(f))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := clusterConn(t, c, f)
 	w := &peerWatch{node: f.Name(), srv: f, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
