@@ -2,12 +2,12 @@ package snapbucket
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 
-	"github.com/rankwire/rankwire/internal/fingerprint"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rankwire/rankwire/internal/ledger"
 )
 
@@ -54,26 +54,17 @@ func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State
 }
 
 // vouches reports whether the bucket's object of tenant names, as agreed
-// by a majority, the checkpoint of st: at st's sequence, with st's hash.
+// by a majority, the checkpoint of st: at st's sequence, with st's hash
+// (the object's check, check.go, on its info alone: nothing downloaded).
 // A bucket that does not answer vouches for nothing. Bounded by Timeout.
 func (s *Bucket) vouches(ctx context.Context, tenant string, st *ledger.State) bool {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	var meta map[string]string
-	err := s.gate(func() error {
-		info, err := s.store.GetInfo(ctx, tenant)
-		if err == nil {
-			meta = info.Metadata
-		}
-		return err
-	})
-	if err != nil || meta[metaAgreed] != agreedMajority || meta[metaSeq] != strconv.FormatUint(st.Seq(), 10) {
-		return false
-	}
-	p, err := st.Prepare()
+	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
 	if err != nil {
 		return false
 	}
-	sum := fingerprint.Of(st.Seq(), p.Clear()).Sum
-	return meta[metaSum] == hex.EncodeToString(sum[:])
+	obj := object{meta: info.Metadata}
+	obj.seq, _ = strconv.ParseUint(info.Metadata[metaSeq], 10, 64)
+	return obj.check(st, true) == nil
 }
