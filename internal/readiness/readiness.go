@@ -545,11 +545,13 @@ func (m *Machine) decideLocked(at time.Time, failing []cond, pending []string) {
 	}
 	if len(pending) > 0 {
 		m.healthySince = time.Time{}
-		m.reason = "waiting: " + strings.Join(pending, "; ") // never ready yet: what it waits for, not that it saw nothing
-		if m.flips > 0 {
+		waits := strings.Join(pending, "; ")
+		if m.flips == 0 {
+			m.reason = "waiting: " + waits // never ready yet: what it waits for, not that it saw nothing
+		} else {
 			// Not "recovering: no failure for ...": one pends, and the
 			// quiet spell starts again once it clears.
-			m.reason = fmt.Sprintf("recovering: not yet, %s (was: %s)", strings.Join(pending, "; "), m.cause)
+			m.reason = fmt.Sprintf("recovering: not yet, %s (was: %s)", waits, m.cause)
 		}
 		m.detail = m.reason
 		return
