@@ -161,3 +161,24 @@ func rowsOf(rows []Row) map[int]string {
 }
 
 func sameRows(a, b map[int]string) bool { return maps.Equal(a, b) }
+
+// resumable subscribes keep ("keep") to spec's view of key, ticks five
+// players in, then one more: a resume from since, the seq keep had before
+// the last tick, is within reach of a diff. s is keep's subscription.
+func resumable(t *testing.T, e *Engine, w *testWindow, key Key, spec Spec) (keep *client, s *Sub, since uint64) {
+	t.Helper()
+	keep = newClient()
+	s, err := e.Subscribe(key, w, keep.out, "keep", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	w.tick(e, key)
+	keep.drain(t)
+	since = keep.seq["keep"]
+	w.submit(t, "p9", 100)
+	w.tick(e, key)
+	return keep, s, since
+}

@@ -126,17 +126,8 @@ func TestResumeDiffs(t *testing.T) {
 	w := newTestWindow(t, board.Config{})
 	e := NewEngine(Config{RingSize: 8})
 	key := Key{"t", "b", "all"}
-	keep := newClient()
 	spec := Spec{Kind: Top, Limit: 3}
-	e.Subscribe(key, w, keep.out, "keep", spec, nil)
-	for i := range 5 {
-		w.submit(t, fmt.Sprint("p", i), float64(i))
-	}
-	w.tick(e, key)
-	keep.drain(t)
-	since := keep.seq["keep"]
-	w.submit(t, "p9", 100)
-	w.tick(e, key)
+	keep, _, since := resumable(t, e, w, key, spec)
 
 	c := newClient()
 	c.state["s"], c.seq["s"] = keep.state["keep"], since

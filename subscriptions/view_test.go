@@ -215,19 +215,7 @@ func TestResumeEncodesNoSnapshot(t *testing.T) {
 	e := NewEngine(Config{})
 	key := Key{"t", "b", "all"}
 	spec := Spec{Kind: Top, Limit: 3}
-	keep := newClient()
-	s, err := e.Subscribe(key, w, keep.out, "keep", spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		w.submit(t, fmt.Sprint("p", i), float64(i))
-	}
-	w.tick(e, key)
-	keep.drain(t)
-	since := keep.seq["keep"]
-	w.submit(t, "p9", 100)
-	w.tick(e, key)
+	_, s, since := resumable(t, e, w, key, spec)
 	if s.v.snap != nil {
 		t.Fatal("the view keeps a snapshot before the resume: the test proves nothing")
 	}

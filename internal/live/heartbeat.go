@@ -75,13 +75,6 @@ func (p *Plane) leaveBeats(c liveConn) {
 	}
 }
 
-// beat queues one heartbeat on every authenticated connection that is
-// reading, at once: one round as a single slot (BenchmarkHeartbeat).
-func (p *Plane) beat(now time.Time) {
-	b := beater{p: p, encoded: map[string][]byte{}}
-	b.slot(now, 0, p.connections())
-}
-
 // beater is the heartbeat wheel's state between its visits, touched by
 // the wheel's goroutine only.
 type beater struct {

@@ -225,3 +225,11 @@ func TestHeartbeatStatus(t *testing.T) {
 		t.Fatal("no heartbeat on the event stream within 10 s")
 	}
 }
+
+// beat queues one heartbeat on every authenticated connection that is
+// reading, at once: one round as a single slot (BenchmarkHeartbeat's
+// unit; the plane itself beats through its wheel).
+func (p *Plane) beat(now time.Time) {
+	b := beater{p: p, encoded: map[string][]byte{}}
+	b.slot(now, 0, p.connections())
+}

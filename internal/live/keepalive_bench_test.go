@@ -40,7 +40,16 @@ func BenchmarkKeepAlive(b *testing.B) {
 				}
 				return nil
 			})
-			time.Sleep(2 * time.Second) // every connection in its steady state of pings
+			// Every connection in its steady state of pings: each has had
+			// one ping and answered it.
+			await.For(b, 30*time.Second, func() error {
+				for _, lc := range p.connections() {
+					if c, ok := lc.(*wsConn); ok && c.ka.heard.Load() == 0 {
+						return fmt.Errorf("a connection has answered no ping yet")
+					}
+				}
+				return nil
+			})
 			b.ResetTimer()
 			start, cpu0, pings0 := time.Now(), cpuTime(b), pings.Load()
 			for range b.N {

@@ -92,12 +92,19 @@ func TestSlotFreedAfterSubscriptions(t *testing.T) {
 		}
 		checkFor(t, 10*time.Second, func() error { return wantSubs(e.p, 8) })
 		c.Conn().CloseNow()
+		// A spin, not await.For: the subscriptions are checked the moment
+		// the slot is seen free, before a poll's pause could let them go.
+		// Bounded, so that a slot never given back fails, not hangs.
+		deadline := time.Now().Add(10 * time.Second)
 		for {
 			e.p.mu.Lock()
 			held := e.p.tenants["casino-b"]
 			e.p.mu.Unlock()
 			if held == 0 {
 				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the slot still held 10 s after the close", round)
 			}
 			runtime.Gosched()
 		}

@@ -19,23 +19,32 @@ import (
 	"github.com/rankwire/rankwire/internal/await"
 )
 
+// loopbackPair returns the server and client sides of one loopback TCP
+// connection; its listener is closed before it returns.
+func loopbackPair(tb testing.TB) (server, client net.Conn) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	server, err = ln.Accept()
+	if err != nil {
+		client.Close()
+		tb.Fatal(err)
+	}
+	return server, client
+}
+
 // flowPair returns a Conn over the server side of a loopback TCP
 // connection, and the client side.
 func flowPair(t *testing.T, slowTO time.Duration) (*Conn, net.Conn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	server, client := loopbackPair(t)
 	// A small send buffer: a client that does not read stalls the writer
 	// once its receive buffer (128 KiB by default) is full, not after
 	// megabytes. The client's buffer stays as it is: tiny windows crawl.

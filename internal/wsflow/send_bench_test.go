@@ -55,19 +55,7 @@ func BenchmarkSendFrames(b *testing.B) {
 // connection with default buffers, and the client side.
 func benchPair(b *testing.B) (*Conn, net.Conn) {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	server, err := ln.Accept()
-	if err != nil {
-		b.Fatal(err)
-	}
+	server, client := loopbackPair(b)
 	return NewConn(server, 5*time.Second), client
 }
 
