@@ -102,8 +102,13 @@ func TestCorruptFileNeverServed(t *testing.T) {
 	if wrong != "" || strings.Contains(pg.String(), "cheat") {
 		t.Fatalf("the corrupted file was served: %v %v", wrong, pg)
 	}
-	if n := len(victim.p.logged(regexp.MustCompile(`snapshot ignored, replaying the whole stream`))); n == 0 {
-		t.Log("the victim loaded a shared snapshot agreed after removeShared (not its file): the check below still holds")
+	// Its file is vouched for by nothing agreed: it replays the stream, or
+	// loads a shared snapshot a majority agreed with after removeShared.
+	replayed := len(victim.p.logged(regexp.MustCompile(`snapshot ignored, replaying the whole stream`)))
+	shared := len(victim.p.logged(regexp.MustCompile(`loaded the shared snapshot" tenant=t1`)))
+	if replayed+shared == 0 {
+		t.Fatalf("the victim opened t1 neither by a replay nor from an agreed shared snapshot; its snapshot lines %q",
+			victim.p.logged(regexp.MustCompile(`snapshot`)))
 	}
 	haveEveryAcked(t, victim, tok, acked)
 	for range 25 { // two more checkpoints: the victim's copy agrees
