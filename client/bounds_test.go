@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/client"
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // stallServer is a loopback listener standing for a gateway that fails in
@@ -203,19 +205,14 @@ func TestAttemptEndsAtItsDeadline(t *testing.T) {
 // checks that none was held longer than bound after its stall began.
 func awaitHeld(t *testing.T, s *stallServer, n int, bound time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(bound + slack)
-	for {
+	await.For(t, bound+slack, func() error {
 		s.mu.Lock()
-		got := len(s.held)
-		s.mu.Unlock()
-		if got >= n {
-			break
+		defer s.mu.Unlock()
+		if got := len(s.held); got < n {
+			return fmt.Errorf("%d of %d stalled connections closed by the client", got, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d stalled connections closed by the client after %v", got, n, bound+slack)
-		}
-		time.Sleep(tick) // the server's goroutines note each close: nothing to await but them
-	}
+		return nil
+	})
 	if h := s.longest(); h > bound {
 		t.Errorf("a stalled connection was held %v after its stall, want at most %v", h, bound)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/client"
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // zombieProxy forwards TCP connections to target until freeze: from then
@@ -126,14 +127,10 @@ func TestDeadHTTP2ConnectionIsClosed(t *testing.T) {
 	if _, err := c.Board(ctx, "s"); err == nil {
 		t.Fatal("a call on the frozen connection was answered")
 	}
-	for {
+	// Each failing call lasts one attempt's deadline on the dead connection.
+	await.For(t, client.DeadConnection+slack-time.Since(frozen), func() error {
 		_, err := c.Board(ctx, "s")
-		if err == nil {
-			break
-		}
-		if time.Since(frozen) > client.DeadConnection+slack {
-			t.Fatalf("still no answer %v after the connection went silent (%v): the dead connection is still used", time.Since(frozen), err)
-		}
-	}
+		return err
+	})
 	t.Logf("answered again %v after the connection went silent", time.Since(frozen).Round(time.Millisecond))
 }

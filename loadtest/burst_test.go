@@ -72,7 +72,23 @@ func TestBurstWriterToReaders(t *testing.T) {
 			reports <- r
 		}
 	}()
-	r := <-reports
+	// next is the writer's next report; a writer that ended (reports
+	// closed) or went silent fails the test rather than spinning on
+	// zero reports until ctx ends.
+	next := func(want string) workerReport {
+		t.Helper()
+		select {
+		case r, ok := <-reports:
+			if !ok {
+				t.Fatalf("the writer ended before %s", want)
+			}
+			return r
+		case <-ctx.Done():
+			t.Fatalf("%s: not within the test's 30 s", want)
+		}
+		return workerReport{}
+	}
+	r := next("its first report")
 	if r.BurstAddr == "" {
 		t.Fatal("the writer's first report has no address")
 	}
@@ -81,15 +97,11 @@ func TestBurstWriterToReaders(t *testing.T) {
 	rctx, rcancel := context.WithCancel(ctx)
 	runBurstReaders(rctx, workerConfig{BurstAddrs: []string{r.BurstAddr}, BurstConns: []int{50}, BurstSize: 160}, stats, &wg)
 	for r.BurstAccepted < 50 {
-		if r = <-reports; ctx.Err() != nil {
-			t.Fatal("the writer did not accept 50 connections")
-		}
+		r = next("it accepted 50 connections")
 	}
 	inW.Write([]byte("go\n"))
 	for r.BurstWrite == 0 {
-		if r = <-reports; ctx.Err() != nil {
-			t.Fatal("no burst reported")
-		}
+		r = next("a burst reported")
 	}
 	await.For(t, 10*time.Second, func() error {
 		if n := stats.burst.Latency().Count; n < 50 {
