@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rankwire/rankwire/internal/failpoint"
 	fprint "github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/snapbucket"
@@ -146,6 +147,8 @@ var errBehind = errors.New("hub: the replica moved on during the rebuild")
 // rebuild replays r's stream into a new state until the replica goroutine
 // adopts it, retrying failures with backoff until ctx ends.
 func (sl *streamLog) rebuild(ctx context.Context, r *replica) {
+	// A test build's hold (internal/failpoint); nothing otherwise.
+	failpoint.BeforeRebuild(ctx, r.log, r.tenant)
 	st, _ := sl.snaps.shared.Load().Newer(ctx, r.tenant, ledger.New(), nil, sl.keys.Ring(r.tenant), true) // never the local file
 	if st.Seq() > r.applied.Load() {
 		st = ledger.New() // the bucket's is ahead of this replica

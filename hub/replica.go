@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rankwire/rankwire/internal/applywait"
+	"github.com/rankwire/rankwire/internal/failpoint"
 	"github.com/rankwire/rankwire/internal/ledger"
 	"github.com/rankwire/rankwire/internal/notify"
 	"github.com/rankwire/rankwire/internal/streamfollow"
@@ -154,6 +155,7 @@ func (r *replica) handle(d delivery) {
 	r.mu.Lock()
 	if d.err == nil {
 		out = r.st.Apply(seq, d.ev)
+		failpoint.AfterApply(r.log, r.tenant, seq, r.st) // a test build's fault (internal/failpoint); nothing otherwise
 	} else {
 		r.st.Skip(seq)
 	}

@@ -32,6 +32,8 @@ type cluster struct {
 	ports     []string
 	natsPorts map[*clusterNode]string // each node's --nats-listen port
 	env       []string                // more settings of every node (RANKWIRE_*=...)
+	argv      []string                // the command that runs a node; nil: this test binary (os.Args[0])
+	nodeEnv   map[int][]string        // more settings of node i only, after env
 }
 
 // startCluster starts k nodes with 3 replicas, every one with a
@@ -39,8 +41,19 @@ type cluster struct {
 // ready.
 func startCluster(t *testing.T, k int, env ...string) *cluster {
 	t.Helper()
+	return startClusterWith(t, k, nil, env...)
+}
+
+// startClusterWith is startCluster with set called on the cluster before
+// any node starts: to give it another key file and token, another binary
+// (argv) or settings of one node (nodeEnv).
+func startClusterWith(t *testing.T, k int, set func(c *cluster), env ...string) *cluster {
+	t.Helper()
 	keys, sk := keyFile(t)
 	c := &cluster{tok: adminToken(t, sk), keys: keys, natsPorts: map[*clusterNode]string{}, env: env}
+	if set != nil {
+		set(c)
+	}
 	c.secret = filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(c.secret, []byte("a-test-cluster-secret-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,7 +91,8 @@ func (c *cluster) newNode(t *testing.T, i int) *clusterNode {
 		"RANKWIRE_NODE=n" + fmt.Sprint(i+1), "RANKWIRE_CLUSTER=rw-test", "RANKWIRE_CLUSTER_LISTEN=127.0.0.1:" + c.ports[i],
 		"RANKWIRE_ROUTES=" + strings.Join(routes, ","), "RANKWIRE_CLUSTER_SECRET_FILE=" + c.secret,
 		"RANKWIRE_NATS_LISTEN=127.0.0.1:" + natsPort}}
-	n.env = append(n.env, c.env...)
+	n.env = append(append(n.env, c.env...), c.nodeEnv[i]...)
+	n.argv = c.argv
 	c.natsPorts[n] = natsPort
 	return n
 }

@@ -23,8 +23,9 @@ import (
 // clusterNode is one gateway process of a 3-node embedded cluster: its
 // environment is kept so that it restarts on the same --data and ports.
 type clusterNode struct {
-	env []string
-	p   *proc
+	env  []string
+	argv []string // the command that runs it; nil: this test binary (os.Args[0])
+	p    *proc
 }
 
 // launch starts the node's process without waiting for it: a clustered
@@ -32,7 +33,11 @@ type clusterNode struct {
 // before waiting on any.
 func (n *clusterNode) launch(t *testing.T) chan string {
 	t.Helper()
-	p, addr := spawnGateway(t, []string{os.Args[0]}, n.env...)
+	argv := n.argv
+	if argv == nil {
+		argv = []string{os.Args[0]}
+	}
+	p, addr := spawnGateway(t, argv, n.env...)
 	n.p = p
 	return addr
 }

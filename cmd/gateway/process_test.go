@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	if tagged.dir != "" {
+		os.RemoveAll(tagged.dir)
+	}
 	os.Exit(code)
 }
 
@@ -65,6 +68,41 @@ func builtGateway(t *testing.T) string {
 		t.Fatal(built.err)
 	}
 	return built.path
+}
+
+// tagged is the gateway binary with the test build's failpoints, built
+// once per test run by failpointGateway.
+var tagged struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// failpointGateway returns the gateway binary built with
+// internal/failpoint's hooks (-tags rankwire_failpoints), and with -race
+// where this test binary has it, built into a temporary directory on first
+// use.
+func failpointGateway(t *testing.T) string {
+	t.Helper()
+	tagged.once.Do(func() {
+		if tagged.dir, tagged.err = os.MkdirTemp("", "rankwire-gateway-failpoints-"); tagged.err != nil {
+			return
+		}
+		tagged.path = filepath.Join(tagged.dir, "gateway")
+		args := []string{"build", "-tags", "rankwire_failpoints", "-o", tagged.path}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		if err != nil {
+			tagged.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if tagged.err != nil {
+		t.Fatal(tagged.err)
+	}
+	return tagged.path
 }
 
 // proc is a gateway subprocess.

@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
 		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint",
-		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", module + "internal/applywait", module + "internal/streamfollow", "github.com/nats-io/"},
+		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", module + "internal/applywait", module + "internal/streamfollow", module + "internal/failpoint", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -96,6 +96,9 @@ var allowed = map[string][]string{
 	"security":        nil, // tests only: they drive the gateway binary from outside
 	// jsonbody decodes request bodies for api: the standard library only.
 	"internal/jsonbody": nil,
+	// failpoint is the test build's fault injection (empty stubs in the
+	// default build): the ledger's state it perturbs.
+	"internal/failpoint": {module + "internal/ledger"},
 	// fingerprint compares the nodes' state checkpoints: pure, the standard library only.
 	"internal/fingerprint": nil,
 	"internal/names":       nil,

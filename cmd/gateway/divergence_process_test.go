@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/wire"
+)
+
+// Where the failpoint perturbs the victim's copy of t1 (the stream
+// sequence after whose apply it changes a score in memory) and where the
+// cluster next compares checkpoints (RANKWIRE_FINGERPRINT_EVERY=10).
+const (
+	perturbAt  = 15
+	detectedAt = 20
+	phantom    = 1e6 // m3's score there: the top of the board, in every watcher's top 10
+)
+
+// TestDivergenceCaughtAndRebuilt runs three gateway processes built with
+// the test build's failpoints (internal/failpoint) and has one of them,
+// the victim, change one score of tenant t1 in its memory while it runs
+// (after applying seq 15: member m3's score of 3 becomes 1,000,000 there,
+// the top of the board, and nowhere else: not in the stream, not on disk). It checks, end to end: the
+// victim serves the wrong score until the next checkpoint (seq 20), where
+// the cluster catches the divergence; from then on, until its rebuild
+// (held by the failpoint until the test sends SIGUSR1, so that the test
+// sees it for as long as it looks), the victim refuses t1's reads, writes
+// and new subscriptions with the documented 503 (unavailable) naming the
+// sequence, /readyz answers 503 with the rebuilding reason, the metrics
+// count the divergence and the rebuild, and its log says so; it then
+// rebuilds, and answers t1's standings byte for byte as the two others
+// do, and agrees at the checkpoint after. Tenant t2, with the same board,
+// members and scores on the same node, is served throughout and never
+// diverges (the twin); no acknowledged submission of either is lost.
+func TestDivergenceCaughtAndRebuilt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three gateway processes")
+	}
+	keys, tok1, tok2 := twoTenantKeys(t)
+	c := startClusterWith(t, 3, func(c *cluster) {
+		c.argv = []string{failpointGateway(t)}
+		c.keys, c.tok = keys, tok1
+		c.nodeEnv = map[int][]string{2: {fmt.Sprintf("RANKWIRE_FAILPOINT_DIVERGE=t1/b/m3=%v@%d", phantom, perturbAt), "RANKWIRE_FAILPOINT_HOLD_REBUILD=t1"}}
+	}, "RANKWIRE_FINGERPRINT_EVERY=10")
+	victim, healthy := c.nodes[2], c.nodes[:2]
+	t1, t2 := &tenantWriter{name: "t1", tok: tok1}, &tenantWriter{name: "t2", tok: tok2}
+	for _, w := range []*tenantWriter{t1, t2} {
+		await.For(t, 30*time.Second, func() error { // creates the stream: may outlast one call's budget on a loaded box
+			if status, err := call("PUT", healthy[0].p.url("/v1/boards/b"), w.tok, `{"policy":"latest"}`, nil); status != 200 {
+				return fmt.Errorf("create %s's board: %d %v", w.name, status, err)
+			}
+			return nil
+		})
+		for _, n := range []*clusterNode{victim, healthy[0], healthy[1]} { // the tenant is open on every node, the victim first
+			await.For(t, 30*time.Second, func() error { _, err := w.submit(n); return err })
+		}
+	}
+	watch1, watch2 := startWatch(t, victim, tok1), startWatch(t, victim, tok2)
+
+	// Up to seq 19: the victim's t1 holds m3 = -1 from seq 15, which no
+	// checkpoint compared yet; t2 had the same submissions.
+	// The board's seq is the stream's of its last change: it lags the
+	// stream's by the events of t1 that changed no board.
+	lag := streamLast(t, c, "t1") - t1.last
+	if t1.last+lag >= perturbAt {
+		t.Fatalf("the setup took %d events: past the failpoint's seq %d", t1.last+lag, perturbAt)
+	}
+	for t1.last+lag < detectedAt-1 {
+		t1.mustSubmit(t, healthy[t1.last%2])
+		t2.mustSubmit(t, healthy[t1.last%2])
+	}
+	if last := streamLast(t, c, "t1"); last != detectedAt-1 {
+		t.Fatalf("t1's stream at seq %d, want %d: a submission took more than one event", last, detectedAt-1)
+	}
+	majority := sameRaw(t, healthy, t1.tok)
+	var wrong topPage
+	await.For(t, 20*time.Second, func() error {
+		status, body := rawCall(t, "GET", victim.p.url("/v1/boards/b/top?limit=1000"), tok1, "")
+		if wrong = (topPage{}); status == 200 {
+			_ = json.Unmarshal([]byte(body), &wrong)
+		}
+		if _, ok := wrong.score(fmt.Sprint("m", len(t1.acked)-1)); status != 200 || !ok {
+			return fmt.Errorf("the victim's t1 lacks the last submission: %d %s", status, body)
+		}
+		return nil
+	})
+	var right topPage
+	if err := json.Unmarshal(majority, &right); err != nil {
+		t.Fatal(err)
+	}
+	if score, ok := wrong.score("m3"); !ok || score != phantom || right.Rows[0].Member == "m3" {
+		t.Fatalf("the failpoint changed nothing on the victim (m3 %v %v): the test proves nothing; its failpoint lines %q",
+			score, ok, victim.p.logged(regexp.MustCompile(`failpoint`)))
+	}
+	awaitLogged(t, victim, `failpoint: this node's state of the tenant perturbed in memory.* tenant=t1 seq=15 `)
+	awaitView(t, watch1, victim, tok1) // its watcher there is shown the wrong top: nothing compared it yet
+	if got := sameRaw(t, c.nodes, t2.tok); !bytes.Contains(got, []byte(`"member":"m3","score":3,`)) {
+		t.Fatalf("the twin t2 is not what was written: %s", got)
+	}
+	if v := metricOf(t, victim, "rankwire_divergence_detected_total"); v != "0" {
+		t.Fatalf("a divergence counted before any checkpoint after the perturbation: %v", v)
+	}
+
+	// Seq 20, a checkpoint: the victim differs from the two others.
+	t1.mustSubmit(t, healthy[0])
+	t2.mustSubmit(t, healthy[0])
+	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="fingerprint: this node's copy of the tenant differs from the majority's.* tenant=t1 seq=%d `, detectedAt))
+	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="hub: this node's copy of the tenant diverged from the cluster's.* tenant=t1 seq=%d`, detectedAt))
+	awaitLogged(t, victim, `failpoint: the rebuild waits for SIGUSR1.* tenant=t1`)
+	refusing(t, c, victim, t1, t2)
+	for range 3 { // the two others take t1's writes meanwhile
+		t1.mustSubmit(t, healthy[len(t1.acked)%2])
+	}
+
+	if err := victim.p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	awaitLogged(t, victim, `hub: tenant rebuilt from the stream: serving it again.* tenant=t1`)
+	awaitReadyz(t, victim, http.StatusOK, 30*time.Second)
+	if v := metricOf(t, victim, "rankwire_divergence_rebuilding"); v != "0" {
+		t.Fatalf("rankwire_divergence_rebuilding %v after the rebuild, want 0", v)
+	}
+	rebuilt := sameRaw(t, c.nodes, t1.tok)
+	t.Logf("rebuilt: the victim's t1 is byte for byte the majority's (%d bytes)", len(rebuilt))
+	for _, n := range c.nodes {
+		haveEveryAcked(t, n, t1.tok, t1.acked)
+	}
+
+	// Past the next checkpoint (seq 30), through every node: the victim's
+	// copy agrees, and its watch of t1 shows the majority's standings.
+	for t1.last+lag < detectedAt+11 {
+		t1.mustSubmit(t, c.nodes[len(t1.acked)%3])
+		t2.mustSubmit(t, c.nodes[len(t2.acked)%3])
+	}
+	sameRaw(t, c.nodes, t1.tok)
+	awaitView(t, watch1, victim, tok1)
+	awaitView(t, watch2, victim, tok2)
+	sameRaw(t, c.nodes, t2.tok)
+	for _, n := range c.nodes {
+		haveEveryAcked(t, n, t1.tok, t1.acked)
+		haveEveryAcked(t, n, t2.tok, t2.acked)
+		want := "0"
+		if n == victim {
+			want = "1"
+		}
+		if v := metricOf(t, n, "rankwire_divergence_detected_total"); v != want {
+			t.Fatalf("rankwire_divergence_detected_total %s on %s, want %s", v, n.p.addr, want)
+		}
+		if got := n.p.logged(regexp.MustCompile(`level=ERROR.*(differs from the majority|diverged from the cluster's)`)); n != victim && len(got) != 0 || len(got) > 2 {
+			t.Fatalf("divergences logged on %s, want the victim's one at seq %d only: %q", n.p.addr, detectedAt, got)
+		}
+	}
+}
+
+// refusing checks the victim while it holds t1's rebuild: t1's reads,
+// writes and new subscriptions answer 503 unavailable naming the
+// checkpoint, /readyz says why, the metrics count it; t2 is served, its
+// writes taken and pushed to its watcher there.
+func refusing(t *testing.T, c *cluster, victim *clusterNode, t1, t2 *tenantWriter) {
+	t.Helper()
+	const why = "this node's copy of the tenant diverged from the cluster's at seq 20 and is being rebuilt; ask another node"
+	status, body := rawCall(t, "GET", victim.p.url("/v1/boards/b/top?limit=1000"), t1.tok, "")
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, `"code":"unavailable"`) || !strings.Contains(body, why) {
+		t.Fatalf("a read of t1 on the diverged node: %d %s", status, body)
+	}
+	status, body = rawCall(t, "POST", victim.p.url("/v1/boards/b/scores"), t1.tok, `{"id":"refused","member":"refused","score":1}`)
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, why) {
+		t.Fatalf("a write of t1 on the diverged node: %d %s", status, body)
+	}
+	if code, msg := subscribeRefusal(t, victim, t1.tok); code != wire.CodeUnavailable || !strings.Contains(msg, why) {
+		t.Fatalf("a subscription to t1 on the diverged node: %s %q", code, msg)
+	}
+	if reason := awaitReadyz(t, victim, http.StatusServiceUnavailable, 20*time.Second); !strings.Contains(reason, "1 tenants rebuilding: their copy here diverged from the cluster's") {
+		t.Fatalf("/readyz of the diverged node: %q", reason)
+	}
+	for _, name := range []string{"rankwire_divergence_detected_total", "rankwire_divergence_rebuilding"} {
+		if v := metricOf(t, victim, name); v != "1" {
+			t.Fatalf("%s %s on the diverged node, want 1", name, v)
+		}
+	}
+	// The twin, on the same node: read, written, pushed.
+	sameRaw(t, c.nodes, t2.tok)
+	t2.mustSubmit(t, victim)
+	awaitView(t, startWatch(t, victim, t2.tok), victim, t2.tok)
+	t.Logf("the diverged node refuses t1 (%q) and serves t2", why)
+}
+
+// tenantWriter writes to one tenant's board b: submission i is member
+// m<i> with score i and id s<i>.
+type tenantWriter struct {
+	name, tok string
+	acked     []int
+	last      uint64 // the seq the last acknowledged submission answered
+}
+
+// submit sends the next submission through n.
+func (w *tenantWriter) submit(n *clusterNode) (uint64, error) {
+	i := len(w.acked)
+	var res wire.Results
+	body := fmt.Sprintf(`{"id":"s%d","member":"m%d","score":%d}`, i, i, i)
+	if status, err := call("POST", n.p.url("/v1/boards/b/scores"), w.tok, body, &res); status != 200 || err != nil || len(res.Results) != 1 {
+		return 0, fmt.Errorf("%s: submit %d through %s: %d %v", w.name, i, n.p.addr, status, err)
+	}
+	w.acked, w.last = append(w.acked, i), res.Results[0].Seq
+	return w.last, nil
+}
+
+// mustSubmit is submit failing the test: no retry, so that each one is
+// exactly one event of the stream.
+func (w *tenantWriter) mustSubmit(t *testing.T, n *clusterNode) uint64 {
+	t.Helper()
+	seq, err := w.submit(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seq
+}
+
+func (pg topPage) score(member string) (float64, bool) {
+	for _, r := range pg.Rows {
+		if r.Member == member {
+			return r.Score, true
+		}
+	}
+	return 0, false
+}
+
+// streamLast returns the last sequence of tenant's stream.
+func streamLast(t *testing.T, c *cluster, tenant string) uint64 {
+	t.Helper()
+	js, done := c.jetStream(t, c.nodes[0])
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, hub.StreamOf(tenant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.CachedInfo().State.LastSeq
+}
+
+// rawCall sends a request and returns the status and body.
+func rawCall(t *testing.T, method, url, tok, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(data)
+}
+
+// sameRaw waits until every node answers the top 1,000 of the token's
+// board b with the same bytes, and returns them.
+func sameRaw(t *testing.T, ns []*clusterNode, tok string) []byte {
+	t.Helper()
+	var got []byte
+	await.For(t, 20*time.Second, func() error {
+		var first string
+		for i, n := range ns {
+			status, body := rawCall(t, "GET", n.p.url("/v1/boards/b/top?limit=1000"), tok, "")
+			if status != 200 {
+				return fmt.Errorf("node %s: %d %s", n.p.addr, status, body)
+			}
+			if i == 0 {
+				first = body
+			} else if body != first {
+				return fmt.Errorf("node %s answers\n%s\nnode %s\n%s", n.p.addr, body, ns[0].p.addr, first)
+			}
+		}
+		got = []byte(first)
+		return nil
+	})
+	return got
+}
+
+// awaitLogged waits up to 30 s for a line of n's log that matches re.
+func awaitLogged(t *testing.T, n *clusterNode, re string) {
+	t.Helper()
+	m := regexp.MustCompile(re)
+	await.For(t, 30*time.Second, func() error {
+		if len(n.p.logged(m)) == 0 {
+			return fmt.Errorf("no log line matches %q", re)
+		}
+		return nil
+	})
+}
+
+// subscribeRefusal subscribes to board b's top 10 through n and returns
+// the code and message of the error that answers it; it fails the test
+// where a snapshot comes instead.
+func subscribeRefusal(t *testing.T, n *clusterNode, tok string) (wire.Code, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws://"+n.p.addr+"/v1/ws?access_token="+tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	sub := map[string]any{"type": "subscribe", "id": "r", "board": "b", "view": map[string]any{"kind": "top", "limit": 10}}
+	if err := wsjson.Write(ctx, ws, sub); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var m wire.ErrorMessage
+		if err := wsjson.Read(ctx, ws, &m); err != nil {
+			t.Fatalf("no answer to the subscription: %v", err)
+		}
+		switch m.Type {
+		case wire.TypeError:
+			return m.Code, m.Message
+		case "snapshot", "diff":
+			t.Fatalf("the subscription was served a %s", m.Type)
+		}
+	}
+}
+
+// awaitView waits until w's top 10 is n's.
+func awaitView(t *testing.T, w *watch, n *clusterNode, tok string) {
+	t.Helper()
+	await.For(t, 20*time.Second, func() error {
+		var pg topPage
+		if status, err := call("GET", n.p.url("/v1/boards/b/top?limit=10"), tok, "", &pg); status != 200 || err != nil {
+			return fmt.Errorf("top: %d %v", status, err)
+		}
+		w.view.mu.Lock()
+		defer w.view.mu.Unlock()
+		if w.view.broken != nil {
+			t.Fatalf("the prev chain broke: %v", w.view.broken)
+		}
+		for i, r := range pg.Rows {
+			if got, want := w.view.rows[i+1], fmt.Sprintf("%s:%v", r.Member, r.Score); got != want {
+				return fmt.Errorf("the view's rank %d is %q, the node's %q (view at seq %d, node at %d)", i+1, got, want, w.view.seq, pg.Seq)
+			}
+		}
+		if len(w.view.rows) != len(pg.Rows) {
+			return fmt.Errorf("the view holds %d rows, the node's top %d", len(w.view.rows), len(pg.Rows))
+		}
+		return nil
+	})
+}
