@@ -102,6 +102,9 @@ func TestFingerprintsDivergedAnswers503(t *testing.T) {
 	mustPut(t, h, "t1", "b", Settings{})
 	r := h.reg.lookup("t1")
 	r.fp.diverged.Store(42) // as Diverged does, without the rebuild
+	if h.Beat("t1").Writable {
+		t.Fatal("the heartbeat of a diverged tenant says writable")
+	}
 	_, err := h.Top(Loc{Tenant: "t1", Board: "b", Window: "all"}, 0, nil, 10)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "diverged") || !strings.Contains(err.Error(), "seq 42") {
 		t.Fatalf("read of a diverged tenant: %v", err)
@@ -110,6 +113,9 @@ func TestFingerprintsDivergedAnswers503(t *testing.T) {
 		t.Fatalf("write to a diverged tenant: %v", err)
 	}
 	r.fp.diverged.Store(0)
+	if !h.Beat("t1").Writable {
+		t.Fatal("the heartbeat of a tenant served again says not writable")
+	}
 	if fps.Diverged("t1", 7) != true {
 		t.Fatal("Diverged")
 	}

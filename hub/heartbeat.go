@@ -10,19 +10,20 @@ type TenantBeat struct {
 	// this node (TenantStats.Applied); 0 where none is.
 	Applied uint64
 	// Writable is false while the tenant's writes fail here without a
-	// NATS round trip: it failed to open (isolate.go), or its last write
-	// failed after its whole WriteTimeout (TenantStats.Writable). The
+	// NATS round trip: it failed to open (isolate.go), its last write
+	// failed after its whole WriteTimeout (TenantStats.Writable), or its
+	// copy here diverged and is being rebuilt (fingerprints.go). The
 	// store's own state is Writable's (the Hub's method), for all tenants.
 	Writable bool
 }
 
 // Beat returns tenant's TenantBeat on this node. A tenant with no open
 // replica here, and not down, is writable (a write opens it) at Applied 0.
-// O(1): a read-locked map lookup or two and two atomic loads, no NATS call;
+// O(1): a read-locked map lookup or two and three atomic loads, no NATS call;
 // safe for concurrent use.
 func (h *Hub) Beat(tenant string) TenantBeat {
 	if r := h.reg.lookup(tenant); r != nil {
-		return TenantBeat{Applied: r.applied.Load(), Writable: !r.down.Load()}
+		return TenantBeat{Applied: r.applied.Load(), Writable: !r.down.Load() && r.fp.diverged.Load() == 0}
 	}
 	return TenantBeat{Writable: h.reg.downErr(tenant) == nil}
 }

@@ -193,6 +193,7 @@ type liveView struct {
 	rows   map[int]string // rank -> "member:score"
 	broken error
 	diffs  int
+	beats  []bool // each heartbeat's writable, in order
 }
 
 type wsRow struct {
@@ -207,6 +208,8 @@ type wsMsg struct {
 	Prev uint64  `json:"prev"`
 	Rows []wsRow `json:"rows"`
 	Gone []int   `json:"gone"`
+	// Writable is a heartbeat's.
+	Writable bool `json:"writable"`
 }
 
 func (v *liveView) apply(m wsMsg) {
@@ -220,6 +223,9 @@ func (v *liveView) apply(m wsMsg) {
 			v.broken = fmt.Errorf("diff prev %d after seq %d", m.Prev, v.seq)
 		}
 		v.diffs++
+	case "heartbeat":
+		v.beats = append(v.beats, m.Writable)
+		return
 	default:
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,6 +123,10 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="hub: this node's copy of the tenant diverged from the cluster's.* tenant=t1 seq=%d`, detectedAt))
 	awaitLogged(t, victim, `failpoint: the rebuild waits for SIGUSR1.* tenant=t1`)
 	refusing(t, c, victim, t1, t2)
+	// Its watchers there are told: t1's heartbeats say writable false (the
+	// clients move: docs/PROTOCOL.md, "Heartbeats"), the twin's true.
+	awaitBeat(t, watch1, false)
+	awaitBeat(t, watch2, true)
 	for range 3 { // the two others take t1's writes meanwhile
 		t1.mustSubmit(t, healthy[len(t1.acked)%2])
 	}
@@ -131,6 +136,7 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 	}
 	awaitLogged(t, victim, `hub: tenant rebuilt from the stream: serving it again.* tenant=t1`)
 	awaitReadyz(t, victim, http.StatusOK, 30*time.Second)
+	awaitBeat(t, watch1, true)
 	if v := metricOf(t, victim, "rankwire_divergence_rebuilding"); v != "0" {
 		t.Fatalf("rankwire_divergence_rebuilding %v after the rebuild, want 0", v)
 	}
@@ -337,6 +343,23 @@ func subscribeRefusal(t *testing.T, n *clusterNode, tok string) (wire.Code, stri
 			t.Fatalf("the subscription was served a %s", m.Type)
 		}
 	}
+}
+
+// awaitBeat waits, up to 15 s, for a heartbeat on w saying writable as
+// given, counted from the one w last got (every 2 s by default).
+func awaitBeat(t *testing.T, w *watch, writable bool) {
+	t.Helper()
+	w.view.mu.Lock()
+	from := len(w.view.beats)
+	w.view.mu.Unlock()
+	await.For(t, 15*time.Second, func() error {
+		w.view.mu.Lock()
+		defer w.view.mu.Unlock()
+		if slices.Contains(w.view.beats[from:], writable) {
+			return nil
+		}
+		return fmt.Errorf("no heartbeat saying writable %v among the %d since", writable, len(w.view.beats)-from)
+	})
 }
 
 // awaitView waits until w's top 10 is n's.
