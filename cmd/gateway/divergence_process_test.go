@@ -71,6 +71,7 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 		}
 	}
 	watch1, watch2 := startWatch(t, victim, tok1), startWatch(t, victim, tok2)
+	shares := watchShares(t, c, healthy[0]) // every node's checkpoints and every snapshot shared
 
 	// Up to seq 19: the victim's t1 holds m3 = -1 from seq 15, which no
 	// checkpoint compared yet; t2 had the same submissions.
@@ -122,6 +123,7 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="fingerprint: this node's copy of the tenant differs from the majority's.* tenant=t1 seq=%d `, detectedAt))
 	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="hub: this node's copy of the tenant diverged from the cluster's.* tenant=t1 seq=%d`, detectedAt))
 	awaitLogged(t, victim, `failpoint: the rebuild waits for SIGUSR1.* tenant=t1`)
+	shares.awaitCheckpoint(t, detectedAt, false)
 	refusing(t, c, victim, t1, t2)
 	// Its watchers there are told: t1's heartbeats say writable false (the
 	// clients move: docs/PROTOCOL.md, "Heartbeats"), the twin's true.
@@ -153,6 +155,7 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 		t2.mustSubmit(t, c.nodes[len(t2.acked)%3])
 	}
 	sameRaw(t, c.nodes, t1.tok)
+	shares.awaitCheckpoint(t, detectedAt+10, true)
 	awaitView(t, watch1, victim, tok1)
 	awaitView(t, watch2, victim, tok2)
 	sameRaw(t, c.nodes, t2.tok)
@@ -170,6 +173,29 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 			t.Fatalf("divergences logged on %s, want the victim's one at seq %d only: %q", n.p.addr, detectedAt, got)
 		}
 	}
+	shares.check(t) // the diverged node shared nothing the majority did not agree with
+}
+
+// awaitCheckpoint waits until the three nodes reported their checkpoint
+// of t1 at seq, and fails unless n3's agrees with n1's and n2's as agree
+// says.
+func (w *shareWatch) awaitCheckpoint(t *testing.T, seq uint64, agree bool) {
+	t.Helper()
+	await.For(t, 20*time.Second, func() error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		got := w.reports[checkpointOf{"t1", seq}]
+		if len(got) < 3 {
+			return fmt.Errorf("%d nodes reported their checkpoint at seq %d", len(got), seq)
+		}
+		if got["n1"] != got["n2"] {
+			return fmt.Errorf("n1 and n2 differ at seq %d", seq)
+		}
+		if agree != (got["n3"] == got["n1"]) {
+			return fmt.Errorf("n3 agrees %v at seq %d, want %v", !agree, seq, agree)
+		}
+		return nil
+	})
 }
 
 // refusing checks the victim while it holds t1's rebuild: t1's reads,

@@ -153,18 +153,20 @@ func (w *shareWatch) awaitLatest(t *testing.T) {
 	err := await.Until(10*time.Second, func() error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		var latest uint64
-		for seq := range w.reports {
-			latest = max(latest, seq)
+		var latest checkpointOf
+		for c := range w.reports {
+			if c.seq > latest.seq {
+				latest = c
+			}
 		}
 		var seqs []string
 		for _, info := range w.shared {
-			if info.Metadata["seq"] == strconv.FormatUint(latest, 10) {
+			if info.Name == latest.tenant && info.Metadata["seq"] == strconv.FormatUint(latest.seq, 10) {
 				return nil
 			}
 			seqs = append(seqs, info.Metadata["seq"])
 		}
-		return fmt.Errorf("no snapshot shared at checkpoint %d within 10 s (shared so far at %v)", latest, seqs)
+		return fmt.Errorf("no snapshot shared at checkpoint %d of %s within 10 s (shared so far at %v)", latest.seq, latest.tenant, seqs)
 	})
 	if err != nil {
 		t.Log(err)
@@ -175,8 +177,14 @@ func (w *shareWatch) awaitLatest(t *testing.T) {
 // reports and every snapshot stored in the shared bucket.
 type shareWatch struct {
 	mu      sync.Mutex
-	reports map[uint64]map[string]fingerprint.Sum // seq -> node -> sum
+	reports map[checkpointOf]map[string]fingerprint.Sum // node -> sum
 	shared  []jetstream.ObjectInfo
+}
+
+// checkpointOf names one checkpoint of one tenant.
+type checkpointOf struct {
+	tenant string
+	seq    uint64
 }
 
 // watchShares subscribes through n to the reports and the bucket's object
@@ -192,7 +200,7 @@ func watchShares(t *testing.T, c *cluster, n *clusterNode) *shareWatch {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	w := &shareWatch{reports: map[uint64]map[string]fingerprint.Sum{}}
+	w := &shareWatch{reports: map[checkpointOf]map[string]fingerprint.Sum{}}
 	if _, err := nc.Subscribe(fingerprintSubject, w.report); err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +220,11 @@ func (w *shareWatch) report(m *nats.Msg) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.reports[r.Seq] == nil {
-		w.reports[r.Seq] = map[string]fingerprint.Sum{}
+	c := checkpointOf{r.Tenant, r.Seq}
+	if w.reports[c] == nil {
+		w.reports[c] = map[string]fingerprint.Sum{}
 	}
-	w.reports[r.Seq][r.Node] = r.Sum
+	w.reports[c][r.Node] = r.Sum
 }
 
 func (w *shareWatch) info(m *nats.Msg) {
@@ -240,13 +249,13 @@ func (w *shareWatch) check(t *testing.T) {
 	for _, info := range w.shared {
 		seq, _ := strconv.ParseUint(info.Metadata["seq"], 10, 64)
 		votes := 0
-		for _, sum := range w.reports[seq] {
+		for _, sum := range w.reports[checkpointOf{info.Name, seq}] {
 			if fmt.Sprintf("%x", sum[:]) == info.Metadata["sum"] {
 				votes++
 			}
 		}
 		if info.Metadata["agreed"] != "majority" || votes < 2 {
-			t.Fatalf("the bucket took a snapshot at seq %d (agreed %q) that %d nodes reported: %v", seq, info.Metadata["agreed"], votes, w.reports[seq])
+			t.Fatalf("the bucket took a snapshot of %s at seq %d (agreed %q) that %d nodes reported: %v", info.Name, seq, info.Metadata["agreed"], votes, w.reports[checkpointOf{info.Name, seq}])
 		}
 	}
 	t.Logf("%d snapshots shared, each the majority's checkpoint", len(w.shared))
