@@ -57,123 +57,164 @@ func TestDivergenceCaughtAndRebuilt(t *testing.T) {
 		c.keys, c.tok = keys, tok1
 		c.nodeEnv = map[int][]string{2: {fmt.Sprintf("RANKWIRE_FAILPOINT_DIVERGE=t1/b/m3=%v@%d", phantom, perturbAt), "RANKWIRE_FAILPOINT_HOLD_REBUILD=t1"}}
 	}, "RANKWIRE_FINGERPRINT_EVERY=10")
-	victim, healthy := c.nodes[2], c.nodes[:2]
-	t1, t2 := &tenantWriter{name: "t1", tok: tok1}, &tenantWriter{name: "t2", tok: tok2}
-	for _, w := range []*tenantWriter{t1, t2} {
+	r := &divergenceRun{t: t, c: c, victim: c.nodes[2], healthy: c.nodes[:2],
+		t1: &tenantWriter{name: "t1", tok: tok1}, t2: &tenantWriter{name: "t2", tok: tok2}}
+	r.open()
+	r.perturbed()
+	r.detected()
+	r.rebuilt()
+	r.agreesAfter()
+}
+
+// divergenceRun is TestDivergenceCaughtAndRebuilt's cluster, its victim
+// (n3, whose failpoint perturbs t1), the two tenants' writers and what
+// watches the victim.
+type divergenceRun struct {
+	t              *testing.T
+	c              *cluster
+	victim         *clusterNode
+	healthy        []*clusterNode
+	t1, t2         *tenantWriter
+	watch1, watch2 *watch      // t1's and t2's top 10 through the victim
+	shares         *shareWatch // every node's checkpoints and every snapshot shared
+	lag            uint64      // t1's stream seq less its board's seq: the events that changed no board
+}
+
+// open creates both tenants' board b, opens them on every node (the
+// victim first) with a submission through each, and starts the watches.
+func (r *divergenceRun) open() {
+	t := r.t
+	for _, w := range []*tenantWriter{r.t1, r.t2} {
 		await.For(t, 30*time.Second, func() error { // creates the stream: may outlast one call's budget on a loaded box
-			if status, err := call("PUT", healthy[0].p.url("/v1/boards/b"), w.tok, `{"policy":"latest"}`, nil); status != 200 {
+			if status, err := call("PUT", r.healthy[0].p.url("/v1/boards/b"), w.tok, `{"policy":"latest"}`, nil); status != 200 {
 				return fmt.Errorf("create %s's board: %d %v", w.name, status, err)
 			}
 			return nil
 		})
-		for _, n := range []*clusterNode{victim, healthy[0], healthy[1]} { // the tenant is open on every node, the victim first
+		for _, n := range []*clusterNode{r.victim, r.healthy[0], r.healthy[1]} {
 			await.For(t, 30*time.Second, func() error { _, err := w.submit(n); return err })
 		}
 	}
-	watch1, watch2 := startWatch(t, victim, tok1), startWatch(t, victim, tok2)
-	shares := watchShares(t, c, healthy[0]) // every node's checkpoints and every snapshot shared
+	r.watch1, r.watch2 = startWatch(t, r.victim, r.t1.tok), startWatch(t, r.victim, r.t2.tok)
+	r.shares = watchShares(t, r.c, r.healthy[0])
+	// The board's seq is the stream's of its last change.
+	if r.lag = streamLast(t, r.c, "t1") - r.t1.last; r.t1.last+r.lag >= perturbAt {
+		t.Fatalf("the setup took %d events: past the failpoint's seq %d", r.t1.last+r.lag, perturbAt)
+	}
+}
 
-	// Up to seq 19: the victim's t1 holds m3 = -1 from seq 15, which no
-	// checkpoint compared yet; t2 had the same submissions.
-	// The board's seq is the stream's of its last change: it lags the
-	// stream's by the events of t1 that changed no board.
-	lag := streamLast(t, c, "t1") - t1.last
-	if t1.last+lag >= perturbAt {
-		t.Fatalf("the setup took %d events: past the failpoint's seq %d", t1.last+lag, perturbAt)
+// perturbed writes both tenants up to seq 19 through the healthy nodes:
+// the victim's t1 holds m3 = 1,000,000 from seq 15, served and pushed to
+// its watcher, which no checkpoint compared yet; its t2 is right.
+func (r *divergenceRun) perturbed() {
+	t := r.t
+	for r.t1.last+r.lag < detectedAt-1 {
+		r.t1.mustSubmit(t, r.healthy[r.t1.last%2])
+		r.t2.mustSubmit(t, r.healthy[r.t1.last%2])
 	}
-	for t1.last+lag < detectedAt-1 {
-		t1.mustSubmit(t, healthy[t1.last%2])
-		t2.mustSubmit(t, healthy[t1.last%2])
-	}
-	if last := streamLast(t, c, "t1"); last != detectedAt-1 {
+	if last := streamLast(t, r.c, "t1"); last != detectedAt-1 {
 		t.Fatalf("t1's stream at seq %d, want %d: a submission took more than one event", last, detectedAt-1)
 	}
-	majority := sameRaw(t, healthy, t1.tok)
-	var wrong topPage
+	var right, wrong topPage
+	if err := json.Unmarshal(sameRaw(t, r.healthy, r.t1.tok), &right); err != nil {
+		t.Fatal(err)
+	}
 	await.For(t, 20*time.Second, func() error {
-		status, body := rawCall(t, "GET", victim.p.url("/v1/boards/b/top?limit=1000"), tok1, "")
+		status, body := rawCall(t, "GET", r.victim.p.url("/v1/boards/b/top?limit=1000"), r.t1.tok, "")
 		if wrong = (topPage{}); status == 200 {
 			_ = json.Unmarshal([]byte(body), &wrong)
 		}
-		if _, ok := wrong.score(fmt.Sprint("m", len(t1.acked)-1)); status != 200 || !ok {
+		if _, ok := wrong.score(fmt.Sprint("m", len(r.t1.acked)-1)); status != 200 || !ok {
 			return fmt.Errorf("the victim's t1 lacks the last submission: %d %s", status, body)
 		}
 		return nil
 	})
-	var right topPage
-	if err := json.Unmarshal(majority, &right); err != nil {
-		t.Fatal(err)
-	}
 	if score, ok := wrong.score("m3"); !ok || score != phantom || right.Rows[0].Member == "m3" {
 		t.Fatalf("the failpoint changed nothing on the victim (m3 %v %v): the test proves nothing; its failpoint lines %q",
-			score, ok, victim.p.logged(regexp.MustCompile(`failpoint`)))
+			score, ok, r.victim.p.logged(regexp.MustCompile(`failpoint`)))
 	}
-	awaitLogged(t, victim, `failpoint: this node's state of the tenant perturbed in memory.* tenant=t1 seq=15 `)
-	awaitView(t, watch1, victim, tok1) // its watcher there is shown the wrong top: nothing compared it yet
-	if got := sameRaw(t, c.nodes, t2.tok); !bytes.Contains(got, []byte(`"member":"m3","score":3,`)) {
+	awaitLogged(t, r.victim, `failpoint: this node's state of the tenant perturbed in memory.* tenant=t1 seq=15 `)
+	awaitView(t, r.watch1, r.victim, r.t1.tok) // the wrong top: nothing compared it yet
+	if got := sameRaw(t, r.c.nodes, r.t2.tok); !bytes.Contains(got, []byte(`"member":"m3","score":3,`)) {
 		t.Fatalf("the twin t2 is not what was written: %s", got)
 	}
-	if v := metricOf(t, victim, "rankwire_divergence_detected_total"); v != "0" {
+	if v := metricOf(t, r.victim, "rankwire_divergence_detected_total"); v != "0" {
 		t.Fatalf("a divergence counted before any checkpoint after the perturbation: %v", v)
 	}
+}
 
-	// Seq 20, a checkpoint: the victim differs from the two others.
-	t1.mustSubmit(t, healthy[0])
-	t2.mustSubmit(t, healthy[0])
-	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="fingerprint: this node's copy of the tenant differs from the majority's.* tenant=t1 seq=%d `, detectedAt))
-	awaitLogged(t, victim, fmt.Sprintf(`level=ERROR msg="hub: this node's copy of the tenant diverged from the cluster's.* tenant=t1 seq=%d`, detectedAt))
-	awaitLogged(t, victim, `failpoint: the rebuild waits for SIGUSR1.* tenant=t1`)
-	shares.awaitCheckpoint(t, detectedAt, false)
-	refusing(t, c, victim, t1, t2)
+// detected writes seq 20, a checkpoint, where the victim's t1 differs from
+// the two others': it says so and refuses t1 (refusing) while its rebuild
+// is held; the two others take t1's writes meanwhile.
+func (r *divergenceRun) detected() {
+	t := r.t
+	r.t1.mustSubmit(t, r.healthy[0])
+	r.t2.mustSubmit(t, r.healthy[0])
+	awaitLogged(t, r.victim, fmt.Sprintf(`level=ERROR msg="fingerprint: this node's copy of the tenant differs from the majority's.* tenant=t1 seq=%d `, detectedAt))
+	awaitLogged(t, r.victim, fmt.Sprintf(`level=ERROR msg="hub: this node's copy of the tenant diverged from the cluster's.* tenant=t1 seq=%d`, detectedAt))
+	awaitLogged(t, r.victim, `failpoint: the rebuild waits for SIGUSR1.* tenant=t1`)
+	r.shares.awaitCheckpoint(t, detectedAt, false)
+	refusing(t, r.c, r.victim, r.t1, r.t2)
 	// Its watchers there are told: t1's heartbeats say writable false (the
 	// clients move: docs/PROTOCOL.md, "Heartbeats"), the twin's true.
-	awaitBeat(t, watch1, false)
-	awaitBeat(t, watch2, true)
-	for range 3 { // the two others take t1's writes meanwhile
-		t1.mustSubmit(t, healthy[len(t1.acked)%2])
+	awaitBeat(t, r.watch1, false)
+	awaitBeat(t, r.watch2, true)
+	for range 3 {
+		r.t1.mustSubmit(t, r.healthy[len(r.t1.acked)%2])
 	}
+}
 
-	if err := victim.p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+// rebuilt releases the victim's rebuild: it serves t1 again, byte for byte
+// as the others, with every acknowledged submission.
+func (r *divergenceRun) rebuilt() {
+	t := r.t
+	if err := r.victim.p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
-	awaitLogged(t, victim, `hub: tenant rebuilt from the stream: serving it again.* tenant=t1`)
-	awaitReadyz(t, victim, http.StatusOK, 30*time.Second)
-	awaitBeat(t, watch1, true)
-	if v := metricOf(t, victim, "rankwire_divergence_rebuilding"); v != "0" {
+	awaitLogged(t, r.victim, `hub: tenant rebuilt from the stream: serving it again.* tenant=t1`)
+	awaitReadyz(t, r.victim, http.StatusOK, 30*time.Second)
+	awaitBeat(t, r.watch1, true)
+	if v := metricOf(t, r.victim, "rankwire_divergence_rebuilding"); v != "0" {
 		t.Fatalf("rankwire_divergence_rebuilding %v after the rebuild, want 0", v)
 	}
-	rebuilt := sameRaw(t, c.nodes, t1.tok)
+	rebuilt := sameRaw(t, r.c.nodes, r.t1.tok)
 	t.Logf("rebuilt: the victim's t1 is byte for byte the majority's (%d bytes)", len(rebuilt))
-	for _, n := range c.nodes {
-		haveEveryAcked(t, n, t1.tok, t1.acked)
+	for _, n := range r.c.nodes {
+		haveEveryAcked(t, n, r.t1.tok, r.t1.acked)
 	}
+}
 
-	// Past the next checkpoint (seq 30), through every node: the victim's
-	// copy agrees, and its watch of t1 shows the majority's standings.
-	for t1.last+lag < detectedAt+11 {
-		t1.mustSubmit(t, c.nodes[len(t1.acked)%3])
-		t2.mustSubmit(t, c.nodes[len(t2.acked)%3])
+// agreesAfter writes past the next checkpoint (seq 30) through every node:
+// the victim's copy agrees there, its watch of t1 shows the majority's
+// standings, one divergence in all, and the bucket took only snapshots the
+// majority agreed with.
+func (r *divergenceRun) agreesAfter() {
+	t := r.t
+	for r.t1.last+r.lag < detectedAt+11 {
+		r.t1.mustSubmit(t, r.c.nodes[len(r.t1.acked)%3])
+		r.t2.mustSubmit(t, r.c.nodes[len(r.t2.acked)%3])
 	}
-	sameRaw(t, c.nodes, t1.tok)
-	shares.awaitCheckpoint(t, detectedAt+10, true)
-	awaitView(t, watch1, victim, tok1)
-	awaitView(t, watch2, victim, tok2)
-	sameRaw(t, c.nodes, t2.tok)
-	for _, n := range c.nodes {
-		haveEveryAcked(t, n, t1.tok, t1.acked)
-		haveEveryAcked(t, n, t2.tok, t2.acked)
-		want := "0"
-		if n == victim {
-			want = "1"
+	sameRaw(t, r.c.nodes, r.t1.tok)
+	sameRaw(t, r.c.nodes, r.t2.tok)
+	r.shares.awaitCheckpoint(t, detectedAt+10, true)
+	awaitView(t, r.watch1, r.victim, r.t1.tok)
+	awaitView(t, r.watch2, r.victim, r.t2.tok)
+	diverged := regexp.MustCompile(`level=ERROR.*(differs from the majority|diverged from the cluster's)`)
+	for _, n := range r.c.nodes {
+		haveEveryAcked(t, n, r.t1.tok, r.t1.acked)
+		haveEveryAcked(t, n, r.t2.tok, r.t2.acked)
+		want, lines := "0", 0
+		if n == r.victim {
+			want, lines = "1", 2 // cmd/gateway's and hub's
 		}
 		if v := metricOf(t, n, "rankwire_divergence_detected_total"); v != want {
 			t.Fatalf("rankwire_divergence_detected_total %s on %s, want %s", v, n.p.addr, want)
 		}
-		if got := n.p.logged(regexp.MustCompile(`level=ERROR.*(differs from the majority|diverged from the cluster's)`)); n != victim && len(got) != 0 || len(got) > 2 {
+		if got := n.p.logged(diverged); len(got) != lines {
 			t.Fatalf("divergences logged on %s, want the victim's one at seq %d only: %q", n.p.addr, detectedAt, got)
 		}
 	}
-	shares.check(t) // the diverged node shared nothing the majority did not agree with
+	r.shares.check(t) // the diverged node shared nothing the majority did not agree with
 }
 
 // awaitCheckpoint waits until the three nodes reported their checkpoint
