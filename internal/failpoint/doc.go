@@ -1,5 +1,6 @@
 // Package failpoint holds the gateway's fault-injection hooks, compiled
-// only into a test build: `go build -tags rankwire_failpoints`. The
+// only into a test build on a Unix system: `go build -tags
+// rankwire_failpoints` (elsewhere the tag builds the stubs too). The
 // default build has the stubs of off.go, empty functions the compiler
 // inlines away, so that no environment variable or signal reaches a hook
 // (cmd/gateway's TestFailpointsOnlyInTaggedBuild checks the binary).
