@@ -44,4 +44,9 @@ func TestFailpointsOnlyInTaggedBuild(t *testing.T) {
 			t.Fatalf("%s (tagged %v): %d symbols of %s (AfterApply: %v), the variables' names: %v", bin, armed, symbols, failpointPkg, hasHook, names)
 		}
 	}
+	// The tagged package's own tests (its parsing of the variables) run
+	// nowhere else: the README's test command builds without the tag.
+	if out, err := exec.Command("go", "test", "-count=1", "-tags", "rankwire_failpoints", failpointPkg).CombinedOutput(); err != nil {
+		t.Fatalf("go test -tags rankwire_failpoints %s: %v\n%s", failpointPkg, err, out)
+	}
 }
