@@ -26,6 +26,7 @@ import (
 	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 	"github.com/rankwire/rankwire/internal/snapfile"
+	"github.com/rankwire/rankwire/internal/storesync"
 	"github.com/rankwire/rankwire/internal/streamreplicas"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
@@ -47,7 +48,8 @@ type Hub struct {
 	note   *notify.Notifier   // notifications (internal/notify); set by connect
 	quota  quotas             // each tenant's limits that apply enforces: quota.go
 
-	streams *streamLog // the tenants' streams: streams.go; set by connect
+	streams *streamLog        // the tenants' streams: streams.go; set by connect
+	durable *storesync.Syncer // group fsync of a lone embedded store (server.go); nil: the store's own
 
 	ctx    context.Context // ends at Close: stops the replica goroutines
 	cancel context.CancelFunc
@@ -131,11 +133,14 @@ func (sl *streamLog) shareSnapshots(ctx context.Context) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, err := startEmbedded(h.cfg)
+		s, durable, err := startEmbedded(h.cfg)
 		if err != nil {
 			return err
 		}
-		h.srv = s
+		h.srv, h.durable = s, durable
+		if durable != nil {
+			h.wg.Go(func() { durable.Run(h.ctx) })
+		}
 		if h.cfg.Embedded != nil {
 			h.cfg.Embedded(s)
 		}
@@ -166,7 +171,7 @@ func (h *Hub) connect(ctx context.Context) error {
 	}
 	h.snaps.keys = shred.New(h.js, h.cfg.Replicas) // the log's and the snapshots' (members.go)
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
+		store: &h.store, disk: &h.disk, durable: h.durable, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
 		Tenants: h.reg.notifyTenants, Keys: h.streams.keys})

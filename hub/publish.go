@@ -143,7 +143,8 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
 	if err == nil {
-		r.follow.NoteStored(ack.Sequence) // the replica's watchdog expects it (follow.go)
+		r.follow.NoteStored(ack.Sequence)       // the replica's watchdog expects it (follow.go)
+		sl.durable.Note(r.stream, ack.Sequence) // the next fsync round covers it (internal/storesync)
 	}
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
 		if newLeader.Load() {
