@@ -108,10 +108,14 @@ func (s *Syncer) Note(stream string, seq uint64) {
 		return
 	}
 	s.mu.Lock()
-	if seq > s.noted[stream] {
+	raised := seq > s.noted[stream]
+	if raised {
 		s.noted[stream] = seq
 	}
 	s.mu.Unlock()
+	if !raised {
+		return // a round for it is due or done already
+	}
 	select {
 	case s.kick <- struct{}{}:
 	default:
@@ -147,41 +151,46 @@ func (s *Syncer) Rounds() uint64 {
 	return s.rounds
 }
 
-// Run does rounds while any noted sequence is not covered, until ctx ends.
+// Idle is how often Run also looks for written files when nothing was
+// noted: the writes of streams nobody awaits (the notifications') are
+// fsynced within Idle, as with a store's own sync interval.
+const Idle = time.Second
+
+// Run does rounds while any noted sequence is not covered, and one every
+// Idle where files changed, until ctx ends.
 func (s *Syncer) Run(ctx context.Context) {
+	tick := time.NewTicker(Idle)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.kick:
+		case <-tick.C:
 		}
-		targets := s.pending()
-		if targets == nil {
-			continue
+		targets, ok := s.pending()
+		if !ok {
+			continue // failed: nothing is covered any more
 		}
-		err := s.round(targets)
-		s.complete(targets, err)
+		s.complete(targets, s.round(targets))
 	}
 }
 
-// pending returns the noted sequences not yet covered, or nil (none, or
-// the Syncer failed).
-func (s *Syncer) pending() map[string]uint64 {
+// pending returns the noted sequences not yet covered (none: a round
+// that only looks for changed files), or false where the Syncer failed.
+func (s *Syncer) pending() (map[string]uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil
+		return nil, false
 	}
-	var t map[string]uint64
+	t := map[string]uint64{}
 	for stream, seq := range s.noted {
 		if seq > s.synced[stream] {
-			if t == nil {
-				t = map[string]uint64{}
-			}
 			t[stream] = seq
 		}
 	}
-	return t
+	return t, true
 }
 
 // complete marks targets covered (unless the round failed) and wakes
@@ -207,7 +216,10 @@ func (s *Syncer) complete(targets map[string]uint64, err error) {
 func (s *Syncer) round(targets map[string]uint64) error {
 	accounts, err := s.dirEntries(s.root)
 	if errors.Is(err, os.ErrNotExist) {
-		return s.fallback(filepath.Dir(s.root)) // no store yet where a sequence was noted: not the layout
+		if len(targets) == 0 {
+			return nil // no store yet, and nothing to cover
+		}
+		return s.fallback(filepath.Dir(s.root)) // no store where a sequence was noted: not the layout
 	}
 	if err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // layout writes a store under dir as nats-server v2.15.2 lays it out: one
@@ -101,4 +103,19 @@ func TestSupported(t *testing.T) {
 	if !Supported("2.15.2") || Supported("2.16.0") {
 		t.Error("Supported")
 	}
+}
+
+// With nothing noted, Run still looks every Idle: a stream nobody awaits
+// (the notifications') is synced within it.
+func TestIdleRound(t *testing.T) {
+	dir := t.TempDir()
+	layout(t, dir)
+	s := New(dir, nil)
+	run(t, s)
+	await.For(t, 10*Idle, func() error {
+		if s.Rounds() == 0 {
+			return errors.New("no idle round yet")
+		}
+		return nil
+	})
 }
