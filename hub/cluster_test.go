@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -27,13 +26,10 @@ const testSecret = "a-cluster-secret-of-some-length"
 func startClusterNode(t *testing.T) *server.Server {
 	t.Helper()
 	port := freePort(t)
-	s, durable, err := startEmbedded(Config{DataDir: t.TempDir(), Cluster: Cluster{Node: "n1", Name: "c", Listen: "127.0.0.1:" + port,
+	s, err := startEmbedded(Config{DataDir: t.TempDir(), Cluster: Cluster{Node: "n1", Name: "c", Listen: "127.0.0.1:" + port,
 		Routes: []string{"nats://127.0.0.1:" + port}, Secret: testSecret, ClientListen: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !s.JetStreamConfig().SyncAlways || durable != nil { // clustered: the store's own fsync, as before
-		t.Errorf("a cluster node: SyncAlways %v, an outside syncer %v", s.JetStreamConfig().SyncAlways, durable != nil)
 	}
 	t.Cleanup(s.Shutdown)
 	return s
@@ -144,7 +140,7 @@ func TestClusterConfigRefused(t *testing.T) {
 		"bad listen":      {Name: "c", Listen: "nohost", Secret: testSecret, Routes: []string{"nats://127.0.0.1:1"}},
 		"client, no auth": {ClientListen: "127.0.0.1:0"},
 	} {
-		_, _, err := startEmbedded(Config{DataDir: t.TempDir(), Cluster: c})
+		_, err := startEmbedded(Config{DataDir: t.TempDir(), Cluster: c})
 		if !errors.Is(err, ErrClusterConfig) {
 			t.Errorf("%s: got %v, want ErrClusterConfig", name, err)
 		}
@@ -155,24 +151,23 @@ func TestClusterConfigRefused(t *testing.T) {
 }
 
 // Config.Sync reaches the embedded JetStream: zero (the default) and
-// SyncAlways fsync before every ack, on a lone node by the hub's syncer
-// in rounds (internal/storesync; the store's SyncAlways is off); an
-// interval, SyncLazy among them, is the opt-out.
+// SyncAlways fsync before every ack; an interval, SyncLazy among them, is
+// the opt-out.
 func TestSyncPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		sync     time.Duration
-		outside  bool
+		always   bool
 		interval time.Duration
 	}{{0, true, 2 * time.Minute}, {SyncAlways, true, 2 * time.Minute}, {time.Second, false, time.Second},
 		{SyncLazy, false, 2 * time.Minute}} { // NATS keeps its 2 min interval under always
-		s, durable, err := startEmbedded(Config{DataDir: t.TempDir(), Sync: tc.sync, Logger: slog.Default()})
+		s, err := startEmbedded(Config{DataDir: t.TempDir(), Sync: tc.sync})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := s.JetStreamConfig()
 		s.Shutdown()
-		if got.SyncAlways || got.SyncInterval != tc.interval || (durable != nil) != tc.outside {
-			t.Errorf("Sync %v: JetStream SyncAlways %v SyncInterval %v, an outside syncer %v", tc.sync, got.SyncAlways, got.SyncInterval, durable != nil)
+		if got.SyncAlways != tc.always || got.SyncInterval != tc.interval {
+			t.Errorf("Sync %v: JetStream SyncAlways %v SyncInterval %v", tc.sync, got.SyncAlways, got.SyncInterval)
 		}
 	}
 }

@@ -14,9 +14,9 @@ import (
 // one publish, ack, store write, fsync, delivery and decode for the whole
 // group. While that publish is in flight new calls queue, so the group
 // size follows the load: one call when idle (no timer delays it), many
-// under load, and more the longer the store takes (clustered, an fsync per
-// message under --sync always; on a lone node the fsync is not in the ack:
-// internal/storesync fsyncs in rounds before apply). Each call encodes its
+// under load, and more the longer the store takes (an fsync per message
+// under --sync always: nats-server stores a stream's messages one at a
+// time, so only a larger message shares an fsync). Each call encodes its
 // own group on its own goroutine (ledger.EncodeGroup): the committer's
 // serial path only joins bytes. The committer waits for the ack only; each call then waits for the
 // replica to apply the event (read-your-writes) and takes its own group's

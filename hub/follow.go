@@ -35,12 +35,6 @@ func (sl *streamLog) deliver(r *replica, evs chan<- delivery) streamfollow.Deliv
 				}
 				d.ev.Prepare() // digests off the replica goroutine
 			}
-			// Nothing is applied before it is fsynced: one round covers
-			// every message known stored (internal/storesync).
-			sl.durable.Note(r.stream, r.follow.Stored())
-			if err := sl.durable.Await(ctx, r.stream, seq); err != nil {
-				return err
-			}
 		}
 		select {
 		case evs <- d:

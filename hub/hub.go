@@ -26,7 +26,6 @@ import (
 	"github.com/rankwire/rankwire/internal/shred"
 	"github.com/rankwire/rankwire/internal/snapbucket"
 	"github.com/rankwire/rankwire/internal/snapfile"
-	"github.com/rankwire/rankwire/internal/storesync"
 	"github.com/rankwire/rankwire/internal/streamreplicas"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
@@ -48,8 +47,7 @@ type Hub struct {
 	note   *notify.Notifier   // notifications (internal/notify); set by connect
 	quota  quotas             // each tenant's limits that apply enforces: quota.go
 
-	streams *streamLog        // the tenants' streams: streams.go; set by connect
-	durable *storesync.Syncer // group fsync of a lone embedded store (server.go); nil: the store's own
+	streams *streamLog // the tenants' streams: streams.go; set by connect
 
 	ctx    context.Context // ends at Close: stops the replica goroutines
 	cancel context.CancelFunc
@@ -133,14 +131,11 @@ func (sl *streamLog) shareSnapshots(ctx context.Context) {
 func (h *Hub) connect(ctx context.Context) error {
 	url := h.cfg.NATSURL
 	if url == "" {
-		s, durable, err := startEmbedded(h.cfg)
+		s, err := startEmbedded(h.cfg)
 		if err != nil {
 			return err
 		}
-		h.srv, h.durable = s, durable
-		if durable != nil {
-			h.wg.Go(func() { durable.Run(h.ctx) })
-		}
+		h.srv = s
 		if h.cfg.Embedded != nil {
 			h.cfg.Embedded(s)
 		}
@@ -171,7 +166,7 @@ func (h *Hub) connect(ctx context.Context) error {
 	}
 	h.snaps.keys = shred.New(h.js, h.cfg.Replicas) // the log's and the snapshots' (members.go)
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
-		store: &h.store, disk: &h.disk, durable: h.durable, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
+		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
 		Tenants: h.reg.notifyTenants, Keys: h.streams.keys})

@@ -143,8 +143,7 @@ func (sl *streamLog) publishOnce(ctx context.Context, r *replica, data []byte, m
 	ack, err := sl.js.Publish(actx, r.subject, data, jetstream.WithExpectStream(r.stream),
 		jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
 	if err == nil {
-		r.follow.NoteStored(ack.Sequence)       // the replica's watchdog expects it (follow.go)
-		sl.durable.Note(r.stream, ack.Sequence) // the next fsync round covers it (internal/storesync)
+		r.follow.NoteStored(ack.Sequence) // the replica's watchdog expects it (follow.go)
 	}
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
 		if newLeader.Load() {

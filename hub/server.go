@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rankwire/rankwire/internal/natsconf"
 	"github.com/rankwire/rankwire/internal/redact"
-	"github.com/rankwire/rankwire/internal/storesync"
 )
 
 // startTimeout bounds how long the embedded server may take to accept
@@ -27,36 +25,25 @@ const startTimeout = 2 * time.Minute
 // startEmbedded starts a nats-server with JetStream on cfg.DataDir/nats,
 // with the options natsconf.ServerOptions builds from cfg (no port at all
 // without cfg.Cluster: the Hub reaches it in-process). The caller shuts
-// it down. Under --sync always without a cluster the store does not fsync
-// each message: the returned Syncer does, in rounds (internal/storesync),
-// where this nats-server's layout is known; else nil (SyncAlways, warned).
-func startEmbedded(cfg Config) (*server.Server, *storesync.Syncer, error) {
-	e := natsconf.Embedded{StoreDir: filepath.Join(cfg.DataDir, "nats"), MaxStore: cfg.MaxStore, Sync: cfg.Sync, Cluster: cfg.Cluster}
-	var durable *storesync.Syncer
-	if cfg.Sync <= 0 && cfg.Cluster.Name == "" && cfg.Cluster.ClientListen == "" {
-		if e.Outside = storesync.Supported(server.VERSION); e.Outside {
-			durable = storesync.New(e.StoreDir, cfg.Logger)
-		} else {
-			cmp.Or(cfg.Logger, slog.Default()).Warn("hub: this nats-server's file store is not one storesync knows; it fsyncs every message itself (SyncAlways)",
-				"version", server.VERSION, "known", storesync.Versions)
-		}
-	}
-	opts, err := natsconf.ServerOptions(e)
+// it down.
+func startEmbedded(cfg Config) (*server.Server, error) {
+	opts, err := natsconf.ServerOptions(natsconf.Embedded{StoreDir: filepath.Join(cfg.DataDir, "nats"),
+		MaxStore: cfg.MaxStore, Sync: cfg.Sync, Cluster: cfg.Cluster})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("hub: embedded nats-server: %w", err)
+		return nil, fmt.Errorf("hub: embedded nats-server: %w", err)
 	}
 	fatal := &natsconf.FatalLog{}
 	s.SetLogger(fatal, false, false)
 	s.Start()
 	if err := awaitReady(s, fatal); err != nil {
 		s.Shutdown()
-		return nil, nil, err
+		return nil, err
 	}
-	return s, durable, nil
+	return s, nil
 }
 
 // awaitReady waits up to startTimeout for s to accept connections, and

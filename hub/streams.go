@@ -12,7 +12,6 @@ import (
 	"github.com/rankwire/rankwire/internal/diskwatch"
 	"github.com/rankwire/rankwire/internal/natsstats"
 	"github.com/rankwire/rankwire/internal/shred"
-	"github.com/rankwire/rankwire/internal/storesync"
 	"github.com/rankwire/rankwire/internal/streamwatch"
 )
 
@@ -37,15 +36,11 @@ type streamLog struct {
 	api    *apiGate
 	nstats *natsstats.Counters
 	store  *storeHealth
-	disk   *diskwatch.Watch // the embedded store's disk: Full fails writes fast
-	// durable fsyncs a lone embedded store in rounds: nothing is applied (so
-	// nothing answered, read or pushed) before a round covers it; nil: the
-	// store fsyncs each message itself, or the --sync lazy opt-out.
-	durable *storesync.Syncer
-	snaps   *snapshotter          // the tenants' snapshots: local files, and the cluster's bucket once shared
-	quota   *quotas               // the Hub's: the limits stamped on events (quota.go)
-	keys    *shred.Keys           // the members' keys: personal fields are sealed in the log (members.go)
-	votes   streamwatch.Elections // ends a publish in flight when its stream elects a leader (publish.go)
+	disk   *diskwatch.Watch      // the embedded store's disk: Full fails writes fast
+	snaps  *snapshotter          // the tenants' snapshots: local files, and the cluster's bucket once shared
+	quota  *quotas               // the Hub's: the limits stamped on events (quota.go)
+	keys   *shred.Keys           // the members' keys: personal fields are sealed in the log (members.go)
+	votes  streamwatch.Elections // ends a publish in flight when its stream elects a leader (publish.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"hub": {module + "board", module + "identity", module + "internal/diskwatch", module + "internal/jsread", module + "internal/ledger", module + "internal/names",
 		module + "internal/notify", module + "internal/redact", module + "internal/snapbucket",
 		module + "internal/shred", module + "internal/streamwatch", module + "internal/natsstats", module + "internal/fingerprint",
-		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", module + "internal/applywait", module + "internal/streamfollow", module + "internal/failpoint", module + "internal/storesync", "github.com/nats-io/"},
+		module + "internal/natsconf", module + "internal/raftcompact", module + "internal/streamreplicas", module + "internal/snapfile", module + "internal/pace", module + "internal/jserr", module + "internal/applywait", module + "internal/streamfollow", module + "internal/failpoint", "github.com/nats-io/"},
 	"web": nil,
 	// ledger is one tenant's state as a pure function of its events: no
 	// NATS, no I/O (its purity test also forbids clocks and goroutines).
@@ -54,9 +54,6 @@ var allowed = map[string][]string{
 	// skiptest counts and reports the tests skipped for a missing tool:
 	// the standard library only.
 	"internal/skiptest": nil,
-	// storesync fsyncs a lone embedded store's files in rounds (group
-	// commit outside nats-server): the standard library only.
-	"internal/storesync": nil,
 	// jserr classifies NATS and JetStream errors: nats.go only.
 	"internal/jserr": {"github.com/nats-io/"},
 	// pace paces the change feed's drains: the standard library only.

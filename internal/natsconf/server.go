@@ -12,12 +12,7 @@ type Embedded struct {
 	StoreDir string        // JetStream's store
 	MaxStore int64         // JetStream's disk limit in bytes; zero: NATS's default (75 % of the free disk at start)
 	Sync     time.Duration // positive: fsync every Sync (the lazy opt-out); else fsync before every ack
-	// Outside: with Sync not positive, the store does not fsync each message
-	// (no SyncAlways): its owner fsyncs the written files before anything is
-	// acknowledged (internal/storesync). Only for a server without Cluster,
-	// whose streams have one replica and so write each message before its ack.
-	Outside bool
-	Cluster Cluster // zero: no cluster and no client listener
+	Cluster  Cluster       // zero: no cluster and no client listener
 }
 
 // ServerOptions returns the options of the embedded server e describes.
@@ -38,12 +33,9 @@ func ServerOptions(e Embedded) (*server.Options, error) {
 	if e.MaxStore > 0 { // else NATS's default: 75 % of the disk's free space at start
 		opts.JetStreamMaxStore = e.MaxStore
 	}
-	switch {
-	case e.Sync > 0: // the lazy opt-out; else fsync before every ack
+	if e.Sync > 0 { // the lazy opt-out; else fsync before every ack
 		opts.SyncInterval = e.Sync
-	case e.Outside && e.Cluster.Name == "" && e.Cluster.ClientListen == "":
-		// Group commit by the owner (storesync); the store's own interval stays.
-	default:
+	} else {
 		opts.SyncAlways = true
 	}
 	if err := clusterOptions(opts, e.Cluster); err != nil {

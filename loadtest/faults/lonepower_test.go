@@ -25,15 +25,15 @@ const (
 	loneSyncEnv = "RW_LONE_POWER_SYNC"
 )
 
-// TestLonePowerLoss cuts the power of a lone node (no cluster) under
-// --sync always, where the store does not fsync each message and the
-// hub's syncer fsyncs its files in rounds (internal/storesync): a child
-// process runs a Hub on the lazy FUSE filesystem with 16 writers, is
+// TestLonePowerLoss cuts the power of a lone node (no cluster, where the
+// fault suite's power-loss-all does not reach) under --sync always: a
+// child process runs a Hub on the lazy FUSE filesystem with 16 writers, is
 // killed with SIGKILL while they write, every write not fsynced is
 // dropped, and a Hub started on what remains must hold every submission
 // the child had acknowledged. The same with --sync lazy must lose some:
 // the check can fail. It needs root and /dev/fuse (skipped without them,
-// failed under CI=true).
+// failed under CI=true). docs/BENCHMARKS.md, "Group fsync outside the
+// store on one node".
 func TestLonePowerLoss(t *testing.T) {
 	if dir := os.Getenv(loneEnv); dir != "" {
 		loneChild(dir, os.Getenv(loneSyncEnv))
