@@ -35,15 +35,24 @@ var ErrUnvouched = errors.New("snapbucket: no checkpoint the cluster agreed with
 // Load's check; else localErr where the file could not be read, or an
 // error wrapping ErrUnvouched where it held a state (the caller logs it and
 // replays the tenant's stream from its first event). A nil s (no bucket
-// open yet) vouches for nothing but an empty state. Cost: one encoding of local where
-// the object's checkpoint is at its sequence, Load's otherwise.
+// open yet) vouches for nothing but an empty state. Cost: one request for
+// the object's info, taken by both the vouching and the download (a
+// bucket that does not answer costs one Timeout, not two), and one
+// encoding of local where the object's checkpoint is at its sequence,
+// Load's download and check otherwise. Bounded by Timeout for the info
+// and Timeout again for a download.
 func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring) (*ledger.State, error) {
 	if s != nil {
-		if localErr == nil && local.Seq() > 0 && s.vouches(ctx, tenant, local) {
+		ictx, cancel := context.WithTimeout(ctx, Timeout)
+		info, err := s.info(ictx, tenant)
+		cancel()
+		if err == nil && localErr == nil && local.Seq() > 0 && vouches(info, local) {
 			s.log.Info("hub: snapshot file checked against the checkpoint the cluster agreed with", "tenant", tenant, "seq", local.Seq())
 			return local, nil
 		}
-		if st, ok := s.Load(ctx, tenant, 0, kr, true); ok {
+		lctx, cancel := context.WithTimeout(ctx, Timeout)
+		defer cancel()
+		if st, ok := s.loadAfter(lctx, tenant, look{info, err}, 0, kr, true); ok {
 			return st, nil
 		}
 	}
@@ -53,17 +62,11 @@ func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State
 	return nil, fmt.Errorf("%w (the file is at seq %d)", ErrUnvouched, local.Seq())
 }
 
-// vouches reports whether the bucket's object of tenant names, as agreed
-// by a majority, the checkpoint of st: at st's sequence, with st's hash
-// (the object's check, check.go, on its info alone: nothing downloaded).
-// A bucket that does not answer vouches for nothing. Bounded by Timeout.
-func (s *Bucket) vouches(ctx context.Context, tenant string, st *ledger.State) bool {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
-	if err != nil {
-		return false
-	}
+// vouches reports whether info, the bucket's object of a tenant, names as
+// agreed by a majority the checkpoint of st: at st's sequence, with st's
+// hash (the object's check, check.go, on its info alone: nothing
+// downloaded).
+func vouches(info *jetstream.ObjectInfo, st *ledger.State) bool {
 	obj := object{meta: info.Metadata}
 	obj.seq, _ = strconv.ParseUint(info.Metadata[metaSeq], 10, 64)
 	return obj.check(st, true) == nil
