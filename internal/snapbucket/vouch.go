@@ -36,11 +36,14 @@ var ErrUnvouched = errors.New("snapbucket: no checkpoint the cluster agreed with
 // error wrapping ErrUnvouched where it held a state (the caller logs it and
 // replays the tenant's stream from its first event). A nil s (no bucket
 // open yet) vouches for nothing but an empty state. Cost: one request for
-// the object's info, taken by both the vouching and the download (a
-// bucket that does not answer costs one Timeout, not two), and one
-// encoding of local where the object's checkpoint is at its sequence,
-// Load's download and check otherwise. Bounded by Timeout for the info
-// and Timeout again for a download.
+// the object's info, whose answer both the vouching and the download take,
+// and one encoding of local where the object's checkpoint is at its
+// sequence, Load's download and check otherwise. Where that request got
+// no answer (not "no such object"), the download is Load's, which asks
+// again: a request to a replica that drops it (one still catching up)
+// times out, and the next may reach one that answers, as it did when
+// vouching and loading each asked. Bounded by Timeout for the info and
+// Timeout again for Load.
 func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring) (*ledger.State, error) {
 	if s != nil {
 		ictx, cancel := context.WithTimeout(ctx, Timeout)
@@ -50,9 +53,7 @@ func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State
 			s.log.Info("hub: snapshot file checked against the checkpoint the cluster agreed with", "tenant", tenant, "seq", local.Seq())
 			return local, nil
 		}
-		lctx, cancel := context.WithTimeout(ctx, Timeout)
-		defer cancel()
-		if st, ok := s.loadAfter(lctx, tenant, look{info, err}, 0, kr, true); ok {
+		if st, ok := s.loadVouched(ctx, tenant, look{info, err}, kr); ok {
 			return st, nil
 		}
 	}
@@ -60,6 +61,18 @@ func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State
 		return local, localErr
 	}
 	return nil, fmt.Errorf("%w (the file is at seq %d)", ErrUnvouched, local.Seq())
+}
+
+// loadVouched is Load of the agreed shared snapshot after Vouched's look
+// l at its info: that answer taken where it came (the object's info, or
+// none such), asked again where it did not. Bounded by Timeout.
+func (s *Bucket) loadVouched(ctx context.Context, tenant string, l look, kr ledger.Keyring) (*ledger.State, bool) {
+	if l.err != nil && !errors.Is(l.err, jetstream.ErrObjectNotFound) {
+		return s.Load(ctx, tenant, 0, kr, true)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	return s.loadAfter(ctx, tenant, l, 0, kr, true)
 }
 
 // vouches reports whether info, the bucket's object of a tenant, names as

@@ -1,7 +1,9 @@
 package snapbucket
 
 import (
+	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -81,4 +83,31 @@ func pending(t *testing.T, sub *nats.Subscription) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestVouchedAsksAgainAfterNoAnswer: where the one request for the
+// object's info got no answer (a replica that dropped it), the download
+// asks again rather than take the silence for "nothing shared": the
+// agreed shared snapshot is still opened from, as when the vouching and
+// the download each asked.
+func TestVouchedAsksAgainAfterNoAnswer(t *testing.T) {
+	good := boardAt(t, 9, "ann")
+	_, js := natstest.JetStream(t)
+	var drop atomic.Int32 // requests to fail as unanswered, from now on
+	gate := func(request func() error) error {
+		if drop.Add(-1) >= 0 {
+			return context.DeadlineExceeded
+		}
+		return request()
+	}
+	b, err := Open(t.Context(), js, gate, 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Save("a", snapOf(t, good, true))
+	drop.Store(1)
+	got, err := b.Vouched(t.Context(), "a", flipScore(t, good), nil, nil)
+	if err != nil || got == nil || !sameState(t, got, good) {
+		t.Fatalf("Vouched after an unanswered info request: %v, %v; want the agreed shared snapshot", got, err)
+	}
 }
