@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -85,8 +86,13 @@ func (c *Client) run(ctx context.Context, r request) error {
 	var late *flight // an attempt past its deadline, still awaited: see attempt
 	defer func() { late.stop() }()
 	tries, slow := 0, 0
+	var small [8]int // order's buffer, on the stack for up to 8 gateways
+	buf := small[:min(len(c.urls), len(small))]
+	if len(c.urls) > len(small) {
+		buf = make([]int, len(c.urls)) // once a call, not once a round
+	}
 	for round := 0; ; round++ {
-		for _, n := range c.order(time.Now()) {
+		for _, n := range c.order(time.Now(), buf) {
 			var err error
 			late, err = c.attempt(ctx, n, r, payload, tok, slow, late)
 			wait, again := c.verdict(err, r.repeatable)
@@ -116,22 +122,28 @@ func (c *Client) run(ctx context.Context, r request) error {
 	}
 }
 
-// order returns the gateways in the order a round of a call tries them:
-// from the one that answered the Client last, around the list, with those
-// under FailurePenalty at now moved to the end, in the same order.
-func (c *Client) order(now time.Time) []int {
-	first, t := int(c.next.Load()), now.UnixNano()
-	out := make([]int, 0, len(c.urls))
-	var failed []int
-	for i := range c.urls {
-		n := (first + i) % len(c.urls)
+// order writes into buf, len(c.urls) long, the gateways in the order a
+// round of a call tries them, and returns it: from the one that answered
+// the Client last, around the list, with those under FailurePenalty at now
+// moved to the end, in the same order. Each gateway's penalty is read
+// once, so that a penalty set or lifted meanwhile by another call never
+// lists a gateway twice or not at all. O(gateways), no allocation: buf is
+// the calling call's own (run's), never shared between calls.
+func (c *Client) order(now time.Time, buf []int) []int {
+	first, t, k := int(c.next.Load()), now.UnixNano(), len(c.urls)
+	front, back := 0, k // buf[:front] not failed; buf[back:] failed, in reverse
+	for i := range k {
+		n := (first + i) % k
 		if c.failedUntil[n].Load() > t {
-			failed = append(failed, n)
+			back--
+			buf[back] = n
 		} else {
-			out = append(out, n)
+			buf[front] = n
+			front++
 		}
 	}
-	return append(out, failed...)
+	slices.Reverse(buf[back:])
+	return buf
 }
 
 // isGatewayFailure reports whether err says that the gateway could not

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,10 @@ func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc
 		return enc.Encode(rep)
 	}
 	report(false)
+	want := 0
+	for _, n := range cfg.BurstConns {
+		want += n
+	}
 	accepter.Go(func() { // ends at ln.Close
 		for {
 			c, err := ln.Accept()
@@ -95,7 +100,11 @@ func runBurstWriter(ctx context.Context, cfg workerConfig, in *bufio.Reader, enc
 			}
 			mu.Lock()
 			conns = append(conns, c)
+			all := len(conns) == want
 			mu.Unlock()
+			if all { // the coordinator waits for this to fire: at once, not at the next tick
+				report(false)
+			}
 		}
 	})
 	lines := make(chan struct{})
@@ -259,11 +268,10 @@ func startBurstFloor(ctx context.Context, cfg FanoutConfig, wcs []workerConfig, 
 	}
 	bf.pool = startWorkers(ctx, cfg, wrs)
 	addrs := make([]string, len(writers))
-	deadline := time.Now().Add(time.Minute)
+	bf.pool.awaitReports(ctx, time.Minute, func() bool {
+		return !slices.ContainsFunc(bf.pool.workers, func(w *worker) bool { return w.latest().BurstAddr == "" })
+	})
 	for j, w := range bf.pool.workers {
-		for ctx.Err() == nil && w.latest().BurstAddr == "" && time.Now().Before(deadline) {
-			sleep(ctx, 20*time.Millisecond)
-		}
 		if addrs[j] = w.latest().BurstAddr; addrs[j] == "" {
 			bf.pool.stop()
 			return nil, fmt.Errorf("loadtest: burst writer %d gave no address", j)
@@ -280,19 +288,16 @@ func startBurstFloor(ctx context.Context, cfg FanoutConfig, wcs []workerConfig, 
 
 // fire tells every writer to write its burst, as nearly at once as the
 // pipes allow, after waiting until every connection is accepted (at most
-// 10 s). Not safe for concurrent use.
+// 10 s; a writer reports at once when it has accepted all of its). Not
+// safe for concurrent use.
 func (bf *burstFloor) fire(ctx context.Context) {
-	deadline := time.Now().Add(10 * time.Second)
-	for ctx.Err() == nil && time.Now().Before(deadline) {
+	bf.pool.awaitReports(ctx, 10*time.Second, func() bool {
 		var n int64
 		for _, w := range bf.pool.workers {
 			n += w.latest().BurstAccepted
 		}
-		if n >= int64(bf.sockets) {
-			break
-		}
-		sleep(ctx, 20*time.Millisecond)
-	}
+		return n >= int64(bf.sockets)
+	})
 	bf.started.CompareAndSwap(0, time.Now().UnixNano())
 	bf.fired.Add(1)
 	for _, w := range bf.pool.workers {
@@ -319,6 +324,25 @@ func (bf *burstFloor) stats(measuredAt time.Time, finals []workerReport) *BurstF
 	}
 	s.Latency = h.Latency()
 	return s
+}
+
+// awaitReports waits until done, asked at once and again after each
+// progress report of p's workers, holds, within ctx and timeout; it
+// reports whether it held. One waiter at a time: the reports' token
+// (workerPool.updated) wakes one.
+func (p *workerPool) awaitReports(ctx context.Context, timeout time.Duration, done func() bool) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for !done() {
+		select {
+		case <-p.updated:
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return done()
+		}
+	}
+	return true
 }
 
 // latest is w's latest progress report.
@@ -364,17 +388,6 @@ func (bf *burstFloor) schedule(ctx context.Context, at, every time.Duration) (st
 		}
 	}()
 	return func() { cancel(); <-done }
-}
-
-// topFirst is the least top-N latency the workers recorded.
-func topFirst(finals []workerReport) time.Duration {
-	h := newHist()
-	for _, f := range finals {
-		if len(f.Hists) > 0 {
-			h.merge(f.Hists[0])
-		}
-	}
-	return h.first()
 }
 
 // String is the burst floor's lines of the report, beside top, the top-N

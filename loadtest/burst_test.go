@@ -168,3 +168,121 @@ func TestBurstWriterLeavesNothing(t *testing.T) {
 		return nil
 	})
 }
+
+// TestBurstWriterReportsAllAccepted: a writer reports as soon as it has
+// accepted every connection it was told of, not at its next periodic
+// report (an hour away here): the coordinator fires on that report.
+func TestBurstWriterReportsAllAccepted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- runBurstWriter(ctx, workerConfig{BurstConns: []int{2, 3}, ReportEvery: time.Hour}, bufio.NewReader(inR), json.NewEncoder(outW))
+		outW.Close()
+	}()
+	reports := make(chan workerReport, 10)
+	go func() {
+		defer close(reports)
+		dec := json.NewDecoder(outR)
+		for {
+			var r workerReport
+			if dec.Decode(&r) != nil {
+				return
+			}
+			reports <- r
+		}
+	}()
+	r := <-reports
+	for range 5 {
+		c, err := net.Dial("tcp", r.BurstAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	select {
+	case r = <-reports:
+		if r.BurstAccepted != 5 || r.Final {
+			t.Fatalf("report %+v, want 5 accepted, not final", r)
+		}
+	case <-ctx.Done():
+		t.Fatal("no report within 10 s of the 5 connections: the writer waits for its periodic one")
+	}
+	cancel()
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for range reports { // the final one
+	}
+}
+
+// TestFireWaitsForEveryConnection: fire tells the writers to write only
+// once their reports count every socket accepted, and at once when the
+// report that completes the count comes (woken by it, well within its
+// 10 s bound).
+func TestFireWaitsForEveryConnection(t *testing.T) {
+	repR, repW := io.Pipe()
+	goR, goW := io.Pipe()
+	p := &workerPool{updated: make(chan struct{}, 1)}
+	w := &worker{stdin: goW, updated: p.updated, final: make(chan workerReport, 1)}
+	p.workers = []*worker{w}
+	go w.read(repR) // ends at repW's close
+	defer repW.Close()
+	bf := &burstFloor{pool: p, sockets: 3}
+	enc := json.NewEncoder(repW)
+	if err := enc.Encode(workerReport{BurstAddr: "127.0.0.1:1", BurstAccepted: 1}); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 10*time.Second, func() error {
+		if n := w.latest().BurstAccepted; n != 1 {
+			return fmt.Errorf("%d accepted seen, want 1", n)
+		}
+		return nil
+	})
+	fired := make(chan time.Time, 1)
+	go func() { bf.fire(context.Background()); fired <- time.Now() }()
+	word := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(goR).ReadString('\n')
+		word <- line
+	}()
+	select {
+	case <-fired:
+		t.Fatal("fired with 1 of 3 sockets accepted")
+	case <-time.After(100 * time.Millisecond): // a bound on a negative: fire would have returned by now
+	}
+	sent := time.Now()
+	if err := enc.Encode(workerReport{BurstAddr: "127.0.0.1:1", BurstAccepted: 3}); err != nil {
+		t.Fatal(err)
+	}
+	at := <-fired
+	if took := at.Sub(sent); took > 5*time.Second {
+		t.Fatalf("fired %v after the report completing the count, want at once (not at its 10 s bound)", took)
+	}
+	if line := <-word; line != "go\n" || bf.fired.Load() != 1 {
+		t.Fatalf("the writer was told %q, fired %d; want \"go\\n\" once", line, bf.fired.Load())
+	}
+}
+
+// TestTopFirstFromTheMergedTopView: the top view's least latency comes
+// from final's one merge of the workers' top histograms: the least over
+// all workers, other views not counted, each sample counted once.
+func TestTopFirstFromTheMergedTopView(t *testing.T) {
+	hists := func(top, around time.Duration) []histWire {
+		ht, ha := newHist(), newHist()
+		ht.Add(top)
+		ha.Add(around)
+		return []histWire{ht.wire(), ha.wire()}
+	}
+	var rep FanoutReport
+	rep.final([]workerReport{{Final: true, Hists: hists(30*time.Millisecond, time.Millisecond)}, {Final: true, Hists: hists(10*time.Millisecond, time.Millisecond)}})
+	if got := rep.topFirst; got < 9800*time.Microsecond || got > 10*time.Millisecond {
+		t.Errorf("topFirst %v, want 10ms to the histogram's 2 %% (the around view's 1ms not counted)", got)
+	}
+	if n := rep.Latency["top"].Count; n != 2 {
+		t.Errorf("top view: %d samples, want 2", n)
+	}
+}

@@ -296,7 +296,7 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (FanoutReport, error) {
 	rep.measured(a, b, writeElapsed, wst, finals)
 	if bf != nil {
 		rep.BurstFloor = bf.stats(a.at(), finals)
-		rep.BurstFloor.TopFirst = topFirst(finals)
+		rep.BurstFloor.TopFirst = rep.topFirst // final's merge: the top view's histogram merged once
 	}
 	rep.Nodes = nodeMemory(cfg.Nodes, idleNodes, connNodes, endNodes)
 	rep.Stalled.final(mIdle, b.m, finals)

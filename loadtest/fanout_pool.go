@@ -17,25 +17,30 @@ import (
 // finals. Safe for concurrent use.
 type workerPool struct {
 	workers []*worker
+	// updated holds a token once any worker's progress report came since
+	// it was last taken (capacity 1: a waiter that checks, then takes it,
+	// misses no report); awaitReports waits on it.
+	updated chan struct{}
 	perConn int // subscriptions per connection: progress lines show connections where above 1
 	once    sync.Once
 	finals  []workerReport
 }
 
 type worker struct {
-	stdin io.WriteCloser
-	wait  func()            // waits for the process or goroutine to end
-	final chan workerReport // receives the final report, once
-	mu    sync.Mutex        // guards last
-	last  workerReport
+	stdin   io.WriteCloser
+	updated chan<- struct{}   // the pool's: signalled after each progress report
+	wait    func()            // waits for the process or goroutine to end
+	final   chan workerReport // receives the final report, once
+	mu      sync.Mutex        // guards last
+	last    workerReport
 }
 
 // startWorkers starts one worker per config, as a process where
 // cfg.WorkerCommand is set, else as a goroutine, and sends each its config.
 func startWorkers(ctx context.Context, cfg FanoutConfig, wcs []workerConfig) *workerPool {
-	p := &workerPool{perConn: cfg.PerConn}
+	p := &workerPool{perConn: cfg.PerConn, updated: make(chan struct{}, 1)}
 	for _, wc := range wcs {
-		w := &worker{final: make(chan workerReport, 1)}
+		w := &worker{final: make(chan workerReport, 1), updated: p.updated}
 		var stdout io.Reader
 		if cfg.WorkerCommand != nil {
 			stdout = w.startProcess(cfg.WorkerCommand())
@@ -112,6 +117,10 @@ func (w *worker) read(r io.Reader) {
 		w.mu.Lock()
 		w.last = rep
 		w.mu.Unlock()
+		select {
+		case w.updated <- struct{}{}:
+		default: // a token is there already: the waiter looks at every worker's latest
+		}
 	}
 	select {
 	case w.final <- workerReport{Final: true, Err: "worker ended without a report"}:

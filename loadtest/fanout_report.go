@@ -84,6 +84,10 @@ type FanoutReport struct {
 	// against several (FanoutConfig.Nodes); the server figures above are
 	// then their sums.
 	Nodes []NodeMemory `json:"nodes,omitempty"`
+
+	// topFirst is the least top-N latency the workers recorded, read off
+	// the top view's histogram final merged (BurstFloorStats.TopFirst).
+	topFirst time.Duration
 }
 
 // StalledStats are the connections that never read (FanoutConfig.Stalled),
@@ -213,6 +217,7 @@ func (r *FanoutReport) final(finals []workerReport) {
 			r.WorkerErrors = append(r.WorkerErrors, f.Err)
 		}
 	}
+	r.topFirst = hists[0].first() // viewKinds[0]: the top view
 	r.Latency = map[string]Latency{}
 	for i, h := range hists {
 		if l := h.Latency(); l.Count > 0 {

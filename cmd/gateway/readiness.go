@@ -56,7 +56,7 @@ type prober struct {
 // waits for it.
 func (p *prober) start() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p.m.Observe(p.observe(ctx))
+	p.judge(p.observe(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { p.run(ctx) })
 	return func() { cancel(); wg.Wait() }
@@ -74,7 +74,7 @@ func (p *prober) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		v, changed := p.m.Observe(p.observe(ctx))
+		v, changed := p.judge(p.observe(ctx))
 		switch {
 		case changed && v.Ready:
 			p.log.Info("readiness: ready")
@@ -119,11 +119,23 @@ func (p *prober) observe(ctx context.Context) readiness.Observation {
 	if p.rebuilding != nil {
 		o.Rebuilding = p.rebuilding()
 	}
-	o.At = time.Now()     // after the requests: when it saw
-	if p.m.Flips() == 0 { // the machine counts it only then
+	o.At = time.Now() // after the requests: when it saw
+	return o
+}
+
+// judge feeds o to the machine with the start-up gate's reason, asked
+// only until the node was first ready (the machine counts it only then),
+// and tells the gate when it alone held readiness: its bound counts from
+// then (startGateMax).
+func (p *prober) judge(o readiness.Observation) (readiness.Verdict, bool) {
+	if p.m.Flips() == 0 {
 		o.Starting = p.gate.reason(o.At)
 	}
-	return o
+	v, changed := p.m.Observe(o)
+	if v.OnlyStarting {
+		p.gate.heldAlone(o.At)
+	}
+	return v, changed
 }
 
 // askAPI asks the JetStream API for the account's info: in a cluster the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -8,9 +9,14 @@ import (
 )
 
 // startGateMax bounds how long a starting node's readiness waits for its
-// NATS server's start-up work (startGate): a stream placed on this node
-// whose group cannot elect a leader (its majority down) is never current,
-// and the node must still turn ready for what it can serve.
+// NATS server's start-up work (startGate) once nothing else holds it: a
+// stream placed on this node whose group cannot elect a leader (its
+// majority down) is never current, and the node must still turn ready for
+// what it can serve. The bound counts from the first observation at which
+// the gate alone held readiness (readiness.Verdict.OnlyStarting), not from
+// the gate's first look: a node that spends longer than the bound opening
+// its tenants or catching up its replicas still waits for its NATS server
+// afterwards, as a rolling restart relies on.
 const startGateMax = 20 * time.Second
 
 // startGate says what start-up work the embedded NATS server of a
@@ -21,11 +27,14 @@ const startGateMax = 20 * time.Second
 // catching up with the leader), as NATS's own rolling restart waits for.
 // Owned by the prober's goroutine.
 type startGate struct {
-	srv   *server.Server
-	log   *slog.Logger
-	start time.Time // the gate's first look
-	last  string    // the last look's reason; "" none yet or none
-	done  bool      // it passed, or gave up: it never holds again
+	// health returns what the server's health check says fails; "" when it
+	// passes.
+	health func() string
+	log    *slog.Logger
+	first  time.Time // the gate's first look
+	alone  time.Time // the first observation at which the gate alone held readiness; zero: none yet
+	last   string    // the last look's reason; "" none yet or none
+	done   bool      // it passed, or gave up: it never holds again
 }
 
 // newStartGate returns the gate of srv, nil outside an embedded cluster
@@ -34,37 +43,57 @@ func newStartGate(cfg Config, srv *server.Server, log *slog.Logger) *startGate {
 	if cfg.Cluster == "" || srv == nil {
 		return nil
 	}
-	return &startGate{srv: srv, log: log}
+	return &startGate{health: func() string { return healthzFailure(srv) }, log: log}
+}
+
+// healthzFailure runs srv's own health check (the streams and consumers
+// placed on it, in-process) and returns what fails, "" when it passes.
+func healthzFailure(srv *server.Server) string {
+	hs := srv.Healthz(&server.HealthzOptions{})
+	switch {
+	case hs.Error == "" && hs.StatusCode < 300:
+		return ""
+	case hs.Error != "":
+		return hs.Error
+	case hs.Status != "":
+		return hs.Status
+	}
+	return fmt.Sprintf("health check status %d", hs.StatusCode)
 }
 
 // reason returns what start-up work is left at now, "" once none is, or
-// once startGateMax has passed since the first look (logged: the node
-// turns ready with that work still going on). Cost: one health check of
-// the streams and consumers placed on this node, in-process, per look
-// until it passes.
+// once startGateMax has passed since the gate alone held readiness
+// (logged: the node turns ready with that work still going on). Cost: one
+// health check per look until it passes.
 func (g *startGate) reason(now time.Time) string {
 	if g == nil || g.done {
 		return ""
 	}
-	if g.start.IsZero() {
-		g.start = now
+	if g.first.IsZero() {
+		g.first = now
 	}
-	hs := g.srv.Healthz(&server.HealthzOptions{})
+	why := g.health()
 	switch {
-	case hs.Error == "" && hs.StatusCode < 300:
+	case why == "":
 		g.done = true
 		if g.last != "" {
-			g.log.Info("readiness: start-up work done", "waited", now.Sub(g.start).Round(time.Millisecond), "was", g.last)
+			g.log.Info("readiness: start-up work done", "waited", now.Sub(g.first).Round(time.Millisecond), "was", g.last)
 		}
 		return ""
-	case now.Sub(g.start) > startGateMax:
+	case !g.alone.IsZero() && now.Sub(g.alone) > startGateMax:
 		g.done = true
-		g.log.Warn("readiness: start-up work not done, ready all the same", "waited", startGateMax, "work", hs.Error)
+		g.log.Warn("readiness: start-up work not done, ready all the same", "waited", now.Sub(g.first).Round(time.Millisecond),
+			"alone", startGateMax, "work", why)
 		return ""
 	}
-	g.last = hs.Error
-	if g.last == "" {
-		g.last = hs.Status
+	g.last = why
+	return why
+}
+
+// heldAlone notes that the observation at at found the gate the only thing
+// holding readiness: startGateMax counts from the first such observation.
+func (g *startGate) heldAlone(at time.Time) {
+	if g != nil && !g.done && g.alone.IsZero() {
+		g.alone = at
 	}
-	return g.last
 }

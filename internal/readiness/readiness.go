@@ -158,6 +158,14 @@ type Verdict struct {
 	Reason string
 	// Detail is Reason with the tenants named, for the operator's log.
 	Detail string
+	// OnlyStarting: the last observation found the node not ready for
+	// Observation.Starting alone (no other condition failing or pending),
+	// so that it would be ready without it; a cut heard since (ObserveReach)
+	// clears it. The start-up gate's bound
+	// counts from the first such verdict (cmd/gateway's startGate): a
+	// node that spends longer than the bound opening its tenants must
+	// not turn ready with its NATS server's start-up work unjudged.
+	OnlyStarting bool
 }
 
 // TenantStatus is how this node stands for one tenant, for its live
@@ -198,6 +206,7 @@ type Machine struct {
 	leaderless   map[string]bool      // tenant → no leader for FailAfter
 	nodeDown     bool                 // a condition of the whole node failed at the last observation
 	flips        int
+	onlyStarting bool      // the last observation's Verdict.OnlyStarting
 	reach        Reach     // the last ObserveReach's
 	majorityAt   time.Time // the last ObserveReach that saw a majority
 	cutFrom      time.Time // non-zero after a cut until every replica is seen caught up: catch-ups count from it
@@ -227,7 +236,7 @@ func (m *Machine) Verdict(now time.Time) Verdict {
 	if reason, silent := m.silentLocked(now); silent {
 		return Verdict{Reason: reason, Detail: reason}
 	}
-	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail, OnlyStarting: m.onlyStarting}
 }
 
 // Tenant returns how this node stands for tenant as of now.
@@ -286,10 +295,11 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	held, pending := m.heldLocked(o)
 	failing = append(failing, held...)
 	m.decideLocked(o.At, failing, pending)
+	m.onlyStarting = len(failing) == 1 && failing[0].reason == startingWhy && len(pending) == 0
 	if m.ready != was {
 		m.flips++
 	}
-	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, m.ready != was
+	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail, OnlyStarting: m.onlyStarting}, m.ready != was
 }
 
 // ObserveReach feeds whom this node hears from at at (every beat, more
@@ -305,13 +315,14 @@ func (m *Machine) ObserveReach(at time.Time, r Reach) (Verdict, bool) {
 		if !r.Partial {
 			m.majorityAt = at
 		}
-		return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail}, false
+		return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail, OnlyStarting: m.onlyStarting}, false
 	}
 	if m.cutFrom.IsZero() {
 		// From the last time it heard a majority; zero while it never
 		// has (starting: its catch-up counts as before, from when seen).
 		m.cutFrom = m.majorityAt
 	}
+	m.onlyStarting = false // cut off: not the gate alone
 	if m.ready {
 		m.decideLocked(at, []cond{r.cond()}, nil)
 		m.flips++
@@ -351,6 +362,9 @@ func caughtUp(ts []Tenant) bool {
 	return !slices.ContainsFunc(ts, func(t Tenant) bool { return t.Leader != "" || t.Applied < t.Last })
 }
 
+// startingWhy is the reason of Observation.Starting's condition.
+const startingWhy = "starting: this node's NATS server is still catching up its streams and consumers"
+
 // cond is a failing condition: reason names no tenant (/readyz needs no
 // token), detail may (the log's); tenants says it is some tenants' only,
 // not the whole node's.
@@ -389,8 +403,7 @@ func (m *Machine) localLocked(o Observation, behindSince time.Time, electing tim
 		out = append(out, plain("store: "+o.Store))
 	}
 	if o.Starting != "" && m.flips == 0 {
-		const why = "starting: this node's NATS server is still catching up its streams and consumers"
-		out = append(out, cond{why, why + " (" + o.Starting + ")", false})
+		out = append(out, cond{startingWhy, startingWhy + " (" + o.Starting + ")", false})
 	}
 	if o.Rebuilding > 0 {
 		why := fmt.Sprintf("%d tenants rebuilding: their copy here diverged from the cluster's", o.Rebuilding)

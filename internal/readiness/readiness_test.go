@@ -646,3 +646,40 @@ func TestStartingGatesOnlyTheFirstReady(t *testing.T) {
 		t.Fatalf("a start-up reason after the first ready: %+v, want still ready", v)
 	}
 }
+
+// TestOnlyStartingIsTheGateAlone: Verdict.OnlyStarting holds where the
+// start-up work is the only thing keeping the node not ready, and not
+// where another condition fails too, or one pends.
+func TestOnlyStartingIsTheGateAlone(t *testing.T) {
+	const work = "JetStream stream 'RW_a' is not current"
+	cases := []struct {
+		name string
+		edit func(*Observation)
+		want bool
+	}{
+		{"alone", func(o *Observation) {}, true},
+		{"store down too", func(o *Observation) { o.Store = "nats: disconnected" }, false},
+		{"not serving too", func(o *Observation) { o.Serving = false }, false},
+		{"rebuilding too", func(o *Observation) { o.Rebuilding = 1 }, false},
+		{"a leader pending too", func(o *Observation) { o.Tenants = []Tenant{{Name: "casino-a", Leader: "no leader elected"}} }, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(Config{})
+			o := healthy(0)
+			o.Starting = work
+			c.edit(&o)
+			v, _ := m.Observe(o)
+			if v.Ready || v.OnlyStarting != c.want {
+				t.Fatalf("%+v, want not ready, OnlyStarting %v", v, c.want)
+			}
+			if got := m.Verdict(o.At).OnlyStarting; got != c.want {
+				t.Fatalf("Verdict's OnlyStarting %v, want %v", got, c.want)
+			}
+		})
+	}
+	m := New(Config{})
+	if v, _ := m.Observe(healthy(0)); v.OnlyStarting {
+		t.Fatalf("ready: %+v, want OnlyStarting false", v)
+	}
+}

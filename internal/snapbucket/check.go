@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/rankwire/rankwire/internal/fingerprint"
 	"github.com/rankwire/rankwire/internal/ledger"
 )
@@ -68,15 +70,13 @@ type object struct {
 	data []byte // nil: none newer than asked
 }
 
-// read returns tenant's object where it is newer than seq: a look at its
-// info first, so that a node with a newer snapshot downloads nothing.
+// read returns tenant's object where the info its bucket answered for it
+// (GetInfo, asked by the caller: Vouched has asked already) says it is
+// newer than seq, so that a node with a newer snapshot downloads nothing.
 // The data and the metadata it returns are one object's (nats.go checks
-// the chunks against the info's digest).
-func (s *Bucket) read(ctx context.Context, tenant string, seq uint64) (object, error) {
-	info, err := s.store.GetInfo(ctx, tenant)
-	if err != nil {
-		return object{}, err
-	}
+// the chunks against the info's digest, and Get looks at the info again:
+// the object may have been replaced since the caller's look).
+func (s *Bucket) read(ctx context.Context, tenant string, info *jetstream.ObjectInfo, seq uint64) (object, error) {
 	if shared, err := strconv.ParseUint(info.Metadata[metaSeq], 10, 64); err != nil || shared <= seq {
 		return object{}, nil
 	}

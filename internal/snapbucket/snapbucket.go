@@ -138,7 +138,29 @@ func (b *Bucket) Get(ctx context.Context, tenant string) ([]byte, bool, error) {
 func (s *Bucket) Load(ctx context.Context, tenant string, seq uint64, kr ledger.Keyring, agreed bool) (*ledger.State, bool) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	obj, err := gated(s, func() (object, error) { return s.read(ctx, tenant, seq) })
+	info, err := s.info(ctx, tenant)
+	return s.loadAfter(ctx, tenant, look{info, err}, seq, kr, agreed)
+}
+
+// look is what the bucket answered when asked for an object's info.
+type look struct {
+	info *jetstream.ObjectInfo
+	err  error // jetstream.ErrObjectNotFound: the bucket holds none
+}
+
+// info asks the bucket for tenant's object's info: one request, bounded
+// by ctx.
+func (s *Bucket) info(ctx context.Context, tenant string) (*jetstream.ObjectInfo, error) {
+	return gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
+}
+
+// loadAfter is Load after its look at the object's info: the download,
+// where the object is newer than seq, and the check.
+func (s *Bucket) loadAfter(ctx context.Context, tenant string, l look, seq uint64, kr ledger.Keyring, agreed bool) (*ledger.State, bool) {
+	obj, err := object{}, l.err
+	if err == nil {
+		obj, err = gated(s, func() (object, error) { return s.read(ctx, tenant, l.info, seq) })
+	}
 	if err != nil || obj.data == nil {
 		if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			s.log.Warn("hub: shared snapshot not loaded", "tenant", tenant, "err", err)

@@ -35,15 +35,25 @@ var ErrUnvouched = errors.New("snapbucket: no checkpoint the cluster agreed with
 // Load's check; else localErr where the file could not be read, or an
 // error wrapping ErrUnvouched where it held a state (the caller logs it and
 // replays the tenant's stream from its first event). A nil s (no bucket
-// open yet) vouches for nothing but an empty state. Cost: one encoding of local where
-// the object's checkpoint is at its sequence, Load's otherwise.
+// open yet) vouches for nothing but an empty state. Cost: one request for
+// the object's info, whose answer both the vouching and the download take,
+// and one encoding of local where the object's checkpoint is at its
+// sequence, Load's download and check otherwise. Where that request got
+// no answer (not "no such object"), the download is Load's, which asks
+// again: a request to a replica that drops it (one still catching up)
+// times out, and the next may reach one that answers, as it did when
+// vouching and loading each asked. Bounded by Timeout for the info and
+// Timeout again for Load.
 func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State, localErr error, kr ledger.Keyring) (*ledger.State, error) {
 	if s != nil {
-		if localErr == nil && local.Seq() > 0 && s.vouches(ctx, tenant, local) {
+		ictx, cancel := context.WithTimeout(ctx, Timeout)
+		info, err := s.info(ictx, tenant)
+		cancel()
+		if err == nil && localErr == nil && local.Seq() > 0 && vouches(info, local) {
 			s.log.Info("hub: snapshot file checked against the checkpoint the cluster agreed with", "tenant", tenant, "seq", local.Seq())
 			return local, nil
 		}
-		if st, ok := s.Load(ctx, tenant, 0, kr, true); ok {
+		if st, ok := s.loadVouched(ctx, tenant, look{info, err}, kr); ok {
 			return st, nil
 		}
 	}
@@ -53,17 +63,23 @@ func (s *Bucket) Vouched(ctx context.Context, tenant string, local *ledger.State
 	return nil, fmt.Errorf("%w (the file is at seq %d)", ErrUnvouched, local.Seq())
 }
 
-// vouches reports whether the bucket's object of tenant names, as agreed
-// by a majority, the checkpoint of st: at st's sequence, with st's hash
-// (the object's check, check.go, on its info alone: nothing downloaded).
-// A bucket that does not answer vouches for nothing. Bounded by Timeout.
-func (s *Bucket) vouches(ctx context.Context, tenant string, st *ledger.State) bool {
+// loadVouched is Load of the agreed shared snapshot after Vouched's look
+// l at its info: that answer taken where it came (the object's info, or
+// none such), asked again where it did not. Bounded by Timeout.
+func (s *Bucket) loadVouched(ctx context.Context, tenant string, l look, kr ledger.Keyring) (*ledger.State, bool) {
+	if l.err != nil && !errors.Is(l.err, jetstream.ErrObjectNotFound) {
+		return s.Load(ctx, tenant, 0, kr, true)
+	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	info, err := gated(s, func() (*jetstream.ObjectInfo, error) { return s.store.GetInfo(ctx, tenant) })
-	if err != nil {
-		return false
-	}
+	return s.loadAfter(ctx, tenant, l, 0, kr, true)
+}
+
+// vouches reports whether info, the bucket's object of a tenant, names as
+// agreed by a majority the checkpoint of st: at st's sequence, with st's
+// hash (the object's check, check.go, on its info alone: nothing
+// downloaded).
+func vouches(info *jetstream.ObjectInfo, st *ledger.State) bool {
 	obj := object{meta: info.Metadata}
 	obj.seq, _ = strconv.ParseUint(info.Metadata[metaSeq], 10, 64)
 	return obj.check(st, true) == nil

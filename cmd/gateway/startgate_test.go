@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/rankwire/rankwire/internal/readiness"
+)
+
+// gateProber is a prober without a hub: judge only, fed made observations,
+// its gate's health check answering what health holds.
+func gateProber(health *string, logs *bytes.Buffer) *prober {
+	return &prober{
+		m:    readiness.New(readiness.Config{}),
+		gate: &startGate{health: func() string { return *health }, log: slog.New(slog.NewTextHandler(logs, nil))},
+	}
+}
+
+// TestStartGateBoundCountsFromWhenItAloneHolds: a node whose store answers
+// nothing for its first 30 s (as one opening its tenants for that long),
+// its NATS server's health check failing throughout, stays not ready for
+// startGateMax after the store came back, the gate then alone holding it,
+// and only then turns ready, logged. Before, the bound counted from the
+// gate's first look: the node turned ready at 30 s, the very observation
+// the store came back at, with the gate never satisfied.
+func TestStartGateBoundCountsFromWhenItAloneHolds(t *testing.T) {
+	health, logs := "JetStream stream 'RW_a' is not current", &bytes.Buffer{}
+	p := gateProber(&health, logs)
+	T := time.Unix(1_800_000_000, 0)
+	obs := func(d time.Duration) readiness.Observation {
+		return readiness.Observation{At: T.Add(d), Serving: true}
+	}
+	var clear time.Duration
+	for d := time.Duration(0); d <= 30*time.Second; d += probeEvery {
+		o := obs(d)
+		o.Store = "nats: disconnected" // this node's own: at once
+		if v, _ := p.judge(o); v.Ready || v.OnlyStarting {
+			t.Fatalf("%v, store disconnected: %+v, want not ready, not for the gate alone", d, v)
+		}
+		clear = d + probeEvery
+	}
+	for d := clear; ; d += probeEvery {
+		v, _ := p.judge(obs(d))
+		if v.Ready {
+			if waited := d - clear; waited <= startGateMax || waited > startGateMax+probeEvery {
+				t.Fatalf("ready %v after the gate alone held, want just past %v", waited, startGateMax)
+			}
+			break
+		}
+		if !v.OnlyStarting || !strings.Contains(v.Reason, "starting:") {
+			t.Fatalf("%v: %+v, want not ready for the gate alone", d, v)
+		}
+	}
+	if !strings.Contains(logs.String(), "start-up work not done, ready all the same") || !strings.Contains(logs.String(), "alone=20s") {
+		t.Fatalf("log %q, want the gate's giving up, with its bound", logs.String())
+	}
+}
+
+// TestStartGatePassesAtOnce: a gate whose health check passes lets the
+// node turn ready at that very observation, and logs what it waited for.
+func TestStartGatePassesAtOnce(t *testing.T) {
+	health, logs := "JetStream stream 'RW_a' is not current", &bytes.Buffer{}
+	p := gateProber(&health, logs)
+	T := time.Unix(1_800_000_000, 0)
+	if v, _ := p.judge(readiness.Observation{At: T, Serving: true}); v.Ready || !v.OnlyStarting {
+		t.Fatalf("health check failing: %+v, want not ready for the gate alone", v)
+	}
+	health = ""
+	if v, _ := p.judge(readiness.Observation{At: T.Add(probeEvery), Serving: true}); !v.Ready {
+		t.Fatalf("health check passed: %+v, want ready", v)
+	}
+	if !strings.Contains(logs.String(), "start-up work done") || !strings.Contains(logs.String(), "RW_a") {
+		t.Fatalf("log %q, want the work done and what it was", logs.String())
+	}
+}
+
+// TestHealthzFailureOfAHealthyServer: a real embedded JetStream server,
+// started, passes its own health check (the gate's question).
+func TestHealthzFailureOfAHealthyServer(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("embedded server not ready")
+	}
+	if why := healthzFailure(srv); why != "" {
+		t.Fatalf("healthz of a healthy server: %q, want it to pass", why)
+	}
+}
