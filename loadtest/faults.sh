@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # faults.sh runs rankwire's fault suite (loadtest/faults, docs/CLUSTERING.md
-# "Fault suite"): every fault RUNS times, each on a fresh 3-node cluster,
+# "Fault suite"): every fault RUNS times, each on a fresh cluster (three
+# nodes; five for kill9-two),
 # with the exactly-once checker, and prints the table. As root it puts each
 # node in its own network namespace and adds the partitions and the full
 # disk; otherwise it runs the faults that need neither (kill -9, SIGSTOP,

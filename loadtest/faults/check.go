@@ -3,6 +3,8 @@ package faults
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,71 +15,159 @@ import (
 // Violation is a broken invariant the checker found.
 type Violation string
 
-// readTop reads the board's top 1,000 on node n alone (no failover).
-func readTop(ctx context.Context, c *Cluster, n *Node) (rwclient.Page, error) {
-	cl, err := rwclient.New([]string{n.URL()}, rwclient.WithToken(c.Token))
-	if err != nil {
-		return rwclient.Page{}, err
-	}
-	pg, err := cl.Top(ctx, Board, rwclient.ReadOptions{Limit: 1000})
-	if rwclient.IsCode(err, "not_found") {
-		return rwclient.Page{}, nil // the board itself lost: every writer's count is 0
-	}
-	return pg, err
+// boardState is one board as a node serves it: its settings and its
+// standings, every rank.
+type boardState struct {
+	Board     rwclient.Board     `json:"board"`
+	Standings rwclient.Standings `json:"standings"`
 }
 
-// settledPages waits up to limit until every node answers the same top
-// page, byte for byte, and returns it; else the pages' difference.
-func settledPages(ctx context.Context, c *Cluster, limit time.Duration) (rwclient.Page, error) {
+// standingsPage is how many standings rows one request reads (the
+// protocol's most).
+const standingsPage = 1000
+
+// readState reads node n alone (no failover): every board the tenant's
+// token lists, with its settings and full standings, in the boards' order.
+func readState(ctx context.Context, c *Cluster, n *Node) ([]boardState, error) {
+	cl, err := rwclient.New([]string{n.URL()}, rwclient.WithToken(c.Token))
+	if err != nil {
+		return nil, err
+	}
+	var out []boardState
+	for after := ""; ; {
+		boards, next, err := cl.Boards(ctx, after, 100)
+		if err != nil {
+			return nil, fmt.Errorf("boards: %w", err)
+		}
+		for _, b := range boards {
+			st, err := readStandings(ctx, cl, b.Name)
+			if err != nil {
+				return nil, fmt.Errorf("board %s: %w", b.Name, err)
+			}
+			out = append(out, boardState{b, st})
+		}
+		if next == "" {
+			return out, nil
+		}
+		after = next
+	}
+}
+
+// readStandings reads every rank of board's standings, a page at a time;
+// the pages must share one seq (no write came between them).
+func readStandings(ctx context.Context, cl *rwclient.Client, board string) (rwclient.Standings, error) {
+	all, err := cl.Standings(ctx, board, 0, standingsPage)
+	for err == nil && len(all.Rows) < all.Total {
+		var pg rwclient.Standings
+		if pg, err = cl.Standings(ctx, board, len(all.Rows), standingsPage); err == nil {
+			if pg.Seq != all.Seq || len(pg.Rows) == 0 {
+				return all, fmt.Errorf("standings moved from seq %d to %d while read (%d rows)", all.Seq, pg.Seq, len(pg.Rows))
+			}
+			all.Rows = append(all.Rows, pg.Rows...)
+		}
+	}
+	return all, err
+}
+
+// settledState waits up to limit until every node serves the same boards
+// with the same standings, byte for byte, and returns them; else their
+// difference.
+func settledState(ctx context.Context, c *Cluster, limit time.Duration) ([]boardState, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		first, err := samePages(ctx, c)
+		first, err := sameState(ctx, c)
 		if err == nil {
 			return first, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return rwclient.Page{}, fmt.Errorf("nodes not equal %v after the load: %w", limit, err)
+			return nil, fmt.Errorf("nodes not equal %v after the load: %w", limit, err)
 		}
 		time.Sleep(200 * time.Millisecond) // polling the nodes: nothing to await but their answers
 	}
 }
 
-// samePages reads every node's top page and compares their encodings.
-func samePages(ctx context.Context, c *Cluster) (rwclient.Page, error) {
-	var first rwclient.Page
+// sameState reads every node's boards and standings and compares their
+// encodings.
+func sameState(ctx context.Context, c *Cluster) ([]boardState, error) {
+	var first []boardState
 	var want []byte
 	for i, n := range c.Nodes {
-		pg, err := readTop(ctx, c, n)
+		st, err := readState(ctx, c, n)
 		if err != nil {
-			return first, fmt.Errorf("%s: %w", n.Name, err)
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
 		}
-		b, err := json.Marshal(pg)
+		b, err := json.Marshal(st)
 		if err != nil {
-			return first, err
+			return nil, err
 		}
 		if i == 0 {
-			first, want = pg, b
+			first, want = st, b
 		} else if !bytes.Equal(b, want) {
-			return first, fmt.Errorf("%s answers seq %d, %s seq %d", n.Name, pg.Seq, c.Nodes[0].Name, first.Seq)
+			return nil, fmt.Errorf("%s: %s", n.Name, stateDiff(first, st, c.Nodes[0].Name))
 		}
 	}
 	return first, nil
 }
 
-// check verifies the settled cluster against the writers' records: every
+// stateDiff names the first difference between want (node ref's) and got.
+func stateDiff(want, got []boardState, ref string) string {
+	if len(want) != len(got) {
+		return fmt.Sprintf("%d boards, %s %d", len(got), ref, len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		switch {
+		case w.Board.Name != g.Board.Name:
+			return fmt.Sprintf("board %q where %s has %q", g.Board.Name, ref, w.Board.Name)
+		case g.Standings.Seq != w.Standings.Seq:
+			return fmt.Sprintf("board %s at seq %d, %s at seq %d", g.Board.Name, g.Standings.Seq, ref, w.Standings.Seq)
+		}
+		for k := range min(len(w.Standings.Rows), len(g.Standings.Rows)) {
+			if wr, gr := w.Standings.Rows[k], g.Standings.Rows[k]; wr != gr {
+				return fmt.Sprintf("board %s rank %d: %+v, %s %+v", g.Board.Name, k+1, gr, ref, wr)
+			}
+		}
+	}
+	return "boards' settings or standings differ from " + ref + "'s"
+}
+
+// fingerprintOf is the SHA-256 of the settled state's encoding, shortened:
+// the report shows that every node served these bytes.
+func fingerprintOf(st []boardState) string {
+	b, _ := json.Marshal(st)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
+
+func rowsOf(st []boardState) int {
+	n := 0
+	for _, b := range st {
+		n += len(b.Standings.Rows)
+	}
+	return n
+}
+
+// check waits until every node serves the same boards with the same full
+// standings (settledState), then verifies them against the writers' records: every
 // writer's member counts between its acknowledged submissions and those
 // plus its unresolved calls (fewer: an acknowledged one lost; more: one
 // applied twice). It adds the violations and the submissions lost and
 // applied twice to res.
 func check(ctx context.Context, c *Cluster, l *Load, res *Result) {
-	pg, err := settledPages(ctx, c, 60*time.Second)
+	st, err := settledState(ctx, c, 60*time.Second)
 	if err != nil {
 		res.Violations = append(res.Violations, Violation(err.Error()))
 		return
 	}
+	res.Agreed = fmt.Sprintf("%d boards, %d rows, sha256 %s", len(st), rowsOf(st), fingerprintOf(st))
 	scores := map[string]float64{}
-	for _, r := range pg.Rows {
-		scores[r.Member] = r.Score
+	for _, b := range st {
+		if b.Board.Name != Board {
+			continue
+		}
+		for _, r := range b.Standings.Rows {
+			scores[r.Member] = r.Score
+		}
 	}
 	for _, w := range l.writers {
 		got := int(scores[w.member])

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +35,8 @@ type Cluster struct {
 	Binary  string // the gateway binary
 	Dir     string
 	Nodes   []*Node
-	Token   string // an admin token of Tenant
+	Spares  []*Node // laid out, not started by Start: nodes that join later (NewCluster)
+	Token   string  // an admin token of Tenant
 	log     *slog.Logger
 	net     *netnet   // nil: every node on loopback
 	mounted []string  // data directories on their own tmpfs
@@ -43,13 +45,13 @@ type Cluster struct {
 
 // Node is one gateway process. Cmd is nil while it is stopped.
 type Node struct {
-	Name, Addr, ClusterAddr, NATSAddr, Data string
-	index                                   int
-	netns                                   string // the node's network namespace; empty: the root's
-	args                                    []string
-	cmd                                     *exec.Cmd
-	exited                                  chan struct{}
-	logFile                                 *os.File
+	Name, Addr, ClusterAddr, NATSAddr, MetricsAddr, Data string
+	index                                                int
+	netns                                                string // the node's network namespace; empty: the root's
+	args                                                 []string
+	cmd                                                  *exec.Cmd
+	exited                                               chan struct{}
+	logFile                                              *os.File
 }
 
 // URL is the node's HTTP base URL.
@@ -76,9 +78,12 @@ func freePorts(k int) ([]string, error) {
 }
 
 // NewCluster lays out n nodes under dir (keys, secret, one data directory
-// each) without starting them; with netns each in its own network
-// namespace (Close removes them).
-func NewCluster(binary, dir string, n int, netns bool, log *slog.Logger) (*Cluster, error) {
+// each) and spares more that may join later, without starting them; with
+// netns each in its own network namespace (Close removes them). A spare
+// lists the n nodes and itself in --routes, the n nodes do not list it:
+// it joins as a node added to a running cluster does (docs/CLUSTERING.md,
+// "Peers").
+func NewCluster(binary, dir string, n, spares int, netns bool, log *slog.Logger) (*Cluster, error) {
 	key, err := loadtest.WriteKeyFile(filepath.Join(dir, "keys.json"), Tenant, 0)
 	if err != nil {
 		return nil, fmt.Errorf("faults: key file: %w", err)
@@ -90,36 +95,56 @@ func NewCluster(binary, dir string, n int, netns bool, log *slog.Logger) (*Clust
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(secret+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(3 * n)
+	total := n + spares
+	ports, err := freePorts(nodePorts * total)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{Binary: binary, Dir: dir, Token: tok, log: log}
 	if netns {
-		if c.net, err = newNetnet(n); err != nil {
+		if c.net, err = newNetnet(total); err != nil {
 			return nil, err
 		}
-		for k := range n { // each node has its own address: the usual ports
-			ports[3*k], ports[3*k+1], ports[3*k+2] = c.net.addr(k)+":8080", c.net.addr(k)+":6222", c.net.addr(k)+":4222"
+		for k := range total { // each node has its own address: the usual ports
+			a := c.net.addr(k)
+			copy(ports[nodePorts*k:], []string{a + ":8080", a + ":6222", a + ":4222", a + ":9464"})
 		}
 	}
 	var routes []string
 	for i := range n {
-		routes = append(routes, "nats://"+ports[3*i+1])
+		routes = append(routes, "nats://"+ports[nodePorts*i+1])
 	}
-	for i := range n {
-		nd := &Node{Name: fmt.Sprintf("n%d", i+1), Addr: ports[3*i], ClusterAddr: ports[3*i+1], NATSAddr: ports[3*i+2],
-			Data: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), index: i}
-		if c.net != nil {
-			nd.netns = c.net.ns(i)
+	for i := range total {
+		nodeRoutes := routes
+		if i >= n {
+			nodeRoutes = append(slices.Clone(routes), "nats://"+ports[nodePorts*i+1])
 		}
-		nd.args = []string{"--keys", filepath.Join(dir, "keys.json"), "--data", nd.Data, "--addr", nd.Addr,
-			"--metrics-addr", "", "--node", nd.Name, "--cluster", "faults", "--cluster-listen", nd.ClusterAddr,
-			"--routes", strings.Join(routes, ","), "--cluster-secret-file", filepath.Join(dir, "secret"),
-			"--replicas", "3", "--nats-listen", nd.NATSAddr}
-		c.Nodes = append(c.Nodes, nd)
+		nd := c.layNode(i, ports[nodePorts*i:nodePorts*(i+1)], nodeRoutes)
+		if i < n {
+			c.Nodes = append(c.Nodes, nd)
+		} else {
+			c.Spares = append(c.Spares, nd)
+		}
 	}
 	return c, nil
+}
+
+// nodePorts is how many ports a node listens on: HTTP, cluster routes,
+// NATS clients, metrics.
+const nodePorts = 4
+
+// layNode returns node i (n<i+1>) on ports (nodePorts of them) with routes.
+func (c *Cluster) layNode(i int, ports, routes []string) *Node {
+	nd := &Node{Name: fmt.Sprintf("n%d", i+1), Addr: ports[0], ClusterAddr: ports[1], NATSAddr: ports[2], MetricsAddr: ports[3],
+		Data: filepath.Join(c.Dir, fmt.Sprintf("n%d", i+1)), index: i}
+	if c.net != nil {
+		nd.netns = c.net.ns(i)
+	}
+	nd.args = []string{"--keys", filepath.Join(c.Dir, "keys.json"), "--data", nd.Data, "--addr", nd.Addr,
+		"--metrics-addr", nd.MetricsAddr, "--node", nd.Name, "--cluster", "faults", "--cluster-listen", nd.ClusterAddr,
+		"--routes", strings.Join(routes, ","), "--cluster-secret-file", filepath.Join(c.Dir, "secret"),
+		"--replicas", "3", "--nats-listen", nd.NATSAddr}
+	return nd
 }
 
 // Start starts every node and waits until all are ready.
@@ -200,7 +225,7 @@ func (n *Node) Running() bool { return n.cmd != nil }
 // Close stops every node (SIGKILL) and removes the namespaces: the run is
 // over.
 func (c *Cluster) Close() {
-	for _, n := range c.Nodes {
+	for _, n := range append(slices.Clone(c.Nodes), c.Spares...) {
 		n.Stop(syscall.SIGKILL, 10*time.Second)
 	}
 	c.unmountData()
@@ -266,27 +291,79 @@ func (c *Cluster) Leader(ctx context.Context, limit time.Duration) (*Node, error
 // askLeader asks n's JetStream for the leader of Tenant's stream (named
 // RW_<tenant>, docs/OPERATIONS.md).
 func (c *Cluster) askLeader(ctx context.Context, n *Node) (string, error) {
+	info, err := c.streamCluster(ctx, n)
+	if err != nil {
+		return "", err
+	}
+	return info.Leader, nil
+}
+
+// streamCluster asks n's JetStream for Tenant's stream's Raft group: its
+// leader and the other replicas.
+func (c *Cluster) streamCluster(ctx context.Context, n *Node) (*jetstream.ClusterInfo, error) {
 	nc, err := nats.Connect("nats://"+n.NATSAddr, nats.UserInfo(hub.ClientUser, hub.ClientPassword(secret)),
 		nats.Timeout(2*time.Second), nats.MaxReconnects(0))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, "RW_"+Tenant)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	info := s.CachedInfo()
 	if info.Cluster == nil || info.Cluster.Leader == "" {
-		return "", errors.New("faults: stream has no leader")
+		return nil, errors.New("faults: stream has no leader")
 	}
-	return info.Cluster.Leader, nil
+	return info.Cluster, nil
+}
+
+// StreamPeers returns the node leading Tenant's stream and the nodes
+// holding its other replicas, asked of the first running node that
+// answers within limit.
+func (c *Cluster) StreamPeers(ctx context.Context, limit time.Duration) (*Node, []*Node, error) {
+	deadline := time.Now().Add(limit)
+	var last error
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		for _, n := range c.Nodes {
+			if !n.Running() {
+				continue
+			}
+			info, err := c.streamCluster(ctx, n)
+			if err != nil {
+				last = err
+				continue
+			}
+			leader, followers := c.byName(info.Leader), []*Node(nil)
+			for _, p := range info.Replicas {
+				if f := c.byName(p.Name); f != nil {
+					followers = append(followers, f)
+				}
+			}
+			if leader != nil {
+				return leader, followers, nil
+			}
+			last = fmt.Errorf("faults: leader %q is no node of ours", info.Leader)
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+	return nil, nil, fmt.Errorf("faults: no stream leader within %v: %w", limit, last)
+}
+
+// byName returns the node (of Nodes) called name, or nil.
+func (c *Cluster) byName(name string) *Node {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
 }
 
 // Follower returns a running node other than leader.

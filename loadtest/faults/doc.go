@@ -4,15 +4,19 @@
 // board with the sum policy, a WebSocket watcher per node, a /readyz
 // poller per node), injects one fault at a time (kill -9 of the stream
 // leader or a follower, SIGSTOP of the leader, a rolling restart with
-// SIGTERM, corruption of a stopped follower's data files), heals it, and
-// checks the outcome:
+// SIGTERM, corruption of a stopped follower's data files, kill -9 of the
+// leader and a replica together on five nodes (double.go), kill -9 of the
+// leader after a fourth node joined and left, removed from the meta group
+// or not (departed.go)), heals it, and checks the outcome:
 //
 //   - every acknowledged submission is applied exactly once on every node:
 //     each writer owns one member of the sum board and submits 1 each time,
 //     so the member's score is the number of its applications, which must
 //     lie between the writer's acknowledged count and that count plus its
 //     unresolved (failed, possibly applied) calls;
-//   - every node's top page is byte-identical once the cluster settled;
+//   - every node serves the same boards, settings and full standings (every
+//     rank of every board), byte for byte, once the cluster settled
+//     (check.go; the run's line gives their count and a hash);
 //
 // and measures per run each writer's longest write gap, each watcher's
 // longest silence and the time the nodes the fault did not touch (partition.go,

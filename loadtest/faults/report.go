@@ -3,6 +3,7 @@ package faults
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +61,12 @@ func Detail(w io.Writer, r Result) {
 	}
 	if r.WriteErr != nil {
 		fmt.Fprintf(&b, "; first failed write: %v", r.WriteErr)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.WriteErrs)) {
+		fmt.Fprintf(&b, "; failed writes %d× %s", r.WriteErrs[k], k)
+	}
+	if r.Agreed != "" {
+		fmt.Fprintf(&b, "; every node served %s", r.Agreed)
 	}
 	if r.Err != nil {
 		fmt.Fprintf(&b, "; ERROR %v", r.Err)

@@ -83,6 +83,14 @@ type Fault struct {
 	Netns  bool // needs Config.Netns
 	Tmpfs  bool // puts every node's data directory on a small tmpfs (root)
 	Lazy   bool // puts every node's data directory on the lazy FUSE filesystem (root, /dev/fuse)
+	// Nodes overrides Config.Nodes (zero: keep it); the writers are then at
+	// least two per node, so that each node's writers fail over both ways.
+	Nodes int
+	// Spares is how many nodes are laid out beside Nodes to join later
+	// (Cluster.Spares); Setup runs on the started cluster before the load
+	// (nil: nothing), to shape it as the fault needs.
+	Spares int
+	Setup  func(r *run, ctx context.Context) error
 }
 
 // Faults are the suite's faults, by name.
@@ -97,6 +105,11 @@ var Faults = []Fault{
 	{Name: "partition-leader", Inject: func(r *run, ctx context.Context) error { return r.partition(ctx, isolateLeader) }, Netns: true},
 	{Name: "partition-follower", Inject: func(r *run, ctx context.Context) error { return r.partition(ctx, isolateFollower) }, Netns: true},
 	{Name: "partition-bridge", Inject: func(r *run, ctx context.Context) error { return r.partition(ctx, bridgeCut) }, Netns: true},
+	{Name: "kill9-two", Inject: (*run).killTwo, Nodes: 5},
+	{Name: "departed-removed", Setup: func(r *run, ctx context.Context) error { return r.departPeer(ctx, true) },
+		Inject: (*run).killLeaderAfterDeparture, Spares: 1},
+	{Name: "departed-not-removed", Setup: func(r *run, ctx context.Context) error { return r.departPeer(ctx, false) },
+		Inject: (*run).killLeaderAfterDeparture, Spares: 1},
 }
 
 // FaultByName returns the named fault.
@@ -272,41 +285,35 @@ type Result struct {
 	ReadyStale time.Duration // the time a node said ready while serving reads older than StaleBound, summed
 	WorstAge   time.Duration // the oldest read a node served while it said ready
 	Violations []Violation
-	Note       string   // what the fault had to do beyond its plan
-	Timeline   []string // the write gaps over 100 ms among the nodes' stops and starts (describeGaps)
-	WriteErr   error    // the first error a writer's call returned, where one did
-	Err        error    // the run could not be carried out
+	Note       string         // what the fault had to do beyond its plan
+	Timeline   []string       // the write gaps over 100 ms among the nodes' stops and starts (describeGaps)
+	WriteErr   error          // the first error a writer's call returned, where one did
+	WriteErrs  map[string]int // the writers' failed calls by kind (errKind)
+	Agreed     string         // what every node served alike once settled: boards, rows, a hash (check)
+	Err        error          // the run could not be carried out
 }
 
 // RunOne runs fault once on a fresh cluster under dir.
 func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	cfg.defaults()
+	if f.Nodes > 0 {
+		cfg.Nodes, cfg.Writers = f.Nodes, max(cfg.Writers, 2*f.Nodes)
+	}
 	res := Result{Fault: f.Name}
 	if f.Netns && !cfg.Netns {
 		res.Err = fmt.Errorf("faults: %s needs Config.Netns", f.Name)
 		return res
 	}
-	c, err := NewCluster(cfg.Binary, dir, cfg.Nodes, cfg.Netns, cfg.Log)
+	c, err := NewCluster(cfg.Binary, dir, cfg.Nodes, f.Spares, cfg.Netns, cfg.Log)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	defer c.Close()
-	if f.Tmpfs {
-		if res.Err = c.mountData(); res.Err != nil {
-			return res
-		}
-	}
-	if f.Lazy {
-		if res.Err = c.mountLazyData(); res.Err != nil {
-			return res
-		}
-	}
-	if err := c.Start(ctx); err != nil {
-		res.Err = err
+	r := &run{cfg: cfg, c: c, exempt: map[*Node]bool{}, tl: &timeline{}}
+	if res.Err = r.prepare(ctx, f); res.Err != nil {
 		return res
 	}
-	r := &run{cfg: cfg, c: c, exempt: map[*Node]bool{}, tl: &timeline{}}
 	l, err := StartLoad(ctx, c, cfg.Writers, cfg.Pace, r.counted)
 	if err != nil {
 		res.Err = err
@@ -333,6 +340,28 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	return res
 }
 
+// prepare mounts the data directories the fault needs, starts the
+// cluster and runs the fault's Setup.
+func (r *run) prepare(ctx context.Context, f Fault) error {
+	if f.Tmpfs {
+		if err := r.c.mountData(); err != nil {
+			return err
+		}
+	}
+	if f.Lazy {
+		if err := r.c.mountLazyData(); err != nil {
+			return err
+		}
+	}
+	if err := r.c.Start(ctx); err != nil {
+		return err
+	}
+	if f.Setup != nil {
+		return f.Setup(r, ctx)
+	}
+	return nil
+}
+
 // ErrFailed says a suite run found violations or could not run.
 var ErrFailed = errors.New("faults: a run failed")
 
@@ -342,6 +371,12 @@ func (l *Load) tally(res *Result) {
 		res.Acked += w.acked
 		res.Unsure += w.unsure
 		res.WriteGap = max(res.WriteGap, w.gap)
+		for k, v := range w.errs {
+			if res.WriteErrs == nil {
+				res.WriteErrs = map[string]int{}
+			}
+			res.WriteErrs[k] += v
+		}
 		if res.WriteErr == nil && w.firstErr != nil {
 			res.WriteErr = fmt.Errorf("%s: %w", w.member, w.firstErr)
 		}

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,9 +26,10 @@ type writer struct {
 	gap      time.Duration
 	lastAck  time.Time
 	firstErr error
-	trace    *reqTrace  // its requests since the last acknowledgement
-	longest  gapTrace   // its longest gap between acknowledgements
-	slow     []gapTrace // its first maxTracedGaps gaps over traceSlowest
+	errs     map[string]int // failed calls by errKind
+	trace    *reqTrace      // its requests since the last acknowledgement
+	longest  gapTrace       // its longest gap between acknowledgements
+	slow     []gapTrace     // its first maxTracedGaps gaps over traceSlowest
 	acks     []time.Time
 }
 
@@ -45,6 +47,10 @@ func (w *writer) run(ctx context.Context, start time.Time, pace time.Duration) {
 			w.unsure++ // cancelled in flight: it may have applied
 		default:
 			w.unsure++
+			if w.errs == nil {
+				w.errs = map[string]int{}
+			}
+			w.errs[errKind(err)]++
 			if w.firstErr == nil {
 				w.firstErr = err
 			}
@@ -69,6 +75,15 @@ func (w *writer) noteGap(now time.Time) {
 	if gap > w.gap {
 		w.gap, w.longest = gap, g
 	}
+}
+
+// errKind is a failed call's error without its figures (addresses,
+// durations), so that a run's failed calls can be counted by kind.
+func errKind(err error) string {
+	if e, ok := errors.AsType[*rwclient.Error](err); ok {
+		return fmt.Sprintf("%d %s", e.Status, e.Code)
+	}
+	return shape(err.Error())
 }
 
 // watcher is a WebSocket watcher of the board's top starting on one node

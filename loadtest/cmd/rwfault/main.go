@@ -1,9 +1,10 @@
 // Command rwfault runs rankwire's fault suite (package
 // github.com/rankwire/rankwire/loadtest/faults): it builds the gateway
-// once, then for each fault and run starts a fresh 3-node cluster on
-// loopback, loads it through the Go SDK, injects the fault, heals it,
-// checks that every acknowledged submission applied exactly once on every
-// node and that the nodes agree, and prints a table per fault.
+// once, then for each fault and run starts a fresh cluster on loopback
+// (three nodes; five for kill9-two), loads it through the Go SDK, injects
+// the fault, heals it, checks that every acknowledged submission applied
+// exactly once on every node and that the nodes serve the same standings,
+// and prints a table per fault.
 //
 //	go run ./loadtest/cmd/rwfault -runs 5
 //	go run ./loadtest/cmd/rwfault -faults kill9-leader,sigstop-leader -runs 1
