@@ -42,9 +42,9 @@ func contains(nodes []*Node, n *Node) bool {
 // followers at once (five nodes, --replicas 3). No node can acknowledge a
 // write of the tenant until one of them returns, so every node is exempt
 // from the healthy /readyz count meanwhile; the survivors' answers are
-// watched instead (readyTrack) and go into the run's note, with the time
-// the majority came back. The follower returns after Hold, the leader once
-// the follower is ready.
+// watched instead (readyTrack), until they are ready again, and go into
+// the run's note with the time the majority came back. The follower
+// returns after Hold, the leader once the follower is ready.
 func (r *run) killTwo(ctx context.Context) error {
 	leader, followers, err := r.c.StreamPeers(ctx, 20*time.Second)
 	if err != nil {
@@ -67,17 +67,17 @@ func (r *run) killTwo(ctx context.Context) error {
 	sleep(ctx, r.cfg.Hold)
 	back := time.Now()
 	err = r.restart(ctx, victims[1])
+	ready := time.Now()
+	if err == nil {
+		if err = r.restart(ctx, victims[0]); err == nil {
+			err = r.readyAgain(ctx, survivors)
+		}
+	}
 	track.stop()
 	r.note = fmt.Sprintf("killed %s (leader) and %s; %s returned %.1fs after, ready %.1fs after; %s; %s",
-		victims[0].Name, victims[1].Name, victims[1].Name, back.Sub(killed).Seconds(), time.Since(killed).Seconds(),
+		victims[0].Name, victims[1].Name, victims[1].Name, back.Sub(killed).Seconds(), ready.Sub(killed).Seconds(),
 		track.summary(), track.describe())
-	if err != nil {
-		return err
-	}
-	if err := r.restart(ctx, victims[0]); err != nil {
-		return err
-	}
-	return r.readyAgain(ctx, survivors)
+	return err
 }
 
 // readyAgain waits until every node in nodes is ready and counts it again.
