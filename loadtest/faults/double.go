@@ -73,6 +73,7 @@ func (r *run) killTwo(ctx context.Context) error {
 			err = r.readyAgain(ctx, survivors)
 		}
 	}
+	track.awaitReady(ctx, time.Second) // its own probes may trail readyAgain's by one period
 	track.stop()
 	r.note = fmt.Sprintf("killed %s (leader) and %s; %s returned %.1fs after, ready %.1fs after; %s; %s",
 		victims[0].Name, victims[1].Name, victims[1].Name, back.Sub(killed).Seconds(), ready.Sub(killed).Seconds(),
@@ -141,6 +142,28 @@ func (t *readyTrack) saw(node string, at time.Time, ready bool, why string) {
 		return
 	}
 	t.changes[node] = append(cs, readyChange{at.Sub(t.start), ready, why})
+}
+
+// allReady reports whether every node's last answer seen was 200.
+func (t *readyTrack) allReady() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, name := range t.nodes {
+		cs := t.changes[name]
+		if len(cs) == 0 || !cs[len(cs)-1].ready {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitReady waits up to limit until every node's last answer seen was
+// 200.
+func (t *readyTrack) awaitReady(ctx context.Context, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for !t.allReady() && time.Now().Before(deadline) && ctx.Err() == nil {
+		sleep(ctx, 20*time.Millisecond) // polling the probes' record: they report nothing else
+	}
 }
 
 func (t *readyTrack) stop() {

@@ -58,7 +58,13 @@ func TestReadyTrack(t *testing.T) {
 	if got := tr.summary(); got != "never not 200: n5" {
 		t.Errorf("summary %q, want n5 named", got)
 	}
+	if !tr.allReady() {
+		t.Error("allReady false with both nodes' last answers 200")
+	}
 	tr.saw("n5", at(3900), false, "cut off")
+	if tr.allReady() {
+		t.Error("allReady with n5 not ready")
+	}
 	want := "/readyz n3: 200 +0.0s, not 200 +4.1s (no leader for 3s or more), 200 +8.2s; n5: 200 +0.0s, not 200 +3.9s (cut off)"
 	if got := tr.describe(); got != want {
 		t.Errorf("describe:\n%s\nwant\n%s", got, want)
