@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,7 +72,7 @@ func CentrifugoIdle(ctx context.Context, cfg CentrifugoIdleConfig) (CentrifugoId
 	clients := centrifugoClients(max(cfg.SrcIPs, 1))
 	start := time.Now()
 	for i := range cfg.Conns {
-		c, err := centrifugoJoin(ctx, clients[i%len(clients)], cfg.URL, centrifugoIdleChannel(i))
+		c, err := centrifugoJoin(ctx, clients[i%len(clients)], cfg.URL, false, centrifugoIdleChannel(i))
 		if err != nil {
 			return r, fmt.Errorf("loadtest: centrifugo connection %d: %w", i, err)
 		}
@@ -116,7 +117,8 @@ func centrifugoIdleChannel(i int) string {
 	return fmt.Sprintf("p_%d", i) // no colon: that would name a namespace
 }
 
-// centrifugoReply reads until the reply to command id; an error reply is
+// centrifugoReply reads until the reply to command id, a line of a frame
+// (a frame may carry several, a push beside the reply); an error reply is
 // an error.
 func centrifugoReply(ctx context.Context, c *websocket.Conn, id int) error {
 	for {
@@ -124,17 +126,19 @@ func centrifugoReply(ctx context.Context, c *websocket.Conn, id int) error {
 		if err != nil {
 			return err
 		}
-		var m struct {
-			ID    int             `json:"id"`
-			Error json.RawMessage `json:"error"`
+		for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+			var m struct {
+				ID    int             `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(line, &m) != nil || m.ID != id {
+				continue
+			}
+			if len(m.Error) > 0 {
+				return fmt.Errorf("command %d refused: %s", id, m.Error)
+			}
+			return nil
 		}
-		if json.Unmarshal(data, &m) != nil || m.ID != id {
-			continue
-		}
-		if len(m.Error) > 0 {
-			return fmt.Errorf("command %d refused: %s", id, m.Error)
-		}
-		return nil
 	}
 }
 

@@ -78,7 +78,7 @@ func TestCentrifugoHoldAnswersPings(t *testing.T) {
 	url := centrifugoStub(t, false, &pongs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := centrifugoJoin(ctx, http.DefaultClient, url, centrifugoIdleChannel(1))
+	c, err := centrifugoJoin(ctx, http.DefaultClient, url, false, centrifugoIdleChannel(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,11 @@ type FanoutConfig struct {
 	// or each watcher's around view (Around, not with Top), through its
 	// server API with CentrifugoKey, the subscribers its WebSocket clients.
 	Centrifugo, CentrifugoKey string
+	// CentrifugoDelta has the Centrifugo peer use its delta option: the
+	// subscribers ask for fossil deltas and the app publishes with
+	// "delta": true (centrifugo_delta.go); the server's channels must allow
+	// them (allowed_delta_types, with history and positioning).
+	CentrifugoDelta bool
 	// Subscribers is the number of subscriptions. Zero means none: a write
 	// load only.
 	Subscribers int
@@ -37,7 +42,9 @@ type FanoutConfig struct {
 	// subscription i of the plan is subscription i mod PerConn (id "v<j>")
 	// of connection i ÷ PerConn, so there are ⌈Subscribers ÷ PerConn⌉
 	// connections. Zero means 1: a connection per subscription, id "v".
-	// The Redis peer takes 1 only.
+	// The Redis peer takes 1 only; the Centrifugo peer more on top views
+	// only, each subscription of a connection on a channel of its own to
+	// which the app broadcasts the same top N (centrifugoLobby).
 	PerConn int
 	// Top, Around, Rank and MembersViews weigh the view kinds: subscription
 	// i's kind follows them in rotation. All zero means every subscription
@@ -129,10 +136,12 @@ func (c FanoutConfig) withDefaults() FanoutConfig {
 
 // Errors of RunFanout's config.
 var (
-	errPerConn      = fmt.Errorf("loadtest: subscriptions per connection not in 1…%d", maxPerConn)
-	errPerConnRedis = errors.New("loadtest: the Redis peer takes one subscription per connection")
-	errStalled      = errors.New("loadtest: stalled connections not in 0…subscribers")
-	errStalledRedis = errors.New("loadtest: stalled connections are for the gateway only, not the Redis peer")
+	errPerConn       = fmt.Errorf("loadtest: subscriptions per connection not in 1…%d", maxPerConn)
+	errPerConnRedis  = errors.New("loadtest: the Redis peer takes one subscription per connection")
+	errPerConnAround = errors.New("loadtest: the Centrifugo peer takes several subscriptions per connection on top views only")
+	errDeltaPeer     = errors.New("loadtest: the delta option is the Centrifugo peer's")
+	errStalled       = errors.New("loadtest: stalled connections not in 0…subscribers")
+	errStalledRedis  = errors.New("loadtest: stalled connections are for the gateway only, not the Redis peer")
 )
 
 // check refuses a config RunFanout cannot run; c has its defaults.
@@ -140,8 +149,12 @@ func (c FanoutConfig) check() error {
 	switch {
 	case c.PerConn < 1 || c.PerConn > maxPerConn:
 		return fmt.Errorf("%w: %d", errPerConn, c.PerConn)
-	case c.Redis != "" && c.PerConn != 1:
+	case c.Redis != "" && c.Centrifugo == "" && c.PerConn != 1:
 		return errPerConnRedis
+	case c.Centrifugo != "" && c.PerConn != 1 && c.Around > 0:
+		return errPerConnAround
+	case c.CentrifugoDelta && c.Centrifugo == "":
+		return errDeltaPeer
 	case c.Stalled < 0 || c.Stalled > max(c.Subscribers, 0):
 		return fmt.Errorf("%w: %d of %d", errStalled, c.Stalled, c.Subscribers)
 	case c.Redis != "" && c.Stalled > 0:
@@ -183,6 +196,7 @@ func (c FanoutConfig) workerConfigs() ([]workerConfig, error) {
 		base.Mode, base.URL = "redis", c.Redis
 		if c.Centrifugo != "" {
 			base.Mode, base.URL, host = "centrifugo", c.Centrifugo, c.Centrifugo
+			base.Delta = c.CentrifugoDelta
 		}
 	} else {
 		bases, err := c.Target.baseURLs()
@@ -318,6 +332,7 @@ func (cfg FanoutConfig) prepare(ctx context.Context, rep *FanoutReport) (sink, e
 		if cfg.Centrifugo != "" {
 			rep.Peer = "centrifugo"
 			p := newCentrifugoPublisher(cfg.Centrifugo, cfg.CentrifugoKey, rs.channel, cfg.Writers+4)
+			p.lobby, p.delta = centrifugoLobby(cfg.Target.Board, cfg.PerConn), cfg.CentrifugoDelta
 			rs.publish = p.publish
 			if cfg.Around > 0 {
 				rs.around = newAroundApp(rc, rs.key, cfg.Target.Board, cfg.plan(), cfg.Subscribers, p.publishBatch)

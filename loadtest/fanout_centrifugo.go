@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,15 @@ type centrifugoPublisher struct {
 	api     string // http://host:port/api
 	key     string // X-API-Key
 	channel string // publish's
+	// lobby, where set, are the channels publish broadcasts to instead
+	// of channel (POST /api/broadcast: a connection of a lobby holds one
+	// subscription to each, as a channel is subscribed once per
+	// connection).
+	lobby []string
+	// delta asks Centrifugo for a fossil delta against the channel's
+	// previous publication ("delta": true) for every subscriber that
+	// negotiated one.
+	delta bool
 }
 
 func newCentrifugoPublisher(addr, key, channel string, pool int) *centrifugoPublisher {
@@ -48,11 +58,15 @@ func newCentrifugoPublisher(addr, key, channel string, pool int) *centrifugoPubl
 		api: "http://" + addr + "/api", key: key, channel: channel}
 }
 
-// publish sends data (a JSON document) to the publisher's channel;
-// Centrifugo's error reply is an error.
+// publish sends data (a JSON document) to the publisher's channel, or
+// broadcasts it to its lobby's channels; Centrifugo's error reply is an
+// error.
 func (p *centrifugoPublisher) publish(ctx context.Context, data []byte) error {
 	body := make([]byte, 0, len(data)+64)
-	body = appendPublish(body, p.channel, data)
+	if len(p.lobby) > 0 {
+		return p.post(ctx, "/broadcast", appendBroadcast(body, p.lobby, data, p.delta))
+	}
+	body = appendPublish(body, p.channel, data, p.delta)
 	return p.post(ctx, "/publish", body)
 }
 
@@ -74,22 +88,50 @@ func (p *centrifugoPublisher) publishBatch(ctx context.Context, pubs []channelDa
 		if i > 0 {
 			body = append(body, ',')
 		}
-		body = appendPublish(append(body, `{"publish":`...), pub.channel, pub.data)
+		body = appendPublish(append(body, `{"publish":`...), pub.channel, pub.data, p.delta)
 		body = append(body, '}')
 	}
 	return p.post(ctx, "/batch", append(body, "]}"...))
 }
 
 // appendPublish appends a publish command's body: the channel and data
-// (JSON already).
-func appendPublish(b []byte, channel string, data []byte) []byte {
+// (JSON already), and "delta": true where delta.
+func appendPublish(b []byte, channel string, data []byte, delta bool) []byte {
 	b = appendJSONString(append(b, `{"channel":`...), channel)
-	return append(append(append(b, `,"data":`...), data...), '}')
+	return appendDataDelta(b, data, delta)
 }
 
-// subscribeCommand is the client's command id 2: subscribe to channel.
-func subscribeCommand(channel string) []byte {
-	return append(appendJSONString([]byte(`{"id":2,"subscribe":{"channel":`), channel), "}}"...)
+// appendBroadcast appends a broadcast command's body: the channels and
+// data (JSON already), and "delta": true where delta.
+func appendBroadcast(b []byte, channels []string, data []byte, delta bool) []byte {
+	b = append(b, `{"channels":[`...)
+	for i, ch := range channels {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, ch)
+	}
+	return appendDataDelta(append(b, ']'), data, delta)
+}
+
+func appendDataDelta(b, data []byte, delta bool) []byte {
+	b = append(append(b, `,"data":`...), data...)
+	if delta {
+		b = append(b, `,"delta":true`...)
+	}
+	return append(b, '}')
+}
+
+// subscribeCommand is the client's command id: subscribe to channel,
+// asking for fossil deltas where delta (the channel must allow them:
+// allowed_delta_types).
+func subscribeCommand(id int, channel string, delta bool) []byte {
+	b := append(strconv.AppendInt([]byte(`{"id":`), int64(id), 10), `,"subscribe":{"channel":`...)
+	b = appendJSONString(b, channel)
+	if delta {
+		b = append(b, `,"delta":"fossil"`...)
+	}
+	return append(b, "}}"...)
 }
 
 // appendJSONString appends s as a JSON string. Not fmt's %q nor
@@ -122,47 +164,85 @@ func (p *centrifugoPublisher) post(ctx context.Context, path string, body []byte
 }
 
 // runCentrifugoSubscribers starts subscribers [cfg.From, cfg.To) on
-// Centrifugo at cfg.URL (its host:port), each on its view's channel: the
-// board's for a top view, its member's for an around view. They run until
-// ctx ends; wg waits for them.
+// Centrifugo at cfg.URL (its host:port), cfg.PerConn to a connection, each
+// on its view's channel: the board's for a top view (on a lobby, one of
+// the board's lobby channels a connection, centrifugoChannel), its
+// member's for an around view. They run until ctx ends; wg waits for them.
 func runCentrifugoSubscribers(ctx context.Context, cfg workerConfig, stats *wsStats, sem chan struct{}, wg *sync.WaitGroup) error {
 	if err := checkLoopback("http://" + cfg.URL); err != nil {
 		return err
 	}
 	hc := sourceClient(cfg.SrcIP)
 	u := "ws://" + cfg.URL + "/connection/websocket"
-	for i := cfg.From; i < cfg.To; i++ {
-		v, kind := cfg.Plan.view(i)
-		ch := redisChannel(cfg.Board)
-		if kind == 1 {
-			ch = aroundChannel(cfg.Board, v.Member)
+	k := max(cfg.PerConn, 1)
+	for from := cfg.From; from < cfg.To; from += k {
+		c := &wsConn{stats: stats, shard: from / k % statShards}
+		for i := from; i < min(from+k, cfg.To); i++ {
+			v, kind := cfg.Plan.view(i)
+			c.subs = append(c.subs, wsSub{id: centrifugoChannel(cfg.Board, v, kind, i-from, k), kind: kind})
 		}
-		c := &wsConn{stats: stats, shard: i % statShards, subs: []wsSub{{kind: kind}}}
-		wg.Go(func() { c.runCentrifugo(ctx, hc, u, ch, sem) })
+		wg.Go(func() { c.runCentrifugo(ctx, hc, u, cfg.Delta, sem) })
 	}
 	return nil
 }
 
-// runCentrifugo is a connection with one subscription, to channel.
-func (c *wsConn) runCentrifugo(ctx context.Context, hc *http.Client, u, channel string, sem chan struct{}) {
+// centrifugoChannel is the channel of subscription j of a connection
+// carrying perConn: a member's own for an around view; for a top view the
+// board's, or on a lobby (perConn above 1) the board's lobby channel j
+// (centrifugoLobby), since Centrifugo lets a connection subscribe to a
+// channel once.
+func centrifugoChannel(board string, v viewSpec, kind, j, perConn int) string {
+	switch {
+	case kind == 1:
+		return aroundChannel(board, v.Member)
+	case perConn > 1:
+		return redisChannel(board) + "." + strconv.Itoa(j)
+	}
+	return redisChannel(board)
+}
+
+// centrifugoLobby is the channels the app broadcasts a board's top N to
+// where connections carry perConn subscriptions: those of
+// centrifugoChannel; nil for one.
+func centrifugoLobby(board string, perConn int) []string {
+	if perConn <= 1 {
+		return nil
+	}
+	out := make([]string, perConn)
+	for j := range out {
+		out[j] = centrifugoChannel(board, viewSpec{}, 0, j, perConn)
+	}
+	return out
+}
+
+// runCentrifugo is a connection with its subscriptions, each sub's id its
+// channel; with delta, each asks for fossil deltas.
+func (c *wsConn) runCentrifugo(ctx context.Context, hc *http.Client, u string, delta bool, sem chan struct{}) {
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return
 	}
-	ws, err := centrifugoJoin(ctx, hc, u, channel)
+	channels := make([]string, len(c.subs))
+	for j := range c.subs {
+		channels[j] = c.subs[j].id
+	}
+	ws, err := centrifugoJoin(ctx, hc, u, delta, channels...)
 	<-sem
 	if err != nil {
 		c.stats.dialErrors.Add(1)
-		c.stats.failed.Add(1)
+		c.stats.failed.Add(int64(len(c.subs)))
 		c.stats.count(c.stats.errors, "centrifugo join: "+shortErr(err))
 		return
 	}
 	defer ws.CloseNow()
-	c.subs[0].joined = time.Now()
-	c.stats.connected.Add(1)
+	n := int64(len(c.subs))
+	for j := range c.subs {
+		c.subs[j].joined = time.Now()
+	}
+	c.stats.connected.Add(n)
 	c.stats.connections.Add(1)
-	defer c.stats.connected.Add(-1)
+	defer c.stats.connected.Add(-n)
 	defer c.stats.connections.Add(-1)
 	for {
 		_, data, err := ws.Read(ctx)
@@ -172,6 +252,7 @@ func (c *wsConn) runCentrifugo(ctx context.Context, hc *http.Client, u, channel 
 			}
 			return
 		}
+		c.framed(len(data))
 		c.centrifugoFrame(ctx, ws, data, time.Now())
 	}
 }
@@ -179,7 +260,9 @@ func (c *wsConn) runCentrifugo(ctx context.Context, hc *http.Client, u, channel 
 // centrifugoFrame handles one frame: newline-separated replies and pushes
 // (Centrifugo batches a connection's pending ones into a frame). A ping
 // ({}) is answered with a pong; a publication counts as a message and its
-// rows are observed.
+// rows are observed by its channel's subscription; an unsubscribe push
+// (Centrifugo found the subscription behind: "insufficient state") counts
+// as a close.
 func (c *wsConn) centrifugoFrame(ctx context.Context, ws *websocket.Conn, data []byte, now time.Time) {
 	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
 		switch {
@@ -187,39 +270,72 @@ func (c *wsConn) centrifugoFrame(ctx context.Context, ws *websocket.Conn, data [
 		case string(line) == "{}":
 			_ = ws.Write(ctx, websocket.MessageText, []byte("{}"))
 		case bytes.HasPrefix(line, []byte(`{"push":`)):
+			s := c.centrifugoSub(line)
+			if s == nil {
+				c.stats.count(c.stats.errors, "centrifugo:channel")
+				continue
+			}
+			if !bytes.Contains(line, []byte(`"pub":`)) {
+				if bytes.Contains(line, []byte(`"unsubscribe":`)) {
+					c.stats.count(c.stats.closes, "centrifugo:unsubscribe")
+				}
+				continue
+			}
 			c.counted(len(line))
-			pub, ok := centrifugoData(line)
-			if !ok || decodeWSMessage(pub, &c.msg) != nil {
+			doc, err := s.centrifugoDoc(line)
+			if err != nil || decodeWSMessage(doc, &c.msg) != nil {
 				c.stats.count(c.stats.errors, "decode")
 				continue
 			}
 			for _, r := range c.msg.Rows {
-				c.observe(&c.subs[0], r.Member, r.Score, now)
+				c.observe(s, r.Member, r.Score, now)
 			}
 		}
 	}
 }
 
-// centrifugoData is the publication's data object in a push line: the
-// JSON value after its "data" key (the app publishes an object of rows;
-// the JSON protocol embeds it as it was sent).
-func centrifugoData(line []byte) ([]byte, bool) {
+// centrifugoSub is the subscription a push line's channel names, or nil.
+func (c *wsConn) centrifugoSub(line []byte) *wsSub {
+	const key = `"channel":"`
+	i := bytes.Index(line, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	rest := line[i+len(key):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return nil
+	}
+	for j := range c.subs {
+		if c.subs[j].id == string(rest[:end]) {
+			return &c.subs[j]
+		}
+	}
+	return nil
+}
+
+// centrifugoData is the publication's data in a push line: the JSON value
+// after its "data" key (the app publishes an object of rows; the JSON
+// protocol embeds it as it was sent, or as a JSON string on a delta
+// subscription), and the line outside it.
+func centrifugoData(line []byte) (data, before, after []byte, ok bool) {
 	i := bytes.Index(line, []byte(`"data":`))
 	if i < 0 {
-		return nil, false
+		return nil, nil, nil, false
 	}
 	d := jsonScanner{data: line, off: i + len(`"data":`)}
 	d.space()
 	start := d.off
 	if d.skip(3) != nil {
-		return nil, false
+		return nil, nil, nil, false
 	}
-	return line[start:d.off], true
+	return line[start:d.off], line[:i], line[d.off:], true
 }
 
 // centrifugoJoin dials u, connects (no token: the server runs in insecure
-// client mode) and subscribes to channel, waiting for both replies.
-func centrifugoJoin(ctx context.Context, hc *http.Client, u, channel string) (*websocket.Conn, error) {
+// client mode) and subscribes to each channel (asking for fossil deltas
+// where delta), waiting for every reply.
+func centrifugoJoin(ctx context.Context, hc *http.Client, u string, delta bool, channels ...string) (*websocket.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc})
@@ -227,7 +343,10 @@ func centrifugoJoin(ctx context.Context, hc *http.Client, u, channel string) (*w
 		return nil, err
 	}
 	c.SetReadLimit(1 << 20)
-	cmds := [][]byte{[]byte(`{"id":1,"connect":{"name":"rwload"}}`), subscribeCommand(channel)}
+	cmds := [][]byte{[]byte(`{"id":1,"connect":{"name":"rwload"}}`)}
+	for j, ch := range channels {
+		cmds = append(cmds, subscribeCommand(j+2, ch, delta))
+	}
 	for id, cmd := range cmds {
 		if err := c.Write(dctx, websocket.MessageText, cmd); err != nil {
 			c.CloseNow()

@@ -182,7 +182,7 @@ func TestCentrifugoData(t *testing.T) {
 		{`{"push":{"channel":"c","pub":{"data":{"rows":[`, "", false},
 	}
 	for _, tt := range tests {
-		got, ok := centrifugoData([]byte(tt.line))
+		got, _, _, ok := centrifugoData([]byte(tt.line))
 		if ok != tt.ok || string(got) != tt.want {
 			t.Errorf("centrifugoData(%s) = %s, %v; want %s, %v", tt.line, got, ok, tt.want, tt.ok)
 		}
@@ -225,7 +225,7 @@ func TestCentrifugoCommandsAreJSON(t *testing.T) {
 			Channel string          `json:"channel"`
 			Data    json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(appendPublish(nil, channel, []byte(`{"a":1}`)), &pub); err != nil || pub.Channel != channel || string(pub.Data) != `{"a":1}` {
+		if err := json.Unmarshal(appendPublish(nil, channel, []byte(`{"a":1}`), false), &pub); err != nil || pub.Channel != channel || string(pub.Data) != `{"a":1}` {
 			t.Errorf("publish to %q: decoded %+v, %v", channel, pub, err)
 		}
 		var sub struct {
@@ -234,7 +234,7 @@ func TestCentrifugoCommandsAreJSON(t *testing.T) {
 				Channel string `json:"channel"`
 			} `json:"subscribe"`
 		}
-		if err := json.Unmarshal(subscribeCommand(channel), &sub); err != nil || sub.ID != 2 || sub.Subscribe.Channel != channel {
+		if err := json.Unmarshal(subscribeCommand(2, channel, false), &sub); err != nil || sub.ID != 2 || sub.Subscribe.Channel != channel {
 			t.Errorf("subscribe to %q: decoded %+v, %v", channel, sub, err)
 		}
 	}

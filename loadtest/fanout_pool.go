@@ -139,6 +139,7 @@ func (p *workerPool) sum() workerReport {
 		s.Connections += r.Connections
 		s.Messages += r.Messages
 		s.Bytes += r.Bytes
+		s.Wire += r.Wire
 		s.Gaps += r.Gaps
 		s.Reconnects += r.Reconnects
 		s.DialErrors += r.DialErrors

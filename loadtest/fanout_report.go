@@ -34,7 +34,8 @@ type FanoutReport struct {
 	WriteErrors      map[string]int     `json:"write_errors"`
 	MessagesPerSec   float64            `json:"messages_per_second"`
 	BytesPerSec      float64            `json:"bytes_per_second"`
-	Latency          map[string]Latency `json:"latency"` // submit-to-receive by view kind
+	WireBytesPerSec  float64            `json:"wire_bytes_per_second,omitempty"` // the WebSocket frames that carried them, headers included (Centrifugo's carry several messages each, and newlines between)
+	Latency          map[string]Latency `json:"latency"`                         // submit-to-receive by view kind
 	All              Latency            `json:"latency_all"`
 	AfterAck         *Latency           `json:"latency_after_ack,omitempty"` // from the batch's acknowledgement (fanout_ack.go), where the subscribers ran in the writers' process; nil: not measured
 	Gaps             int64              `json:"gaps"`                        // diffs whose prev was not the last seq
@@ -165,6 +166,7 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 	msgs := b.c.Messages - a.c.Messages
 	r.MessagesPerSec = float64(msgs) / el.Seconds()
 	r.BytesPerSec = float64(b.c.Bytes-a.c.Bytes) / el.Seconds()
+	r.WireBytesPerSec = float64(b.c.Wire-a.c.Wire) / el.Seconds()
 	r.RSSEnd = b.proc.RSS
 	r.ToolCores = (b.c.CPU - a.c.CPU + b.self - a.self).Seconds() / el.Seconds()
 	r.WriterCores = (b.self - a.self).Seconds() / el.Seconds()
@@ -253,7 +255,7 @@ func (r FanoutReport) String() string {
 	}
 	fmt.Fprintf(&b, "  writes: target %.0f/s %s in batches of %d: acknowledged %.0f/s, late batches %d, batch latency %v, errors %s\n",
 		r.Rate, r.Shape, r.Batch, r.SubmitsPerSecond, r.LateBatches, r.WriteLatency, errorList(r.WriteErrors))
-	fmt.Fprintf(&b, "  received: %.0f messages/s, %.2f MB/s over %.1f s\n", r.MessagesPerSec, r.BytesPerSec/1e6, r.ElapsedSeconds)
+	fmt.Fprintf(&b, "  received: %.0f messages/s, %.2f MB/s (%.2f MB/s in WebSocket frames) over %.1f s\n", r.MessagesPerSec, r.BytesPerSec/1e6, r.WireBytesPerSec/1e6, r.ElapsedSeconds)
 	fmt.Fprintf(&b, "  submit-to-receive  %-8s %8s %8s %8s %8s %8s\n", "view", "n", "p50", "p90", "p99", "max")
 	for _, k := range append(viewKinds, "all") {
 		l, ok := r.Latency[k]

@@ -28,9 +28,10 @@ type workerConfig struct {
 	To          int           `json:"to"`
 	StalledFrom int           `json:"stalled_from,omitempty"` // stalled connections [StalledFrom, StalledTo)
 	StalledTo   int           `json:"stalled_to,omitempty"`
-	PerConn     int           `json:"per_conn"` // subscriptions per connection; zero means 1
-	SrcIP       string        `json:"src_ip"`   // source address; empty: the default
-	Dials       int           `json:"dials"`    // concurrent dials
+	PerConn     int           `json:"per_conn"`        // subscriptions per connection; zero means 1
+	Delta       bool          `json:"delta,omitempty"` // centrifugo: subscribe asking for fossil deltas
+	SrcIP       string        `json:"src_ip"`          // source address; empty: the default
+	Dials       int           `json:"dials"`           // concurrent dials
 	Reconnects  int           `json:"reconnects"`
 	Hard        time.Duration `json:"hard"`
 	ReportEvery time.Duration `json:"report_every"`
@@ -52,6 +53,7 @@ type workerReport struct {
 	Connections int64            `json:"connections"` // open connections
 	Messages    int64            `json:"messages"`
 	Bytes       int64            `json:"bytes"`
+	Wire        int64            `json:"wire,omitempty"` // the frames carrying them, with their headers
 	Gaps        int64            `json:"gaps"`
 	Reconnects  int64            `json:"reconnects"`
 	DialErrors  int64            `json:"dial_errors"`
@@ -88,6 +90,7 @@ func (s *wsStats) report(final bool) workerReport {
 		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), Viewed: s.viewed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load(),
 		BurstConns: s.burstConns.Load()}
 	r.Messages, r.Bytes = s.totals()
+	r.Wire = s.wireBytes()
 	if final {
 		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
 		s.mu.Lock()

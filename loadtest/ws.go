@@ -166,6 +166,7 @@ type wsSub struct {
 	seq    uint64    // last seq applied; 0 before the first snapshot
 	joined time.Time // when it was first subscribed
 	seen   seenScores
+	base   []byte // the last whole document of a Centrifugo delta subscription (centrifugo_delta.go)
 }
 
 // run connects (one dial at a time per slot of sem), subscribes and reads
@@ -275,6 +276,7 @@ func (c *wsConn) sub(id []byte) *wsSub {
 // connection does not hold counts as error "id:unknown".
 func (c *wsConn) handle(data []byte, recv time.Time) {
 	c.counted(len(data))
+	c.framed(len(data))
 	m := &c.msg
 	if err := decodeWSMessage(data, m); err != nil {
 		c.stats.count(c.stats.errors, "decode")
@@ -306,6 +308,21 @@ func (c *wsConn) handle(data []byte, recv time.Time) {
 	for _, r := range m.Rows {
 		c.observe(s, r.Member, r.Score, recv)
 	}
+}
+
+// framed counts a WebSocket frame of an n-byte payload as it came on the
+// wire: with its header from the server (unmasked: 2 bytes up to 125, 4 up
+// to 65,535, else 10). A message that came in several frames counts as
+// one: servers send small messages whole.
+func (c *wsConn) framed(n int) {
+	h := 2
+	switch {
+	case n > 65535:
+		h = 10
+	case n > 125:
+		h = 4
+	}
+	c.stats.shards[c.shard].wire.Add(int64(n + h))
 }
 
 // counted counts a message of n bytes.

@@ -43,8 +43,9 @@ type wsStats struct {
 // own (128 bytes: adjacent-line prefetch pairs 64-byte lines).
 type statShard struct {
 	messages, bytes atomic.Int64
+	wire            atomic.Int64            // whole frames with their headers (wsConn.framed)
 	hists           [afterAckHist + 1]*Hist // latency by viewKinds index, then after the acknowledgement
-	_               [128 - 16 - (afterAckHist+1)*8]byte
+	_               [128 - 24 - (afterAckHist+1)*8]byte
 }
 
 func newWSStats() *wsStats {
@@ -71,6 +72,15 @@ func (s *wsStats) nodeError(node, key string) {
 	s.errors[key]++
 	s.byNode[node+" "+key]++
 	s.mu.Unlock()
+}
+
+// wireBytes is the frames' bytes with their headers counted so far.
+// O(statShards).
+func (s *wsStats) wireBytes() (n int64) {
+	for i := range s.shards {
+		n += s.shards[i].wire.Load()
+	}
+	return n
 }
 
 // totals returns the messages and bytes counted so far. O(statShards).

@@ -87,8 +87,12 @@ func checkFanout(c loadtest.FanoutConfig) error {
 		return fmt.Errorf("-shape %q: want steady, spikes or ramp", c.Shape)
 	case c.PerConn < 1 || c.PerConn > 100:
 		return fmt.Errorf("-per-conn %d: want 1…100, the protocol's subscriptions per connection", c.PerConn)
-	case c.PerConn > 1 && c.Redis != "":
+	case c.PerConn > 1 && c.Redis != "" && c.Centrifugo == "":
 		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
+	case c.PerConn > 1 && c.Centrifugo != "" && c.Around > 0:
+		return fmt.Errorf("-per-conn %d: the Centrifugo peer (-centrifugo) takes several subscriptions per connection on -top views only", c.PerConn)
+	case c.CentrifugoDelta && c.Centrifugo == "":
+		return fmt.Errorf("-centrifugo-delta: needs -centrifugo")
 	case c.Stalled < 0 || c.Stalled > c.Subscribers:
 		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
 	case c.Centrifugo != "" && c.Redis == "":
@@ -136,6 +140,7 @@ func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
 	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
 	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (the top N, or with -around each player's neighbourhood, published through its server API)")
 	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
+	fs.BoolVar(&c.CentrifugoDelta, "centrifugo-delta", false, "with -centrifugo: use its delta option (subscribers ask for fossil deltas, the app publishes with \"delta\": true; the channels must allow it: allowed_delta_types with history and positioning)")
 	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
 }
 
