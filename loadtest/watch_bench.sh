@@ -51,7 +51,22 @@
 # loop, "NAME=PATH ...", e.g. "main=/tmp/gw-main after=/tmp/gw-after" for
 # a before/after in one sitting; default "rankwire=", the gateway built
 # from SRC), SIDES (which sides run, default "floor rankwire centrifugo";
-# the floor only where FLOOR=1).
+# the floor only where FLOOR=1; "centrifugo-delta" adds a run of the
+# Centrifugo side with its delta option: channels allowing fossil deltas,
+# with the history and positioning Centrifugo OSS needs for them, the
+# subscribers asking for them and the app publishing with "delta": true,
+# rwload fanout -centrifugo-delta).
+#
+# SHAPE=lobby is the lobby of docs/BENCHMARKS.md (issue 24): N
+# subscriptions (default 10,000) of the top shape's view, PER_CONN
+# (default 4) to a connection (2,500 connections): on rankwire 4
+# subscriptions of the same top-10 view on one WebSocket; on Centrifugo 4
+# channels on one WebSocket (a connection subscribes to a channel once),
+# to which the app broadcasts each changed top 10 in one POST
+# /api/broadcast. 10 submissions/s as the top shape, so 100,000 messages
+# a second offered on both sides. The floor there is N ÷ PER_CONN
+# connections, 600 B each per 100 ms: a write per connection per state,
+# as a server that packs a connection's 4 messages into one write pays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -62,13 +77,37 @@ INPROC_FLAG=()
 if [ "${INPROC:-0}" = 1 ]; then INPROC_FLAG=(-in-process); fi
 case $SHAPE in
 top)
+	PER_CONN=1
 	SIZES=${SIZES:-5000 10000}
 	FLOOR=${FLOOR:-1}
 	HEARTBEAT=${HEARTBEAT:-25s}
 	RW_VIEW=(-board watch -top 1 -members 10 -rate 10 -batch 1 -writers 2)
 	CF_VIEW=(-board watch -members 10 -rate 10 -batch 1 -writers 2)
 	;;
+lobby)
+	PER_CONN=${PER_CONN:-4}
+	SIZES=${SIZES:-10000}
+	FLOOR=${FLOOR:-1}
+	HEARTBEAT=${HEARTBEAT:-25s}
+	RW_VIEW=(-board watch -top 1 -members 10 -rate 10 -batch 1 -writers 2 -per-conn "$PER_CONN")
+	CF_VIEW=(-board watch -members 10 -rate 10 -batch 1 -writers 2 -per-conn "$PER_CONN")
+	;;
+rank | members)
+	# rankwire only (the app of the Centrifugo side publishes top and
+	# around views): N subscribers each on a rank line (ranks 1…1,000) or
+	# on 10 members' rows of a 100,000-member board, at around's load;
+	# for the bytes a delivered update costs of each view kind.
+	PER_CONN=1
+	SIZES=${SIZES:-2000}
+	FLOOR=${FLOOR:-0}
+	HEARTBEAT=${HEARTBEAT:-60s}
+	kind=(-rank 1)
+	[ "$SHAPE" = members ] && kind=(-members-views 1)
+	RW_VIEW=(-board "$SHAPE" "${kind[@]}" -members 100000 -rate 1000 -batch 10 -writers 4)
+	CF_VIEW=()
+	;;
 around)
+	PER_CONN=1
 	SIZES=${SIZES:-2000}
 	FLOOR=${FLOOR:-0}
 	HEARTBEAT=${HEARTBEAT:-60s}
@@ -76,7 +115,7 @@ around)
 	CF_VIEW=("${RW_VIEW[@]}")
 	;;
 *)
-	echo "SHAPE=$SHAPE: want top or around" >&2
+	echo "SHAPE=$SHAPE: want top, lobby, around, rank or members" >&2
 	exit 2
 	;;
 esac
@@ -106,7 +145,18 @@ cat >"$work/centrifugo.json" <<JSON
 {"http_server": {"address": "127.0.0.1", "port": $CPORT},
  "client": {"insecure": true, "allowed_origins": ["*"], "ping_interval": "$HEARTBEAT"},
  "http_api": {"key": "$KEY"},
- "debug": {"enabled": true}, "usage_stats": {"disabled": true}, "log": {"level": "error"}}
+ "debug": {"enabled": true}, "health": {"enabled": true}, "usage_stats": {"disabled": true}, "log": {"level": "error"}}
+JSON
+# The same with the delta option (the "centrifugo-delta" side): channels
+# without a namespace allow fossil deltas, which Centrifugo OSS computes
+# against the previous publication in the channel's history, so history
+# (10 publications, 300 s) and positioning are on there.
+cat >"$work/centrifugo-delta.json" <<JSON
+{"http_server": {"address": "127.0.0.1", "port": $CPORT},
+ "client": {"insecure": true, "allowed_origins": ["*"], "ping_interval": "$HEARTBEAT"},
+ "channel": {"without_namespace": {"allowed_delta_types": ["fossil"], "history_size": 10, "history_ttl": "300s", "force_positioning": true}},
+ "http_api": {"key": "$KEY"},
+ "debug": {"enabled": true}, "health": {"enabled": true}, "usage_stats": {"disabled": true}, "log": {"level": "error"}}
 JSON
 
 # summary FILE: one line of the report's figures (the delivered share is
@@ -119,8 +169,8 @@ summary() {
 	jq -r --arg d "${D%s}" '
 	  (.messages_per_second * .elapsed_seconds) as $msgs |
 	  def permsg(c): (c * .elapsed_seconds * 1e6 / $msgs * 100 | floor / 100);
-	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B, " +
-	  (if (.mix|startswith("around")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
+	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B (\((.wire_bytes_per_second // 0)/.messages_per_second|floor) B in WebSocket frames), " +
+	  (if (.mix|test("^(around|rank|members)")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
 	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
 	  "answer p99 \(.write_latency.P99/1e6) ms; " +
@@ -150,12 +200,17 @@ watch_rankwire() {
 }
 
 watch_centrifugo() {
-	local n=$1 name=$2
+	local n=$1 name=$2 delta=${3:-} conf=$work/centrifugo.json
+	local flags=()
+	if [ -n "$delta" ]; then
+		conf=$work/centrifugo-delta.json
+		flags=(-centrifugo-delta)
+	fi
 	mkdir -p "$work/redis"
 	redis-server --bind 127.0.0.1 --port "$RPORT" --save '' --appendonly no --protected-mode no \
 		--dir "$work/redis" --daemonize no --loglevel warning >"$work/redis.log" &
 	RS=$!
-	"$CF" --config "$work/centrifugo.json" 2>"$work/cf.log" &
+	"$CF" --config "$conf" 2>"$work/cf.log" &
 	CS=$!
 	for _ in $(seq 300); do curl -fs "http://127.0.0.1:$CPORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
 	for _ in $(seq 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
@@ -163,7 +218,7 @@ watch_centrifugo() {
 	# measured phase, each node's beside them.
 	probe_start "$OUT/$name-probe.json"
 	"$work/rwload" fanout -url "$URL" -keys "$work/keys.json" -metrics "" -redis "127.0.0.1:$RPORT" -centrifugo "127.0.0.1:$CPORT" \
-		-centrifugo-key "$KEY" -nodes "$CS,$RS" -q -json -subs "$n" "${CF_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
+		-centrifugo-key "$KEY" -nodes "$CS,$RS" -q -json -subs "$n" "${CF_VIEW[@]}" ${flags[@]+"${flags[@]}"} ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
 	probe_stop
 	kill "$CS" "$RS"
 	wait "$CS" "$RS" || true
@@ -174,13 +229,13 @@ watch_centrifugo() {
 
 GATEWAYS=${GATEWAYS:-rankwire=}
 SIDES=${SIDES:-floor rankwire centrifugo}
-side() { [[ " $SIDES " == *" $1 "* ]]; }
+side() { [[ " $SIDES " == *" $1 "* ]] && { [[ $1 != centrifugo* ]] || [ ${#CF_VIEW[@]} -gt 0 ]; }; }
 for n in $SIZES; do
 	for i in $(seq "$RUNS"); do
 		echo "== $(date -u +%H:%M:%S) load average $(cut -d' ' -f1-3 /proc/loadavg)"
 		if [ "$FLOOR" = 1 ] && side floor; then
-			echo "== floor: $n connections, 600 bytes each per 100 ms, loop $i"
-			"$work/rwload" floor -conns "$n" -size 600 -interval 100ms -d "$D" | tee "$OUT/floor-$SHAPE-$n-run$i.txt"
+			echo "== floor: $((n / ${PER_CONN:-1})) connections, 600 bytes each per 100 ms, loop $i"
+			"$work/rwload" floor -conns "$((n / ${PER_CONN:-1}))" -size 600 -interval 100ms -d "$D" | tee "$OUT/floor-$SHAPE-$n-run$i.txt"
 		fi
 		if side rankwire; then
 			for g in $GATEWAYS; do
@@ -193,6 +248,10 @@ for n in $SIZES; do
 		if side centrifugo; then
 			echo "== Redis + app + Centrifugo: $n, shape $SHAPE, loop $i"
 			watch_centrifugo "$n" "centrifugo-$SHAPE-$n-run$i"
+		fi
+		if side centrifugo-delta; then
+			echo "== Redis + app + Centrifugo, delta option: $n, shape $SHAPE, loop $i"
+			watch_centrifugo "$n" "centrifugo-delta-$SHAPE-$n-run$i" delta
 		fi
 	done
 done
