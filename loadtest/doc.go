@@ -15,8 +15,10 @@
 // It speaks the protocol only: it imports the standard library, the Go SDK
 // (github.com/rankwire/rankwire/client, which any client may use),
 // github.com/golang-jwt/jwt/v5 (to mint its own HS256 tokens from a key
-// file), github.com/coder/websocket (subscribers, and Centrifugo's clients)
-// and go-redis (the peers' sorted set and pub/sub), never the gateway's own packages, so it measures what any client
+// file), github.com/coder/websocket (subscribers, and Centrifugo's clients),
+// go-redis (the peers' sorted set and pub/sub) and
+// github.com/shadowspore/fossil-delta (to apply the deltas of Centrifugo's
+// delta option, as Centrifugo's own Go client does), never the gateway's own packages, so it measures what any client
 // sees. With SubmitConfig.Failover the writers use the SDK's failover, and
 // the report's longest write gap per client is what a fault cost them.
 //
