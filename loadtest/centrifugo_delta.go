@@ -33,31 +33,32 @@ var centrifugoDeltaFlag = []byte(`"delta":true`)
 // centrifugoDoc is the document a push line's publication carries for s:
 // its data as sent on a plain subscription; on a delta subscription (the
 // data a JSON string) the string's bytes, or where the publication is
-// flagged a delta, that delta applied to s's last document. The result
-// becomes s's last document where it came from a string.
-func (s *wsSub) centrifugoDoc(line []byte) ([]byte, error) {
+// flagged a delta (delta true), that delta applied to s's last document.
+// The result becomes s's last document where it came from a string.
+func (s *wsSub) centrifugoDoc(line []byte) (doc []byte, delta bool, err error) {
 	data, before, after, ok := centrifugoData(line)
 	if !ok {
-		return nil, errCentrifugoPush
+		return nil, false, errCentrifugoPush
 	}
 	if len(data) == 0 || data[0] != '"' {
-		return data, nil
+		return data, false, nil
 	}
 	var str string
 	if err := json.Unmarshal(data, &str); err != nil {
-		return nil, fmt.Errorf("loadtest: centrifugo delta data: %w", err)
+		return nil, false, fmt.Errorf("loadtest: centrifugo delta data: %w", err)
 	}
-	doc := []byte(str)
-	if bytes.Contains(before, centrifugoDeltaFlag) || bytes.Contains(after, centrifugoDeltaFlag) {
+	doc = []byte(str)
+	delta = bytes.Contains(before, centrifugoDeltaFlag) || bytes.Contains(after, centrifugoDeltaFlag)
+	if delta {
 		if s.base == nil {
-			return nil, errDeltaNoBase
+			return nil, true, errDeltaNoBase
 		}
 		full, err := fdelta.Apply(s.base, doc)
 		if err != nil {
-			return nil, fmt.Errorf("loadtest: centrifugo fossil delta: %w", err)
+			return nil, true, fmt.Errorf("loadtest: centrifugo fossil delta: %w", err)
 		}
 		doc = full
 	}
 	s.base = doc
-	return doc, nil
+	return doc, delta, nil
 }

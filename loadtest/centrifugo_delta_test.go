@@ -37,22 +37,22 @@ func TestCentrifugoDoc(t *testing.T) {
 		return []byte(line + `}}}`)
 	}
 	var s wsSub
-	if _, err := s.centrifugoDoc(push(fdelta.Create(first, second), true)); err != errDeltaNoBase {
+	if _, _, err := s.centrifugoDoc(push(fdelta.Create(first, second), true)); err != errDeltaNoBase {
 		t.Fatalf("a delta first: %v, want errDeltaNoBase", err)
 	}
-	if got, err := s.centrifugoDoc(push(first, false)); err != nil || string(got) != string(first) {
-		t.Fatalf("whole: %s, %v", got, err)
+	if got, delta, err := s.centrifugoDoc(push(first, false)); err != nil || delta || string(got) != string(first) {
+		t.Fatalf("whole: %s, delta %v, %v", got, delta, err)
 	}
 	patch := fdelta.Create(first, second)
 	if len(patch) >= len(second) {
 		t.Fatalf("the delta (%d B) is not shorter than the document (%d B): the test shows nothing", len(patch), len(second))
 	}
-	if got, err := s.centrifugoDoc(push(patch, true)); err != nil || string(got) != string(second) {
-		t.Fatalf("delta: %s, %v; want %s", got, err, second)
+	if got, delta, err := s.centrifugoDoc(push(patch, true)); err != nil || !delta || string(got) != string(second) {
+		t.Fatalf("delta: %s, delta %v, %v; want %s", got, delta, err, second)
 	}
 	var plain wsSub
 	line := []byte(`{"push":{"channel":"c","pub":{"data":` + string(first) + `,"offset":1}}}`)
-	if got, err := plain.centrifugoDoc(line); err != nil || string(got) != string(first) || plain.base != nil {
+	if got, _, err := plain.centrifugoDoc(line); err != nil || string(got) != string(first) || plain.base != nil {
 		t.Fatalf("plain: %s, %v, base %q", got, err, plain.base)
 	}
 }
@@ -189,6 +189,9 @@ func TestCentrifugoLobbyDelta(t *testing.T) {
 			t.Errorf("delta %v: %.0f B/s in frames, less than the %.0f B/s of the messages they carry", delta, rep.WireBytesPerSec, rep.BytesPerSec)
 		}
 		perMsg[delta] = rep.BytesPerSec / rep.MessagesPerSec
+		if delta != (rep.DeltasPerSec > 0) || rep.DeltasPerSec > rep.MessagesPerSec {
+			t.Errorf("delta %v: %.0f of %.0f messages/s came as deltas", delta, rep.DeltasPerSec, rep.MessagesPerSec)
+		}
 	}
 	t.Logf("bytes per delivered update: %.0f with deltas, %.0f without", perMsg[true], perMsg[false])
 	if perMsg[true] >= perMsg[false] {

@@ -282,7 +282,12 @@ func (c *wsConn) centrifugoFrame(ctx context.Context, ws *websocket.Conn, data [
 				continue
 			}
 			c.counted(len(line))
-			doc, err := s.centrifugoDoc(line)
+			doc, delta, err := s.centrifugoDoc(line)
+			if delta {
+				sh := &c.stats.shards[c.shard]
+				sh.deltas.Add(1)
+				sh.deltaBytes.Add(int64(len(line)))
+			}
 			if err != nil || decodeWSMessage(doc, &c.msg) != nil {
 				c.stats.count(c.stats.errors, "decode")
 				continue

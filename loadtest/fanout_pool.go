@@ -140,6 +140,8 @@ func (p *workerPool) sum() workerReport {
 		s.Messages += r.Messages
 		s.Bytes += r.Bytes
 		s.Wire += r.Wire
+		s.Deltas += r.Deltas
+		s.DeltaBytes += r.DeltaBytes
 		s.Gaps += r.Gaps
 		s.Reconnects += r.Reconnects
 		s.DialErrors += r.DialErrors

@@ -28,14 +28,19 @@ type FanoutReport struct {
 	ConnectSeconds float64 `json:"connect_seconds"`
 	ElapsedSeconds float64 `json:"elapsed_seconds"` // measured phase, writes and drain
 
-	SubmitsPerSecond float64            `json:"submits_per_second"` // acknowledged, over the writing time
-	LateBatches      int64              `json:"late_batches"`       // due but no writer free: dropped
-	WriteLatency     Latency            `json:"write_latency"`
-	WriteErrors      map[string]int     `json:"write_errors"`
-	MessagesPerSec   float64            `json:"messages_per_second"`
-	BytesPerSec      float64            `json:"bytes_per_second"`
-	WireBytesPerSec  float64            `json:"wire_bytes_per_second,omitempty"` // the WebSocket frames that carried them, headers included (Centrifugo's carry several messages each, and newlines between)
-	Latency          map[string]Latency `json:"latency"`                         // submit-to-receive by view kind
+	SubmitsPerSecond float64        `json:"submits_per_second"` // acknowledged, over the writing time
+	LateBatches      int64          `json:"late_batches"`       // due but no writer free: dropped
+	WriteLatency     Latency        `json:"write_latency"`
+	WriteErrors      map[string]int `json:"write_errors"`
+	MessagesPerSec   float64        `json:"messages_per_second"`
+	BytesPerSec      float64        `json:"bytes_per_second"`
+	WireBytesPerSec  float64        `json:"wire_bytes_per_second,omitempty"` // the WebSocket frames that carried them, headers included (Centrifugo's carry several messages each, and newlines between)
+	// DeltasPerSec and DeltaBytesPerSec are, of the messages, Centrifugo's
+	// publications that came as fossil deltas (-centrifugo-delta) and
+	// their bytes; the rest came whole.
+	DeltasPerSec     float64            `json:"deltas_per_second,omitempty"`
+	DeltaBytesPerSec float64            `json:"delta_bytes_per_second,omitempty"`
+	Latency          map[string]Latency `json:"latency"` // submit-to-receive by view kind
 	All              Latency            `json:"latency_all"`
 	AfterAck         *Latency           `json:"latency_after_ack,omitempty"` // from the batch's acknowledgement (fanout_ack.go), where the subscribers ran in the writers' process; nil: not measured
 	Gaps             int64              `json:"gaps"`                        // diffs whose prev was not the last seq
@@ -167,6 +172,8 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 	r.MessagesPerSec = float64(msgs) / el.Seconds()
 	r.BytesPerSec = float64(b.c.Bytes-a.c.Bytes) / el.Seconds()
 	r.WireBytesPerSec = float64(b.c.Wire-a.c.Wire) / el.Seconds()
+	r.DeltasPerSec = float64(b.c.Deltas-a.c.Deltas) / el.Seconds()
+	r.DeltaBytesPerSec = float64(b.c.DeltaBytes-a.c.DeltaBytes) / el.Seconds()
 	r.RSSEnd = b.proc.RSS
 	r.ToolCores = (b.c.CPU - a.c.CPU + b.self - a.self).Seconds() / el.Seconds()
 	r.WriterCores = (b.self - a.self).Seconds() / el.Seconds()

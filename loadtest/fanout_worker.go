@@ -53,7 +53,9 @@ type workerReport struct {
 	Connections int64            `json:"connections"` // open connections
 	Messages    int64            `json:"messages"`
 	Bytes       int64            `json:"bytes"`
-	Wire        int64            `json:"wire,omitempty"` // the frames carrying them, with their headers
+	Wire        int64            `json:"wire,omitempty"`        // the frames carrying them, with their headers
+	Deltas      int64            `json:"deltas,omitempty"`      // of the messages, Centrifugo's fossil deltas
+	DeltaBytes  int64            `json:"delta_bytes,omitempty"` // their bytes
 	Gaps        int64            `json:"gaps"`
 	Reconnects  int64            `json:"reconnects"`
 	DialErrors  int64            `json:"dial_errors"`
@@ -90,7 +92,7 @@ func (s *wsStats) report(final bool) workerReport {
 		DialErrors: s.dialErrors.Load(), Failed: s.failed.Load(), Viewed: s.viewed.Load(), CPU: selfCPU(), Stalled: s.stalled.Load(), StalledFailed: s.stalledFailed.Load(),
 		BurstConns: s.burstConns.Load()}
 	r.Messages, r.Bytes = s.totals()
-	r.Wire = s.wireBytes()
+	r.Wire, r.Deltas, r.DeltaBytes = s.wireBytes()
 	if final {
 		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
 		s.mu.Lock()

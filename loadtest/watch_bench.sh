@@ -169,7 +169,8 @@ summary() {
 	jq -r --arg d "${D%s}" '
 	  (.messages_per_second * .elapsed_seconds) as $msgs |
 	  def permsg(c): (c * .elapsed_seconds * 1e6 / $msgs * 100 | floor / 100);
-	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B (\((.wire_bytes_per_second // 0)/.messages_per_second|floor) B in WebSocket frames), " +
+	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B (\((.wire_bytes_per_second // 0)/.messages_per_second|floor) B in WebSocket frames" +
+	  (if (.deltas_per_second // 0) > 0 then "; \(.deltas_per_second/.messages_per_second*1000|floor/10) % of them fossil deltas of \(.delta_bytes_per_second/.deltas_per_second|floor) B, the rest whole of \((.bytes_per_second - .delta_bytes_per_second)/([.messages_per_second - .deltas_per_second, 1e-9]|max)|floor) B" else "" end) + "), " +
 	  (if (.mix|test("^(around|rank|members)")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
 	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +

@@ -44,8 +44,10 @@ type wsStats struct {
 type statShard struct {
 	messages, bytes atomic.Int64
 	wire            atomic.Int64            // whole frames with their headers (wsConn.framed)
+	deltas          atomic.Int64            // of the messages, Centrifugo publications that were fossil deltas
+	deltaBytes      atomic.Int64            // their bytes
 	hists           [afterAckHist + 1]*Hist // latency by viewKinds index, then after the acknowledgement
-	_               [128 - 24 - (afterAckHist+1)*8]byte
+	_               [128 - 40 - (afterAckHist+1)*8]byte
 }
 
 func newWSStats() *wsStats {
@@ -74,13 +76,15 @@ func (s *wsStats) nodeError(node, key string) {
 	s.mu.Unlock()
 }
 
-// wireBytes is the frames' bytes with their headers counted so far.
-// O(statShards).
-func (s *wsStats) wireBytes() (n int64) {
+// wireBytes is the frames' bytes with their headers counted so far, and
+// of the messages the Centrifugo deltas and their bytes. O(statShards).
+func (s *wsStats) wireBytes() (n, deltas, deltaBytes int64) {
 	for i := range s.shards {
 		n += s.shards[i].wire.Load()
+		deltas += s.shards[i].deltas.Load()
+		deltaBytes += s.shards[i].deltaBytes.Load()
 	}
-	return n
+	return n, deltas, deltaBytes
 }
 
 // totals returns the messages and bytes counted so far. O(statShards).
