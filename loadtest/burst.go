@@ -266,7 +266,7 @@ func startBurstFloor(ctx context.Context, cfg FanoutConfig, wcs []workerConfig, 
 		wrs[j] = workerConfig{Mode: "burst-writer", BurstConns: []int{n}, BurstSize: bf.size, Hard: wcs[0].Hard}
 		bf.sockets += n
 	}
-	bf.pool = startWorkers(ctx, cfg, wrs)
+	bf.pool = startWorkers(ctx, cfg.burstWriters(), wrs)
 	addrs := make([]string, len(writers))
 	bf.pool.awaitReports(ctx, time.Minute, func() bool {
 		return !slices.ContainsFunc(bf.pool.workers, func(w *worker) bool { return w.latest().BurstAddr == "" })
@@ -284,6 +284,15 @@ func startBurstFloor(ctx context.Context, cfg FanoutConfig, wcs []workerConfig, 
 		}
 	}
 	return bf, nil
+}
+
+// burstWriters is c as the burst floor's writers start: in processes of
+// their own where BurstWriterCommand is set.
+func (c FanoutConfig) burstWriters() FanoutConfig {
+	if c.BurstWriterCommand != nil {
+		c.WorkerCommand = c.BurstWriterCommand
+	}
+	return c
 }
 
 // fire tells every writer to write its burst, as nearly at once as the

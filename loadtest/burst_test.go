@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,5 +286,30 @@ func TestTopFirstFromTheMergedTopView(t *testing.T) {
 	}
 	if n := rep.Latency["top"].Count; n != 2 {
 		t.Errorf("top view: %d samples, want 2", n)
+	}
+}
+
+// TestBurstWritersInTheirOwnProcess: with the subscribers in this process
+// (no WorkerCommand) and a BurstWriterCommand, the burst floor's writer
+// starts as a process, as the gateway is one, and reports its address.
+func TestBurstWritersInTheirOwnProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var started atomic.Int32
+	cfg := FanoutConfig{Subscribers: 20, Top: 1, BurstFloorSize: 160, BurstWriterCommand: func() *exec.Cmd {
+		started.Add(1)
+		return testWorkerCommand()
+	}}.withDefaults()
+	wcs := []workerConfig{{From: 0, To: 20}}
+	bf, err := startBurstFloor(ctx, cfg, wcs, 1)
+	if err != nil {
+		t.Fatalf("startBurstFloor: %v", err)
+	}
+	defer bf.pool.stop()
+	if n := started.Load(); n != 1 {
+		t.Errorf("%d writer processes started, want 1", n)
+	}
+	if len(wcs[0].BurstAddrs) != 1 || wcs[0].BurstAddrs[0] == "" || wcs[0].BurstConns[0] != 20 {
+		t.Errorf("worker's burst plan %v %v, want one writer's address and its 20 connections", wcs[0].BurstAddrs, wcs[0].BurstConns)
 	}
 }

@@ -79,6 +79,13 @@ type FanoutConfig struct {
 	// RunFanoutWorker on its stdin and stdout). Nil runs the workers in
 	// this process, which suits tests and small loads.
 	WorkerCommand func() *exec.Cmd
+	// BurstWriterCommand, where set, starts the burst floor's writers
+	// (burst.go) as processes even where WorkerCommand is nil: with the
+	// subscribers in this process (so that the report can time receipts
+	// from each acknowledgement), the floor's writer still has a process
+	// and a scheduler of its own, as the gateway has. Nil: the writers run
+	// as the subscriber workers do.
+	BurstWriterCommand func() *exec.Cmd
 	// ConnectTimeout bounds connecting the subscribers. Zero means 2 min.
 	ConnectTimeout time.Duration
 	// Drain is how long the subscribers keep reading after the writers

@@ -34,9 +34,25 @@
 # (go install github.com/centrifugal/centrifugo/v6@v6.9.1: several minutes).
 # Environment: RUNS (default 2), D (default 20s), SIZES (default
 # "5000 10000"), OUT (JSON reports; default a directory under /tmp that is
-# removed at the end unless given), PROFILE (1: a 10 s CPU profile of the
-# gateway PROFILE_AT (default 10) s into each of its runs, PROFILE_SECONDS
-# long (default 10), into $OUT), PORT (gateway, 18110),
+# removed at the end unless given), PROFILE (1: a CPU profile of the
+# gateway PROFILE_AT (default 10) s into each of its runs (counted from the
+# gateway's start: the preload and the connections come first), or, where
+# PROFILE_IN is set, PROFILE_IN s into rwload's measured phase (its first
+# progress line: they go to $OUT/NAME.log),
+# PROFILE_SECONDS long (default 10), into $OUT/NAME.pprof; from the same
+# moment a TRACE_SECONDS (default 5) execution trace of the gateway,
+# $OUT/NAME.trace (read it with go tool trace -pprof=sched|net|syscall);
+# and the load tool's CPU profile over its life, $OUT/NAME-rwload-PID.pprof
+# (RWLOAD_CPUPROFILE: the coordinator, with INPROC=1 the subscribers too,
+# and the burst floor's writers)), BURST_AT (rankwire's runs, top shape:
+# this far into the measured phase, the burst floor of docs/BENCHMARKS.md
+# "Reach: the top view's burst against its floor" in the same run: a bare
+# writer process writes one BURST_SIZE-byte frame (default 160, about a
+# top-10 diff) with plain write(2)s to as many loopback sockets as watch
+# the view, read by the same subscriber process with a bare read(2); its
+# latency from the burst's start beside the view's; default 0: none),
+# BURST_EVERY (repeat it this often while the measured phase lasts;
+# default 0: once), PORT (gateway, 18110),
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
 # default, or around), FLOOR (1: run the floor; the default for top),
 # SYNCS (the gateway's --sync settings, one rankwire run each per loop;
@@ -75,6 +91,10 @@ SHAPE=${SHAPE:-top}
 SYNCS=${SYNCS:-always}
 INPROC_FLAG=()
 if [ "${INPROC:-0}" = 1 ]; then INPROC_FLAG=(-in-process); fi
+BURST_FLAG=()
+if [ "${BURST_AT:-0}" != 0 ]; then
+	BURST_FLAG=(-burst-floor-at "$BURST_AT" -burst-floor-every "${BURST_EVERY:-0}" -burst-floor-size "${BURST_SIZE:-160}")
+fi
 case $SHAPE in
 top)
 	PER_CONN=1
@@ -174,6 +194,7 @@ summary() {
 	  (if (.mix|test("^(around|rank|members)")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
 	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
+	  (if .burst_floor then "burst floor \(.burst_floor.sockets) sockets, \(.burst_floor.bursts) bursts, written in at most \(.burst_floor.write_seconds*1000|floor) ms: p50 \(.burst_floor.latency.P50/1e6) ms p90 \(.burst_floor.latency.P90/1e6) ms p99 \(.burst_floor.latency.P99/1e6) ms (n \(.burst_floor.latency.Count)); " else "" end) +
 	  "answer p99 \(.write_latency.P99/1e6) ms; " +
 	  (if (.parts // {}) != {} then "parts p50/p99 (bucket bounds, ms): " + ([.parts | to_entries[] | "\(.key) \(.value.p50_seconds*1000)/\(.value.p99_seconds*1000) (n \(.value.count))"] | join(", ")) + "; " else "" end) +
 	  "server \(.server_cores*100|floor/100) cores, \(.cpu_per_message_micros*100|floor/100) µs/msg" +
@@ -183,16 +204,37 @@ summary() {
 	  "; tool \(.tool_cores*100|floor/100) cores; gaps \(.gaps), reconnects \(.reconnects), dial errors \(.dial_errors), errors \(.errors), closes \(.closes)"' "$1"
 }
 
+# profile_gw NAME: the gateway's CPU profile and execution trace (see
+# PROFILE), PROFILE_AT seconds from now, at once. Runs in the background.
+profile_gw() {
+	if [ -n "${PROFILE_IN:-}" ]; then
+		for _ in $(seq 1200); do
+			grep -Eq '^ +[0-9]+s subs' "$OUT/$1.log" 2>/dev/null && break
+			sleep 0.2
+		done
+		sleep "$PROFILE_IN"
+	else
+		sleep "${PROFILE_AT:-10}"
+	fi
+	date -u +"== %H:%M:%S.%3N profile (${PROFILE_SECONDS:-10} s) and trace (${TRACE_SECONDS:-5} s) of $1 begin" >&2
+	curl -s -o "$OUT/$1.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=${PROFILE_SECONDS:-10}" &
+	curl -s -o "$OUT/$1.trace" "http://127.0.0.1:$PPORT/debug/pprof/trace?seconds=${TRACE_SECONDS:-5}" &
+	wait
+}
+
 watch_rankwire() {
-	local n=$1 name=$2 sync=$3 prof=""
+	local n=$1 name=$2 sync=$3 prof="" rwprof=""
 	start_gw --push-interval 100ms --heartbeat-interval "$HEARTBEAT" --sync "$sync" --pprof "127.0.0.1:$PPORT" --metrics-addr "127.0.0.1:$MPORT"
 	if [ "${PROFILE:-0}" = 1 ]; then
-		(sleep "${PROFILE_AT:-10}" && curl -s -o "$OUT/$name.pprof" "http://127.0.0.1:$PPORT/debug/pprof/profile?seconds=${PROFILE_SECONDS:-10}") &
+		profile_gw "$name" &
 		prof=$!
+		rwprof="$OUT/$name-rwload"
 	fi
 	probe_start "$OUT/$name-probe.json"
-	"$work/rwload" fanout -url "$URL" -metrics "http://127.0.0.1:$MPORT" -keys "$work/keys.json" -pid "$GW" -pprof "127.0.0.1:$PPORT" -q -json \
-		-subs "$n" "${RW_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} -d "$D" >"$OUT/$name.json" || true
+	# The progress lines go to $OUT/NAME.log: PROFILE_IN waits for the
+	# first of the measured phase.
+	RWLOAD_CPUPROFILE="$rwprof" "$work/rwload" fanout -url "$URL" -metrics "http://127.0.0.1:$MPORT" -keys "$work/keys.json" -pid "$GW" -pprof "127.0.0.1:$PPORT" -json \
+		-subs "$n" "${RW_VIEW[@]}" ${INPROC_FLAG[@]+"${INPROC_FLAG[@]}"} ${BURST_FLAG[@]+"${BURST_FLAG[@]}"} -d "$D" >"$OUT/$name.json" 2>"$OUT/$name.log" || true
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	stop_gw

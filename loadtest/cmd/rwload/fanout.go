@@ -57,17 +57,26 @@ func fanout(ctx context.Context, args []string) error {
 	if c.Target, err = t.resolve(); err != nil {
 		return err
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	worker := func() *exec.Cmd { return exec.Command(exe, "fanout-worker") }
+	// The burst floor's writers always have their own process, as the
+	// gateway has, even with the subscribers in this one.
+	c.BurstWriterCommand = worker
 	if !*inProcess {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		c.WorkerCommand = func() *exec.Cmd { return exec.Command(exe, "fanout-worker") }
+		c.WorkerCommand = worker
 	}
 	if !*quiet {
 		c.Progress = os.Stderr
 	}
+	stopProfile, err := cpuProfile()
+	if err != nil {
+		return err
+	}
 	rep, err := loadtest.RunFanout(ctx, c)
+	stopProfile()
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -144,20 +153,33 @@ func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
 	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")
 }
 
-// fanoutWorker runs a fan-out worker on stdin and stdout. Where
-// RWLOAD_CPUPROFILE is set, it writes its CPU profile over its whole life
-// to $RWLOAD_CPUPROFILE-<pid>.pprof: the load tool's side of a run's profile.
+// fanoutWorker runs a fan-out worker on stdin and stdout, profiled as
+// cpuProfile says.
 func fanoutWorker(ctx context.Context) error {
-	if prefix := os.Getenv("RWLOAD_CPUPROFILE"); prefix != "" {
-		f, err := os.Create(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := cpuProfile()
+	if err != nil {
+		return err
 	}
+	defer stop()
 	return loadtest.RunFanoutWorker(ctx, os.Stdin, os.Stdout)
+}
+
+// cpuProfile starts, where RWLOAD_CPUPROFILE is set, this process's CPU
+// profile into $RWLOAD_CPUPROFILE-<pid>.pprof (the load tool's side of a
+// run's profile: the coordinator, with -in-process its subscribers, and
+// each worker process); stop ends it. Nothing where it is not set.
+func cpuProfile() (stop func(), err error) {
+	prefix := os.Getenv("RWLOAD_CPUPROFILE")
+	if prefix == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
