@@ -52,7 +52,9 @@
 # the view, read by the same subscriber process with a bare read(2); its
 # latency from the burst's start beside the view's; default 0: none),
 # BURST_EVERY (repeat it this often while the measured phase lasts;
-# default 0: once), PORT (gateway, 18110),
+# default 0: once; with RATE=0, the top shape's submissions per second,
+# default 10, the floor's bursts alone beside the idle watchers),
+# PORT (gateway, 18110),
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
 # default, or around), FLOOR (1: run the floor; the default for top),
 # SYNCS (the gateway's --sync settings, one rankwire run each per loop;
@@ -101,8 +103,8 @@ top)
 	SIZES=${SIZES:-5000 10000}
 	FLOOR=${FLOOR:-1}
 	HEARTBEAT=${HEARTBEAT:-25s}
-	RW_VIEW=(-board watch -top 1 -members 10 -rate 10 -batch 1 -writers 2)
-	CF_VIEW=(-board watch -members 10 -rate 10 -batch 1 -writers 2)
+	RW_VIEW=(-board watch -top 1 -members 10 -rate "${RATE:-10}" -batch 1 -writers 2)
+	CF_VIEW=(-board watch -members 10 -rate "${RATE:-10}" -batch 1 -writers 2)
 	;;
 lobby)
 	PER_CONN=${PER_CONN:-4}
@@ -238,7 +240,11 @@ watch_rankwire() {
 	probe_stop
 	if [ -n "$prof" ]; then wait "$prof" || true; fi
 	stop_gw
-	summary "$OUT/$name.json"
+	if [ "${RATE:-10}" = 0 ]; then # no submissions: the floor's line alone
+		jq -r '"idle watchers: \(.connected)/\(.subscribers) subscribed; burst floor \(.burst_floor.sockets) sockets, \(.burst_floor.bursts) bursts, written in at most \(.burst_floor.write_seconds*1000|floor) ms: p50 \(.burst_floor.latency.P50/1e6) ms p90 \(.burst_floor.latency.P90/1e6) ms p99 \(.burst_floor.latency.P99/1e6) ms max \(.burst_floor.latency.Max/1e6) ms (n \(.burst_floor.latency.Count))"' "$OUT/$name.json" || true
+	else
+		summary "$OUT/$name.json"
+	fi
 	probe_line "$OUT/$name-probe.json"
 }
 
