@@ -78,10 +78,12 @@ func TestFeedDrainsAtOnceWhenIdle(t *testing.T) {
 	}
 }
 
-// TestFeedCoalescesWhileBusy: while each Flush takes 30 ms, changes that
-// arrive meanwhile wait for one drain together, and the next drain starts
-// no sooner than 30 ms after the last one ended: the loop never spins and
-// the drains stay fewer than the changes.
+// TestFeedCoalescesWhileBusy: while each Flush computes for 30 ms, changes
+// that arrive meanwhile wait for one drain together, and the next drain
+// starts no sooner than the pause that makes the drain and its pause at
+// most half busy (30 ms after it on an idle machine, where the Flush took
+// 30 ms of wall time too): the loop never spins and the drains stay fewer
+// than the changes.
 func TestFeedCoalescesWhileBusy(t *testing.T) {
 	const busy = 30 * time.Millisecond
 	h := startHub(t, Config{PushInterval: time.Second})
@@ -116,8 +118,10 @@ func TestFeedCoalescesWhileBusy(t *testing.T) {
 	// milliseconds short of busy is that, not a loop that spins (MinGap).
 	const tick = 5 * time.Millisecond
 	for i := 1; i < len(flushes); i++ {
-		if gap := flushes[i][0].Sub(flushes[i-1][1]); gap < busy-tick {
-			t.Fatalf("flush %d started %v after the previous ended, want at least %v", i, gap, busy-tick)
+		wall := flushes[i-1][1].Sub(flushes[i-1][0])
+		want := max(2*busy-wall-tick, 0)
+		if gap := flushes[i][0].Sub(flushes[i-1][1]); gap < want {
+			t.Fatalf("flush %d started %v after the previous ended (which computed %v in %v), want at least %v", i, gap, busy, wall, want)
 		}
 	}
 }
@@ -142,6 +146,28 @@ func TestFeedPauseFollowsCPU(t *testing.T) {
 	_, fl := f.seen()
 	if gap := fl[1][0].Sub(fl[0][1]); gap >= wait/2 {
 		t.Fatalf("the drain after a waiting one started %v after it ended, want under %v", gap, wait/2)
+	}
+}
+
+// TestFeedPauseCountsTheWait: a Flush that computes for 100 ms and then
+// waits 300 ms (writers the machine had not scheduled) was busy for a
+// quarter of its wall time or less: it has rested enough, and the next
+// drain starts within the least gap and the machine's wake-up, not 100 ms
+// later (a pause as long as the drain was busy, the rule before, held a
+// change applied meanwhile for that long).
+func TestFeedPauseCountsTheWait(t *testing.T) {
+	const busy, wait = 100 * time.Millisecond, 300 * time.Millisecond
+	h := startHub(t, Config{PushInterval: 3 * time.Second})
+	f := &busyFeed{busy: busy, wait: wait}
+	h.SetFeed(f)
+	mustPut(t, h, "t1", "b", Settings{})
+	mustSubmit(t, h, "t1", "b", Item{Member: "p0", Score: 1})
+	awaitFeed(t, f, func(changes, flushes int) bool { return changes == 1 })
+	mustSubmit(t, h, "t1", "b", Item{Member: "p1", Score: 2})
+	awaitFeed(t, f, func(changes, flushes int) bool { return flushes == 2 })
+	_, fl := f.seen()
+	if gap := fl[1][0].Sub(fl[0][1]); gap >= busy*6/10 {
+		t.Fatalf("the drain after one busy %v of its %v started %v after it ended, want under %v", busy, fl[0][1].Sub(fl[0][0]), gap, busy*6/10)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package pace paces a loop that drains gathered work (the hub's change
 // feed): a drain starts at once when the loop is idle, and under load the
-// pause after a drain is as long as the drain was busy, at least MinGap
+// pause after a drain makes the drain and its pause at most half busy
+// (as long as the drain where it was busy all through), at least MinGap
 // and no later than the drain's start plus the loop's interval, so that
 // the loop never spins, its work gets at most about half the time, and
 // work waits at most about one interval plus one drain.
@@ -58,11 +59,18 @@ func (m Mark) Busy(end time.Time) time.Duration {
 }
 
 // Next is when the drain after one that ran from start to end, busy for
-// busy (see Mark.Busy), may start: after a pause as long as busy, at
-// least MinGap, and no later than start+interval unless the drain itself
-// ran past it.
+// busy (see Mark.Busy), may start: after a pause that makes the drain and
+// the pause together at most half busy, i.e. twice busy less the drain's
+// wall time, at least MinGap, and no later than start+interval unless
+// the drain itself ran past it. A drain busy all through (an overload of
+// the process's own) pauses as long as it ran, so its coalescing is what
+// it was; one that was busy for half its wall time or less (descheduled
+// by other processes, or waiting for writers that were) has rested
+// enough already: pausing more would hold the changes applied meanwhile
+// for nothing (docs/BENCHMARKS.md, "Shape 1: where the time from
+// acknowledgement to receipt goes").
 func Next(start, end time.Time, busy, interval time.Duration) time.Time {
-	gap := max(busy, MinGap)
+	gap := max(2*busy-end.Sub(start), MinGap)
 	next := end.Add(gap)
 	if limit := start.Add(interval); next.After(limit) {
 		next = end.Add(MinGap)

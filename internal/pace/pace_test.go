@@ -25,10 +25,21 @@ func TestNext(t *testing.T) {
 			t.Errorf("%s: next after %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	// A drain that took 60 ms of which the process was busy for 5: the
-	// pause follows the 5.
-	if got := Next(t0, t0.Add(60*ms), 5*ms, 100*ms).Sub(t0); got != 65*ms {
-		t.Errorf("a drain busy 5 ms of its 60: next after %v, want 65ms", got)
+	// A drain busy for only part of its wall time: the drain and its
+	// pause together are at most half busy.
+	for _, tc := range []struct {
+		name       string
+		wall, busy time.Duration
+		want       time.Duration // Next - t0
+	}{
+		{"busy 5 ms of 60: rested enough, the least gap", 60 * ms, 5 * ms, 61 * ms},
+		{"busy 30 ms of 60: half busy already, the least gap", 60 * ms, 30 * ms, 61 * ms},
+		{"busy 40 ms of 60: 20 ms more", 60 * ms, 40 * ms, 80 * ms},
+		{"busy 60 ms of 60: as long again", 60 * ms, 60 * ms, 120 * ms},
+	} {
+		if got := Next(t0, t0.Add(tc.wall), tc.busy, 200*ms).Sub(t0); got != tc.want {
+			t.Errorf("%s: next after %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
