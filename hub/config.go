@@ -43,8 +43,9 @@ type Config struct {
 
 	// PushInterval bounds how long the change feed gathers changes while
 	// its Feed (SetFeed) is busy: at idle a change is handed on at once,
-	// under load the pause after a drain is as long as the drain's work,
-	// at least 1 ms and at most this (feed.go). Zero means 100 ms.
+	// under load the pause after a drain makes the drain and the pause at
+	// most half busy, at least 1 ms and at most this (feed.go). Zero means
+	// 100 ms.
 	PushInterval time.Duration
 
 	// DiscoverInterval is how often the Hub looks for tenant streams that

@@ -26,7 +26,10 @@ import (
 // them all, so that under load the cost follows the drains, not the
 // changes. A drain busy for d of the process's CPU (pace.Mark.Busy: its
 // Flush and, with a FeedSettler, the writing of what it offered; at most
-// its wall time, so a descheduled drain is not paid twice) is followed by a pause of d too, at
+// its wall time w) is followed by a pause of 2d-w: the drain and its pause
+// together are at most half busy, so one busy all through pauses as long
+// again and one descheduled for half its wall time or more (by other
+// processes) has rested already. The pause is at
 // least pace.MinGap and never past its start plus Config.PushInterval: the
 // loop never spins, push work gets at most about half the time, and a
 // change waits at most about one PushInterval plus one drain's work.
