@@ -36,7 +36,7 @@
 # at once, into $OUT/reach-SUBS-runN-nodeK.pprof: node 1 holds top-10 and
 # rank views, node 2 around and friends (with six nodes, nodes 1, 3 and 5
 # hold every top-10 watcher: the connections take the nodes in turn and
-# every fourth is a top-10 watcher); and every rwload worker's CPU profile
+# every fourth is a top-10 watcher); and the CPU profile of every rwload process (the workers and the coordinator)
 # over its life, $OUT/worker-SUBS-runN-PID.pprof). BURST_AT (default 10s;
 # 0: none): this far into the measured phase, the burst floor
 # (docs/BENCHMARKS.md, "Reach: the top view's burst against its floor"):
