@@ -12,6 +12,9 @@
 //   - Is the partition non-transitive? This node misses a peer that
 //     another peer still hears (a bridge): that other peer, hearing every
 //     server, is the one to lead.
+//   - Is a peer this node misses alive beyond a broken route (Relayed)?
+//     Another peer heard it since: this node's elections against it would
+//     only depose a leader that still has a majority.
 //
 // Pure: no clock, no goroutines, no I/O; every time comes in an argument.
 // Not safe for concurrent use: one goroutine owns a Table.
@@ -87,6 +90,8 @@ type Table struct {
 	members int
 	silence time.Duration
 	margin  time.Duration              // how much later a peer must have heard another than this node did: a beat and a half
+	relay   time.Duration              // how long a peer heard by another must be silent here to be Relayed: two beats
+	nudge   time.Duration              // how much later another must have heard it for Relayed: half a beat
 	quiet   time.Duration              // a gap between any two beats heard longer than this (two beats) is this node's own pause
 	lastAny time.Time                  // when the last beat of any peer arrived
 	resumed time.Time                  // when this node last heard a beat after a pause (quiet)
@@ -100,6 +105,7 @@ type Table struct {
 // counts as heard for silence after its last beat.
 func New(self string, members int, silence, beat time.Duration) *Table {
 	return &Table{self: self, members: max(members, 1), silence: silence, margin: beat * 3 / 2, quiet: 2 * beat,
+		relay: 2 * beat, nudge: beat / 2,
 		last: map[string]time.Time{}, first: map[string]time.Time{}, hears: map[string]map[string]seen{}}
 }
 
@@ -135,6 +141,10 @@ type View struct {
 	Of     int      // of how many: the configured members, or more where more peers were heard within Forget
 	Bridge string   // the peer to hand this node's leaderships to where the partition is non-transitive (see bridge), or none
 	Beat   Beat     // this node's beat
+	// Relayed are the peers this node misses that another peer heard
+	// since (see relayed), sorted: alive beyond a broken route of this
+	// node's, so its Raft groups led by them must not start elections.
+	Relayed []string
 }
 
 // View returns what this node hears at now. A pure read: peers silent
@@ -156,6 +166,7 @@ func (t *Table) View(now time.Time) View {
 	if !CutOff(v.Heard, v.Of) {
 		v.Bridge = t.bridge(now, v.Hears)
 	}
+	v.Relayed = t.relayed(now, v.Hears)
 	return v
 }
 
@@ -250,4 +261,46 @@ func (t *Table) bridge(now time.Time, hears []string) string {
 		}
 	}
 	return ""
+}
+
+// relayed returns the peers this node has not heard for two beats that a
+// peer it hears has heard since, later than this node last did by more
+// than half a beat (a beat of theirs that never reached this node) and
+// within the silence: alive, beyond a route of this node's that is broken
+// or slow. Sorted; O(peers × silent peers).
+//
+// Its use is the reverse of bridge's: not to act, but to refrain from
+// acting. In a non-transitive partition the follower cut from its
+// stream's leader starts an election after its Raft timeout (1-2 s),
+// before the leader's handover (bridge: the silence, then the next beat)
+// can move the leadership; its vote request, of a higher term, makes the
+// other follower drop the leader (nats-server's Raft has no pre-vote) and
+// the stream has no leader until the next timeout (docs/CLUSTERING.md,
+// "The bridge's 3.148 s"). Holding such a node back from elections
+// against a leader that a majority still hears costs nothing: that
+// majority goes on, and elects without this node where the leader dies,
+// for a peer that dies or is cut from everyone is silent for all at once
+// (the others' beats name it no later than this node heard it: never
+// relayed), and one relayed stops being so once the others' beats stop
+// naming it, within the silence. So it is judged sooner than a bridge:
+// two beats, under the election's timeout, and a single later beat of
+// the missing peer's, heard elsewhere, is enough. Unlike bridge it holds
+// after a pause of this node's too: a peer's fresh beat naming a third
+// whose beats to this node still wait makes this node refrain for a beat
+// or two, nothing more.
+func (t *Table) relayed(now time.Time, hears []string) []string {
+	var out []string
+	for m, at := range t.last {
+		if now.Sub(at) <= t.relay || !t.known(m, now) {
+			continue
+		}
+		for _, p := range hears {
+			if s, ok := t.hears[p][m]; ok && s.last.Sub(at) > t.nudge && now.Sub(s.last) <= t.silence {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

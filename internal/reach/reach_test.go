@@ -308,3 +308,64 @@ func TestBeatRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The follower cut from its leader only (a bridge seen from the other
+// end): the leader is relayed within three beats of the cut, before its
+// Raft timeout (1 s at the soonest) and a second before a bridge would be
+// seen, and no longer once heard again or once the peer that heard it no
+// longer does (it died: the others elect without this node's restraint).
+func TestRelayedNamesALeaderHeardOnlyElsewhere(t *testing.T) {
+	f := New("n1", 3, silence, every)
+	cut := func(a, b string, ms int) bool {
+		return ms < 1000 || !(a == "n1" && b == "n3" || a == "n3" && b == "n1") || ms >= 5000
+	}
+	beats(f, 0, 1250, cut)
+	if got := f.View(at(1250)).Relayed; got != nil { // n3 last heard at 750: two beats
+		t.Fatalf("n3 silent for two beats: Relayed = %v, want none yet", got)
+	}
+	beats(f, 1500, 1500, cut)
+	if v := f.View(at(1500)); !slices.Equal(v.Relayed, []string{"n3"}) || v.Bridge != "" {
+		t.Fatalf("n3 silent here for 750 ms, heard by n2 at 1.5 s: Relayed = %v, Bridge = %q, want [n3] and no bridge yet", v.Relayed, v.Bridge)
+	}
+	beats(f, 1750, 4750, cut)
+	if got := f.View(at(4750)).Relayed; !slices.Equal(got, []string{"n3"}) {
+		t.Fatalf("the cut lasting: Relayed = %v, want [n3]", got)
+	}
+	beats(f, 5000, 5000, cut)
+	if got := f.View(at(5000)).Relayed; got != nil {
+		t.Fatalf("n3 heard again: Relayed = %v, want none", got)
+	}
+	// Cut again at 6 s, and n3 dies at 8 s: n2's beats stop naming it
+	// within the silence.
+	dies := func(a, b string, ms int) bool {
+		return (ms < 6000 || !(a == "n1" && b == "n3" || a == "n3" && b == "n1")) && (ms < 8000 || a != "n3" && b != "n3")
+	}
+	beats(f, 5250, 9500, dies)
+	if got := f.View(at(9500)).Relayed; got != nil {
+		t.Fatalf("n3 dead for 1.5 s: Relayed = %v, want none", got)
+	}
+}
+
+// A peer that dies or is cut from everyone goes silent for all at once:
+// nobody heard a beat of its that this node missed, so it is never
+// relayed (this node's elections are needed); nor is a peer whose beats
+// are late here by less than two beats.
+func TestNoRelayWhereAPeerIsSilentForAllOrLateBriefly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sees func(a, b string, ms int) bool
+	}{
+		{"n3 silent for all", func(a, b string, ms int) bool { return ms < 1000 || a != "n3" && b != "n3" }},
+		{"n3's beats to n1 lost two in a row", func(a, b string, ms int) bool {
+			return !(a == "n3" && b == "n1" && ms%1000 >= 250 && ms%1000 < 750) // n1 misses two beats in four
+		}},
+	} {
+		f := New("n1", 3, silence, every)
+		for end := 1000; end <= 4000; end += 250 {
+			beats(f, 0, end, tc.sees)
+			if got := f.View(at(end)).Relayed; got != nil {
+				t.Fatalf("%s, %d ms in: Relayed = %v, want none", tc.name, end, got)
+			}
+		}
+	}
+}
