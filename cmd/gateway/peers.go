@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rankwire/rankwire/internal/clusterops"
+	"github.com/rankwire/rankwire/internal/electhold"
 	"github.com/rankwire/rankwire/internal/reach"
 	"github.com/rankwire/rankwire/internal/readiness"
 )
@@ -42,7 +43,16 @@ import (
 //     where this node also leads the JetStream meta group, that leadership
 //     is handed on too (through the system account), so that the follower
 //     it cannot reach can replace its replica's consumer on the stream's
-//     new leader without waiting for the meta group to re-elect.
+//     new leader without waiting for the meta group to re-elect;
+//   - at the other end of that partition, where a peer this node has not
+//     heard for two beats was heard since by another (reach.View.Relayed),
+//     this node's replicas of the Raft groups that peer leads (streams,
+//     the meta group) are held back from elections (internal/electhold)
+//     until the leader is heard again or the leadership has moved to a
+//     peer this node hears: the cut follower's election, called before
+//     the leader's handover, deposed a leader that a majority still
+//     heard, and the stream had no leader for a second or two
+//     (docs/CLUSTERING.md, "The bridge's 3.148 s").
 //
 // One goroutine, owned by the gateway through the stop returned by start,
 // and at most one handover at a time, which start's stop awaits.
@@ -85,8 +95,9 @@ type peerWatch struct {
 	node string
 	tab  *reach.Table // owned by the goroutine
 	m    *readiness.Machine
-	srv  *server.Server // the embedded one: the leaderships handed on in a bridge
-	sys  *clusterSystem // the meta leadership's step-down in a bridge; nil: not handed on
+	srv  *server.Server    // the embedded one: the leaderships handed on in a bridge
+	sys  *clusterSystem    // the meta leadership's step-down in a bridge; nil: not handed on
+	hold *electhold.Holder // owned by the goroutine; nil: none (a test's watch)
 	log  *slog.Logger
 
 	handWG   sync.WaitGroup // the handover in flight, if any
@@ -99,6 +110,7 @@ type peerWatch struct {
 	cut   int // cut-offs seen since start
 	moved int // leaderships handed on in a bridge
 	meta  int // meta leaderships handed on in a bridge
+	holds int // Raft groups held back from elections (holdBack)
 }
 
 // newPeerWatch returns the watch of a clustered node with an embedded
@@ -108,7 +120,8 @@ func newPeerWatch(cfg Config, srv *server.Server, sys *clusterSystem, m *readine
 	if cfg.Cluster == "" || srv == nil {
 		return nil
 	}
-	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, sys: sys, log: log}
+	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, sys: sys,
+		hold: electhold.New(srv), log: log}
 }
 
 // start subscribes to the beats, beats once (so that the readiness
@@ -176,6 +189,56 @@ func (w *peerWatch) beat(ctx context.Context, nc *nats.Conn, st *beatState) {
 		st.lastBridge = now
 		w.handOver(ctx, nc, v.Bridge, v.Hears)
 	}
+	w.holdBack(v.Relayed)
+}
+
+// holdBack holds this node's replicas of the Raft groups led by a relayed
+// peer back from elections, and lets the others it held elect again (see
+// the file comment). It reads this node's streams only while a peer is
+// relayed or a group held: not at every beat of a healthy cluster.
+func (w *peerWatch) holdBack(relayed []string) {
+	if w.hold == nil || len(relayed) == 0 && len(w.hold.Held()) == 0 {
+		return
+	}
+	var groups []string
+	if len(relayed) > 0 {
+		var err error
+		if groups, err = w.ledBy(relayed); err != nil {
+			w.log.Warn("cluster reach: this node's Raft groups not read; none held", "err", err)
+		}
+	}
+	held, released := w.hold.Set(groups)
+	if len(held) > 0 {
+		w.mu.Lock()
+		w.holds += len(held)
+		w.mu.Unlock()
+		w.log.Warn("cluster reach: leaders this node does not hear are heard by another: its replicas of their groups hold back from elections",
+			"leaders", relayed, "groups", held)
+	}
+	if len(released) > 0 {
+		w.log.Info("cluster reach: groups held back from elections may elect again", "groups", released)
+	}
+}
+
+// ledBy returns the Raft groups of this node's replicated streams, and
+// the meta group, whose leader as this node sees it is one of leaders.
+func (w *peerWatch) ledBy(leaders []string) ([]string, error) {
+	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if info.Meta != nil && slices.Contains(leaders, info.Meta.Leader) {
+		out = append(out, electhold.MetaGroup)
+	}
+	for _, a := range info.AccountDetails {
+		for _, s := range a.Streams {
+			if c := s.Cluster; c != nil && len(c.Replicas) > 0 && c.RaftGroup != "" && slices.Contains(leaders, c.Leader) {
+				out = append(out, c.RaftGroup)
+			}
+		}
+	}
+	return out, nil
 }
 
 // bridgeDue says whether a handover is due, since the last one.
@@ -311,6 +374,9 @@ func (w *peerWatch) register(reg *prometheus.Registry) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_bridge_stepdowns_total",
 			Help: "Stream leaderships this node handed on because a peer it cannot hear is heard by another (a non-transitive partition)."},
 			get(func() float64 { return float64(w.moved) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_election_holds_total",
+			Help: "Raft groups (streams, the meta group) this node held back from elections because their leader, unheard here, was heard by another (a non-transitive partition)."},
+			get(func() float64 { return float64(w.holds) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_bridge_meta_stepdowns_total",
 			Help: "Times this node handed the JetStream meta group's leadership on because a peer it cannot hear is heard by another (a non-transitive partition)."},
 			get(func() float64 { return float64(w.meta) })),

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/electhold"
 	"github.com/rankwire/rankwire/internal/natsconf"
 	"github.com/rankwire/rankwire/internal/natstest"
 )
@@ -212,5 +214,54 @@ func TestBridgeRetriesSoonWhileAStreamIsLeaderless(t *testing.T) {
 	}
 	if w.bridgeDue(bridgeSoon-time.Millisecond) || !w.bridgeDue(bridgeSoon) {
 		t.Fatal("with a leaderless stream the next handover is due at the next beat")
+	}
+}
+
+// At the other end of a bridge, the follower that no longer hears its
+// stream's leader (relayed: heard by another) holds its replica of the
+// stream's group back from elections, and of the meta group where that
+// peer leads it too, and lets them elect again once the leader is no
+// longer relayed; a peer that leads nothing here holds nothing.
+func TestRelayedLeadersGroupsHeldBack(t *testing.T) {
+	srvs, c := startMetaCluster(t)
+	st, leader := bridgedStream(t, srvs, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *server.Server // the follower cut from leader
+	var other string     // the one that hears both
+	for _, s := range srvs {
+		switch {
+		case s.Name() == leader:
+		case f == nil:
+			f = s
+		default:
+			other = s.Name()
+		}
+	}
+	w := &peerWatch{node: f.Name(), srv: f, hold: electhold.New(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	w.holdBack([]string{other}) // leads neither the stream nor (unless it does) the meta group
+	for _, g := range w.hold.Held() {
+		if g == info.Cluster.RaftGroup {
+			t.Fatalf("%s held the stream led by %s for relayed %s", f.Name(), leader, other)
+		}
+	}
+	w.holdBack(nil)
+	w.holdBack([]string{leader})
+	if held := w.hold.Held(); !slices.Contains(held, info.Cluster.RaftGroup) {
+		t.Fatalf("%s holds %v, want the stream's group %s: its leader %s is relayed", f.Name(), held, info.Cluster.RaftGroup, leader)
+	}
+	if meta := metaLeaderOf(f); (meta == leader) != slices.Contains(w.hold.Held(), electhold.MetaGroup) {
+		t.Fatalf("meta leader %s, relayed %s: held %v", meta, leader, w.hold.Held())
+	}
+	if w.holds < 1 {
+		t.Fatalf("holds counted %d, want at least 1", w.holds)
+	}
+	w.holdBack(nil)
+	if held := w.hold.Held(); len(held) != 0 {
+		t.Fatalf("nothing relayed: still holding %v", held)
 	}
 }

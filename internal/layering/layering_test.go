@@ -111,7 +111,10 @@ var allowed = map[string][]string{
 	// readiness is a pure state machine fed observations: the standard library only.
 	"internal/readiness": nil,
 	// reach tracks whom a node hears from the cluster's beats: pure, the standard library only.
-	"internal/reach":     nil,
+	"internal/reach": nil,
+	// electhold holds the embedded server's Raft groups back from
+	// elections: nats-server only.
+	"internal/electhold": {"github.com/nats-io/"},
 	"internal/connguard": nil,
 	// wsflow is the delivery plane's socket: the standard library only
 	// (its tests drive the real coder/websocket).

@@ -1,0 +1,143 @@
+package electhold
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/natsconf"
+	"github.com/rankwire/rankwire/internal/natstest"
+)
+
+// A follower held back does not campaign even when told to at once (its
+// election timer running out does the same), and its group keeps its
+// leader and term; released, the same call makes it campaign and lead: so
+// the hold, not chance, kept it out. The leader itself and an unknown
+// group are not held; Set releases only what it held.
+func TestHeldFollowerDoesNotCampaign(t *testing.T) {
+	srvs, c := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
+	_, js := natstest.Connect(t, srvs[0], append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	metaLed(t, srvs)
+	var st jetstream.Stream
+	await.For(t, 30*time.Second, func() (err error) {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		st, err = js.CreateStream(actx, jetstream.StreamConfig{Name: "HELD", Subjects: []string{"held"}, Replicas: 3})
+		return err
+	})
+	var group, leader string
+	await.For(t, 30*time.Second, func() error {
+		info, err := st.Info(ctx)
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+			return fmt.Errorf("no leader and two followers yet: %v", err)
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current {
+				return fmt.Errorf("follower %s not current", r.Name)
+			}
+		}
+		group, leader = info.Cluster.RaftGroup, info.Cluster.Leader
+		return nil
+	})
+	var f, l *server.Server
+	for _, s := range srvs {
+		if s.Name() == leader {
+			l = s
+		} else {
+			f = s
+		}
+	}
+	if held, _ := New(l).Set([]string{group}); held != nil {
+		t.Fatalf("the leader held %v, want nothing: a leader does not campaign", held)
+	}
+	h := New(f)
+	if held, _ := h.Set([]string{group, "no-such-group"}); !slices.Equal(held, []string{group}) || !slices.Equal(h.Held(), []string{group}) {
+		t.Fatalf("Set held %v (Held %v), want [%s] only", held, h.Held(), group)
+	}
+	n := lookupRaftNode(f, group)
+	term := n.Term()
+	if err := n.CampaignImmediately(); err != nil {
+		t.Fatal(err)
+	}
+	// Its campaign would start 50 ms after the call and end in a few:
+	// nothing may change for ten times that.
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if got := n.Term(); got != term || n.GroupLeader() != lookupRaftNode(l, group).ID() {
+			t.Fatalf("held follower %s: term %d (was %d), leader %q: it campaigned", f.Name(), got, term, n.GroupLeader())
+		}
+	}
+	if _, released := h.Set(nil); !slices.Equal(released, []string{group}) || n.IsObserver() {
+		t.Fatalf("Set(nil) released %v, observer %v; want [%s] released", released, n.IsObserver(), group)
+	}
+	if err := n.CampaignImmediately(); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 10*time.Second, func() error {
+		if !n.Leader() {
+			return fmt.Errorf("released follower %s not leading after its campaign (term %d)", f.Name(), n.Term())
+		}
+		return nil
+	})
+}
+
+// metaLed awaits a meta leader that every server of srvs names, and
+// heard from every follower lately (placing three replicas needs it).
+func metaLed(t *testing.T, srvs []*server.Server) {
+	t.Helper()
+	await.For(t, 60*time.Second, func() error {
+		var leader server.RaftNode
+		for _, s := range srvs {
+			if m := lookupRaftNode(s, MetaGroup); m != nil && m.Leader() {
+				leader = m
+			}
+		}
+		if leader == nil {
+			return fmt.Errorf("no meta leader yet")
+		}
+		for _, s := range srvs {
+			m := lookupRaftNode(s, MetaGroup)
+			if m == nil || m.GroupLeader() != leader.ID() {
+				return fmt.Errorf("%s does not name the meta leader yet", s.Name())
+			}
+			if m != leader && time.Since(leader.LastHeardFromFollower(m.ID())) > time.Second {
+				return fmt.Errorf("meta follower %s not heard lately", s.Name())
+			}
+		}
+		return nil
+	})
+}
+
+// A group made an observer by someone else (nats-server's lame duck mode)
+// is neither taken over nor released.
+func TestHoldLeavesOthersObservers(t *testing.T) {
+	srvs, _ := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
+	metaLed(t, srvs)
+	var n server.RaftNode
+	var s *server.Server
+	await.For(t, 30*time.Second, func() error {
+		for _, x := range srvs {
+			if m := lookupRaftNode(x, MetaGroup); m != nil && !m.Leader() && m.GroupLeader() != "" {
+				n, s = m, x
+				return nil
+			}
+		}
+		return fmt.Errorf("no meta follower with a leader yet")
+	})
+	n.SetObserver(true)
+	h := New(s)
+	if held, _ := h.Set([]string{MetaGroup}); held != nil {
+		t.Fatalf("held %v, want nothing: already an observer", held)
+	}
+	if _, released := h.Set(nil); released != nil || !n.IsObserver() {
+		t.Fatalf("released %v, observer %v: another's observer released", released, n.IsObserver())
+	}
+}
