@@ -64,15 +64,16 @@ func TestHeldFollowerDoesNotCampaign(t *testing.T) {
 		t.Fatalf("Set held %v (Held %v), want [%s] only", held, h.Held(), group)
 	}
 	n := lookupRaftNode(f, group)
-	term := n.Term()
 	if err := n.CampaignImmediately(); err != nil {
 		t.Fatal(err)
 	}
-	// Its campaign would start 50 ms after the call and end in a few:
-	// nothing may change for ten times that.
+	// Its campaign would start 50 ms after the call and win in a few (its
+	// log is as long as any: the stream is idle): it must not lead for ten
+	// times that. (Another member's election, on a starved machine, may
+	// change the term meanwhile: only this one's leading is asserted.)
 	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if got := n.Term(); got != term || n.GroupLeader() != lookupRaftNode(l, group).ID() {
-			t.Fatalf("held follower %s: term %d (was %d), leader %q: it campaigned", f.Name(), got, term, n.GroupLeader())
+		if n.Leader() || n.GroupLeader() == n.ID() {
+			t.Fatalf("held follower %s leads (term %d): it campaigned", f.Name(), n.Term())
 		}
 	}
 	if _, released := h.Set(nil); !slices.Equal(released, []string{group}) || n.IsObserver() {
