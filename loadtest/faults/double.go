@@ -22,20 +22,11 @@ func doubleVictims(nodes []*Node, leader *Node, followers []*Node) (victims, sur
 	victims = []*Node{leader, followers[0]}
 	survivors = append(survivors, followers[1:]...)
 	for _, n := range nodes {
-		if n != leader && n != followers[0] && !contains(followers[1:], n) {
+		if n != leader && !slices.Contains(followers, n) {
 			survivors = append(survivors, n)
 		}
 	}
 	return victims, survivors, nil
-}
-
-func contains(nodes []*Node, n *Node) bool {
-	for _, m := range nodes {
-		if m == n {
-			return true
-		}
-	}
-	return false
 }
 
 // killTwo is kill9-two: kill -9 of the stream's leader and one of its
