@@ -40,7 +40,7 @@ func TestOrder(t *testing.T) {
 		{"the first failed", 3, 1, []int{1}, []int{2, 0, 1}},
 		{"all failed: the list's order", 4, 3, []int{0, 1, 2, 3}, []int{3, 0, 1, 2}},
 		{"one gateway", 1, 0, []int{0}, []int{0}},
-		{"past the stack buffer", 10, 9, []int{9, 1}, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 1}},
+		{"ten gateways (more than run's stack buffer holds)", 10, 9, []int{9, 1}, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := orderedClient(t, tc.n, tc.first, tc.failed, now)
