@@ -35,11 +35,24 @@ func AtRank(rank int) View { return View{Kind: wire.KindRank, Rank: rank} }
 func Members(ids ...string) View { return View{Kind: wire.KindMembers, Members: ids} }
 
 // ViewState is a live view as of Seq: its rows in rank order and the
-// board-window's size.
+// board-window's size, and how Watch got to it (Snapshot, Prev, Resumed),
+// so that a caller can count its chain without reading the protocol.
 type ViewState struct {
 	Seq   uint64
 	Total int
 	Rows  []Row
+	// Snapshot: the state came whole from a snapshot that replaced the one
+	// held (the first state, a resume the gateway answered with a
+	// snapshot, or a gateway's coalesced push); else it is a diff applied
+	// to the state yielded before.
+	Snapshot bool
+	// Prev is a diff's prev: the Seq of the state it was applied to,
+	// which Watch checked is the Seq it yielded before (0 for a snapshot).
+	Prev uint64
+	// Resumed: the first state yielded on a connection after the first
+	// (Watch reconnected and resumed with since, or re-subscribed a
+	// following view); with Snapshot false the resume continued the chain.
+	Resumed bool
 }
 
 // WatchOption tunes Watch.
@@ -206,6 +219,7 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 	if err := w.subscribe(rctx, conn, st); err != nil {
 		return st, err
 	}
+	resumed := st != nil // the next state yielded is this resume's answer
 	for {
 		raw, err := conn.ReadRaw(rctx)
 		if err != nil && errors.Is(context.Cause(rctx), errSilent) {
@@ -241,8 +255,10 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 			continue
 		}
 		st = next
+		vs := yielded(st, m, resumed)
+		resumed = false
 		live.hold() // the caller's time over a state is not the gateway's silence
-		if !yield(st.snapshot(), nil) {
+		if !yield(vs, nil) {
 			conn.Close("done")
 			return st, errStop
 		}
@@ -257,6 +273,17 @@ func (w *watch) subscribe(ctx context.Context, conn *Conn, st *state) error {
 		return conn.Follow(ctx, "w", w.board, w.window, w.view)
 	}
 	return conn.Subscribe(ctx, "w", w.board, w.window, w.view, stateSeq(st))
+}
+
+// yielded is st, which m made, as Watch yields it: with whether m was a
+// snapshot, the diff's prev, and whether it answers a resume.
+func yielded(st *state, m wire.ServerMessage, resumed bool) ViewState {
+	vs := st.snapshot()
+	vs.Snapshot, vs.Resumed = m.Type == wire.TypeSnapshot, resumed
+	if m.Prev != nil && !vs.Snapshot {
+		vs.Prev = *m.Prev
+	}
+	return vs
 }
 
 // errGap: a diff that does not follow the state held; a new connection
