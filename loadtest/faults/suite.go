@@ -291,6 +291,7 @@ type Result struct {
 	WriteErrs  map[string]int // the writers' failed calls by kind (errKind)
 	Agreed     string         // what every node served alike once settled: boards, rows, a hash (check)
 	Err        error          // the run could not be carried out
+	Chains     []Chain        // each watcher's chain (chain.go)
 }
 
 // RunOne runs fault once on a fresh cluster under dir.
@@ -322,7 +323,8 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	sleep(ctx, cfg.Warm)
 	injErr := f.Inject(r, ctx)
 	sleep(ctx, cfg.Settle)
-	l.Stop()
+	l.StopLoad()
+	l.finishWatchers(ctx, c, &res) // the watchers' chains, before tally reads their silence
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
 	events := r.tl.snapshot()

@@ -87,28 +87,47 @@ func errKind(err error) string {
 }
 
 // watcher is a WebSocket watcher of the board's top starting on one node
-// (it fails over to the others): its longest silence between two states.
+// (it fails over to the others): its longest silence between two states
+// while the load ran, and its chain (chain.go). It watches on after the
+// load stops, until finishWatchers saw it reach the final standings.
 type watcher struct {
 	c    *rwclient.Client
 	node string
 	gap  time.Duration
+	last time.Time // its last state before the load stopped
+	// mu guards chain and moved; moved is closed and replaced at each
+	// state, for finishWatchers to await the next.
+	mu    sync.Mutex
+	chain Chain
+	moved chan struct{}
 }
 
-func (w *watcher) run(ctx context.Context, start time.Time) {
-	last := start
-	for _, err := range w.c.Watch(ctx, Board, rwclient.Top(10), rwclient.WatchReadTimeout(2*time.Second),
+// run watches until ctx ends; load is the load's context: the states after
+// it ended are the catch-up, not counted in the silence.
+func (w *watcher) run(ctx, load context.Context, start time.Time) {
+	w.last = start
+	for st, err := range w.c.Watch(ctx, Board, rwclient.Top(watchTop), rwclient.WatchReadTimeout(2*time.Second),
 		rwclient.WatchBackoff(100*time.Millisecond, time.Second)) {
 		if ctx.Err() != nil {
 			break
 		}
 		if err != nil {
+			w.mu.Lock()
+			w.chain.brk("the watch ended: %v", err) // Watch yields only the errors it ends on
+			w.mu.Unlock()
 			continue
 		}
-		now := time.Now()
-		w.gap = max(w.gap, now.Sub(last))
-		last = now
+		if load.Err() == nil {
+			now := time.Now()
+			w.gap = max(w.gap, now.Sub(w.last))
+			w.last = now
+		}
+		w.mu.Lock()
+		w.chain.see(st)
+		close(w.moved)
+		w.moved = make(chan struct{})
+		w.mu.Unlock()
 	}
-	w.gap = max(w.gap, time.Since(last))
 }
 
 // readyPoller asks one node's /readyz and reads its board every 100 ms:
@@ -182,6 +201,11 @@ type Load struct {
 	start    time.Time // when the writers started
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	// The watchers have a context of their own: they watch on after the
+	// load stops (StopLoad), until finishWatchers or Stop.
+	stopWatch context.CancelFunc
+	watchWG   sync.WaitGroup
+	stopped   time.Time // when StopLoad stopped the load
 }
 
 // rotated returns the cluster's URLs starting at node k.
@@ -222,8 +246,9 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	if err := boardEverywhere(ctx, c, 30*time.Second); err != nil {
 		return nil, err
 	}
+	wctx, stopWatch := context.WithCancel(ctx)
 	ctx, cancel := context.WithCancel(ctx)
-	l := &Load{cancel: cancel}
+	l := &Load{cancel: cancel, stopWatch: stopWatch}
 	start := time.Now()
 	l.start = start
 	l.wg.Go(func() { l.stalls.run(ctx) })
@@ -247,9 +272,9 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 			l.Stop() // the goroutines already started
 			return nil, err
 		}
-		w := &watcher{c: cl, node: n.Name}
+		w := &watcher{c: cl, node: n.Name, chain: Chain{Node: n.Name}, moved: make(chan struct{})}
 		l.watchers = append(l.watchers, w)
-		l.wg.Go(func() { w.run(ctx, start) })
+		l.watchWG.Go(func() { w.run(wctx, ctx, start) })
 		p := &readyPoller{n: n, token: c.Token, fresh: fresh, start: start}
 		l.pollers = append(l.pollers, p)
 		l.wg.Go(func() { p.run(ctx, counted) })
@@ -257,8 +282,23 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 	return l, nil
 }
 
-// Stop stops the load and waits for its goroutines.
+// Stop stops the load and the watchers and waits for their goroutines;
+// a watcher's silence counts up to the load's stop.
 func (l *Load) Stop() {
+	l.StopLoad()
+	l.stopWatch()
+	l.watchWG.Wait()
+	for _, w := range l.watchers {
+		w.gap = max(w.gap, l.stopped.Sub(w.last))
+	}
+}
+
+// StopLoad stops the writers, the pollers and the stall meter and waits
+// for them; the watchers watch on (finishWatchers).
+func (l *Load) StopLoad() {
+	if l.stopped.IsZero() {
+		l.stopped = time.Now()
+	}
 	l.cancel()
 	l.wg.Wait()
 }

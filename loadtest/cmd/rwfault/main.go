@@ -97,6 +97,7 @@ func suite(ctx context.Context, cfg faults.Config, names []string, runs int, wor
 			fmt.Printf("load average %s before %s run %d\n", loadAverage(), name, i+1)
 			r := faults.RunOne(ctx, cfg, f, dir)
 			faults.Detail(os.Stdout, r)
+			faults.ChainDetail(os.Stdout, r)
 			failed = failed || r.Err != nil || len(r.Violations) > 0
 			results = append(results, r)
 			if ctx.Err() != nil {
@@ -106,6 +107,8 @@ func suite(ctx context.Context, cfg faults.Config, names []string, runs int, wor
 	}
 	fmt.Printf("\nload average %s at the end\n", loadAverage())
 	faults.Report(os.Stdout, results)
+	fmt.Println()
+	faults.ChainReport(os.Stdout, results)
 	if failed {
 		return faults.ErrFailed
 	}
