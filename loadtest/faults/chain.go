@@ -34,7 +34,7 @@ type Chain struct {
 func (c *Chain) see(st rwclient.ViewState) {
 	switch {
 	case c.states > 0 && st.Seq <= c.seq:
-		c.brk("seq %d after %d: a state went back or came twice", st.Seq, c.seq)
+		c.brk("%s at seq %d after %d: a state went back or came twice", kind(st), st.Seq, c.seq)
 	case st.Snapshot && st.Resumed:
 		c.Snapshots++
 	case st.Snapshot && c.states > 0:
@@ -52,6 +52,18 @@ func (c *Chain) see(st rwclient.ViewState) {
 	}
 	c.seq, c.rows = st.Seq, st.Rows
 	c.states++
+}
+
+// kind names how st came, for a break's text.
+func kind(st rwclient.ViewState) string {
+	k := fmt.Sprintf("a diff from %d", st.Prev)
+	if st.Snapshot {
+		k = "a snapshot"
+	}
+	if st.Resumed {
+		k = "a resume's " + strings.TrimPrefix(k, "a ")
+	}
+	return k
 }
 
 // brk records a break.

@@ -77,6 +77,9 @@ func TestChainCounts(t *testing.T) {
 				c.see(st)
 			}
 			c.final(tt.final, []rwclient.Row{{Rank: 1, Member: "w0", Score: float64(tt.final)}})
+			if tt.name == "a snapshot that goes back" && (len(c.Breaks) != 1 || !strings.HasPrefix(c.Breaks[0], "a resume's snapshot at seq 3 after 5")) {
+				t.Fatalf("the break says %q, want how the state came", c.Breaks)
+			}
 			if c.Diffs != tt.diffs || c.Resumes != tt.resumes || c.Snapshots != tt.snapshots || c.Pushed != tt.pushed || len(c.Breaks) != tt.breaks {
 				t.Fatalf("%s: %s %q, want %d diffs, %d resumes, %d snapshots, %d pushed, %d breaks",
 					tt.seq, c, c.Breaks, tt.diffs, tt.resumes, tt.snapshots, tt.pushed, tt.breaks)
