@@ -19,6 +19,21 @@
 // the link fails at build time if an upgrade renames it, and the package's
 // test checks that a stream's group is found and held.
 //
+// What clears a hold: Set without the group (its owner calls Set at every
+// beat while it holds any); the group's Raft node stopping (a stream
+// deleted or reset, the server shut down: the observer flag lives in the
+// node's memory only, so a restarted server or a re-created node elects
+// as usual). A Holder is not released at its owner's stop: the server's
+// Raft nodes stop with the process right after.
+//
+// The observer flag is one bool that nats-server sets for reasons of its
+// own too (lame duck mode, which the gateway does not enter; a stream's
+// or the meta group's critical write error), and SetObserver also resets
+// the node's leaf-node extension state (none in an embedded cluster,
+// which has no leaf nodes). A group nats-server made an observer before
+// Set would hold it is left alone; one it makes an observer while this
+// Holder holds it cannot be told apart, and is released with the rest.
+//
 // Not safe for concurrent use: one goroutine owns a Holder.
 package electhold
 
@@ -36,8 +51,9 @@ func lookupRaftNode(s *server.Server, group string) server.RaftNode
 const MetaGroup = "_meta_"
 
 // Holder holds groups of one server back from elections and remembers
-// which it holds, so that it releases only those: a group made an
-// observer by nats-server itself (lame duck mode, a shutdown) is left so.
+// which it holds, so that it releases only those: a group that was an
+// observer already when Set would hold it (nats-server's lame duck mode,
+// a critical write error) is left so.
 type Holder struct {
 	srv  *server.Server
 	held map[string]bool // the groups this Holder made observers
