@@ -88,6 +88,40 @@ func TestHeldFollowerDoesNotCampaign(t *testing.T) {
 		}
 		return nil
 	})
+	forgetsAStoppedGroup(t, ctx, js, srvs, f, group)
+}
+
+// forgetsAStoppedGroup holds group on a follower other than leader, then
+// deletes the stream: its Raft node stops, and Set, no longer asked for
+// it, forgets it (nothing to release) rather than keep it held.
+func forgetsAStoppedGroup(t *testing.T, ctx context.Context, js jetstream.JetStream, srvs []*server.Server, leader *server.Server, group string) {
+	t.Helper()
+	var f *server.Server
+	await.For(t, 10*time.Second, func() error {
+		for _, s := range srvs {
+			if n := lookupRaftNode(s, group); s != leader && n != nil && !n.Leader() {
+				f = s
+				return nil
+			}
+		}
+		return fmt.Errorf("no follower of %s", group)
+	})
+	h := New(f)
+	if held, _ := h.Set([]string{group}); !slices.Equal(held, []string{group}) {
+		t.Fatalf("Set held %v, want [%s]", held, group)
+	}
+	if err := js.DeleteStream(ctx, "HELD"); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 10*time.Second, func() error {
+		if lookupRaftNode(f, group) != nil {
+			return fmt.Errorf("%s still runs %s", f.Name(), group)
+		}
+		return nil
+	})
+	if _, released := h.Set(nil); released != nil || len(h.Held()) != 0 {
+		t.Fatalf("after the group stopped: released %v, held %v; want both empty", released, h.Held())
+	}
 }
 
 // metaLed awaits a meta leader that every server of srvs names, and
