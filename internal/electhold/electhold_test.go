@@ -88,6 +88,40 @@ func TestHeldFollowerDoesNotCampaign(t *testing.T) {
 		}
 		return nil
 	})
+	forgetsAStoppedGroup(t, ctx, js, srvs, f, group)
+}
+
+// forgetsAStoppedGroup holds group on a follower other than leader, then
+// deletes the stream: its Raft node stops, and Set, no longer asked for
+// it, forgets it (nothing to release) rather than keep it held.
+func forgetsAStoppedGroup(t *testing.T, ctx context.Context, js jetstream.JetStream, srvs []*server.Server, leader *server.Server, group string) {
+	t.Helper()
+	var f *server.Server
+	await.For(t, 10*time.Second, func() error {
+		for _, s := range srvs {
+			if n := lookupRaftNode(s, group); s != leader && n != nil && !n.Leader() {
+				f = s
+				return nil
+			}
+		}
+		return fmt.Errorf("no follower of %s", group)
+	})
+	h := New(f)
+	if held, _ := h.Set([]string{group}); !slices.Equal(held, []string{group}) {
+		t.Fatalf("Set held %v, want [%s]", held, group)
+	}
+	if err := js.DeleteStream(ctx, "HELD"); err != nil {
+		t.Fatal(err)
+	}
+	await.For(t, 10*time.Second, func() error {
+		if lookupRaftNode(f, group) != nil {
+			return fmt.Errorf("%s still runs %s", f.Name(), group)
+		}
+		return nil
+	})
+	if _, released := h.Set(nil); released != nil || len(h.Held()) != 0 {
+		t.Fatalf("after the group stopped: released %v, held %v; want both empty", released, h.Held())
+	}
 }
 
 // metaLed awaits a meta leader that every server of srvs names, and
@@ -140,5 +174,85 @@ func TestHoldLeavesOthersObservers(t *testing.T) {
 	}
 	if _, released := h.Set(nil); released != nil || !n.IsObserver() {
 		t.Fatalf("released %v, observer %v: another's observer released", released, n.IsObserver())
+	}
+}
+
+// A held group whose Raft node nats-server replaced under the same name
+// (the stream scaled to two replicas, this one removed, and back to
+// three: a new node here) is not taken for the one held: Set, still asked
+// for it, holds the new node, and releases that one.
+func TestHoldFollowsAReplacedNode(t *testing.T) {
+	srvs, c := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
+	_, js := natstest.Connect(t, srvs[0], append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	metaLed(t, srvs)
+	cfg := jetstream.StreamConfig{Name: "MOVED", Subjects: []string{"moved"}, Replicas: 3}
+	var group string
+	await.For(t, 30*time.Second, func() error {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		st, err := js.CreateStream(actx, cfg)
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(actx)
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+			return fmt.Errorf("no leader and two followers yet: %v", err)
+		}
+		group = info.Cluster.RaftGroup
+		return nil
+	})
+	// Every follower held, each by its own Holder: whichever replica the
+	// scale-down removes was held.
+	holders := map[*server.Server]*Holder{}
+	old := map[*server.Server]server.RaftNode{}
+	for _, s := range srvs {
+		if n := lookupRaftNode(s, group); n != nil && !n.Leader() {
+			h := New(s)
+			if held, _ := h.Set([]string{group}); !slices.Equal(held, []string{group}) {
+				t.Fatalf("%s held %v, want [%s]", s.Name(), held, group)
+			}
+			holders[s], old[s] = h, n
+		}
+	}
+	if len(holders) != 2 {
+		t.Fatalf("%d followers held, want 2", len(holders))
+	}
+	scale := func(r int) {
+		cfg.Replicas = r
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatalf("scale to %d: %v", r, err)
+		}
+	}
+	scale(2)
+	var moved *server.Server
+	await.For(t, 30*time.Second, func() error {
+		for s := range holders {
+			if lookupRaftNode(s, group) == nil {
+				moved = s
+				return nil
+			}
+		}
+		return fmt.Errorf("no held follower's replica removed yet")
+	})
+	scale(3)
+	var n server.RaftNode
+	await.For(t, 30*time.Second, func() error {
+		// A new node observes (scale-up) until its leader adds it.
+		if n = lookupRaftNode(moved, group); n == nil || n == old[moved] || n.IsObserver() || n.GroupLeader() == "" {
+			return fmt.Errorf("no new follower of %s on %s yet", group, moved.Name())
+		}
+		return nil
+	})
+	h := holders[moved]
+	if held, released := h.Set([]string{group}); !slices.Equal(held, []string{group}) || released != nil || !n.IsObserver() {
+		t.Fatalf("the replaced node: held %v, released %v, observer %v; want held [%s] anew", held, released, n.IsObserver(), group)
+	}
+	if _, released := h.Set(nil); !slices.Equal(released, []string{group}) || n.IsObserver() {
+		t.Fatalf("released %v, observer %v; want the new node released", released, n.IsObserver())
+	}
+	for _, h := range holders {
+		h.Set(nil)
 	}
 }
