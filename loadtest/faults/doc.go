@@ -21,7 +21,11 @@
 // and measures per run each writer's longest write gap, each watcher's
 // longest silence and the time the nodes the fault did not touch (partition.go,
 // cutPlan) did not answer /readyz 200, with the reason of each such
-// answer (Flap).
+// answer (Flap), and the readiness truth (truth.go): per node, a write
+// probe through that node alone every 100 ms beside its /readyz and reads,
+// the longest stretch it said ready while it could not write or was stale
+// and the longest it said not ready while it could, and the healthy
+// nodes' flaps; a stretch longer than ReadyWrongBound (3 s) is a violation.
 // Per run it also places every episode of write gaps over 100 ms among the
 // nodes' stops and starts, with the writers' requests meanwhile and the
 // suite's own stalls (timeline.go), and gives the longest gap during the

@@ -43,25 +43,24 @@ func (f *freshness) saw(seq uint64, now time.Time) time.Duration {
 	return now.Sub(f.times[i])
 }
 
-// probe asks n's /readyz and reads the board's version on n. why is the
-// reason of an answer other than 200: /readyz's, or why none came.
-func probe(ctx context.Context, hc *http.Client, n *Node, token string) (ready bool, why string, seq uint64, readOK bool) {
-	ready, why = askReady(ctx, hc, n)
+// readSeq reads the board's version on n: the seq of its top page, and
+// whether a page came.
+func readSeq(ctx context.Context, hc *http.Client, n *Node, token string) (seq uint64, readOK bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+"/v1/boards/"+Board+"/top?limit=1", nil)
 	if err != nil {
-		return ready, why, 0, false
+		return 0, false
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return ready, why, 0, false
+		return 0, false
 	}
 	defer resp.Body.Close()
 	var pg rwclient.Page
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&pg) != nil {
-		return ready, why, 0, false
+		return 0, false
 	}
-	return ready, why, pg.Seq, true
+	return pg.Seq, true
 }
 
 // askReady asks n's /readyz: whether it answered 200, and otherwise why

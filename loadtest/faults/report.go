@@ -12,11 +12,13 @@ import (
 // Report writes a Markdown table, one row per fault in Faults' order with
 // the runs of results: min/median/max over the runs of the longest write
 // gap, the longest watcher silence and the healthy nodes' /readyz
-// not-ready time; the acknowledged submissions, those lost and those
+// not-ready time, and of the readiness truth's two longest wrong stretches
+// (ReadyTruth), with the healthy nodes' flaps summed; the acknowledged submissions, those lost and those
 // applied twice summed; the runs with violations or errors.
 func Report(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| fault | runs | acknowledged | lost / twice | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max | why healthy nodes were not 200 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| fault | runs | acknowledged | lost / twice | violations | failed runs | write gap min/med/max | watcher silence min/med/max | healthy /readyz not 200 min/med/max | oldest read while ready min/med/max | why healthy nodes were not 200 |"+
+		" `/readyz` said ready while it could not (after a fault begins) min/med/max | said not ready while it could (after it ends) min/med/max | healthy flaps |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range Faults {
 		var rs []Result
 		for _, r := range results {
@@ -30,6 +32,8 @@ func Report(w io.Writer, results []Result) {
 		acked, lost, twice, viol, failed := 0, 0, 0, 0, 0
 		var gaps, watch, ready, age []time.Duration
 		var flaps [][]Flap
+		var falseReady, falseNot []time.Duration
+		healthyFlaps := 0
 		for _, r := range rs {
 			acked, lost, twice = acked+r.Acked, lost+r.Lost, twice+r.Twice
 			viol += len(r.Violations)
@@ -38,9 +42,11 @@ func Report(w io.Writer, results []Result) {
 			}
 			gaps, watch, ready = append(gaps, r.WriteGap), append(watch, r.WatchGap), append(ready, r.NotReady)
 			age, flaps = append(age, r.WorstAge), append(flaps, r.Flaps)
+			falseReady, falseNot = append(falseReady, r.Truth.ReadyWhileNot), append(falseNot, r.Truth.NotReadyWhileCan)
+			healthyFlaps += r.Truth.HealthyFlaps
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s | %s |\n", f.Name, len(rs), acked, lost, twice, viol, failed,
-			spread(gaps), spread(watch), spread(ready), spread(age), reasonSummary(flaps))
+		fmt.Fprintf(w, "| %s | %d | %d | %d / %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %d |\n", f.Name, len(rs), acked, lost, twice, viol, failed,
+			spread(gaps), spread(watch), spread(ready), spread(age), reasonSummary(flaps), spread(falseReady), spread(falseNot), healthyFlaps)
 	}
 }
 
@@ -52,6 +58,11 @@ func Detail(w io.Writer, r Result) {
 		r.NotReady.Round(time.Millisecond), r.WorstAge.Round(time.Millisecond))
 	if r.FaultGap > 0 {
 		fmt.Fprintf(&b, ", write gap during the fault %v", r.FaultGap.Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, ", /readyz said ready while it could not %v, not ready while it could %v, healthy flaps %d",
+		r.Truth.ReadyWhileNot.Round(time.Millisecond), r.Truth.NotReadyWhileCan.Round(time.Millisecond), r.Truth.HealthyFlaps)
+	for _, s := range r.Truth.Worst {
+		fmt.Fprintf(&b, "; longest: %s", s)
 	}
 	for _, f := range r.Flaps {
 		fmt.Fprintf(&b, "; healthy not 200: %s", f)

@@ -284,6 +284,7 @@ type Result struct {
 	Flaps      []Flap        // why: each healthy node's counted non-200 answers, by node and cause
 	ReadyStale time.Duration // the time a node said ready while serving reads older than StaleBound, summed
 	WorstAge   time.Duration // the oldest read a node served while it said ready
+	Truth      ReadyTruth    // how long each node's /readyz disagreed with what it could do (truth.go)
 	Violations []Violation
 	Note       string         // what the fault had to do beyond its plan
 	Timeline   []string       // the write gaps over 100 ms among the nodes' stops and starts (describeGaps)
@@ -327,6 +328,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	l.finishWatchers(ctx, c, &res) // the watchers' chains, before tally reads their silence
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
+	l.tallyTruth(&res)
 	events := r.tl.snapshot()
 	res.Timeline = describeGaps(withElections(c, events), l.slowGaps(), l.stalls.stalls)
 	res.FaultGap = l.gapDuring(events)

@@ -151,6 +151,7 @@ type readyPoller struct {
 	worstAge   time.Duration // the oldest read served while ready
 	flaps      []Flap        // the counted non-200 answers, by cause
 	every      time.Duration // the probes' period; zero: 100 ms
+	truth      *truthLog     // where each answer and read goes for the readiness truth; nil: nowhere
 }
 
 func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
@@ -161,7 +162,9 @@ func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
 	for {
 		t0 := time.Now()
 		before := counted(p.n)
-		ready, why, seq, readOK := probe(ctx, hc, p.n, p.token)
+		ready, why := askReady(ctx, hc, p.n)
+		readyAt := time.Now()
+		seq, readOK := readSeq(ctx, hc, p.n, p.token)
 		if ctx.Err() != nil {
 			// The load stopped while the probe was in flight: its "context
 			// canceled" is the poller's, not the node's (select below may
@@ -170,14 +173,18 @@ func (p *readyPoller) run(ctx context.Context, counted func(*Node) bool) {
 		}
 		var age time.Duration
 		if readOK {
-			age = p.fresh.saw(seq, time.Now())
+			now := time.Now()
+			age = p.fresh.saw(seq, now)
+			p.truth.addRead(now, age)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		flap := !ready && before && counted(p.n)
+		healthy := before && counted(p.n)
+		p.truth.addReady(readyAt, ready, healthy)
+		flap := !ready && healthy
 		if flap {
 			p.notReady += time.Since(t0)
 			p.flaps = addFlap(p.flaps, p.n.Name, t0.Sub(p.start), why, flapped)
@@ -197,6 +204,7 @@ type Load struct {
 	writers  []*writer
 	watchers []*watcher
 	pollers  []*readyPoller
+	truths   []*truthLog // per node: its /readyz against what it could do (truth.go)
 	stalls   stallMeter
 	start    time.Time // when the writers started
 	cancel   context.CancelFunc
@@ -275,7 +283,15 @@ func StartLoad(ctx context.Context, c *Cluster, nWriters int, pace time.Duration
 		w := &watcher{c: cl, node: n.Name, chain: Chain{Node: n.Name}, moved: make(chan struct{})}
 		l.watchers = append(l.watchers, w)
 		l.watchWG.Go(func() { w.run(wctx, ctx, start) })
-		p := &readyPoller{n: n, token: c.Token, fresh: fresh, start: start}
+		tl := &truthLog{node: n.Name}
+		pr, err := newWriteProber(n, c.Token, tl)
+		if err != nil {
+			l.Stop() // the goroutines already started
+			return nil, err
+		}
+		l.truths = append(l.truths, tl)
+		l.wg.Go(func() { pr.run(ctx) })
+		p := &readyPoller{n: n, token: c.Token, fresh: fresh, start: start, truth: tl}
 		l.pollers = append(l.pollers, p)
 		l.wg.Go(func() { p.run(ctx, counted) })
 	}
