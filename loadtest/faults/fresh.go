@@ -13,10 +13,11 @@ import (
 	"github.com/rankwire/rankwire/wire"
 )
 
-// StaleBound is the staleness a node answering /readyz 200 may serve, as
-// docs/CLUSTERING.md "Readiness during a fault" states it for the
-// defaults: a cut-off node turns 503 after --ready-hold (3 s) plus up to
-// 1.5 s of probing; plus the pollers' granularity (0.5 s).
+// StaleBound is the staleness a node answering /readyz 200 may serve
+// (docs/CLUSTERING.md, "Fault suite"): a node turns 503 once a replica
+// trails by --max-lag (3 s), seen by probing every 0.5 s with a 1 s
+// timeout (up to 1.5 s late), plus the pollers' period (0.1 s). How long
+// /readyz may be wrong is ReadyWrongBound's (truth.go).
 const StaleBound = 5 * time.Second
 
 // freshness records when each board version was first seen on any node,
