@@ -2,11 +2,14 @@ package client_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/client"
+	"github.com/rankwire/rankwire/internal/await"
 )
 
 // TestWatchSaysHowItGotThere: ViewState's Snapshot, Prev and Resumed tell
@@ -65,5 +68,63 @@ func TestWatchSaysHowItGotThere(t *testing.T) {
 				t.Fatalf("after the resume: %+v", st)
 			}
 		})
+	}
+}
+
+// TestWatchNeverGoesBack: a Watch that held a view at seq S resumes on a
+// gateway that has applied less of the board-window (here a gateway of
+// its own, as a node cut off or lagging is: the docs allow it to answer
+// with the snapshot it has). Watch holds that older state as its base and
+// yields nothing until the view passes S: every seq it yields is above the
+// one before, and the first after the move is a resumed snapshot.
+func TestWatchNeverGoesBack(t *testing.T) {
+	ahead, behind := startGateway(t), startGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	submit := func(g *gateway, member string) {
+		t.Helper()
+		if _, err := g.client(t, "t1", "k1", auth.RoleAdmin).Submit(ctx, "s", client.Score{Member: member, Score: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range []*gateway{ahead, behind} {
+		if _, err := g.client(t, "t1", "k1", auth.RoleAdmin).PutBoard(ctx, "s", client.Settings{Policy: "sum"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const changes = 12
+	for range changes {
+		submit(ahead, "x")
+	}
+	pa, pb := startProxy(t, ahead.Addr), startProxy(t, behind.Addr)
+	w := startWatcher(ctx, t, newClient(t, ahead, pa.URL(), pb.URL()),
+		client.WatchReadTimeout(600*time.Millisecond), client.WatchBackoff(20*time.Millisecond, 200*time.Millisecond))
+	held := w.waitScore("x's last change", "x", changes)
+	pa.hold(up)
+	pa.hold(down)
+	await.For(t, 30*time.Second, func() error {
+		if pb.accepted.Load() == 0 {
+			return errors.New("the watch has not moved to the gateway behind")
+		}
+		return nil
+	})
+	// The gateway behind answers the resume from held.Seq with what it has
+	// (nothing, then y's first changes): seqs below held.Seq.
+	n := int(held.Seq) + 2
+	for range n {
+		submit(behind, "y")
+	}
+	st := w.waitScore("y's last change, on the gateway behind", "y", float64(n))
+	for i := 1; i < len(w.seqs); i++ {
+		if w.seqs[i] <= w.seqs[i-1] {
+			t.Fatalf("the view went back: seqs %v", w.seqs)
+		}
+	}
+	i := slices.Index(w.seqs, held.Seq)
+	if first := w.all[i+1]; !first.Resumed || !first.Snapshot || first.Prev != 0 || first.Rows[0].Member != "y" {
+		t.Fatalf("the first state after the move: %+v, want a resumed snapshot of y's board", first)
+	}
+	if len(st.Rows) != 1 {
+		t.Fatalf("the gateway behind's state: %+v, want y alone", st)
 	}
 }

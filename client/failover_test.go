@@ -269,7 +269,8 @@ type watcher struct {
 	ctx    context.Context
 	states chan client.ViewState
 	errc   chan error
-	seqs   []uint64 // every state's seq seen, in order
+	seqs   []uint64           // every state's seq seen, in order
+	all    []client.ViewState // every state seen, in order
 }
 
 func startWatcher(ctx context.Context, t *testing.T, c *client.Client, opts ...client.WatchOption) *watcher {
@@ -293,7 +294,7 @@ func (w *watcher) waitTop(what, top string) client.ViewState {
 	for {
 		select {
 		case st := <-w.states:
-			w.seqs = append(w.seqs, st.Seq)
+			w.seqs, w.all = append(w.seqs, st.Seq), append(w.all, st)
 			if len(st.Rows) > 0 && st.Rows[0].Member == top {
 				return st
 			}
@@ -301,6 +302,18 @@ func (w *watcher) waitTop(what, top string) client.ViewState {
 			w.t.Fatalf("%s: the watch ended: %v", what, err)
 		case <-w.ctx.Done():
 			w.t.Fatalf("%s: not seen", what)
+		}
+	}
+}
+
+// waitScore returns the first state with top on top at score, failing
+// the test if the watch ends or ctx does first.
+func (w *watcher) waitScore(what, top string, score float64) client.ViewState {
+	w.t.Helper()
+	for {
+		st := w.waitTop(what, top)
+		if st.Rows[0].Score == score {
+			return st
 		}
 	}
 }

@@ -114,3 +114,28 @@ func TestUnwritableCountOutlivesOtherEnds(t *testing.T) {
 		t.Fatalf("a writable heartbeat: %v, count %d; want the count reset", err, w.unwritable)
 	}
 }
+
+// TestHeldBackUnlessFollowing: a state at or below the seq yielded is held
+// back (and the next yielded says Snapshot, Prev 0), except for a
+// following view, whose seq starts over at a turnover.
+func TestHeldBackUnlessFollowing(t *testing.T) {
+	for _, follow := range []bool{false, true} {
+		w := &watch{follow: follow}
+		if w.behind(&state{seq: 0}) {
+			t.Fatalf("follow %v: the first state held back", follow)
+		}
+		prev := uint64(449)
+		w.yielded(&state{seq: 450}, wire.ServerMessage{Type: wire.TypeDiff, Prev: &prev}, false)
+		if got := w.behind(&state{seq: 448}); got == follow {
+			t.Fatalf("follow %v: a state below the seq yielded held back %v", follow, got)
+		}
+		if !follow && !w.behind(&state{seq: 450}) {
+			t.Fatal("the seq yielded again not held back")
+		}
+		prev = 450
+		vs := w.yielded(&state{seq: 451}, wire.ServerMessage{Type: wire.TypeDiff, Prev: &prev}, false)
+		if vs.Snapshot != !follow || vs.Prev != map[bool]uint64{false: 0, true: 450}[follow] {
+			t.Fatalf("follow %v: the state after: %+v", follow, vs)
+		}
+	}
+}

@@ -43,8 +43,10 @@ type ViewState struct {
 	Rows  []Row
 	// Snapshot: the state came whole from a snapshot that replaced the one
 	// held (the first state, a resume the gateway answered with a
-	// snapshot, or a gateway's coalesced push); else it is a diff applied
-	// to the state yielded before.
+	// snapshot, or a gateway's coalesced push), or from diffs applied to
+	// such a snapshot that Watch held back because it was older than the
+	// state yielded before (a gateway that had applied less); else it is
+	// a diff applied to the state yielded before.
 	Snapshot bool
 	// Prev is a diff's prev: the Seq of the state it was applied to,
 	// which Watch checked is the Seq it yielded before (0 for a snapshot).
@@ -101,6 +103,16 @@ type watch struct {
 	// leave it alone): once every gateway has said so, Watch stays where
 	// it is (liveness.go, judge and countUnwritable). Owned by Watch's loop.
 	unwritable int
+	// shown is the seq of the last state yielded (any: one was). A
+	// gateway that applied less than that (it lagged the one Watch left)
+	// answers a resume with an older snapshot: Watch keeps it as its base,
+	// applies the diffs that follow on it, and yields nothing until the
+	// base passes shown (rebased: the next state yielded says Snapshot).
+	// Not for a following view, whose seq starts over at a turnover.
+	// Owned by Watch's loop.
+	shown   uint64
+	any     bool
+	rebased bool
 }
 
 // Watch follows a live view of board. It yields the view's state after
@@ -114,7 +126,11 @@ type watch struct {
 // (PROTOCOL.md, "Heartbeats"), it reconnects to the next gateway of the
 // Client's list and resumes with since: the states it yields follow one another without a gap (a diff
 // from the last seq it yielded, or a snapshot where the gateway no longer
-// has the changes since), whichever gateway serves them. A token that
+// has the changes since), whichever gateway serves them, and never go
+// back: a gateway that applied less than the seq held answers with the
+// older snapshot it has, which Watch keeps as its base without yielding
+// it (nor the diffs on it) until the view passes the seq it yielded (a
+// following view excepted: its seq starts over at a turnover). A token that
 // expired (close 4001) is asked for again (WithTokenFunc).
 func (c *Client) Watch(ctx context.Context, board string, v View, opts ...WatchOption) iter.Seq2[ViewState, error] {
 	w := &watch{c: c, board: board, view: v, base: 250 * time.Millisecond, max: 8 * time.Second, readTimeout: DefaultReadTimeout}
@@ -255,7 +271,10 @@ func (w *watch) session(ctx context.Context, base string, st *state, yield func(
 			continue
 		}
 		st = next
-		vs := yielded(st, m, resumed)
+		if w.behind(st) {
+			continue
+		}
+		vs := w.yielded(st, m, resumed)
 		resumed = false
 		live.hold() // the caller's time over a state is not the gateway's silence
 		if !yield(vs, nil) {
@@ -275,14 +294,31 @@ func (w *watch) subscribe(ctx context.Context, conn *Conn, st *state) error {
 	return conn.Subscribe(ctx, "w", w.board, w.window, w.view, stateSeq(st))
 }
 
+// behind reports whether st is older than, or as old as, a state Watch
+// already yielded (a resume a lagging gateway answered with the snapshot
+// it had, and the diffs on it until it catches up): held, never yielded,
+// so that a caller never sees the view go back. A view's seq counts its
+// board-window's changes and only grows (a reset is one more change); a
+// following view's starts over at a turnover and is never held.
+func (w *watch) behind(st *state) bool {
+	if w.follow || !w.any || st.seq > w.shown {
+		return false
+	}
+	w.rebased = true
+	return true
+}
+
 // yielded is st, which m made, as Watch yields it: with whether m was a
-// snapshot, the diff's prev, and whether it answers a resume.
-func yielded(st *state, m wire.ServerMessage, resumed bool) ViewState {
+// snapshot, the diff's prev, and whether it answers a resume. After a
+// base held back (behind) the state replaces the one yielded rather than
+// following it: Snapshot, Prev 0.
+func (w *watch) yielded(st *state, m wire.ServerMessage, resumed bool) ViewState {
 	vs := st.snapshot()
-	vs.Snapshot, vs.Resumed = m.Type == wire.TypeSnapshot, resumed
+	vs.Snapshot, vs.Resumed = m.Type == wire.TypeSnapshot || w.rebased, resumed
 	if m.Prev != nil && !vs.Snapshot {
 		vs.Prev = *m.Prev
 	}
+	w.shown, w.any, w.rebased = st.seq, true, false
 	return vs
 }
 

@@ -328,7 +328,9 @@ let clientCount = 0;
  * RankwireClient keeps one WebSocket open while it has subscriptions,
  * re-authenticates before the token expires (with getToken), reconnects with
  * jittered backoff and resumes every view with `since`, and resubscribes a
- * view whose prev/seq chain broke. Events: "state" (detail {state, code,
+ * view whose prev/seq chain broke. A view's update never goes back: a
+ * resume answered with a snapshot older than the seq last shown (a gateway
+ * that applied less) is held until the view passes that seq. Events: "state" (detail {state, code,
  * reason, hint}), "error" (detail {code, message, fatal}) and "tokenexpired"
  * (the token expired and there is no getToken: call setToken with a new one).
  * States: idle, connecting, open, reconnecting, expired, error, closed.
@@ -398,7 +400,7 @@ export class RankwireClient extends EventTarget {
    * Returns {close()}.
    */
   subscribe(spec, handlers = {}) {
-    const sub = { spec, handlers, view: emptyView(), wire: null, closed: false };
+    const sub = { spec, handlers, view: emptyView(), shown: null, wire: null, closed: false };
     this._sendSubscribe(sub, false);
     this._ensureOpen();
     return { close: () => this._unsubscribe(sub) };
@@ -650,6 +652,13 @@ export class RankwireClient extends EventTarget {
       return;
     }
     sub.view = next;
+    // Never back: a gateway that applied less than the seq we resumed from
+    // (it lagged the one we left) answers with the older snapshot it has.
+    // It is our base, the diffs that follow apply to it, and the page sees
+    // nothing until the view passes the seq it was last shown (a view's
+    // seq only grows; a following view's starts over at a turnover).
+    if (!sub.spec.follow && sub.shown !== null && next.seq <= sub.shown) return;
+    sub.shown = next.seq;
     sub.handlers.update?.(next, msg);
   }
 

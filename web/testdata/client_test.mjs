@@ -349,6 +349,27 @@ export const tests = {
     eq([FakeWS.all[0].url, FakeWS.all[1].url, FakeWS.all[1].subs()[0].since], ["ws://a/v1/ws", "ws://b/v1/ws", 3], "second URL, resumed");
     c.close();
   },
+  async "a resume answered with an older snapshot is shown only once the view passes the seq shown"() {
+    FakeWS.all = [];
+    const c = new RankwireClient({ url: ["http://a", "http://b"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
+    const seen = [];
+    c.subscribe({ board: "b", view: { kind: "top" } }, { update: (v) => seen.push(v.seq) });
+    await until(() => FakeWS.all[0]?.subs().length === 1, "subscribe");
+    const row = (member, score) => ({ rank: 1, member, score, subscore: 0 });
+    FakeWS.all[0].serverSends({ type: "snapshot", id: FakeWS.all[0].subs()[0].id, seq: 450, total: 1, rows: [row("a", 2)] });
+    FakeWS.all[0].serverCloses(1001, "server shutting down");
+    await until(() => FakeWS.all[1]?.subs().length === 1, "reconnect");
+    const b = FakeWS.all[1], id = b.subs()[0].id;
+    eq(b.subs()[0].since, 450, "resumed from the seq shown");
+    // The gateway behind has applied up to 448: its snapshot, then its chain.
+    b.serverSends({ type: "snapshot", id, seq: 448, total: 1, rows: [row("a", 1)] });
+    b.serverSends({ type: "diff", id, seq: 449, prev: 448, total: 1, rows: [row("a", 1.5)] });
+    b.serverSends({ type: "diff", id, seq: 450, prev: 449, total: 1, rows: [row("a", 2)] });
+    eq([seen, FakeWS.all.length], [[450], 2], "nothing older or again shown; the chain held, no reconnect");
+    b.serverSends({ type: "diff", id, seq: 451, prev: 450, total: 1, rows: [row("a", 3)] });
+    eq(seen, [450, 451], "shown once past the seq shown");
+    c.close();
+  },
   async "a stale heartbeat moves to the next URL and resumes; unwritable everywhere stays"() {
     FakeWS.all = [];
     const c = new RankwireClient({ url: ["http://a", "http://b"], token: "t", WebSocket: FakeWS, backoff: fastBackoff });
