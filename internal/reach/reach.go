@@ -30,9 +30,12 @@ import (
 
 // Beat is one node's beat: its name and the peers it heard from within
 // its silence bound when it sent the beat, each with how long before.
+// Leaving marks a node's last beat before a clean stop (Table.Heard); a
+// beat without it (an older node's) is an ordinary beat.
 type Beat struct {
-	Node  string  `json:"node"`
-	Hears []Heard `json:"hears,omitempty"`
+	Node    string  `json:"node"`
+	Hears   []Heard `json:"hears,omitempty"`
+	Leaving bool    `json:"leaving,omitempty"`
 }
 
 // Heard is a peer of a beat's sender: how long before the beat the sender
@@ -113,9 +116,21 @@ func New(self string, members int, silence, beat time.Duration) *Table {
 func (t *Table) Silence() time.Duration { return t.silence }
 
 // Heard records b, arrived at at. This node's own beat (which NATS also
-// delivers to it) is ignored.
+// delivers to it) is ignored. A leaving beat (a clean stop's last) makes
+// the table forget its sender at once, as Remove: the sender no longer
+// raises the count of the cluster's servers above the configured members
+// (View.Of), and its silence is no partition (no bridge is built on it).
+// A configured member that stops still counts, through the members floor
+// of Of: a member stopped for a rolling restart is still one of the
+// cluster's servers, so that a partition during the restart is still
+// detected (two of three heard while the third restarts is a majority;
+// one is not).
 func (t *Table) Heard(b Beat, at time.Time) {
 	if b.Node == t.self {
+		return
+	}
+	if b.Leaving {
+		t.Remove(b.Node)
 		return
 	}
 	if !t.live(b.Node, at) {
@@ -138,7 +153,7 @@ func (t *Table) Heard(b Beat, at time.Time) {
 type View struct {
 	Hears  []string // the peers heard within silence, sorted
 	Heard  int      // the cluster's servers heard within silence, this node included
-	Of     int      // of how many: the configured members, or more where more peers were heard within Forget
+	Of     int      // of how many: the configured members, or more where more peers were heard within Forget and neither removed nor left (Remove)
 	Bridge string   // the peer to hand this node's leaderships to where the partition is non-transitive (see bridge), or none
 	Beat   Beat     // this node's beat
 	// Relayed are the peers this node misses that another peer heard
@@ -170,15 +185,23 @@ func (t *Table) View(now time.Time) View {
 	return v
 }
 
+// Remove forgets peer at once: a peer taken out of the cluster (`gateway
+// cluster remove`) or stopped cleanly (a leaving beat) counts no longer,
+// beyond the configured members, rather than for Forget after its last
+// beat. A later beat of peer (it joined again) counts it again.
+func (t *Table) Remove(peer string) {
+	delete(t.last, peer)
+	delete(t.first, peer)
+	delete(t.hears, peer)
+}
+
 // Prune drops the peers silent for longer than Forget before now: the
 // table's memory of a node that left. O(peers). Its owner calls it once
 // a beat; reads do not write.
 func (t *Table) Prune(now time.Time) {
 	for p := range t.last {
 		if !t.known(p, now) {
-			delete(t.last, p)
-			delete(t.first, p)
-			delete(t.hears, p)
+			t.Remove(p)
 		}
 	}
 }
@@ -205,8 +228,10 @@ func (t *Table) Hears(now time.Time) []string {
 }
 
 // Forget is how long a peer beyond the configured members still counts
-// after its last beat: a node that joined and left (or was removed) stops
-// raising the majority, while one cut off for a few minutes still counts.
+// after its last beat: a node that joined and died (or whose leaving beat
+// or removal this node missed) stops raising the majority, while one cut
+// off for a few minutes still counts. A clean stop or a removal is
+// forgotten at once (Remove).
 const Forget = 10 * time.Minute
 
 // CutOff reports whether this node hears from fewer than a majority of

@@ -369,3 +369,71 @@ func TestNoRelayWhereAPeerIsSilentForAllOrLateBriefly(t *testing.T) {
 		}
 	}
 }
+
+// The issue-25 departure (docs/CLUSTERING.md, "Who counts as a cluster
+// server"): three configured members and a fourth that joined; once the
+// fourth is removed, or stops cleanly, one more death leaves the two
+// survivors a majority of three, not a minority of four.
+func TestARemovedOrLeavingPeerBeyondTheMembersNoLongerCounts(t *testing.T) {
+	for name, depart := range map[string]func(*Table, time.Time){
+		"removed": func(tb *Table, _ time.Time) { tb.Remove("n4") },
+		"leaving": func(tb *Table, now time.Time) { tb.Heard(Beat{Node: "n4", Leaving: true}, now) },
+	} {
+		tb := New("n1", 3, silence, every)
+		for _, p := range []string{"n2", "n3", "n4"} {
+			tb.Heard(Beat{Node: p, Hears: hears("n1", 0)}, at(0))
+		}
+		if h, of := reachOf(tb, at(100)); h != 4 || of != 4 {
+			t.Fatalf("%s: before: reach %d of %d, want 4 of 4", name, h, of)
+		}
+		depart(tb, at(200))
+		tb.Heard(Beat{Node: "n2", Hears: hears("n1", 0)}, at(2000)) // n3 died at 0
+		v := tb.View(at(2100))
+		if v.Heard != 2 || v.Of != 3 || CutOff(v.Heard, v.Of) || !slices.Equal(v.Hears, []string{"n2"}) {
+			t.Fatalf("%s: n4 gone, n3 dead: %+v, want 2 of 3 hearing n2, not cut off", name, v)
+		}
+		tb.Heard(Beat{Node: "n4"}, at(3000)) // it joined again
+		if h, of := reachOf(tb, at(3100)); h != 3 || of != 4 {
+			t.Fatalf("%s: n4 back: reach %d of %d, want 3 of 4", name, h, of)
+		}
+	}
+}
+
+// A configured member that stops cleanly (a rolling restart) is still
+// one of the cluster's servers: the members floor keeps counting it, so
+// that a partition during its restart still cuts the minority off.
+func TestALeavingConfiguredMemberStillCounts(t *testing.T) {
+	tb := New("n1", 3, silence, every)
+	for _, p := range []string{"n2", "n3"} {
+		tb.Heard(Beat{Node: p, Hears: hears("n1", 0)}, at(0))
+	}
+	tb.Heard(Beat{Node: "n3", Leaving: true}, at(100))
+	tb.Heard(Beat{Node: "n2", Hears: hears("n1", 0)}, at(1000))
+	if h, of := reachOf(tb, at(1100)); h != 2 || of != 3 || CutOff(h, of) {
+		t.Fatalf("n3 restarting: reach %d of %d, want 2 of 3, not cut off", h, of)
+	}
+	if h, of := reachOf(tb, at(3000)); h != 1 || of != 3 || !CutOff(h, of) {
+		t.Fatalf("n3 restarting, n2 cut: reach %d of %d, want 1 of 3, cut off", h, of)
+	}
+}
+
+// An older node's beats carry no Leaving: its clean stop is a silence as
+// before, counted until Forget.
+func TestAnOlderBeatWithoutLeavingCountsUntilForget(t *testing.T) {
+	tb := New("n1", 3, silence, every)
+	for _, p := range []string{"n2", "n3", "n4"} {
+		b, err := ParseBeat([]byte(`{"node":"` + p + `","hears":[{"node":"n1","ago_ms":0,"for_ms":0}]}`))
+		if err != nil || b.Leaving {
+			t.Fatalf("an older beat: %+v, %v", b, err)
+		}
+		tb.Heard(b, at(0))
+	}
+	tb.Heard(Beat{Node: "n2"}, at(2000))
+	if h, of := reachOf(tb, at(2100)); h != 2 || of != 4 || !CutOff(h, of) {
+		t.Fatalf("n3 and n4 silent, not leaving: reach %d of %d, want 2 of 4, cut off", h, of)
+	}
+	got, err := ParseBeat(Beat{Node: "n4", Leaving: true}.Marshal())
+	if err != nil || !got.Leaving {
+		t.Fatalf("a leaving beat's round trip: %+v, %v", got, err)
+	}
+}
