@@ -71,7 +71,8 @@ func answerPeers(w http.ResponseWriter, r *http.Request, self string, sys *clust
 	_ = json.NewEncoder(w).Encode(peersAnswer{Node: self, Peers: peers})
 }
 
-// answerRemove removes the departed peer ?node= from the meta group.
+// answerRemove removes the departed peer ?node= from the meta group and
+// tells every node's reach (removedSubject).
 func answerRemove(w http.ResponseWriter, r *http.Request, self string, sys *clusterSystem, log *slog.Logger) {
 	name := r.URL.Query().Get("node")
 	if name == "" {
@@ -86,6 +87,11 @@ func answerRemove(w http.ResponseWriter, r *http.Request, self string, sys *clus
 		return
 	}
 	log.Info("cluster peer removed", "peer", name)
+	// Every node's reach stops counting it (peers.go); a node that misses
+	// the note forgets it after reach.Forget.
+	if err := sys.nc.Publish(removedSubject, []byte(name)); err != nil {
+		log.Warn("cluster peer removal not announced to the nodes' reach", "peer", name, "err", err)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

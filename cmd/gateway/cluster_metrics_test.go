@@ -15,18 +15,36 @@ import (
 // TestDepartedPeerInMetrics has a fourth node join a three-node cluster
 // and leave, and checks that the meta leader's metrics count it offline
 // and export for how long (what the alert rule RankwireClusterPeerOffline
-// reads), and that every node counts its routes and the streams' leaders.
+// reads), and that every node counts its routes and the streams' leaders;
+// and, the fourth having stopped cleanly (its leaving beat), that the
+// three count three cluster servers again, not four (issue 25).
 func TestDepartedPeerInMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: four gateway processes")
 	}
-	c := clusterWithDeparted(t)
+	c := clusterWithDeparted(t, false)
 	departedInMetrics(t, c)
+	serversCounted(t, c, "3")
+}
+
+// serversCounted waits until every node counts want cluster servers for
+// its majority (rankwire_cluster_servers).
+func serversCounted(t *testing.T, c *cluster, want string) {
+	t.Helper()
+	await.For(t, 10*time.Second, func() error {
+		for _, n := range c.nodes {
+			if got := metricOf(t, n, "rankwire_cluster_servers"); got != want {
+				return fmt.Errorf("a node counts %s cluster servers, want %s", got, want)
+			}
+		}
+		return nil
+	})
 }
 
 // clusterWithDeparted starts a three-node cluster with a board, has a
-// fourth node join it and stops that node: a departed meta peer.
-func clusterWithDeparted(t *testing.T) *cluster {
+// fourth node join it and stops that node (SIGTERM, or kill -9 where
+// kill): a departed meta peer.
+func clusterWithDeparted(t *testing.T, kill bool) *cluster {
 	t.Helper()
 	c := startCluster(t, 3)
 	if status, err := call("PUT", c.nodes[0].p.url("/v1/boards/b"), c.tok, `{"policy":"latest"}`, nil); status != 200 {
@@ -37,6 +55,11 @@ func clusterWithDeparted(t *testing.T) *cluster {
 	// Listening is not joined: a node stopped before the meta group took
 	// it in leaves no peer behind.
 	awaitReadyz(t, fourth, http.StatusOK, 60*time.Second)
+	if kill {
+		serversCounted(t, c, "4")
+		fourth.kill9(t)
+		return c
+	}
 	stop(t, fourth.p)
 	return c
 }

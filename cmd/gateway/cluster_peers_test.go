@@ -13,21 +13,24 @@ import (
 
 // TestClusterRemovePeer has a fourth node join a three-node cluster and
 // leave, and removes it with `gateway cluster remove` through node 1's
-// admin socket: `gateway cluster peers` lists it offline before and not
+// admin socket: `gateway cluster peers` lists it offline (or behind:
+// killed, it said nothing) before and not
 // after, the meta leader's metrics count three peers, none offline, and
 // the refusals (the node itself, an online node, an unknown one) say why.
+// The fourth dies with kill -9 (no leaving beat): the three count four
+// cluster servers until the removal, three at once after it (issue 25).
 // Then a node is killed: the other two, a majority of three (not of four),
 // keep a meta leader and take writes.
 func TestClusterRemovePeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: four gateway processes")
 	}
-	c := clusterWithDeparted(t)
+	c := clusterWithDeparted(t, true)
 	data := dataOf(t, c.nodes[0])
 	await.For(t, 20*time.Second, func() error {
 		out, err := clusterCLI(data, "peers")
-		if err != nil || !regexp.MustCompile(`(?m)^n4\s+offline\s`).MatchString(out) {
-			return fmt.Errorf("n4 not listed offline: %v\n%s", err, out)
+		if err != nil || !regexp.MustCompile(`(?m)^n4\s+(offline|behind)\s`).MatchString(out) {
+			return fmt.Errorf("n4 not listed offline or behind: %v\n%s", err, out)
 		}
 		return nil
 	})
@@ -38,6 +41,7 @@ func TestClusterRemovePeer(t *testing.T) {
 			t.Errorf("remove %s: %v, want an error saying %q", name, err, want)
 		}
 	}
+	serversCounted(t, c, "4") // killed, not removed: still one of the servers
 	if out, err := clusterCLI(data, "remove", "n4"); err != nil {
 		t.Fatalf("remove n4: %v", err)
 	} else {
@@ -52,6 +56,7 @@ func TestClusterRemovePeer(t *testing.T) {
 	})
 	out, _ = clusterCLI(data, "peers")
 	t.Logf("gateway cluster peers, after:\n%s", out)
+	serversCounted(t, c, "3")
 	metaPeersInMetrics(t, c, 3, 0)
 	survivesOneLoss(t, c)
 }

@@ -54,6 +54,14 @@ import (
 //     heard, and the stream had no leader for a second or two
 //     (docs/CLUSTERING.md, "The bridge's 3.148 s").
 //
+// Who counts as a cluster server: the members --routes names, and any
+// other peer heard within reach.Forget, except that a peer's last beat
+// before a clean stop says it is leaving (start's stop), and a peer taken
+// out with `gateway cluster remove` is announced on removedSubject to
+// every node (answerRemove): either drops it from the count at once
+// (reach.Table.Remove), down to the configured members, which always
+// count (a member's rolling restart must not shrink the majority).
+//
 // One goroutine, owned by the gateway through the stop returned by start,
 // and at most one handover at a time, which start's stop awaits.
 
@@ -61,6 +69,11 @@ const (
 	// beatSubject carries the beats on the cluster's own NATS; tenant
 	// subjects are rw.<tenant>.*, so no tenant name reaches it.
 	beatSubject = "rwnode.beats"
+	// removedSubject carries, on the system account (clusterSystem), the
+	// name of a peer `gateway cluster remove` took out of the meta group.
+	removedSubject = "rwnode.removed"
+	// leaveFlush bounds the wait for the leaving beat to leave this node.
+	leaveFlush = 500 * time.Millisecond
 	// beatEvery is the beats' period: the Raft heartbeat's (natsconf).
 	beatEvery = 250 * time.Millisecond
 	// beatSilence is how long a peer may not be heard before it counts as
@@ -124,26 +137,39 @@ func newPeerWatch(cfg Config, srv *server.Server, sys *clusterSystem, m *readine
 		hold: electhold.New(srv), log: log}
 }
 
-// start subscribes to the beats, beats once (so that the readiness
-// machine counts this node cut off until it hears its peers, rather than
-// saying ready before its first beat) and runs the goroutine until stop,
-// which waits for it.
+// start subscribes to the beats and the removals, beats once (so that
+// the readiness machine counts this node cut off until it hears its
+// peers, rather than saying ready before its first beat) and runs the
+// goroutine until stop, which waits for it and then sends this node's
+// leaving beat: the last, so that no beat of this node's counts it again.
 func (w *peerWatch) start(nc *nats.Conn) (stop func(), err error) {
-	in := make(chan *nats.Msg, 256)
+	in, gone := make(chan *nats.Msg, 256), make(chan *nats.Msg, 16)
 	sub, err := nc.ChanSubscribe(beatSubject, in)
 	if err != nil {
 		return nil, err
+	}
+	var subGone *nats.Subscription
+	if w.sys != nil {
+		if subGone, err = w.sys.nc.ChanSubscribe(removedSubject, gone); err != nil {
+			_ = sub.Unsubscribe()
+			return nil, err
+		}
 	}
 	st := &beatState{cut: true} // a starting node hears nobody yet: no news, not a cut-off to count
 	ctx, cancel := context.WithCancel(context.Background())
 	w.beat(ctx, nc, st)
 	var wg sync.WaitGroup
-	wg.Go(func() { w.run(ctx, nc, in, st) })
+	wg.Go(func() { w.run(ctx, nc, in, gone, st) })
 	return func() {
 		_ = sub.Unsubscribe()
+		if subGone != nil {
+			_ = subGone.Unsubscribe()
+		}
 		cancel()
 		wg.Wait()
 		w.handWG.Wait()
+		_ = nc.Publish(beatSubject, reach.Beat{Node: w.node, Leaving: true}.Marshal())
+		_ = nc.FlushTimeout(leaveFlush) // best effort: a peer that misses it forgets this node after reach.Forget
 	}, nil
 }
 
@@ -153,8 +179,9 @@ type beatState struct {
 	lastBridge time.Time // the last handover in a bridge
 }
 
-// run records the others' beats and beats every beatEvery, until ctx ends.
-func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in <-chan *nats.Msg, st *beatState) {
+// run records the others' beats and removals and beats every beatEvery,
+// until ctx ends.
+func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in, gone <-chan *nats.Msg, st *beatState) {
 	t := time.NewTicker(beatEvery)
 	defer t.Stop()
 	for {
@@ -163,7 +190,15 @@ func (w *peerWatch) run(ctx context.Context, nc *nats.Conn, in <-chan *nats.Msg,
 			return
 		case m := <-in:
 			if b, err := reach.ParseBeat(m.Data); err == nil {
+				if b.Leaving {
+					w.log.Info("cluster peer stopped cleanly: counted no longer beyond --routes' members", "peer", b.Node)
+				}
 				w.tab.Heard(b, time.Now())
+			}
+		case m := <-gone:
+			if peer := string(m.Data); peer != "" && peer != w.node {
+				w.log.Info("cluster peer removed: counted no longer beyond --routes' members", "peer", peer)
+				w.tab.Remove(peer)
 			}
 		case <-t.C:
 			w.beat(ctx, nc, st)
