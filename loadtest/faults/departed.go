@@ -109,10 +109,13 @@ func peerStates(out io.Reader) map[string]string {
 
 // killLeaderAfterDeparture is the departed faults' injection: kill -9 of
 // the stream's leader for Hold, as kill9-leader, with the survivors'
-// /readyz answers watched (they are counted as healthy: with the departed
-// peer removed they must stay ready) and, once the leader is back, the meta
-// leader's view of the peers (`gateway cluster peers` and the peer metrics
-// the alert RankwireClusterPeerOffline reads) in the run's note.
+// /readyz answers watched until the leader is back and they are ready
+// (they are healthy nodes: a departed peer, removed or stopped cleanly,
+// must not make them count a majority of four, docs/CLUSTERING.md "Who
+// counts as a cluster server"), and, once the leader is back, the meta
+// leader's view of the peers (`gateway cluster peers` and the peer
+// metrics the alert RankwireClusterPeerOffline reads) in the run's note.
+// A survivor that said anything but 200 fails the run, with how long.
 func (r *run) killLeaderAfterDeparture(ctx context.Context) error {
 	n, err := r.target(ctx, true)
 	if err != nil {
@@ -130,12 +133,43 @@ func (r *run) killLeaderAfterDeparture(ctx context.Context) error {
 	n.Stop(syscall.SIGKILL, 10*time.Second)
 	track := watchReady(ctx, survivors, killed)
 	sleep(ctx, r.cfg.Hold)
-	track.stop()
 	err = r.restart(ctx, n)
+	track.awaitReady(ctx, time.Second) // a survivor's probes may trail the restart by one period
+	track.stop()
+	off, total := track.notReady(time.Since(killed))
 	peers, _ := r.clusterCLI(ctx, survivors[0], "peers")
-	r.note = fmt.Sprintf("killed %s (leader); %s; %s; peers after: %s; before the kill %s; after %s", n.Name, track.summary(), track.describe(),
+	r.note = fmt.Sprintf("killed %s (leader); survivors not 200: %s; %s; peers after: %s; before the kill %s; after %s", n.Name, off, track.describe(),
 		strings.Join(strings.Fields(peers), " "), before, peerMetrics(ctx, r.c.Nodes))
+	if err == nil && total > 0 {
+		err = fmt.Errorf("faults: healthy survivors said not 200 after a departure: %s", off)
+	}
 	return err
+}
+
+// notReady sums, per node, the time its answers were not 200 up to end
+// (an offset from the start): "n2 6.1s, n3 0.0s", and the total.
+func (t *readyTrack) notReady(end time.Duration) (string, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var parts []string
+	var total time.Duration
+	for _, name := range t.nodes {
+		var off time.Duration
+		cs := t.changes[name]
+		for i, c := range cs {
+			if c.ready {
+				continue
+			}
+			until := end
+			if i+1 < len(cs) {
+				until = cs[i+1].at
+			}
+			off += until - c.at
+		}
+		total += off
+		parts = append(parts, fmt.Sprintf("%s %.1fs", name, off.Seconds()))
+	}
+	return strings.Join(parts, ", "), total
 }
 
 // peerMetrics is the meta leader's peer series (rankwire_cluster_meta_peers
