@@ -401,7 +401,7 @@ func (w *peerWatch) register(reg *prometheus.Registry) {
 			Help: "Cluster servers this node heard a beat from within 1.25 s, itself included."},
 			get(func() float64 { return float64(w.heard) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rankwire_cluster_servers",
-			Help: "Cluster servers counted for the majority: --routes' listeners, or more where more were heard."},
+			Help: "Cluster servers counted for the majority: --routes' listeners, or more where more were heard and neither stopped cleanly nor were removed."},
 			get(func() float64 { return float64(w.of) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rankwire_cluster_cutoffs_total",
 			Help: "Times this node heard fewer than a majority of the cluster's servers (not ready at once)."},
