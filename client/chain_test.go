@@ -39,6 +39,7 @@ func TestWatchSaysHowItGotThere(t *testing.T) {
 				}
 			}
 			submit("a", 1)
+			awaitScore(t, a, "a", 1) // else a's first snapshot may come before it applied a: seq 0, empty
 			if tt.kept {
 				startWatcher(ctx, t, newClient(t, b, b.URL())).waitTop("the keeper's first state", "a")
 			}
