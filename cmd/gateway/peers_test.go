@@ -154,7 +154,11 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 		t.Fatalf("%s handed on %d streams, want 1", leader, w.moved)
 	}
 	await.For(t, 10*time.Second, func() error {
-		info, err := st.Info(ctx)
+		// Each look its own deadline: a JetStream request during the
+		// election otherwise waits out the whole test's context.
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		defer acancel()
+		info, err := st.Info(actx)
 		if err != nil || info.Cluster == nil || info.Cluster.Leader == leader || info.Cluster.Leader == "" {
 			return fmt.Errorf("no new leader yet: %v", err)
 		}
