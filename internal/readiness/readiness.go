@@ -146,9 +146,20 @@ type Tenant struct {
 	// where the leader did not answer (Leader says why).
 	Last uint64
 	// Leader says why the tenant's stream has no reachable leader; empty:
-	// its leader answered. Cluster-wide: held for FailAfter.
+	// its leader answered. Cluster-wide: held for FailAfter, unless
+	// NoQuorum.
 	Leader string
+	// Up and Replicas: how many of the stream's replicas this node can
+	// reach (itself included), of how many; zero Replicas: not known.
+	// Where Leader is not empty and Up is not a majority of Replicas, no
+	// election can succeed and holding is pointless: the tenant counts at
+	// once (an ordinary election, a majority alive, is still held).
+	Up, Replicas int
 }
+
+// noQuorum reports whether t's stream is leaderless with no majority of
+// its replicas reachable from this node.
+func (t Tenant) noQuorum() bool { return t.Leader != "" && t.Replicas > 0 && t.Up*2 <= t.Replicas }
 
 // Verdict is the machine's answer.
 type Verdict struct {
@@ -507,6 +518,7 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending []string) {
 	clear(m.leaderless)
 	var tenants []string
 	waiting := 0
+	held = append(held, m.noQuorumLocked(o)...)
 	for key, why := range now {
 		since, ok := m.failingSince[key]
 		if !ok {
@@ -515,6 +527,7 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending []string) {
 		}
 		d := o.At.Sub(since).Round(time.Millisecond)
 		switch {
+		case m.leaderless[key]: // no quorum: counted at once above
 		case d < m.cfg.FailAfter && key == "":
 			pending = append(pending, fmt.Sprintf("JetStream API: %s (for %v)", why, d))
 		case d < m.cfg.FailAfter:
@@ -536,6 +549,31 @@ func (m *Machine) heldLocked(o Observation) (held []cond, pending []string) {
 			"tenant streams without a reachable leader: " + strings.Join(tenants, ", "), true})
 	}
 	return held, pending
+}
+
+// noQuorumLocked returns, as at most one condition, the tenants whose
+// stream is leaderless with no majority of its replicas reachable here
+// (Tenant.noQuorum): they count at once, not held, and are marked
+// leaderless for heldLocked and Tenant.
+func (m *Machine) noQuorumLocked(o Observation) []cond {
+	var names []string
+	var first Tenant
+	for _, t := range o.Tenants {
+		if !t.noQuorum() {
+			continue
+		}
+		if len(names) == 0 {
+			first = t
+		}
+		m.leaderless[t.Name] = true
+		names = append(names, fmt.Sprintf("%s (%d of %d, %s)", t.Name, t.Up, t.Replicas, t.Leader))
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return []cond{{fmt.Sprintf("no majority of a stream's replicas reachable: %d of %d (%d tenant streams)", first.Up, first.Replicas, len(names)),
+		"no majority of a stream's replicas reachable: " + strings.Join(names, ", "), true}}
 }
 
 // decideLocked sets the verdict from this observation's failing

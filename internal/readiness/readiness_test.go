@@ -683,3 +683,59 @@ func TestOnlyStartingIsTheGateAlone(t *testing.T) {
 		t.Fatalf("ready: %+v, want OnlyStarting false", v)
 	}
 }
+
+// leaderless is observation i with casino-a's stream without a reachable
+// leader and up of 3 replicas reachable from this node.
+func leaderless(i, up int) Observation {
+	o := healthy(i)
+	o.Tenants[0].Last, o.Tenants[0].Leader = 0, "no leader elected"
+	o.Tenants[0].Up, o.Tenants[0].Replicas = up, 3
+	return o
+}
+
+// A stream whose replicas this node cannot reach a majority of can elect
+// no leader: holding is pointless, the node is not ready at once, and
+// ready again once the stream has a leader and RecoverAfter passed.
+func TestNoQuorumCountsAtOnce(t *testing.T) {
+	m, i := readyMachine(t)
+	v, changed := m.Observe(leaderless(i, 1))
+	if v.Ready || !changed || !strings.Contains(v.Reason, "no majority of a stream's replicas reachable: 1 of 3") {
+		t.Fatalf("no quorum: %+v changed %v", v, changed)
+	}
+	if strings.Contains(v.Reason, "casino-a") || !strings.Contains(v.Detail, "casino-a") {
+		t.Fatalf("reason names the tenant or detail does not: %+v", v)
+	}
+	if s := m.Tenant("casino-a", leaderless(i, 1).At); s.Writable {
+		t.Fatalf("tenant without quorum writable: %+v", s)
+	}
+	for k := 1; k <= 3; k++ {
+		if v, _ = m.Observe(healthy(i + k)); v.Ready != (k == 3) {
+			t.Fatalf("%d healthy observations after: %+v", k, v)
+		}
+	}
+}
+
+// An ordinary election (a majority of the replicas reachable) and a
+// leaderless stream of unknown replicas are still held for FailAfter:
+// a healthy node does not flip for an election shorter than the hold.
+func TestLeaderlessWithQuorumIsHeld(t *testing.T) {
+	for _, up := range []int{2, 3, 0} {
+		m, i := readyMachine(t)
+		n := int(DefaultFailAfter / step)
+		for k := range n {
+			o := leaderless(i+k, up)
+			if up == 0 {
+				o.Tenants[0].Replicas = 0
+			}
+			if v, _ := m.Observe(o); !v.Ready {
+				t.Fatalf("up %d: not ready %v into the election: %+v", up, time.Duration(k)*step, v)
+			}
+		}
+		if m.Flips() != 1 {
+			t.Fatalf("up %d: flips %d", up, m.Flips())
+		}
+		if v, _ := m.Observe(leaderless(i+n+1, up)); v.Ready && up != 0 {
+			t.Fatalf("up %d: ready past FailAfter: %+v", up, v)
+		}
+	}
+}
