@@ -120,10 +120,11 @@ type peerWatch struct {
 	mu    sync.Mutex // guards the fields below, read by the metrics
 	heard int
 	of    int
-	cut   int // cut-offs seen since start
-	moved int // leaderships handed on in a bridge
-	meta  int // meta leaderships handed on in a bridge
-	holds int // Raft groups held back from elections (holdBack)
+	hears []string // the peers heard at the last beat (quorum.go)
+	cut   int      // cut-offs seen since start
+	moved int      // leaderships handed on in a bridge
+	meta  int      // meta leaderships handed on in a bridge
+	holds int      // Raft groups held back from elections (holdBack)
 }
 
 // newPeerWatch returns the watch of a clustered node with an embedded
@@ -215,7 +216,7 @@ func (w *peerWatch) beat(ctx context.Context, nc *nats.Conn, st *beatState) {
 	_ = nc.Publish(beatSubject, v.Beat.Marshal()) // fails only once closed
 	w.m.ObserveReach(now, readiness.Reach{Heard: v.Heard, Of: v.Of, Within: beatSilence, Partial: v.Bridge != ""})
 	cut := reach.CutOff(v.Heard, v.Of)
-	w.record(v.Heard, v.Of, cut && !st.cut)
+	w.record(v.Heard, v.Of, cut && !st.cut, v.Hears)
 	if cut != st.cut {
 		w.log.Warn("cluster reach", "cut_off", cut, "hears", v.Hears, "heard", v.Heard, "of", v.Of)
 		st.cut = cut
@@ -282,10 +283,10 @@ func (w *peerWatch) bridgeDue(since time.Duration) bool {
 }
 
 // record keeps the reach for the metrics.
-func (w *peerWatch) record(heard, of int, newCut bool) {
+func (w *peerWatch) record(heard, of int, newCut bool, hears []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.heard, w.of = heard, of
+	w.heard, w.of, w.hears = heard, of, hears
 	if newCut {
 		w.cut++
 	}

@@ -47,8 +47,11 @@ type prober struct {
 	// gate is the NATS server's start-up work, asked until the node was
 	// first ready; nil outside an embedded cluster.
 	gate *startGate
-	seen map[string]answer // tenant → its stream's last answer
-	turn int               // the first tenant of the next batch, past probeBatch
+	// replicas reads how many of each stream's replicas this node
+	// reaches (quorum.go); nil without a cluster.
+	replicas func() map[string]replicaCount
+	seen     map[string]answer // tenant → its stream's last answer
+	turn     int               // the first tenant of the next batch, past probeBatch
 }
 
 // start observes once, so that the machine has a verdict before the API
@@ -174,6 +177,7 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		})
 	}
 	wg.Wait()
+	p.countReplicas(out)
 	seen := make(map[string]answer, len(out))
 	for _, t := range out {
 		seen[t.Name] = answer{t.Last, t.Leader}

@@ -268,6 +268,7 @@ func (g *gateway) startAPI(ctx context.Context) error {
 		}
 		g.onStop(stop) // before the hub closes
 		w.register(g.reg)
+		p.replicas = w.replicaReach
 	}
 	g.onStop(p.start()) // stopped before the hub closes
 	registerReadiness(g.reg, g)

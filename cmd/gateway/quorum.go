@@ -1,0 +1,77 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/readiness"
+)
+
+// Whether a leaderless stream can elect a leader, as this node sees it
+// (issue 25): its replicas are read from the embedded server, and one
+// counts as reachable where it is this node or a peer whose beat this
+// node heard within beatSilence (peers.go), shorter than the prober's
+// hold. Raft's own view is no good here: a follower hears only the
+// leader, so the other followers' last contact is old in a healthy
+// group. Where fewer than a majority are reachable, no election can
+// succeed, and the readiness machine counts the tenant at once.
+
+// replicaCount is how many of a stream's replicas this node reaches,
+// itself included, of how many.
+type replicaCount struct{ up, of int }
+
+// countReplicas fills the replica counts of the tenants whose stream has
+// no reachable leader; the others need none. Without a cluster, or where
+// the server's streams cannot be read, it fills nothing (held as before).
+func (p *prober) countReplicas(ts []readiness.Tenant) {
+	if p.replicas == nil || !slices.ContainsFunc(ts, func(t readiness.Tenant) bool { return t.Leader != "" }) {
+		return
+	}
+	counts := p.replicas()
+	for i := range ts {
+		if c, ok := counts[hub.StreamOf(ts[i].Name)]; ok && ts[i].Leader != "" {
+			ts[i].Up, ts[i].Replicas = c.up, c.of
+		}
+	}
+}
+
+// replicaReach returns, by stream name, how many of each replicated
+// stream's replicas this node reaches, as of the last beat; nil where the
+// server's streams cannot be read.
+func (w *peerWatch) replicaReach() map[string]replicaCount {
+	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	if err != nil {
+		return nil
+	}
+	w.mu.Lock()
+	hears := w.hears
+	w.mu.Unlock()
+	out := map[string]replicaCount{}
+	for _, a := range info.AccountDetails {
+		for _, s := range a.Streams {
+			if c := s.Cluster; c != nil && len(c.Replicas) > 0 {
+				out[s.Name] = countOf(w.node, c.Replicas, hears)
+			}
+		}
+	}
+	return out
+}
+
+// countOf counts self and the replicas heard and not offline, of self and
+// all replicas (the server lists this node among them only while the
+// group has no leader).
+func countOf(self string, replicas []*server.PeerInfo, hears []string) replicaCount {
+	c := replicaCount{up: 1, of: 1}
+	for _, r := range replicas {
+		if r.Name == self {
+			continue
+		}
+		c.of++
+		if !r.Offline && slices.Contains(hears, r.Name) {
+			c.up++
+		}
+	}
+	return c
+}
