@@ -31,7 +31,7 @@ func TestReplicaReachCountsWhomThisNodeHears(t *testing.T) {
 		want  replicaCount
 	}{{nil, replicaCount{1, 3}}, {[]string{leader}, replicaCount{2, 3}}, {others, replicaCount{3, 3}}} {
 		w.hears = tc.hears
-		if got := w.replicaReach()["BRIDGED"]; got != tc.want {
+		if got := reachOf(w); got != tc.want {
 			t.Fatalf("hearing %v: %+v, want %+v", tc.hears, got, tc.want)
 		}
 	}
@@ -42,7 +42,7 @@ func TestReplicaReachCountsWhomThisNodeHears(t *testing.T) {
 	}
 	w.hears = nil
 	await.For(t, 30*time.Second, func() error {
-		if got := w.replicaReach()["BRIDGED"]; got != (replicaCount{1, 3}) {
+		if got := reachOf(w); got != (replicaCount{1, 3}) {
 			return fmt.Errorf("alone, leaderless: %+v", got)
 		}
 		info, err := f.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
@@ -58,4 +58,24 @@ func TestReplicaReachCountsWhomThisNodeHears(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// reachOf is w's count of BRIDGED.
+func reachOf(w *peerWatch) replicaCount {
+	counts, _, _ := w.replicaReach()
+	return counts["BRIDGED"]
+}
+
+// A node that hosts no replica counts those a leaderless replica named.
+func TestCountNamed(t *testing.T) {
+	names := []string{"n1", "n2", "n3"}
+	for _, tc := range []struct {
+		self  string
+		hears []string
+		want  replicaCount
+	}{{"n4", []string{"n3", "n5"}, replicaCount{1, 3}}, {"n4", []string{"n2", "n3", "n5"}, replicaCount{2, 3}}, {"n3", nil, replicaCount{1, 3}}} {
+		if got := countNamed(tc.self, names, tc.hears); got != tc.want {
+			t.Errorf("%s hearing %v: %+v, want %+v", tc.self, tc.hears, got, tc.want)
+		}
+	}
 }

@@ -49,7 +49,7 @@ type prober struct {
 	gate *startGate
 	// replicas reads how many of each stream's replicas this node
 	// reaches (quorum.go); nil without a cluster.
-	replicas func() map[string]replicaCount
+	replicas func() (map[string]replicaCount, string, []string)
 	seen     map[string]answer // tenant → its stream's last answer
 	turn     int               // the first tenant of the next batch, past probeBatch
 }
@@ -163,13 +163,14 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		a := p.seen[st.Tenant]
 		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
 	}
+	named := make([][]string, len(stats)) // a leaderless stream's replicas as a replica answered
 	sem := make(chan struct{}, probeParallel)
 	var wg sync.WaitGroup
 	for _, i := range p.batch(len(stats)) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			out[i].Last, out[i].Leader = p.leader(ctx, out[i].Name)
+			out[i].Last, out[i].Leader, named[i] = p.leader(ctx, out[i].Name)
 			// The replica's watchdog replaces a consumer that delivers nothing
 			// while its stream is ahead of it, even on a node that takes no
 			// writes (hub/follow.go): it learns how far ahead here.
@@ -177,7 +178,7 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		})
 	}
 	wg.Wait()
-	p.countReplicas(out)
+	p.countReplicas(out, named)
 	seen := make(map[string]answer, len(out))
 	for _, t := range out {
 		seen[t.Name] = answer{t.Last, t.Leader}
@@ -207,8 +208,10 @@ func (p *prober) batch(n int) []int {
 }
 
 // leader asks tenant's stream for its info, which its leader answers, and
-// returns the stream's last sequence, or why no leader answered.
-func (p *prober) leader(ctx context.Context, tenant string) (uint64, string) {
+// returns the stream's last sequence, or why no leader answered and,
+// where a replica answered without a leader, the names of the stream's
+// replicas (a leaderless member lists itself among them).
+func (p *prober) leader(ctx context.Context, tenant string) (uint64, string, []string) {
 	var info *jetstream.StreamInfo
 	err := p.h.JetStreamAPI(func() error {
 		s, err := p.h.JetStream().Stream(ctx, hub.StreamOf(tenant))
@@ -219,16 +222,20 @@ func (p *prober) leader(ctx context.Context, tenant string) (uint64, string) {
 	})
 	switch {
 	case err != nil:
-		return 0, errText(err)
+		return 0, errText(err), nil
 	case info.Cluster != nil && info.Cluster.Leader == "":
-		return 0, "no leader elected"
+		var names []string
+		for _, r := range info.Cluster.Replicas {
+			names = append(names, r.Name)
+		}
+		return 0, "no leader elected", names
 	}
 	if up, of := reachable(info.Cluster); up <= of/2 {
 		// A leader cut from its followers still answers, for a while, as
 		// leader: it can commit nothing.
-		return 0, fmt.Sprintf("its leader reaches %d of %d replicas, fewer than a majority", up, of)
+		return 0, fmt.Sprintf("its leader reaches %d of %d replicas, fewer than a majority", up, of), nil
 	}
-	return info.State.LastSeq, ""
+	return info.State.LastSeq, "", nil
 }
 
 // replicaSilence is how long a stream's leader may not have heard from a
