@@ -10,9 +10,11 @@ import (
 
 // clusterCollector exports the embedded JetStream cluster's membership and
 // leaderships, read from the server in-process at each scrape (one Jsz of
-// every account's streams: O(streams)). Safe for concurrent scrapes.
+// every account's streams: O(streams), shared with the cluster's other
+// readers within a beat: streamView). Safe for concurrent scrapes.
 type clusterCollector struct {
-	srv *server.Server
+	srv  *server.Server
+	view *streamView
 
 	mu      sync.Mutex           // guards the field below
 	offline map[string]time.Time // peer → the first scrape that saw it not current, on the meta leader
@@ -36,8 +38,8 @@ var (
 		"The largest lag, in Raft entries, of a replica of a stream this node leads.", nil, nil)
 )
 
-func newClusterCollector(srv *server.Server) *clusterCollector {
-	return &clusterCollector{srv: srv, offline: map[string]time.Time{}}
+func newClusterCollector(view *streamView) *clusterCollector {
+	return &clusterCollector{srv: view.srv, view: view, offline: map[string]time.Time{}}
 }
 
 // Describe implements prometheus.Collector.
@@ -50,7 +52,7 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descRoutes, prometheus.GaugeValue, float64(c.srv.NumRoutes()))
-	info, err := c.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	info, err := c.view.streams()
 	if err != nil || info.Meta == nil {
 		return
 	}

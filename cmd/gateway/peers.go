@@ -109,6 +109,7 @@ type peerWatch struct {
 	tab  *reach.Table // owned by the goroutine
 	m    *readiness.Machine
 	srv  *server.Server    // the embedded one: the leaderships handed on in a bridge
+	view *streamView       // srv's streams, read once a beat for every reader (streamview.go)
 	sys  *clusterSystem    // the meta leadership's step-down in a bridge; nil: not handed on
 	hold *electhold.Holder // owned by the goroutine; nil: none (a test's watch)
 	log  *slog.Logger
@@ -128,13 +129,14 @@ type peerWatch struct {
 }
 
 // newPeerWatch returns the watch of a clustered node with an embedded
-// server, or nil; sys, where not nil, hands the meta leadership on in a
-// bridge.
-func newPeerWatch(cfg Config, srv *server.Server, sys *clusterSystem, m *readiness.Machine, log *slog.Logger) *peerWatch {
-	if cfg.Cluster == "" || srv == nil {
+// server (view's), or nil; sys, where not nil, hands the meta leadership
+// on in a bridge.
+func newPeerWatch(cfg Config, view *streamView, sys *clusterSystem, m *readiness.Machine, log *slog.Logger) *peerWatch {
+	if cfg.Cluster == "" || view == nil {
 		return nil
 	}
-	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, sys: sys,
+	srv := view.srv
+	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, view: view, sys: sys,
 		hold: electhold.New(srv), log: log}
 }
 
@@ -259,7 +261,7 @@ func (w *peerWatch) holdBack(relayed []string) {
 // ledBy returns the Raft groups of this node's replicated streams, and
 // the meta group, whose leader as this node sees it is one of leaders.
 func (w *peerWatch) ledBy(leaders []string) ([]string, error) {
-	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	info, err := w.view.streams()
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +321,7 @@ func (w *peerWatch) handOver(ctx context.Context, nc *nats.Conn, via string, hea
 // its view (leaderless: an election under way, which this node may win;
 // see bridgeSoon).
 func (w *peerWatch) handOn(ctx context.Context, nc *nats.Conn, via string, hears []string) (leaderless bool) {
-	info, err := w.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	info, err := w.view.streams() // a beat old at most: a stream just moved fails its step-down, retried
 	if err != nil {
 		w.log.Warn("bridge: this node's streams not read", "err", err)
 		return false

@@ -47,11 +47,11 @@ type prober struct {
 	// gate is the NATS server's start-up work, asked until the node was
 	// first ready; nil outside an embedded cluster.
 	gate *startGate
-	// replicas reads how many of each stream's replicas this node
-	// reaches (quorum.go); nil without a cluster.
-	replicas func() (map[string]replicaCount, string, []string)
-	seen     map[string]answer // tenant → its stream's last answer
-	turn     int               // the first tenant of the next batch, past probeBatch
+	// peers counts a leaderless stream's replicas this node reaches and
+	// remembers each stream's members (quorum.go); nil without a cluster.
+	peers *peerWatch
+	seen  map[string]answer // tenant → its stream's last answer
+	turn  int               // the first tenant of the next batch, past probeBatch
 }
 
 // start observes once, so that the machine has a verdict before the API
@@ -163,14 +163,14 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		a := p.seen[st.Tenant]
 		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
 	}
-	named := make([][]string, len(stats)) // a leaderless stream's replicas as a replica answered
+	answers := make([]members, len(stats)) // the stream's replicas as its answer named them
 	sem := make(chan struct{}, probeParallel)
 	var wg sync.WaitGroup
 	for _, i := range p.batch(len(stats)) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			out[i].Last, out[i].Leader, named[i] = p.leader(ctx, out[i].Name)
+			out[i].Last, out[i].Leader, answers[i] = p.leader(ctx, out[i].Name)
 			// The replica's watchdog replaces a consumer that delivers nothing
 			// while its stream is ahead of it, even on a node that takes no
 			// writes (hub/follow.go): it learns how far ahead here.
@@ -178,7 +178,7 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		})
 	}
 	wg.Wait()
-	p.countReplicas(out, named)
+	p.countReplicas(out, answers)
 	seen := make(map[string]answer, len(out))
 	for _, t := range out {
 		seen[t.Name] = answer{t.Last, t.Leader}
@@ -208,10 +208,11 @@ func (p *prober) batch(n int) []int {
 }
 
 // leader asks tenant's stream for its info, which its leader answers, and
-// returns the stream's last sequence, or why no leader answered and,
-// where a replica answered without a leader, the names of the stream's
-// replicas (a leaderless member lists itself among them).
-func (p *prober) leader(ctx context.Context, tenant string) (uint64, string, []string) {
+// returns the stream's last sequence, or why no leader answered, and the
+// replicas the answer named: the leader and the others where a leader
+// answered, every replica where a replica answered without a leader (a
+// leaderless member lists itself among them).
+func (p *prober) leader(ctx context.Context, tenant string) (uint64, string, members) {
 	var info *jetstream.StreamInfo
 	err := p.h.JetStreamAPI(func() error {
 		s, err := p.h.JetStream().Stream(ctx, hub.StreamOf(tenant))
@@ -222,20 +223,20 @@ func (p *prober) leader(ctx context.Context, tenant string) (uint64, string, []s
 	})
 	switch {
 	case err != nil:
-		return 0, errText(err), nil
-	case info.Cluster != nil && info.Cluster.Leader == "":
-		var names []string
-		for _, r := range info.Cluster.Replicas {
-			names = append(names, r.Name)
-		}
-		return 0, "no leader elected", names
+		return 0, errText(err), members{}
+	case info.Cluster == nil:
+		return info.State.LastSeq, "", members{}
+	}
+	m := membersIn(info.Cluster)
+	if !m.led {
+		return 0, "no leader elected", m
 	}
 	if up, of := reachable(info.Cluster); up <= of/2 {
 		// A leader cut from its followers still answers, for a while, as
 		// leader: it can commit nothing.
-		return 0, fmt.Sprintf("its leader reaches %d of %d replicas, fewer than a majority", up, of), nil
+		return 0, fmt.Sprintf("its leader reaches %d of %d replicas, fewer than a majority", up, of), m
 	}
-	return info.State.LastSeq, "", nil
+	return info.State.LastSeq, "", m
 }
 
 // replicaSilence is how long a stream's leader may not have heard from a

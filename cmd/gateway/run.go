@@ -79,6 +79,7 @@ type gateway struct {
 	serving     atomic.Bool   // /readyz answers 200 while set (and ready says so)
 	ready       *readiness.Machine
 	embedded    *server.Server // the embedded NATS server; nil with --nats
+	streams     *streamView    // embedded's streams, read once a beat; nil outside an embedded cluster
 	stops       []func()
 }
 
@@ -160,7 +161,8 @@ func (g *gateway) startHub(ctx context.Context) error {
 		return err // hub's errors name the hub
 	}
 	if srv != nil && cfg.Cluster != "" {
-		g.reg.MustRegister(newClusterCollector(srv)) // cluster_metrics.go
+		g.streams = newStreamView(srv)                     // streamview.go: one reading a beat for the metrics, the beats, the prober
+		g.reg.MustRegister(newClusterCollector(g.streams)) // cluster_metrics.go
 	}
 	g.hub, g.embedded = h, srv
 	g.onStop(func() { closeHub(h, g.log) })
@@ -261,14 +263,14 @@ func (g *gateway) startAPI(ctx context.Context) error {
 	if g.div != nil {
 		p.rebuilding = g.div.fps.Rebuilding
 	}
-	if w := newPeerWatch(g.cfg, g.embedded, g.system, g.ready, g.log); w != nil { // peers.go; before the prober's first look
+	if w := newPeerWatch(g.cfg, g.streams, g.system, g.ready, g.log); w != nil { // peers.go; before the prober's first look
 		stop, err := w.start(g.hub.JetStream().Conn())
 		if err != nil {
 			return fmt.Errorf("cluster beats: %w", err)
 		}
 		g.onStop(stop) // before the hub closes
 		w.register(g.reg)
-		p.replicas = w.replicaReach
+		p.peers = w
 	}
 	g.onStop(p.start()) // stopped before the hub closes
 	registerReadiness(g.reg, g)
