@@ -199,7 +199,7 @@ func TestBridgeRetriesSoonWhileAStreamIsLeaderless(t *testing.T) {
 		}
 	}
 	await.For(t, 20*time.Second, func() error {
-		info, err := f.Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+		info, err := w.view.streams() // what handOn reads: the server's streams as of a beat ago at most
 		if err != nil {
 			return err
 		}
