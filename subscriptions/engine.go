@@ -43,6 +43,7 @@ type Engine struct {
 	evicted   time.Time      // the last look for idle board-windows; Flush's caller only
 	flushing  []*windowState // Flush's list of board-windows, kept for the next; Flush's caller only
 	views     atomic.Int64
+	held      atomic.Int64 // subscriptions held for a resume from the future: hold.go
 	subs      [len(kindNames)]atomic.Int64
 	leaving   leaveQueue // subscriptions of closing connections: see leave.go
 
@@ -74,6 +75,8 @@ type windowState struct {
 	handles multiIndex[uint32]
 	names   multiIndex[string]
 	ring    *ring
+	at      uint64    // the board-window's seq when the engine last saw it (created, Apply)
+	held    []hold    // subscriptions whose first message waits for at to reach their since: hold.go
 	idle    time.Time // when the last view went; zero while watched
 	scratch dirtyScratch
 }
@@ -104,12 +107,13 @@ type view struct {
 type Stats struct {
 	Views         int          // distinct views
 	Subscriptions map[Kind]int // subscriptions by kind
+	Held          int          // subscriptions whose resume waits for this gateway to apply their since
 	Coalesced     uint64       // pending messages replaced by newer ones
 }
 
 // Stats returns the current gauges and counters. O(kinds).
 func (e *Engine) Stats() Stats {
-	st := Stats{Views: int(e.views.Load()), Subscriptions: map[Kind]int{}, Coalesced: e.coalesced.Load()}
+	st := Stats{Views: int(e.views.Load()), Subscriptions: map[Kind]int{}, Coalesced: e.coalesced.Load(), Held: int(e.held.Load())}
 	for _, k := range Kinds {
 		st.Subscriptions[k] = int(e.subs[k].Load())
 	}
@@ -119,7 +123,10 @@ func (e *Engine) Stats() Stats {
 // Subscribe starts a subscription named id of out to spec's view of the
 // board-window key, which w reads; the caller holds the board's read lock.
 // The first message is put in out at once: a diff from since where the ring
-// still reaches it, else a snapshot. A view that others watch is shared;
+// still reaches it, else a snapshot; but where since is past the
+// board-window's seq as the engine last saw it (a resume from a gateway
+// ahead of this one), the subscription is held until an Apply reaches
+// since (hold.go: Ready, Abandon). A view that others watch is shared;
 // a new one is computed from w: O(log N + rows). The caller checks the
 // spec's limits and the id's uniqueness on the connection.
 func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec, since *uint64) (*Sub, error) {
@@ -134,16 +141,13 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	s.widx = len(v.watchers)
 	v.watchers = append(v.watchers, s)
 	e.subs[spec.Kind].Add(1)
-	var first *shared
-	resumed := false
-	if since != nil {
-		first, resumed = v.resume(*since, w)
-	}
-	if !resumed { // encoded only where no diff resumes: a reconnect wastes none
-		first = v.firstSnapshot()
+	first := v.opening(since, w, ws.at) // encoded once: a reconnect that resumes wastes no snapshot
+	if first == nil {
+		ws.holdLocked(e, s, *since)
+		return s, nil
 	}
 	out.put(s, first)
-	s.seq = v.seq
+	s.seq = first.seq
 	return s, nil
 }
 
@@ -159,7 +163,7 @@ func (e *Engine) lockWindow(key Key, w Window) *windowState {
 			e.mu.Lock()
 			if ws = e.windows[key]; ws == nil {
 				ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{}, shifts: rankIndex{},
-					handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq())}
+					handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq()), at: w.Seq()}
 				e.windows[key] = ws
 			}
 			e.mu.Unlock()
@@ -213,6 +217,7 @@ func (e *Engine) unsubscribeLocked(s *Sub) {
 		v.watchers = slices.Clip(slices.Clone(v.watchers))
 	}
 	s.widx = -1
+	ws.unholdLocked(e, s)
 	e.subs[s.kind].Add(-1)
 	s.out.drop(s)
 	if len(v.watchers) > 0 {
@@ -260,6 +265,8 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	e.recomputeAll(dirty, w)
 	clear(dirty) // the views may go before the next Apply: keep no pointer
 	ws.scratch.views = dirty[:0]
+	ws.at = w.Seq()
+	ws.releaseLocked(e, w)
 }
 
 // parallelViews is the fewest dirty views of one board-window worth

@@ -1,0 +1,138 @@
+package subscriptions
+
+import (
+	"math"
+	"slices"
+)
+
+// A resume from the future: a client that resumes with since S through a
+// gateway whose engine has seen less of the board-window than S (it trails
+// the gateway the client left: cut off, paused, still replaying) must not
+// be answered with this gateway's older state. Subscribe then holds the
+// subscription: it is a watcher of its view like any other, but its first
+// message waits until an Apply brings the board-window to S, which then
+// gives it a diff from S (or, where the ring no longer reaches S, a
+// snapshot at a seq of at least S). Nothing waits on a goroutine here: the
+// hold is state of the board-window, released by the ticker's Apply, and
+// the owner bounds it in time (Ready, Abandon). Where the engine has seen
+// S but the view has not changed since before it, the view's state at S is
+// its state now: a snapshot at seq S (snapshotAt), never one at the older
+// seq the view last changed.
+
+// heldSeq is a held subscription's Sub.seq: no tick's diff is ever at or
+// past it, so Flush's deliver passes the subscription by at no cost.
+const heldSeq = math.MaxUint64
+
+// hold is one held subscription of a board-window: its since, and the
+// channel closed when it is no longer held (released or ended).
+type hold struct {
+	s     *Sub
+	since uint64
+	ready chan struct{}
+}
+
+// closedReady is the Ready of a subscription that is not held.
+var closedReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// opening returns a new watcher's first message given since (nil: none),
+// or nil where it must be held: since is past at, the board-window's seq
+// as the engine last saw it. ws's lock is held. The cost of resume or of a
+// snapshot.
+func (v *view) opening(since *uint64, w Window, at uint64) *shared {
+	if since == nil {
+		return v.firstSnapshot()
+	}
+	s := *since
+	if s <= v.seq {
+		if d, ok := v.resume(s, w); ok {
+			return d
+		}
+		return v.firstSnapshot()
+	}
+	if s <= at {
+		return v.snapshotAt(s)
+	}
+	return nil
+}
+
+// snapshotAt encodes v's state as a snapshot at seq, which lies between
+// the seq v last changed at and the board-window's seq the engine last
+// saw: v's state over that whole span. Not cached: a resume's only.
+func (v *view) snapshotAt(seq uint64) *shared {
+	b := body{seq: seq, total: v.total, rows: v.st.rows}
+	return &shared{typ: "snapshot", body: appendBody(make([]byte, 0, bodySize(b)), b), seq: seq}
+}
+
+// holdLocked holds s, a watcher of its view already, until the engine
+// sees its board-window at since. ws's lock is held.
+func (ws *windowState) holdLocked(e *Engine, s *Sub, since uint64) {
+	s.seq = heldSeq
+	ws.held = append(ws.held, hold{s: s, since: since, ready: make(chan struct{})})
+	e.held.Add(1)
+}
+
+// releaseLocked gives every held subscription whose since the board-window
+// has reached (at, after an Apply) its first message. ws's lock is held.
+// O(held subscriptions of ws).
+func (ws *windowState) releaseLocked(e *Engine, w Window) {
+	if len(ws.held) == 0 {
+		return
+	}
+	ws.held = slices.DeleteFunc(ws.held, func(h hold) bool {
+		if h.since > ws.at {
+			return false
+		}
+		v := h.s.v
+		first := v.opening(&h.since, w, ws.at)
+		h.s.out.put(h.s, first)
+		h.s.seq = first.seq
+		close(h.ready)
+		e.held.Add(-1)
+		return true
+	})
+}
+
+// unholdLocked forgets s's hold, if it has one: s ends. ws's lock is held.
+func (ws *windowState) unholdLocked(e *Engine, s *Sub) {
+	if s.seq != heldSeq {
+		return
+	}
+	ws.held = slices.DeleteFunc(ws.held, func(h hold) bool {
+		if h.s != s {
+			return false
+		}
+		close(h.ready)
+		e.held.Add(-1)
+		return true
+	})
+}
+
+// Ready returns a channel closed once s's first message is in its outbox
+// or s ended: at once where s was not held. O(held subscriptions of its
+// board-window), under its lock.
+func (e *Engine) Ready(s *Sub) <-chan struct{} {
+	ws := s.v.ws
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, h := range ws.held {
+		if h.s == s {
+			return h.ready
+		}
+	}
+	return closedReady
+}
+
+// Abandon ends s where it is still held, and reports whether it did: the
+// owner's bound passed before this gateway applied what the client holds.
+// False where s got its first message meanwhile (it goes on as any other
+// subscription) or ended already.
+func (e *Engine) Abandon(s *Sub) bool {
+	ws := s.v.ws
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if s.seq != heldSeq || s.widx < 0 {
+		return false
+	}
+	e.unsubscribeLocked(s)
+	return true
+}

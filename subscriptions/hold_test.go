@@ -1,0 +1,174 @@
+package subscriptions
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rankwire/rankwire/board"
+)
+
+// twoGateways returns the same board-window as two gateways hold it, ahead
+// (every submission applied) and behind (only the first few), with a
+// client that watched the top 5 on ahead and holds its state at ahead's
+// last seq.
+func twoGateways(t *testing.T, total, applied int) (ahead, behind *testWindow, keep *client) {
+	t.Helper()
+	ahead, behind = newTestWindow(t, board.Config{}), newTestWindow(t, board.Config{})
+	ea := NewEngine(Config{})
+	key := Key{"a", "weekly", "all"}
+	keep = newClient()
+	if _, err := ea.Subscribe(key, ahead, keep.out, "w", Spec{Kind: Top, Limit: 5}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range total {
+		ahead.submit(t, fmt.Sprint("p", i), float64(i))
+		if i < applied {
+			behind.submit(t, fmt.Sprint("p", i), float64(i))
+		}
+	}
+	ahead.tick(ea, key)
+	keep.drain(t)
+	return ahead, behind, keep
+}
+
+// catchUp applies the submissions behind lacks, one tick each, up to n.
+func catchUp(t *testing.T, e *Engine, key Key, w *testWindow, from, n int) {
+	t.Helper()
+	for i := from; i < n; i++ {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+		w.tick(e, key)
+	}
+}
+
+// TestResumeFromFutureWaits: a resume with since past what this gateway's
+// engine has seen of the board-window gets nothing (no older state) while
+// the gateway catches up, and then a diff from since that the client
+// applies in chain, ending at the view's state; the hold is counted while
+// it lasts.
+func TestResumeFromFutureWaits(t *testing.T) {
+	_, behind, keep := twoGateways(t, 10, 6)
+	since := keep.seq["w"]
+	e := NewEngine(Config{})
+	key := Key{"a", "weekly", "all"}
+	behind.tick(e, key)
+	s, err := e.Subscribe(key, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catchUp(t, e, key, behind, 6, 9) // seq 9 < since 10: still held
+	if n := keep.out.Len(); n != 0 || e.Stats().Held != 1 {
+		t.Fatalf("%d messages wait, %d held, before the gateway reached since: want 0 and 1", n, e.Stats().Held)
+	}
+	select {
+	case <-e.Ready(s):
+		t.Fatal("Ready closed while held")
+	default:
+	}
+	catchUp(t, e, key, behind, 9, 12)
+	<-e.Ready(s)
+	m, ok := keep.out.Next()
+	if raw := m.AppendTo(nil); !ok || !strings.HasPrefix(string(raw), `{"type":"diff"`) {
+		t.Fatalf("first message after the catch-up %s, want a diff from since", raw)
+	} else {
+		keep.apply(t, raw) // checks its prev against the seq held
+	}
+	keep.drain(t)
+	if keep.seq["w"] != behind.seq || !sameRows(keep.state["w"], rowsOf(s.v.st.rows)) {
+		t.Fatalf("client at seq %d with %v, view at %d with %v", keep.seq["w"], keep.state["w"], behind.seq, rowsOf(s.v.st.rows))
+	}
+	if e.Stats().Held != 0 || e.Abandon(s) {
+		t.Fatalf("held %d after release, or Abandon ended a released subscription", e.Stats().Held)
+	}
+}
+
+// TestResumeHeldOtherTenant: a second tenant's board of the same name
+// reaching since releases nothing of the first's, and is answered at once.
+func TestResumeHeldOtherTenant(t *testing.T) {
+	_, behind, keep := twoGateways(t, 10, 6)
+	since := keep.seq["w"]
+	e := NewEngine(Config{})
+	a, b := Key{"a", "weekly", "all"}, Key{"b", "weekly", "all"}
+	behind.tick(e, a)
+	s, err := e.Subscribe(a, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newTestWindow(t, board.Config{})
+	for i := range 20 {
+		other.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	twin := newClient()
+	if _, err := e.Subscribe(b, other, twin.out, "w", Spec{Kind: Top, Limit: 5}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other.tick(e, b)
+	twin.drain(t)
+	if twin.seq["w"] != 20 || keep.out.Len() != 0 || e.Stats().Held != 1 {
+		t.Fatalf("twin at %d, %d messages for the held one, %d held: want 20, 0, 1", twin.seq["w"], keep.out.Len(), e.Stats().Held)
+	}
+	if !e.Abandon(s) {
+		t.Fatal("Abandon of a held subscription reported false")
+	}
+	<-e.Ready(s)
+	if keep.out.Len() != 0 || e.Stats().Held != 0 || e.Stats().Views != 1 {
+		t.Fatalf("after Abandon: %d messages, %d held, %d views: want 0, 0, 1", keep.out.Len(), e.Stats().Held, e.Stats().Views)
+	}
+}
+
+// TestResumeUnsubscribedWhileHeld: a held subscription that ends (its
+// connection went) leaves the hold at once: Ready closes, nothing is put.
+func TestResumeUnsubscribedWhileHeld(t *testing.T) {
+	_, behind, keep := twoGateways(t, 10, 6)
+	since := keep.seq["w"]
+	e := NewEngine(Config{})
+	key := Key{"a", "weekly", "all"}
+	behind.tick(e, key)
+	s, err := e.Subscribe(key, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Leave([]*Sub{s})
+	<-e.Ready(s)
+	catchUp(t, e, key, behind, 6, 12)
+	if keep.out.Len() != 0 || e.Stats().Held != 0 || e.Abandon(s) {
+		t.Fatalf("%d messages, %d held after the subscription ended", keep.out.Len(), e.Stats().Held)
+	}
+}
+
+// TestResumeViewUnchangedSince: a view that last changed before since,
+// on a gateway that has seen since, answers a resume with its state as a
+// snapshot at since, never at the older seq it last changed at.
+func TestResumeViewUnchangedSince(t *testing.T) {
+	w := newTestWindow(t, board.Config{})
+	e := NewEngine(Config{})
+	key := Key{"a", "weekly", "all"}
+	w.submit(t, "lead", 1000)
+	old := newClient()
+	if _, err := e.Subscribe(key, w, old.out, "w", Spec{Kind: Top, Limit: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 { // the window moves on; the top 1 does not
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	w.tick(e, key)
+	since := w.seq // the seq another gateway's fresh view carried
+	c := newClient()
+	if _, err := e.Subscribe(key, w, c.out, "w", Spec{Kind: Top, Limit: 1}, &since); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := c.out.Next()
+	if !ok {
+		t.Fatal("no first message")
+	}
+	c.apply(t, m.AppendTo(nil))
+	if c.seq["w"] != since || c.state["w"][1] != "lead 1000 0" {
+		t.Fatalf("first message at seq %d with %v, want a snapshot at %d with lead", c.seq["w"], c.state["w"], since)
+	}
+	w.submit(t, "new", 2000)
+	w.tick(e, key)
+	c.drain(t) // the next change follows since in chain (or is a snapshot)
+	if c.state["w"][1] != "new 2000 0" {
+		t.Fatalf("after a new leader the client holds %v", c.state["w"])
+	}
+}
