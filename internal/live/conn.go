@@ -369,6 +369,7 @@ func (c *wsConn) subscribe(m clientMsg) {
 	c.mu.Lock()
 	c.subs = append(c.subs, liveSub{id: m.ID, view: v, board: m.Board})
 	c.mu.Unlock()
+	c.armResume(m.ID, v, m.Since) // a resume from the future: bounded (resume.go)
 }
 
 // joinError names the field of a hub's refusal of a join by its protocol

@@ -43,6 +43,7 @@ type liveView struct {
 	sub    *subscriptions.Sub
 	window string // the name of the window sub watches ("day:2026-03-29")
 	ended  bool
+	resume *time.Timer // a held resume's bound (resume.go); nil when none
 }
 
 // followSpec is what a following subscription needs to join the next
@@ -74,6 +75,7 @@ func (p *Plane) follow(v *liveView) {
 func (p *Plane) leave(v *liveView) {
 	v.mu.Lock()
 	v.ended = true
+	v.stopResumeLocked()
 	p.eng.Unsubscribe(v.sub)
 	v.mu.Unlock()
 	p.unfollow(v)
@@ -92,6 +94,7 @@ func (p *Plane) leaveAll(vs []*liveView) {
 			v.ended = true
 			subs = append(subs, v.sub)
 		}
+		v.stopResumeLocked()
 		v.mu.Unlock()
 		p.unfollow(v)
 	}

@@ -16,6 +16,9 @@ type metrics struct {
 	tick       prometheus.Histogram
 	slowCloses prometheus.Counter
 	closes     *prometheus.CounterVec // by code
+	// resumeGaveUp counts resumes from the future whose bound passed
+	// before this gateway applied their since (resume.go).
+	resumeGaveUp prometheus.Counter
 }
 
 // closed counts a close the server sent, by code. O(1).
@@ -31,6 +34,8 @@ func newMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *metrics {
 		writes: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_writes_total",
 			Help: "Socket writes of live messages: one per connection per writer's turn, carrying every message the turn took (messages sent ÷ writes is how many a write packs)."}),
 		slowCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_slow_closes_total", Help: "Connections closed (4008) because bytes their socket did not take waited unsent past the slow timeout."}),
+		resumeGaveUp: prometheus.NewCounter(prometheus.CounterOpts{Name: "rankwire_ws_resumes_behind_total",
+			Help: "Subscriptions resumed with a since this gateway had not applied within the resume wait, answered unavailable so that the client moves."}),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rankwire_ws_closes_total", Help: "WebSocket connections the gateway closed, by close code (PROTOCOL.md's table; 1009 and 1007 included).",
 		}, []string{"code"}),
@@ -42,7 +47,10 @@ func newMetrics(reg *prometheus.Registry, eng *subscriptions.Engine) *metrics {
 	for _, code := range wire.CloseCodes {
 		m.closes.WithLabelValues(code.String()) // every code's series exists from the start, at 0
 	}
-	reg.MustRegister(m.conns, m.messages, m.writes, m.bytes, m.slowCloses, m.closes, m.tick)
+	reg.MustRegister(m.conns, m.messages, m.writes, m.bytes, m.slowCloses, m.closes, m.tick, m.resumeGaveUp)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rankwire_ws_resumes_held", Help: "Subscriptions resumed with a since this gateway has not applied yet, waiting for it.",
+	}, func() float64 { return float64(eng.Stats().Held) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rankwire_ws_views", Help: "Distinct live views (board, window, kind, parameters).",
 	}, func() float64 { return float64(eng.Stats().Views) }))

@@ -53,6 +53,12 @@ type Options struct {
 	// means writable and fresh. Called once per tenant per heartbeat
 	// round; must not block.
 	Status func(tenant string) (writable, stale bool)
+	// ResumeWait bounds how long a subscription that resumes with since
+	// past what this gateway has applied of its board-window waits for the
+	// gateway to apply it before it is answered unavailable, so that the
+	// client resumes through another gateway (resume.go). Zero means
+	// DefaultResumeWait (2 s).
+	ResumeWait time.Duration
 }
 
 // Config wires a Plane. Hub and Verifier are required.
@@ -97,6 +103,7 @@ type Plane struct {
 	origins  []string
 	authTO   time.Duration
 	slowTO   time.Duration
+	resumeTO time.Duration // Options.ResumeWait
 	pingTO   time.Duration
 	maxConn  int
 	// pings visits every WebSocket once per pingTO (keepalive.go); closers
@@ -161,7 +168,8 @@ func New(cfg Config) *Plane {
 		hub: cfg.Hub, fresh: cfg.Catchup, verifier: cfg.Verifier, keyring: cfg.Keyring, errorFn: cfg.ErrorOf, log: cfg.Logger,
 		eng: subscriptions.NewEngine(subscriptions.Config{}), origins: o.AllowedOrigins,
 		authTO: orDefault(o.AuthTimeout, wire.AuthTimeout), slowTO: orDefault(o.SlowTimeout, wire.SlowTimeout),
-		pingTO: orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval, status: o.Status,
+		resumeTO: orDefault(o.ResumeWait, DefaultResumeWait),
+		pingTO:   orDefault(o.PingInterval, wire.PingInterval), maxConn: o.MaxConnections, beatEvery: o.HeartbeatInterval, status: o.Status,
 		msgRate: wire.MessageRate, msgBurst: wire.MessageBurst, refusals: refusal.New(cfg.Logger, "websocket refused"),
 		conns: map[liveConn]struct{}{}, tenants: map[string]int{},
 		followEvery: defaultFollowEvery, follows: map[followKey]map[*liveView]struct{}{}, movedTo: map[followKey]string{},

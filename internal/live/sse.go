@@ -60,6 +60,11 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		v, err = p.join(m, sc, c.out)
 	}
+	if err == nil {
+		if err = p.awaitResume(r.Context(), v, m.Since); err != nil { // bounded (resume.go)
+			p.leave(v)
+		}
+	}
 	if err != nil {
 		p.release(sc.Tenant)
 		writeHTTPError(w, queryError(p.errorOf(err)))

@@ -37,7 +37,12 @@ type sseClient struct {
 // (none where empty) and header's other fields; it fails unless 200.
 func (e *env) stream(query, token string, header http.Header) *sseClient {
 	e.t.Helper()
-	resp := e.tryStream(query, token, header)
+	return e.streamOf(query, e.tryStream(query, token, header))
+}
+
+// streamOf reads resp, the answer to a stream's query; it fails unless 200.
+func (e *env) streamOf(query string, resp *http.Response) *sseClient {
+	e.t.Helper()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -191,10 +196,11 @@ func TestStreamSnapshotThenDiffs(t *testing.T) {
 }
 
 // TestStreamResume: Last-Event-ID resumes as since does: a diff from it
-// where the gateway knows every change since, a snapshot otherwise; it
-// wins over the since parameter (an EventSource reconnects with its URL).
+// where the gateway knows every change since, a snapshot otherwise, 503
+// where it has not applied it (resume.go); it wins over the since parameter
+// (an EventSource reconnects with its URL).
 func TestStreamResume(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{ResumeWait: 200 * time.Millisecond})
 	e.putBoard("a", "weekly", hub.Settings{})
 	e.submit("a", "weekly", hub.Item{Member: "p1", Score: 10})
 	tok := e.token("a", auth.RoleRead)
@@ -214,9 +220,13 @@ func TestStreamResume(t *testing.T) {
 		}
 		seq, total = d.Seq, d.Total
 	}
-	s := e.stream("board=weekly&kind=top&limit=3", tok, http.Header{"Last-Event-ID": {"999999"}})
-	if m := s.msg(); m.Type != "snapshot" || m.Total != 3 {
-		t.Fatalf("resumed from an unknown seq with %+v, want a snapshot of 3", m)
+	// A seq this gateway has not applied: it waits (ResumeWait), then
+	// refuses the stream as unavailable, never with its older state.
+	ahead := e.tryStream("board=weekly&kind=top&limit=3", tok, http.Header{"Last-Event-ID": {"999999"}})
+	body, _ := io.ReadAll(ahead.Body)
+	ahead.Body.Close()
+	if ahead.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"unavailable"`) {
+		t.Fatalf("resumed from a seq not applied here: %d %s, want 503 unavailable", ahead.StatusCode, body)
 	}
 	resp := e.tryStream("board=weekly&kind=top", tok, http.Header{"Last-Event-ID": {"x"}})
 	resp.Body.Close()

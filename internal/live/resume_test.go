@@ -1,0 +1,244 @@
+package live
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rankwire/rankwire/auth"
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/wire"
+)
+
+// top3 is the view the resume tests watch.
+var top3 = map[string]any{"kind": "top", "limit": 3}
+
+// scored submits members p<from>..p<to-1>, each scoring its number, one
+// submission each (one change of the board-window each), to tenant's
+// weekly board on e.
+func scored(e *env, tenant string, from, to int) {
+	e.t.Helper()
+	for i := from; i < to; i++ {
+		e.submit(tenant, "weekly", hub.Item{Member: fmt.Sprint("p", i), Score: float64(i)})
+	}
+}
+
+// aheadState returns what a client watching top3 holds on a gateway that
+// applied n submissions: its rows and seq.
+func aheadState(t *testing.T, n int) (map[int]rowJSON, uint64) {
+	t.Helper()
+	ahead := newEnv(t, Options{})
+	ahead.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(ahead, "a", 0, n)
+	w := ahead.dial("access_token="+ahead.token("a", auth.RoleRead), true, nil)
+	w.Subscribe("w", "weekly", top3)
+	var rows map[int]rowJSON
+	checkFor(t, 5*time.Second, func() (ok error) {
+		if rows, _ = w.Rows("w"); len(rows) != 3 {
+			return fmt.Errorf("ahead: %d rows", len(rows))
+		}
+		return nil
+	})
+	return rows, w.LastSeq("w")
+}
+
+// resumeFrom subscribes id to top3 of tenant a's weekly board on c with since.
+func resumeFrom(c *wsClient, id string, since uint64) {
+	c.Send(map[string]any{"type": "subscribe", "id": id, "board": "weekly", "view": top3, "since": since})
+}
+
+// views returns the snapshots and diffs c got for id.
+func views(c *wsClient, id string) []wsMsg {
+	var out []wsMsg
+	for _, m := range c.Messages() {
+		if m.ID != nil && *m.ID == id && (m.Type == "snapshot" || m.Type == "diff") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestResumeFromFutureWaits: two gateways that applied the same events,
+// one ahead of the other. A watcher that held the ahead one's state and
+// resumes on the one behind gets nothing (no older state) until that one
+// has applied its seq, then a diff from it, in chain, to the same rows as
+// a fresh watcher there. A second tenant with the same board name is
+// answered at once, its submissions releasing nothing of the first's.
+func TestResumeFromFutureWaits(t *testing.T) {
+	rows, since := aheadState(t, 6)
+	behind := newEnv(t, Options{ResumeWait: 20 * time.Second})
+	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	behind.putBoard("b", "weekly", hub.Settings{Policy: "latest"})
+	scored(behind, "a", 0, 3)
+	c := behind.dial("access_token="+behind.token("a", auth.RoleRead), true, nil)
+	c.Seed("w", rows, since)
+	resumeFrom(c, "w", since)
+	checkFor(t, 5*time.Second, func() error {
+		if n := behind.p.eng.Stats().Held; n != 1 {
+			return fmt.Errorf("%d subscriptions held, want 1", n)
+		}
+		return nil
+	})
+	twin := behind.dial("access_token="+behind.token("b", auth.RoleRead), true, nil)
+	twin.Subscribe("w", "weekly", top3)
+	scored(behind, "b", 0, 10) // the twin's board passes since: nothing of a's moves
+	scored(behind, "a", 3, 5)  // a's still short of since
+	checkFor(t, 5*time.Second, func() error {
+		if r, _ := twin.Rows("w"); len(r) != 3 || twin.LastSeq("w") < since {
+			return fmt.Errorf("twin: %d rows at %d", len(r), twin.LastSeq("w"))
+		}
+		return nil
+	})
+	if got := views(c, "w"); len(got) != 0 {
+		t.Fatalf("the gateway behind sent %+v before it applied since %d", got, since)
+	}
+	scored(behind, "a", 5, 8)
+	fresh := behind.dial("access_token="+behind.token("a", auth.RoleRead), true, nil)
+	fresh.Subscribe("f", "weekly", top3)
+	checkFor(t, 5*time.Second, func() error {
+		if err := c.Err(); err != nil {
+			t.Fatal(err) // a diff out of chain
+		}
+		want, _ := fresh.Rows("f")
+		got, _ := c.Rows("w")
+		if len(want) != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("resumed rows %v, fresh %v", got, want)
+		}
+		return nil
+	})
+	first := views(c, "w")[0]
+	if first.Type != "diff" || *first.Prev != since || first.Seq < since {
+		t.Fatalf("first message after the resume %+v, want a diff from %d", first, since)
+	}
+	if n := behind.p.eng.Stats().Held; n != 0 {
+		t.Fatalf("%d subscriptions still held", n)
+	}
+}
+
+// TestResumeFromFutureGivesUp: where the gateway does not apply since
+// within the bound, the subscription ends with unavailable naming since,
+// never having sent an older state; the connection stays and the id is
+// free again.
+func TestResumeFromFutureGivesUp(t *testing.T) {
+	rows, since := aheadState(t, 6)
+	behind := newEnv(t, Options{ResumeWait: 300 * time.Millisecond})
+	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(behind, "a", 0, 3)
+	c := behind.dial("access_token="+behind.token("a", auth.RoleRead), true, nil)
+	c.Seed("w", rows, since)
+	resumeFrom(c, "w", since)
+	checkFor(t, 5*time.Second, func() error {
+		if len(c.Errors()) == 0 {
+			return fmt.Errorf("no error yet")
+		}
+		return nil
+	})
+	e := c.Errors()[0]
+	if e.Code != string(wire.CodeUnavailable) || !strings.HasPrefix(e.Message, "since: ") || !strings.Contains(e.Message, fmt.Sprint(since)) {
+		t.Fatalf("error %+v, want unavailable naming since %d", e, since)
+	}
+	if got := views(c, "w"); len(got) != 0 {
+		t.Fatalf("a resume the gateway could not serve sent %+v", got)
+	}
+	if n := testutil.ToFloat64(behind.p.metrics.resumeGaveUp); n != 1 || behind.p.eng.Stats().Held != 0 {
+		t.Fatalf("gave up %v, held %d: want 1 and 0", n, behind.p.eng.Stats().Held)
+	}
+	c.Subscribe("w", "weekly", top3) // the id is free; the connection stays
+	checkFor(t, 5*time.Second, func() error {
+		if r, _ := c.Rows("w"); len(r) != 3 || c.LastSeq("w") >= since {
+			return fmt.Errorf("after a new subscribe: %d rows at %d", len(r), c.LastSeq("w"))
+		}
+		return nil
+	})
+}
+
+// TestResumeFromFutureClientGoes: a held resume whose client goes ends
+// with its connection, long before the bound: nothing stays held and no
+// timer gives up on it later.
+func TestResumeFromFutureClientGoes(t *testing.T) {
+	e := newEnv(t, Options{ResumeWait: time.Minute})
+	e.putBoard("a", "weekly", hub.Settings{})
+	scored(e, "a", 0, 2)
+	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	resumeFrom(c, "w", 1000)
+	checkFor(t, 5*time.Second, func() error {
+		if n := e.p.eng.Stats().Held; n != 1 {
+			return fmt.Errorf("%d held, want 1", n)
+		}
+		return nil
+	})
+	c.Conn().CloseNow()
+	checkFor(t, 5*time.Second, func() error {
+		if n, v := e.p.eng.Stats().Held, e.p.eng.Stats().Views; n != 0 || v != 0 {
+			return fmt.Errorf("%d held, %d views after the client went", n, v)
+		}
+		return nil
+	})
+	if n := testutil.ToFloat64(e.p.metrics.resumeGaveUp); n != 0 {
+		t.Fatalf("gave up %v times on a client that went", n)
+	}
+}
+
+// TestStreamResumeFromFuture: an event stream resumed (Last-Event-ID)
+// past what the gateway applied starts once it has, with a diff from
+// that seq; past the bound it is refused 503 unavailable.
+func TestStreamResumeFromFuture(t *testing.T) {
+	_, since := aheadState(t, 6)
+	behind := newEnv(t, Options{ResumeWait: 20 * time.Second})
+	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(behind, "a", 0, 3)
+	tok := behind.token("a", auth.RoleRead)
+	query := "board=weekly&kind=top&limit=3"
+	req, err := http.NewRequest(http.MethodGet, behind.srv.URL+"/v1/stream?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Last-Event-ID", fmt.Sprint(since))
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() { // the response starts only once the gateway applied since
+		resp, err := http.DefaultClient.Do(req)
+		got <- answer{resp, err}
+	}()
+	t.Cleanup(func() { // a test that failed before reading the answer closes it
+		select {
+		case a := <-got:
+			if a.resp != nil {
+				a.resp.Body.Close()
+			}
+		default:
+		}
+	})
+	checkFor(t, 5*time.Second, func() error {
+		if n := behind.p.eng.Stats().Held; n != 1 {
+			return fmt.Errorf("%d held, want 1", n)
+		}
+		return nil
+	})
+	scored(behind, "a", 3, 7)
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	s := behind.streamOf(query, a.resp)
+	if m := s.msg(); m.Type != "diff" || *m.Prev != since {
+		t.Fatalf("stream resumed with %+v, want a diff from %d", m, since)
+	}
+
+	quick := newEnv(t, Options{ResumeWait: 200 * time.Millisecond})
+	quick.putBoard("a", "weekly", hub.Settings{})
+	resp := quick.tryStream("board=weekly&kind=top", quick.token("a", auth.RoleRead), http.Header{"Last-Event-ID": {fmt.Sprint(since)}})
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "since: ") {
+		t.Fatalf("stream past the bound: %d %s, want 503 naming since", resp.StatusCode, body)
+	}
+}
