@@ -74,10 +74,11 @@ func TestWatchSaysHowItGotThere(t *testing.T) {
 
 // TestWatchNeverGoesBack: a Watch that held a view at seq S resumes on a
 // gateway that has applied less of the board-window (here a gateway of
-// its own, as a node cut off or lagging is: the docs allow it to answer
-// with the snapshot it has). Watch holds that older state as its base and
-// yields nothing until the view passes S: every seq it yields is above the
-// one before, and the first after the move is a resumed snapshot.
+// its own, as a node cut off or lagging is). That gateway sends nothing
+// until it has applied S (PROTOCOL.md: it waits, bounded), then a diff
+// from S: every seq Watch yields is above the one before, and the first
+// after the move is a resumed diff from S. (Its content is y's: the two
+// gateways here hold different logs, which a cluster's never do.)
 func TestWatchNeverGoesBack(t *testing.T) {
 	ahead, behind := startGateway(t), startGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -109,8 +110,8 @@ func TestWatchNeverGoesBack(t *testing.T) {
 		}
 		return nil
 	})
-	// The gateway behind answers the resume from held.Seq with what it has
-	// (nothing, then y's first changes): seqs below held.Seq.
+	// The gateway behind holds the resume from held.Seq until its own
+	// changes reach it: nothing below held.Seq goes out.
 	n := int(held.Seq) + 2
 	for range n {
 		submit(behind, "y")
@@ -122,8 +123,8 @@ func TestWatchNeverGoesBack(t *testing.T) {
 		}
 	}
 	i := slices.Index(w.seqs, held.Seq)
-	if first := w.all[i+1]; !first.Resumed || !first.Snapshot || first.Prev != 0 || first.Rows[0].Member != "y" {
-		t.Fatalf("the first state after the move: %+v, want a resumed snapshot of y's board", first)
+	if first := w.all[i+1]; !first.Resumed || first.Snapshot || first.Prev != held.Seq || first.Rows[0].Member != "y" {
+		t.Fatalf("the first state after the move: %+v, want a resumed diff from %d to y's board", first, held.Seq)
 	}
 	if len(st.Rows) != 1 {
 		t.Fatalf("the gateway behind's state: %+v, want y alone", st)

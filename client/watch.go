@@ -127,10 +127,12 @@ type watch struct {
 // Client's list and resumes with since: the states it yields follow one another without a gap (a diff
 // from the last seq it yielded, or a snapshot where the gateway no longer
 // has the changes since), whichever gateway serves them, and never go
-// back: a gateway that applied less than the seq held answers with the
-// older snapshot it has, which Watch keeps as its base without yielding
-// it (nor the diffs on it) until the view passes the seq it yielded (a
-// following view excepted: its seq starts over at a turnover). A token that
+// back: a gateway that applied less than the seq held waits (bounded) until
+// it has, then answers with a diff from it, or answers unavailable, on which
+// Watch moves on; one older than that rule answers with the older snapshot
+// it has, which Watch keeps as its base without yielding it (nor the diffs
+// on it) until the view passes the seq it yielded (a following view
+// excepted: its seq starts over at a turnover). A token that
 // expired (close 4001) is asked for again (WithTokenFunc).
 func (c *Client) Watch(ctx context.Context, board string, v View, opts ...WatchOption) iter.Seq2[ViewState, error] {
 	w := &watch{c: c, board: board, view: v, base: 250 * time.Millisecond, max: 8 * time.Second, readTimeout: DefaultReadTimeout}

@@ -38,7 +38,9 @@
 //     its slots, every member's place in them, its goroutine's channels. A
 //     leaf: track takes it under Plane.mu; a visit runs without it.
 //   - liveView.mu (one per subscription): the engine's Sub it holds, which
-//     a following subscription's move replaces (follow.go).
+//     a following subscription's move replaces (follow.go), and the timer
+//     bounding a held resume (resume.go; its callback takes liveView.mu,
+//     then the engine's, then wsConn.mu alone).
 //   - Plane.followMu: the following subscriptions by board and kind; a leaf.
 //   - writerPool.mu (with its sync.Cond): the queue of connections to write.
 //   - wsConn.closeOnce: held by the first close while coder/websocket runs
