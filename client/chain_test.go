@@ -10,6 +10,7 @@ import (
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/client"
 	"github.com/rankwire/rankwire/internal/await"
+	"github.com/rankwire/rankwire/internal/live"
 )
 
 // TestWatchSaysHowItGotThere: ViewState's Snapshot, Prev and Resumed tell
@@ -129,4 +130,71 @@ func TestWatchNeverGoesBack(t *testing.T) {
 	if len(st.Rows) != 1 {
 		t.Fatalf("the gateway behind's state: %+v, want y alone", st)
 	}
+}
+
+// TestWatchMovesPastAGatewayThatStaysBehind: a Watch that held a view at
+// seq S moves (its gateway stalls) to one that never applies S: that one
+// sends nothing of the view and, past its resume wait, answers unavailable;
+// Watch moves on to a gateway that has applied S, which resumes it with a
+// diff from S. Nothing of the gateway behind is ever yielded.
+func TestWatchMovesPastAGatewayThatStaysBehind(t *testing.T) {
+	ahead, twin := startGateway(t), startGateway(t) // the same log: a cluster's two caught-up nodes
+	behind := startGatewayWith(t, "", live.Options{ResumeWait: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	submit := func(g *gateway, member string, score float64) {
+		t.Helper()
+		if _, err := g.client(t, "t1", "k1", auth.RoleAdmin).Submit(ctx, "s", client.Score{Member: member, Score: score}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range []*gateway{ahead, twin, behind} {
+		if _, err := g.client(t, "t1", "k1", auth.RoleAdmin).PutBoard(ctx, "s", client.Settings{Policy: "latest"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A watcher on the twin from the start: its ring of changes reaches
+	// back before S, so that the resume there is a diff.
+	keeper := startWatcher(ctx, t, newClient(t, twin, twin.URL()))
+	for i := range 6 {
+		submit(ahead, "x", float64(i+1))
+		submit(twin, "x", float64(i+1))
+	}
+	keeper.waitScore("the keeper's x", "x", 6)
+	submit(behind, "x", 1)
+	pa := startProxy(t, ahead.Addr)
+	w := startWatcher(ctx, t, newClient(t, ahead, pa.URL(), behind.URL(), twin.URL()),
+		client.WatchReadTimeout(600*time.Millisecond), client.WatchBackoff(20*time.Millisecond, 200*time.Millisecond))
+	held := w.waitScore("x's last change", "x", 6)
+	pa.hold(up)
+	pa.hold(down)
+	submit(twin, "y", 100)
+	st := w.waitTop("y on top, on the twin", "y")
+	if i := slices.Index(w.seqs, held.Seq); i < 0 || w.all[i+1].Snapshot || w.all[i+1].Prev != held.Seq || st.Seq <= held.Seq {
+		t.Fatalf("after the move: %+v, want a diff from %d", w.all, held.Seq)
+	}
+	for i := 1; i < len(w.seqs); i++ {
+		if w.seqs[i] <= w.seqs[i-1] {
+			t.Fatalf("the view went back: seqs %v", w.seqs)
+		}
+	}
+	if n := metric(t, behind, "rankwire_ws_resumes_behind_total"); n < 1 {
+		t.Fatalf("the gateway behind gave up on %v resumes, want at least 1", n)
+	}
+}
+
+// metric returns the value of g's counter or gauge name (0: none).
+func metric(t *testing.T, g *gateway, name string) float64 {
+	t.Helper()
+	mfs, err := g.Reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			m := mf.GetMetric()[0]
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return 0
 }
