@@ -75,7 +75,7 @@ func (c *wsConn) resumeTimedOut(id string, v *liveView, since uint64) {
 // awaitResume waits, on an event stream's request, until the engine no
 // longer holds v (joined with since), the bound passes or ctx ends; it
 // answers behindError where the bound passed with v still held (v then
-// ended), ctx's error where the client went (v is left to the caller).
+// ended), unavailable where the client went (v is left to the caller).
 func (p *Plane) awaitResume(ctx context.Context, v *liveView, since *uint64) error {
 	if since == nil {
 		return nil
@@ -86,8 +86,8 @@ func (p *Plane) awaitResume(ctx context.Context, v *liveView, since *uint64) err
 	select {
 	case <-ready:
 		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-ctx.Done(): // the client went: nobody reads the answer, nothing to log
+		return &Error{wire.CodeUnavailable, "since: the request ended while this gateway caught up"}
 	case <-t.C:
 	}
 	if !p.eng.Abandon(v.sub) {

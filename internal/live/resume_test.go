@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -241,4 +242,39 @@ func TestStreamResumeFromFuture(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "since: ") {
 		t.Fatalf("stream past the bound: %d %s, want 503 naming since", resp.StatusCode, body)
 	}
+}
+
+// TestStreamResumeClientGoes: an event stream waiting for its since ends
+// its wait when its client goes, long before the bound.
+func TestStreamResumeClientGoes(t *testing.T) {
+	e := newEnv(t, Options{ResumeWait: time.Minute})
+	e.putBoard("a", "weekly", hub.Settings{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+"/v1/stream?board=weekly&kind=top", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.token("a", auth.RoleRead))
+	req.Header.Set("Last-Event-ID", "1000")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	checkFor(t, 5*time.Second, func() error {
+		if n := e.p.eng.Stats().Held; n != 1 {
+			return fmt.Errorf("%d held, want 1", n)
+		}
+		return nil
+	})
+	cancel()
+	<-done
+	checkFor(t, 5*time.Second, func() error {
+		if n, v := e.p.eng.Stats().Held, e.p.eng.Stats().Views; n != 0 || v != 0 {
+			return fmt.Errorf("%d held, %d views after the client went", n, v)
+		}
+		return nil
+	})
 }
