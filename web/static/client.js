@@ -653,7 +653,9 @@ export class RankwireClient extends EventTarget {
     }
     sub.view = next;
     // Never back: a gateway that applied less than the seq we resumed from
-    // (it lagged the one we left) answers with the older snapshot it has.
+    // (it lagged the one we left) waits until it has, or answers
+    // unavailable (_onError moves on); one older than that rule answers
+    // with the older snapshot it has.
     // It is our base, the diffs that follow apply to it, and the page sees
     // nothing until the view passes the seq it was last shown (a view's
     // seq only grows; a following view's starts over at a turnover).
