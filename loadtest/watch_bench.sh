@@ -191,6 +191,7 @@ summary() {
 	jq -r --arg d "${D%s}" '
 	  (.messages_per_second * .elapsed_seconds) as $msgs |
 	  def permsg(c): (c * .elapsed_seconds * 1e6 / $msgs * 100 | floor / 100);
+	  def side: (if .peer == "rankwire" then .server_cores else .server_cores + .writer_cores end);
 	  "\(.peer): \(.connected)/\(.subscribers) subscribed; \(.submits_per_second*100|floor/100) subm./s (late batches \(.late_batches), answer p50 \(.write_latency.P50/1e6) ms); \(.messages_per_second|floor) msgs/s of \(.bytes_per_second/.messages_per_second|floor) B (\((.wire_bytes_per_second // 0)/.messages_per_second|floor) B in WebSocket frames" +
 	  (if (.deltas_per_second // 0) > 0 then "; \(.deltas_per_second/.messages_per_second*1000|floor/10) % of them fossil deltas of \(.delta_bytes_per_second/.deltas_per_second|floor) B, the rest whole of \((.bytes_per_second - .delta_bytes_per_second)/([.messages_per_second - .deltas_per_second, 1e-9]|max)|floor) B" else "" end) + "), " +
 	  (if (.mix|test("^(around|rank|members)")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
@@ -203,7 +204,29 @@ summary() {
 	  (if .messages_per_write then " (\(.messages_per_write*100|floor/100) messages per write)" else "" end) +
 	  (if (.nodes|length) == 2 then " (centrifugo \(.nodes[0].cores*100|floor/100) cores, \(permsg(.nodes[0].cores)) µs/msg; redis \(.nodes[1].cores*100|floor/100) cores, \(permsg(.nodes[1].cores)) µs/msg)" else "" end) +
 	  "; writers \(.writer_cores*100|floor/100) cores, \(permsg(.writer_cores)) µs/msg; with the writers \(permsg(.server_cores + .writer_cores)) µs/msg" +
+	  "; server side (issue 24: \(if .peer == "rankwire" then "the gateway" else "app + Redis + Centrifugo" end)) \(permsg(side)) µs/msg" +
 	  "; tool \(.tool_cores*100|floor/100) cores; gaps \(.gaps), reconnects \(.reconnects), dial errors \(.dial_errors), errors \(.errors), closes \(.closes)"' "$1"
+}
+
+# framing RANKWIRE.json... CF.json: issue 24's framing of CPU per
+# delivered message, each rankwire run of a loop against the peer's in the
+# same loop: the server side's CPU over the measured phase ÷ the messages
+# delivered, load clients (subscribers, submitting writers) excluded on
+# both sides. rankwire's server side is the gateway process; the peer's is
+# the app + Redis + Centrifugo, the app being the writers' process (its
+# own pacing of the submissions, a few lines of it, counts with the app:
+# the peer has no submitting client apart from it).
+framing() {
+	local cf=${*: -1} f
+	if [ "${INPROC:-0}" = 1 ]; then # the subscribers then share the app's process
+		echo "issue 24 framing: not with INPROC=1 (the subscribers count with the writers' process)"
+		return 0
+	fi
+	for f in "${@:1:$#-1}"; do
+		jq -rs --arg name "$(basename "$f" .json)" '
+		  def permsg: (.server_cores + (if .peer == "rankwire" then 0 else .writer_cores end)) * 1e6 / .messages_per_second;
+		  "issue 24 framing, \($name): gateway \(.[0]|permsg*100|floor/100) µs/msg ÷ app + Redis + Centrifugo \(.[1]|permsg*100|floor/100) µs/msg = \((.[0]|permsg)/(.[1]|permsg)*1000|floor/1000)×; per submission \((.[0].server_cores/.[0].submits_per_second)/((.[1].server_cores+.[1].writer_cores)/.[1].submits_per_second)*1000|floor/1000)×"' "$f" "$cf" || true
+	done
 }
 
 # profile_gw NAME: the gateway's CPU profile and execution trace (see
@@ -297,6 +320,8 @@ for n in $SIZES; do
 		if side centrifugo; then
 			echo "== Redis + app + Centrifugo: $n, shape $SHAPE, loop $i"
 			watch_centrifugo "$n" "centrifugo-$SHAPE-$n-run$i"
+			# shellcheck disable=SC2046 # the loop's rankwire reports, one word each
+			framing $(for g in $GATEWAYS; do for sync in $SYNCS; do f="$OUT/${g%%=*}-$SHAPE-$sync-$n-run$i.json"; [ -s "$f" ] && echo "$f"; done; done) "$OUT/centrifugo-$SHAPE-$n-run$i.json"
 		fi
 		if side centrifugo-delta; then
 			echo "== Redis + app + Centrifugo, delta option: $n, shape $SHAPE, loop $i"
