@@ -179,8 +179,12 @@ func DecodeEvent(data []byte) (*Event, error) {
 // The hub's Submit calls encode their own group on their own goroutines,
 // in parallel, so the committer's serial path (gather, encode, publish,
 // fsync, ack) only joins bytes; the length is also the group's exact
-// share of the event's size. O(items).
+// share of the event's size. O(items). The bytes are encoding/json's;
+// appendGroup writes the common case without reflection.
 func EncodeGroup(g Group) ([]byte, error) {
+	if out, ok := appendGroup(make([]byte, 0, groupSize(g)), g); ok {
+		return out, nil
+	}
 	return json.Marshal(g)
 }
 
