@@ -57,6 +57,8 @@
 # PORT (gateway, 18110),
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
 # default, or around), FLOOR (1: run the floor; the default for top),
+# REDIS_FSYNC (always: the peer's Redis with an append-only file fsynced
+# before each answer, a durable log as --sync always; default none),
 # SYNCS (the gateway's --sync settings, one rankwire run each per loop;
 # default "always", the gateway's default), HEARTBEAT (the gateway's
 # heartbeat and Centrifugo's ping interval: 25 s, Centrifugo's default,
@@ -278,8 +280,14 @@ watch_centrifugo() {
 		conf=$work/centrifugo-delta.json
 		flags=(-centrifugo-delta)
 	fi
+	rm -rf "$work/redis" # a fresh Redis each run, its log (REDIS_FSYNC) too
 	mkdir -p "$work/redis"
-	redis-server --bind 127.0.0.1 --port "$RPORT" --save '' --appendonly no --protected-mode no \
+	# REDIS_FSYNC=always: Redis logs every write and fsyncs it before it
+	# answers (AOF, appendfsync always), a durable log as the gateway's
+	# --sync always; by default it keeps nothing.
+	local aof=(--appendonly no)
+	if [ "${REDIS_FSYNC:-}" = always ]; then aof=(--appendonly yes --appendfsync always); fi
+	redis-server --bind 127.0.0.1 --port "$RPORT" --save '' "${aof[@]}" --protected-mode no \
 		--dir "$work/redis" --daemonize no --loglevel warning >"$work/redis.log" &
 	RS=$!
 	"$CF" --config "$conf" 2>"$work/cf.log" &
