@@ -25,7 +25,10 @@
 # 512-byte append and fsync beside the gateway's data), printed after the
 # run's line; rankwire's line also has the gateway's own parts of a
 # submission's way (its HTTP request, the publish with its fsync, the
-# feed's drain: fanout_parts.go), as histogram bucket bounds. Everything listens on 127.0.0.1; every
+# feed's drain: fanout_parts.go), as histogram bucket bounds. After the
+# peer's run of a loop, one line per rankwire run of it gives issue 24's
+# framing of CPU per delivered message: the gateway process against app +
+# Redis + Centrifugo (framing(), below). Everything listens on 127.0.0.1; every
 # process it starts is stopped by its PID.
 #
 #	CENTRIFUGO=/path/to/centrifugo loadtest/watch_bench.sh
