@@ -15,7 +15,12 @@
 # to use instead of building them); FLOOR=1 adds to each round of `sync`
 # the store's floor (hub's BenchmarkPublishFloor: a bare publish of a
 # group event, one in flight, with and without fsync), from HUBTEST (a
-# binary of `go test -c ./hub`) or built from SRC.
+# binary of `go test -c ./hub`) or built from SRC. Every run of `sync` also
+# prints an "account" line (acct_start/acct_stop below) and, unless
+# FSYNC_FLOOR=0, each round starts with the disk's fsync floor for the two
+# event sizes (loadtest/cmd/fsyncfloor, from FSYNCFLOOR or built from the
+# tree this script is in): docs/BENCHMARKS.md, "Where --sync always loses
+# against lazy".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -26,6 +31,7 @@ URL=http://127.0.0.1:$PORT
 source loadtest/bench_lib.sh
 
 load() { "$work/rwload" submit -keys "$work/keys.json" -metrics "" -q -d "$D" "$@"; }
+source loadtest/acct_lib.sh
 
 # sync compares the default (fsync before every ack) with --sync lazy on
 # one node, interleaved. Each run also counts the gateway's fsync calls
@@ -38,14 +44,18 @@ sync_runs() {
 		echo "== raw fsync, run $i: $(dd if=/dev/zero of="$work/dd" bs=4k count=500 oflag=sync 2>&1 | tail -1)"
 		rm -f "$work/dd"
 		floor_run
+		fsync_floor_run
 		for b in 1 100; do
 			for s in always lazy; do
 				echo "== one node, --sync $s, batch $b, run $i, load $(cut -d" " -f1 /proc/loadavg)"
 				start_gw --metrics-addr "127.0.0.1:$mport" --sync "$s"
 				perf_start
-				load -url "$URL" -clients 64 -batch "$b"
+				acct_start "$GW"
+				(load -url "$URL" -clients 64 -batch "$b" && times >"$work/loadcpu.2" && tail -1 "$work/loadcpu.2" >"$work/loadcpu")
+				acct_stop "mode=$s batch=$b run=$i"
 				perf_stop
-				curl -fs "http://127.0.0.1:$mport/metrics" | grep -E '^rankwire_(applied_sequence|submissions_total|publish_duration_seconds_(sum|count))' || true
+				curl -fs "http://127.0.0.1:$mport/metrics" | grep -E '^rankwire_(applied_sequence|submissions_total|publish_duration_seconds_(sum|count))' | tee "$work/metrics" || true
+				acct_line
 				stop_gw
 			done
 		done
@@ -63,21 +73,19 @@ floor_run() {
 	sync # its unsynced writes must not be flushed by the runs after it
 }
 
-# perf_start counts the gateway's fsync calls until perf_stop, where perf
-# may trace syscalls; else both do nothing.
-PERF=""
-perf_start() {
-	PERF=""
-	command -v perf >/dev/null || return 0
-	perf stat -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync -p "$GW" -o "$work/perf" 2>/dev/null &
-	PERF=$!
-}
-perf_stop() {
-	[ -n "$PERF" ] || return 0
-	kill -INT "$PERF" 2>/dev/null || true
-	wait "$PERF" 2>/dev/null || true
-	PERF=""
-	grep -E 'sys_enter_f' "$work/perf" | awk '{print "fsync calls: " $1 " " $2}' || true
+# fsync_floor_run measures the disk's fsync floor in the data dir's file
+# system (see the top) for a single-submission event and a batch event.
+fsync_floor_run() {
+	[ "${FSYNC_FLOOR:-1}" = 1 ] || return 0
+	if [ ! -x "$work/fsyncfloor" ]; then
+		if [ -n "${FSYNCFLOOR:-}" ]; then cp "$FSYNCFLOOR" "$work/fsyncfloor"; else go build -o "$work/fsyncfloor" ./loadtest/cmd/fsyncfloor; fi
+	fi
+	for size in 1400 47000; do
+		acct_start ""
+		"$work/fsyncfloor" -dir "$work" -size "$size" -d 2s
+		acct_stop "fsync-floor size=$size"
+		acct_line
+	done
 }
 
 # CL holds the cluster's gateway PIDs.
