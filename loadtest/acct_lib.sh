@@ -3,7 +3,8 @@
 # loses against lazy". It needs $work (bench_lib.sh).
 #
 #	perf_start / perf_stop   trace the gateway's ($GW) fsync and fdatasync
-#	                         calls: how many, and the wall time inside them
+#	                         calls: how many, and the wall time inside them;
+#	                         its context switches and futex calls
 #	acct_start [PID]         snapshot the box's CPU (/proc/stat), PID's
 #	                         user and system CPU and every kernel thread's
 #	acct_stop LABEL          the second snapshot
@@ -23,9 +24,9 @@ acct_snap() {
 	{
 		echo "T $(date +%s.%N)"
 		grep '^cpu ' /proc/stat | sed 's/^cpu /C /'
-		[ -n "${2:-}" ] && sed 's/.*) //' "/proc/$2/stat" | awk '{print "G", $12, $13}'
+		[ -z "${2:-}" ] || sed 's/.*) //' "/proc/$2/stat" | awk '{print "G", $12, $13}'
 		# kernel threads: children of kthreadd (pid 2); their CPU by pid
-		awk '$4 == 2 || $1 == 2 {print "K", $1, $2, $14, $15; nextfile} {nextfile}' /proc/[0-9]*/stat 2>/dev/null
+		awk '$4 == 2 || $1 == 2 {print "K", $1, $2, $14, $15; nextfile} {nextfile}' /proc/[0-9]*/stat 2>/dev/null || true # a process gone between the glob and the read
 	} >"$1"
 }
 
@@ -92,22 +93,28 @@ acct_line() {
 # may trace syscalls; else both do nothing. perf_stop writes "fsyncs N,
 # in fsync X ms, mean Y µs, max Z µs" to $work/fsyncs.
 PERF=""
+PERFSTAT=""
 perf_start() {
 	PERF=""
 	command -v perf >/dev/null || return 0
 	perf record -q -o "$work/perf.data" -p "$GW" -e syscalls:sys_enter_fsync -e syscalls:sys_exit_fsync \
 		-e syscalls:sys_enter_fdatasync -e syscalls:sys_exit_fdatasync 2>/dev/null &
 	PERF=$!
+	perf stat -x, -o "$work/perfstat" -p "$GW" -e context-switches -e syscalls:sys_enter_futex 2>/dev/null &
+	PERFSTAT=$!
+	sleep 0.5 # attached before the load starts
 }
 perf_stop() {
 	[ -n "$PERF" ] || return 0
-	kill -INT "$PERF" 2>/dev/null || true
-	wait "$PERF" 2>/dev/null || true
+	kill -INT "$PERF" "$PERFSTAT" 2>/dev/null || true
+	wait "$PERF" "$PERFSTAT" 2>/dev/null || true
 	PERF=""
+	PERFSTAT=""
 	perf script -i "$work/perf.data" -F tid,time,event 2>/dev/null | awk '
 		{ sub(":", "", $2) }
 		$3 ~ /enter/ { s[$1] = $2; next }
 		($1 in s) { d = ($2 - s[$1]) * 1e6; n++; sum += d; if (d > mx) mx = d; delete s[$1] }
-		END { printf "fsyncs %d in fsync %.1f ms mean %.0f us max %.0f us\n", n, sum / 1e3, (n ? sum / n : 0), mx }' >"$work/fsyncs"
+		END { printf "fsyncs %d in fsync %.1f ms mean %.0f us max %.0f us", n, sum / 1e3, (n ? sum / n : 0), mx }' >"$work/fsyncs"
+	awk -F, '$3 == "context-switches" {cs = $1} $3 ~ /futex/ {fx = $1} END {printf " cswitches %d futex %d\n", cs, fx}' "$work/perfstat" >>"$work/fsyncs" 2>/dev/null || true
 	rm -f "$work/perf.data"
 }
