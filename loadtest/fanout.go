@@ -26,8 +26,9 @@ type FanoutConfig struct {
 	// Centrifugo, where set (with Redis), is a Centrifugo server's
 	// host:port on loopback: the load then runs against "Redis + app +
 	// Centrifugo" (fanout_centrifugo.go), the writers publishing the top N,
-	// or each watcher's around view (Around, not with Top), through its
-	// server API with CentrifugoKey, the subscribers its WebSocket clients.
+	// or each watcher's around view, or the rank lines and members views
+	// (one of the three families a run), through its server API with
+	// CentrifugoKey, the subscribers its WebSocket clients.
 	Centrifugo, CentrifugoKey string
 	// CentrifugoDelta has the Centrifugo peer use its delta option: the
 	// subscribers ask for fossil deltas and the app publishes with
@@ -158,7 +159,7 @@ func (c FanoutConfig) check() error {
 		return fmt.Errorf("%w: %d", errPerConn, c.PerConn)
 	case c.Redis != "" && c.Centrifugo == "" && c.PerConn != 1:
 		return errPerConnRedis
-	case c.Centrifugo != "" && c.PerConn != 1 && c.Around > 0:
+	case c.Centrifugo != "" && c.PerConn != 1 && c.Around+c.Rank+c.MembersViews > 0:
 		return errPerConnAround
 	case c.CentrifugoDelta && c.Centrifugo == "":
 		return errDeltaPeer
@@ -168,7 +169,7 @@ func (c FanoutConfig) check() error {
 		return errStalledRedis
 	case c.Centrifugo != "" && c.Redis == "":
 		return errCentrifugoRedis
-	case c.Centrifugo != "" && (c.Rank+c.MembersViews > 0 || c.Top > 0 && c.Around > 0):
+	case c.Centrifugo != "" && centrifugoFamilies(c) > 1:
 		return errCentrifugoViews
 	case c.Centrifugo != "":
 		return centrifugoAddr(c.Centrifugo)
@@ -343,6 +344,9 @@ func (cfg FanoutConfig) prepare(ctx context.Context, rep *FanoutReport) (sink, e
 			rs.publish = p.publish
 			if cfg.Around > 0 {
 				rs.around = newAroundApp(rc, rs.key, cfg.Target.Board, cfg.plan(), cfg.Subscribers, p.publishBatch)
+			}
+			if cfg.Rank+cfg.MembersViews > 0 {
+				rs.views = newViewsApp(rc, rs.key, cfg.Target.Board, cfg.plan(), cfg.Subscribers, p.publishBatch)
 			}
 		}
 		err := rs.preload(ctx, cfg.BoardMembers)

@@ -20,20 +20,34 @@ import (
 // app, which keeps the board in a Redis sorted set and publishes through
 // Centrifugo's server API (its API key in X-API-Key); every subscriber is a
 // Centrifugo client (JSON protocol over WebSocket: connect, subscribe to
-// its view's channel) that receives the full state on every change. Two
-// views exist: the shared top N (ZADD, read the top N back, and where it
-// changed POST /api/publish of the whole top N to the board's channel) and
-// a player's own around view (fanout_around.go: each player's
-// neighbourhood published to the player's channel). The latency probe is
+// its view's channel) that receives the full state on every change. Three
+// families of views exist, one a run: the shared top N (ZADD, read the top
+// N back, and where it changed POST /api/publish of the whole top N to the
+// board's channel); a player's own around view (fanout_around.go: each
+// player's neighbourhood published to the player's channel); and rank
+// lines and members views (fanout_views.go: each on a channel of its
+// own). The latency probe is
 // the same as the gateway's: the send time rides in the score (see
 // scoreSlot).
 
 // errCentrifugoRedis: the app keeps its board in Redis.
 var errCentrifugoRedis = errors.New("loadtest: the Centrifugo peer needs -redis: the app's sorted set")
 
-// errCentrifugoViews: the app publishes a shared top N or each player's
-// around view, one of the two per run.
-var errCentrifugoViews = errors.New("loadtest: the Centrifugo peer takes top views or around views, not both, and no rank or members views")
+// errCentrifugoViews: the app publishes a shared top N, or each player's
+// around view, or rank lines and members views: one of the three per run.
+var errCentrifugoViews = errors.New("loadtest: the Centrifugo peer takes top views, around views, or rank and members views: one of the three a run")
+
+// centrifugoFamilies is how many of the app's three families of views
+// (top; around; rank and members) c's weights ask for.
+func centrifugoFamilies(c FanoutConfig) int {
+	n := 0
+	for _, w := range []int{c.Top, c.Around, c.Rank + c.MembersViews} {
+		if w > 0 {
+			n++
+		}
+	}
+	return n
+}
 
 // centrifugoPublisher posts to Centrifugo's server API.
 type centrifugoPublisher struct {
@@ -187,7 +201,8 @@ func runCentrifugoSubscribers(ctx context.Context, cfg workerConfig, stats *wsSt
 }
 
 // centrifugoChannel is the channel of subscription j of a connection
-// carrying perConn: a member's own for an around view; for a top view the
+// carrying perConn: a member's own for an around view, the rank's for a
+// rank line, the member list's for a members view; for a top view the
 // board's, or on a lobby (perConn above 1) the board's lobby channel j
 // (centrifugoLobby), since Centrifugo lets a connection subscribe to a
 // channel once.
@@ -195,6 +210,10 @@ func centrifugoChannel(board string, v viewSpec, kind, j, perConn int) string {
 	switch {
 	case kind == 1:
 		return aroundChannel(board, v.Member)
+	case kind == 2:
+		return rankChannel(board, v.Rank)
+	case kind == 3:
+		return membersChannel(board, v.Members)
 	case perConn > 1:
 		return redisChannel(board) + "." + strconv.Itoa(j)
 	}

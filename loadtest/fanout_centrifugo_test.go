@@ -201,10 +201,19 @@ func TestCentrifugoConfigChecks(t *testing.T) {
 	if err := (FanoutConfig{Centrifugo: "127.0.0.1:1", Redis: "127.0.0.1:2", PerConn: 1}).check(); err != nil {
 		t.Errorf("with Redis: %v", err)
 	}
-	for _, c := range []FanoutConfig{{Top: 1, Around: 1}, {Around: 1, Rank: 1}, {MembersViews: 1}} {
+	for _, c := range []FanoutConfig{{Top: 1, Around: 1}, {Around: 1, Rank: 1}, {Top: 1, MembersViews: 1}} {
 		c.Centrifugo, c.Redis = "127.0.0.1:1", "127.0.0.1:2"
 		if err := c.withDefaults().check(); err != errCentrifugoViews {
 			t.Errorf("views top %d around %d rank %d members %d: %v", c.Top, c.Around, c.Rank, c.MembersViews, err)
+		}
+	}
+	if err := (FanoutConfig{Centrifugo: "127.0.0.1:1", Redis: "127.0.0.1:2", Rank: 1, PerConn: 2}).withDefaults().check(); err != errPerConnAround {
+		t.Errorf("rank lines, 2 a connection: %v, want errPerConnAround", err)
+	}
+	for _, c := range []FanoutConfig{{Rank: 1}, {MembersViews: 1}, {Rank: 1, MembersViews: 2}} {
+		c.Centrifugo, c.Redis = "127.0.0.1:1", "127.0.0.1:2"
+		if err := c.withDefaults().check(); err != nil {
+			t.Errorf("rank %d members %d: %v", c.Rank, c.MembersViews, err)
 		}
 	}
 	c := FanoutConfig{Centrifugo: "127.0.0.1:1", Redis: "127.0.0.1:2", Around: 1}.withDefaults()

@@ -119,6 +119,9 @@ type redisSink struct {
 	// around, where set, takes the batches instead: the Centrifugo peer's
 	// around views (fanout_around.go).
 	around *aroundApp
+	// views, where set, takes the batches instead: the Centrifugo peer's
+	// rank-line and members views (fanout_views.go).
+	views *viewsApp
 
 	mu   sync.Mutex // guards last
 	last string
@@ -127,6 +130,9 @@ type redisSink struct {
 func (r *redisSink) submit(ctx context.Context, items []score) (int, string) {
 	if r.around != nil {
 		return r.around.submit(ctx, items)
+	}
+	if r.views != nil {
+		return r.views.submit(ctx, items)
 	}
 	zs := make([]redis.Z, len(items))
 	for i, it := range items {

@@ -59,7 +59,8 @@
 # default 10, the floor's bursts alone beside the idle watchers),
 # PORT (gateway, 18110),
 # CPORT (Centrifugo, 18200), RPORT (Redis, 16391), SHAPE (top, the
-# default, or around), FLOOR (1: run the floor; the default for top),
+# default, around, lobby, rank or members; BOARD_MEMBERS sizes the last
+# two's board), FLOOR (1: run the floor; the default for top),
 # REDIS_FSYNC (always: the peer's Redis with an append-only file fsynced
 # before each answer, a durable log as --sync always; default none),
 # SYNCS (the gateway's --sync settings, one rankwire run each per loop;
@@ -120,18 +121,22 @@ lobby)
 	CF_VIEW=(-board watch -members 10 -rate 10 -batch 1 -writers 2 -per-conn "$PER_CONN")
 	;;
 rank | members)
-	# rankwire only (the app of the Centrifugo side publishes top and
-	# around views): N subscribers each on a rank line (ranks 1…1,000) or
-	# on 10 members' rows of a 100,000-member board, at around's load;
-	# for the bytes a delivered update costs of each view kind.
+	# N subscribers each on a rank line (ranks 1…1,000) or on 10 members'
+	# rows of a BOARD_MEMBERS-member board (default 100,000), at around's
+	# load; for the bytes a delivered update costs of each view kind. The
+	# Centrifugo side's app publishes each changed rank line or members
+	# view whole to its own channel (fanout_views.go). On 100,000 members
+	# a view changes about once in 100 s (rank) or 10 s (members); a
+	# smaller board (BOARD_MEMBERS=1000) changes each about once a second,
+	# so that the delta option's steady state shows within a run.
 	PER_CONN=1
 	SIZES=${SIZES:-2000}
 	FLOOR=${FLOOR:-0}
 	HEARTBEAT=${HEARTBEAT:-60s}
 	kind=(-rank 1)
 	[ "$SHAPE" = members ] && kind=(-members-views 1)
-	RW_VIEW=(-board "$SHAPE" "${kind[@]}" -members 100000 -rate 1000 -batch 10 -writers 4)
-	CF_VIEW=()
+	RW_VIEW=(-board "$SHAPE" "${kind[@]}" -members "${BOARD_MEMBERS:-100000}" -rate 1000 -batch 10 -writers 4)
+	CF_VIEW=("${RW_VIEW[@]}")
 	;;
 around)
 	PER_CONN=1

@@ -98,7 +98,7 @@ func checkFanout(c loadtest.FanoutConfig) error {
 		return fmt.Errorf("-per-conn %d: want 1…100, the protocol's subscriptions per connection", c.PerConn)
 	case c.PerConn > 1 && c.Redis != "" && c.Centrifugo == "":
 		return fmt.Errorf("-per-conn %d: the Redis peer (-redis) takes one subscription per connection", c.PerConn)
-	case c.PerConn > 1 && c.Centrifugo != "" && c.Around > 0:
+	case c.PerConn > 1 && c.Centrifugo != "" && c.Around+c.Rank+c.MembersViews > 0:
 		return fmt.Errorf("-per-conn %d: the Centrifugo peer (-centrifugo) takes several subscriptions per connection on -top views only", c.PerConn)
 	case c.CentrifugoDelta && c.Centrifugo == "":
 		return fmt.Errorf("-centrifugo-delta: needs -centrifugo")
@@ -106,12 +106,24 @@ func checkFanout(c loadtest.FanoutConfig) error {
 		return fmt.Errorf("-stalled %d: want 0…%d, at most -subs", c.Stalled, max(c.Subscribers, 0))
 	case c.Centrifugo != "" && c.Redis == "":
 		return fmt.Errorf("-centrifugo %s: needs -redis, the app's sorted set", c.Centrifugo)
-	case c.Centrifugo != "" && (c.Rank+c.MembersViews > 0 || c.Top > 0 && c.Around > 0):
-		return fmt.Errorf("-centrifugo: the app publishes -top views or -around views, one of the two, and no -rank or -members-views")
+	case c.Centrifugo != "" && viewFamilies(c) > 1:
+		return fmt.Errorf("-centrifugo: the app publishes -top views, -around views, or -rank and -members-views: one of the three")
 	case c.Stalled > 0 && c.Redis != "":
 		return fmt.Errorf("-stalled %d: the Redis peer (-redis) has no slow-client close to measure", c.Stalled)
 	}
 	return nil
+}
+
+// viewFamilies is how many of the Centrifugo app's families of views (top;
+// around; rank and members) c's weights ask for.
+func viewFamilies(c loadtest.FanoutConfig) int {
+	n := 0
+	for _, w := range []int{c.Top, c.Around, c.Rank + c.MembersViews} {
+		if w > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func fanoutTable() error {
@@ -147,7 +159,7 @@ func serverFlags(fs *flag.FlagSet, c *loadtest.FanoutConfig) *string {
 	fs.StringVar(&c.Pprof, "pprof", "", "the gateway's --pprof `address`: memory is measured after a garbage collection it runs")
 	fs.IntVar(&c.PID, "pid", 0, "the server's `PID`: its CPU and RSS are read from /proc")
 	fs.StringVar(&c.Redis, "redis", "", "run against the Redis pub/sub peer at this loopback `host:port` instead of the gateway")
-	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (the top N, or with -around each player's neighbourhood, published through its server API)")
+	fs.StringVar(&c.Centrifugo, "centrifugo", "", "with -redis: run against Redis + app + Centrifugo, the Centrifugo server at this loopback `host:port` (the top N, or with -around each player's neighbourhood, or with -rank and -members-views each rank line and members list, published through its server API)")
 	fs.StringVar(&c.CentrifugoKey, "centrifugo-key", "", "Centrifugo's server API key (http_api.key)")
 	fs.BoolVar(&c.CentrifugoDelta, "centrifugo-delta", false, "with -centrifugo: use its delta option (subscribers ask for fossil deltas, the app publishes with \"delta\": true; the channels must allow it: allowed_delta_types with history and positioning)")
 	return fs.String("nodes", "", "a cluster's server processes, comma-separated `PID@pprof-host:port` (or PID alone): CPU and RSS summed over them, each node's memory reported; -pid and -pprof are then not used")

@@ -25,18 +25,23 @@ func TestParseNodes(t *testing.T) {
 	}
 }
 
-// TestCheckFanoutCentrifugoViews: the Centrifugo peer takes top views or
-// around views, and the flag at fault is named.
+// TestCheckFanoutCentrifugoViews: the Centrifugo peer takes top views,
+// around views, or rank and members views, and the flag at fault is named.
 func TestCheckFanoutCentrifugoViews(t *testing.T) {
 	base := loadtest.FanoutConfig{Shape: loadtest.Steady, PerConn: 1, Redis: "127.0.0.1:1", Centrifugo: "127.0.0.1:2"}
-	for _, ok := range []loadtest.FanoutConfig{{Top: 1}, {Around: 1}, {}} {
+	for _, ok := range []loadtest.FanoutConfig{{Top: 1}, {Around: 1}, {}, {Rank: 1}, {MembersViews: 1}, {Rank: 1, MembersViews: 1}} {
 		c := base
-		c.Top, c.Around = ok.Top, ok.Around
+		c.Top, c.Around, c.Rank, c.MembersViews = ok.Top, ok.Around, ok.Rank, ok.MembersViews
 		if err := checkFanout(c); err != nil {
-			t.Errorf("top %d around %d: %v", c.Top, c.Around, err)
+			t.Errorf("top %d around %d rank %d members %d: %v", c.Top, c.Around, c.Rank, c.MembersViews, err)
 		}
 	}
-	for _, bad := range []loadtest.FanoutConfig{{Top: 1, Around: 1}, {Around: 1, Rank: 1}, {MembersViews: 1}} {
+	c := base
+	c.Rank, c.PerConn = 1, 2
+	if err := checkFanout(c); err == nil || !strings.Contains(err.Error(), "-per-conn") {
+		t.Errorf("rank lines 2 a connection: %v", err)
+	}
+	for _, bad := range []loadtest.FanoutConfig{{Top: 1, Around: 1}, {Around: 1, Rank: 1}, {Top: 1, MembersViews: 1}} {
 		c := base
 		c.Top, c.Around, c.Rank, c.MembersViews = bad.Top, bad.Around, bad.Rank, bad.MembersViews
 		if err := checkFanout(c); err == nil || !strings.Contains(err.Error(), "-centrifugo") {
