@@ -142,6 +142,9 @@ func (p *workerPool) sum() workerReport {
 		s.Wire += r.Wire
 		s.Deltas += r.Deltas
 		s.DeltaBytes += r.DeltaBytes
+		s.Heartbeats += r.Heartbeats
+		s.HeartbeatBytes += r.HeartbeatBytes
+		s.HeartbeatWire += r.HeartbeatWire
 		s.Gaps += r.Gaps
 		s.Reconnects += r.Reconnects
 		s.DialErrors += r.DialErrors

@@ -91,6 +91,15 @@ type FanoutReport struct {
 	// then their sums.
 	Nodes []NodeMemory `json:"nodes,omitempty"`
 
+	// HeartbeatsPerSec, HeartbeatBytesPerSec and HeartbeatWirePerSec are,
+	// of the messages, the gateway's heartbeats (its wheel spreads each
+	// connection's over the interval, so a run shorter than the interval
+	// still gets connections ÷ interval a second), their bytes and their
+	// frames' bytes: what the delivered updates cost is the rest.
+	HeartbeatsPerSec     float64 `json:"heartbeats_per_second,omitempty"`
+	HeartbeatBytesPerSec float64 `json:"heartbeat_bytes_per_second,omitempty"`
+	HeartbeatWirePerSec  float64 `json:"heartbeat_wire_per_second,omitempty"`
+
 	// topFirst is the least top-N latency the workers recorded, read off
 	// the top view's histogram final merged (BurstFloorStats.TopFirst).
 	topFirst time.Duration
@@ -174,6 +183,9 @@ func (r *FanoutReport) measured(a, b fanoutSample, writing time.Duration, ws *wr
 	r.WireBytesPerSec = float64(b.c.Wire-a.c.Wire) / el.Seconds()
 	r.DeltasPerSec = float64(b.c.Deltas-a.c.Deltas) / el.Seconds()
 	r.DeltaBytesPerSec = float64(b.c.DeltaBytes-a.c.DeltaBytes) / el.Seconds()
+	r.HeartbeatsPerSec = float64(b.c.Heartbeats-a.c.Heartbeats) / el.Seconds()
+	r.HeartbeatBytesPerSec = float64(b.c.HeartbeatBytes-a.c.HeartbeatBytes) / el.Seconds()
+	r.HeartbeatWirePerSec = float64(b.c.HeartbeatWire-a.c.HeartbeatWire) / el.Seconds()
 	r.RSSEnd = b.proc.RSS
 	r.ToolCores = (b.c.CPU - a.c.CPU + b.self - a.self).Seconds() / el.Seconds()
 	r.WriterCores = (b.self - a.self).Seconds() / el.Seconds()

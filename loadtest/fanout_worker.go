@@ -68,6 +68,12 @@ type workerReport struct {
 	Hists       []histWire       `json:"hists,omitempty"` // by viewKinds index
 	Err         string           `json:"err,omitempty"`
 
+	// Of the messages, the gateway's heartbeats, their bytes and their
+	// frames' bytes.
+	Heartbeats     int64 `json:"heartbeats,omitempty"`
+	HeartbeatBytes int64 `json:"heartbeat_bytes,omitempty"`
+	HeartbeatWire  int64 `json:"heartbeat_wire,omitempty"`
+
 	// The stalled connections: opened so far (a close is not seen until
 	// the end), given up, and in the final report those found closed by
 	// the server and those still open.
@@ -93,6 +99,7 @@ func (s *wsStats) report(final bool) workerReport {
 		BurstConns: s.burstConns.Load()}
 	r.Messages, r.Bytes = s.totals()
 	r.Wire, r.Deltas, r.DeltaBytes = s.wireBytes()
+	r.Heartbeats, r.HeartbeatBytes, r.HeartbeatWire = s.heartbeatTotals()
 	if final {
 		r.StalledClosed, r.StalledOpen = s.stalledClosed.Load(), s.stalledOpen.Load()
 		s.mu.Lock()

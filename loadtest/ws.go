@@ -285,6 +285,10 @@ func (c *wsConn) handle(data []byte, recv time.Time) {
 	switch string(m.Type) {
 	case "snapshot", "diff":
 	case "heartbeat": // how the gateway stands for the tenant: nothing of a view
+		sh := &c.stats.shards[c.shard]
+		sh.heartbeats.Add(1)
+		sh.heartbeatBytes.Add(int64(len(data)))
+		sh.heartbeatWire.Add(int64(len(data) + frameHeader(len(data))))
 		return
 	case "error":
 		c.stats.nodeError(c.base, "ws:"+string(m.Code))
@@ -315,14 +319,19 @@ func (c *wsConn) handle(data []byte, recv time.Time) {
 // to 65,535, else 10). A message that came in several frames counts as
 // one: servers send small messages whole.
 func (c *wsConn) framed(n int) {
-	h := 2
+	c.stats.shards[c.shard].wire.Add(int64(n + frameHeader(n)))
+}
+
+// frameHeader is the header's bytes of a server's (unmasked) frame of an
+// n-byte payload.
+func frameHeader(n int) int {
 	switch {
 	case n > 65535:
-		h = 10
+		return 10
 	case n > 125:
-		h = 4
+		return 4
 	}
-	c.stats.shards[c.shard].wire.Add(int64(n + h))
+	return 2
 }
 
 // counted counts a message of n bytes.

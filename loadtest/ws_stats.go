@@ -46,8 +46,11 @@ type statShard struct {
 	wire            atomic.Int64            // whole frames with their headers (wsConn.framed)
 	deltas          atomic.Int64            // of the messages, Centrifugo publications that were fossil deltas
 	deltaBytes      atomic.Int64            // their bytes
+	heartbeats      atomic.Int64            // of the messages, the gateway's heartbeats
+	heartbeatBytes  atomic.Int64            // their bytes
+	heartbeatWire   atomic.Int64            // their frames, with the headers
 	hists           [afterAckHist + 1]*Hist // latency by viewKinds index, then after the acknowledgement
-	_               [128 - 40 - (afterAckHist+1)*8]byte
+	_               [128 - 64 - (afterAckHist+1)*8]byte
 }
 
 func newWSStats() *wsStats {
@@ -85,6 +88,17 @@ func (s *wsStats) wireBytes() (n, deltas, deltaBytes int64) {
 		deltaBytes += s.shards[i].deltaBytes.Load()
 	}
 	return n, deltas, deltaBytes
+}
+
+// heartbeatTotals is, of the messages counted so far, the gateway's
+// heartbeats, their bytes and their frames' bytes. O(statShards).
+func (s *wsStats) heartbeatTotals() (n, bytes, wire int64) {
+	for i := range s.shards {
+		n += s.shards[i].heartbeats.Load()
+		bytes += s.shards[i].heartbeatBytes.Load()
+		wire += s.shards[i].heartbeatWire.Load()
+	}
+	return n, bytes, wire
 }
 
 // totals returns the messages and bytes counted so far. O(statShards).

@@ -122,7 +122,7 @@ func TestParseFloat(t *testing.T) {
 // interleaved messages and checks that every check is its subscription's
 // own: the prev/seq chain, the scores seen, the join time, the kind's
 // histogram; and that a view message for an id the connection does not
-// hold counts as an error.
+// hold counts as an error; a heartbeat counts as a message and apart.
 func TestConnHandleSubscriptions(t *testing.T) {
 	joined := time.UnixMicro(1_795_000_000_000_000)
 	at := func(ms int) time.Time { return joined.Add(time.Duration(ms) * time.Millisecond) }
@@ -136,6 +136,7 @@ func TestConnHandleSubscriptions(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"type":%q,"id":%q,"seq":%d,%s"total":9,"rows":[%s]}`, typ, id, seq, p, strings.Join(rows, ","))
 	}
+	const beat = `{"type":"heartbeat","seq":13,"writable":true,"stale":false,"at":"2026-11-27T01:02:03.456Z"}`
 	msgs := []struct {
 		msg  string
 		recv time.Time
@@ -152,6 +153,7 @@ func TestConnHandleSubscriptions(t *testing.T) {
 		{msg("diff", "v00", 13, 12), at(42)},
 		{`{"type":"snapshot","seq":13,"total":9,"rows":[]}`, at(42)}, // no id
 		{`{"type":"error","id":null,"code":"bad_json","message":"x"}`, at(43)},
+		{beat, at(44)}, // a message, counted apart too
 	}
 	stats := newWSStats()
 	c := &wsConn{stats: stats, shard: 3, subs: []wsSub{
@@ -167,6 +169,9 @@ func TestConnHandleSubscriptions(t *testing.T) {
 	r := stats.report(true)
 	if r.Messages != int64(len(msgs)) || r.Bytes != size || r.Gaps != 2 {
 		t.Errorf("messages %d, bytes %d, gaps %d; want %d, %d, 2", r.Messages, r.Bytes, r.Gaps, len(msgs), size)
+	}
+	if r.Heartbeats != 1 || r.HeartbeatBytes != int64(len(beat)) || r.HeartbeatWire != int64(len(beat)+2) {
+		t.Errorf("heartbeats %d of %d B in %d B of frames; want 1 of %d B in %d", r.Heartbeats, r.HeartbeatBytes, r.HeartbeatWire, len(beat), len(beat)+2)
 	}
 	if want := "map[id:unknown:4 ws:bad_json:1]"; fmt.Sprint(r.Errors) != want {
 		t.Errorf("errors %v, want %s", r.Errors, want)
