@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -42,9 +42,17 @@ func rankChannel(board string, rank int) string {
 
 // membersChannel is the channel of the members view of members on board:
 // the same list, the same channel, so that the app publishes a view once
-// whatever its watchers (as rankwire encodes a view once).
+// whatever its watchers (as rankwire encodes a view once). The list is
+// named by a 64-bit hash (FNV-1a, base 36), not spelled out: every
+// publication carries its channel's name, and an app would name a
+// friends list by its owner, in a few bytes, not by its members.
 func membersChannel(board string, members []string) string {
-	return "rwload.members." + board + "." + strings.Join(members, "_")
+	h := fnv.New64a()
+	for _, m := range members {
+		h.Write([]byte(m))
+		h.Write([]byte{0})
+	}
+	return "rwload.members." + board + "." + strconv.FormatUint(h.Sum64(), 36)
 }
 
 // membersView is a watched members view: its channel and members.
