@@ -63,19 +63,23 @@ func (p *Plane) heldLocked(v *liveView, since *uint64) <-chan struct{} {
 }
 
 // resumeTimedOut ends v where the engine still holds it, and tells the
-// client; where v got its first message meanwhile, or ended, it does
-// nothing. Runs on v's timer.
+// client where id still names v; where v got its first message
+// meanwhile, or ended, it does nothing. Runs on v's timer.
 func (c *wsConn) resumeTimedOut(id string, v *liveView, since uint64) {
 	if !c.p.abandon(v) {
 		return
 	}
 	c.mu.Lock()
-	if i := c.subs.find(id); i >= 0 && c.subs[i].view == v {
+	i := c.subs.find(id)
+	held := i >= 0 && c.subs[i].view == v
+	if held {
 		c.subs.remove(id)
 	}
 	c.mu.Unlock()
 	c.p.metrics.resumeGaveUp.Inc()
-	c.reply(id, behindError(since, c.p.resumeTO))
+	if held { // else the client unsubscribed id meanwhile, and may reuse it: no error of v's for its next subscription
+		c.reply(id, behindError(since, c.p.resumeTO))
+	}
 }
 
 // awaitResume waits, on an event stream's request, until the engine no
