@@ -21,8 +21,10 @@ import (
 // hears only the leader, so the other followers' last contact is old in
 // a healthy group. Where fewer than a majority are reachable, no
 // election can succeed, and the readiness machine counts the tenant at
-// once. Only streams with no reachable leader are counted: a stream
-// whose leader answers is never judged by these counts.
+// once. Only streams with no usable leader are counted: a stream whose
+// leader answers as reaching a majority is never judged by these counts;
+// one whose leader answers as reaching fewer (leader) is, from the list
+// that very answer gave, never from an older one.
 
 // replicaCount is how many of a stream's replicas this node reaches,
 // itself included, of how many.
@@ -97,7 +99,7 @@ func rememberAnswers(v *streamView, ts []readiness.Tenant, answers []members) {
 func fillReplicas(ts []readiness.Tenant, answers []members, s replicaSight) {
 	for i := range ts {
 		if ts[i].Leader == "" {
-			continue // its leader answered: never judged by a count, whatever a list says
+			continue // its leader answered reaching a majority: never judged by a count, whatever a list says
 		}
 		if c, ok := s.count(hub.StreamOf(ts[i].Name), answers[i]); ok {
 			ts[i].Up, ts[i].Replicas = c.up, c.of

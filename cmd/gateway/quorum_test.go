@@ -130,6 +130,8 @@ func TestRememberedMembers(t *testing.T) {
 		{"moved: the newer answer replaces the list", "", led("n5", "n1", "n4"), nil, replicaCount{}},
 		{"leader silent after the move: this node and n5 of n5 n1 n4", silent, members{}, []string{"n5"}, replicaCount{2, 3}},
 		{"a stale list never judges a stream whose leader answers", "", members{}, nil, replicaCount{}},
+		{"a leader reaching a minority: judged from its own answer's list", "its leader reaches 1 of 3 replicas, fewer than a majority", led("n1", "n2", "n3"), []string{"n1", "n5"}, replicaCount{1, 3}},
+		{"the same, every replica heard by this node: 3 of 3 (held)", "its leader reaches 1 of 3 replicas, fewer than a majority", led("n1", "n2", "n3"), []string{"n1", "n2", "n3"}, replicaCount{3, 3}},
 	} {
 		ts := []readiness.Tenant{{Name: "t1", Leader: step.leader}}
 		answers := []members{step.answer}

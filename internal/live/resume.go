@@ -36,40 +36,50 @@ func behindError(since uint64, wait time.Duration) *Error {
 // the engine holds it: when the bound passes and v is still held, v ends
 // and the client gets behindError. O(1); the timer is v's (leave stops it).
 func (c *wsConn) armResume(id string, v *liveView, since *uint64) {
-	if since == nil {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if c.p.heldLocked(v, since) == nil {
 		return
-	}
-	select {
-	case <-c.p.eng.Ready(v.sub):
-		return
-	default:
 	}
 	at := *since
-	v.mu.Lock()
-	if !v.ended {
-		v.resume = time.AfterFunc(c.p.resumeTO, func() { c.resumeTimedOut(id, v, at) })
+	v.resume = time.AfterFunc(c.p.resumeTO, func() { c.resumeTimedOut(id, v, at) })
+}
+
+// heldLocked returns the channel closed once the engine no longer holds v,
+// joined with since, or nil where it holds nothing: no since, v ended, or
+// v follows (join dropped since, and a move replaces v.sub under v.mu, so
+// v.sub is read only here, under it). v.mu is held.
+func (p *Plane) heldLocked(v *liveView, since *uint64) <-chan struct{} {
+	if since == nil || v.ended || v.f != nil {
+		return nil
 	}
-	v.mu.Unlock()
+	ready := p.eng.Ready(v.sub)
+	select {
+	case <-ready:
+		return nil
+	default:
+		return ready
+	}
 }
 
 // resumeTimedOut ends v where the engine still holds it, and tells the
-// client; where v got its first message meanwhile, or ended, it does
-// nothing. Runs on v's timer.
+// client where id still names v; where v got its first message
+// meanwhile, or ended, it does nothing. Runs on v's timer.
 func (c *wsConn) resumeTimedOut(id string, v *liveView, since uint64) {
-	v.mu.Lock()
-	abandoned := !v.ended && c.p.eng.Abandon(v.sub)
-	v.ended = v.ended || abandoned
-	v.mu.Unlock()
-	if !abandoned {
+	if !c.p.abandon(v) {
 		return
 	}
 	c.mu.Lock()
-	if i := c.subs.find(id); i >= 0 && c.subs[i].view == v {
+	i := c.subs.find(id)
+	held := i >= 0 && c.subs[i].view == v
+	if held {
 		c.subs.remove(id)
 	}
 	c.mu.Unlock()
 	c.p.metrics.resumeGaveUp.Inc()
-	c.reply(id, behindError(since, c.p.resumeTO))
+	if held { // else the client unsubscribed id meanwhile, and may reuse it: no error of v's for its next subscription
+		c.reply(id, behindError(since, c.p.resumeTO))
+	}
 }
 
 // awaitResume waits, on an event stream's request, until the engine no
@@ -77,10 +87,12 @@ func (c *wsConn) resumeTimedOut(id string, v *liveView, since uint64) {
 // answers behindError where the bound passed with v still held (v then
 // ended), unavailable where the client went (v is left to the caller).
 func (p *Plane) awaitResume(ctx context.Context, v *liveView, since *uint64) error {
-	if since == nil {
+	v.mu.Lock()
+	ready := p.heldLocked(v, since)
+	v.mu.Unlock()
+	if ready == nil {
 		return nil
 	}
-	ready := p.eng.Ready(v.sub)
 	t := time.NewTimer(p.resumeTO)
 	defer t.Stop()
 	select {
@@ -90,11 +102,23 @@ func (p *Plane) awaitResume(ctx context.Context, v *liveView, since *uint64) err
 		return &Error{wire.CodeUnavailable, "since: the request ended while this gateway caught up"}
 	case <-t.C:
 	}
-	if !p.eng.Abandon(v.sub) {
+	if !p.abandon(v) {
 		return nil // its first message came as the bound passed
 	}
 	p.metrics.resumeGaveUp.Inc()
 	return behindError(*since, p.resumeTO)
+}
+
+// abandon ends v where the engine still holds it, and reports whether it
+// did; where v got its first message meanwhile, or ended, it does nothing.
+func (p *Plane) abandon(v *liveView) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.ended || !p.eng.Abandon(v.sub) {
+		return false
+	}
+	v.ended = true
+	return true
 }
 
 // stopResumeLocked stops v's resume timer, if armed: v ends. v.mu is held.
