@@ -206,7 +206,9 @@ type behind struct {
 	credit time.Duration
 }
 
-// mark is a stream's last sequence seq, known to exist since at.
+// mark is a stream's last sequence seq, known to exist since at; a zero
+// at: since before the machine's first observation, how long unknown
+// (always late).
 type mark struct {
 	seq uint64
 	at  time.Time
@@ -228,6 +230,8 @@ type Machine struct {
 	detail       string               // reason with the tenants named, for the log
 	cause        string               // the failing conditions that last made it not ready
 	lastAt       time.Time            // the last observation's; zero: none yet
+	firstAt      time.Time            // the first observation's; zero: none yet
+	looked       map[string]bool      // tenants whose stream's leader answered before the first ready
 	failingSince map[string]time.Time // a held condition's key (a tenant; "" the API) → when it began to fail, continuously
 	healthySince time.Time            // zero: not healthy at the last observation
 	lag          map[string]behind    // tenant → its pending catch-up
@@ -244,7 +248,7 @@ type Machine struct {
 // New returns a Machine that is not ready until observations say so.
 func New(cfg Config) *Machine {
 	return &Machine{cfg: cfg.withDefaults(), reason: "no readiness observation yet", cause: "no readiness observation yet",
-		failingSince: map[string]time.Time{}, lag: map[string]behind{}, stale: map[string]bool{}, leaderless: map[string]bool{}}
+		failingSince: map[string]time.Time{}, lag: map[string]behind{}, looked: map[string]bool{}, stale: map[string]bool{}, leaderless: map[string]bool{}}
 }
 
 // Config returns the machine's configuration, defaults filled in.
@@ -313,6 +317,9 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	m.lastAt = o.At
 	if !m.cutFrom.IsZero() && m.cutFrom.Before(behindSince) {
 		behindSince = m.cutFrom // what it serves is as old as the cut
+	}
+	if m.firstAt.IsZero() {
+		m.firstAt = o.At
 	}
 	if m.reach.cutOff() {
 		failing = append(failing, m.reach.cond())
@@ -451,7 +458,17 @@ func (m *Machine) localLocked(o Observation, behindSince time.Time, electing tim
 		if t.Leader != "" {
 			m.electionCreditLocked(t.Name, electing)
 		}
-		if age, ok := m.trackLocked(t, o.At, behindSince); ok {
+		since := behindSince
+		if m.flips == 0 && t.Leader == "" && !m.looked[t.Name] {
+			// Never ready, the stream's first answer: nothing says how old
+			// the copy this node started with is (one restarted after a
+			// minute down has a minute to catch up). Behind now, it is
+			// stale until it has applied what its stream holds now; then
+			// its lag counts from the marks seen since, as after a pause.
+			m.looked[t.Name] = true
+			since = time.Time{}
+		}
+		if age, ok := m.trackLocked(t, o.At, since); ok {
 			late = append(late, fmt.Sprintf("%s (%v, applied %d)", t.Name, age.Round(time.Millisecond), t.Applied))
 			longest = max(longest, age)
 		}
@@ -492,7 +509,9 @@ func (m *Machine) electionCreditLocked(tenant string, d time.Duration) {
 		return
 	}
 	for i := range b.marks {
-		b.marks[i].at = b.marks[i].at.Add(d)
+		if !b.marks[i].at.IsZero() { // from before the first look: stale however long an election
+			b.marks[i].at = b.marks[i].at.Add(d)
+		}
 	}
 	b.credit += d
 	m.lag[tenant] = b
@@ -531,6 +550,10 @@ func (m *Machine) trackLocked(t Tenant, at, since time.Time) (time.Duration, boo
 		return 0, false
 	}
 	m.lag[t.Name] = b
+	if b.marks[0].at.IsZero() { // behind since before the first look (Observe)
+		m.stale[t.Name] = true
+		return at.Sub(m.firstAt), true
+	}
 	age := at.Sub(b.marks[0].at)
 	late := age > m.cfg.MaxLag
 	m.stale[t.Name] = late

@@ -416,7 +416,8 @@ func TestAfterACutCatchUpCountsFromTheCut(t *testing.T) {
 }
 
 // A node that never heard a majority is starting: it is not ready (it can
-// write nothing) but its catch-up counts as before, from when seen.
+// write nothing) but its catch-up counts as before, from when seen (its
+// first look found its replica caught up).
 func TestStartingNodeIsNotCountedFromACut(t *testing.T) {
 	m := New(Config{})
 	v, _ := m.ObserveReach(t0, Reach{Heard: 1, Of: 3})
@@ -432,6 +433,33 @@ func TestStartingNodeIsNotCountedFromACut(t *testing.T) {
 	o.Tenants[0].Last = 11
 	if v, _ := m.Observe(o); !v.Ready {
 		t.Fatalf("joined a majority, never ready before: %+v, want ready at once", v)
+	}
+}
+
+// A node starting with a copy far behind (it was down for a while) is not
+// ready while it catches up, however long the catch-up's first look was
+// ago being under MaxLag: its copy is as old as its downtime, not as its
+// first look; once it holds what the stream held then, its lag counts
+// from the marks seen since, and it is ready as soon as that is within
+// MaxLag.
+func TestStartBehindIsStaleUntilCaughtUp(t *testing.T) {
+	m := New(Config{})
+	var last, applied uint64 = 5000, 1000 // 20 s of writes at 200/s behind
+	for i := range 12 {
+		last += 100    // 200/s
+		applied += 400 // 800/s: caught up with 5000 at probe 10
+		if i == 11 {
+			applied = last - 3
+		}
+		o := Observation{At: t0.Add(time.Duration(i) * step), Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: min(applied, last), Last: last}}}
+		v, _ := m.Observe(o)
+		switch {
+		case applied < 5100 && (v.Ready || !m.Tenant("t1", o.At).Stale):
+			t.Fatalf("probe %d, applied %d of the %d seen first: %+v, want stale", i, applied, 5100, v)
+		case applied >= 5100 && !v.Ready:
+			t.Fatalf("probe %d, applied %d, past the first look's 5100 and within a probe of the rest: %+v, want ready", i, applied, v)
+		}
 	}
 }
 
