@@ -31,6 +31,16 @@
 // A node that is not ready turns ready only after Config.RecoverAfter of
 // observations without any failing condition; at start, a node that was
 // never ready turns ready at its first observation without one.
+//
+// Catch-up marks: a replica behind is judged by the oldest stream sequence
+// it lacks among those the prober saw (one mark per observation while it
+// is behind), counted from when that sequence was seen, or, for the first
+// mark after a pause or a cut, from before it, and before the first ready
+// from "unknown" (always late: a restarted node's copy is as old as its
+// downtime). So a node awake again is stale until it has applied what its
+// stream held when it woke, and from then on judged on the time it has
+// been awake, not the time it slept; and a replica catching up more slowly
+// than its stream grows stays stale past its first target.
 package readiness
 
 import (
@@ -340,6 +350,7 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	m.onlyStarting = len(failing) == 1 && failing[0].reason == startingWhy && len(pending) == 0
 	if m.ready != was {
 		m.flips++
+		m.looked = nil // asked only before the first ready
 	}
 	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail, OnlyStarting: m.onlyStarting}, m.ready != was
 }
