@@ -69,7 +69,9 @@ func healthzFailure(srv *server.Server) string {
 }
 
 // reason returns what start-up work is left at now, "" once none is, or
-// once startGateMax has passed since the gate alone held readiness
+// once startGateMax has passed since the gate alone held readiness (at
+// the observation that reaches it: with the prober's 500 ms, the second
+// after, not the third)
 // (logged: the node turns ready with that work still going on). Cost: one
 // health check per look until it passes.
 func (g *startGate) reason(now time.Time) string {
@@ -87,7 +89,7 @@ func (g *startGate) reason(now time.Time) string {
 			g.log.Info("readiness: start-up work done", "waited", now.Sub(g.first).Round(time.Millisecond), "was", g.last)
 		}
 		return ""
-	case !g.alone.IsZero() && now.Sub(g.alone) > startGateMax:
+	case !g.alone.IsZero() && now.Sub(g.alone) >= startGateMax:
 		g.done = true
 		g.log.Info("readiness: start-up work not done, ready all the same (writable and fresh)", "waited", now.Sub(g.first).Round(time.Millisecond),
 			"alone", startGateMax, "work", why)
