@@ -9,15 +9,22 @@ import (
 )
 
 // startGateMax bounds how long a starting node's readiness waits for its
-// NATS server's start-up work (startGate) once nothing else holds it: a
-// stream placed on this node whose group cannot elect a leader (its
-// majority down) is never current, and the node must still turn ready for
-// what it can serve. The bound counts from the first observation at which
-// the gate alone held readiness (readiness.Verdict.OnlyStarting), not from
-// the gate's first look: a node that spends longer than the bound opening
-// its tenants or catching up its replicas still waits for its NATS server
-// afterwards, as a rolling restart relies on.
-const startGateMax = 20 * time.Second
+// NATS server's start-up work (startGate) once nothing else holds it: once
+// the node can acknowledge its tenants' writes (their streams' leaders
+// answer) and its replicas hold what their streams held at its first look
+// and trail by no more than --max-lag (internal/readiness: before the
+// first ready a replica behind is stale until then), it serves what
+// running readiness asks for, and the gate only adds that its own Raft
+// replicas are current with their groups. It holds that long at most, so
+// that /readyz says ready within about a second of the node being able
+// to, and still covers the usual start (the check passes at its second
+// look, "What a rolling restart waits for", docs/CLUSTERING.md). A stream
+// whose group cannot elect a leader (its majority down) is never current
+// either. The bound counts from the first observation at which the gate
+// alone held readiness (readiness.Verdict.OnlyStarting), not from the
+// gate's first look: a node that spends longer than the bound opening its
+// tenants or catching up its replicas still waits for it afterwards.
+const startGateMax = time.Second
 
 // startGate says what start-up work the embedded NATS server of a
 // clustered node still does, for the readiness prober's observations
@@ -62,7 +69,9 @@ func healthzFailure(srv *server.Server) string {
 }
 
 // reason returns what start-up work is left at now, "" once none is, or
-// once startGateMax has passed since the gate alone held readiness
+// once startGateMax has passed since the gate alone held readiness (at
+// the observation that reaches it: with the prober's 500 ms, the second
+// after, not the third)
 // (logged: the node turns ready with that work still going on). Cost: one
 // health check per look until it passes.
 func (g *startGate) reason(now time.Time) string {
@@ -80,9 +89,9 @@ func (g *startGate) reason(now time.Time) string {
 			g.log.Info("readiness: start-up work done", "waited", now.Sub(g.first).Round(time.Millisecond), "was", g.last)
 		}
 		return ""
-	case !g.alone.IsZero() && now.Sub(g.alone) > startGateMax:
+	case !g.alone.IsZero() && now.Sub(g.alone) >= startGateMax:
 		g.done = true
-		g.log.Warn("readiness: start-up work not done, ready all the same", "waited", now.Sub(g.first).Round(time.Millisecond),
+		g.log.Info("readiness: start-up work not done, ready all the same (writable and fresh)", "waited", now.Sub(g.first).Round(time.Millisecond),
 			"alone", startGateMax, "work", why)
 		return ""
 	}

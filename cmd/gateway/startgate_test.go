@@ -47,8 +47,8 @@ func TestStartGateBoundCountsFromWhenItAloneHolds(t *testing.T) {
 	for d := clear; ; d += probeEvery {
 		v, _ := p.judge(obs(d))
 		if v.Ready {
-			if waited := d - clear; waited <= startGateMax || waited > startGateMax+probeEvery {
-				t.Fatalf("ready %v after the gate alone held, want just past %v", waited, startGateMax)
+			if waited := d - clear; waited < startGateMax || waited >= startGateMax+probeEvery {
+				t.Fatalf("ready %v after the gate alone held, want %v (the observation that reaches it)", waited, startGateMax)
 			}
 			break
 		}
@@ -56,7 +56,7 @@ func TestStartGateBoundCountsFromWhenItAloneHolds(t *testing.T) {
 			t.Fatalf("%v: %+v, want not ready for the gate alone", d, v)
 		}
 	}
-	if !strings.Contains(logs.String(), "start-up work not done, ready all the same") || !strings.Contains(logs.String(), "alone=20s") {
+	if !strings.Contains(logs.String(), "start-up work not done, ready all the same") || !strings.Contains(logs.String(), "alone=1s") {
 		t.Fatalf("log %q, want the gate's giving up, with its bound", logs.String())
 	}
 }
@@ -94,4 +94,50 @@ func TestHealthzFailureOfAHealthyServer(t *testing.T) {
 	if why := healthzFailure(srv); why != "" {
 		t.Fatalf("healthz of a healthy server: %q, want it to pass", why)
 	}
+}
+
+// TestStartGateReleasesOnceWritableAndFresh: a restarted node whose NATS
+// server's health check keeps failing (its Raft replica catching up) while
+// its tenant's stream leader answers turns ready within startGateMax (and
+// a probe) of its replica holding what the stream held at its first look,
+// and never before: however long the gate has looked, a replica behind
+// since before the first look is stale (its copy is as old as its
+// downtime, not its start).
+func TestStartGateReleasesOnceWritableAndFresh(t *testing.T) {
+	health, logs := "JetStream stream '$G > RW_a' is not current: group node unhealthy", &bytes.Buffer{}
+	p := gateProber(&health, logs)
+	T := time.Unix(1_800_000_000, 0)
+	obs := func(d time.Duration, applied, last uint64) readiness.Observation {
+		return readiness.Observation{At: T.Add(d), Serving: true,
+			Tenants: []readiness.Tenant{{Name: "a", Applied: applied, Last: last}}}
+	}
+	var last, applied uint64 = 4000, 0 // down for a while: 4,000 events behind
+	var fresh time.Duration = -1
+	for d := time.Duration(0); d < 10*time.Second; d += probeEvery {
+		last += 100
+		applied = min(last-3, applied+700) // catching up, then a few events behind under load
+		v, _ := p.judge(obs(d, applied, last))
+		if applied < 4100 { // not yet what the stream held at the first look
+			if v.Ready || v.OnlyStarting {
+				t.Fatalf("%v, applied %d of the first look's 4100: %+v, want not ready, stale", d, applied, v)
+			}
+			continue
+		}
+		if fresh < 0 {
+			fresh = d
+		}
+		if v.Ready {
+			if waited := d - fresh; waited > startGateMax {
+				t.Fatalf("ready %v after writable and fresh, want within %v", waited, startGateMax)
+			}
+			if !strings.Contains(logs.String(), "ready all the same") {
+				t.Fatalf("log %q, want the gate's release", logs.String())
+			}
+			return
+		}
+		if !v.OnlyStarting {
+			t.Fatalf("%v, writable and fresh: %+v, want held by the gate alone", d, v)
+		}
+	}
+	t.Fatalf("never ready in 10 s (fresh at %v)", fresh)
 }

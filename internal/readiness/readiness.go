@@ -31,6 +31,16 @@
 // A node that is not ready turns ready only after Config.RecoverAfter of
 // observations without any failing condition; at start, a node that was
 // never ready turns ready at its first observation without one.
+//
+// Catch-up marks: a replica behind is judged by the oldest stream sequence
+// it lacks among those the prober saw (one mark per observation while it
+// is behind), counted from when that sequence was seen, or, for the first
+// mark after a pause or a cut, from before it, and before the first ready
+// from "unknown" (always late: a restarted node's copy is as old as its
+// downtime). So a node awake again is stale until it has applied what its
+// stream held when it woke, and from then on judged on the time it has
+// been awake, not the time it slept; and a replica catching up more slowly
+// than its stream grows stays stale past its first target.
 package readiness
 
 import (
@@ -190,14 +200,34 @@ type TenantStatus struct {
 	Stale    bool // the node's replica trails by more than MaxLag, or the node cannot vouch
 }
 
-// behind is a tenant replica's pending catch-up: from since on it has not
-// applied seq, the stream's last sequence then. credit is the election
-// time already added to since (electionCreditLocked), at most FailAfter.
+// behind is a tenant replica's pending catch-up: the stream's last
+// sequences it has not applied yet, each with the time since which it is
+// known to exist (marks, oldest first, seqs increasing). The catch-up's
+// age is the oldest mark's: the replica has lacked that sequence since
+// then. Once it applies a mark, the next one counts, observed later:
+// after a pause or a cut the first mark counts from before it (what the
+// node serves is as old as that), but once the replica has applied the
+// stream's last sequence as seen after it, its lag counts from the time
+// it has been awake, not the time it slept (docs/OPERATIONS.md,
+// "Readiness"). credit is the election time already added to the marks
+// (electionCreditLocked), at most FailAfter.
 type behind struct {
-	seq    uint64
-	since  time.Time
+	marks  []mark
 	credit time.Duration
 }
+
+// mark is a stream's last sequence seq, known to exist since at; a zero
+// at: since before the machine's first observation, how long unknown
+// (always late).
+type mark struct {
+	seq uint64
+	at  time.Time
+}
+
+// maxMarks bounds a catch-up's marks (one an observation while behind:
+// 16 s at the prober's 500 ms); past it the newest mark's sequence rises
+// instead, which can only make the replica count as later, never earlier.
+const maxMarks = 32
 
 // Machine is the readiness state machine. Safe for concurrent use: one
 // prober calls Observe, any number of readers call Verdict and Tenant.
@@ -210,6 +240,8 @@ type Machine struct {
 	detail       string               // reason with the tenants named, for the log
 	cause        string               // the failing conditions that last made it not ready
 	lastAt       time.Time            // the last observation's; zero: none yet
+	firstAt      time.Time            // the first observation's; zero: none yet
+	looked       map[string]bool      // tenants whose stream's leader answered before the first ready
 	failingSince map[string]time.Time // a held condition's key (a tenant; "" the API) → when it began to fail, continuously
 	healthySince time.Time            // zero: not healthy at the last observation
 	lag          map[string]behind    // tenant → its pending catch-up
@@ -220,13 +252,13 @@ type Machine struct {
 	onlyStarting bool      // the last observation's Verdict.OnlyStarting
 	reach        Reach     // the last ObserveReach's
 	majorityAt   time.Time // the last ObserveReach that saw a majority
-	cutFrom      time.Time // non-zero after a cut until every replica is seen caught up: catch-ups count from it
+	cutFrom      time.Time // non-zero after a cut until every stream's leader answers again: catch-ups seen by then count from it
 }
 
 // New returns a Machine that is not ready until observations say so.
 func New(cfg Config) *Machine {
 	return &Machine{cfg: cfg.withDefaults(), reason: "no readiness observation yet", cause: "no readiness observation yet",
-		failingSince: map[string]time.Time{}, lag: map[string]behind{}, stale: map[string]bool{}, leaderless: map[string]bool{}}
+		failingSince: map[string]time.Time{}, lag: map[string]behind{}, looked: map[string]bool{}, stale: map[string]bool{}, leaderless: map[string]bool{}}
 }
 
 // Config returns the machine's configuration, defaults filled in.
@@ -296,9 +328,18 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	if !m.cutFrom.IsZero() && m.cutFrom.Before(behindSince) {
 		behindSince = m.cutFrom // what it serves is as old as the cut
 	}
+	if m.firstAt.IsZero() {
+		m.firstAt = o.At
+	}
 	if m.reach.cutOff() {
 		failing = append(failing, m.reach.cond())
-	} else if !m.cutFrom.IsZero() && caughtUp(o.Tenants) {
+	} else if !m.cutFrom.IsZero() && answered(o.Tenants) {
+		// Every stream's leader answers again: a replica behind now gets
+		// its catch-up's first mark from the cut's start (behindSince,
+		// below), one caught up needs none, and either way what follows
+		// counts from when it is seen. Waiting instead for one observation
+		// to find every replica exactly caught up held a node that keeps
+		// up under load stale for as long as no probe happened to.
 		m.cutFrom = time.Time{}
 	}
 	failing = append(failing, m.localLocked(o, behindSince, electing)...)
@@ -309,6 +350,7 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	m.onlyStarting = len(failing) == 1 && failing[0].reason == startingWhy && len(pending) == 0
 	if m.ready != was {
 		m.flips++
+		m.looked = nil // asked only before the first ready
 	}
 	return Verdict{Ready: m.ready, Reason: m.reason, Detail: m.detail, OnlyStarting: m.onlyStarting}, m.ready != was
 }
@@ -367,10 +409,9 @@ func (m *Machine) partialLocked(o Observation) []cond {
 	return []cond{{why, why + ": " + strings.Join(silent, ", "), true}}
 }
 
-// caughtUp reports whether every tenant's leader answered and its replica
-// has applied the stream's last sequence (an empty stream's is 0).
-func caughtUp(ts []Tenant) bool {
-	return !slices.ContainsFunc(ts, func(t Tenant) bool { return t.Leader != "" || t.Applied < t.Last })
+// answered reports whether every tenant's stream leader answered.
+func answered(ts []Tenant) bool {
+	return !slices.ContainsFunc(ts, func(t Tenant) bool { return t.Leader != "" })
 }
 
 // startingWhy is the reason of Observation.Starting's condition.
@@ -428,7 +469,17 @@ func (m *Machine) localLocked(o Observation, behindSince time.Time, electing tim
 		if t.Leader != "" {
 			m.electionCreditLocked(t.Name, electing)
 		}
-		if age, ok := m.trackLocked(t, o.At, behindSince); ok {
+		since := behindSince
+		if m.flips == 0 && t.Leader == "" && !m.looked[t.Name] {
+			// Never ready, the stream's first answer: nothing says how old
+			// the copy this node started with is (one restarted after a
+			// minute down has a minute to catch up). Behind now, it is
+			// stale until it has applied what its stream holds now; then
+			// its lag counts from the marks seen since, as after a pause.
+			m.looked[t.Name] = true
+			since = time.Time{}
+		}
+		if age, ok := m.trackLocked(t, o.At, since); ok {
 			late = append(late, fmt.Sprintf("%s (%v, applied %d)", t.Name, age.Round(time.Millisecond), t.Applied))
 			longest = max(longest, age)
 		}
@@ -468,33 +519,56 @@ func (m *Machine) electionCreditLocked(tenant string, d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	b.since, b.credit = b.since.Add(d), b.credit+d
+	for i := range b.marks {
+		if !b.marks[i].at.IsZero() { // from before the first look: stale however long an election
+			b.marks[i].at = b.marks[i].at.Add(d)
+		}
+	}
+	b.credit += d
 	m.lag[tenant] = b
 }
 
 // trackLocked updates t's pending catch-up and reports how long it has
 // trailed and whether that is past MaxLag. A catch-up starts when the
-// replica is seen behind the stream's last sequence and ends when it has
-// applied that sequence; a replica that keeps up under load therefore
-// trails by at most one probe interval. Where the leader did not answer
-// (Last 0) the pending catch-up, if any, goes on. A new catch-up counts
-// from since: the observation, or after a silence the last one before it.
+// replica is seen behind the stream's last sequence, with a mark of that
+// sequence counted from since (the observation, or after a silence or a
+// cut the last look before it); each later observation that sees the
+// stream further ahead adds a mark counted likewise; the marks the
+// replica has applied drop, and the catch-up ends with the last of them.
+// A replica that keeps up under load therefore trails by at most one
+// probe interval. Where the leader did not answer (Last 0) the pending
+// catch-up, if any, goes on.
 func (m *Machine) trackLocked(t Tenant, at, since time.Time) (time.Duration, bool) {
-	b, ok := m.lag[t.Name]
-	if ok && t.Applied >= b.seq {
+	b := m.lag[t.Name]
+	n := 0
+	for n < len(b.marks) && b.marks[n].seq <= t.Applied {
+		n++
+	}
+	b.marks = b.marks[n:]
+	switch k := len(b.marks); {
+	case t.Last <= t.Applied:
+	case k == 0:
+		b = behind{marks: []mark{{t.Last, since}}}
+	case t.Last <= b.marks[k-1].seq:
+	case k < maxMarks:
+		b.marks = append(b.marks, mark{t.Last, since})
+	default:
+		b.marks[k-1].seq = t.Last // counted from earlier than seen: later, never earlier
+	}
+	if len(b.marks) == 0 {
 		delete(m.lag, t.Name)
-		ok = false
-	}
-	if !ok && t.Last > t.Applied {
-		b, ok = behind{seq: t.Last, since: since}, true
-		m.lag[t.Name] = b
-	}
-	late := ok && at.Sub(b.since) > m.cfg.MaxLag
-	m.stale[t.Name] = late
-	if !ok {
+		m.stale[t.Name] = false
 		return 0, false
 	}
-	return at.Sub(b.since), late
+	m.lag[t.Name] = b
+	if b.marks[0].at.IsZero() { // behind since before the first look (Observe)
+		m.stale[t.Name] = true
+		return at.Sub(m.firstAt), true
+	}
+	age := at.Sub(b.marks[0].at)
+	late := age > m.cfg.MaxLag
+	m.stale[t.Name] = late
+	return age, late
 }
 
 // heldLocked returns the cluster-wide conditions that have failed for

@@ -416,7 +416,8 @@ func TestAfterACutCatchUpCountsFromTheCut(t *testing.T) {
 }
 
 // A node that never heard a majority is starting: it is not ready (it can
-// write nothing) but its catch-up counts as before, from when seen.
+// write nothing) but its catch-up counts as before, from when seen (its
+// first look found its replica caught up).
 func TestStartingNodeIsNotCountedFromACut(t *testing.T) {
 	m := New(Config{})
 	v, _ := m.ObserveReach(t0, Reach{Heard: 1, Of: 3})
@@ -432,6 +433,33 @@ func TestStartingNodeIsNotCountedFromACut(t *testing.T) {
 	o.Tenants[0].Last = 11
 	if v, _ := m.Observe(o); !v.Ready {
 		t.Fatalf("joined a majority, never ready before: %+v, want ready at once", v)
+	}
+}
+
+// A node starting with a copy far behind (it was down for a while) is not
+// ready while it catches up, however long the catch-up's first look was
+// ago being under MaxLag: its copy is as old as its downtime, not as its
+// first look; once it holds what the stream held then, its lag counts
+// from the marks seen since, and it is ready as soon as that is within
+// MaxLag.
+func TestStartBehindIsStaleUntilCaughtUp(t *testing.T) {
+	m := New(Config{})
+	var last, applied uint64 = 5000, 1000 // 20 s of writes at 200/s behind
+	for i := range 12 {
+		last += 100    // 200/s
+		applied += 400 // 800/s: caught up with 5000 at probe 10
+		if i == 11 {
+			applied = last - 3
+		}
+		o := Observation{At: t0.Add(time.Duration(i) * step), Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: min(applied, last), Last: last}}}
+		v, _ := m.Observe(o)
+		switch {
+		case applied < 5100 && (v.Ready || !m.Tenant("t1", o.At).Stale):
+			t.Fatalf("probe %d, applied %d of the %d seen first: %+v, want stale", i, applied, 5100, v)
+		case applied >= 5100 && !v.Ready:
+			t.Fatalf("probe %d, applied %d, past the first look's 5100 and within a probe of the rest: %+v, want ready", i, applied, v)
+		}
 	}
 }
 
@@ -736,6 +764,137 @@ func TestLeaderlessWithQuorumIsHeld(t *testing.T) {
 		}
 		if v, _ := m.Observe(leaderless(i+n+1, up)); v.Ready && up != 0 {
 			t.Fatalf("up %d: ready past FailAfter: %+v", up, v)
+		}
+	}
+}
+
+// catchUpSim is a tenant's stream that commits rate events a second from
+// t0 and a replica of it that is paused (applies nothing, and its machine
+// observes nothing) from pauseAt for pause, then catches up at catchUp
+// events a second, and keeps up to within lagSeqs events once caught up
+// (under load a replica read before the leader is asked is a few events
+// behind). Its truth: a read is as old as the time since the first event
+// it lacks was committed.
+type catchUpSim struct {
+	rate, catchUp   float64
+	pauseAt, pause  time.Duration
+	lagSeqs         uint64
+	appliedAtResume uint64
+}
+
+func (s catchUpSim) last(d time.Duration) uint64 { return uint64(s.rate * d.Seconds()) }
+
+func (s catchUpSim) applied(d time.Duration) uint64 {
+	keep := s.last(d) - min(s.last(d), s.lagSeqs)
+	if d < s.pauseAt {
+		return keep
+	}
+	if d < s.pauseAt+s.pause {
+		return s.last(s.pauseAt) - min(s.last(s.pauseAt), s.lagSeqs)
+	}
+	return min(keep, s.last(s.pauseAt)-min(s.last(s.pauseAt), s.lagSeqs)+uint64(s.catchUp*(d-s.pauseAt-s.pause).Seconds()))
+}
+
+// staleness is the truth's age of a read at d: since the first event the
+// replica lacks was committed.
+func (s catchUpSim) staleness(d time.Duration) time.Duration {
+	a := s.applied(d)
+	if a >= s.last(d) {
+		return 0
+	}
+	committed := time.Duration(float64(a+1) / s.rate * float64(time.Second))
+	return d - committed
+}
+
+// run observes every step outside the pause (and feeds reach like the
+// gateway's beats: cut off at the first beat after the pause, then a
+// majority again) and returns, per observation after the pause, the
+// offset from the resume, the verdict, and the truth's staleness.
+func (s catchUpSim) run(t *testing.T, cutAtResume bool, until time.Duration) (offs []time.Duration, ready []bool, stale []time.Duration) {
+	t.Helper()
+	m := New(Config{})
+	resume := s.pauseAt + s.pause
+	observe := func(d time.Duration) Verdict {
+		v, _ := m.Observe(Observation{At: t0.Add(d), Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: s.applied(d), Last: s.last(d)}}})
+		return v
+	}
+	for d := time.Duration(0); d < s.pauseAt; d += step {
+		m.ObserveReach(t0.Add(d), Reach{Heard: 3, Of: 3})
+		observe(d)
+	}
+	if !m.Verdict(t0.Add(s.pauseAt - step)).Ready {
+		t.Fatalf("not ready before the pause: %+v", m.Verdict(t0.Add(s.pauseAt-step)))
+	}
+	if cutAtResume { // the first beat after the pause: the peers' beats are still queued
+		m.ObserveReach(t0.Add(resume), Reach{Heard: 1, Of: 3})
+	}
+	m.ObserveReach(t0.Add(resume+200*time.Millisecond), Reach{Heard: 3, Of: 3})
+	for d := resume + 300*time.Millisecond; d < resume+until; d += step {
+		v := observe(d)
+		offs, ready, stale = append(offs, d-resume), append(ready, v.Ready), append(stale, s.staleness(d))
+	}
+	return offs, ready, stale
+}
+
+// A node paused for longer than MaxLag whose peers wrote on meanwhile is
+// judged, once it has applied what the stream held when it woke, on the
+// time it has been awake: it turns ready within RecoverAfter and two
+// probes of its reads being within MaxLag (the truth's), whether or not
+// its first beat after the pause found it cut off (whose catch-up used to
+// count from the pause's start until one probe happened to find the
+// replica exactly caught up, which under load may take seconds); and it
+// never says ready while its reads are older than MaxLag and a probe.
+func TestResumedJudgedOnAwakeTime(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		for _, catchUp := range []float64{600, 1200, 4000} {
+			s := catchUpSim{rate: 200, catchUp: catchUp, pauseAt: 3 * time.Second, pause: 5 * time.Second, lagSeqs: 3}
+			offs, ready, stale := s.run(t, cut, 10*time.Second)
+			var fresh, readyAt time.Duration = -1, -1
+			for i, off := range offs {
+				if ready[i] && stale[i] > DefaultMaxLag+step {
+					t.Fatalf("cut %v, catch-up %v/s: ready %v after the resume with reads %v old", cut, catchUp, off, stale[i])
+				}
+				if fresh < 0 && stale[i] <= DefaultMaxLag {
+					fresh = off
+				}
+				if readyAt < 0 && ready[i] {
+					readyAt = off
+				}
+			}
+			if readyAt < 0 || readyAt-fresh > DefaultRecoverAfter+2*step {
+				t.Fatalf("cut %v, catch-up %v/s: reads fresh %v after the resume, ready %v after it; want within %v",
+					cut, catchUp, fresh, readyAt, DefaultRecoverAfter+2*step)
+			}
+		}
+	}
+}
+
+// A replica that catches up more slowly than its stream grows stays stale
+// past its first target: once it has applied the sequence seen when it
+// was first behind, what it lacks is still as old as the next mark, not
+// the observation that happens to follow (which used to start a fresh
+// catch-up and turn it ready after RecoverAfter with reads seconds old).
+func TestSlowCatchUpStaysStale(t *testing.T) {
+	m := New(Config{})
+	var last, applied uint64 = 100, 100
+	for i := range 4 { // ready, caught up
+		m.Observe(Observation{At: t0.Add(time.Duration(i) * step), Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: applied, Last: last}}})
+	}
+	for i := 4; i < 40; i++ { // the stream gains 100 a probe, the replica 60
+		last += 100
+		applied += 60
+		at := t0.Add(time.Duration(i) * step)
+		v, _ := m.Observe(Observation{At: at, Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: applied, Last: last}}})
+		// The first event it lacks came in probe (applied-100)/100 + 4.
+		lacking := time.Duration(i-(int(applied-100)/100+4)) * step
+		if v.Ready && lacking > DefaultMaxLag+step {
+			t.Fatalf("probe %d: ready with reads about %v old (applied %d of %d)", i, lacking, applied, last)
+		}
+		if lacking > DefaultMaxLag+2*step && !m.Tenant("t1", at).Stale {
+			t.Fatalf("probe %d: tenant not stale with reads about %v old", i, lacking)
 		}
 	}
 }
