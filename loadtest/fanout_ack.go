@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,15 @@ import (
 // its acknowledgement up: the report's latency "after_ack". A probe seen
 // before its batch's acknowledgement was recorded counts as 0 (it arrived
 // no later than the acknowledgement).
+//
+// Which moment is the acknowledgement differs by side, each the moment
+// its client would be answered. rankwire's is the return of the HTTP
+// submission (the gateway answers once JetStream stored the batch, fsynced
+// under --sync always). The peer's app would answer its client once Redis
+// took the write, before it reads back and publishes: its sink marks that
+// moment (markAck, after the ZADD's reply) in the slot the writer passes
+// in the context (withAckSlot); a sink that marks nothing is acknowledged
+// when its submit returns.
 
 // ackBookMax bounds the book: past it, it starts again (a run records
 // Rate ÷ Batch entries a second).
@@ -45,6 +55,23 @@ func (b *ackBook) disable() {
 	b.mu.Lock()
 	b.at = nil
 	b.mu.Unlock()
+}
+
+// ackSlotKey keys the context value of withAckSlot.
+type ackSlotKey struct{}
+
+// withAckSlot returns ctx carrying at, for the sink to mark when it
+// would answer its client (markAck).
+func withAckSlot(ctx context.Context, at *time.Time) context.Context {
+	return context.WithValue(ctx, ackSlotKey{}, at)
+}
+
+// markAck records now in ctx's slot, where it carries one and it is not
+// marked yet: the moment the sink would answer its client.
+func markAck(ctx context.Context) {
+	if at, ok := ctx.Value(ackSlotKey{}).(*time.Time); ok && at.IsZero() {
+		*at = time.Now()
+	}
 }
 
 // put records that the batch sent at sent was acknowledged at ack.

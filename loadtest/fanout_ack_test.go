@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -39,5 +40,23 @@ func TestAckBook(t *testing.T) {
 	b.enable()
 	if d, ok := b.afterAck(sent, ack.Add(time.Millisecond)); !ok || d != 0 {
 		t.Errorf("enable did not start afresh: %v, %v", d, ok)
+	}
+}
+
+// TestMarkAck: markAck fills the writer's empty slot, leaves a marked one
+// as it is (the first mark is the acknowledgement), and does nothing where
+// the context carries no slot.
+func TestMarkAck(t *testing.T) {
+	markAck(context.Background()) // no slot: must not panic
+	var at time.Time
+	markAck(withAckSlot(context.Background(), &at))
+	if at.IsZero() {
+		t.Fatal("markAck left the slot empty")
+	}
+	first := time.UnixMicro(1_700_000_000_000_000)
+	at = first
+	markAck(withAckSlot(context.Background(), &at))
+	if !at.Equal(first) {
+		t.Errorf("a second mark moved the acknowledgement from %v to %v", first, at)
 	}
 }

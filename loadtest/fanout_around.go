@@ -15,7 +15,8 @@ import (
 // trips and one Centrifugo request:
 //
 //  1. a pipeline of ZADD (the batch) and a ZREVRANK of each submitted
-//     member;
+//     member; its reply is the app's acknowledgement (the moment it
+//     would answer its client: Redis took the write; markAck);
 //  2. a pipeline of one ZREVRANGE … WITHSCORES per submitted member, of
 //     2·radius on either side of its rank: that window holds every member
 //     within radius of it and, for each of those, its whole neighbourhood;
@@ -65,6 +66,7 @@ func (a *aroundApp) submit(ctx context.Context, items []score) (int, string) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, "zadd"
 	}
+	markAck(ctx) // Redis took the write (the ZADD's reply, with the ranks): the app would answer here
 	wins := make([]aroundWindow, len(items))
 	cmds := make([]*redis.ZSliceCmd, len(items))
 	pipe = a.rc.Pipeline()

@@ -97,7 +97,7 @@ func TestAffectedWatchers(t *testing.T) {
 // TestAroundAppSubmit runs the app on a real Redis: a batch of two
 // submissions publishes, in one call, the neighbourhood of every watched
 // member near either, with the new scores in it, and nothing to the
-// others.
+// others; it marks its acknowledgement before it publishes.
 func TestAroundAppSubmit(t *testing.T) {
 	rc := newRedis(startRedis(t), "", 2)
 	defer rc.Close()
@@ -107,7 +107,12 @@ func TestAroundAppSubmit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls [][]channelData
+	var acked time.Time // the app's acknowledgement: marked once Redis took the write, before the publish
+	ctx = withAckSlot(ctx, &acked)
 	app := &aroundApp{rc: rc, key: rs.key, radius: 5, publish: func(_ context.Context, pubs []channelData) error {
+		if acked.IsZero() {
+			t.Error("published before the acknowledgement was marked")
+		}
 		calls = append(calls, pubs)
 		return nil
 	}}

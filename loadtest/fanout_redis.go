@@ -141,6 +141,7 @@ func (r *redisSink) submit(ctx context.Context, items []score) (int, string) {
 	if err := r.rc.ZAdd(ctx, r.key, zs...).Err(); err != nil {
 		return 0, "zadd"
 	}
+	markAck(ctx) // Redis took the write: the app would answer its client here
 	top, err := r.rc.ZRevRangeWithScores(ctx, r.key, 0, int64(r.limit-1)).Result()
 	if err != nil {
 		return 0, "zrevrange"

@@ -12,7 +12,9 @@ import (
 
 // sink takes one batch of submissions: the gateway over HTTP, or the Redis
 // peer. It returns the items acknowledged and, on failure, an error class.
-// Safe for concurrent use.
+// Safe for concurrent use. A sink that would answer its client before it
+// returns (the peer's app, before its publish) marks that moment with
+// markAck(ctx): the acknowledgement the ack book records (fanout_ack.go).
 type sink interface {
 	submit(ctx context.Context, items []score) (int, string)
 }
@@ -75,9 +77,13 @@ func runWriters(ctx context.Context, sk sink, shape Shape, rate float64, batch, 
 					j := rng.IntN(members)
 					items[k] = score{Member: "m" + strconv.Itoa(j), Score: probeScore(j, t0)}
 				}
-				ok, class := sk.submit(context.WithoutCancel(ctx), items)
+				var acked time.Time // marked by a sink that answers before it returns (the peer's app)
+				ok, class := sk.submit(withAckSlot(context.WithoutCancel(ctx), &acked), items)
 				if class == "" {
-					acks.put(t0, time.Now())
+					if acked.IsZero() {
+						acked = time.Now()
+					}
+					acks.put(t0, acked)
 				}
 				ws.acked.Add(int64(ok))
 				ws.mu.Lock()
