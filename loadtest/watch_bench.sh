@@ -206,7 +206,7 @@ summary() {
 	  (if (.deltas_per_second // 0) > 0 then "; \(.deltas_per_second/.messages_per_second*1000|floor/10) % of them fossil deltas of \(.delta_bytes_per_second/.deltas_per_second|floor) B, the rest whole of \((.bytes_per_second - .delta_bytes_per_second)/([.messages_per_second - .deltas_per_second, 1e-9]|max)|floor) B" else "" end) +
 	  (if (.heartbeats_per_second // 0) > 0 then "; \(.heartbeats_per_second*10|floor/10) of them heartbeats/s, the \(.messages_per_second - .heartbeats_per_second|floor) updates/s of \((.bytes_per_second - .heartbeat_bytes_per_second)/([.messages_per_second - .heartbeats_per_second, 1e-9]|max)|floor) B (\(((.wire_bytes_per_second // 0) - .heartbeat_wire_per_second)/([.messages_per_second - .heartbeats_per_second, 1e-9]|max)|floor) B in frames)" else "" end) + "), " +
 	  (if (.mix|test("^(around|rank|members)")) then "\(.messages_per_second/.submits_per_second*1000|floor/1000) msgs per submission" else "\($msgs/(.submits_per_second*($d|tonumber)*.subscribers)*1000|floor/10) % of updates × subscribers" end) +
-	  "; p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
+	  "; from the send p50 \(.latency_all.P50/1e6) ms p90 \(.latency_all.P90/1e6) ms p99 \(.latency_all.P99/1e6) ms; " +
 	  (if .latency_after_ack then "after the ack p50 \(.latency_after_ack.P50/1e6) ms p90 \(.latency_after_ack.P90/1e6) ms p99 \(.latency_after_ack.P99/1e6) ms; " else "" end) +
 	  (if .burst_floor then "burst floor \(.burst_floor.sockets) sockets, \(.burst_floor.bursts) bursts, written in at most \(.burst_floor.write_seconds*1000|floor) ms: p50 \(.burst_floor.latency.P50/1e6) ms p90 \(.burst_floor.latency.P90/1e6) ms p99 \(.burst_floor.latency.P99/1e6) ms (n \(.burst_floor.latency.Count)); " else "" end) +
 	  "answer p99 \(.write_latency.P99/1e6) ms; " +
@@ -217,6 +217,22 @@ summary() {
 	  "; writers \(.writer_cores*100|floor/100) cores, \(permsg(.writer_cores)) µs/msg; with the writers \(permsg(.server_cores + .writer_cores)) µs/msg" +
 	  "; server side (issue 24: \(if .peer == "rankwire" then "the gateway" else "app + Redis + Centrifugo" end)) \(permsg(side)) µs/msg" +
 	  "; tool \(.tool_cores*100|floor/100) cores; gaps \(.gaps), reconnects \(.reconnects), dial errors \(.dial_errors), errors \(.errors), closes \(.closes)"' "$1"
+}
+
+# ack_ratio RANKWIRE.json... CF.json: issue 24's "within 1.5×" with
+# INPROC=1, each rankwire run of a loop against the peer's in the same
+# loop: the ratio of their latencies from the acknowledgement (rankwire's
+# HTTP answer; the app's once Redis took the write, before its publish)
+# and from the send.
+ack_ratio() {
+	local cf=${*: -1} f
+	for f in "${@:1:$#-1}"; do
+		jq -rs --arg name "$(basename "$f" .json)" '
+		  def r(k): (if .[1][k] > 0 then "\(.[0][k] / .[1][k] * 100 | floor / 100)×" else "-" end);
+		  def ms(l; k): "\(.[l][k] / 1e6)";
+		  (map({ap50: (.latency_after_ack.P50 // 0), ap99: (.latency_after_ack.P99 // 0), sp50: .latency_all.P50, sp99: .latency_all.P99})) |
+		  "issue 24 latency, \($name) ÷ the peer: from the ack p50 \(ms(0; "ap50")) ÷ \(ms(1; "ap50")) ms = \(r("ap50")), p99 \(ms(0; "ap99")) ÷ \(ms(1; "ap99")) ms = \(r("ap99")); from the send p50 \(ms(0; "sp50")) ÷ \(ms(1; "sp50")) ms = \(r("sp50")), p99 \(ms(0; "sp99")) ÷ \(ms(1; "sp99")) ms = \(r("sp99"))"' "$f" "$cf" || true
+	done
 }
 
 # framing RANKWIRE.json... CF.json: issue 24's framing of CPU per
@@ -231,6 +247,7 @@ framing() {
 	local cf=${*: -1} f
 	if [ "${INPROC:-0}" = 1 ]; then # the subscribers then share the app's process
 		echo "issue 24 framing: not with INPROC=1 (the subscribers count with the writers' process)"
+		ack_ratio "$@"
 		return 0
 	fi
 	for f in "${@:1:$#-1}"; do
