@@ -22,8 +22,9 @@ import (
 // under --sync always). The peer's app would answer its client once Redis
 // took the write, before it reads back and publishes: its sink marks that
 // moment (markAck, after the ZADD's reply) in the slot the writer passes
-// in the context (withAckSlot); a sink that marks nothing is acknowledged
-// when its submit returns.
+// in the context (withAckSlot), which puts it in the book before the
+// publish; a sink that marks nothing is acknowledged when its submit
+// returns.
 
 // ackBookMax bounds the book: past it, it starts again (a run records
 // Rate ÷ Batch entries a second).
@@ -60,17 +61,25 @@ func (b *ackBook) disable() {
 // ackSlotKey keys the context value of withAckSlot.
 type ackSlotKey struct{}
 
-// withAckSlot returns ctx carrying at, for the sink to mark when it
-// would answer its client (markAck).
-func withAckSlot(ctx context.Context, at *time.Time) context.Context {
-	return context.WithValue(ctx, ackSlotKey{}, at)
+// ackSlot is a batch's acknowledgement as its sink marks it: the batch's
+// send time (the book's key) and, once marked, when.
+type ackSlot struct {
+	sent, at time.Time
 }
 
-// markAck records now in ctx's slot, where it carries one and it is not
-// marked yet: the moment the sink would answer its client.
+// withAckSlot returns ctx carrying slot, for the sink to mark when it
+// would answer its client (markAck).
+func withAckSlot(ctx context.Context, slot *ackSlot) context.Context {
+	return context.WithValue(ctx, ackSlotKey{}, slot)
+}
+
+// markAck records now in ctx's slot, where it carries one not marked
+// yet, and in the book at once: the sink goes on (the peer's app to its
+// publish), and a subscriber may receive the batch before it returns.
 func markAck(ctx context.Context) {
-	if at, ok := ctx.Value(ackSlotKey{}).(*time.Time); ok && at.IsZero() {
-		*at = time.Now()
+	if slot, ok := ctx.Value(ackSlotKey{}).(*ackSlot); ok && slot.at.IsZero() {
+		slot.at = time.Now()
+		acks.put(slot.sent, slot.at)
 	}
 }
 

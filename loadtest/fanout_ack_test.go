@@ -43,20 +43,26 @@ func TestAckBook(t *testing.T) {
 	}
 }
 
-// TestMarkAck: markAck fills the writer's empty slot, leaves a marked one
-// as it is (the first mark is the acknowledgement), and does nothing where
-// the context carries no slot.
+// TestMarkAck: markAck fills the writer's empty slot and the book at once
+// (before the sink returns), leaves a marked slot as it is (the first mark
+// is the acknowledgement), and does nothing where the context carries no
+// slot.
 func TestMarkAck(t *testing.T) {
+	acks.enable()
+	defer acks.disable()
 	markAck(context.Background()) // no slot: must not panic
-	var at time.Time
-	markAck(withAckSlot(context.Background(), &at))
-	if at.IsZero() {
+	sent := time.Now()
+	slot := ackSlot{sent: sent}
+	markAck(withAckSlot(context.Background(), &slot))
+	if slot.at.IsZero() {
 		t.Fatal("markAck left the slot empty")
 	}
-	first := time.UnixMicro(1_700_000_000_000_000)
-	at = first
-	markAck(withAckSlot(context.Background(), &at))
-	if !at.Equal(first) {
-		t.Errorf("a second mark moved the acknowledgement from %v to %v", first, at)
+	if d, _ := acks.afterAck(sent, slot.at.Add(time.Millisecond)); d != time.Millisecond {
+		t.Errorf("the book has %v after the mark, want 1ms (the mark not in it)", d)
+	}
+	first := slot.at
+	markAck(withAckSlot(context.Background(), &slot))
+	if !slot.at.Equal(first) {
+		t.Errorf("a second mark moved the acknowledgement from %v to %v", first, slot.at)
 	}
 }

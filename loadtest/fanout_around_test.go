@@ -107,10 +107,10 @@ func TestAroundAppSubmit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls [][]channelData
-	var acked time.Time // the app's acknowledgement: marked once Redis took the write, before the publish
-	ctx = withAckSlot(ctx, &acked)
+	var slot ackSlot // the app's acknowledgement: marked once Redis took the write, before the publish
+	ctx = withAckSlot(ctx, &slot)
 	app := &aroundApp{rc: rc, key: rs.key, radius: 5, publish: func(_ context.Context, pubs []channelData) error {
-		if acked.IsZero() {
+		if slot.at.IsZero() {
 			t.Error("published before the acknowledgement was marked")
 		}
 		calls = append(calls, pubs)

@@ -77,13 +77,10 @@ func runWriters(ctx context.Context, sk sink, shape Shape, rate float64, batch, 
 					j := rng.IntN(members)
 					items[k] = score{Member: "m" + strconv.Itoa(j), Score: probeScore(j, t0)}
 				}
-				var acked time.Time // marked by a sink that answers before it returns (the peer's app)
-				ok, class := sk.submit(withAckSlot(context.WithoutCancel(ctx), &acked), items)
-				if class == "" {
-					if acked.IsZero() {
-						acked = time.Now()
-					}
-					acks.put(t0, acked)
+				slot := ackSlot{sent: t0} // marked by a sink that answers before it returns (the peer's app)
+				ok, class := sk.submit(withAckSlot(context.WithoutCancel(ctx), &slot), items)
+				if class == "" && slot.at.IsZero() {
+					acks.put(t0, time.Now())
 				}
 				ws.acked.Add(int64(ok))
 				ws.mu.Lock()
