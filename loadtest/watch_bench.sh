@@ -71,7 +71,9 @@
 # measured phase, so that neither side sends one in it), INPROC (1: the
 # subscribers in rwload's own process, with the writers, so that the
 # report also has the latency from each batch's acknowledgement,
-# latency_after_ack), GATEWAYS (prebuilt gateways to run in turn in each
+# latency_after_ack: rankwire's HTTP answer, the peer app's once Redis
+# took the write, before its publish; each loop then ends in the
+# from-ack and from-send ratios, ack_ratio), GATEWAYS (prebuilt gateways to run in turn in each
 # loop, "NAME=PATH ...", e.g. "main=/tmp/gw-main after=/tmp/gw-after" for
 # a before/after in one sitting; default "rankwire=", the gateway built
 # from SRC), SIDES (which sides run, default "floor rankwire centrifugo";
