@@ -71,16 +71,24 @@ func (c *Chain) brk(format string, args ...any) {
 	c.Breaks = append(c.Breaks, fmt.Sprintf(format, args...))
 }
 
-// final checks the last state against the board's final standings: seq
-// and rows, the top rows the watcher's view shows.
-func (c *Chain) final(seq uint64, rows []rwclient.Row) {
+// final checks the last state against the settled standings' top (rows,
+// the watcher's view) at their seq want, the board's seq at stream seq
+// stream, which every node applied. A view's seq is the board's when the
+// view last changed (docs/PROTOCOL.md), so a watcher at a seq short of
+// want may still hold the settled top; past want it saw a state no node
+// holds once settled; at want its rows must be the standings' at that seq.
+func (c *Chain) final(want, stream uint64, rows []rwclient.Row) {
 	switch {
 	case c.states == 0:
-		c.brk("no state at all; the standings are at seq %d", seq)
-	case c.seq > seq:
-		c.brk("final state at seq %d, past the standings' %d", c.seq, seq)
+		c.brk("no state at all; the settled standings are at seq %d (stream seq %d)", want, stream)
+	case c.seq > want:
+		c.brk("final state at seq %d, past the settled standings' seq %d (every node at stream seq %d, its last)", c.seq, want, stream)
+	case !slices.Equal(c.rows, rows) && c.seq == want:
+		c.brk("final state at seq %d, the settled standings' seq too (stream seq %d), with other rows: %s, the standings %s",
+			c.seq, stream, topLine(c.rows), topLine(rows))
 	case !slices.Equal(c.rows, rows):
-		c.brk("final state (seq %d) %s, the standings (seq %d) %s", c.seq, topLine(c.rows), seq, topLine(rows))
+		c.brk("final state at seq %d, behind the settled standings' seq %d (stream seq %d): %s, the standings %s",
+			c.seq, want, stream, topLine(c.rows), topLine(rows))
 	}
 }
 
@@ -149,24 +157,26 @@ const watchTop = 10
 // stopped waits out its backoff (at most 1 s) and its read timeout (2 s).
 const watchCatchUp = 10 * time.Second
 
-// finishWatchers ends the watchers after the load stopped (StopLoad):
-// once the nodes agree on the board (settledState), it waits up to
-// watchCatchUp for every watcher to show the standings' top, stops them
-// (Stop), and adds their chains to res, each break a violation. Where the
-// nodes never agree the check says so (check) and the chains are added
-// without their final state.
-func (l *Load) finishWatchers(ctx context.Context, c *Cluster, res *Result) {
-	seq, rows, err := settledTop(ctx, c)
-	if err == nil {
+// finishWatchers ends the watchers after the load stopped (StopLoad) and
+// the run settled (settle): it waits up to watchCatchUp for every watcher
+// to show the settled standings' top, stops them (Stop), and adds their
+// chains to res, each break a violation. Where the run did not settle
+// (settleErr; check says so) the chains are added without their final
+// state.
+func (l *Load) finishWatchers(ctx context.Context, res *Result, set settled, settleErr error) {
+	seq, rows, err := boardTop(set)
+	if settleErr == nil && err == nil {
 		deadline := time.Now().Add(watchCatchUp)
 		for _, w := range l.watchers {
 			w.await(ctx, rows, deadline)
 		}
+	} else if settleErr == nil {
+		res.Violations = append(res.Violations, Violation(err.Error()))
 	}
 	l.Stop()
 	for _, w := range l.watchers {
-		if err == nil {
-			w.chain.final(seq, rows)
+		if settleErr == nil && err == nil {
+			w.chain.final(seq, set.seq, rows)
 		}
 		res.Chains = append(res.Chains, w.chain)
 		for _, b := range w.chain.Breaks {
@@ -175,14 +185,10 @@ func (l *Load) finishWatchers(ctx context.Context, c *Cluster, res *Result) {
 	}
 }
 
-// settledTop waits for the nodes to agree (settledState) and returns the
-// suite's board's seq and top watchTop rows.
-func settledTop(ctx context.Context, c *Cluster) (uint64, []rwclient.Row, error) {
-	st, err := settledState(ctx, c, 60*time.Second)
-	if err != nil {
-		return 0, nil, err
-	}
-	for _, b := range st {
+// boardTop returns the suite's board's seq and top watchTop rows in the
+// settled state.
+func boardTop(set settled) (uint64, []rwclient.Row, error) {
+	for _, b := range set.state {
 		if b.Board.Name != Board {
 			continue
 		}

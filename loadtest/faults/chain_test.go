@@ -76,7 +76,7 @@ func TestChainCounts(t *testing.T) {
 			for _, st := range states(t, tt.seq) {
 				c.see(st)
 			}
-			c.final(tt.final, []rwclient.Row{{Rank: 1, Member: "w0", Score: float64(tt.final)}})
+			c.final(tt.final, 100+tt.final, []rwclient.Row{{Rank: 1, Member: "w0", Score: float64(tt.final)}})
 			if tt.name == "a snapshot that goes back" && (len(c.Breaks) != 1 || !strings.HasPrefix(c.Breaks[0], "a resume's snapshot at seq 3 after 5")) {
 				t.Fatalf("the break says %q, want how the state came", c.Breaks)
 			}
@@ -102,5 +102,35 @@ func TestChainReport(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "kill9-leader") {
 		t.Errorf("ChainReport shows a fault without runs:\n%s", b.String())
+	}
+}
+
+// TestChainFinal: the final state's check names the seqs that differ: a
+// watcher past the settled standings, one at their seq with other rows,
+// one behind them with other rows; one behind them with the same top (a
+// view's seq is the board's when the view last changed) passes.
+func TestChainFinal(t *testing.T) {
+	top := []rwclient.Row{{Rank: 1, Member: "w0", Score: 9}}
+	other := []rwclient.Row{{Rank: 1, Member: "w0", Score: 8}}
+	for _, tt := range []struct {
+		name string
+		seq  uint64
+		rows []rwclient.Row
+		want string // the break; empty: none
+	}{
+		{"past", 3519, top, "final state at seq 3519, past the settled standings' seq 3518 (every node at stream seq 120, its last)"},
+		{"at the seq, other rows", 3518, other, "final state at seq 3518, the settled standings' seq too (stream seq 120), with other rows: [1 w0 8], the standings [1 w0 9]"},
+		{"behind, other rows", 3517, other, "final state at seq 3517, behind the settled standings' seq 3518 (stream seq 120): [1 w0 8], the standings [1 w0 9]"},
+		{"behind, the same top", 3517, top, ""},
+		{"at the seq, the same top", 3518, top, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Chain{Node: "n1"}
+			c.see(rwclient.ViewState{Seq: tt.seq, Snapshot: true, Rows: tt.rows})
+			c.final(3518, 120, top)
+			if got := strings.Join(c.Breaks, "; "); got != tt.want {
+				t.Errorf("breaks %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

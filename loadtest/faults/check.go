@@ -1,13 +1,11 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	rwclient "github.com/rankwire/rankwire/client"
 )
@@ -69,46 +67,6 @@ func readStandings(ctx context.Context, cl *rwclient.Client, board string) (rwcl
 	return all, err
 }
 
-// settledState waits up to limit until every node serves the same boards
-// with the same standings, byte for byte, and returns them; else their
-// difference.
-func settledState(ctx context.Context, c *Cluster, limit time.Duration) ([]boardState, error) {
-	deadline := time.Now().Add(limit)
-	for {
-		first, err := sameState(ctx, c)
-		if err == nil {
-			return first, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("nodes not equal %v after the load: %w", limit, err)
-		}
-		time.Sleep(200 * time.Millisecond) // polling the nodes: nothing to await but their answers
-	}
-}
-
-// sameState reads every node's boards and standings and compares their
-// encodings.
-func sameState(ctx context.Context, c *Cluster) ([]boardState, error) {
-	var first []boardState
-	var want []byte
-	for i, n := range c.Nodes {
-		st, err := readState(ctx, c, n)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.Name, err)
-		}
-		b, err := json.Marshal(st)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			first, want = st, b
-		} else if !bytes.Equal(b, want) {
-			return nil, fmt.Errorf("%s: %s", n.Name, stateDiff(first, st, c.Nodes[0].Name))
-		}
-	}
-	return first, nil
-}
-
 // stateDiff names the first difference between want (node ref's) and got.
 func stateDiff(want, got []boardState, ref string) string {
 	if len(want) != len(got) {
@@ -147,19 +105,20 @@ func rowsOf(st []boardState) int {
 	return n
 }
 
-// check waits until every node serves the same boards with the same full
-// standings (settledState), then verifies them against the writers' records: every
-// writer's member counts between its acknowledged submissions and those
-// plus its unresolved calls (fewer: an acknowledged one lost; more: one
-// applied twice). It adds the violations and the submissions lost and
-// applied twice to res.
-func check(ctx context.Context, c *Cluster, l *Load, res *Result) {
-	st, err := settledState(ctx, c, 60*time.Second)
-	if err != nil {
-		res.Violations = append(res.Violations, Violation(err.Error()))
+// check verifies the settled state (settle: every node at the stream's
+// last sequence, serving the same boards and full standings) against the
+// writers' records: every writer's member counts between its acknowledged
+// submissions and those plus its unresolved calls (fewer: an acknowledged
+// one lost; more: one applied twice). Where the run did not settle
+// (settleErr) that is the violation. It adds the violations and the
+// submissions lost and applied twice to res.
+func check(l *Load, res *Result, set settled, settleErr error) {
+	if settleErr != nil {
+		res.Violations = append(res.Violations, Violation(settleErr.Error()))
 		return
 	}
-	res.Agreed = fmt.Sprintf("%d boards, %d rows, sha256 %s", len(st), rowsOf(st), fingerprintOf(st))
+	st := set.state
+	res.Agreed = fmt.Sprintf("%d boards, %d rows, sha256 %s at stream seq %d", len(st), rowsOf(st), fingerprintOf(st), set.seq)
 	scores := map[string]float64{}
 	for _, b := range st {
 		if b.Board.Name != Board {

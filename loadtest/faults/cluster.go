@@ -301,6 +301,19 @@ func (c *Cluster) askLeader(ctx context.Context, n *Node) (string, error) {
 // streamCluster asks n's JetStream for Tenant's stream's Raft group: its
 // leader and the other replicas.
 func (c *Cluster) streamCluster(ctx context.Context, n *Node) (*jetstream.ClusterInfo, error) {
+	info, err := c.streamInfo(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return nil, errors.New("faults: stream has no leader")
+	}
+	return info.Cluster, nil
+}
+
+// streamInfo asks n's JetStream for Tenant's stream's info (its state and
+// Raft group), as the stream's leader answers it.
+func (c *Cluster) streamInfo(ctx context.Context, n *Node) (*jetstream.StreamInfo, error) {
 	nc, err := nats.Connect("nats://"+n.NATSAddr, nats.UserInfo(hub.ClientUser, hub.ClientPassword(secret)),
 		nats.Timeout(2*time.Second), nats.MaxReconnects(0))
 	if err != nil {
@@ -317,11 +330,7 @@ func (c *Cluster) streamCluster(ctx context.Context, n *Node) (*jetstream.Cluste
 	if err != nil {
 		return nil, err
 	}
-	info := s.CachedInfo()
-	if info.Cluster == nil || info.Cluster.Leader == "" {
-		return nil, errors.New("faults: stream has no leader")
-	}
-	return info.Cluster, nil
+	return s.CachedInfo(), nil
 }
 
 // StreamPeers returns the node leading Tenant's stream and the nodes

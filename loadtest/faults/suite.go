@@ -324,8 +324,9 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 	sleep(ctx, cfg.Warm)
 	injErr := f.Inject(r, ctx)
 	sleep(ctx, cfg.Settle)
-	l.StopLoad()
-	l.finishWatchers(ctx, c, &res) // the watchers' chains, before tally reads their silence
+	l.StopLoad() // every writer's call returned: nothing of theirs is retried any more
+	set, settleErr := settle(ctx, clusterProbe(c), settleLimit)
+	l.finishWatchers(ctx, &res, set, settleErr) // the watchers' chains, before tally reads their silence
 	res.Err, res.Note = injErr, r.note
 	l.tally(&res)
 	l.tallyTruth(&res)
@@ -340,7 +341,7 @@ func RunOne(ctx context.Context, cfg Config, f Fault, dir string) Result {
 			"a node said ready for %v while serving reads older than %v (the oldest %v)",
 			res.ReadyStale.Round(time.Millisecond), StaleBound, res.WorstAge.Round(time.Millisecond))))
 	}
-	check(ctx, c, l, &res)
+	check(l, &res, set, settleErr)
 	return res
 }
 
