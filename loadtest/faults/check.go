@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	rwclient "github.com/rankwire/rankwire/client"
 )
@@ -118,7 +119,8 @@ func check(l *Load, res *Result, set settled, settleErr error) {
 		return
 	}
 	st := set.state
-	res.Agreed = fmt.Sprintf("%d boards, %d rows, sha256 %s at stream seq %d", len(st), rowsOf(st), fingerprintOf(st), set.seq)
+	res.Agreed = fmt.Sprintf("%d boards, %d rows, sha256 %s at stream seq %d (settled in %v)",
+		len(st), rowsOf(st), fingerprintOf(st), set.seq, set.took.Round(10*time.Millisecond))
 	scores := map[string]float64{}
 	for _, b := range st {
 		if b.Board.Name != Board {

@@ -15,8 +15,11 @@
 //     lie between the writer's acknowledged count and that count plus its
 //     unresolved (failed, possibly applied) calls;
 //   - every node serves the same boards, settings and full standings (every
-//     rank of every board), byte for byte, once the cluster settled
-//     (check.go; the run's line gives their count and a hash);
+//     rank of every board), byte for byte, once the cluster settled: the
+//     writers' calls returned, every node applied the stream's last
+//     sequence (JetStream's own), unmoved across 2 s, and each state was
+//     read at it (settle.go, check.go; the run's line gives their count,
+//     a hash and that sequence);
 //
 // and measures per run each writer's longest write gap, each watcher's
 // longest silence and the time the nodes the fault did not touch (partition.go,

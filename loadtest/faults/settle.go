@@ -33,6 +33,7 @@ const settleLimit = 60 * time.Second
 type settled struct {
 	seq   uint64 // the stream's last sequence
 	state []boardState
+	took  time.Duration // from settle's call to the round that settled
 }
 
 // settleProbe is how settle reads a cluster: the stream's last sequence
@@ -64,10 +65,12 @@ func clusterProbe(c *Cluster) settleProbe {
 // (settleProbe.round) and returns its state; else the last round's reason.
 // The writers' calls must all have returned (StopLoad) before.
 func settle(ctx context.Context, p settleProbe, limit time.Duration) (settled, error) {
-	deadline := time.Now().Add(limit)
+	t0 := time.Now()
+	deadline := t0.Add(limit)
 	for {
 		s, err := p.round(ctx)
 		if err == nil {
+			s.took = time.Since(t0)
 			return s, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
