@@ -35,7 +35,8 @@
 // Catch-up marks: a replica behind is judged by the oldest stream sequence
 // it lacks among those the prober saw (one mark per observation while it
 // is behind), counted from when that sequence was seen, or, for the first
-// mark after a pause or a cut, from before it, and before the first ready
+// mark after a pause or a cut (until every stream's leader has answered
+// again), from before it, and before the first ready
 // from "unknown" (always late: a restarted node's copy is as old as its
 // downtime). So a node awake again is stale until it has applied what its
 // stream held when it woke, and from then on judged on the time it has
@@ -252,7 +253,7 @@ type Machine struct {
 	onlyStarting bool      // the last observation's Verdict.OnlyStarting
 	reach        Reach     // the last ObserveReach's
 	majorityAt   time.Time // the last ObserveReach that saw a majority
-	cutFrom      time.Time // non-zero after a cut until every stream's leader answers again: catch-ups seen by then count from it
+	cutFrom      time.Time // non-zero after a cut or a pause until every stream's leader answers again: catch-ups seen by then count from it
 }
 
 // New returns a Machine that is not ready until observations say so.
@@ -318,11 +319,16 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	if !m.lastAt.IsZero() && o.At.Sub(m.lastAt) > m.cfg.MaxSilence {
 		// The node did not look for a while: what it said before is void,
 		// and what it sees now must hold RecoverAfter again. A replica
-		// behind now may have trailed since the last look: its lag counts
-		// from then, or a paused node would serve the pause's stale reads
-		// as fresh once RecoverAfter passed.
+		// behind may have trailed since the last look: its lag counts from
+		// then, as after a cut, until every stream's leader has answered,
+		// or a paused node whose stream's leader is silent at its first
+		// look (it led the stream and lost it while paused) would count
+		// the pause's missing events from the look where it answers, and
+		// serve them as fresh once RecoverAfter passed.
 		failing = append(failing, plain(fmt.Sprintf("resumed after %v without observations", o.At.Sub(m.lastAt).Round(time.Millisecond))))
-		behindSince = m.lastAt
+		if m.cutFrom.IsZero() || m.lastAt.Before(m.cutFrom) {
+			m.cutFrom = m.lastAt
+		}
 	}
 	m.lastAt = o.At
 	if !m.cutFrom.IsZero() && m.cutFrom.Before(behindSince) {

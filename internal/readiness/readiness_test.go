@@ -898,3 +898,28 @@ func TestSlowCatchUpStaysStale(t *testing.T) {
 		}
 	}
 }
+
+// A node paused for longer than MaxSilence whose stream's leader does not
+// answer at the first look after the resume (it led the stream and lost it
+// during the pause: an election) is still judged from before the pause at
+// the look where the leader answers again: its replica lacks the pause's
+// events, older than MaxLag.
+func TestResumedLeaderSilentAtFirstLookCountsFromThePause(t *testing.T) {
+	m := New(Config{})
+	for i := range 4 {
+		m.Observe(Observation{At: t0.Add(time.Duration(i) * step), Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: 100, Last: 100}}})
+	}
+	resume := t0.Add(3*step + 10*time.Second)
+	m.Observe(Observation{At: resume, Serving: true,
+		Tenants: []Tenant{{Name: "t1", Applied: 100, Leader: "no leader elected"}}})
+	for i := 1; i <= 6; i++ { // the leader answers: 10 s of writes the replica lacks, caught up slowly
+		at := resume.Add(time.Duration(i) * step)
+		v, _ := m.Observe(Observation{At: at, Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: 100 + uint64(i), Last: 2100}}})
+		if v.Ready || !m.Tenant("t1", at).Stale {
+			t.Fatalf("%v after the resume, applied %d of 2100 (lacking events 10 s old): ready %v, stale %v",
+				at.Sub(resume), 100+i, v.Ready, m.Tenant("t1", at).Stale)
+		}
+	}
+}
