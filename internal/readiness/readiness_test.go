@@ -923,3 +923,32 @@ func TestResumedLeaderSilentAtFirstLookCountsFromThePause(t *testing.T) {
 		}
 	}
 }
+
+// A replica trailing its stream steadily by more than maxMarks
+// observations, within a MaxLag that long, is judged on about its lag:
+// never younger than it is (the marks only merge towards earlier), and
+// not past the bound it keeps (merging the newest marks instead counted
+// everything past maxMarks from one time: 25 s judged 33.5 s, stale).
+func TestLongSteadyLagWithinALongMaxLag(t *testing.T) {
+	const lag = 25 * time.Second
+	m := New(Config{MaxLag: 30 * time.Second})
+	for i := range 400 {
+		d := time.Duration(i) * step
+		last, applied := uint64(100+100*d/time.Second), uint64(100)
+		if d > lag {
+			applied = uint64(100 + 100*(d-lag)/time.Second)
+		}
+		at := t0.Add(d)
+		v, _ := m.Observe(Observation{At: at, Serving: true, Tenants: []Tenant{{Name: "t1", Applied: applied, Last: last}}})
+		if d > 40*time.Second && (!v.Ready || m.Tenant("t1", at).Stale) {
+			t.Fatalf("%v, %v behind: %+v, stale %v; want ready, fresh", d, lag, v, m.Tenant("t1", at).Stale)
+		}
+		b := m.lag["t1"]
+		if len(b.marks) > maxMarks {
+			t.Fatalf("%d marks, want at most %d", len(b.marks), maxMarks)
+		}
+		if d > lag+step && at.Sub(b.marks[0].at) < lag-step {
+			t.Fatalf("%v: judged %v behind, truly %v", d, at.Sub(b.marks[0].at), lag)
+		}
+	}
+}
