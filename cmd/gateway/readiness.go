@@ -155,14 +155,10 @@ func (p *prober) askAPI(ctx context.Context) string {
 // tenants observes every open tenant's replica and its stream's leader,
 // probeParallel at a time, until ctx ends: a tenant not asked by then has
 // "no answer", as one whose leader is silent. Past probeBatch tenants they
-// take turns: the others keep their last answer.
+// take turns: the others keep their last answer (lastAnswers).
 func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 	stats := p.h.Stats()
-	out := make([]readiness.Tenant, len(stats))
-	for i, st := range stats {
-		a := p.seen[st.Tenant]
-		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
-	}
+	out := p.lastAnswers(stats)
 	answers := make([]members, len(stats)) // the stream's replicas as its answer named them
 	sem := make(chan struct{}, probeParallel)
 	var wg sync.WaitGroup
@@ -191,6 +187,31 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 type answer struct {
 	last   uint64
 	leader string
+}
+
+// notAsked is the Leader of a tenant whose stream was never asked (past
+// probeBatch, not yet its turn), before the node was first ready.
+const notAsked = "not asked yet"
+
+// lastAnswers returns the tenants of stats with their replica's applied
+// sequence and their stream's last answer. Before the first ready, a
+// tenant never asked has none (notAsked: no leader answered), not the
+// zero answer, an empty stream's: that would count as its stream's first
+// answer, found caught up, and neither the machine's start rule (a
+// replica behind at its stream's first answer is stale until it has
+// applied it) nor its wait would hold for it. Once ready, a tenant opened
+// since is mostly a new one, its stream empty, and it is asked in turn.
+func (p *prober) lastAnswers(stats []hub.TenantStats) []readiness.Tenant {
+	starting := p.m.Flips() == 0
+	out := make([]readiness.Tenant, len(stats))
+	for i, st := range stats {
+		a, ok := p.seen[st.Tenant]
+		if !ok && starting {
+			a.leader = notAsked
+		}
+		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
+	}
+	return out
 }
 
 // batch returns the indexes of the n tenants to ask now: all up to

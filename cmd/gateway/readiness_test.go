@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/internal/readiness"
 )
 
 // Up to probeBatch tenants every one is asked at every observation; past
@@ -57,5 +60,41 @@ func TestReachableReplicas(t *testing.T) {
 				t.Fatalf("reachable %d of %d, want %d of %d (majority %v)", up, of, tc.up, tc.of, tc.majority)
 			}
 		})
+	}
+}
+
+// Before the first ready, a tenant whose stream was not asked yet (past
+// probeBatch, not its turn) is not taken for one that answered with an
+// empty stream: the node waits for its answer, and a replica behind at it
+// is stale until it has applied it (the machine's start rule), however
+// long ago the node's first look was.
+func TestNotAskedTenantIsNoAnswerAtStart(t *testing.T) {
+	p := &prober{m: readiness.New(readiness.Config{})}
+	T := time.Unix(1_800_000_000, 0)
+	stats := []hub.TenantStats{{Tenant: "a", Applied: 100}, {Tenant: "b", Applied: 0}}
+	observe := func(d time.Duration, asked int, last uint64) readiness.Verdict {
+		ts := p.lastAnswers(stats)
+		ts[asked].Last, ts[asked].Leader = last, ""
+		p.seen = map[string]answer{}
+		for _, tn := range ts {
+			p.seen[tn.Name] = answer{tn.Last, tn.Leader}
+		}
+		v, _ := p.m.Observe(readiness.Observation{At: T.Add(d), Serving: true, Tenants: ts})
+		return v
+	}
+	if v := observe(0, 0, 100); v.Ready { // a asked, caught up; b not asked
+		t.Fatalf("b not asked: %+v, want not ready", v)
+	}
+	for d := probeEvery; d < 5*time.Second; d += probeEvery { // b's turn, from then on: 500 events behind
+		if v := observe(d, 1, 500); v.Ready || !p.m.Tenant("b", T.Add(d)).Stale {
+			t.Fatalf("%v: b behind at its first answer: %+v, stale %v, want not ready, stale", d, v, p.m.Tenant("b", T.Add(d)).Stale)
+		}
+	}
+	stats[1].Applied = 500
+	if v := observe(5*time.Second, 1, 500); !v.Ready {
+		t.Fatalf("b caught up: %+v, want ready", v)
+	}
+	if got := p.lastAnswers([]hub.TenantStats{{Tenant: "c"}}); got[0].Leader != "" {
+		t.Fatalf("a tenant opened once ready: %+v, want the zero answer (asked in turn)", got[0])
 	}
 }

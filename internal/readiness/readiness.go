@@ -35,7 +35,8 @@
 // Catch-up marks: a replica behind is judged by the oldest stream sequence
 // it lacks among those the prober saw (one mark per observation while it
 // is behind), counted from when that sequence was seen, or, for the first
-// mark after a pause or a cut, from before it, and before the first ready
+// mark after a pause or a cut (until every stream's leader has answered
+// again), from before it, and before the first ready
 // from "unknown" (always late: a restarted node's copy is as old as its
 // downtime). So a node awake again is stale until it has applied what its
 // stream held when it woke, and from then on judged on the time it has
@@ -225,9 +226,32 @@ type mark struct {
 }
 
 // maxMarks bounds a catch-up's marks (one an observation while behind:
-// 16 s at the prober's 500 ms); past it the newest mark's sequence rises
-// instead, which can only make the replica count as later, never earlier.
+// 16 s at the prober's 500 ms); past it two marks merge (coarsen), which
+// can only make the replica count as later, never earlier.
 const maxMarks = 32
+
+// coarsen merges the two adjacent marks of ms closest in time into one
+// with the earlier time of the two (a mark after a pause or a cut may
+// count from before the one it follows) and the later's sequence: the
+// sequences between them count from the earlier time, later than they are
+// by at most that gap. Merging the closest keeps the error near the catch-up's length over
+// maxMarks, however long it is: bumping the newest mark's sequence instead
+// counted everything seen past maxMarks observations from one time, and a
+// replica trailing steadily by 25 s, within a --max-lag of 30 s, was
+// judged 33.5 s behind. O(len(ms)).
+func coarsen(ms []mark) []mark {
+	j := 1
+	for i := 2; i < len(ms); i++ {
+		if ms[i].at.Sub(ms[i-1].at) < ms[j].at.Sub(ms[j-1].at) {
+			j = i
+		}
+	}
+	ms[j-1].seq = ms[j].seq
+	if ms[j].at.Before(ms[j-1].at) {
+		ms[j-1].at = ms[j].at
+	}
+	return slices.Delete(ms, j, j+1)
+}
 
 // Machine is the readiness state machine. Safe for concurrent use: one
 // prober calls Observe, any number of readers call Verdict and Tenant.
@@ -252,7 +276,7 @@ type Machine struct {
 	onlyStarting bool      // the last observation's Verdict.OnlyStarting
 	reach        Reach     // the last ObserveReach's
 	majorityAt   time.Time // the last ObserveReach that saw a majority
-	cutFrom      time.Time // non-zero after a cut until every stream's leader answers again: catch-ups seen by then count from it
+	cutFrom      time.Time // non-zero after a cut or a pause until every stream's leader answers again: catch-ups seen by then count from it
 }
 
 // New returns a Machine that is not ready until observations say so.
@@ -318,11 +342,16 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	if !m.lastAt.IsZero() && o.At.Sub(m.lastAt) > m.cfg.MaxSilence {
 		// The node did not look for a while: what it said before is void,
 		// and what it sees now must hold RecoverAfter again. A replica
-		// behind now may have trailed since the last look: its lag counts
-		// from then, or a paused node would serve the pause's stale reads
-		// as fresh once RecoverAfter passed.
+		// behind may have trailed since the last look: its lag counts from
+		// then, as after a cut, until every stream's leader has answered,
+		// or a paused node whose stream's leader is silent at its first
+		// look (it led the stream and lost it while paused) would count
+		// the pause's missing events from the look where it answers, and
+		// serve them as fresh once RecoverAfter passed.
 		failing = append(failing, plain(fmt.Sprintf("resumed after %v without observations", o.At.Sub(m.lastAt).Round(time.Millisecond))))
-		behindSince = m.lastAt
+		if m.cutFrom.IsZero() || m.lastAt.Before(m.cutFrom) {
+			m.cutFrom = m.lastAt
+		}
 	}
 	m.lastAt = o.At
 	if !m.cutFrom.IsZero() && m.cutFrom.Before(behindSince) {
@@ -549,11 +578,11 @@ func (m *Machine) trackLocked(t Tenant, at, since time.Time) (time.Duration, boo
 	case t.Last <= t.Applied:
 	case k == 0:
 		b = behind{marks: []mark{{t.Last, since}}}
-	case t.Last <= b.marks[k-1].seq:
-	case k < maxMarks:
+	case t.Last > b.marks[k-1].seq:
 		b.marks = append(b.marks, mark{t.Last, since})
-	default:
-		b.marks[k-1].seq = t.Last // counted from earlier than seen: later, never earlier
+		if len(b.marks) > maxMarks {
+			b.marks = coarsen(b.marks)
+		}
 	}
 	if len(b.marks) == 0 {
 		delete(m.lag, t.Name)

@@ -898,3 +898,57 @@ func TestSlowCatchUpStaysStale(t *testing.T) {
 		}
 	}
 }
+
+// A node paused for longer than MaxSilence whose stream's leader does not
+// answer at the first look after the resume (it led the stream and lost it
+// during the pause: an election) is still judged from before the pause at
+// the look where the leader answers again: its replica lacks the pause's
+// events, older than MaxLag.
+func TestResumedLeaderSilentAtFirstLookCountsFromThePause(t *testing.T) {
+	m := New(Config{})
+	for i := range 4 {
+		m.Observe(Observation{At: t0.Add(time.Duration(i) * step), Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: 100, Last: 100}}})
+	}
+	resume := t0.Add(3*step + 10*time.Second)
+	m.Observe(Observation{At: resume, Serving: true,
+		Tenants: []Tenant{{Name: "t1", Applied: 100, Leader: "no leader elected"}}})
+	for i := 1; i <= 6; i++ { // the leader answers: 10 s of writes the replica lacks, caught up slowly
+		at := resume.Add(time.Duration(i) * step)
+		v, _ := m.Observe(Observation{At: at, Serving: true,
+			Tenants: []Tenant{{Name: "t1", Applied: 100 + uint64(i), Last: 2100}}})
+		if v.Ready || !m.Tenant("t1", at).Stale {
+			t.Fatalf("%v after the resume, applied %d of 2100 (lacking events 10 s old): ready %v, stale %v",
+				at.Sub(resume), 100+i, v.Ready, m.Tenant("t1", at).Stale)
+		}
+	}
+}
+
+// A replica trailing its stream steadily by more than maxMarks
+// observations, within a MaxLag that long, is judged on about its lag:
+// never younger than it is (the marks only merge towards earlier), and
+// not past the bound it keeps (merging the newest marks instead counted
+// everything past maxMarks from one time: 25 s judged 33.5 s, stale).
+func TestLongSteadyLagWithinALongMaxLag(t *testing.T) {
+	const lag = 25 * time.Second
+	m := New(Config{MaxLag: 30 * time.Second})
+	for i := range 400 {
+		d := time.Duration(i) * step
+		last, applied := uint64(100+100*d/time.Second), uint64(100)
+		if d > lag {
+			applied = uint64(100 + 100*(d-lag)/time.Second)
+		}
+		at := t0.Add(d)
+		v, _ := m.Observe(Observation{At: at, Serving: true, Tenants: []Tenant{{Name: "t1", Applied: applied, Last: last}}})
+		if d > 40*time.Second && (!v.Ready || m.Tenant("t1", at).Stale) {
+			t.Fatalf("%v, %v behind: %+v, stale %v; want ready, fresh", d, lag, v, m.Tenant("t1", at).Stale)
+		}
+		b := m.lag["t1"]
+		if len(b.marks) > maxMarks {
+			t.Fatalf("%d marks, want at most %d", len(b.marks), maxMarks)
+		}
+		if d > lag+step && at.Sub(b.marks[0].at) < lag-step {
+			t.Fatalf("%v: judged %v behind, truly %v", d, at.Sub(b.marks[0].at), lag)
+		}
+	}
+}
