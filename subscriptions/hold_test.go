@@ -41,21 +41,30 @@ func catchUp(t *testing.T, e *Engine, key Key, w *testWindow, from, n int) {
 	}
 }
 
+// heldResume subscribes, on a fresh engine fed by the gateway behind (seq
+// 6 of 10) at key, the view the client keep holds at seq 10: a resume from
+// the future, held.
+func heldResume(t *testing.T, key Key) (e *Engine, behind *testWindow, keep *client, s *Sub) {
+	t.Helper()
+	_, behind, keep = twoGateways(t, 10, 6)
+	since := keep.seq["w"]
+	e = NewEngine(Config{})
+	behind.tick(e, key)
+	s, err := e.Subscribe(key, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, behind, keep, s
+}
+
 // TestResumeFromFutureWaits: a resume with since past what this gateway's
 // engine has seen of the board-window gets nothing (no older state) while
 // the gateway catches up, and then a diff from since that the client
 // applies in chain, ending at the view's state; the hold is counted while
 // it lasts.
 func TestResumeFromFutureWaits(t *testing.T) {
-	_, behind, keep := twoGateways(t, 10, 6)
-	since := keep.seq["w"]
-	e := NewEngine(Config{})
 	key := Key{"a", "weekly", "all"}
-	behind.tick(e, key)
-	s, err := e.Subscribe(key, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, behind, keep, s := heldResume(t, key)
 	catchUp(t, e, key, behind, 6, 9) // seq 9 < since 10: still held
 	if n := keep.out.Len(); n != 0 || e.Stats().Held != 1 {
 		t.Fatalf("%d messages wait, %d held, before the gateway reached since: want 0 and 1", n, e.Stats().Held)
@@ -85,15 +94,8 @@ func TestResumeFromFutureWaits(t *testing.T) {
 // TestResumeHeldOtherTenant: a second tenant's board of the same name
 // reaching since releases nothing of the first's, and is answered at once.
 func TestResumeHeldOtherTenant(t *testing.T) {
-	_, behind, keep := twoGateways(t, 10, 6)
-	since := keep.seq["w"]
-	e := NewEngine(Config{})
 	a, b := Key{"a", "weekly", "all"}, Key{"b", "weekly", "all"}
-	behind.tick(e, a)
-	s, err := e.Subscribe(a, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, _, keep, s := heldResume(t, a)
 	other := newTestWindow(t, board.Config{})
 	for i := range 20 {
 		other.submit(t, fmt.Sprint("p", i), float64(i))
@@ -119,15 +121,8 @@ func TestResumeHeldOtherTenant(t *testing.T) {
 // TestResumeUnsubscribedWhileHeld: a held subscription that ends (its
 // connection went) leaves the hold at once: Ready closes, nothing is put.
 func TestResumeUnsubscribedWhileHeld(t *testing.T) {
-	_, behind, keep := twoGateways(t, 10, 6)
-	since := keep.seq["w"]
-	e := NewEngine(Config{})
 	key := Key{"a", "weekly", "all"}
-	behind.tick(e, key)
-	s, err := e.Subscribe(key, behind, keep.out, "w", Spec{Kind: Top, Limit: 5}, &since)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, behind, keep, s := heldResume(t, key)
 	e.Leave([]*Sub{s})
 	<-e.Ready(s)
 	catchUp(t, e, key, behind, 6, 12)
