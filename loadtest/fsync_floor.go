@@ -84,24 +84,54 @@ func FsyncFloor(ctx context.Context, cfg FsyncFloorConfig) (FsyncFloorReport, er
 // fsyncLoop appends size bytes to a new file in dir and fsyncs it until
 // ctx ends, recording each round in h.
 func fsyncLoop(ctx context.Context, dir string, size int, h *Hist) error {
-	f, err := os.CreateTemp(dir, "rwload-fsync-floor-*")
+	a, err := newSyncAppender(dir, "rwload-fsync-floor-*", size)
 	if err != nil {
-		return fmt.Errorf("fsync floor: file: %w", err)
+		return fmt.Errorf("fsync floor: %w", err)
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	buf := make([]byte, size)
+	defer a.close()
 	for ctx.Err() == nil {
 		t := time.Now()
-		if _, err := f.Write(buf); err != nil {
-			return fmt.Errorf("fsync floor: append: %w", err)
-		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("fsync floor: fsync: %w", err)
+		if err := a.step(); err != nil {
+			return fmt.Errorf("fsync floor: %w", err)
 		}
 		h.Add(time.Since(t))
 	}
 	return nil
+}
+
+// syncAppender is a new file to which each step appends size bytes and
+// fsyncs them: one event stored by a writer that fsyncs each. FsyncFloor
+// runs it as fast as the disk allows, probeSync at an interval.
+type syncAppender struct {
+	f   *os.File
+	buf []byte
+}
+
+// newSyncAppender creates the file in dir, named after pattern
+// (os.CreateTemp); close removes it.
+func newSyncAppender(dir, pattern string, size int) (*syncAppender, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	return &syncAppender{f: f, buf: make([]byte, size)}, nil
+}
+
+// step appends the bytes and fsyncs the file.
+func (a *syncAppender) step() error {
+	if _, err := a.f.Write(a.buf); err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	return nil
+}
+
+// close closes the file and removes it.
+func (a *syncAppender) close() {
+	a.f.Close()
+	os.Remove(a.f.Name())
 }
 
 // cpuTimes is a process's user and system CPU, in nanoseconds.

@@ -3,7 +3,6 @@ package loadtest
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -18,19 +17,14 @@ const probeSyncSize = 512
 // it grows by at most 50 KiB a second at 10 ms. It returns nil when ctx
 // ends.
 func probeSync(ctx context.Context, dir string, interval time.Duration, s *probeSeries) error {
-	f, err := os.CreateTemp(dir, "rwload-probe-sync-*")
+	a, err := newSyncAppender(dir, "rwload-probe-sync-*", probeSyncSize)
 	if err != nil {
-		return fmt.Errorf("probe: fsync file: %w", err)
+		return fmt.Errorf("probe: fsync %w", err)
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	buf := make([]byte, probeSyncSize)
+	defer a.close()
 	return timedTicks(ctx, interval, s, func() error {
-		if _, err := f.Write(buf); err != nil {
-			return fmt.Errorf("probe: fsync file: %w", err)
-		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("probe: fsync: %w", err)
+		if err := a.step(); err != nil {
+			return fmt.Errorf("probe: %w", err)
 		}
 		return nil
 	})

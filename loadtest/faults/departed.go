@@ -178,16 +178,12 @@ func (t *readyTrack) notReady(end time.Duration) (string, time.Duration) {
 func peerMetrics(ctx context.Context, nodes []*Node) string {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	for _, n := range nodes {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.MetricsAddr+"/metrics", nil)
-		if err != nil {
-			return err.Error()
-		}
-		resp, err := hc.Do(req)
+		body, err := getMetrics(ctx, hc, n)
 		if err != nil {
 			continue
 		}
-		series := metaSeries(resp.Body)
-		resp.Body.Close()
+		series := metaSeries(body)
+		body.Close()
 		if len(series) > 0 {
 			return "metrics of the meta leader " + n.Name + ": " + strings.Join(series, ", ")
 		}

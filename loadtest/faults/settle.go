@@ -165,19 +165,30 @@ const appliedMetric = "rankwire_applied_sequence"
 
 // appliedSeq reads n's applied sequence of Tenant from its /metrics.
 func appliedSeq(ctx context.Context, hc *http.Client, n *Node) (uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.MetricsAddr+"/metrics", nil)
+	body, err := getMetrics(ctx, hc, n)
 	if err != nil {
 		return 0, err
+	}
+	defer body.Close()
+	return parseApplied(body, Tenant)
+}
+
+// getMetrics GETs n's /metrics and returns its body, which the caller
+// closes; an answer other than 200 is an error naming it.
+func getMetrics(ctx context.Context, hc *http.Client, n *Node) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: GET /metrics: %s", n.Name, resp.Status)
 	}
-	return parseApplied(resp.Body, Tenant)
+	return resp.Body, nil
 }
 
 // parseApplied finds tenant's appliedMetric sample in a Prometheus text

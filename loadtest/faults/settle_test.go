@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -123,5 +125,29 @@ rankwire_apply_lag_seconds{tenant="faults"} 0.001
 	}
 	if _, err := parseApplied(strings.NewReader(body), "other"); err == nil || !strings.Contains(err.Error(), "tenant other") {
 		t.Errorf("parseApplied of a tenant not open: %v, want it named", err)
+	}
+}
+
+// TestAppliedSeqOverHTTP reads the applied sequence from a real /metrics
+// listener, and takes an answer other than 200 for an error.
+func TestAppliedSeqOverHTTP(t *testing.T) {
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "# TYPE rankwire_applied_sequence gauge\nrankwire_applied_sequence{tenant=%q} 42\n", Tenant)
+	}))
+	defer srv.Close()
+	n := &Node{Name: "n1", MetricsAddr: strings.TrimPrefix(srv.URL, "http://")}
+	got, err := appliedSeq(context.Background(), srv.Client(), n)
+	if err != nil || got != 42 {
+		t.Fatalf("appliedSeq = %d, %v; want 42", got, err)
+	}
+	status = http.StatusServiceUnavailable
+	if _, err := appliedSeq(context.Background(), srv.Client(), n); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("a 503 read as %v; want an error naming it", err)
 	}
 }
