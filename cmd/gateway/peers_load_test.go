@@ -40,7 +40,7 @@ func TestBridgeNotBuiltAroundAPeerThatHearsNobody(t *testing.T) {
 	starved, via := others[0], others[1]
 	conn := func() *nats.Conn { return clusterConn(t, c, s) }
 	w := &peerWatch{node: leader, tab: reach.New(leader, 3, beatSilence, beatEvery), m: readiness.New(readiness.Config{}),
-		srv: s, view: newStreamView(s), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+		view: newStreamView(s), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	stop, err := w.start(conn())
 	if err != nil {
 		t.Fatal(err)

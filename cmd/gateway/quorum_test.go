@@ -28,7 +28,7 @@ func TestReplicaReachCountsWhomThisNodeHears(t *testing.T) {
 			others = append(others, s.Name())
 		}
 	}
-	w := &peerWatch{node: f.Name(), srv: f, view: newStreamView(f)}
+	w := &peerWatch{node: f.Name(), view: newStreamView(f)}
 	for _, tc := range []struct {
 		hears []string
 		want  replicaCount
