@@ -177,12 +177,8 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 func TestBridgeRetriesSoonWhileAStreamIsLeaderless(t *testing.T) {
 	srvs, c := startMetaCluster(t)
 	_, leader := bridgedStream(t, srvs, c)
-	var f *server.Server
-	for _, s := range srvs {
-		if s.Name() != leader {
-			f = s
-		}
-	}
+	_, fs := leaderAndFollowers(srvs, leader)
+	f := fs[len(fs)-1]
 	nc := clusterConn(t, c, f)
 	w := &peerWatch{node: f.Name(), view: newStreamView(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -235,17 +231,8 @@ func TestRelayedLeadersGroupsHeldBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f *server.Server // the follower cut from leader
-	var other string     // the one that hears both
-	for _, s := range srvs {
-		switch {
-		case s.Name() == leader:
-		case f == nil:
-			f = s
-		default:
-			other = s.Name()
-		}
-	}
+	_, fs := leaderAndFollowers(srvs, leader)
+	f, other := fs[0], fs[1].Name() // the follower cut from leader, the one that hears both
 	w := &peerWatch{node: f.Name(), view: newStreamView(f), hold: electhold.New(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	w.holdBack([]string{other}) // leads neither the stream nor (unless it does) the meta group
 	for _, g := range w.hold.Held() {
