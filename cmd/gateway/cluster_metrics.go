@@ -13,8 +13,7 @@ import (
 // every account's streams: O(streams), shared with the cluster's other
 // readers within a beat: streamView). Safe for concurrent scrapes.
 type clusterCollector struct {
-	srv  *server.Server
-	view *streamView
+	view *streamView // the embedded server (view.srv) and its streams
 
 	mu      sync.Mutex           // guards the field below
 	offline map[string]time.Time // peer → the first scrape that saw it not current, on the meta leader
@@ -39,7 +38,7 @@ var (
 )
 
 func newClusterCollector(view *streamView) *clusterCollector {
-	return &clusterCollector{srv: view.srv, view: view, offline: map[string]time.Time{}}
+	return &clusterCollector{view: view, offline: map[string]time.Time{}}
 }
 
 // Describe implements prometheus.Collector.
@@ -51,7 +50,7 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(descRoutes, prometheus.GaugeValue, float64(c.srv.NumRoutes()))
+	ch <- prometheus.MustNewConstMetric(descRoutes, prometheus.GaugeValue, float64(c.view.srv.NumRoutes()))
 	info, err := c.view.streams()
 	if err != nil || info.Meta == nil {
 		return
@@ -63,7 +62,7 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 // collectMeta exports the meta group's peers and, on its leader, how long
 // each peer not current has been so.
 func (c *clusterCollector) collectMeta(ch chan<- prometheus.Metric, m *server.MetaClusterInfo) {
-	leader := m.Leader == c.srv.Name()
+	leader := m.Leader == c.view.srv.Name()
 	ch <- prometheus.MustNewConstMetric(descMetaLeader, prometheus.GaugeValue, b2f(leader))
 	states := map[string]int{"online": 1, "behind": 0, "offline": 0} // this node is online
 	now := time.Now()
@@ -112,11 +111,11 @@ func (c *clusterCollector) collectStreams(ch chan<- prometheus.Metric, accounts 
 	for _, a := range accounts {
 		for _, s := range a.Streams {
 			switch ci := s.Cluster; {
-			case ci == nil || len(ci.Replicas) == 0 && ci.Leader == c.srv.Name():
+			case ci == nil || len(ci.Replicas) == 0 && ci.Leader == c.view.srv.Name():
 				continue // not replicated
 			case ci.Leader == "":
 				counts["none"]++
-			case ci.Leader == c.srv.Name():
+			case ci.Leader == c.view.srv.Name():
 				counts["led"]++
 				for _, r := range ci.Replicas {
 					lag = max(lag, r.Lag)

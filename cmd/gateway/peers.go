@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -108,8 +107,7 @@ type peerWatch struct {
 	node string
 	tab  *reach.Table // owned by the goroutine
 	m    *readiness.Machine
-	srv  *server.Server    // the embedded one: the leaderships handed on in a bridge
-	view *streamView       // srv's streams, read once a beat for every reader (streamview.go)
+	view *streamView       // the embedded server (its srv: the leaderships handed on in a bridge) and its streams, read once a beat (streamview.go)
 	sys  *clusterSystem    // the meta leadership's step-down in a bridge; nil: not handed on
 	hold *electhold.Holder // owned by the goroutine; nil: none (a test's watch)
 	log  *slog.Logger
@@ -136,7 +134,7 @@ func newPeerWatch(cfg Config, view *streamView, sys *clusterSystem, m *readiness
 		return nil
 	}
 	srv := view.srv
-	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, srv: srv, view: view, sys: sys,
+	return &peerWatch{node: srv.Name(), tab: reach.New(srv.Name(), clusterMembers(cfg.Routes), beatSilence, beatEvery), m: m, view: view, sys: sys,
 		hold: electhold.New(srv), log: log}
 }
 
@@ -369,7 +367,7 @@ func (w *peerWatch) stepDownStream(ctx context.Context, nc *nats.Conn, account, 
 		return nil
 	}
 	w.log.Info("bridge: stream leadership not handed to the peer that hears everyone; to Raft's choice", "stream", stream, "via", via, "err", err)
-	return w.srv.JetStreamStepdownStream(account, stream)
+	return w.view.srv.JetStreamStepdownStream(account, stream)
 }
 
 // handOnMeta steps the meta group's leadership down to via where this

@@ -28,19 +28,11 @@ import (
 func TestBridgeNotBuiltAroundAPeerThatHearsNobody(t *testing.T) {
 	srvs, c := startMetaCluster(t)
 	st, leader := bridgedStream(t, srvs, c)
-	var s *server.Server
-	var others []string
-	for _, o := range srvs {
-		if o.Name() == leader {
-			s = o
-		} else {
-			others = append(others, o.Name())
-		}
-	}
-	starved, via := others[0], others[1]
+	s, fs := leaderAndFollowers(srvs, leader)
+	starved, via := fs[0].Name(), fs[1].Name()
 	conn := func() *nats.Conn { return clusterConn(t, c, s) }
 	w := &peerWatch{node: leader, tab: reach.New(leader, 3, beatSilence, beatEvery), m: readiness.New(readiness.Config{}),
-		srv: s, view: newStreamView(s), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+		view: newStreamView(s), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	stop, err := w.start(conn())
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +71,19 @@ func TestBridgeNotBuiltAroundAPeerThatHearsNobody(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// leaderAndFollowers returns the server of srvs named leader and the
+// others, in srvs' order.
+func leaderAndFollowers(srvs []*server.Server, leader string) (l *server.Server, fs []*server.Server) {
+	for _, s := range srvs {
+		if s.Name() == leader {
+			l = s
+		} else {
+			fs = append(fs, s)
+		}
+	}
+	return l, fs
 }
 
 // bridgedStream creates a replicated stream on srvs and returns it once its

@@ -79,7 +79,7 @@ func TestBridgeHandsMetaOn(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(sys.close)
-		return &peerWatch{node: s.Name(), srv: s, view: newStreamView(s), sys: sys, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+		return &peerWatch{node: s.Name(), view: newStreamView(s), sys: sys, log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	}
 	for _, s := range srvs {
 		if s.Name() == leader {
@@ -148,7 +148,7 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 		}
 	}
 	lnc := clusterConn(t, c, s)
-	w := &peerWatch{node: leader, srv: s, view: newStreamView(s), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	w := &peerWatch{node: leader, view: newStreamView(s), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	w.handOn(ctx, lnc, via, nil)
 	if w.moved != 1 {
 		t.Fatalf("%s handed on %d streams, want 1", leader, w.moved)
@@ -177,14 +177,10 @@ func TestBridgeHandsStreamsToThePeerNamed(t *testing.T) {
 func TestBridgeRetriesSoonWhileAStreamIsLeaderless(t *testing.T) {
 	srvs, c := startMetaCluster(t)
 	_, leader := bridgedStream(t, srvs, c)
-	var f *server.Server
-	for _, s := range srvs {
-		if s.Name() != leader {
-			f = s
-		}
-	}
+	_, fs := leaderAndFollowers(srvs, leader)
+	f := fs[len(fs)-1]
 	nc := clusterConn(t, c, f)
-	w := &peerWatch{node: f.Name(), srv: f, view: newStreamView(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	w := &peerWatch{node: f.Name(), view: newStreamView(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if w.handOn(ctx, nc, leader, nil) || w.moved != 0 {
@@ -235,18 +231,9 @@ func TestRelayedLeadersGroupsHeldBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f *server.Server // the follower cut from leader
-	var other string     // the one that hears both
-	for _, s := range srvs {
-		switch {
-		case s.Name() == leader:
-		case f == nil:
-			f = s
-		default:
-			other = s.Name()
-		}
-	}
-	w := &peerWatch{node: f.Name(), srv: f, view: newStreamView(f), hold: electhold.New(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	_, fs := leaderAndFollowers(srvs, leader)
+	f, other := fs[0], fs[1].Name() // the follower cut from leader, the one that hears both
+	w := &peerWatch{node: f.Name(), view: newStreamView(f), hold: electhold.New(f), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	w.holdBack([]string{other}) // leads neither the stream nor (unless it does) the meta group
 	for _, g := range w.hold.Held() {
 		if g == info.Cluster.RaftGroup {

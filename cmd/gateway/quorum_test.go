@@ -19,16 +19,9 @@ import (
 func TestReplicaReachCountsWhomThisNodeHears(t *testing.T) {
 	srvs, c := startMetaCluster(t)
 	_, leader := bridgedStream(t, srvs, c)
-	var f *server.Server
-	var others []string
-	for _, s := range srvs {
-		if s.Name() != leader && f == nil {
-			f = s
-		} else {
-			others = append(others, s.Name())
-		}
-	}
-	w := &peerWatch{node: f.Name(), srv: f, view: newStreamView(f)}
+	_, fs := leaderAndFollowers(srvs, leader)
+	f, others := fs[0], []string{leader, fs[1].Name()} // a follower, and the others: the leader and the other follower
+	w := &peerWatch{node: f.Name(), view: newStreamView(f)}
 	for _, tc := range []struct {
 		hears []string
 		want  replicaCount

@@ -22,11 +22,7 @@ import (
 // the hold, not chance, kept it out. The leader itself and an unknown
 // group are not held; Set releases only what it held.
 func TestHeldFollowerDoesNotCampaign(t *testing.T) {
-	srvs, c := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
-	_, js := natstest.Connect(t, srvs[0], append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	metaLed(t, srvs)
+	srvs, js, ctx := ledCluster(t)
 	var st jetstream.Stream
 	await.For(t, 30*time.Second, func() (err error) {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -124,6 +120,19 @@ func forgetsAStoppedGroup(t *testing.T, ctx context.Context, js jetstream.JetStr
 	}
 }
 
+// ledCluster runs a three-node embedded cluster, awaits its meta leader
+// (metaLed) and returns its servers, a JetStream client of the first and
+// a context that ends with the test, within a minute.
+func ledCluster(t *testing.T) ([]*server.Server, jetstream.JetStream, context.Context) {
+	t.Helper()
+	srvs, c := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
+	_, js := natstest.Connect(t, srvs[0], append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))...)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+	metaLed(t, srvs)
+	return srvs, js, ctx
+}
+
 // metaLed awaits a meta leader that every server of srvs names, and
 // heard from every follower lately (placing three replicas needs it).
 func metaLed(t *testing.T, srvs []*server.Server) {
@@ -154,8 +163,7 @@ func metaLed(t *testing.T, srvs []*server.Server) {
 // A group made an observer by someone else (nats-server's lame duck mode)
 // is neither taken over nor released.
 func TestHoldLeavesOthersObservers(t *testing.T) {
-	srvs, _ := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
-	metaLed(t, srvs)
+	srvs, _, _ := ledCluster(t)
 	var n server.RaftNode
 	var s *server.Server
 	await.For(t, 30*time.Second, func() error {
@@ -182,11 +190,7 @@ func TestHoldLeavesOthersObservers(t *testing.T) {
 // three: a new node here) is not taken for the one held: Set, still asked
 // for it, holds the new node, and releases that one.
 func TestHoldFollowsAReplacedNode(t *testing.T) {
-	srvs, c := natstest.Cluster(t, natsconf.Cluster{Name: "hold", Secret: "a-test-cluster-secret-0123456789"}, 3)
-	_, js := natstest.Connect(t, srvs[0], append(natsconf.AuthOptions(c, natsconf.NATSAuth{}, true), nats.InProcessServer(srvs[0]))...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	metaLed(t, srvs)
+	srvs, js, ctx := ledCluster(t)
 	cfg := jetstream.StreamConfig{Name: "MOVED", Subjects: []string{"moved"}, Replicas: 3}
 	var group string
 	await.For(t, 30*time.Second, func() error {
