@@ -172,6 +172,7 @@ func TestResumeFromFutureClientGoes(t *testing.T) {
 		}
 		return nil
 	})
+	v := heldView(t, e.p)
 	c.Conn().CloseNow()
 	checkFor(t, 5*time.Second, func() error {
 		if n, v := e.p.eng.Stats().Held, e.p.eng.Stats().Views; n != 0 || v != 0 {
@@ -179,9 +180,47 @@ func TestResumeFromFutureClientGoes(t *testing.T) {
 		}
 		return nil
 	})
+	// The bound is a minute away: what says no timer gives up later is
+	// that the view's timer was stopped and dropped as it ended.
+	v.mu.Lock()
+	armed, ended := v.resume != nil, v.ended
+	v.mu.Unlock()
+	if armed || !ended {
+		t.Fatalf("after the client went: timer still armed %v, view ended %v", armed, ended)
+	}
 	if n := testutil.ToFloat64(e.p.metrics.resumeGaveUp); n != 0 {
 		t.Fatalf("gave up %v times on a client that went", n)
 	}
+}
+
+// heldView returns the one view of p's one connection once its resume's
+// bound is armed (armResume runs after the engine holds the view).
+func heldView(t *testing.T, p *Plane) *liveView {
+	t.Helper()
+	var v *liveView
+	checkFor(t, 5*time.Second, func() error {
+		conns := p.connections()
+		if len(conns) != 1 {
+			return fmt.Errorf("%d connections, want 1", len(conns))
+		}
+		c := conns[0].(*wsConn)
+		c.mu.Lock()
+		n := len(c.subs)
+		if n == 1 {
+			v = c.subs[0].view
+		}
+		c.mu.Unlock()
+		if n != 1 {
+			return fmt.Errorf("%d subscriptions, want 1", n)
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.resume == nil {
+			return fmt.Errorf("the held resume's bound not armed")
+		}
+		return nil
+	})
+	return v
 }
 
 // TestStreamResumeFromFuture: an event stream resumed (Last-Event-ID)
