@@ -28,13 +28,21 @@ func scored(e *env, tenant string, from, to int) {
 	}
 }
 
+// latestEnv starts a gateway with o and tenant a's weekly board (policy
+// latest) scored p0..p<n-1>, one change each (scored).
+func latestEnv(t *testing.T, o Options, n int) *env {
+	t.Helper()
+	e := newEnv(t, o)
+	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(e, "a", 0, n)
+	return e
+}
+
 // aheadState returns what a client watching top3 holds on a gateway that
 // applied n submissions: its rows and seq.
 func aheadState(t *testing.T, n int) (map[int]rowJSON, uint64) {
 	t.Helper()
-	ahead := newEnv(t, Options{})
-	ahead.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(ahead, "a", 0, n)
+	ahead := latestEnv(t, Options{}, n)
 	w := ahead.dial("access_token="+ahead.token("a", auth.RoleRead), true, nil)
 	w.Subscribe("w", "weekly", top3)
 	var rows map[int]rowJSON
@@ -126,9 +134,7 @@ func TestResumeFromFutureWaits(t *testing.T) {
 // free again.
 func TestResumeFromFutureGivesUp(t *testing.T) {
 	rows, since := aheadState(t, 6)
-	behind := newEnv(t, Options{ResumeWait: 300 * time.Millisecond})
-	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(behind, "a", 0, 3)
+	behind := latestEnv(t, Options{ResumeWait: 300 * time.Millisecond}, 3)
 	c := behind.dial("access_token="+behind.token("a", auth.RoleRead), true, nil)
 	c.Seed("w", rows, since)
 	resumeFrom(c, "w", since)
@@ -228,9 +234,7 @@ func heldView(t *testing.T, p *Plane) *liveView {
 // that seq; past the bound it is refused 503 unavailable.
 func TestStreamResumeFromFuture(t *testing.T) {
 	_, since := aheadState(t, 6)
-	behind := newEnv(t, Options{ResumeWait: 20 * time.Second})
-	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(behind, "a", 0, 3)
+	behind := latestEnv(t, Options{ResumeWait: 20 * time.Second}, 3)
 	tok := behind.token("a", auth.RoleRead)
 	query := "board=weekly&kind=top&limit=3"
 	req, err := http.NewRequest(http.MethodGet, behind.srv.URL+"/v1/stream?"+query, nil)
