@@ -23,12 +23,11 @@ import (
 // past it, so Flush's deliver passes the subscription by at no cost.
 const heldSeq = math.MaxUint64
 
-// hold is one held subscription of a board-window: its since, and the
-// channel closed when it is no longer held (released or ended).
+// hold is one held subscription of a board-window and its since; s.ready
+// is closed when it is no longer held (released or ended).
 type hold struct {
 	s     *Sub
 	since uint64
-	ready chan struct{}
 }
 
 // closedReady is the Ready of a subscription that is not held.
@@ -67,7 +66,8 @@ func (v *view) snapshotAt(seq uint64) *shared {
 // sees its board-window at since. ws's lock is held.
 func (ws *windowState) holdLocked(e *Engine, s *Sub, since uint64) {
 	s.seq = heldSeq
-	ws.held = append(ws.held, hold{s: s, since: since, ready: make(chan struct{})})
+	s.ready = make(chan struct{}) // before Subscribe returns s: Ready reads it without a lock
+	ws.held = append(ws.held, hold{s: s, since: since})
 	e.held.Add(1)
 }
 
@@ -86,7 +86,7 @@ func (ws *windowState) releaseLocked(e *Engine, w Window) {
 		first := v.opening(&h.since, w, ws.at)
 		h.s.out.put(h.s, first)
 		h.s.seq = first.seq
-		close(h.ready)
+		close(h.s.ready)
 		e.held.Add(-1)
 		return true
 	})
@@ -101,25 +101,21 @@ func (ws *windowState) unholdLocked(e *Engine, s *Sub) {
 		if h.s != s {
 			return false
 		}
-		close(h.ready)
+		close(h.s.ready)
 		e.held.Add(-1)
 		return true
 	})
 }
 
 // Ready returns a channel closed once s's first message is in its outbox
-// or s ended: at once where s was not held. O(held subscriptions of its
-// board-window), under its lock.
+// or s ended: at once where s was not held. O(1) and no lock: every
+// resume asks, and Subscribe already knew (s.ready, set before it
+// returned s, never reassigned).
 func (e *Engine) Ready(s *Sub) <-chan struct{} {
-	ws := s.v.ws
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	for _, h := range ws.held {
-		if h.s == s {
-			return h.ready
-		}
+	if s.ready == nil {
+		return closedReady
 	}
-	return closedReady
+	return s.ready
 }
 
 // Abandon ends s where it is still held, and reports whether it did: the

@@ -28,13 +28,21 @@ func scored(e *env, tenant string, from, to int) {
 	}
 }
 
+// latestEnv starts a gateway with o and tenant a's weekly board (policy
+// latest) scored p0..p<n-1>, one change each (scored).
+func latestEnv(t *testing.T, o Options, n int) *env {
+	t.Helper()
+	e := newEnv(t, o)
+	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(e, "a", 0, n)
+	return e
+}
+
 // aheadState returns what a client watching top3 holds on a gateway that
 // applied n submissions: its rows and seq.
 func aheadState(t *testing.T, n int) (map[int]rowJSON, uint64) {
 	t.Helper()
-	ahead := newEnv(t, Options{})
-	ahead.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(ahead, "a", 0, n)
+	ahead := latestEnv(t, Options{}, n)
 	w := ahead.dial("access_token="+ahead.token("a", auth.RoleRead), true, nil)
 	w.Subscribe("w", "weekly", top3)
 	var rows map[int]rowJSON
@@ -126,9 +134,7 @@ func TestResumeFromFutureWaits(t *testing.T) {
 // free again.
 func TestResumeFromFutureGivesUp(t *testing.T) {
 	rows, since := aheadState(t, 6)
-	behind := newEnv(t, Options{ResumeWait: 300 * time.Millisecond})
-	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(behind, "a", 0, 3)
+	behind := latestEnv(t, Options{ResumeWait: 300 * time.Millisecond}, 3)
 	c := behind.dial("access_token="+behind.token("a", auth.RoleRead), true, nil)
 	c.Seed("w", rows, since)
 	resumeFrom(c, "w", since)
@@ -172,6 +178,7 @@ func TestResumeFromFutureClientGoes(t *testing.T) {
 		}
 		return nil
 	})
+	v := heldView(t, e.p)
 	c.Conn().CloseNow()
 	checkFor(t, 5*time.Second, func() error {
 		if n, v := e.p.eng.Stats().Held, e.p.eng.Stats().Views; n != 0 || v != 0 {
@@ -179,9 +186,47 @@ func TestResumeFromFutureClientGoes(t *testing.T) {
 		}
 		return nil
 	})
+	// The bound is a minute away: what says no timer gives up later is
+	// that the view's timer was stopped and dropped as it ended.
+	v.mu.Lock()
+	armed, ended := v.resume != nil, v.ended
+	v.mu.Unlock()
+	if armed || !ended {
+		t.Fatalf("after the client went: timer still armed %v, view ended %v", armed, ended)
+	}
 	if n := testutil.ToFloat64(e.p.metrics.resumeGaveUp); n != 0 {
 		t.Fatalf("gave up %v times on a client that went", n)
 	}
+}
+
+// heldView returns the one view of p's one connection once its resume's
+// bound is armed (armResume runs after the engine holds the view).
+func heldView(t *testing.T, p *Plane) *liveView {
+	t.Helper()
+	var v *liveView
+	checkFor(t, 5*time.Second, func() error {
+		conns := p.connections()
+		if len(conns) != 1 {
+			return fmt.Errorf("%d connections, want 1", len(conns))
+		}
+		c := conns[0].(*wsConn)
+		c.mu.Lock()
+		n := len(c.subs)
+		if n == 1 {
+			v = c.subs[0].view
+		}
+		c.mu.Unlock()
+		if n != 1 {
+			return fmt.Errorf("%d subscriptions, want 1", n)
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.resume == nil {
+			return fmt.Errorf("the held resume's bound not armed")
+		}
+		return nil
+	})
+	return v
 }
 
 // TestStreamResumeFromFuture: an event stream resumed (Last-Event-ID)
@@ -189,9 +234,7 @@ func TestResumeFromFutureClientGoes(t *testing.T) {
 // that seq; past the bound it is refused 503 unavailable.
 func TestStreamResumeFromFuture(t *testing.T) {
 	_, since := aheadState(t, 6)
-	behind := newEnv(t, Options{ResumeWait: 20 * time.Second})
-	behind.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(behind, "a", 0, 3)
+	behind := latestEnv(t, Options{ResumeWait: 20 * time.Second}, 3)
 	tok := behind.token("a", auth.RoleRead)
 	query := "board=weekly&kind=top&limit=3"
 	req, err := http.NewRequest(http.MethodGet, behind.srv.URL+"/v1/stream?"+query, nil)
