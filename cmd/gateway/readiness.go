@@ -166,6 +166,7 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			out[i].Asked = time.Now() // before the request: its answer is at least as new
 			out[i].Last, out[i].Leader, answers[i] = p.leader(ctx, out[i].Name)
 			// The replica's watchdog replaces a consumer that delivers nothing
 			// while its stream is ahead of it, even on a node that takes no
@@ -175,23 +176,36 @@ func (p *prober) tenants(ctx context.Context) []readiness.Tenant {
 	}
 	wg.Wait()
 	p.countReplicas(out, answers)
-	seen := make(map[string]answer, len(out))
-	for _, t := range out {
-		seen[t.Name] = answer{t.Last, t.Leader}
-	}
-	p.seen = seen
+	p.remember(out)
 	return out
 }
 
-// answer is what a tenant's stream answered when last asked.
+// remember keeps the answers of ts, the tenants open now, for the
+// observations at which they are not asked (lastAnswers).
+func (p *prober) remember(ts []readiness.Tenant) {
+	seen := make(map[string]answer, len(ts))
+	for _, t := range ts {
+		seen[t.Name] = answer{t.Last, t.Leader, t.Asked}
+	}
+	p.seen = seen
+}
+
+// answer is what a tenant's stream answered when last asked, and when it
+// was asked.
 type answer struct {
 	last   uint64
 	leader string
+	asked  time.Time
 }
 
 // notAsked is the Leader of a tenant whose stream was never asked (past
 // probeBatch, not yet its turn), before the node was first ready.
 const notAsked = "not asked yet"
+
+// neverAsked is the Asked of a tenant whose stream was never asked: before
+// any cut or pause's start, so that it clears none (readiness.Tenant.Asked;
+// zero would mean asked at this observation).
+var neverAsked = time.Unix(0, 0)
 
 // lastAnswers returns the tenants of stats with their replica's applied
 // sequence and their stream's last answer. Before the first ready, a
@@ -200,16 +214,22 @@ const notAsked = "not asked yet"
 // answer, found caught up, and neither the machine's start rule (a
 // replica behind at its stream's first answer is stale until it has
 // applied it) nor its wait would hold for it. Once ready, a tenant opened
-// since is mostly a new one, its stream empty, and it is asked in turn.
+// since is mostly a new one, its stream empty, and it is asked in turn;
+// until then its answer, never asked, does not end a cut or a pause's
+// start (neverAsked). A tenant asked before keeps its answer's time: one
+// asked before a cut does not end it either.
 func (p *prober) lastAnswers(stats []hub.TenantStats) []readiness.Tenant {
 	starting := p.m.Flips() == 0
 	out := make([]readiness.Tenant, len(stats))
 	for i, st := range stats {
 		a, ok := p.seen[st.Tenant]
-		if !ok && starting {
-			a.leader = notAsked
+		if !ok {
+			a.asked = neverAsked
+			if starting {
+				a.leader = notAsked
+			}
 		}
-		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader}
+		out[i] = readiness.Tenant{Name: st.Tenant, Applied: st.Applied, Last: a.last, Leader: a.leader, Asked: a.asked}
 	}
 	return out
 }

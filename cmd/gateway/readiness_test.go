@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -75,10 +76,8 @@ func TestNotAskedTenantIsNoAnswerAtStart(t *testing.T) {
 	observe := func(d time.Duration, asked int, last uint64) readiness.Verdict {
 		ts := p.lastAnswers(stats)
 		ts[asked].Last, ts[asked].Leader = last, ""
-		p.seen = map[string]answer{}
-		for _, tn := range ts {
-			p.seen[tn.Name] = answer{tn.Last, tn.Leader}
-		}
+		ts[asked].Asked = T.Add(d)
+		p.remember(ts)
 		v, _ := p.m.Observe(readiness.Observation{At: T.Add(d), Serving: true, Tenants: ts})
 		return v
 	}
@@ -96,5 +95,68 @@ func TestNotAskedTenantIsNoAnswerAtStart(t *testing.T) {
 	}
 	if got := p.lastAnswers([]hub.TenantStats{{Tenant: "c"}}); got[0].Leader != "" {
 		t.Fatalf("a tenant opened once ready: %+v, want the zero answer (asked in turn)", got[0])
+	}
+}
+
+// Past probeBatch tenants, a cut shorter than a round of turns (heard at
+// one beat, between two observations) ends only once every stream was
+// asked again after its start: the tenants asked in later turns are found
+// behind by what the cut hid, and their lag counts from the cut's start,
+// not from their turn (an answer kept from before the cut once cleared
+// the start at the first observation after it).
+func TestShortCutOutlastsTheTurns(t *testing.T) {
+	p := &prober{m: readiness.New(readiness.Config{})}
+	T := time.Unix(1_800_000_000, 0)
+	n := 3 * probeBatch // a round: 3 observations
+	stats := make([]hub.TenantStats, n)
+	for i := range stats {
+		stats[i] = hub.TenantStats{Tenant: fmt.Sprintf("t%03d", i), Applied: 10}
+	}
+	last := uint64(10)
+	observe := func(at time.Time) readiness.Verdict {
+		ts := p.lastAnswers(stats)
+		for _, i := range p.batch(n) {
+			ts[i].Last, ts[i].Leader, ts[i].Asked = last, "", at.Add(-100*time.Millisecond)
+		}
+		p.remember(ts)
+		v, _ := p.m.Observe(readiness.Observation{At: at, Serving: true, Tenants: ts})
+		return v
+	}
+	heard := func(at time.Time, heard int) {
+		p.m.ObserveReach(at, readiness.Reach{Heard: heard, Of: 3, Within: 1250 * time.Millisecond})
+	}
+	at := func(d time.Duration) time.Time { return T.Add(d) }
+	for d := time.Duration(0); d <= 2500*time.Millisecond; d += probeEvery { // two rounds, all caught up
+		heard(at(d), 3)
+		observe(at(d))
+	}
+	if v := p.m.Verdict(at(2500 * time.Millisecond)); !v.Ready {
+		t.Fatalf("before the cut: %+v, want ready", v)
+	}
+	heard(at(2750*time.Millisecond), 1) // cut: from the last beat that heard a majority, 2.5 s
+	heard(at(2900*time.Millisecond), 3) // healed before the next observation
+	last = 20                           // the majority committed 10 events meanwhile; the replicas here apply none
+	cutStart := at(2500 * time.Millisecond)
+	for d := 3 * time.Second; d <= 6*time.Second; d += probeEvery {
+		heard(at(d), 3)
+		observe(at(d))
+	}
+	// Every replica has lacked sequence 20 since the cut's start, 3.5 s
+	// ago, past the 3 s bound, whichever turn found it.
+	now := at(6 * time.Second)
+	for _, st := range stats {
+		if !p.m.Tenant(st.Tenant, now).Stale {
+			t.Fatalf("%s behind since the cut's start %v ago: not stale", st.Tenant, now.Sub(cutStart))
+		}
+	}
+	for i := range stats { // caught up: ready again after RecoverAfter
+		stats[i].Applied = last
+	}
+	for d := 6500 * time.Millisecond; d <= 8*time.Second; d += probeEvery {
+		heard(at(d), 3)
+		observe(at(d))
+	}
+	if v := p.m.Verdict(at(8 * time.Second)); !v.Ready {
+		t.Fatalf("caught up: %+v, want ready", v)
 	}
 }

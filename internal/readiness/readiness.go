@@ -36,7 +36,7 @@
 // it lacks among those the prober saw (one mark per observation while it
 // is behind), counted from when that sequence was seen, or, for the first
 // mark after a pause or a cut (until every stream's leader has answered
-// again), from before it, and before the first ready
+// again, asked after its start), from before it, and before the first ready
 // from "unknown" (always late: a restarted node's copy is as old as its
 // downtime). So a node awake again is stale until it has applied what its
 // stream held when it woke, and from then on judged on the time it has
@@ -166,6 +166,21 @@ type Tenant struct {
 	// election can succeed and holding is pointless: the tenant counts at
 	// once (an ordinary election, a majority alive, is still held).
 	Up, Replicas int
+	// Asked is when the stream was asked for Last and Leader: a prober
+	// that asks in turns keeps a tenant's answer from an earlier
+	// observation, and only an answer asked after a cut or a pause began
+	// says the stream was seen again since (Observe). Zero: at this
+	// observation (At).
+	Asked time.Time
+}
+
+// askedAt returns when t's answer was asked, at being the observation's
+// time.
+func (t Tenant) askedAt(at time.Time) time.Time {
+	if t.Asked.IsZero() {
+		return at
+	}
+	return t.Asked
 }
 
 // noQuorum reports whether t's stream is leaderless with no majority of
@@ -360,20 +375,18 @@ func (m *Machine) Observe(o Observation) (Verdict, bool) {
 	if m.firstAt.IsZero() {
 		m.firstAt = o.At
 	}
+	var unseen string
 	if m.reach.cutOff() {
 		failing = append(failing, m.reach.cond())
-	} else if !m.cutFrom.IsZero() && answered(o.Tenants) {
-		// Every stream's leader answers again: a replica behind now gets
-		// its catch-up's first mark from the cut's start (behindSince,
-		// below), one caught up needs none, and either way what follows
-		// counts from when it is seen. Waiting instead for one observation
-		// to find every replica exactly caught up held a node that keeps
-		// up under load stale for as long as no probe happened to.
-		m.cutFrom = time.Time{}
+	} else {
+		unseen = m.endCutLocked(o)
 	}
 	failing = append(failing, m.localLocked(o, behindSince, electing)...)
 	failing = append(failing, m.partialLocked(o)...)
 	held, pending := m.heldLocked(o)
+	if unseen != "" {
+		pending = append(pending, unseen)
+	}
 	failing = append(failing, held...)
 	m.decideLocked(o.At, failing, pending)
 	m.onlyStarting = len(failing) == 1 && failing[0].reason == startingWhy && len(pending) == 0
@@ -438,9 +451,38 @@ func (m *Machine) partialLocked(o Observation) []cond {
 	return []cond{{why, why + ": " + strings.Join(silent, ", "), true}}
 }
 
-// answered reports whether every tenant's stream leader answered.
-func answered(ts []Tenant) bool {
-	return !slices.ContainsFunc(ts, func(t Tenant) bool { return t.Leader != "" })
+// endCutLocked ends a cut or a pause's start (cutFrom) once every
+// tenant's stream leader in o answered, asked after it: a replica behind
+// now gets its catch-up's first mark from the start (Observe's
+// behindSince, taken before), one caught up needs none, and either way
+// what follows counts from when it is seen. Waiting instead for one
+// observation to find every replica exactly caught up held a node that
+// keeps up under load stale for as long as no probe happened to.
+//
+// An answer asked before the start (a prober asking in turns keeps one
+// for the tenants not asked this time) ends nothing: the stream not asked
+// since would count the events it missed from its next answer, its turn,
+// up to a round of turns late. While such answers remain it returns a
+// pending reason, so that the node does not turn ready on them: what it
+// serves for those tenants is unjudged since the start. Streams whose
+// leader does not answer are the hold's (heldLocked).
+func (m *Machine) endCutLocked(o Observation) (pending string) {
+	if m.cutFrom.IsZero() {
+		return ""
+	}
+	unseen := 0
+	for _, t := range o.Tenants {
+		if t.Leader == "" && !t.askedAt(o.At).After(m.cutFrom) {
+			unseen++
+		}
+	}
+	switch {
+	case unseen > 0:
+		return fmt.Sprintf("%d tenant streams not asked since the node was cut off or paused", unseen)
+	case !slices.ContainsFunc(o.Tenants, func(t Tenant) bool { return t.Leader != "" }):
+		m.cutFrom = time.Time{}
+	}
+	return ""
 }
 
 // startingWhy is the reason of Observation.Starting's condition.

@@ -952,3 +952,58 @@ func TestLongSteadyLagWithinALongMaxLag(t *testing.T) {
 		}
 	}
 }
+
+// An answer asked before a cut's start (a prober asking in turns keeps
+// one for the tenants not asked this time) does not end the start: the
+// tenant found behind at its next answer counts from the cut's start.
+func TestKeptAnswerDoesNotEndACut(t *testing.T) {
+	m, i := readyMachine(t)
+	reachAt(m, i, 0, 3)                    // the cut's start
+	reachAt(m, i, 250*time.Millisecond, 1) // cut off, healed before the next observation
+	reachAt(m, i, 400*time.Millisecond, 3)
+	before := t0.Add(time.Duration(i-1) * step)
+	observe := func(k int, bLast uint64, bAsked time.Time) Verdict {
+		o := healthy(i + k)
+		o.Tenants = append(o.Tenants, Tenant{Name: "casino-b", Applied: 10, Last: bLast, Asked: bAsked})
+		v, _ := m.Observe(o)
+		return v
+	}
+	observe(1, 10, before)                               // a asked now; b's answer kept from before the cut
+	v := observe(2, 30, t0.Add(time.Duration(i+2)*step)) // b's turn: behind by what the cut hid
+	for k := 3; k <= 8; k++ {
+		v = observe(k, 30, t0.Add(time.Duration(i+2)*step))
+	}
+	// At i+8 b has lacked 30 since the cut's start (i): 4 s, past 3 s.
+	if v.Ready || !m.Tenant("casino-b", t0.Add(time.Duration(i+8)*step)).Stale {
+		t.Fatalf("b behind since the cut's start 4 s ago: %+v, want stale", v)
+	}
+}
+
+// After a cut, a node does not turn ready while a tenant's answer is
+// still one asked before the cut's start: what it serves for that tenant
+// is unjudged since. Once asked again (caught up), it recovers.
+func TestReadyWaitsForAnswersSinceTheCut(t *testing.T) {
+	m, i := readyMachine(t)
+	reachAt(m, i, 0, 3)
+	reachAt(m, i, 250*time.Millisecond, 1)
+	reachAt(m, i, 400*time.Millisecond, 3)
+	before := t0.Add(time.Duration(i-1) * step)
+	observe := func(k int, bAsked time.Time) Verdict {
+		o := healthy(i + k)
+		o.Tenants = append(o.Tenants, Tenant{Name: "casino-b", Applied: 10, Last: 10, Asked: bAsked})
+		v, _ := m.Observe(o)
+		return v
+	}
+	for k := 1; k <= 4; k++ { // 2 s, past RecoverAfter
+		if v := observe(k, before); v.Ready || !strings.Contains(v.Reason, "1 tenant streams not asked since") {
+			t.Fatalf("b not asked since the cut, %v after: %+v, want not ready, waiting for it", time.Duration(k)*step, v)
+		}
+	}
+	var v Verdict
+	for k := 5; k <= 8; k++ {
+		v = observe(k, t0.Add(time.Duration(i+5)*step))
+	}
+	if !v.Ready {
+		t.Fatalf("b asked since the cut, caught up: %+v, want ready", v)
+	}
+}
