@@ -107,7 +107,9 @@ func (cs *clusterSystem) hostedConsumers(self, stream string) []string {
 }
 
 // streams lists the streams this node's server holds a replica of, in
-// every account, with their consumers on it where consumers is set.
+// every account, with their consumers on it where consumers is set. Read
+// now, not through streamView: the handover needs the consumers (the view
+// has none) and the streams led now, not a beat ago.
 func (cs *clusterSystem) streams(consumers bool) []server.StreamDetail {
 	info, err := cs.srv.Jsz(&server.JSzOptions{Accounts: true, Streams: true, Consumer: consumers})
 	if err != nil {
