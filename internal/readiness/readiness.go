@@ -291,7 +291,7 @@ type Machine struct {
 	onlyStarting bool      // the last observation's Verdict.OnlyStarting
 	reach        Reach     // the last ObserveReach's
 	majorityAt   time.Time // the last ObserveReach that saw a majority
-	cutFrom      time.Time // non-zero after a cut or a pause until every stream's leader answers again: catch-ups seen by then count from it
+	cutFrom      time.Time // non-zero after a cut or a pause until every stream's leader answers again, asked after it: catch-ups seen by then count from it
 }
 
 // New returns a Machine that is not ready until observations say so.
