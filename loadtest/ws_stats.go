@@ -82,33 +82,38 @@ func (s *wsStats) nodeError(node, key string) {
 // wireBytes is the frames' bytes with their headers counted so far, and
 // of the messages the Centrifugo deltas and their bytes. O(statShards).
 func (s *wsStats) wireBytes() (n, deltas, deltaBytes int64) {
-	for i := range s.shards {
-		n += s.shards[i].wire.Load()
-		deltas += s.shards[i].deltas.Load()
-		deltaBytes += s.shards[i].deltaBytes.Load()
-	}
-	return n, deltas, deltaBytes
+	return s.sum(shardWire), s.sum(shardDeltas), s.sum(shardDeltaBytes)
 }
 
 // heartbeatTotals is, of the messages counted so far, the gateway's
 // heartbeats, their bytes and their frames' bytes. O(statShards).
 func (s *wsStats) heartbeatTotals() (n, bytes, wire int64) {
-	for i := range s.shards {
-		n += s.shards[i].heartbeats.Load()
-		bytes += s.shards[i].heartbeatBytes.Load()
-		wire += s.shards[i].heartbeatWire.Load()
-	}
-	return n, bytes, wire
+	return s.sum(shardHeartbeats), s.sum(shardHeartbeatBytes), s.sum(shardHeartbeatWire)
 }
 
 // totals returns the messages and bytes counted so far. O(statShards).
 func (s *wsStats) totals() (messages, bytes int64) {
-	for i := range s.shards {
-		messages += s.shards[i].messages.Load()
-		bytes += s.shards[i].bytes.Load()
-	}
-	return messages, bytes
+	return s.sum(shardMessages), s.sum(shardBytes)
 }
+
+// sum adds up one counter of every shard, the one field picks: the only
+// loop over the shards' counters, whichever totals ask. O(statShards).
+func (s *wsStats) sum(field func(*statShard) *atomic.Int64) (n int64) {
+	for i := range s.shards {
+		n += field(&s.shards[i]).Load()
+	}
+	return n
+}
+
+// The shards' counters, for sum.
+func shardMessages(sh *statShard) *atomic.Int64       { return &sh.messages }
+func shardBytes(sh *statShard) *atomic.Int64          { return &sh.bytes }
+func shardWire(sh *statShard) *atomic.Int64           { return &sh.wire }
+func shardDeltas(sh *statShard) *atomic.Int64         { return &sh.deltas }
+func shardDeltaBytes(sh *statShard) *atomic.Int64     { return &sh.deltaBytes }
+func shardHeartbeats(sh *statShard) *atomic.Int64     { return &sh.heartbeats }
+func shardHeartbeatBytes(sh *statShard) *atomic.Int64 { return &sh.heartbeatBytes }
+func shardHeartbeatWire(sh *statShard) *atomic.Int64  { return &sh.heartbeatWire }
 
 // afterAckHist is the index of the latency after the acknowledgement
 // (fanout_ack.go) in a shard's and a worker report's histograms, after the
