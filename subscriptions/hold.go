@@ -30,6 +30,19 @@ type hold struct {
 	since uint64
 }
 
+// A board-window's held list, ws.held, is indexed by its subscriptions:
+// held[i].s.hidx == i. Invariants (holdcheck_test.go's checkHolds checks
+// them): a subscription is in exactly one held list, its own board-
+// window's, while and only while its seq is heldSeq; it is a watcher of
+// its view meanwhile (widx >= 0); its since is past the board-window's at
+// (an Apply that reaches it releases it); Engine.held counts the lists'
+// lengths. So a subscription leaves the list in O(1) (unholdLocked swaps
+// the last hold into its place): a reconnect storm through a lagging
+// gateway abandons thousands of holds of one board-window at once, and a
+// scan each was quadratic (docs/BENCHMARKS.md, "Held resumes"). The list
+// has no order to keep: an Apply releases every hold its seq reached, in
+// one pass over the list.
+
 // closedReady is the Ready of a subscription that is not held.
 var closedReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
@@ -63,48 +76,61 @@ func (v *view) snapshotAt(seq uint64) *shared {
 }
 
 // holdLocked holds s, a watcher of its view already, until the engine
-// sees its board-window at since. ws's lock is held.
+// sees its board-window at since. ws's lock is held. O(1).
 func (ws *windowState) holdLocked(e *Engine, s *Sub, since uint64) {
 	s.seq = heldSeq
 	s.ready = make(chan struct{}) // before Subscribe returns s: Ready reads it without a lock
+	s.hidx = len(ws.held)
 	ws.held = append(ws.held, hold{s: s, since: since})
 	e.held.Add(1)
 }
 
 // releaseLocked gives every held subscription whose since the board-window
 // has reached (at, after an Apply) its first message. ws's lock is held.
-// O(held subscriptions of ws).
+// O(held subscriptions of ws): one pass, which keeps the rest in order.
 func (ws *windowState) releaseLocked(e *Engine, w Window) {
 	if len(ws.held) == 0 {
 		return
 	}
-	ws.held = slices.DeleteFunc(ws.held, func(h hold) bool {
+	kept := ws.held[:0]
+	for _, h := range ws.held {
 		if h.since > ws.at {
-			return false
+			h.s.hidx = len(kept)
+			kept = append(kept, h)
+			continue
 		}
-		v := h.s.v
-		first := v.opening(&h.since, w, ws.at)
+		first := h.s.v.opening(&h.since, w, ws.at)
 		h.s.out.put(h.s, first)
 		h.s.seq = first.seq
-		close(h.s.ready)
-		e.held.Add(-1)
-		return true
-	})
+		ws.endHold(e, h.s)
+	}
+	clear(ws.held[len(kept):]) // the released ones' slots: no reference kept
+	ws.held = kept
 }
 
 // unholdLocked forgets s's hold, if it has one: s ends. ws's lock is held.
+// O(1): the last hold takes s's place.
 func (ws *windowState) unholdLocked(e *Engine, s *Sub) {
 	if s.seq != heldSeq {
 		return
 	}
-	ws.held = slices.DeleteFunc(ws.held, func(h hold) bool {
-		if h.s != s {
-			return false
-		}
-		close(h.s.ready)
-		e.held.Add(-1)
-		return true
-	})
+	i, last := s.hidx, len(ws.held)-1
+	ws.held[i] = ws.held[last]
+	ws.held[i].s.hidx = i
+	ws.held[last] = hold{}
+	ws.held = ws.held[:last]
+	if cap(ws.held) > 64 && len(ws.held) < cap(ws.held)/4 { // a storm that gave up keeps no array
+		ws.held = slices.Clip(slices.Clone(ws.held))
+	}
+	ws.endHold(e, s)
+}
+
+// endHold marks s, out of ws.held already, no longer held: its Ready
+// closes. ws's lock is held.
+func (ws *windowState) endHold(e *Engine, s *Sub) {
+	s.hidx = -1
+	close(s.ready)
+	e.held.Add(-1)
 }
 
 // Ready returns a channel closed once s's first message is in its outbox

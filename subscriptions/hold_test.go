@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -66,6 +67,7 @@ func TestResumeFromFutureWaits(t *testing.T) {
 	key := Key{"a", "weekly", "all"}
 	e, behind, keep, s := heldResume(t, key)
 	catchUp(t, e, key, behind, 6, 9) // seq 9 < since 10: still held
+	mustHolds(t, e)
 	if n := keep.out.Len(); n != 0 || e.Stats().Held != 1 {
 		t.Fatalf("%d messages wait, %d held, before the gateway reached since: want 0 and 1", n, e.Stats().Held)
 	}
@@ -88,6 +90,15 @@ func TestResumeFromFutureWaits(t *testing.T) {
 	}
 	if e.Stats().Held != 0 || e.Abandon(s) {
 		t.Fatalf("held %d after release, or Abandon ended a released subscription", e.Stats().Held)
+	}
+	mustHolds(t, e)
+}
+
+// mustHolds fails t where e's held lists break an invariant (checkHolds).
+func mustHolds(t testing.TB, e *Engine) {
+	t.Helper()
+	if err := e.checkHolds(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -129,6 +140,7 @@ func TestResumeUnsubscribedWhileHeld(t *testing.T) {
 	if keep.out.Len() != 0 || e.Stats().Held != 0 || e.Abandon(s) {
 		t.Fatalf("%d messages, %d held after the subscription ended", keep.out.Len(), e.Stats().Held)
 	}
+	mustHolds(t, e)
 }
 
 // TestResumeViewUnchangedSince: a view that last changed before since,
@@ -165,5 +177,97 @@ func TestResumeViewUnchangedSince(t *testing.T) {
 	c.drain(t) // the next change follows since in chain (or is a snapshot)
 	if c.state["w"][1] != "new 2000 0" {
 		t.Fatalf("after a new leader the client holds %v", c.state["w"])
+	}
+}
+
+// holdMany holds n subscriptions of out to key's top views (five limits:
+// five views) on e, fed by w, each resuming from a since past w's seq:
+// since w.seq+1+i%spread.
+func holdMany(t testing.TB, e *Engine, key Key, w *testWindow, out *Outbox, n, spread int) []*Sub {
+	t.Helper()
+	subs := make([]*Sub, n)
+	for i := range subs {
+		since := w.seq + 1 + uint64(i%spread)
+		s, err := e.Subscribe(key, w, out, fmt.Sprint("h", i), Spec{Kind: Top, Limit: 1 + i%5}, &since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs[i] = s
+	}
+	return subs
+}
+
+// isReady reports whether e no longer holds s.
+func isReady(e *Engine, s *Sub) bool {
+	select {
+	case <-e.Ready(s):
+		return true
+	default:
+		return false
+	}
+}
+
+// TestHeldStorm: thousands of held subscriptions of one board-window give
+// up in a random order (a reconnect storm through a lagging gateway),
+// while an Apply releases those whose since it reached and others end
+// with their connections: the held list stays consistent throughout
+// (checkHolds), each subscription is released or ended exactly once, and
+// at the end the list is empty, its array let go.
+func TestHeldStorm(t *testing.T) {
+	const n = 4000
+	key := Key{"a", "weekly", "all"}
+	w := newTestWindow(t, board.Config{})
+	for i := range 6 {
+		w.submit(t, fmt.Sprint("p", i), float64(i))
+	}
+	e := NewEngine(Config{})
+	w.tick(e, key)
+	c := newClient()
+	subs := holdMany(t, e, key, w, c.out, n, 8) // since 7..14
+	if err := e.checkHolds(); err != nil || e.Stats().Held != n {
+		t.Fatalf("after holding %d: %v, %d held", n, err, e.Stats().Held)
+	}
+	order := rand.New(rand.NewPCG(25, 1)).Perm(n)
+	for k, i := range order[:n/2] {
+		if !e.Abandon(subs[i]) {
+			t.Fatalf("Abandon of held %d reported false", i)
+		}
+		if k%500 == 0 {
+			if err := e.checkHolds(); err != nil {
+				t.Fatalf("after %d abandons: %v", k+1, err)
+			}
+		}
+	}
+	catchUp(t, e, key, w, 6, 10) // seq 10: since 7..10 released
+	if err := e.checkHolds(); err != nil {
+		t.Fatal(err)
+	}
+	abandoned := map[int]bool{}
+	for _, i := range order[:n/2] {
+		abandoned[i] = true
+	}
+	var rest []*Sub
+	for i, s := range subs {
+		since := uint64(7 + i%8)
+		switch ready := isReady(e, s); {
+		case !ready && (abandoned[i] || since <= w.seq):
+			t.Fatalf("sub %d (since %d, abandoned %v) still held at seq %d", i, since, abandoned[i], w.seq)
+		case ready && !abandoned[i] && since > w.seq:
+			t.Fatalf("sub %d (since %d) released at seq %d", i, since, w.seq)
+		case !ready:
+			rest = append(rest, s)
+		}
+	}
+	if e.Stats().Held != len(rest) {
+		t.Fatalf("%d held, %d not ready", e.Stats().Held, len(rest))
+	}
+	e.Leave(rest) // their connections go
+	if err := e.checkHolds(); err != nil || e.Stats().Held != 0 {
+		t.Fatalf("after the rest left: %v, %d held", err, e.Stats().Held)
+	}
+	for _, ws := range e.windows {
+		if len(ws.held) != 0 || cap(ws.held) > 64 {
+			t.Fatalf("held list of %d, capacity %d, after every hold ended", len(ws.held), cap(ws.held))
+		}
 	}
 }

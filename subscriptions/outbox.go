@@ -77,6 +77,7 @@ type Sub struct {
 
 	seq  uint64 // seq of the last message given to out; guarded by its board-window's lock
 	widx int    // s's index in v.watchers, -1 once unsubscribed; guarded by the board-window's lock
+	hidx int    // s's index in its board-window's held list while held (seq heldSeq): hold.go; same lock
 	// ready: a held resume's (hold.go), closed once it is released or s
 	// ends; nil where Subscribe did not hold s. Set before Subscribe
 	// returns s and never reassigned, so Ready reads it without a lock.
