@@ -234,7 +234,8 @@ func (e *Engine) unsubscribeLocked(s *Sub) {
 // Apply takes one tick's changes of the board-window key, oldest first,
 // which w reads; the caller holds the board's read lock. reset says the
 // board-window was replaced or emptied wholesale: every view is recomputed
-// and the ring forgets. Each dirty distinct view is recomputed once; its
+// and the ring forgets; where it was deleted, its held subscriptions end
+// their wait (hold.go). Each dirty distinct view is recomputed once; its
 // diff waits for Flush. Cost: O(changes + views touched × their rows).
 // Call it from the ticker goroutine only, at most once per key between
 // Flushes.
@@ -265,7 +266,11 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	e.recomputeAll(dirty, w)
 	clear(dirty) // the views may go before the next Apply: keep no pointer
 	ws.scratch.views = dirty[:0]
+	gone := reset && (w.Board() == nil || w.Seq() < ws.at) // hold.go: the board-window was deleted
 	ws.at = w.Seq()
+	if gone {
+		ws.goneLocked(e)
+	}
 	ws.releaseLocked(e, w)
 }
 

@@ -108,6 +108,26 @@ func (ws *windowState) releaseLocked(e *Engine, w Window) {
 	ws.held = kept
 }
 
+// goneLocked ends the wait of every held subscription of ws, whose
+// board-window an Apply found deleted: w holds nothing (its board, or this
+// window of it, was deleted), or its seq went back (deleted and made again
+// within one tick; a reset of a standing window only ever adds one). The
+// gateway has then applied what follows since in the log: the delete. A
+// held subscription gets what a watcher of the board-window at since gets
+// from the delete: it stays a watcher, at since, sent nothing (Flush
+// skips a watcher whose seq is at or past its view's, and a deleted
+// board-window's views are at its seq then), until the view passes since
+// (a board made again under the name). Its Ready closes, so its owner
+// never ends it with unavailable. ws's lock is held. O(held of ws).
+func (ws *windowState) goneLocked(e *Engine) {
+	for _, h := range ws.held {
+		h.s.seq = h.since
+		ws.endHold(e, h.s)
+	}
+	clear(ws.held)
+	ws.held = ws.held[:0]
+}
+
 // unholdLocked forgets s's hold, if it has one: s ends. ws's lock is held.
 // O(1): the last hold takes s's place.
 func (ws *windowState) unholdLocked(e *Engine, s *Sub) {

@@ -271,3 +271,44 @@ func TestHeldStorm(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeHeldBoardDeleted: a held resume whose board-window is deleted
+// (an Apply of a reset where it holds nothing) ends its wait at once with
+// what a watcher of that board-window gets from the delete: nothing sent,
+// still a watcher, never abandoned. A second tenant's board of the same
+// name, held as well, stays held and is released by its own catch-up.
+func TestResumeHeldBoardDeleted(t *testing.T) {
+	a, b := Key{"a", "weekly", "all"}, Key{"b", "weekly", "all"}
+	e, behind, keep, s := heldResume(t, a)
+	watcher := newClient() // a's view as a live watcher holds it
+	if _, err := e.Subscribe(a, behind, watcher.out, "w", Spec{Kind: Top, Limit: 5}, nil); err != nil {
+		t.Fatal(err)
+	}
+	watcher.drain(t)
+	other := newTestWindow(t, board.Config{})
+	catchUp(t, e, b, other, 0, 6)
+	since := keep.seq["w"]
+	twin := newClient()
+	ts, err := e.Subscribe(b, other, twin.out, "w", Spec{Kind: Top, Limit: 5}, &since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := &testWindow{ids: map[string]uint32{}} // no board, seq 0: as the hub's feed hands a deleted one
+	e.Apply(a, deleted, nil, true)
+	e.Flush()
+	if !isReady(e, s) || isReady(e, ts) {
+		t.Fatalf("after a's delete: a's hold ended %v, b's %v: want true, false", isReady(e, s), isReady(e, ts))
+	}
+	if keep.out.Len() != 0 || watcher.out.Len() != 0 {
+		t.Fatalf("after the delete the held one has %d messages, the watcher %d: want none, as the watcher", keep.out.Len(), watcher.out.Len())
+	}
+	if e.Abandon(s) || e.Stats().Held != 1 || e.Stats().Subscriptions[Top] != 3 {
+		t.Fatalf("held %d, %d top subscriptions, or Abandon ended a's: want 1 (b's) and 3", e.Stats().Held, e.Stats().Subscriptions[Top])
+	}
+	mustHolds(t, e)
+	catchUp(t, e, b, other, 6, int(since)) // b's board reaches since: its hold is released by its own Apply
+	if !isReady(e, ts) || twin.out.Len() != 1 || e.Stats().Held != 0 {
+		t.Fatalf("b at since: ready %v, %d messages, %d held: want true, 1, 0", isReady(e, ts), twin.out.Len(), e.Stats().Held)
+	}
+	mustHolds(t, e)
+}

@@ -21,10 +21,13 @@ const DefaultResumeWait = 2 * time.Second
 // a seq of at least since), never this gateway's older state. The wait is
 // bounded by Options.ResumeWait; past it the subscription ends with an
 // unavailable error naming since, so that the client resumes through
-// another gateway. No lock and no goroutine waits meanwhile: on a
-// WebSocket a timer (stopped when the view ends) checks the hold once the
-// bound passes; an event stream waits before its response starts, on its
-// request's context, which ends when the client goes.
+// another gateway; where its board-window is deleted meanwhile, the
+// engine ends the hold at once and the subscription goes on as any of that
+// board's (hold.go, goneLocked), so the bound finds nothing held. No lock
+// and no goroutine waits meanwhile: on a WebSocket a timer (stopped when
+// the view ends) checks the hold once the bound passes; an event stream
+// waits before its response starts, on its request's context, which ends
+// when the client goes.
 
 // behindError is the error of a resume whose bound passed.
 func behindError(since uint64, wait time.Duration) *Error {

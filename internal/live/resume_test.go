@@ -321,3 +321,100 @@ func TestStreamResumeClientGoes(t *testing.T) {
 		return nil
 	})
 }
+
+// TestResumeHeldBoardDeleted: a resume from the future held on a board
+// that is then deleted ends its wait at once (the bound is a minute) with
+// what a live watcher of that board gets from the delete: nothing for the
+// view, no error, the connection and its other subscriptions going on;
+// an event stream held so starts at once. A second tenant's board of the
+// same name, its resume held as well, stays held through the first's
+// delete and is answered once its own board reaches since.
+func TestResumeHeldBoardDeleted(t *testing.T) {
+	rows, since := aheadState(t, 6)
+	behind := newEnv(t, Options{ResumeWait: time.Minute})
+	for _, tenant := range []string{"a", "b"} {
+		behind.putBoard(tenant, "weekly", hub.Settings{Policy: "latest"})
+		scored(behind, tenant, 0, 3)
+	}
+	behind.putBoard("a", "daily", hub.Settings{})
+	tokA := behind.token("a", auth.RoleRead)
+	c := behind.dial("access_token="+tokA, true, nil)
+	c.Subscribe("d", "daily", top3) // the connection's other subscription
+	c.Seed("w", rows, since)
+	resumeFrom(c, "w", since)
+	watcher := behind.dial("access_token="+tokA, true, nil)
+	watcher.Subscribe("w", "weekly", top3)
+	twin := behind.dial("access_token="+behind.token("b", auth.RoleRead), true, nil)
+	twin.Seed("w", rows, since)
+	resumeFrom(twin, "w", since)
+	stream := heldStream(t, behind, tokA, since)
+	checkFor(t, 5*time.Second, func() error {
+		if n := behind.p.eng.Stats().Held; n != 3 || watcher.LastSeq("w") != 3 {
+			return fmt.Errorf("%d held (want 3: a's socket and stream, b's), watcher at %d", n, watcher.LastSeq("w"))
+		}
+		return nil
+	})
+	if err := behind.hub.DeleteBoard(context.Background(), "casino-a", "weekly"); err != nil {
+		t.Fatal(err)
+	}
+	var resp *http.Response
+	select {
+	case resp = <-stream:
+	case <-time.After(10 * time.Second): // a failure's bound: the resume's is a minute
+		t.Fatal("the held stream still waits 10 s after its board's delete")
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("held stream after its board's delete: %d, want 200 as a stream of it had", resp.StatusCode)
+	}
+	resp.Body.Close()
+	behind.submit("a", "daily", hub.Item{Member: "d1", Score: 1}) // after the delete, on c's other subscription
+	checkFor(t, 5*time.Second, func() error {
+		if r, _ := c.Rows("d"); len(r) != 1 {
+			return fmt.Errorf("c's other subscription: %d rows", len(r))
+		}
+		return nil
+	})
+	if got, errs := views(c, "w"), c.Errors(); len(got) != 0 || len(errs) != 0 {
+		t.Fatalf("the held resume got %+v and errors %+v after its board's delete: want nothing, as a watcher", got, errs)
+	}
+	if got := views(watcher, "w"); len(got) != 1 || len(watcher.Errors()) != 0 {
+		t.Fatalf("the live watcher got %+v, errors %+v: want its first snapshot only", got, watcher.Errors())
+	}
+	if n, gaveUp := behind.p.eng.Stats().Held, testutil.ToFloat64(behind.p.metrics.resumeGaveUp); n != 1 || gaveUp != 0 {
+		t.Fatalf("%d held (want b's), %v gave up (want 0)", n, gaveUp)
+	}
+	if got := views(twin, "w"); len(got) != 0 || len(twin.Errors()) != 0 {
+		t.Fatalf("b's held resume got %+v, %+v from a's delete", got, twin.Errors())
+	}
+	scored(behind, "b", 3, 8)
+	checkFor(t, 5*time.Second, func() error {
+		if got := views(twin, "w"); len(got) == 0 || got[0].Type != "diff" || *got[0].Prev != since {
+			return fmt.Errorf("b's resume: %+v, want a diff from %d first", got, since)
+		}
+		return nil
+	})
+}
+
+// heldStream opens an event stream of tenant a's weekly top 3 on e
+// resuming from since (Last-Event-ID) and returns where its response
+// comes, once the request is made.
+func heldStream(t *testing.T, e *env, token string, since uint64) <-chan *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/stream?board=weekly&kind=top&limit=3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Last-Event-ID", fmt.Sprint(since))
+	out := make(chan *http.Response, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // ends a stream the test left open
+	go func() {
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			resp = &http.Response{StatusCode: -1, Body: http.NoBody}
+		}
+		out <- resp
+	}()
+	return out
+}
