@@ -312,3 +312,26 @@ func TestResumeHeldBoardDeleted(t *testing.T) {
 	}
 	mustHolds(t, e)
 }
+
+// TestResumeHeldReset: a reset of the standing board-window (its seq one
+// more, short of since) keeps a resume held; one whose seq went back (the
+// board deleted and made again within one tick) ends its wait, as a delete.
+func TestResumeHeldReset(t *testing.T) {
+	key := Key{"a", "weekly", "all"}
+	e, behind, keep, s := heldResume(t, key)
+	behind.b, _ = board.New(board.Config{}) // a reset: emptied, one more change
+	behind.seq++
+	e.Apply(key, behind, nil, true)
+	e.Flush()
+	if isReady(e, s) || e.Stats().Held != 1 {
+		t.Fatalf("a reset to seq %d (since %d) ended the hold", behind.seq, keep.seq["w"])
+	}
+	again := newTestWindow(t, board.Config{}) // made again: seq from 0
+	again.submit(t, "p0", 1)
+	e.Apply(key, again, nil, true)
+	e.Flush()
+	if !isReady(e, s) || e.Stats().Held != 0 || keep.out.Len() != 0 {
+		t.Fatalf("board made again at seq %d: ready %v, %d held, %d messages: want true, 0, 0", again.seq, isReady(e, s), e.Stats().Held, keep.out.Len())
+	}
+	mustHolds(t, e)
+}
