@@ -138,6 +138,7 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	defer ws.mu.Unlock()
 	v := e.viewFor(ws, w, spec)
 	s := newSub(id, spec.Kind, v, out)
+	s.gen = w.Gen()
 	s.widx = len(v.watchers)
 	v.watchers = append(v.watchers, s)
 	e.subs[spec.Kind].Add(1)
@@ -202,11 +203,20 @@ func (e *Engine) Unsubscribe(s *Sub) {
 
 // unsubscribeLocked is Unsubscribe with s's board-window's lock held.
 func (e *Engine) unsubscribeLocked(s *Sub) {
+	if e.detachLocked(s) {
+		s.out.drop(s)
+	}
+}
+
+// detachLocked takes s out of its view, its hold and the counts, and
+// reports whether it was there; its outbox is the caller's to drop (or
+// end: gone.go). s's board-window's lock is held.
+func (e *Engine) detachLocked(s *Sub) bool {
 	v := s.v
 	ws := v.ws
 	i := s.widx
 	if i < 0 || i >= len(v.watchers) || v.watchers[i] != s {
-		return
+		return false
 	}
 	last := len(v.watchers) - 1
 	v.watchers[i] = v.watchers[last]
@@ -219,9 +229,8 @@ func (e *Engine) unsubscribeLocked(s *Sub) {
 	s.widx = -1
 	ws.unholdLocked(e, s)
 	e.subs[s.kind].Add(-1)
-	s.out.drop(s)
 	if len(v.watchers) > 0 {
-		return
+		return true
 	}
 	ws.unindex(v)
 	delete(ws.views, v.key)
@@ -229,6 +238,7 @@ func (e *Engine) unsubscribeLocked(s *Sub) {
 	if len(ws.views) == 0 {
 		ws.idle = time.Now()
 	}
+	return true
 }
 
 // Apply takes one tick's changes of the board-window key, oldest first,

@@ -20,6 +20,7 @@ type testWindow struct {
 	pending  []Change
 	profiles map[uint32]Profile
 	review   map[uint32]bool
+	gen      uint64 // Gen: 1 unless a test deletes the board (0) or makes it again (2, …)
 }
 
 func newTestWindow(t testing.TB, cfg board.Config) *testWindow {
@@ -27,11 +28,12 @@ func newTestWindow(t testing.TB, cfg board.Config) *testWindow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testWindow{b: b, ids: map[string]uint32{}}
+	return &testWindow{b: b, ids: map[string]uint32{}, gen: 1}
 }
 
 func (w *testWindow) Board() *board.Board { return w.b }
 func (w *testWindow) Seq() uint64         { return w.seq }
+func (w *testWindow) Gen() uint64         { return w.gen }
 func (w *testWindow) Pending() []Change   { return w.pending }
 func (w *testWindow) Profile(h uint32) Profile {
 	return w.profiles[h]

@@ -1,6 +1,9 @@
 package subscriptions
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // DefaultMaxControl is how many control messages (errors, acknowledgements)
 // an Outbox holds when NewOutbox is given zero.
@@ -13,6 +16,8 @@ type shared struct {
 	body []byte // everything after the id: see appendBody
 	seq  uint64
 	prev uint64 // diffs only
+	// final: typ "error", the subscription's end (EndBoard); seq zero.
+	final bool
 }
 
 // Message is one message on its way to a connection: a subscription's
@@ -40,13 +45,17 @@ func (m Message) AppendTo(dst []byte) []byte {
 
 // Event returns the type ("snapshot" or "diff") and the view's seq of a
 // subscription's message; ok is false for a control message, whose type
-// is in its JSON. O(1): an event stream's id and event lines.
+// is in its JSON, and for a subscription's end (Final), an error. O(1): an event stream's id and event lines.
 func (m Message) Event() (typ string, seq uint64, ok bool) {
-	if m.sh == nil {
+	if m.sh == nil || m.sh.final {
 		return "", 0, false
 	}
 	return m.sh.typ, m.sh.seq, true
 }
+
+// Final reports whether m ends its subscription: the error EndBoard
+// gave it, after which nothing more of it comes. O(1).
+func (m Message) Final() bool { return m.sh != nil && m.sh.final }
 
 // Size returns the length of the message's JSON text. O(1).
 func (m Message) Size() int {
@@ -76,12 +85,16 @@ type Sub struct {
 	idJSON  []byte // the id as a JSON string: idInline's bytes where it fits
 
 	seq  uint64 // seq of the last message given to out; guarded by its board-window's lock
+	gen  uint64 // the board's generation when s subscribed (Window.Gen): EndBoard spares a new board's
 	widx int    // s's index in v.watchers, -1 once unsubscribed; guarded by the board-window's lock
 	hidx int    // s's index in its board-window's held list while held (seq heldSeq): hold.go; same lock
 	// ready: a held resume's (hold.go), closed once it is released or s
 	// ends; nil where Subscribe did not hold s. Set before Subscribe
 	// returns s and never reassigned, so Ready reads it without a lock.
 	ready chan struct{}
+	// ended: the engine ended s (EndBoard), not its owner; the owner reads
+	// it without a lock (Ended) to forget s.
+	ended atomic.Bool
 
 	id   string
 	kind Kind
@@ -343,6 +356,27 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 		o.notify()
 	}
 	return replaced
+}
+
+// end makes m s's last message, replacing what waits, and ends s: no
+// later offer reaches it (EndBoard). O(1); never blocks.
+func (o *Outbox) end(s *Sub, m *shared) {
+	o.mu.Lock()
+	if o.closed || s.dropped {
+		o.mu.Unlock()
+		return
+	}
+	clear(s.pending[:s.npend])
+	s.pending[0], s.npend, s.dropped = m, 1, true
+	joined := !s.queued
+	if joined {
+		s.queued = true
+		o.ready = append(o.ready, s)
+	}
+	o.mu.Unlock()
+	if joined {
+		o.notify()
+	}
 }
 
 // drop forgets s's pending messages: s was unsubscribed.

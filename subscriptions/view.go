@@ -27,6 +27,10 @@ type Window interface {
 	// UnderReview reports whether member handle h has a submission held
 	// for review; a change of it comes as a Change at the member's rank.
 	UnderReview(h uint32) bool
+	// Gen returns the board's generation: zero where it does not exist,
+	// else a number a board deleted and made again under its name does not
+	// keep (EndBoard).
+	Gen() uint64
 }
 
 // Profile is a member's public profile as rows show it; empty fields are

@@ -448,8 +448,10 @@ func (s *State) applyDelete(ev *Event) error {
 		return err
 	}
 	for _, k := range bs.sortedWindows() {
-		s.feed.reset(ev.Board, bs.windows[k])
+		s.feed.deleted(ev.Board, k, bs.windows[k].name)
 	}
+	all := windowKey{kindAll, 0}
+	s.feed.deleted(ev.Board, all, bs.cal.name(all)) // a board with no window yet is watched all the same
 	delete(s.boards, ev.Board)
 	return nil
 }

@@ -40,6 +40,7 @@ type pendingWindow struct {
 	name    string // the window's name (calendar.name), kept for a board deleted since
 	changes []FeedChange
 	reset   bool
+	deleted bool // the board was deleted since the last tick (and may be made again since)
 }
 
 // feedLog is one tenant's changes since the last tick. Apply appends
@@ -92,6 +93,20 @@ func (f *feedLog) reset(board string, w *window) {
 	p.changes, p.reset = nil, true
 }
 
+// deleted records that board, window w of it among them, was deleted:
+// the batch of w says Deleted (and Reset), whatever follows in the tick (a
+// board made again under the name). applyDelete records the all window's
+// key as well, so that a board with no window yet has a batch that says it.
+func (f *feedLog) deleted(board string, key windowKey, name string) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.window(feedKey{board, key}, name)
+	p.changes, p.reset, p.deleted = nil, true, true
+}
+
 // take returns and forgets the pending changes.
 func (f *feedLog) take() map[feedKey]*pendingWindow {
 	if f == nil {
@@ -122,6 +137,10 @@ type FeedBatch struct {
 	Window        string       // the window's instance: "all", "week:2026-01-05"
 	Changes       []FeedChange // oldest first
 	Reset         bool         // replaced wholesale (reset, delete, overflow): recompute everything
+	// Deleted says the board was deleted since the last tick: its live
+	// views end (it may have been made again since, under the same name:
+	// Window.Gen tells the new board's views from the old). Reset too.
+	Deleted bool
 }
 
 // TakeFeed hands fn every board-window's changes since the last call (its
@@ -134,7 +153,7 @@ func (s *State) TakeFeed(fn func(FeedBatch, Window)) bool {
 	for fk, p := range pending {
 		win := s.windowOf(fk)
 		win.name = p.name
-		fn(FeedBatch{Board: fk.board, Window: p.name, Changes: p.changes, Reset: p.reset}, win)
+		fn(FeedBatch{Board: fk.board, Window: p.name, Changes: p.changes, Reset: p.reset, Deleted: p.deleted}, win)
 	}
 	return len(pending) > 0
 }
@@ -151,6 +170,7 @@ type Window struct {
 	profiles map[uint32]Profile
 	final    map[uint32]Profile // the board's profiles at its end (profile.go)
 	q        *quarantine        // the board's; nil where the board is gone
+	gen      uint64             // the board's boardState.gen; 0 where the board is gone
 }
 
 func (s *State) windowOf(fk feedKey) Window {
@@ -160,6 +180,7 @@ func (s *State) windowOf(fk feedKey) Window {
 		win.w = bs.windows[fk.key]
 		win.q = &bs.quarantine
 		win.final = bs.final
+		win.gen = bs.gen
 	}
 	return win
 }
@@ -183,6 +204,13 @@ func (v Window) Seq() uint64 {
 	}
 	return v.w.seq
 }
+
+// Gen returns the board's generation: zero where the board does not
+// exist, else a number that a board deleted and made again under the same
+// name does not keep, so that a live view's owner tells the views of the
+// deleted board from those of the new one (FeedBatch.Deleted). Local to
+// this State: never compare two States' (a replay's differ). O(1).
+func (v Window) Gen() uint64 { return v.gen }
 
 // Name returns the external id of member handle h. O(1).
 func (v Window) Name(h uint32) (string, bool) { return v.ix.Label(h) }

@@ -16,6 +16,7 @@ type State struct {
 	boards map[string]*boardState
 	seq    uint64   // stream sequence of the last applied event
 	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
+	gens   uint64   // boards made in this State: the last boardState.gen
 
 	// profiles are the members' public profiles by handle (profile.go);
 	// nil until the first.
@@ -103,6 +104,11 @@ type boardState struct {
 	// at the end, recorded before the first change after it (profile.go);
 	// the zero Profile records none. Nil until such a change.
 	final map[uint32]Profile
+	// gen tells this board from one made again under its name after a
+	// delete (Window.Gen): a count of the boards this State made, local to
+	// it (never encoded, so a replay's may differ; only a live view's
+	// owner compares them, within one State).
+	gen uint64
 }
 
 // window is one board-window and its version: seq grows by one for every
@@ -142,7 +148,9 @@ func (s *State) newBoardState(set Settings) *boardState {
 	cfg, _ := set.boardConfig() // normalized settings always parse
 	cfg.CompareMembers = s.ix.Compare
 	starts, ends := set.times()
+	s.gens++
 	return &boardState{
+		gen:      s.gens,
 		settings: set,
 		cfg:      cfg,
 		cal:      calendarOf(set),
