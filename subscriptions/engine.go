@@ -181,7 +181,7 @@ func (e *Engine) lockWindow(key Key, w Window) *windowState {
 // creating it as needed.
 func (e *Engine) viewFor(ws *windowState, w Window, spec Spec) *view {
 	ws.idle = time.Time{}
-	k := spec.key()
+	k := viewKey(spec, w.Gen())
 	if v := ws.views[k]; v != nil {
 		return v
 	}

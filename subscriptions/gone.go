@@ -1,5 +1,7 @@
 package subscriptions
 
+import "strconv"
+
 // A deleted board's live views end. Where a board is deleted, every
 // subscription of every watched window of it (any kind, held resumes too)
 // gets one last message, an error its owner encodes (EndBoard's msg), and
@@ -13,6 +15,9 @@ package subscriptions
 // since the new board (their Sub.gen is its Window.Gen) are the new
 // board's and go on; the older ones end. A subscription never outlives its
 // board's generation, whatever the order of the tick and the subscribe.
+// Views are per generation too (viewKey): one who subscribes to the new
+// board before the tick that ends the old one's views is never shown the
+// old board's rows from a view they share.
 
 // EndBoard ends every subscription of tenant's board, over any of its
 // watched windows, whose board generation is not gen (the board's
@@ -66,3 +71,10 @@ func (e *Engine) endWindow(ws *windowState, gen uint64, end *shared) int {
 // Ended reports whether the engine ended s (EndBoard): its owner forgets
 // it. O(1), no lock.
 func (s *Sub) Ended() bool { return s.ended.Load() }
+
+// viewKey is a view's key in its board-window's map: its spec's and its
+// board's generation's, so that the views of a board made again under the
+// name (within one tick of the delete) never share the deleted board's.
+func viewKey(spec Spec, gen uint64) string {
+	return spec.key() + "@" + strconv.FormatUint(gen, 10)
+}

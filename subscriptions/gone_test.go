@@ -145,6 +145,10 @@ func TestEndBoardMadeAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fresh.drain(t) // its first snapshot: the new board's rows, never the old view's
+	if !sameRows(fresh.state["new"], map[int]string{1: "q8 8 0", 2: "q7 7 0", 3: "q6 6 0"}) {
+		t.Fatalf("a watcher of the board made again starts from %v", fresh.state["new"])
+	}
 	if n := e.EndBoard("a", "weekly", made.Gen(), []byte(goneMsg)); n != 1 {
 		t.Fatalf("EndBoard ended %d, want the old board's one", n)
 	}
