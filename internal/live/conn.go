@@ -146,6 +146,7 @@ func (c *wsConn) ending() bool { return c.ended.Load() }
 func (c *wsConn) boards() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.pruneLocked()
 	out := make([]string, 0, len(c.subs))
 	for _, s := range c.subs {
 		out = append(out, s.board)
@@ -339,6 +340,7 @@ var typeList = strings.Join(messageTypes[:len(messageTypes)-1], ", ") + " or " +
 func (c *wsConn) subscribe(m clientMsg) {
 	sc, _ := c.current()
 	c.mu.Lock()
+	c.pruneLocked() // a deleted board's ended views free their ids and slots
 	dup := c.subs.find(m.ID) >= 0
 	n := len(c.subs)
 	c.mu.Unlock()
@@ -427,6 +429,7 @@ func (p *Plane) join(m clientMsg, sc auth.Scope, out *subscriptions.Outbox) (*li
 
 func (c *wsConn) unsubscribe(id string) {
 	c.mu.Lock()
+	c.pruneLocked() // an id whose board was deleted is no longer held: its error said so
 	s, ok := c.subs.remove(id)
 	c.mu.Unlock()
 	if !ok {

@@ -31,6 +31,9 @@ func (f *feed) Apply(b hub.FeedBatch, w hub.Window) {
 	for i, c := range b.Changes {
 		changes[i] = subscriptions.Change(c)
 	}
+	if b.Deleted { // before the Apply: a board made again since goes on from its own views
+		f.p.endBoard(b.Tenant, b.Board, w.Gen())
+	}
 	key := subscriptions.Key{Tenant: b.Tenant, Board: b.Board, Window: b.Window}
 	f.p.eng.Apply(key, window{w}, changes, b.Reset)
 	f.p.followBatch(b.Tenant, b.Board, b.Window, w)

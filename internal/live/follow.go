@@ -165,7 +165,7 @@ func (p *Plane) moveAll(vs []*liveView, name string, w hub.Window) {
 func (p *Plane) move(v *liveView, name string, w hub.Window) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.ended || name <= v.window {
+	if v.ended || name <= v.window || v.sub.Ended() { // ended: its board was deleted (gone.go)
 		return
 	}
 	p.eng.Unsubscribe(v.sub)

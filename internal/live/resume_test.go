@@ -324,9 +324,10 @@ func TestStreamResumeClientGoes(t *testing.T) {
 
 // TestResumeHeldBoardDeleted: a resume from the future held on a board
 // that is then deleted ends its wait at once (the bound is a minute) with
-// what a live watcher of that board gets from the delete: nothing for the
-// view, no error, the connection and its other subscriptions going on;
-// an event stream held so starts at once. A second tenant's board of the
+// what a live watcher of that board gets from the delete: the not_found
+// error naming the board (gone.go), the connection and its other
+// subscriptions going on; an event stream held so is refused 404 at once,
+// as a stream of a board that does not exist. A second tenant's board of the
 // same name, its resume held as well, stays held through the first's
 // delete and is answered once its own board reaches since.
 func TestResumeHeldBoardDeleted(t *testing.T) {
@@ -363,8 +364,8 @@ func TestResumeHeldBoardDeleted(t *testing.T) {
 	case <-time.After(10 * time.Second): // a failure's bound: the resume's is a minute
 		t.Fatal("the held stream still waits 10 s after its board's delete")
 	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("held stream after its board's delete: %d, want 200 as a stream of it had", resp.StatusCode)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("held stream after its board's delete: %d, want 404", resp.StatusCode)
 	}
 	resp.Body.Close()
 	behind.submit("a", "daily", hub.Item{Member: "d1", Score: 1}) // after the delete, on c's other subscription
@@ -374,11 +375,14 @@ func TestResumeHeldBoardDeleted(t *testing.T) {
 		}
 		return nil
 	})
-	if got, errs := views(c, "w"), c.Errors(); len(got) != 0 || len(errs) != 0 {
-		t.Fatalf("the held resume got %+v and errors %+v after its board's delete: want nothing, as a watcher", got, errs)
+	for _, w := range []*wsClient{c, watcher} {
+		endedWith(t, w, []string{"w"})
 	}
-	if got := views(watcher, "w"); len(got) != 1 || len(watcher.Errors()) != 0 {
-		t.Fatalf("the live watcher got %+v, errors %+v: want its first snapshot only", got, watcher.Errors())
+	if got := views(c, "w"); len(got) != 0 {
+		t.Fatalf("the held resume got %+v after its board's delete: want its error only", got)
+	}
+	if got := views(watcher, "w"); len(got) != 1 {
+		t.Fatalf("the live watcher got %+v: want its first snapshot, then its error", got)
 	}
 	if n, gaveUp := behind.p.eng.Stats().Held, testutil.ToFloat64(behind.p.metrics.resumeGaveUp); n != 1 || gaveUp != 0 {
 		t.Fatalf("%d held (want b's), %v gave up (want 0)", n, gaveUp)

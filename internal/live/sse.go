@@ -63,6 +63,9 @@ func (p *Plane) ServeStream(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if err = p.awaitResume(r.Context(), v, m.Since); err != nil { // bounded (resume.go)
 			p.leave(v)
+		} else if v.gone() { // its board was deleted before the stream started (gone.go)
+			p.leave(v)
+			err = deletedError(m.Board)
 		}
 	}
 	if err != nil {
@@ -181,6 +184,8 @@ type sseConn struct {
 
 	sendMu sync.Mutex // guards the fields below, and orders every write of the stream
 	closed bool       // the close event went out: nothing more may
+
+	final bool // a turn holds the view's end (its board was deleted); the writer's only
 
 	timerMu sync.Mutex     // guards the timers
 	expiry  *time.Timer    // the token's expiry
@@ -353,6 +358,9 @@ func (c *sseConn) openTurn(dst []byte) []byte {
 // type) and data (its JSON, which holds no newline).
 func (c *sseConn) appendMessage(dst []byte, m subscriptions.Message) []byte {
 	typ, seq, ok := m.Event()
+	if m.Final() {
+		c.final = true // sendTurn ends the stream after this event
+	}
 	if ok {
 		dst = strconv.AppendUint(append(dst, "id: "...), seq, 10)
 		dst = append(dst, '\n')
@@ -394,6 +402,27 @@ func (c *sseConn) sendTurn(turn []byte) {
 		n >>= 4
 	}
 	c.send(append(turn, "\r\n"...))
+	if c.final {
+		c.end()
+	}
+}
+
+// end ends the stream after its view's end (an error event: its board was
+// deleted) with the response's last chunk, no close event: the error said
+// why, and a client that opened the stream again would be refused 404.
+func (c *sseConn) end() {
+	c.sendMu.Lock()
+	if c.closed {
+		c.sendMu.Unlock()
+		return
+	}
+	c.closed = true
+	c.ended.Store(true)
+	close(c.done)
+	c.out.Close()
+	c.flow.Send([]byte("0\r\n\r\n"))
+	c.sendMu.Unlock()
+	_ = c.flow.Conn.SetReadDeadline(time.Now()) // serve's read returns: it cleans up
 }
 
 // appendChunk appends b as one HTTP/1.1 chunk.
