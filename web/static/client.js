@@ -275,7 +275,7 @@ export class StreamSocket {
     }
     if (abort.signal.aborted) return;
     if (res.status !== 200) return this._refused(msg.id, res);
-    await this._read(res.body.getReader(), abort.signal);
+    await this._read(res.body.getReader(), abort.signal, msg.id);
   }
 
   // _refused turns an HTTP refusal into the view's error, or the end of all.
@@ -292,8 +292,10 @@ export class StreamSocket {
   }
 
   // _read hands each event's data on until the stream ends: its close
-  // event's code, else (cut, or the gateway gone) 1006.
-  async _read(reader, signal) {
+  // event's code, else (cut, or the gateway gone) 1006. An error event
+  // ends its view alone (its board was deleted: the gateway ends the
+  // stream after it), never the others.
+  async _read(reader, signal, id) {
     const dec = new TextDecoder();
     let buf = "";
     try {
@@ -304,6 +306,11 @@ export class StreamSocket {
         buf = rest;
         for (const ev of events) {
           if (signal.aborted) return;
+          if (ev.event === "error") {
+            this.onmessage?.({ data: ev.data });
+            if (this._streams.get(id)?.signal === signal) this._streams.delete(id);
+            return;
+          }
           if (ev.event !== "close") {
             this.onmessage?.({ data: ev.data });
             continue;

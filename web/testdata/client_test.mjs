@@ -100,6 +100,7 @@ function fakeStreams(refused = {}) {
       url: u, init,
       id: u.searchParams.get("id"),
       send: (m) => ctl.enqueue(enc.encode(`id: ${m.seq}\nevent: ${m.type}\ndata: ${JSON.stringify(m)}\n\n: ping\n\n`)),
+      end: (m) => { ctl.enqueue(enc.encode(`event: ${m.type}\ndata: ${JSON.stringify(m)}\n\n`)); ctl.close(); },
       close: (code, reason) => { ctl.enqueue(enc.encode(`event: close\ndata: ${JSON.stringify({ code, reason })}\n\n`)); ctl.close(); },
       cut: () => ctl.error(new TypeError("network error")),
     };
@@ -247,6 +248,28 @@ export const tests = {
     streams.reqs[0].close(4003, "key removed");
     await until(() => fatal !== null, "refused connection");
     eq([fatal.code, fatal.close, fatal.fatal, c.state], ["forbidden", 4003, true, "error"], "4003 close event ends it for good");
+  },
+
+  async "a stream's error event (its board deleted) ends that view alone, then its stream, with no reconnect"() {
+    const streams = fakeStreams();
+    const clock = new FakeClock();
+    const c = new RankwireClient({ url: "http://h", token: "t", transport: "sse", fetch: streams.fetch, timers: clock, random: () => 0.5 });
+    let err = null;
+    const other = [];
+    c.subscribe({ board: "weekly", view: { kind: "top" } }, { error: (e) => { err = e; } });
+    c.subscribe({ board: "daily", view: { kind: "top" } }, { update: (v) => other.push(v.seq) });
+    await until(() => streams.reqs.length === 2, "two streams");
+    const [weekly, daily] = streams.reqs[0].url.searchParams.get("board") === "weekly" ? streams.reqs : [...streams.reqs].reverse();
+    weekly.send({ type: "snapshot", id: weekly.id, seq: 3, total: 0, rows: [] });
+    daily.send({ type: "snapshot", id: daily.id, seq: 1, total: 0, rows: [] });
+    await until(() => other.length === 1 && c.state === "open", "snapshots");
+    weekly.end({ type: "error", id: weekly.id, code: "not_found", message: "board: \"weekly\" was deleted" });
+    await until(() => err !== null, "the deleted board's error");
+    eq(err, { code: "not_found", message: "board: \"weekly\" was deleted" }, "the view's error");
+    daily.send({ type: "diff", id: daily.id, seq: 2, prev: 1, total: 1, rows: [row(1, "a", 9)], gone: [] });
+    await until(() => other.length === 2, "the other view goes on");
+    eq([c.state, streams.reqs.length, clock.pending.length === 0 || clock.delays().every((ms) => ms > 1000)], ["open", 2, true], "no reconnect, no new stream");
+    c.close();
   },
 
   async "a board message reaches the subscription's board handler, before its snapshot"() {
