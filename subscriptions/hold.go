@@ -119,6 +119,10 @@ func (ws *windowState) releaseLocked(e *Engine, w Window) {
 // board-window's views are at its seq then), until the view passes since
 // (a board made again under the name). Its Ready closes, so its owner
 // never ends it with unavailable. ws's lock is held. O(held of ws).
+// Where the board itself was deleted, its owner's EndBoard (gone.go) has
+// ended every subscription of it, held ones too, before this Apply: what
+// is left here is a window the board no longer keeps (a change of its
+// settings dropped it).
 func (ws *windowState) goneLocked(e *Engine) {
 	for _, h := range ws.held {
 		h.s.seq = h.since

@@ -17,7 +17,7 @@ const deletedMsg = `board: "weekly" was deleted`
 
 // viewKinds subscribes c to tenant a's weekly board with one view of each
 // kind (top, around, rank, members) over the all window, and a top 3 of
-// its day window; it returns their ids.
+// its day window, one following it; it returns their ids.
 func viewKinds(c *wsClient) []string {
 	views := map[string]map[string]any{
 		"top":     top3,
@@ -31,7 +31,8 @@ func viewKinds(c *wsClient) []string {
 		ids = append(ids, id)
 	}
 	c.Send(map[string]any{"type": "subscribe", "id": "day", "board": "weekly", "window": "day", "view": top3})
-	return append(ids, "day")
+	c.Send(map[string]any{"type": "subscribe", "id": "follow", "board": "weekly", "window": "day", "follow": true, "view": top3})
+	return append(ids, "day", "follow")
 }
 
 // endedWith waits until c got a not_found error naming the deleted board
@@ -59,7 +60,7 @@ func endedWith(t *testing.T, c *wsClient, ids []string) {
 }
 
 // TestDeletedBoardEndsViews: a board's delete ends every live view of it
-// on a WebSocket (each kind, the all and the day window) with one
+// on a WebSocket (each kind, the all and the day window, following) with one
 // not_found error each and nothing after, even once a board made again
 // under its name passes the old seq (no diff chained on to the deleted
 // board's rows); the connection's view of another board goes on, and the
