@@ -77,7 +77,7 @@ const (
 	beatEvery = 250 * time.Millisecond
 	// beatSilence is how long a peer may not be heard before it counts as
 	// unreachable: five beats, so that a loaded node that misses three or
-	// four in a row is not counted cut off; under the 1–2 s of an
+	// four in a row is not counted cut off; within the 1–1.5 s of an
 	// election's timeout, so a cut-off node knows it about when its
 	// peers start to elect without it.
 	beatSilence = 1250 * time.Millisecond
@@ -88,7 +88,7 @@ const (
 	// bridgeSoon is the wait before the next handover where the last one
 	// found a stream of this node's with no leader at all: the follower
 	// this node cannot reach started an election before the handover
-	// (its Raft timeout, 1-2 s, can end before beatSilence), which deposed
+	// (its Raft timeout, 1-1.5 s, can end before beatSilence), which deposed
 	// the leader (nats-server's Raft has no pre-vote), and the election
 	// that follows may give the leadership back to this node: handed on
 	// at the next beat, not bridgeEvery later, when the cut follower's

@@ -6,7 +6,7 @@
 //
 // Why (docs/CLUSTERING.md, "A non-transitive partition"): a follower cut
 // from its group's leader, which the other follower still hears, starts
-// an election after its Raft timeout (1-2 s); nats-server's Raft has no
+// an election after its Raft timeout (1-1.5 s); nats-server's Raft has no
 // pre-vote, so its vote request, of a higher term, makes the other
 // follower drop the leader, and the group has no leader until the next
 // timeout, while the cut follower, its log behind, cannot win. The

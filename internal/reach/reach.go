@@ -296,7 +296,7 @@ func (t *Table) bridge(now time.Time, hears []string) string {
 //
 // Its use is the reverse of bridge's: not to act, but to refrain from
 // acting. In a non-transitive partition the follower cut from its
-// stream's leader starts an election after its Raft timeout (1-2 s),
+// stream's leader starts an election after its Raft timeout (1-1.5 s),
 // before the leader's handover (bridge: the silence, then the next beat)
 // can move the leadership; its vote request, of a higher term, makes the
 // other follower drop the leader (nats-server's Raft has no pre-vote) and
