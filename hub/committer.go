@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rankwire/rankwire/internal/ledger"
 )
@@ -23,6 +24,16 @@ import (
 // results. Apply treats every group as its own batch (own board, own
 // results, own error), so the event's content alone defines the outcome.
 //
+// Under --sync always (an event costs an fsync) the committer lingers:
+// where the last event carried more than one call and the group gathered
+// is smaller than that one and below the limits, it waits for more calls,
+// until the group is as large as the last one or for at most the last
+// publish's round trip, never over maxLinger, one timer per event. A lone
+// caller (last event of one call) never waits. On a saturated box the wait
+// costs no throughput (the CPU serves the other calls meanwhile) and fewer
+// events cost less CPU per call: docs/BENCHMARKS.md, "Group commit that
+// waits under --sync always".
+//
 // Other event kinds (settings, link, remove, reset, delete) are published
 // by their calls directly, as before: concurrent calls of a tenant are
 // ordered by the stream, in publish order, either way.
@@ -33,6 +44,7 @@ const (
 	maxGroupItems = 1000
 	maxGroupBytes = 900 << 10 // encoded bytes of its groups, likewise: under NATS's default 1 MiB payload
 	queueLen      = 1024      // Submit calls queued per tenant before callers block
+	maxLinger     = time.Millisecond
 )
 
 // submitReq is one Submit call waiting for the committer.
@@ -95,6 +107,8 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 // Hub's context.
 func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 	var next *submitReq // a call that did not fit the last group
+	var last int        // calls in the last event
+	var rtt time.Duration
 	for {
 		first := next
 		if first == nil {
@@ -111,7 +125,18 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 		}
 		var reqs []*submitReq
 		reqs, next = r.gather(first)
+		if bound := min(rtt, sl.linger); next == nil && last > 1 && len(reqs) < last && bound > 0 {
+			r.lingers.Add(1)
+			wait := time.NewTimer(bound)
+			reqs, next = r.collect(reqs, last, wait.C)
+			wait.Stop()
+			if reqs = live(reqs); len(reqs) == 0 {
+				continue
+			}
+		}
+		start := time.Now()
 		sl.publishGroup(ctx, r, reqs)
+		last, rtt = len(reqs), time.Since(start)
 	}
 }
 
@@ -119,24 +144,57 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 // event, dropping calls whose context ended, and the call that did not
 // fit, if any. It never waits.
 func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) {
-	reqs = []*submitReq{first}
-	items, size := len(first.items), len(first.enc)
+	return r.collect([]*submitReq{first}, 0, nil)
+}
+
+// collect adds to reqs the queued calls that fit in one event, like
+// gather, but while reqs holds fewer than want calls it waits for more
+// until wait fires (where wait is nil, never).
+func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([]*submitReq, *submitReq) {
+	items, size := 0, 0
+	for _, req := range reqs {
+		items, size = items+len(req.items), size+len(req.enc)
+	}
 	for {
-		select {
-		case req := <-r.queue:
-			if req.ctx.Err() != nil {
-				req.sent <- ticket{err: req.ctx.Err()}
+		var req *submitReq
+		if wait != nil && len(reqs) < want {
+			select {
+			case req = <-r.queue:
+			case <-wait:
+				wait = nil
 				continue
 			}
-			if items+len(req.items) > maxGroupItems || size+len(req.enc) > maxGroupBytes {
-				return reqs, req
+		} else {
+			select {
+			case req = <-r.queue:
+			default:
+				return reqs, nil
 			}
-			reqs = append(reqs, req)
-			items, size = items+len(req.items), size+len(req.enc)
-		default:
-			return reqs, nil
+		}
+		if req.ctx.Err() != nil {
+			req.sent <- ticket{err: req.ctx.Err()}
+			continue
+		}
+		if items+len(req.items) > maxGroupItems || size+len(req.enc) > maxGroupBytes {
+			return reqs, req
+		}
+		reqs = append(reqs, req)
+		items, size = items+len(req.items), size+len(req.enc)
+	}
+}
+
+// live answers the calls of reqs whose context ended while the committer
+// lingered, and returns the others.
+func live(reqs []*submitReq) []*submitReq {
+	out := reqs[:0]
+	for _, req := range reqs {
+		if err := req.ctx.Err(); err != nil {
+			req.sent <- ticket{err: err}
+		} else {
+			out = append(out, req)
 		}
 	}
+	return out
 }
 
 // publishGroup publishes reqs as one ledger.EvGroup event (its waiter key as its

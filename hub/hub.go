@@ -167,6 +167,9 @@ func (h *Hub) connect(ctx context.Context) error {
 	h.snaps.keys = shred.New(h.js, h.cfg.Replicas) // the log's and the snapshots' (members.go)
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
 		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
+	if h.cfg.Sync <= 0 { // --sync always: an event costs an fsync (committer.go)
+		h.streams.linger = maxLinger
+	}
 	h.reg.streams = h.streams
 	h.note = notify.New(notify.Config{JS: h.js, Gate: h.api.do, Log: h.log, Now: h.cfg.Now, Replicas: h.cfg.Replicas,
 		Tenants: h.reg.notifyTenants, Keys: h.streams.keys})

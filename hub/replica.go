@@ -51,8 +51,9 @@ type replica struct {
 	follow streamfollow.Position // the fetcher's position in the stream (follow.go)
 	fp     fpState               // checkpoints and a diverged copy's rebuild (fingerprints.go)
 
-	queue chan *submitReq // Submit calls for the committer (committer.go)
-	down  atomic.Bool     // the last write failed after its whole budget (publish.go)
+	queue   chan *submitReq // Submit calls for the committer (committer.go)
+	lingers atomic.Uint64   // events the committer waited for more calls before publishing
+	down    atomic.Bool     // the last write failed after its whole budget (publish.go)
 
 	waits applywait.Set[ledger.Outcome] // the calls waiting for an event's apply, or for a sequence
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -41,6 +42,7 @@ type streamLog struct {
 	quota  *quotas               // the Hub's: the limits stamped on events (quota.go)
 	keys   *shred.Keys           // the members' keys: personal fields are sealed in the log (members.go)
 	votes  streamwatch.Elections // ends a publish in flight when its stream elects a leader (publish.go)
+	linger time.Duration         // the committer's longest wait for more calls: 0 under lazy (committer.go)
 
 	id   string        // prefixes waiter keys and consumer names: unique per Hub
 	next atomic.Uint64 // numbers waiter keys

@@ -1,0 +1,143 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rankwire/rankwire/internal/ledger"
+)
+
+// TestLingerLoneCaller: one caller submitting call after call under
+// --sync always is never held back for more calls (its last event carried
+// one call), so its latency does not grow.
+func TestLingerLoneCaller(t *testing.T) {
+	h := startHub(t, Config{})
+	if h.streams.linger != maxLinger {
+		t.Fatalf("linger under always = %v, want %v", h.streams.linger, maxLinger)
+	}
+	mustPut(t, h, "t1", "b", Settings{})
+	for i := range 20 {
+		mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprintf("m%d", i), Score: 1})
+	}
+	if n := h.reg.lookup("t1").lingers.Load(); n != 0 {
+		t.Fatalf("a lone caller's events lingered %d times", n)
+	}
+}
+
+// TestLingerGroupsMore: the same concurrent callers under --sync always
+// share fewer events with the linger than without it.
+func TestLingerGroupsMore(t *testing.T) {
+	events := func(linger time.Duration) (uint64, uint64) {
+		h := startHub(t, Config{})
+		h.streams.linger = linger // before the tenant's committer starts
+		mustPut(t, h, "t1", "b", Settings{})
+		r := h.reg.lookup("t1")
+		before := r.applied.Load()
+		submitConcurrently(t, h, 32, 20)
+		return r.applied.Load() - before, r.lingers.Load()
+	}
+	var with, without, lingered uint64
+	for range 3 { // summed: one round on a loaded box varies
+		e, n := events(0)
+		if n != 0 {
+			t.Fatalf("lingered %d times with a zero bound", n)
+		}
+		without += e
+		e, n = events(maxLinger)
+		with, lingered = with+e, lingered+n
+	}
+	t.Logf("3x640 calls: %d events without the linger, %d with it (%d lingered)", without, with, lingered)
+	if lingered == 0 || with >= without {
+		t.Fatalf("events with the linger %d (lingered %d), without %d: want fewer", with, lingered, without)
+	}
+}
+
+// TestLingerLazy: under --sync lazy the committer never waits.
+func TestLingerLazy(t *testing.T) {
+	h := startHub(t, Config{Sync: SyncLazy})
+	mustPut(t, h, "t1", "b", Settings{})
+	submitConcurrently(t, h, 32, 10)
+	if l, n := h.streams.linger, h.reg.lookup("t1").lingers.Load(); l != 0 || n != 0 {
+		t.Fatalf("under lazy: bound %v, lingered %d times", l, n)
+	}
+}
+
+func submitConcurrently(t *testing.T, h *Hub, callers, calls int) {
+	t.Helper()
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for c := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				if _, err := h.Submit(ctx, "t1", "b", []Item{{Member: fmt.Sprintf("c%d-%d", c, i), Score: 1}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestCollectBound: collect waits for calls while the group is below its
+// target, returns when the target is met or its timer fires (no call
+// waits past it), and a call whose context ended meanwhile is answered.
+func TestCollectBound(t *testing.T) {
+	r := newReplica("t1", ledger.New(), slog.New(slog.DiscardHandler), nil)
+	call := func(ctx context.Context) *submitReq {
+		items := []Item{{Member: "m", Score: 1}}
+		enc, err := ledger.EncodeGroup(ledger.Group{Board: "b", Items: items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &submitReq{ctx: ctx, items: items, enc: enc, sent: make(chan ticket, 1)}
+	}
+	ctx := context.Background()
+	type got struct {
+		reqs []*submitReq
+		next *submitReq
+	}
+	collect := func(reqs []*submitReq, want int, wait chan time.Time) chan got {
+		out := make(chan got, 1)
+		go func() {
+			g, n := r.collect(reqs, want, wait)
+			out <- got{g, n}
+		}()
+		return out
+	}
+
+	// The target met: the call arriving later joins the group, no timer fires.
+	out := collect([]*submitReq{call(ctx)}, 2, make(chan time.Time))
+	r.queue <- call(ctx)
+	if g := <-out; len(g.reqs) != 2 || g.next != nil {
+		t.Fatalf("target 2: gathered %d calls", len(g.reqs))
+	}
+
+	// The timer fires first: collect returns what it has.
+	canceled, cancel := context.WithCancel(ctx)
+	gone := call(canceled)
+	wait := make(chan time.Time, 1)
+	out = collect([]*submitReq{call(ctx), gone}, 10, wait)
+	cancel() // while lingering
+	wait <- time.Now()
+	g := <-out
+	if len(g.reqs) != 2 || g.next != nil {
+		t.Fatalf("timer: gathered %d calls, want the 2 it had", len(g.reqs))
+	}
+	if reqs := live(g.reqs); len(reqs) != 1 || reqs[0] == gone {
+		t.Fatalf("live kept %d calls", len(reqs))
+	}
+	if tk := <-gone.sent; !errors.Is(tk.err, context.Canceled) {
+		t.Fatalf("canceled call's ticket: %+v", tk)
+	}
+}
