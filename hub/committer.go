@@ -24,15 +24,12 @@ import (
 // results. Apply treats every group as its own batch (own board, own
 // results, own error), so the event's content alone defines the outcome.
 //
-// Under --sync always (an event costs an fsync) the committer lingers:
-// where the last event carried more than one call and the group gathered
-// is smaller than that one and below the limits, it waits for more calls,
-// until the group is as large as the last one or for at most the last
-// publish's round trip, never over maxLinger, one timer per event. A lone
-// caller (last event of one call) never waits. On a saturated box the wait
-// costs no throughput (the CPU serves the other calls meanwhile) and fewer
-// events cost less CPU per call: docs/BENCHMARKS.md, "Group commit that
-// waits under --sync always".
+// Under --sync always (an event costs an fsync), where the last event
+// carried several calls and the group gathered has fewer, the committer
+// waits for more, up to as many, for at most the last publish's round trip
+// or maxLinger (one timer); a lone caller never waits. On a saturated box
+// fewer events cost less CPU per call: docs/BENCHMARKS.md, "Group commit
+// that waits under --sync always".
 //
 // Other event kinds (settings, link, remove, reset, delete) are published
 // by their calls directly, as before: concurrent calls of a tenant are
@@ -118,11 +115,6 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 				return
 			}
 		}
-		if err := first.ctx.Err(); err != nil {
-			first.sent <- ticket{err: err}
-			next = nil
-			continue
-		}
 		var reqs []*submitReq
 		reqs, next = r.gather(first)
 		if bound := min(rtt, sl.linger); next == nil && last > 1 && len(reqs) < last && bound > 0 {
@@ -130,9 +122,9 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 			wait := time.NewTimer(bound)
 			reqs, next = r.collect(reqs, last, wait.C)
 			wait.Stop()
-			if reqs = live(reqs); len(reqs) == 0 {
-				continue
-			}
+		}
+		if len(reqs) == 0 { // every call's context ended
+			continue
 		}
 		start := time.Now()
 		sl.publishGroup(ctx, r, reqs)
@@ -148,8 +140,9 @@ func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) 
 }
 
 // collect adds to reqs the queued calls that fit in one event, like
-// gather, but while reqs holds fewer than want calls it waits for more
-// until wait fires (where wait is nil, never).
+// gather; while reqs holds fewer than want calls, it waits for more until
+// wait fires (where wait is nil, never). Calls whose context ended are
+// answered and dropped.
 func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([]*submitReq, *submitReq) {
 	items, size := 0, 0
 	for _, req := range reqs {
@@ -157,18 +150,16 @@ func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([
 	}
 	for {
 		var req *submitReq
-		if wait != nil && len(reqs) < want {
+		select {
+		case req = <-r.queue:
+		default:
+			if wait == nil || len(reqs) >= want {
+				return live(reqs), nil
+			}
 			select {
 			case req = <-r.queue:
 			case <-wait:
-				wait = nil
-				continue
-			}
-		} else {
-			select {
-			case req = <-r.queue:
-			default:
-				return reqs, nil
+				return live(reqs), nil
 			}
 		}
 		if req.ctx.Err() != nil {
@@ -176,15 +167,15 @@ func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([
 			continue
 		}
 		if items+len(req.items) > maxGroupItems || size+len(req.enc) > maxGroupBytes {
-			return reqs, req
+			return live(reqs), req
 		}
 		reqs = append(reqs, req)
 		items, size = items+len(req.items), size+len(req.enc)
 	}
 }
 
-// live answers the calls of reqs whose context ended while the committer
-// lingered, and returns the others.
+// live answers the calls of reqs whose context ended (while the
+// committer waited, say) and returns the others.
 func live(reqs []*submitReq) []*submitReq {
 	out := reqs[:0]
 	for _, req := range reqs {
