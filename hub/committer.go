@@ -9,8 +9,8 @@ import (
 )
 
 // Group commit. Every tenant has one committer goroutine that publishes the
-// tenant's Submit calls. It takes the first call waiting and, without
-// waiting for more, every other call already queued, up to maxGroupItems
+// tenant's Submit calls. It takes the first call waiting and every other
+// call already queued (waiting for more only as below), up to maxGroupItems
 // items and maxGroupBytes, and publishes them as one ledger.EvGroup event:
 // one publish, ack, store write, fsync, delivery and decode for the whole
 // group. While that publish is in flight new calls queue, so the group
