@@ -25,11 +25,10 @@ import (
 // results, own error), so the event's content alone defines the outcome.
 //
 // Under --sync always (an event costs an fsync), where the last event
-// carried several calls and the group gathered has fewer, the committer
-// waits for more, up to as many, for at most the last publish's round trip
-// or maxLinger (one timer); a lone caller never waits. On a saturated box
-// fewer events cost less CPU per call: docs/BENCHMARKS.md, "Group commit
-// that waits under --sync always".
+// carried several calls, the committer waits for as many, at most the last
+// round trip or maxLinger; a lone caller never waits. Fewer events cost
+// less CPU per call: docs/BENCHMARKS.md, "Group commit that waits under
+// --sync always".
 //
 // Other event kinds (settings, link, remove, reset, delete) are published
 // by their calls directly, as before: concurrent calls of a tenant are
@@ -116,7 +115,7 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 			}
 		}
 		var reqs []*submitReq
-		reqs, next = r.gather(first)
+		reqs, next = r.collect([]*submitReq{first}, 0, nil)
 		if bound := min(rtt, sl.linger); next == nil && last > 1 && len(reqs) < last && bound > 0 {
 			r.lingers.Add(1)
 			wait := time.NewTimer(bound)
@@ -132,17 +131,10 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 	}
 }
 
-// gather returns first with the calls queued behind it that fit in one
-// event, dropping calls whose context ended, and the call that did not
-// fit, if any. It never waits.
-func (r *replica) gather(first *submitReq) (reqs []*submitReq, next *submitReq) {
-	return r.collect([]*submitReq{first}, 0, nil)
-}
-
-// collect adds to reqs the queued calls that fit in one event, like
-// gather; while reqs holds fewer than want calls, it waits for more until
-// wait fires (where wait is nil, never). Calls whose context ended are
-// answered and dropped.
+// collect returns reqs with the calls queued behind them that fit in one
+// event, and the call that did not fit, if any; while reqs holds fewer
+// than want calls, it waits for more until wait fires (where wait is nil,
+// never). Calls whose context ended are answered and dropped.
 func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([]*submitReq, *submitReq) {
 	items, size := 0, 0
 	for _, req := range reqs {

@@ -95,7 +95,7 @@ func TestGatherLimits(t *testing.T) {
 	for range maxGroupItems/per - 1 { // exactly a full group behind first
 		r.queue <- call(ctx, per, 0)
 	}
-	reqs, next := r.gather(call(ctx, per, 0))
+	reqs, next := gather(r, call(ctx, per, 0))
 	if countItems(reqs) != maxGroupItems || next != nil {
 		t.Fatalf("gathered %d items (next %v), want all %d", countItems(reqs), next != nil, maxGroupItems)
 	}
@@ -107,7 +107,7 @@ func TestGatherLimits(t *testing.T) {
 	for range maxGroupItems / per {
 		r.queue <- call(ctx, per, 0)
 	}
-	reqs, next = r.gather(call(ctx, 1, 0))
+	reqs, next = gather(r, call(ctx, 1, 0))
 	if items := countItems(reqs); next == nil || items > maxGroupItems || items+len(next.items) <= maxGroupItems {
 		t.Fatalf("items limit: gathered %d items, next %v", items, next != nil)
 	}
@@ -121,10 +121,15 @@ func TestGatherLimits(t *testing.T) {
 	big := call(ctx, 400, 1000) // about 400 KB each: the third passes maxGroupBytes
 	r.queue <- call(ctx, 400, 1000)
 	r.queue <- call(ctx, 400, 1000)
-	reqs, next = r.gather(big)
+	reqs, next = gather(r, big)
 	if len(reqs) != 2 || next == nil {
 		t.Fatalf("bytes limit: gathered %d calls of %d bytes each, next %v", len(reqs), len(big.enc), next != nil)
 	}
+}
+
+// gather is the committer's take without waiting.
+func gather(r *replica, first *submitReq) ([]*submitReq, *submitReq) {
+	return r.collect([]*submitReq{first}, 0, nil)
 }
 
 func countItems(reqs []*submitReq) int {
