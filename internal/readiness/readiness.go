@@ -292,6 +292,7 @@ type Machine struct {
 	reach        Reach     // the last ObserveReach's
 	majorityAt   time.Time // the last ObserveReach that saw a majority
 	cutFrom      time.Time // non-zero after a cut or a pause until every stream's leader answers again, asked after it: catch-ups seen by then count from it
+	healedAt     time.Time // the first ObserveReach that saw a majority after one that did not: an answer asked before it may be a cut-off leader's (endCutLocked)
 }
 
 // New returns a Machine that is not ready until observations say so.
@@ -405,6 +406,9 @@ func (m *Machine) ObserveReach(at time.Time, r Reach) (Verdict, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	was := m.ready
+	if m.reach.cutOff() && !r.cutOff() {
+		m.healedAt = at
+	}
 	m.reach = r
 	if !r.cutOff() {
 		if !r.Partial {
@@ -464,15 +468,22 @@ func (m *Machine) partialLocked(o Observation) []cond {
 // since would count the events it missed from its next answer, its turn,
 // up to a round of turns late. While such answers remain it returns a
 // pending reason, so that the node does not turn ready on them: what it
-// serves for those tenants is unjudged since the start. Streams whose
-// leader does not answer are the hold's (heldLocked).
+// serves for those tenants is unjudged since the start. Nor does one
+// asked while the node was cut off (before healedAt): a leader on its
+// side of the cut, not yet stepped down, answers its own last sequence,
+// short of what the majority committed meanwhile. Streams whose leader
+// does not answer are the hold's (heldLocked).
 func (m *Machine) endCutLocked(o Observation) (pending string) {
 	if m.cutFrom.IsZero() {
 		return ""
 	}
+	from := m.cutFrom
+	if m.healedAt.After(from) {
+		from = m.healedAt
+	}
 	unseen := 0
 	for _, t := range o.Tenants {
-		if t.Leader == "" && !t.askedAt(o.At).After(m.cutFrom) {
+		if t.Leader == "" && !t.askedAt(o.At).After(from) {
 			unseen++
 		}
 	}

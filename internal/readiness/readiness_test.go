@@ -1007,3 +1007,32 @@ func TestReadyWaitsForAnswersSinceTheCut(t *testing.T) {
 		t.Fatalf("b asked since the cut, caught up: %+v, want ready", v)
 	}
 }
+
+// An answer asked while the node was cut off (after the cut's start,
+// before the beat that heard a majority again) does not end the start
+// either: a leader on the node's side of the cut, not yet stepped down,
+// answers its own last sequence, short of what the majority committed.
+// The tenant found behind at its next turn counts from the cut's start.
+func TestAnswerDuringTheCutDoesNotEndIt(t *testing.T) {
+	m, i := readyMachine(t)
+	reachAt(m, i, 0, 3)                    // the cut's start
+	reachAt(m, i, 250*time.Millisecond, 1) // cut off
+	reachAt(m, i, 400*time.Millisecond, 3) // healed
+	during := t0.Add(time.Duration(i)*step + 300*time.Millisecond)
+	observe := func(k int, bLast uint64, bAsked time.Time) Verdict {
+		o := healthy(i + k)
+		o.Tenants = append(o.Tenants, Tenant{Name: "casino-b", Applied: 10, Last: bLast, Asked: bAsked})
+		v, _ := m.Observe(o)
+		return v
+	}
+	if v := observe(1, 10, during); v.Ready || !strings.Contains(v.Reason, "1 tenant streams not asked since") {
+		t.Fatalf("b asked only during the cut: %+v, want not ready, waiting for it", v)
+	}
+	var v Verdict
+	for k := 2; k <= 8; k++ { // b's turn: behind by what the cut hid
+		v = observe(k, 30, t0.Add(time.Duration(i+2)*step))
+	}
+	if v.Ready || !m.Tenant("casino-b", t0.Add(time.Duration(i+8)*step)).Stale {
+		t.Fatalf("b behind since the cut's start 4 s ago: %+v, want stale", v)
+	}
+}
