@@ -136,6 +136,20 @@ func TestCollectBound(t *testing.T) {
 	if tk := <-gone.sent; !errors.Is(tk.err, context.Canceled) {
 		t.Fatalf("canceled call's ticket: %+v", tk)
 	}
+
+	// A group full of items below its target in calls: no call could join
+	// it, so collect returns without waiting (this timer never fires).
+	full := call(ctx)
+	full.items = make([]Item, maxGroupItems)
+	out = collect([]*submitReq{full}, 2, make(chan time.Time))
+	select {
+	case g := <-out:
+		if len(g.reqs) != 1 || g.next != nil {
+			t.Fatalf("full group: gathered %d calls", len(g.reqs))
+		}
+	case <-time.After(10 * time.Second): // a bound, not a pace: it returns at once
+		t.Fatal("collect waited for calls a full group cannot take")
+	}
 }
 
 // TestLingerAfterBurst: once a burst ends, a caller left alone waits for
