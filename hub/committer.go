@@ -133,8 +133,9 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 
 // collect returns reqs with the calls queued behind them that fit in one
 // event, and the call that did not fit, if any; while reqs holds fewer
-// than want calls, it waits for more until wait fires (where wait is nil,
-// never). Calls whose context ended are answered and dropped.
+// than want calls and room for another item, it waits for more until wait
+// fires (where wait is nil, never). Calls whose context ended are answered
+// and dropped.
 func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([]*submitReq, *submitReq) {
 	items, size := 0, 0
 	for _, req := range reqs {
@@ -145,7 +146,7 @@ func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([
 		select {
 		case req = <-r.queue:
 		default:
-			if wait == nil || len(reqs) >= want {
+			if wait == nil || len(reqs) >= want || items >= maxGroupItems { // full: no call can join
 				return live(reqs), nil
 			}
 			select {

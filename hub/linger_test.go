@@ -136,4 +136,44 @@ func TestCollectBound(t *testing.T) {
 	if tk := <-gone.sent; !errors.Is(tk.err, context.Canceled) {
 		t.Fatalf("canceled call's ticket: %+v", tk)
 	}
+
+	// A group full of items below its target in calls: no call could join
+	// it, so collect returns without waiting (this timer never fires).
+	full := call(ctx)
+	full.items = make([]Item, maxGroupItems)
+	out = collect([]*submitReq{full}, 2, make(chan time.Time))
+	select {
+	case g := <-out:
+		if len(g.reqs) != 1 || g.next != nil {
+			t.Fatalf("full group: gathered %d calls", len(g.reqs))
+		}
+	case <-time.After(10 * time.Second): // a bound, not a pace: it returns at once
+		t.Fatal("collect waited for calls a full group cannot take")
+	}
+}
+
+// TestLingerAfterBurst: once a burst ends, a caller left alone waits for
+// more calls at most once (its first event follows one that carried many),
+// then never again: the rule holds for the event it publishes, not only
+// for a caller alone from the start.
+func TestLingerAfterBurst(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	r := h.reg.lookup("t1")
+	burstLingered := 0
+	for round := range 3 {
+		submitConcurrently(t, h, 64, 1) // all at once: the last events carry many calls
+		before := r.lingers.Load()
+		for i := range 10 {
+			mustSubmit(t, h, "t1", "b", Item{Member: fmt.Sprintf("r%d-%d", round, i), Score: 1})
+		}
+		switch n := r.lingers.Load() - before; n {
+		case 0:
+		case 1:
+			burstLingered++
+		default:
+			t.Fatalf("round %d: 10 sequential calls after a burst lingered %d times, want at most once", round, n)
+		}
+	}
+	t.Logf("the first call after a burst lingered in %d of 3 rounds", burstLingered)
 }
