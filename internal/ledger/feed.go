@@ -208,8 +208,10 @@ func (v Window) Seq() uint64 {
 // Gen returns the board's generation: zero where the board does not
 // exist, else a number that a board deleted and made again under the same
 // name does not keep, so that a live view's owner tells the views of the
-// deleted board from those of the new one (FeedBatch.Deleted). Local to
-// this State: never compare two States' (a replay's differ). O(1).
+// deleted board from those of the new one (FeedBatch.Deleted). Of one
+// board name it only grows, across the States of a tenant too (a
+// snapshot's decoded board reads another Gen than the replayed one, never
+// a later board's): see boardState.gen. O(1).
 func (v Window) Gen() uint64 { return v.gen }
 
 // Name returns the external id of member handle h. O(1).

@@ -16,7 +16,6 @@ type State struct {
 	boards map[string]*boardState
 	seq    uint64   // stream sequence of the last applied event
 	feed   *feedLog // changes for live views; nil records nothing (see feed.go)
-	gens   uint64   // boards made in this State: the last boardState.gen
 
 	// profiles are the members' public profiles by handle (profile.go);
 	// nil until the first.
@@ -105,9 +104,13 @@ type boardState struct {
 	// the zero Profile records none. Nil until such a change.
 	final map[uint32]Profile
 	// gen tells this board from one made again under its name after a
-	// delete (Window.Gen): a count of the boards this State made, local to
-	// it (never encoded, so a replay's may differ; only a live view's
-	// owner compares them, within one State).
+	// delete (Window.Gen): one past the sequence of the event that made it,
+	// or of the snapshot it was decoded from. An event makes at most one
+	// board, and a board's name is taken from the event that made it to
+	// its delete's, so the boards of one name have increasing gens in
+	// every State of the tenant, replayed or decoded: a State that replaces
+	// another (a rebuild) never gives a board made again the gen of a
+	// deleted one that live views were made under. Never encoded.
 	gen uint64
 }
 
@@ -148,9 +151,8 @@ func (s *State) newBoardState(set Settings) *boardState {
 	cfg, _ := set.boardConfig() // normalized settings always parse
 	cfg.CompareMembers = s.ix.Compare
 	starts, ends := set.times()
-	s.gens++
 	return &boardState{
-		gen:      s.gens,
+		gen:      s.seq + 1, // never zero: Window.Gen's "no board"
 		settings: set,
 		cfg:      cfg,
 		cal:      calendarOf(set),

@@ -20,6 +20,31 @@ func (p *Plane) Feed() hub.Feed { return p.feed }
 type feed struct {
 	p     *Plane
 	start time.Time // first Apply of the current tick; the hub's feed goroutine only
+	// ended holds the boards whose live views this tick's batches ended
+	// already (endOnce); the hub's feed goroutine only, emptied by Flush.
+	ended map[boardRef]struct{}
+}
+
+// boardRef names one tenant's board.
+type boardRef struct{ tenant, board string }
+
+// endOnce ends the live views of b's deleted board at its first batch of
+// the tick that says Deleted, and reports whether it did. A delete's
+// batches (one per window of the board, each saying Deleted) share the
+// board's generation, and EndBoard ends the views of every window of the
+// board at once: the later batches would scan the engine's board-windows
+// for nothing, once per window the board kept.
+func (f *feed) endOnce(b hub.FeedBatch, gen uint64) bool {
+	k := boardRef{b.Tenant, b.Board}
+	if _, done := f.ended[k]; done {
+		return false
+	}
+	if f.ended == nil {
+		f.ended = map[boardRef]struct{}{}
+	}
+	f.ended[k] = struct{}{}
+	f.p.endBoard(b.Tenant, b.Board, gen)
+	return true
 }
 
 // Apply runs under the tenant's read lock: see hub.Feed.
@@ -32,7 +57,7 @@ func (f *feed) Apply(b hub.FeedBatch, w hub.Window) {
 		changes[i] = subscriptions.Change(c)
 	}
 	if b.Deleted { // before the Apply: a board made again since goes on from its own views
-		f.p.endBoard(b.Tenant, b.Board, w.Gen())
+		f.endOnce(b, w.Gen())
 	}
 	key := subscriptions.Key{Tenant: b.Tenant, Board: b.Board, Window: b.Window}
 	f.p.eng.Apply(key, window{w}, changes, b.Reset)
@@ -41,6 +66,7 @@ func (f *feed) Apply(b hub.FeedBatch, w hub.Window) {
 
 // Flush runs with no lock: see hub.Feed.
 func (f *feed) Flush() {
+	clear(f.ended)
 	f.p.eng.Flush()
 	if !f.start.IsZero() {
 		f.p.metrics.tick.Observe(time.Since(f.start).Seconds())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rankwire/rankwire/auth"
 	"github.com/rankwire/rankwire/hub"
+	"github.com/rankwire/rankwire/subscriptions"
 )
 
 // deletedMsg is the message of a view whose board "weekly" was deleted.
@@ -285,5 +286,34 @@ func TestStreamBoardDeleted(t *testing.T) {
 	scored(e, "b", 3, 4)
 	if m := twin.msg(); m.Type != "diff" {
 		t.Fatalf("the twin's stream after a's delete: %+v, want its diff", m)
+	}
+}
+
+// TestFeedEndsABoardOncePerTick: of a tick's batches that say Deleted,
+// only the first of each tenant's board ends its views (EndBoard covers
+// every window of it); a twin tenant's board of the same name, and the
+// same board in the next tick (after Flush), are ended on their own.
+func TestFeedEndsABoardOncePerTick(t *testing.T) {
+	f := &feed{p: &Plane{eng: subscriptions.NewEngine(subscriptions.Config{})}}
+	gone := func(tenant, window string) hub.FeedBatch {
+		return hub.FeedBatch{Tenant: tenant, Board: "weekly", Window: window, Reset: true, Deleted: true}
+	}
+	steps := []struct {
+		b    hub.FeedBatch
+		want bool
+	}{
+		{gone("a", "all"), true},
+		{gone("a", "day:2026-11-27"), false},
+		{gone("b", "all"), true},
+		{gone("a", "all"), false},
+	}
+	for i, st := range steps {
+		if got := f.endOnce(st.b, 0); got != st.want {
+			t.Fatalf("step %d (%s/%s): ended %v, want %v", i, st.b.Tenant, st.b.Window, got, st.want)
+		}
+	}
+	f.Flush()
+	if !f.endOnce(gone("a", "day:2026-11-27"), 0) {
+		t.Fatal("the next tick's delete of the board: not ended")
 	}
 }
