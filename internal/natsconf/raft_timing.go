@@ -32,7 +32,7 @@ import (
 // second timeout, a fresh random one, before the next round: with a 1-2 s
 // window, 2-4 s in all (3.59 s seen once in 68 runs of the fault suite),
 // past the 3 s the fault suite allows a write gap; with 1-1.5 s, at most
-// 3 s. The narrower window makes such a split vote twice as likely, and
+// 3 s plus the vote's round trip (TestSplitVoteTail simulates the tail). The narrower window makes such a split vote twice as likely, and
 // every election 0.25 s shorter on average; it does not move the
 // shortest timeout, which is what decides whether a busy follower
 // campaigns against a live leader.

@@ -1,6 +1,7 @@
 package natsconf
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -28,5 +29,51 @@ func TestTwoElectionRoundsFitTheWriteGapBound(t *testing.T) {
 	}
 	if raftElectionMax <= raftElectionMin {
 		t.Fatalf("election window %v..%v: the survivors' timers need a spread to avoid split votes", raftElectionMin, raftElectionMax)
+	}
+}
+
+// splitVoteTail simulates n leader deaths with two surviving replicas:
+// each round both timers run out at random in [lo, hi); the earlier wins
+// unless the other ran out within lat of it (a split vote: both are
+// candidates of one term), and then both wait a fresh round. It returns
+// the fractions of elections longer than 2.75 s and than 3 s.
+func splitVoteTail(r *rand.Rand, n int, lo, hi, lat time.Duration) (over275, over3 float64) {
+	var a, b int
+	for range n {
+		var took time.Duration
+		for {
+			t1 := lo + time.Duration(r.Int64N(int64(hi-lo)))
+			t2 := lo + time.Duration(r.Int64N(int64(hi-lo)))
+			took += min(t1, t2)
+			if d := t1 - t2; d >= lat || d <= -lat {
+				break
+			}
+		}
+		if took > 2750*time.Millisecond {
+			a++
+		}
+		if took > 3*time.Second {
+			b++
+		}
+	}
+	return float64(a) / float64(n), float64(b) / float64(n)
+}
+
+// The figures docs/CLUSTERING.md gives for the narrower window ("The
+// departed peer's long election"): with -v this test prints them; it
+// checks that 1-1.5 s leaves fewer elections past 3 s than 1-2 s did,
+// whatever a vote's latency, since two rounds of the new window fit 3 s.
+func TestSplitVoteTail(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 2026))
+	const n = 2_000_000
+	for _, lat := range []time.Duration{2 * time.Millisecond, 5 * time.Millisecond} {
+		old275, old3 := splitVoteTail(r, n, time.Second, 2*time.Second, lat)
+		new275, new3 := splitVoteTail(r, n, raftElectionMin, raftElectionMax, lat)
+		t.Logf("vote latency %v: over 2.75 s %.3f%% -> %.3f%%, over 3 s %.3f%% -> %.3f%%",
+			lat, 100*old275, 100*new275, 100*old3, 100*new3)
+		if new3 >= old3 {
+			t.Errorf("latency %v: %.4f of elections past 3 s with %v..%v, not fewer than %.4f with 1..2 s",
+				lat, new3, raftElectionMin, raftElectionMax, old3)
+		}
 	}
 }
