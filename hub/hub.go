@@ -167,7 +167,7 @@ func (h *Hub) connect(ctx context.Context) error {
 	h.snaps.keys = shred.New(h.js, h.cfg.Replicas) // the log's and the snapshots' (members.go)
 	h.streams = &streamLog{cfg: h.cfg, log: h.log, srv: h.srv, nc: h.nc, js: h.js, api: &h.api, nstats: &h.nstats,
 		store: &h.store, disk: &h.disk, snaps: h.snaps, quota: &h.quota, id: cmp.Or(h.cfg.ReplicaID, randomID()), ctx: h.ctx, wg: &h.wg, keys: h.snaps.keys}
-	if h.cfg.Sync <= 0 { // --sync always: an event costs an fsync (committer.go)
+	if h.srv != nil && h.cfg.Sync <= 0 { // --sync always, embedded: an event costs an fsync (committer.go); an external server's policy is its own
 		h.streams.linger = maxLinger
 	}
 	h.reg.streams = h.streams
