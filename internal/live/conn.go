@@ -43,6 +43,10 @@ type wsConn struct {
 	// and queue, and its first subscription (in the outbox), on adjacent
 	// cache lines, with no pointer to load first.
 	out subscriptions.Outbox
+	// final: a writer's turn holds a subscription's end (its board was
+	// deleted): sendTurn forgets the ended ones once it is sent. The
+	// writer's only (one writer at a time per connection).
+	final bool
 
 	ended     atomic.Bool   // the connection is closing: ping it no more
 	done      chan struct{} // closed when the connection starts closing
@@ -146,10 +150,11 @@ func (c *wsConn) ending() bool { return c.ended.Load() }
 func (c *wsConn) boards() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pruneLocked()
 	out := make([]string, 0, len(c.subs))
 	for _, s := range c.subs {
-		out = append(out, s.board)
+		if !s.view.gone() { // ended, its error on the way: the writer forgets it (gone.go)
+			out = append(out, s.board)
+		}
 	}
 	return out
 }
@@ -370,6 +375,9 @@ func (c *wsConn) subscribe(m clientMsg) {
 	}
 	c.mu.Lock()
 	c.subs = append(c.subs, liveSub{id: m.ID, view: v, board: m.Board})
+	if v.gone() { // ended since join: its error's turn may have passed before it was here
+		c.pruneLocked()
+	}
 	c.mu.Unlock()
 	c.armResume(m.ID, v, m.Since) // a resume from the future: bounded (resume.go)
 }

@@ -74,6 +74,8 @@
 // holds no connection lock while it reads (subscribe takes wsConn.mu
 // before and after, not across). Closes and pings run with no lock held.
 // A writer takes a connection's outbox (Outbox.mu) and writes its socket
-// (wsflow.Conn.mu) one after the other, never nested. Functions that expect
+// (wsflow.Conn.mu) one after the other, never nested. A writer's turn
+// that sent a subscription's end then takes wsConn.mu, holding nothing
+// (forgetEnded, gone.go). Functions that expect
 // a lock held end in Locked (setScopeLocked: wsConn.mu).
 package live

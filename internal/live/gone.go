@@ -9,8 +9,9 @@ import (
 // A deleted board's live views end with a not_found error naming it
 // (PROTOCOL.md, "When a board is deleted"): the engine ends them as the
 // delete's batch comes (subscriptions/gone.go), with the bytes built here;
-// a WebSocket forgets an ended subscription's id (pruneLocked), an event
-// stream ends after the error's event (sse.go).
+// a WebSocket forgets an ended subscription once the writer sent its error
+// (forgetEnded), so that an idle connection holds no view of the deleted
+// board; an event stream ends after the error's event (sse.go).
 
 // deletedError is the error of a view whose board was deleted.
 func deletedError(board string) *Error {
@@ -39,6 +40,18 @@ func (v *liveView) gone() bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.sub != nil && v.sub.Ended()
+}
+
+// forgetEnded forgets the subscriptions the engine ended, on the writer's
+// turn that sent an end: their views (the deleted board's rows and
+// history) and their follow entries are released at once, not when the
+// client next subscribes. No lock is held on the writer's turn; c.mu is
+// held only briefly by its other takers (never while waiting for a writer),
+// so the turn does not wait on a client.
+func (c *wsConn) forgetEnded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pruneLocked()
 }
 
 // pruneLocked forgets the subscriptions the engine ended, so that their

@@ -317,3 +317,92 @@ func TestFeedEndsABoardOncePerTick(t *testing.T) {
 		t.Fatal("the next tick's delete of the board: not ended")
 	}
 }
+
+// wsConnOf is the plane's one WebSocket of tenant (a test has one each).
+func wsConnOf(t *testing.T, p *Plane, tenant string) *wsConn {
+	t.Helper()
+	for _, c := range p.connections() {
+		if wc, ok := c.(*wsConn); ok {
+			if sc, authed := wc.current(); authed && sc.Tenant == tenant {
+				return wc
+			}
+		}
+	}
+	t.Fatalf("no WebSocket of %s", tenant)
+	return nil
+}
+
+// TestDeletedBoardFreedWhileIdle: a deleted board's ended subscriptions
+// leave their connection once its writer sent their errors, with the
+// client idle (no subscribe, unsubscribe or GET /v1/tenant after the
+// delete): the connection holds only its other board's, no follower of the
+// board is left in the plane's index, the engine counts only the live
+// ones; an ended id is then free again, and a second tenant's board of the
+// same name goes on. Before, the ended ones stayed (with their views) until
+// the client next sent a subscribe or unsubscribe, or Usage ran.
+func TestDeletedBoardFreedWhileIdle(t *testing.T) {
+	e := newEnv(t, Options{})
+	for _, tenant := range []string{"a", "b"} {
+		e.putBoard(tenant, "weekly", hub.Settings{Policy: "latest", Windows: []string{"all", "day"}})
+		scored(e, tenant, 0, 5)
+	}
+	e.putBoard("a", "daily", hub.Settings{})
+	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	c.Subscribe("top", "weekly", top3)
+	c.Send(map[string]any{"type": "subscribe", "id": "follow", "board": "weekly", "window": "day", "follow": true, "view": top3})
+	c.Subscribe("d", "daily", top3)
+	twin := e.dial("access_token="+e.token("b", auth.RoleRead), true, nil)
+	twin.Subscribe("w", "weekly", top3)
+	checkFor(t, 5*time.Second, func() error {
+		for _, id := range []string{"top", "follow", "d"} {
+			if len(views(c, id)) == 0 {
+				return fmt.Errorf("%s: no snapshot yet", id)
+			}
+		}
+		if len(views(twin, "w")) == 0 {
+			return fmt.Errorf("the twin: no snapshot yet")
+		}
+		return nil
+	})
+	wc := wsConnOf(t, e.p, "casino-a")
+	e.p.followMu.Lock()
+	followed := len(e.p.follows)
+	e.p.followMu.Unlock()
+	if followed != 1 {
+		t.Fatalf("%d followed keys, want a's weekly day", followed)
+	}
+	if err := e.hub.DeleteBoard(context.Background(), "casino-a", "weekly"); err != nil {
+		t.Fatal(err)
+	}
+	endedWith(t, c, []string{"top", "follow"})
+	checkFor(t, 5*time.Second, func() error {
+		wc.mu.Lock()
+		n := len(wc.subs)
+		wc.mu.Unlock()
+		e.p.followMu.Lock()
+		followed := len(e.p.follows)
+		e.p.followMu.Unlock()
+		got := e.p.eng.Stats().Subscriptions
+		if n != 1 || followed != 0 || got[0]+got[1]+got[2]+got[3] != 2 {
+			return fmt.Errorf("a's connection holds %d, %d followed keys, engine %v: want daily's alone, none, daily and the twin's", n, followed, got)
+		}
+		return nil
+	})
+	scored(e, "b", 5, 6)
+	checkFor(t, 5*time.Second, func() error {
+		if len(views(twin, "w")) < 2 {
+			return fmt.Errorf("twin: %d messages, want a diff", len(views(twin, "w")))
+		}
+		return nil
+	})
+	c.Subscribe("top", "daily", top3) // the ended id is free again
+	checkFor(t, 5*time.Second, func() error {
+		if got := views(c, "top"); len(got) != 2 || got[1].Type != "snapshot" {
+			return fmt.Errorf("top again: %d messages, want a new snapshot", len(got))
+		}
+		return nil
+	})
+	if len(twin.Errors()) != 0 || len(c.Errors()) != 2 {
+		t.Fatalf("twin errors %+v; a's errors %+v, want the two ends", twin.Errors(), c.Errors())
+	}
+}

@@ -291,12 +291,22 @@ func (c *wsConn) socket() *wsflow.Conn          { return c.flow }
 func (c *wsConn) openTurn(dst []byte) []byte    { return dst }
 
 func (c *wsConn) appendMessage(dst []byte, m subscriptions.Message) []byte {
+	if m.Final() {
+		c.final = true // sendTurn forgets the ended subscriptions after this turn
+	}
 	return appendTextFrame(dst, m)
 }
 
 // sendTurn sends the turn's frames as one write. An error means the
-// connection is closing: its reader cleans up.
-func (c *wsConn) sendTurn(turn []byte) { c.flow.Send(turn) }
+// connection is closing: its reader cleans up. A turn that held a
+// subscription's end then forgets the ended ones (forgetEnded).
+func (c *wsConn) sendTurn(turn []byte) {
+	c.flow.Send(turn)
+	if c.final {
+		c.final = false
+		c.forgetEnded()
+	}
+}
 
 // appendTextFrame appends m as one unfragmented, unmasked WebSocket text
 // frame (see wsflow.AppendTextHeader).
