@@ -76,6 +76,7 @@ type windowState struct {
 	names   multiIndex[string]
 	ring    *ring
 	at      uint64    // the board-window's seq when the engine last saw it (created, Apply)
+	gen     uint64    // the board's generation when the engine last saw it (created, Apply): of ring and at
 	held    []hold    // subscriptions whose first message waits for at to reach their since: hold.go
 	idle    time.Time // when the last view went; zero while watched
 	scratch dirtyScratch
@@ -142,6 +143,15 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	s.widx = len(v.watchers)
 	v.watchers = append(v.watchers, s)
 	e.subs[spec.Kind].Add(1)
+	if w.Gen() != ws.gen {
+		// A board deleted and made again within one tick, before that
+		// tick's Apply: ws.ring and ws.at are still the deleted board's,
+		// whose seqs are another board's. A since compared with them would
+		// get a diff mixing the old board's changes with the new one's, or
+		// a snapshot labelled with a seq the new board has not reached: a
+		// fresh snapshot of the new board is the only right answer.
+		since = nil
+	}
 	first := v.opening(since, w, ws.at) // encoded once: a reconnect that resumes wastes no snapshot
 	if first == nil {
 		ws.holdLocked(e, s, *since)
@@ -164,7 +174,7 @@ func (e *Engine) lockWindow(key Key, w Window) *windowState {
 			e.mu.Lock()
 			if ws = e.windows[key]; ws == nil {
 				ws = &windowState{key: key, views: map[string]*view{}, ranks: rankIndex{}, shifts: rankIndex{},
-					handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq()), at: w.Seq()}
+					handles: multiIndex[uint32]{}, names: multiIndex[string]{}, ring: newRing(e.cfg.RingSize, w.Seq()), at: w.Seq(), gen: w.Gen()}
 				e.windows[key] = ws
 			}
 			e.mu.Unlock()
@@ -277,7 +287,7 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	clear(dirty) // the views may go before the next Apply: keep no pointer
 	ws.scratch.views = dirty[:0]
 	gone := reset && (w.Board() == nil || w.Seq() < ws.at) // hold.go: the board-window was deleted
-	ws.at = w.Seq()
+	ws.at, ws.gen = w.Seq(), w.Gen()
 	if gone {
 		ws.goneLocked(e)
 	}

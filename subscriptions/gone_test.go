@@ -180,3 +180,76 @@ func TestEndBoardNone(t *testing.T) {
 		t.Fatalf("ended %d then %d, want 1 then 0", a, b)
 	}
 }
+
+// TestResumeBoardMadeAgainInGap: a resume with since to a board deleted
+// and made again within one tick, before that tick's Apply, while the
+// board-window still holds the deleted board's ring and seq, gets a fresh
+// snapshot of the new board at its own seq: never a diff from the old
+// board's ring (its changes are another board's, under the same seqs), nor
+// a snapshot labelled with a seq the new board has not reached. The new
+// board's seq past the old one's (a since within both), and short of it (a
+// since between them).
+func TestResumeBoardMadeAgainInGap(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		oldN, madeN   int
+		since         uint64
+		wantSeq       uint64
+		wantTopMember string
+	}{
+		{"past", 5, 9, 3, 9, "q8 8 0"},
+		{"short", 9, 3, 5, 3, "q2 2 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewEngine(Config{})
+			key := Key{"a", "weekly", "all"}
+			old := newTestWindow(t, board.Config{})
+			c := newClient()
+			if _, err := e.Subscribe(key, old, c.out, "old", Spec{Kind: Top, Limit: 3}, nil); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.oldN {
+				old.submit(t, fmt.Sprint("p", i), float64(i))
+			}
+			old.tick(e, key) // the ring reaches back to 0: any since is within it
+			made := newTestWindow(t, board.Config{})
+			made.gen = 2
+			for i := range tc.madeN {
+				made.submit(t, fmt.Sprint("q", i), float64(i))
+			}
+			since := tc.since
+			r := newClient()
+			s, err := e.Subscribe(key, made, r.out, "r", Spec{Kind: Top, Limit: 3}, &since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, ok := r.out.Next()
+			if !ok {
+				t.Fatal("the resume got nothing (held)")
+			}
+			var got msg
+			if err := json.Unmarshal(m.AppendTo(nil), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Type != "snapshot" || got.Seq != tc.wantSeq || len(got.Rows) != 3 ||
+				fmt.Sprintf("%s %v %v", got.Rows[0].Member, got.Rows[0].Score, got.Rows[0].Subscore) != tc.wantTopMember {
+				t.Fatalf("resume from %d got %s: want the new board's snapshot at %d", since, m.AppendTo(nil), tc.wantSeq)
+			}
+			// The tick: the old watcher ends, the resumed one goes on from
+			// the new board.
+			if n := e.EndBoard("a", "weekly", made.Gen(), []byte(goneMsg)); n != 1 || s.Ended() {
+				t.Fatalf("EndBoard ended %d (resumed ended: %v), want the old board's one", n, s.Ended())
+			}
+			e.Apply(key, made, made.pending, true)
+			made.pending = nil
+			e.Flush()
+			r.apply(t, m.AppendTo(nil))
+			made.submit(t, "q100", 100)
+			made.tick(e, key)
+			r.drain(t)
+			if r.state["r"][1] != "q100 100 0" || r.seq["r"] != tc.wantSeq+1 {
+				t.Fatalf("after the tick the resumed one holds %v at %d", r.state["r"], r.seq["r"])
+			}
+		})
+	}
+}
