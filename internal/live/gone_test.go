@@ -406,3 +406,61 @@ func TestDeletedBoardFreedWhileIdle(t *testing.T) {
 		t.Fatalf("twin errors %+v; a's errors %+v, want the two ends", twin.Errors(), c.Errors())
 	}
 }
+
+// TestResumeBoardMadeAgainInTick: a resume with since to a board deleted
+// and made again within one tick, sent before that tick is applied (the
+// board-window still holds the deleted board's seq and changes), gets the
+// new board's snapshot at its own seq, not a diff from the deleted board's
+// chain; it goes on with the new board's diffs after the tick, while the
+// deleted board's watcher ends.
+func TestResumeBoardMadeAgainInTick(t *testing.T) {
+	e := newEnv(t, Options{})
+	g := &gatedFeed{Feed: e.p.Feed()}
+	e.hub.SetFeed(g)
+	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	e.putBoard("a", "daily", hub.Settings{})
+	tok := e.token("a", auth.RoleRead)
+	old := e.dial("access_token="+tok, true, nil)
+	old.Subscribe("w", "weekly", top3)
+	scored(e, "a", 0, 5)
+	checkFor(t, 5*time.Second, func() error {
+		if old.LastSeq("w") != 5 {
+			return fmt.Errorf("old watcher at %d", old.LastSeq("w"))
+		}
+		return nil
+	})
+	gate := g.shut()
+	e.submit("a", "daily", hub.Item{Member: "d1", Score: 1}) // a tick, whose Flush waits at the gate
+	if err := e.hub.DeleteBoard(context.Background(), "casino-a", "weekly"); err != nil {
+		t.Fatal(err)
+	}
+	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(e, "a", 20, 28) // seq 8: past the old board's 5
+	r := e.dial("access_token="+tok, true, nil)
+	resumeFrom(r, "w", 3) // within the old board's chain
+	checkFor(t, 5*time.Second, func() error {
+		if len(views(r, "w")) == 0 {
+			return fmt.Errorf("the resume has no answer yet")
+		}
+		return nil
+	})
+	if got := views(r, "w"); got[0].Type != "snapshot" || got[0].Seq != 8 {
+		t.Fatalf("the resume got %+v first: want the new board's snapshot at 8", got[0])
+	}
+	g.open(gate)
+	endedWith(t, old, []string{"w"})
+	scored(e, "a", 30, 32)
+	checkFor(t, 5*time.Second, func() error {
+		if r.LastSeq("w") != 10 {
+			return fmt.Errorf("the resumed watcher at %d, want 10", r.LastSeq("w"))
+		}
+		return nil
+	})
+	rows, _ := r.Rows("w")
+	if rows[1].Member != "p31" || rows[3].Member != "p27" || len(r.Errors()) != 0 {
+		t.Fatalf("the resumed watcher: rows %+v, errors %+v", rows, r.Errors())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
