@@ -346,15 +346,7 @@ func (o *Outbox) offer(s *Sub, d *shared, v *view) (replaced bool) {
 	}
 	clear(s.pending[:n])
 	s.pending[0], s.npend = m, 1
-	joined := !s.queued
-	if joined {
-		s.queued = true
-		o.ready = append(o.ready, s)
-	}
-	o.mu.Unlock()
-	if joined {
-		o.notify()
-	}
+	o.queueUnlock(s)
 	return replaced
 }
 
@@ -368,15 +360,7 @@ func (o *Outbox) end(s *Sub, m *shared) {
 	}
 	clear(s.pending[:s.npend])
 	s.pending[0], s.npend, s.dropped = m, 1, true
-	joined := !s.queued
-	if joined {
-		s.queued = true
-		o.ready = append(o.ready, s)
-	}
-	o.mu.Unlock()
-	if joined {
-		o.notify()
-	}
+	o.queueUnlock(s)
 }
 
 // drop forgets s's pending messages: s was unsubscribed.
@@ -386,4 +370,18 @@ func (o *Outbox) drop(s *Sub) {
 	clear(s.pending[:])
 	s.npend = 0
 	o.mu.Unlock()
+}
+
+// queueUnlock puts s on the writer's ready list unless it is there, then
+// unlocks o.mu (held by the caller) and wakes the writer where s joined.
+func (o *Outbox) queueUnlock(s *Sub) {
+	joined := !s.queued
+	if joined {
+		s.queued = true
+		o.ready = append(o.ready, s)
+	}
+	o.mu.Unlock()
+	if joined {
+		o.notify()
+	}
 }

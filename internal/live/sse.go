@@ -312,6 +312,18 @@ func (c *sseConn) send(b []byte) {
 // response's last chunk, once, and wakes serve's read. The event waits
 // behind no message: the outbox is closed first.
 func (c *sseConn) close(e closeError) {
+	c.shut(func() []byte {
+		c.p.metrics.closed(e.code)
+		data, _ := json.Marshal(wire.Close{Code: e.code, Reason: e.reason}) // an int and a string: cannot fail
+		ev := append(append([]byte("event: close\ndata: "), data...), "\n\n"...)
+		return append(appendChunk(nil, ev), "0\r\n\r\n"...)
+	})
+}
+
+// shut ends the stream once: the outbox closed first (so what last
+// returns waits behind no message), last's bytes sent, serve's read woken
+// to clean up. last runs only on the first call.
+func (c *sseConn) shut(last func() []byte) {
 	c.sendMu.Lock()
 	if c.closed {
 		c.sendMu.Unlock()
@@ -321,10 +333,7 @@ func (c *sseConn) close(e closeError) {
 	c.ended.Store(true)
 	close(c.done)
 	c.out.Close()
-	c.p.metrics.closed(e.code)
-	data, _ := json.Marshal(wire.Close{Code: e.code, Reason: e.reason}) // an int and a string: cannot fail
-	ev := append(append([]byte("event: close\ndata: "), data...), "\n\n"...)
-	c.flow.Send(append(appendChunk(nil, ev), "0\r\n\r\n"...))
+	c.flow.Send(last())
 	c.sendMu.Unlock()
 	_ = c.flow.Conn.SetReadDeadline(time.Now()) // serve's read returns: it cleans up
 }
@@ -410,20 +419,7 @@ func (c *sseConn) sendTurn(turn []byte) {
 // end ends the stream after its view's end (an error event: its board was
 // deleted) with the response's last chunk, no close event: the error said
 // why, and a client that opened the stream again would be refused 404.
-func (c *sseConn) end() {
-	c.sendMu.Lock()
-	if c.closed {
-		c.sendMu.Unlock()
-		return
-	}
-	c.closed = true
-	c.ended.Store(true)
-	close(c.done)
-	c.out.Close()
-	c.flow.Send([]byte("0\r\n\r\n"))
-	c.sendMu.Unlock()
-	_ = c.flow.Conn.SetReadDeadline(time.Now()) // serve's read returns: it cleans up
-}
+func (c *sseConn) end() { c.shut(func() []byte { return []byte("0\r\n\r\n") }) }
 
 // appendChunk appends b as one HTTP/1.1 chunk.
 func appendChunk(dst, b []byte) []byte {
