@@ -25,8 +25,9 @@ import (
 // results, own error), so the event's content alone defines the outcome.
 //
 // Under --sync always (an event costs an fsync), where the last event
-// carried several calls, the committer waits for as many, at most the last
-// round trip or maxLinger; a lone caller never waits. Fewer events cost
+// carried several calls, the committer waits for as many, at most
+// maxLinger (a fixed 1 ms: bounding it by the last round trip as well made
+// smaller groups and a lower rate); a lone caller never waits. Fewer events cost
 // less CPU per call: docs/BENCHMARKS.md, "Group commit that waits under
 // --sync always".
 //
@@ -104,7 +105,6 @@ func (sl *streamLog) submitGrouped(ctx context.Context, r *replica, board string
 func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 	var next *submitReq // a call that did not fit the last group
 	var last int        // calls in the last event
-	var rtt time.Duration
 	for {
 		first := next
 		if first == nil {
@@ -116,7 +116,7 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 		}
 		var reqs []*submitReq
 		reqs, next = r.collect([]*submitReq{first}, 0, nil)
-		if bound := min(rtt, sl.linger); next == nil && last > 1 && len(reqs) < last && bound > 0 {
+		if bound := sl.linger; next == nil && last > 1 && len(reqs) < last && bound > 0 {
 			r.lingers.Add(1)
 			wait := time.NewTimer(bound)
 			reqs, next = r.collect(reqs, last, wait.C)
@@ -125,9 +125,8 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 		if len(reqs) == 0 { // every call's context ended
 			continue
 		}
-		start := time.Now()
 		sl.publishGroup(ctx, r, reqs)
-		last, rtt = len(reqs), time.Since(start)
+		last = len(reqs)
 	}
 }
 
