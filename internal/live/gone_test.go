@@ -68,13 +68,7 @@ func endedWith(t *testing.T, c *wsClient, ids []string) {
 // ended ids are free again. A second tenant's board of the same name keeps
 // its watcher.
 func TestDeletedBoardEndsViews(t *testing.T) {
-	e := newEnv(t, Options{})
-	for _, tenant := range []string{"a", "b"} {
-		e.putBoard(tenant, "weekly", hub.Settings{Policy: "latest", Windows: []string{"all", "day"}})
-		scored(e, tenant, 0, 5)
-	}
-	e.putBoard("a", "daily", hub.Settings{})
-	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	e, c := twinWeeklies(t)
 	ids := viewKinds(c)
 	c.Subscribe("d", "daily", top3)
 	twin := e.dial("access_token="+e.token("b", auth.RoleRead), true, nil)
@@ -341,13 +335,7 @@ func wsConnOf(t *testing.T, p *Plane, tenant string) *wsConn {
 // same name goes on. Before, the ended ones stayed (with their views) until
 // the client next sent a subscribe or unsubscribe, or Usage ran.
 func TestDeletedBoardFreedWhileIdle(t *testing.T) {
-	e := newEnv(t, Options{})
-	for _, tenant := range []string{"a", "b"} {
-		e.putBoard(tenant, "weekly", hub.Settings{Policy: "latest", Windows: []string{"all", "day"}})
-		scored(e, tenant, 0, 5)
-	}
-	e.putBoard("a", "daily", hub.Settings{})
-	c := e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+	e, c := twinWeeklies(t)
 	c.Subscribe("top", "weekly", top3)
 	c.Send(map[string]any{"type": "subscribe", "id": "follow", "board": "weekly", "window": "day", "follow": true, "view": top3})
 	c.Subscribe("d", "daily", top3)
@@ -463,4 +451,18 @@ func TestResumeBoardMadeAgainInTick(t *testing.T) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// twinWeeklies starts the delete tests' gateway: tenants a and b each with
+// a board "weekly" (windows all and day, five members scored), a's board
+// "daily", and a reader of tenant a connected.
+func twinWeeklies(t *testing.T) (*env, *wsClient) {
+	t.Helper()
+	e := newEnv(t, Options{})
+	for _, tenant := range []string{"a", "b"} {
+		e.putBoard(tenant, "weekly", hub.Settings{Policy: "latest", Windows: []string{"all", "day"}})
+		scored(e, tenant, 0, 5)
+	}
+	e.putBoard("a", "daily", hub.Settings{})
+	return e, e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
 }
