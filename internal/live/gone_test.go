@@ -169,28 +169,7 @@ func (g *gatedFeed) open(gate chan struct{}) {
 // the error and no diff of the old chain; a watcher that subscribed to the
 // new board within that tick goes on from the new board's rows.
 func TestDeletedBoardMadeAgainInTick(t *testing.T) {
-	e := newEnv(t, Options{})
-	g := &gatedFeed{Feed: e.p.Feed()}
-	e.hub.SetFeed(g)
-	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	e.putBoard("a", "daily", hub.Settings{})
-	scored(e, "a", 0, 5)
-	tok := e.token("a", auth.RoleRead)
-	old := e.dial("access_token="+tok, true, nil)
-	old.Subscribe("w", "weekly", top3)
-	checkFor(t, 5*time.Second, func() error {
-		if old.LastSeq("w") != 5 {
-			return fmt.Errorf("old watcher at %d", old.LastSeq("w"))
-		}
-		return nil
-	})
-	gate := g.shut()
-	e.submit("a", "daily", hub.Item{Member: "d1", Score: 1}) // a tick, whose Flush waits at the gate
-	if err := e.hub.DeleteBoard(context.Background(), "casino-a", "weekly"); err != nil {
-		t.Fatal(err)
-	}
-	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(e, "a", 20, 28) // seq 8: past the old board's 5
+	e, tok, old, reopen := madeAgainInTick(t)
 	fresh := e.dial("access_token="+tok, true, nil)
 	fresh.Subscribe("w", "weekly", top3)
 	checkFor(t, 5*time.Second, func() error {
@@ -199,7 +178,7 @@ func TestDeletedBoardMadeAgainInTick(t *testing.T) {
 		}
 		return nil
 	})
-	g.open(gate)
+	reopen()
 	endedWith(t, old, []string{"w"})
 	scored(e, "a", 30, 32)
 	checkFor(t, 5*time.Second, func() error {
@@ -402,28 +381,7 @@ func TestDeletedBoardFreedWhileIdle(t *testing.T) {
 // chain; it goes on with the new board's diffs after the tick, while the
 // deleted board's watcher ends.
 func TestResumeBoardMadeAgainInTick(t *testing.T) {
-	e := newEnv(t, Options{})
-	g := &gatedFeed{Feed: e.p.Feed()}
-	e.hub.SetFeed(g)
-	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	e.putBoard("a", "daily", hub.Settings{})
-	tok := e.token("a", auth.RoleRead)
-	old := e.dial("access_token="+tok, true, nil)
-	old.Subscribe("w", "weekly", top3)
-	scored(e, "a", 0, 5)
-	checkFor(t, 5*time.Second, func() error {
-		if old.LastSeq("w") != 5 {
-			return fmt.Errorf("old watcher at %d", old.LastSeq("w"))
-		}
-		return nil
-	})
-	gate := g.shut()
-	e.submit("a", "daily", hub.Item{Member: "d1", Score: 1}) // a tick, whose Flush waits at the gate
-	if err := e.hub.DeleteBoard(context.Background(), "casino-a", "weekly"); err != nil {
-		t.Fatal(err)
-	}
-	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
-	scored(e, "a", 20, 28) // seq 8: past the old board's 5
+	e, tok, old, reopen := madeAgainInTick(t)
 	r := e.dial("access_token="+tok, true, nil)
 	resumeFrom(r, "w", 3) // within the old board's chain
 	checkFor(t, 5*time.Second, func() error {
@@ -435,7 +393,7 @@ func TestResumeBoardMadeAgainInTick(t *testing.T) {
 	if got := views(r, "w"); got[0].Type != "snapshot" || got[0].Seq != 8 {
 		t.Fatalf("the resume got %+v first: want the new board's snapshot at 8", got[0])
 	}
-	g.open(gate)
+	reopen()
 	endedWith(t, old, []string{"w"})
 	scored(e, "a", 30, 32)
 	checkFor(t, 5*time.Second, func() error {
@@ -465,4 +423,35 @@ func twinWeeklies(t *testing.T) (*env, *wsClient) {
 	}
 	e.putBoard("a", "daily", hub.Settings{})
 	return e, e.dial("access_token="+e.token("a", auth.RoleRead), true, nil)
+}
+
+// madeAgainInTick starts the made-again-within-a-tick tests: tenant a's
+// board "weekly" scored to seq 5 with a watcher "w" (old) on it, then,
+// while a tick's Flush waits at a gate, weekly deleted, made again and
+// scored to seq 8. reopen lets the tick through.
+func madeAgainInTick(t *testing.T) (e *env, tok string, old *wsClient, reopen func()) {
+	t.Helper()
+	e = newEnv(t, Options{})
+	g := &gatedFeed{Feed: e.p.Feed()}
+	e.hub.SetFeed(g)
+	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	e.putBoard("a", "daily", hub.Settings{})
+	scored(e, "a", 0, 5)
+	tok = e.token("a", auth.RoleRead)
+	old = e.dial("access_token="+tok, true, nil)
+	old.Subscribe("w", "weekly", top3)
+	checkFor(t, 5*time.Second, func() error {
+		if old.LastSeq("w") != 5 {
+			return fmt.Errorf("old watcher at %d", old.LastSeq("w"))
+		}
+		return nil
+	})
+	gate := g.shut()
+	e.submit("a", "daily", hub.Item{Member: "d1", Score: 1}) // a tick, whose Flush waits at the gate
+	if err := e.hub.DeleteBoard(context.Background(), "casino-a", "weekly"); err != nil {
+		t.Fatal(err)
+	}
+	e.putBoard("a", "weekly", hub.Settings{Policy: "latest"})
+	scored(e, "a", 20, 28) // seq 8: past the old board's 5
+	return e, tok, old, func() { g.open(gate) }
 }
