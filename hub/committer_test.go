@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rankwire/rankwire/internal/ledger"
@@ -20,29 +19,15 @@ func TestGroupCommit(t *testing.T) {
 	mustPut(t, h, "t1", "b", Settings{Policy: "sum"})
 	const callers, calls = 32, 20
 	ctx := testCtx(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for c := range callers {
-		wg.Go(func() {
-			for i := range calls {
-				b := []string{"a", "b"}[(c+i)%2]
-				m := fmt.Sprintf("c%d-%d", c, i)
-				res, err := h.Submit(ctx, "t1", b, []Item{{Member: m, Score: float64(i)}, {Member: "shared", Score: 1}})
-				if err == nil && (len(res) != 2 || res[0].Member != m || res[0].Rank < 1 || !res[0].Applied) {
-					err = fmt.Errorf("caller %d call %d: results %+v", c, i, res)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	concurrently(t, callers, calls, func(c, i int) error {
+		b := []string{"a", "b"}[(c+i)%2]
+		m := fmt.Sprintf("c%d-%d", c, i)
+		res, err := h.Submit(ctx, "t1", b, []Item{{Member: m, Score: float64(i)}, {Member: "shared", Score: 1}})
+		if err == nil && (len(res) != 2 || res[0].Member != m || res[0].Rank < 1 || !res[0].Applied) {
+			err = fmt.Errorf("caller %d call %d: results %+v", c, i, res)
+		}
+		return err
+	})
 	pa, _ := h.Top(Loc{Tenant: "t1", Board: "a"}, 0, nil, 0)
 	pb, _ := h.Member(Loc{Tenant: "t1", Board: "b"}, "shared")
 	if pa.Total+pb.Total != callers*calls+2 {

@@ -70,12 +70,23 @@ func TestLingerLazy(t *testing.T) {
 func submitConcurrently(t *testing.T, h *Hub, callers, calls int) {
 	t.Helper()
 	ctx := testCtx(t)
+	concurrently(t, callers, calls, func(c, i int) error {
+		_, err := h.Submit(ctx, "t1", "b", []Item{{Member: fmt.Sprintf("c%d-%d", c, i), Score: 1}})
+		return err
+	})
+}
+
+// concurrently runs call(c, i) for calls i in turn on each of callers
+// goroutines at once; a caller stops at its first error, and the test
+// fails with every caller's error once all are done.
+func concurrently(t *testing.T, callers, calls int, call func(c, i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
 	for c := range callers {
 		wg.Go(func() {
 			for i := range calls {
-				if _, err := h.Submit(ctx, "t1", "b", []Item{{Member: fmt.Sprintf("c%d-%d", c, i), Score: 1}}); err != nil {
+				if err := call(c, i); err != nil {
 					errs <- err
 					return
 				}
@@ -85,7 +96,10 @@ func submitConcurrently(t *testing.T, h *Hub, callers, calls int) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 }
 
