@@ -287,7 +287,9 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	e.recomputeAll(dirty, w)
 	clear(dirty) // the views may go before the next Apply: keep no pointer
 	ws.scratch.views = dirty[:0]
-	gone := reset && (w.Board() == nil || w.Seq() < ws.at) // hold.go: the board-window was deleted
+	// hold.go: the board-window was deleted (and maybe made again: its
+	// generation tells, whatever seq the new board reached in the tick).
+	gone := reset && (w.Board() == nil || w.Gen() != ws.gen || w.Seq() < ws.at)
 	ws.at, ws.gen = w.Seq(), w.Gen()
 	if gone {
 		ws.goneLocked(e)
