@@ -91,6 +91,7 @@ type view struct {
 	st    state
 	seq   uint64
 	total int
+	gen   uint64 // the board's generation (Window.Gen), part of key: every watcher's (EndBoard)
 	// watchers in the order they subscribed (Unsubscribe moves the last
 	// into the gap: Sub.widx): a slice, not a set, so that a tick offers in
 	// that order, which is mostly the order of the connections' memory, and
@@ -139,7 +140,6 @@ func (e *Engine) Subscribe(key Key, w Window, out *Outbox, id string, spec Spec,
 	defer ws.mu.Unlock()
 	v := e.viewFor(ws, w, spec)
 	s := newSub(id, spec.Kind, v, out)
-	s.gen = w.Gen()
 	s.widx = len(v.watchers)
 	v.watchers = append(v.watchers, s)
 	e.subs[spec.Kind].Add(1)
@@ -191,11 +191,12 @@ func (e *Engine) lockWindow(key Key, w Window) *windowState {
 // creating it as needed.
 func (e *Engine) viewFor(ws *windowState, w Window, spec Spec) *view {
 	ws.idle = time.Time{}
-	k := viewKey(spec, w.Gen())
+	gen := w.Gen()
+	k := viewKey(spec, gen)
 	if v := ws.views[k]; v != nil {
 		return v
 	}
-	v := &view{ws: ws, key: k, spec: spec, st: compute(spec, w), seq: w.Seq(), total: boardLen(w)}
+	v := &view{ws: ws, key: k, spec: spec, st: compute(spec, w), seq: w.Seq(), total: boardLen(w), gen: gen}
 	ws.views[k] = v
 	ws.index(v)
 	e.views.Add(1)
@@ -286,7 +287,9 @@ func (e *Engine) Apply(key Key, w Window, changes []Change, reset bool) {
 	e.recomputeAll(dirty, w)
 	clear(dirty) // the views may go before the next Apply: keep no pointer
 	ws.scratch.views = dirty[:0]
-	gone := reset && (w.Board() == nil || w.Seq() < ws.at) // hold.go: the board-window was deleted
+	// hold.go: the board-window was deleted (and maybe made again: its
+	// generation tells, whatever seq the new board reached in the tick).
+	gone := reset && (w.Board() == nil || w.Gen() != ws.gen || w.Seq() < ws.at)
 	ws.at, ws.gen = w.Seq(), w.Gen()
 	if gone {
 		ws.goneLocked(e)

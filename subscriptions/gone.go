@@ -12,7 +12,7 @@ import "strconv"
 //
 // A board deleted and made again within one tick comes as one batch that
 // says Deleted, with a Window of the new board: the subscriptions made
-// since the new board (their Sub.gen is its Window.Gen) are the new
+// since the new board (their view's gen is its Window.Gen) are the new
 // board's and go on; the older ones end. A subscription never outlives its
 // board's generation, whatever the order of the tick and the subscribe.
 // Views are per generation too (viewKey): one who subscribes to the new
@@ -54,10 +54,8 @@ func (e *Engine) endWindow(ws *windowState, gen uint64, end *shared) int {
 	}
 	var ending []*Sub
 	for _, v := range ws.views {
-		for _, s := range v.watchers {
-			if s.gen != gen {
-				ending = append(ending, s)
-			}
+		if v.gen != gen { // a view is of one generation (viewKey): its watchers end together
+			ending = append(ending, v.watchers...)
 		}
 	}
 	for _, s := range ending {

@@ -87,7 +87,7 @@ func (ws *windowState) holdLocked(e *Engine, s *Sub, since uint64) {
 
 // releaseLocked gives every held subscription whose since the board-window
 // has reached (at, after an Apply) its first message. ws's lock is held.
-// O(held subscriptions of ws): one pass, which keeps the rest in order.
+// O(held subscriptions of ws): one pass.
 func (ws *windowState) releaseLocked(e *Engine, w Window) {
 	if len(ws.held) == 0 {
 		return
@@ -110,8 +110,10 @@ func (ws *windowState) releaseLocked(e *Engine, w Window) {
 
 // goneLocked ends the wait of every held subscription of ws, whose
 // board-window an Apply found deleted: w holds nothing (its board, or this
-// window of it, was deleted), or its seq went back (deleted and made again
-// within one tick; a reset of a standing window only ever adds one). The
+// window of it, was deleted), or its board's generation changed (deleted
+// and made again within one tick, at any seq), or its seq went back (a
+// window dropped and added again; a reset of a standing window only ever
+// adds one). The
 // gateway has then applied what follows since in the log: the delete. A
 // held subscription gets what a watcher of the board-window at since gets
 // from the delete: it stays a watcher, at since, sent nothing (Flush

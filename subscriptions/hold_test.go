@@ -326,8 +326,32 @@ func TestResumeHeldReset(t *testing.T) {
 	if isReady(e, s) || e.Stats().Held != 1 {
 		t.Fatalf("a reset to seq %d (since %d) ended the hold", behind.seq, keep.seq["w"])
 	}
-	again := newTestWindow(t, board.Config{}) // made again: seq from 0
+	again := newTestWindow(t, board.Config{}) // made again: seq from 0, another generation
+	again.gen = 2
 	again.submit(t, "p0", 1)
+	e.Apply(key, again, nil, true)
+	e.Flush()
+	if !isReady(e, s) || e.Stats().Held != 0 || keep.out.Len() != 0 {
+		t.Fatalf("board made again at seq %d: ready %v, %d held, %d messages: want true, 0, 0", again.seq, isReady(e, s), e.Stats().Held, keep.out.Len())
+	}
+	mustHolds(t, e)
+}
+
+// TestResumeHeldMadeAgainPast: a board deleted and made again within one
+// tick whose new window passed the old one's seq (short of since) ends
+// the hold as a delete: its generation tells, not its seq; never a
+// release later with a diff from since that mixes the two boards.
+func TestResumeHeldMadeAgainPast(t *testing.T) {
+	key := Key{"a", "weekly", "all"}
+	e, behind, keep, s := heldResume(t, key)
+	again := newTestWindow(t, board.Config{})
+	again.gen = 2
+	for i := 0; uint64(i) <= behind.seq; i++ { // one past the old seq, short of since
+		again.submit(t, fmt.Sprintf("q%d", i), float64(i+1))
+	}
+	if again.seq <= behind.seq || again.seq >= keep.seq["w"] {
+		t.Fatalf("made again at seq %d: want past %d, short of %d", again.seq, behind.seq, keep.seq["w"])
+	}
 	e.Apply(key, again, nil, true)
 	e.Flush()
 	if !isReady(e, s) || e.Stats().Held != 0 || keep.out.Len() != 0 {

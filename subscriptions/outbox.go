@@ -85,7 +85,6 @@ type Sub struct {
 	idJSON  []byte // the id as a JSON string: idInline's bytes where it fits
 
 	seq  uint64 // seq of the last message given to out; guarded by its board-window's lock
-	gen  uint64 // the board's generation when s subscribed (Window.Gen): EndBoard spares a new board's
 	widx int    // s's index in v.watchers, -1 once unsubscribed; guarded by the board-window's lock
 	hidx int    // s's index in its board-window's held list while held (seq heldSeq): hold.go; same lock
 	// ready: a held resume's (hold.go), closed once it is released or s
