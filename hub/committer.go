@@ -115,12 +115,13 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 			}
 		}
 		var reqs []*submitReq
-		reqs, next = r.collect([]*submitReq{first}, 0, nil)
+		reqs, next = r.collect(live([]*submitReq{first}), 0, nil) // first may have waited out a publish
 		if bound := sl.linger; next == nil && last > 1 && len(reqs) < last && bound > 0 {
 			r.lingers.Add(1)
 			wait := time.NewTimer(bound)
 			reqs, next = r.collect(reqs, last, wait.C)
 			wait.Stop()
+			reqs = live(reqs) // contexts may have ended during the wait
 		}
 		if len(reqs) == 0 { // every call's context ended
 			continue
@@ -133,8 +134,11 @@ func (sl *streamLog) runCommitter(ctx context.Context, r *replica) {
 // collect returns reqs with the calls queued behind them that fit in one
 // event, and the call that did not fit, if any; while reqs holds fewer
 // than want calls and room for another item, it waits for more until wait
-// fires (where wait is nil, never). Calls whose context ended are answered
-// and dropped.
+// fires (where wait is nil, never). Calls taken from the queue whose
+// context ended are answered and dropped; those of reqs, and those taken
+// before a wait, are the caller's to check after it (live): without a wait
+// every call was checked as it was taken, and the hot path checks none
+// twice.
 func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([]*submitReq, *submitReq) {
 	items, size := 0, 0
 	for _, req := range reqs {
@@ -146,12 +150,12 @@ func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([
 		case req = <-r.queue:
 		default:
 			if wait == nil || len(reqs) >= want || items >= maxGroupItems { // full: no call can join
-				return live(reqs), nil
+				return reqs, nil
 			}
 			select {
 			case req = <-r.queue:
 			case <-wait:
-				return live(reqs), nil
+				return reqs, nil
 			}
 		}
 		if req.ctx.Err() != nil {
@@ -159,7 +163,7 @@ func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([
 			continue
 		}
 		if items+len(req.items) > maxGroupItems || size+len(req.enc) > maxGroupBytes {
-			return live(reqs), req
+			return reqs, req
 		}
 		reqs = append(reqs, req)
 		items, size = items+len(req.items), size+len(req.enc)
@@ -167,7 +171,7 @@ func (r *replica) collect(reqs []*submitReq, want int, wait <-chan time.Time) ([
 }
 
 // live answers the calls of reqs whose context ended (while the
-// committer waited, say) and returns the others.
+// committer waited, say) and returns the others, in reqs's array.
 func live(reqs []*submitReq) []*submitReq {
 	out := reqs[:0]
 	for _, req := range reqs {

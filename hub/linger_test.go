@@ -125,7 +125,7 @@ func TestCollectBound(t *testing.T) {
 		out := make(chan got, 1)
 		go func() {
 			g, n := r.collect(reqs, want, wait)
-			out <- got{g, n}
+			out <- got{live(g), n} // as the committer after its wait
 		}()
 		return out
 	}
@@ -190,4 +190,31 @@ func TestLingerAfterBurst(t *testing.T) {
 		}
 	}
 	t.Logf("the first call after a burst lingered in %d of 3 rounds", burstLingered)
+}
+
+// TestCommitterDropsCanceledFirst: a call whose context ended while it
+// was queued is answered with its context's error and not published, even
+// when it is the first the committer takes (collect checks only the calls
+// it takes itself).
+func TestCommitterDropsCanceledFirst(t *testing.T) {
+	h := startHub(t, Config{})
+	mustPut(t, h, "t1", "b", Settings{})
+	r := h.reg.lookup("t1")
+	before := r.applied.Load()
+	items := []Item{{Member: "gone", Score: 1}}
+	enc, err := ledger.EncodeGroup(ledger.Group{Board: "b", Items: items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	gone := &submitReq{ctx: ctx, items: items, enc: enc, sent: make(chan ticket, 1)}
+	r.queue <- gone // the committer is idle: gone is the first it takes
+	if tk := <-gone.sent; !errors.Is(tk.err, context.Canceled) {
+		t.Fatalf("canceled first call's ticket: %+v", tk)
+	}
+	mustSubmit(t, h, "t1", "b", Item{Member: "kept", Score: 1})
+	if n := r.applied.Load() - before; n != 1 {
+		t.Fatalf("%d events applied, want 1: the canceled call's was published", n)
+	}
 }
